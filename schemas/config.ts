@@ -1,0 +1,461 @@
+// The fleet config: one zod schema that is the single source of truth for the file a user
+// commits (`.github/afk.json`), the `config` overrides of `project_start`, the canonical JSON
+// the CLI prints, and the generated JSON Schema (schemas/config.schema.json).
+//
+// Every key has a default, so `{}` is a complete config; objects are strict, so a typo is an
+// error rather than a silently ignored setting. Cross-field rules (kill after stall, heartbeat
+// well inside the lease, a local gate needs a command) are refinements whose issues carry the
+// key path, so server/config.ts can name the key and the fix.
+import { z } from "zod";
+
+/** Usage-limit messages of the agent CLIs we know (see RUNTIMES.md). Matched case-insensitively. */
+export const DEFAULT_QUOTA_PATTERNS: readonly string[] = [
+  // Claude Code
+  "Claude (?:AI )?usage limit reached",
+  "limit reached\\s*[∙·•|-]\\s*resets",
+  "You(?:'|’)ve hit your (?:weekly |usage )?limit",
+  '"type"\\s*:\\s*"rate_limit_event"(?!.*"status"\\s*:\\s*"allowed)',
+  // Codex
+  "Quota exceeded\\. Check your plan and billing details",
+  "is at capacity\\. Please try a different model",
+  // Gemini CLI
+  "You have exhausted your (?:capacity|daily quota)",
+  "Usage limit reached for ",
+  "RESOURCE_EXHAUSTED",
+  // cursor-agent
+  "Your usage limits will reset",
+  // aider and other litellm-based runtimes
+  "RateLimitError",
+  "exceeded your current quota",
+];
+
+/** Expired or missing agent logins: pause the fleet and tell the operator. */
+export const DEFAULT_AUTH_PATTERNS: readonly string[] = [
+  "OAuth token has expired",
+  "Not logged in\\b.*(?:/login|log in)",
+  "Invalid API key",
+];
+
+const intIn = (min: number, max: number) => z.number().int().min(min).max(max);
+
+/** A GitHub label name: 1..50 characters, no leading or trailing whitespace. */
+const labelName = z
+  .string()
+  .min(1)
+  .max(50)
+  .regex(/^\S(?:.*\S)?$/, "a label must not start or end with whitespace");
+
+// Environment variable names, or a prefix ending in `*`. A bare `*` does not match: it would
+// hand every variable of the host, tokens included, to every worker.
+const envPattern = z
+  .string()
+  .regex(
+    /^[A-Za-z_][A-Za-z0-9_]*\*?$/,
+    'expected a variable name or a prefix ending in "*" such as "AFK_USER_*" (a bare "*" is refused: it would hand every token to every worker)',
+  );
+
+const regexSource = z
+  .string()
+  .min(1)
+  .superRefine((source, ctx) => {
+    try {
+      new RegExp(source, "i");
+    } catch (err) {
+      ctx.addIssue({ code: "custom", message: `not a valid regular expression: ${(err as Error).message}` });
+    }
+  });
+
+// Branch and ref names are handed to git. Reject what git would reject and anything that
+// could be read as an option (a leading "-").
+const gitNameProblem = (name: string): string | null => {
+  if (name.startsWith("-")) return 'must not start with "-"';
+  if (/[\s~^:?*[\\]/.test(name) || [...name].some((c) => c.charCodeAt(0) < 0x20 || c.charCodeAt(0) === 0x7f)) {
+    return "must not contain whitespace, control characters or any of ~ ^ : ? * [ \\";
+  }
+  if (name.includes("..") || name.includes("@{") || name.includes("//")) return 'must not contain "..", "@{" or "//"';
+  if (name.endsWith(".lock") || name.endsWith(".")) return 'must not end with ".lock" or "."';
+  return null;
+};
+
+const branchName = z
+  .string()
+  .min(1)
+  .superRefine((name, ctx) => {
+    const problem = gitNameProblem(name) ?? (name.endsWith("/") ? 'must not end with "/"' : null);
+    if (problem) ctx.addIssue({ code: "custom", message: `not a usable branch name: ${problem}` });
+  });
+
+const LabelsSchema = z
+  .strictObject({
+    ready: labelName
+      .default("ready-for-agent")
+      .describe("Label that marks an issue as ready for an agent. A selector without its own `label` picks issues carrying this one; removing it from an issue is how a human takes the issue back."),
+    escalate: labelName
+      .default("ready-for-human")
+      .describe("Label added (and `ready` removed) when the fleet gives up on an issue: retries exhausted, blocked on an open dependency, or a worker that cannot run."),
+    epic: z
+      .array(labelName)
+      .default(() => ["epic", "prd"])
+      .describe("Labels that mark an issue as an epic or PRD. Such issues are never dispatched, even when a selector picks them: they are decomposed upstream, not implemented by one worker."),
+    priority_high: labelName
+      .default("priority:high")
+      .describe("Issues with this label are dispatched before others picked by the same selector."),
+    hold: labelName
+      .default("afk-hold")
+      .describe("Hands off: an issue with this label is never dispatched, whatever the selectors say. Use it to reserve an issue for a human without touching its other labels."),
+    tag_prefix: labelName
+      .default("tag:")
+      .describe("Prefix of the labels a selector's `tags` facet matches: tag `api` means the label `tag:api`."),
+    attempt_prefix: labelName
+      .max(45)
+      .default("afk-attempt/")
+      .describe("Prefix of the retry counter label (`afk-attempt/1`, `afk-attempt/2`, ...). The attempt count lives on the issue, so it survives restarts and is shared by every host."),
+    runner_error: labelName
+      .default("runner-error")
+      .describe("Label added to issues whose workers were swept when the circuit breaker parked births (the worker command itself is failing, not the issue)."),
+  })
+  .superRefine((labels, ctx) => {
+    // Two roles on one label would make the fleet undo its own moves (escalating an issue
+    // would leave it ready, holding it would dispatch it...).
+    const roles = ["ready", "escalate", "hold", "priority_high", "runner_error"] as const;
+    for (let i = 0; i < roles.length; i++) {
+      for (let j = 0; j < i; j++) {
+        const a = roles[j]!;
+        const b = roles[i]!;
+        if (labels[a].toLowerCase() === labels[b].toLowerCase()) {
+          ctx.addIssue({ code: "custom", path: [b], message: `must differ from labels.${a} (both are "${labels[b]}")` });
+        }
+      }
+    }
+    labels.epic.forEach((epic, i) => {
+      if (epic.toLowerCase() === labels.ready.toLowerCase()) {
+        ctx.addIssue({ code: "custom", path: ["epic", i], message: `must not be labels.ready ("${labels.ready}"): every ready issue would count as an epic and nothing would be dispatched` });
+      }
+    });
+  })
+  .describe("Label names the fleet reads and writes. Compared case-insensitively.");
+
+const SelectorSchema = z
+  .strictObject({
+    label: labelName
+      .nullable()
+      .optional()
+      .describe("Label the issue must carry. Omitted: `labels.ready`. `null`: no label filter (then at least one other facet is required)."),
+    issues: z
+      .array(z.number().int().positive())
+      .min(1)
+      .nullable()
+      .default(null)
+      .describe("Only these issue numbers. `null`: any issue."),
+    tags: z
+      .array(z.string().min(1).regex(/^\S(?:.*\S)?$/, "a tag must not start or end with whitespace"))
+      .default(() => [])
+      .describe("The issue must carry every one of these tags (labels `labels.tag_prefix` + tag). Empty: no tag filter."),
+    user: z
+      .string()
+      .regex(/^(?:@me|[A-Za-z0-9](?:[A-Za-z0-9]|-(?=[A-Za-z0-9])){0,38}(?:\[bot\])?)$/, 'expected a GitHub login or "@me"')
+      .nullable()
+      .default(null)
+      .describe('Only issues opened by this GitHub login; "@me" is the login of the token the fleet runs as. `null`: any author.'),
+    epic: z
+      .number()
+      .int()
+      .positive()
+      .nullable()
+      .default(null)
+      .describe("Only sub-issues of this epic (issue number). `null`: no epic filter."),
+    milestone: z
+      .string()
+      .min(1)
+      .nullable()
+      .default(null)
+      .describe("Only issues in the milestone with this exact title. `null`: any milestone or none."),
+  })
+  .superRefine((selector, ctx) => {
+    const narrowed =
+      selector.issues !== null || selector.tags.length > 0 || selector.user !== null || selector.epic !== null || selector.milestone !== null;
+    if (selector.label === null && !narrowed) {
+      ctx.addIssue({
+        code: "custom",
+        path: ["label"],
+        message: "a selector with no label filter needs another facet (issues, tags, user, epic or milestone): as written it would pick every open issue",
+      });
+    }
+  })
+  .describe("One selector. Its facets are ANDed; an omitted facet does not filter.");
+
+const GateSchema = z
+  .strictObject({
+    ci: z
+      .enum(["required", "local"])
+      .default("required")
+      .describe('Which machine gate a PR must pass before it lands. "required": the PR\'s GitHub checks must be green. "local": `gate.local_command` is run in the worktree on the exact tree that will land, and checks are not read (use it for repos without CI, and make sure the base branch does not require status checks).'),
+    local_command: z
+      .string()
+      .min(1)
+      .nullable()
+      .default(null)
+      .describe('Shell command that gates a PR when `gate.ci` is "local" (exit 0 = green), e.g. "npm ci && npm test". Run in the PR\'s worktree. Required for a local gate, ignored otherwise.'),
+    timeout_seconds: intIn(10, 86_400)
+      .default(1_800)
+      .describe("A local gate command still running after this many seconds is killed and counts as red."),
+    excerpt_bytes: intIn(256, 60_000)
+      .default(4_096)
+      .describe("How much of the tail of a red gate's output is quoted in the PR comment and handed to the next attempt."),
+  })
+  .superRefine((gate, ctx) => {
+    if (gate.ci === "local" && gate.local_command === null) {
+      ctx.addIssue({
+        code: "custom",
+        path: ["local_command"],
+        message: 'required when gate.ci is "local": set it to the command that must pass before a PR lands, e.g. "npm test"',
+      });
+    }
+  })
+  .describe("The completion gate: what must be green before a PR lands.");
+
+const LandingSchema = z
+  .strictObject({
+    strategy: z
+      .enum(["squash", "merge", "push"])
+      .default("squash")
+      .describe('How a green PR lands on the base branch. "squash": one squash commit per issue. "merge": a merge commit. "push": a fast-forward-only push of the gated head (the base history keeps the worker\'s commits).'),
+    sync: z
+      .enum(["merge"])
+      .default("merge")
+      .describe("How a PR branch is brought up to the current base before its final gate. Only merge is offered: a rebase would drop the merge commits in which earlier conflicts were already resolved."),
+    delete_branch: z
+      .boolean()
+      .default(true)
+      .describe("Delete the worker branch after its PR lands."),
+  })
+  .describe("Landing: green PRs land one at a time, each after a sync with the current base and a fresh gate.");
+
+const WorkerSchema = z
+  .strictObject({
+    max_runtime_seconds: intIn(300, 604_800)
+      .default(10_800)
+      .describe("Hard wall-clock limit for one worker run, however busy it looks; a worker still running after this is killed and the attempt counts as failed."),
+    env_passthrough: z
+      .array(envPattern)
+      .default(() => ["AFK_USER_*"])
+      .describe('Variables of the host environment handed to workers, by name or by a prefix ending in "*". Nothing else is passed beyond a minimal base (PATH, HOME, locale, ...): tokens reach a worker only if you name them here (e.g. "ANTHROPIC_API_KEY").'),
+    env_deny: z
+      .array(envPattern)
+      .default(() => ["AFK_STATE_DIR", "AFK_CONFIG", "AFK_INSTANCE", "AFK_BRIEF", "AFK_ISSUE", "AFK_BRANCH", "AFK_BASE", "AFK_WORKTREE"])
+      .describe("Variables never passed through, even when `env_passthrough` matches them; wins over it. The defaults are the fleet's own knobs, which it sets for each worker itself."),
+    quota_patterns: z
+      .array(regexSource)
+      .default(() => [...DEFAULT_QUOTA_PATTERNS])
+      .describe("Regular expressions (case-insensitive) that recognise a usage-limit message in a worker's output. A match pauses births until the reset time the message gives, and spends no attempt. The defaults cover Claude Code, Codex, Gemini CLI, cursor-agent and aider."),
+    auth_patterns: z
+      .array(regexSource)
+      .default(() => [...DEFAULT_AUTH_PATTERNS])
+      .describe("Regular expressions (case-insensitive) that recognise an expired or missing agent login. A match pauses births fleet-wide until an operator acts, and spends no attempt."),
+  })
+  .superRefine((worker, ctx) => {
+    worker.env_passthrough.forEach((pattern, i) => {
+      const denied = worker.env_deny.find((deny) => (deny.endsWith("*") ? pattern.startsWith(deny.slice(0, -1)) : deny === pattern));
+      if (denied !== undefined) {
+        ctx.addIssue({ code: "custom", path: ["env_passthrough", i], message: `"${pattern}" is always blocked by worker.env_deny entry "${denied}"; remove one of them` });
+      }
+    });
+  })
+  .describe("Worker processes: what they inherit and how their output is read.");
+
+const StallSchema = z
+  .strictObject({
+    quiet_seconds: intIn(60, 86_400)
+      .default(900)
+      .describe("A worker with no output and no file or git activity for this long is reported as stalled (no action yet)."),
+    kill_seconds: intIn(60, 86_400)
+      .default(1_800)
+      .describe("A worker quiet for this long is killed, unless it has a busy child process (a test run, a build). Must be greater than `stall.quiet_seconds`. Its committed work is continued by the next worker, not thrown away."),
+  })
+  .superRefine((stall, ctx) => {
+    if (stall.kill_seconds <= stall.quiet_seconds) {
+      ctx.addIssue({
+        code: "custom",
+        path: ["kill_seconds"],
+        message: `must be greater than stall.quiet_seconds (${stall.quiet_seconds}), got ${stall.kill_seconds}`,
+      });
+    }
+  })
+  .describe("Stall detection for workers that stop making progress without exiting.");
+
+const CircuitSchema = z
+  .strictObject({
+    fast_death_seconds: intIn(1, 3_600)
+      .default(60)
+      .describe('A worker that exits within this many seconds of starting, without a PR or a verdict, died "fast": the command, not the issue, is likely broken.'),
+    k: intIn(1, 100)
+      .default(3)
+      .describe("This many fast deaths within `circuit.window_seconds` trip the breaker: births are parked until `project_reset`, and the affected issues are labelled `labels.runner_error` and put back."),
+    window_seconds: intIn(60, 86_400)
+      .default(900)
+      .describe("The sliding window in which fast deaths are counted."),
+  })
+  .describe("Circuit breaker against a worker command that cannot run at all.");
+
+const WorktreeSchema = z
+  .strictObject({
+    root: z
+      .string()
+      .min(1)
+      .nullable()
+      .default(null)
+      .describe("Directory under which each worker gets its own git worktree. `null`: `worktrees/` under the state directory (AFK_STATE_DIR, else $XDG_STATE_HOME/afk-mcp, else ~/.local/state/afk-mcp)."),
+    branch_prefix: z
+      .string()
+      .min(1)
+      .max(100)
+      .superRefine((prefix, ctx) => {
+        const problem = gitNameProblem(prefix);
+        if (problem) ctx.addIssue({ code: "custom", message: `not a usable branch prefix: ${problem}` });
+      })
+      .default("afk/")
+      .describe("Prefix of worker branches (`afk/12-short-title`). Only PRs from branches with this prefix, in this repository, are ever landed by the fleet."),
+    cleanup: z
+      .boolean()
+      .default(true)
+      .describe("Remove a worker's worktree once its issue is landed, closed or escalated. Worktrees of live or recoverable work are never removed."),
+  })
+  .describe("Where and how worker checkouts are made.");
+
+const LeaseSchema = z
+  .strictObject({
+    ttl_seconds: intIn(300, 86_400)
+      .default(4_500)
+      .describe("A claim whose owner's heartbeat is older than this is stale and may be reclaimed by another fleet instance (its work is continued, not restarted). Longer is safer against slow hosts; shorter recovers a dead host's issues sooner."),
+    heartbeat_seconds: intIn(10, 43_200)
+      .default(300)
+      .describe("How often a fleet holding claims refreshes its heartbeat. Must be less than half of `lease.ttl_seconds`, so one missed beat never lets a live claim go stale."),
+  })
+  .superRefine((lease, ctx) => {
+    if (lease.heartbeat_seconds * 2 >= lease.ttl_seconds) {
+      ctx.addIssue({
+        code: "custom",
+        path: ["heartbeat_seconds"],
+        message: `must be less than half of lease.ttl_seconds (${lease.ttl_seconds} / 2 = ${lease.ttl_seconds / 2}), got ${lease.heartbeat_seconds}`,
+      });
+    }
+  })
+  .describe("The claim lease that lets several hosts share one repository safely.");
+
+const PacingSchema = z
+  .strictObject({
+    busy_seconds: intIn(5, 3_600)
+      .default(90)
+      .describe("Seconds between ticks while anything is moving (work in flight, something just landed or was dispatched)."),
+    idle_seconds: intIn(5, 86_400)
+      .default(1_500)
+      .describe("Seconds between ticks when the last tick found nothing to do."),
+    long_idle_seconds: intIn(5, 86_400)
+      .default(3_600)
+      .describe("Seconds between ticks after `pacing.idle_ticks_before_sleep` empty ticks in a row. While the fleet holds a claim it never waits longer than half of `lease.ttl_seconds`."),
+    idle_ticks_before_sleep: intIn(1, 1_000)
+      .default(3)
+      .describe("Consecutive empty ticks (nothing to dispatch, nothing in flight) before the long idle cadence."),
+  })
+  .superRefine((pacing, ctx) => {
+    if (pacing.idle_seconds < pacing.busy_seconds) {
+      ctx.addIssue({ code: "custom", path: ["idle_seconds"], message: `must be at least pacing.busy_seconds (${pacing.busy_seconds}), got ${pacing.idle_seconds}` });
+    }
+    if (pacing.long_idle_seconds < pacing.idle_seconds) {
+      ctx.addIssue({ code: "custom", path: ["long_idle_seconds"], message: `must be at least pacing.idle_seconds (${pacing.idle_seconds}), got ${pacing.long_idle_seconds}` });
+    }
+  })
+  .describe("Adaptive pacing of reconciliation ticks.");
+
+const BoardSchema = z
+  .strictObject({
+    enabled: z
+      .boolean()
+      .default(true)
+      .describe("Keep one status comment on each claimed issue (claimed, PR open, CI failed, merged, escalated), edited only when it changes."),
+    escalate_comment: z
+      .boolean()
+      .default(true)
+      .describe("When an issue is escalated, comment where it got stuck, with links to the PR and the failing gate."),
+  })
+  .describe("What the fleet tells humans on the issues themselves.");
+
+const FleetConfigObject = z.strictObject({
+  $schema: z
+    .string()
+    .optional()
+    .describe("Optional path or URL of this JSON Schema, for editor completion. Ignored by the fleet."),
+  selectors: z
+    .array(SelectorSchema)
+    .default(() => [])
+    .describe("Which open issues the fleet works on, in priority order: the first selector takes what it picks, later ones fill the remaining slots. Empty: one selector, the `labels.ready` label."),
+  labels: LabelsSchema.prefault({}),
+  concurrency: intIn(1, 64)
+    .default(3)
+    .describe("How many workers run at once (`project_start`'s `target` overrides it for that run)."),
+  base: branchName
+    .nullable()
+    .default(null)
+    .describe("Branch that workers start from and PRs land on. `null`: the repository's default branch."),
+  gate: GateSchema.prefault({}),
+  landing: LandingSchema.prefault({}),
+  retry: intIn(0, 10)
+    .default(2)
+    .describe("How many more attempts a failing issue gets after the first, before it is escalated to `labels.escalate`."),
+  worker: WorkerSchema.prefault({}),
+  idle_grace_seconds: intIn(60, 86_400)
+    .default(600)
+    .describe("A worker with no PR that has been idle this long is judged by its verdict (done, blocked, giving up) or, with none, counted as a failed attempt."),
+  stall: StallSchema.prefault({}),
+  circuit: CircuitSchema.prefault({}),
+  worktree: WorktreeSchema.prefault({}),
+  lease: LeaseSchema.prefault({}),
+  namespace: z
+    .string()
+    .regex(/^refs(?:\/[A-Za-z0-9._-]+)+$/, 'expected a ref prefix such as "refs/afk" (no trailing "/")')
+    .superRefine((ns, ctx) => {
+      const problem = gitNameProblem(ns);
+      if (problem) ctx.addIssue({ code: "custom", message: `not a usable ref prefix: ${problem}` });
+    })
+    .default("refs/afk")
+    .describe('Ref namespace for claims and heartbeats (`<namespace>/claim/<issue>`, `<namespace>/heartbeat/<instance>`). If an org ruleset forbids it, "refs/heads/afk" works, at the cost of branches that may trigger push CI.'),
+  pacing: PacingSchema.prefault({}),
+  board: BoardSchema.prefault({}),
+});
+
+/** The fleet config. Parse anything a user wrote; the output is canonical (every key present). */
+export const FleetConfigSchema = FleetConfigObject.transform(({ $schema: _schema, ...config }) => ({
+  ...config,
+  // Canonical selectors are explicit: the implicit "ready label" is written out, so nothing
+  // downstream re-applies a default.
+  selectors: (config.selectors.length > 0 ? config.selectors : [{ issues: null, tags: [], user: null, epic: null, milestone: null }]).map(
+    ({ label, ...facets }) => ({ label: label === undefined ? config.labels.ready : label, ...facets }),
+  ),
+})).meta({
+  title: "afk-mcp fleet config",
+  description:
+    "Work policy of an afk-mcp fleet, committed as .github/afk.json. Every key is optional and has a default; unknown keys are errors.",
+});
+
+export type FleetConfig = z.output<typeof FleetConfigSchema>;
+export type FleetConfigInput = z.input<typeof FleetConfigSchema>;
+export type Selector = FleetConfig["selectors"][number];
+
+function deepFreeze<T>(value: T): T {
+  if (value !== null && typeof value === "object") {
+    for (const child of Object.values(value)) deepFreeze(child);
+    Object.freeze(value);
+  }
+  return value;
+}
+
+/** The canonical config of `{}`. Frozen: copy it (structuredClone) before changing anything. */
+export const DEFAULT_CONFIG: FleetConfig = deepFreeze(FleetConfigSchema.parse({}));
+
+/**
+ * The JSON Schema of what a user may write (zod's input side: defaults shown, every key
+ * optional, unknown keys refused). schemas/config.schema.json is this, committed.
+ */
+export function fleetConfigJsonSchema(): Record<string, unknown> {
+  return z.toJSONSchema(FleetConfigSchema, { io: "input", target: "draft-2020-12" }) as Record<string, unknown>;
+}

@@ -1,0 +1,8 @@
+// Every CLI subcommand, in the order `--help` lists them.
+import type { Command } from "./command.js";
+import { configCommand } from "./config.js";
+import { forgeCommand } from "./forge.js";
+import { planCommand } from "./plan.js";
+import { serveCommand } from "./serve.js";
+
+export const commands: Command[] = [serveCommand, planCommand, configCommand, forgeCommand];

@@ -1,0 +1,31 @@
+// `afk-mcp` (or `afk-mcp serve`): the MCP server on stdio. From here on stdout carries only
+// JSON-RPC; diagnostics go to stderr.
+import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js";
+import type { Command } from "./command.js";
+import { FleetHost } from "../host.js";
+import { createServer } from "../server.js";
+
+export const serveCommand: Command = {
+  name: "serve",
+  summary: "serve the MCP tools on stdio (the default with no command)",
+  usage: `Usage: afk-mcp [serve] [--read-only]
+
+Serves the MCP tools on stdio; an MCP client (Claude Code, Codex, the MCP inspector) starts
+it with "npx afk-mcp". Credentials: GITHUB_TOKEN, else GH_TOKEN, else "gh auth token";
+GITHUB_API_URL for GitHub Enterprise or the local forge.
+
+Options:
+  --read-only   register only the read-only tools (status, logs): a monitoring session`,
+  options: { "read-only": { type: "boolean" } },
+  async run(values) {
+    const server = createServer(new FleetHost(), { readOnly: values["read-only"] === true });
+    const transport = new StdioServerTransport();
+    await server.connect(transport);
+    await new Promise<void>((resolve) => {
+      transport.onclose = () => resolve();
+      process.stdin.on("end", () => resolve());
+    });
+    await server.close();
+    return 0;
+  },
+};

@@ -1,0 +1,128 @@
+// Everything the host needs to act on one repository: the GitHub client, the ref store, the
+// fleet's own login, the repository's facts, and the canonical config read from the base
+// branch (never from a worker's branch, which could otherwise rewrite its own gate).
+import { hostname } from "node:os";
+import { customAlphabet } from "nanoid";
+import type { FleetConfig } from "../schemas/config.js";
+import { apiBaseUrl, resolveToken } from "./gh/auth.js";
+import { UsageError } from "./gh/errors.js";
+import type { Forge, RepoInfo } from "./gh/forge.js";
+import { git, type GitAuth } from "./gh/git.js";
+import { createGitHubForge, type GitHubForge } from "./gh/github-forge.js";
+import { GitRefStore } from "./gh/gitrefs.js";
+import { stderrLogger, type Logger } from "./gh/octokit.js";
+import { formatSlug, parseSlug } from "./gh/slug.js";
+import { CONFIG_FILE_PATH, mergeConfig, parseConfigText } from "./config.js";
+import { controlRepoDir, stateDir } from "./paths.js";
+
+/** A fresh instance id: lowercase letters and digits, valid under the instance grammar. */
+export const newInstanceId = customAlphabet("0123456789abcdefghijklmnopqrstuvwxyz", 12);
+
+export interface ConnectOptions {
+  repo?: string | undefined;
+  /** Tool or CLI config overrides, merged over the committed file. */
+  overrides?: unknown;
+  base?: string | undefined;
+  env?: NodeJS.ProcessEnv;
+  cwd?: string;
+  logger?: Logger;
+}
+
+export interface Connection {
+  repo: string;
+  forge: GitHubForge;
+  refs: GitRefStore;
+  login: string;
+  info: RepoInfo;
+  config: FleetConfig;
+  /** Where the config came from: the file at the base, or defaults. */
+  configSource: string;
+  base: string;
+  /** The base tip when connected, or null when the branch does not exist. */
+  baseSha: string | null;
+  token: string;
+  apiUrl: string;
+  hostName: string;
+}
+
+export async function connect(options: ConnectOptions): Promise<Connection> {
+  const env = options.env ?? process.env;
+  const logger = options.logger ?? stderrLogger;
+  const slug = parseSlug(options.repo ?? (await originSlug(options.cwd ?? process.cwd())));
+  const repo = formatSlug(slug);
+  const { token } = await resolveToken({ env });
+  const apiUrl = apiBaseUrl(env);
+  const forge = createGitHubForge({ repo: slug, token, baseUrl: apiUrl, fast: isLoopback(apiUrl), logger });
+  const [login, info] = await Promise.all([forge.whoami(), forge.repoInfo()]);
+  const refs = new GitRefStore({
+    controlDir: controlRepoDir(stateDir(env), slug.owner, slug.name),
+    remoteUrl: info.cloneUrl,
+    token,
+  });
+  // The config is read from the default branch unless a base is named: the base it names
+  // may itself come from that config.
+  const configBranch = options.base ?? info.defaultBranch;
+  const configSha = await refs.read(`refs/heads/${configBranch}`);
+  const auth = { token, url: info.cloneUrl };
+  const { config, source } = await readRepoConfig(refs, auth, configBranch, configSha, options.overrides);
+  const base = options.base ?? config.base ?? info.defaultBranch;
+  const baseSha = base === configBranch ? configSha : await refs.read(`refs/heads/${base}`);
+  return {
+    repo,
+    forge,
+    refs,
+    login,
+    info,
+    config,
+    configSource: source,
+    base,
+    baseSha,
+    token,
+    apiUrl,
+    hostName: hostname(),
+  };
+}
+
+/** The repository named by the `origin` remote of a working directory. */
+export async function originSlug(cwd: string): Promise<string> {
+  try {
+    const { stdout } = await git(["remote", "get-url", "origin"], { cwd });
+    return formatSlug(parseSlug(stdout.trim()));
+  } catch {
+    throw new UsageError(
+      `no repository given and ${cwd} has no GitHub "origin" remote: pass repo as "owner/name"`,
+    );
+  }
+}
+
+/** Reads `.github/afk.json` at the base tip through the control repository. */
+async function readRepoConfig(
+  refs: GitRefStore,
+  auth: GitAuth,
+  base: string,
+  baseSha: string | null,
+  overrides: unknown,
+): Promise<{ config: FleetConfig; source: string }> {
+  if (baseSha === null) return { config: mergeConfig({}, overrides, { overrides: "config overrides" }), source: "defaults" };
+  const cwd = refs.controlDir;
+  await git(["fetch", "--no-tags", "--quiet", "origin", `+refs/heads/${base}:refs/remotes/origin/${base}`], {
+    cwd,
+    auth,
+  });
+  const shown = await git(["cat-file", "-p", `refs/remotes/origin/${base}:${CONFIG_FILE_PATH}`], { cwd }).catch(() => null);
+  if (shown === null) return { config: mergeConfig({}, overrides, { overrides: "config overrides" }), source: "defaults" };
+  const source = `${CONFIG_FILE_PATH} at ${base}`;
+  const fileConfig = parseConfigText(shown.stdout, source);
+  return { config: mergeConfig(fileConfig, overrides, { file: source, overrides: "config overrides" }), source };
+}
+
+export function isLoopback(url: string): boolean {
+  try {
+    const host = new URL(url).hostname;
+    return host === "localhost" || host === "::1" || host === "[::1]" || /^127\.\d+\.\d+\.\d+$/.test(host);
+  } catch {
+    return false;
+  }
+}
+
+export type { Forge };

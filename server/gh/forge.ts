@@ -1,0 +1,196 @@
+// The narrow interface between the fleet and GitHub: exactly what the fleet needs, in the
+// fleet's own words. The core never sees Octokit types; `octokit.ts` implements this over
+// REST, and tests point that implementation at the local forge over real HTTP.
+
+export interface RepoSlug {
+  owner: string;
+  name: string;
+}
+
+export type IssueState = "open" | "closed";
+
+export interface Issue {
+  number: number;
+  /** GitHub's numeric id (dependency and sub-issue endpoints take ids, not numbers). */
+  id: number;
+  title: string;
+  body: string;
+  state: IssueState;
+  stateReason: string | null;
+  /** Label names as GitHub spells them. */
+  labels: string[];
+  author: string;
+  assignees: string[];
+  milestone: string | null;
+  createdAt: string;
+  updatedAt: string;
+  htmlUrl: string;
+  /** From `issue_dependencies_summary`: lets a snapshot skip the per-issue request. */
+  blockedByCount: number;
+  /** From `sub_issues_summary.total`. */
+  subIssueCount: number;
+  /** Number of the parent issue, parsed from `parent_issue_url`, if any. */
+  parent: number | null;
+}
+
+/** A linked issue as the dependency and sub-issue endpoints return it. */
+export interface IssueLink {
+  number: number;
+  id: number;
+  state: IssueState;
+}
+
+export interface Label {
+  name: string;
+  color: string;
+  description: string | null;
+}
+
+export interface Comment {
+  id: number;
+  body: string;
+  author: string;
+  createdAt: string;
+  updatedAt: string;
+  htmlUrl: string;
+}
+
+export interface PullRef {
+  ref: string;
+  sha: string;
+  /** "owner/name" of the repository the branch lives in: differs from the base for a fork. */
+  repoFullName: string | null;
+}
+
+export interface PullRequest {
+  number: number;
+  title: string;
+  body: string;
+  state: IssueState;
+  draft: boolean;
+  merged: boolean;
+  author: string;
+  head: PullRef;
+  base: PullRef;
+  htmlUrl: string;
+  updatedAt: string;
+}
+
+export interface PullDetail extends PullRequest {
+  /** null while GitHub is still computing it: poll again. */
+  mergeable: boolean | null;
+  mergeableState: string;
+  mergeCommitSha: string | null;
+}
+
+export type MergeMethod = "squash" | "merge" | "rebase";
+
+export interface MergeRequest {
+  /** The head sha that was gated: GitHub answers 409 if the head moved. */
+  sha: string;
+  method: MergeMethod;
+  title?: string;
+  message?: string;
+}
+
+export interface MergeResult {
+  merged: boolean;
+  sha: string;
+  message: string;
+}
+
+export interface CheckRun {
+  id: number;
+  name: string;
+  status: string; // queued | in_progress | completed | waiting | requested | pending
+  conclusion: string | null; // success | failure | neutral | cancelled | skipped | timed_out | action_required
+  title: string | null;
+  summary: string | null;
+  text: string | null;
+  detailsUrl: string | null;
+  htmlUrl: string | null;
+  appId: number | null;
+}
+
+export interface CommitStatus {
+  context: string;
+  state: string; // error | failure | pending | success
+  description: string | null;
+  targetUrl: string | null;
+}
+
+export interface Checks {
+  sha: string;
+  checkRuns: CheckRun[];
+  statuses: CommitStatus[];
+}
+
+export interface RequiredChecks {
+  /** Names (contexts) of the checks the branch requires. */
+  contexts: string[];
+  /** Whether branches must be up to date before merging (strict). */
+  strict: boolean;
+  /** Where the answer came from; "none" means no rule requires checks. */
+  source: "rulesets" | "protection" | "both" | "none";
+  /** False when protection could not be read (no admin rights): treat as unknown. */
+  readable: boolean;
+}
+
+export interface RepoInfo {
+  fullName: string;
+  defaultBranch: string;
+  /** The clone URL git talks to (https on GitHub, the forge's own URL locally). */
+  cloneUrl: string;
+  htmlUrl: string;
+  private: boolean;
+  permissions: { admin: boolean; push: boolean; pull: boolean; maintain: boolean };
+  allowSquashMerge: boolean;
+  allowMergeCommit: boolean;
+  allowRebaseMerge: boolean;
+}
+
+export interface RateLimit {
+  limit: number;
+  remaining: number;
+  /** Unix seconds. */
+  reset: number;
+  used: number;
+}
+
+export interface Forge {
+  readonly repo: RepoSlug;
+
+  /** The token's own login: markers are honoured only when written by it. */
+  whoami(): Promise<string>;
+  repoInfo(): Promise<RepoInfo>;
+  rateLimit(): RateLimit | null;
+
+  /** Open issues, pull requests excluded (GitHub's list includes them). */
+  listOpenIssues(): Promise<Issue[]>;
+  getIssue(number: number): Promise<Issue>;
+  listBlockedBy(number: number): Promise<IssueLink[]>;
+  listSubIssues(number: number): Promise<IssueLink[]>;
+  closeIssue(number: number, reason: "completed" | "not_planned"): Promise<void>;
+
+  listLabels(): Promise<Label[]>;
+  /** Creates the label if absent; an existing one is left alone. */
+  ensureLabel(label: Label): Promise<void>;
+  addLabels(number: number, labels: string[]): Promise<void>;
+  /** Removing a label the issue does not carry is not an error. */
+  removeLabel(number: number, label: string): Promise<void>;
+
+  listComments(number: number): Promise<Comment[]>;
+  createComment(number: number, body: string): Promise<Comment>;
+  updateComment(commentId: number, body: string): Promise<Comment>;
+
+  listOpenPulls(): Promise<PullRequest[]>;
+  getPull(number: number): Promise<PullDetail>;
+  createPull(input: { title: string; body: string; head: string; base: string; draft?: boolean }): Promise<PullRequest>;
+  /** 405 (not mergeable) and 409 (head moved) come back as typed ForgeErrors, never retried. */
+  mergePull(number: number, request: MergeRequest): Promise<MergeResult>;
+  /** Merges the base into the head (asynchronous on GitHub). */
+  updatePullBranch(number: number, expectedHeadSha: string): Promise<void>;
+
+  checksFor(sha: string): Promise<Checks>;
+  requiredChecks(branch: string): Promise<RequiredChecks>;
+}

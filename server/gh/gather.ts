@@ -1,0 +1,110 @@
+// One place gathers everything a tick observes, with the fewest requests: the open issues and
+// PRs (paginated, each page conditional so an unchanged page answers 304 at no rate-limit
+// cost), dependency and sub-issue links only for issues whose summaries say they have some,
+// checks only on the heads of the fleet's own PRs, the base's required checks, and the claim
+// and heartbeat refs in one git fetch (which costs no REST rate limit at all).
+import type { Forge, Issue, PullRequest } from "./forge.js";
+import type { RefStore } from "./refstore.js";
+import type { Snapshot, SnapshotIssue, SnapshotPull } from "../state/snapshot.js";
+import { parseNamespace } from "../state/claims.js";
+import { parseFleetBranch } from "../state/markers.js";
+
+export interface GatherOptions {
+  /** The fleet's own login (markers and assignments are read relative to it). */
+  login: string;
+  defaultBranch: string;
+  base: string;
+  namespace: string;
+  /** "required": read checks on the fleet's PR heads; "local": checks are never read. */
+  gateMode: "required" | "local";
+  now: Date;
+}
+
+export async function gatherSnapshot(forge: Forge, refs: RefStore, options: GatherOptions): Promise<Snapshot> {
+  const repo = `${forge.repo.owner}/${forge.repo.name}`;
+  const [issues, pulls, entries, requiredChecks] = await Promise.all([
+    forge.listOpenIssues(),
+    forge.listOpenPulls(),
+    refs.list(`${options.namespace}/`),
+    options.gateMode === "required"
+      ? forge.requiredChecks(options.base)
+      : Promise.resolve({ contexts: [], strict: false, source: "none" as const, readable: true }),
+  ]);
+  const { claims, heartbeats } = parseNamespace(options.namespace, entries);
+
+  const snapIssues = await Promise.all(issues.map((issue) => snapshotIssue(forge, issue)));
+  const snapPulls = await Promise.all(
+    pulls.map(async (pull) => {
+      const snap = snapshotPull(pull);
+      if (options.gateMode === "required" && isFleetPull(pull, repo, options.base)) {
+        snap.checks = await forge.checksFor(pull.head.sha);
+      }
+      return snap;
+    }),
+  );
+
+  // Blockers named natively come with their state; a closed one is known closed.
+  const knownClosed = new Set<number>();
+  for (const issue of snapIssues) {
+    for (const link of issue.blockedBy) if (link.state === "closed") knownClosed.add(link.number);
+  }
+
+  return {
+    repo,
+    login: options.login,
+    defaultBranch: options.defaultBranch,
+    base: options.base,
+    takenAt: options.now.toISOString(),
+    issues: snapIssues,
+    pulls: snapPulls,
+    claims,
+    heartbeats,
+    requiredChecks,
+    knownClosed: [...knownClosed].sort((a, b) => a - b),
+  };
+}
+
+async function snapshotIssue(forge: Forge, issue: Issue): Promise<SnapshotIssue> {
+  const [blockedBy, subIssues] = await Promise.all([
+    issue.blockedByCount > 0 ? forge.listBlockedBy(issue.number) : Promise.resolve([]),
+    issue.subIssueCount > 0 ? forge.listSubIssues(issue.number) : Promise.resolve([]),
+  ]);
+  return {
+    number: issue.number,
+    id: issue.id,
+    title: issue.title,
+    body: issue.body,
+    labels: issue.labels,
+    author: issue.author,
+    assignees: issue.assignees,
+    milestone: issue.milestone,
+    blockedBy,
+    subIssues: subIssues.map((s) => s.number),
+    subIssueCount: issue.subIssueCount,
+    parent: issue.parent,
+    updatedAt: issue.updatedAt,
+  };
+}
+
+function snapshotPull(pull: PullRequest): SnapshotPull {
+  return {
+    number: pull.number,
+    title: pull.title,
+    body: pull.body,
+    author: pull.author,
+    draft: pull.draft,
+    head: pull.head,
+    baseRef: pull.base.ref,
+    updatedAt: pull.updatedAt,
+  };
+}
+
+/** The fleet reads checks only for its own PRs: same repository, a fleet branch, our base. */
+export function isFleetPull(pull: PullRequest, repo: string, base: string): boolean {
+  return (
+    pull.head.repoFullName !== null &&
+    pull.head.repoFullName.toLowerCase() === repo.toLowerCase() &&
+    parseFleetBranch(pull.head.ref) !== null &&
+    pull.base.ref === base
+  );
+}

@@ -1,0 +1,550 @@
+// The Forge over GitHub's REST API (and the local forge, which speaks the same API). Every
+// call names its route explicitly, pages at 100, and fails only with a ForgeError saying
+// which operation failed; GitHub's shapes are mapped to the fleet's types here and nowhere else.
+import type {
+  Checks,
+  CheckRun,
+  Comment,
+  CommitStatus,
+  Forge,
+  Issue,
+  IssueLink,
+  Label,
+  MergeRequest,
+  MergeResult,
+  PullDetail,
+  PullRequest,
+  RateLimit,
+  RepoInfo,
+  RepoSlug,
+  RequiredChecks,
+} from "./forge.js";
+import { ForgeError, UsageError } from "./errors.js";
+import { createClient, type GitHubClient, type Logger } from "./octokit.js";
+import type { RequestStats } from "./etag-cache.js";
+import { formatSlug, parseSlug, sameSlug } from "./slug.js";
+import { DEFAULT_API_URL } from "./auth.js";
+
+// The parts of GitHub's JSON we read. Fields are optional where GitHub (or an older GHES)
+// may omit them, so a missing field degrades to a safe default instead of a crash.
+interface RawUser {
+  login?: string;
+}
+interface RawLabel {
+  name?: string;
+  color?: string;
+  description?: string | null;
+}
+interface RawIssue {
+  id: number;
+  number: number;
+  title?: string;
+  body?: string | null;
+  state?: string;
+  state_reason?: string | null;
+  labels?: (string | RawLabel)[];
+  user?: RawUser | null;
+  assignees?: RawUser[] | null;
+  milestone?: { title?: string } | null;
+  created_at?: string;
+  updated_at?: string;
+  html_url?: string;
+  pull_request?: unknown;
+  issue_dependencies_summary?: { blocked_by?: number; total_blocked_by?: number } | null;
+  sub_issues_summary?: { total?: number } | null;
+  parent_issue_url?: string | null;
+}
+interface RawComment {
+  id: number;
+  body?: string | null;
+  user?: RawUser | null;
+  created_at?: string;
+  updated_at?: string;
+  html_url?: string;
+}
+interface RawPullRef {
+  ref?: string;
+  sha?: string;
+  repo?: { full_name?: string } | null;
+}
+interface RawPull {
+  number: number;
+  title?: string;
+  body?: string | null;
+  state?: string;
+  draft?: boolean;
+  merged?: boolean;
+  merged_at?: string | null;
+  user?: RawUser | null;
+  head?: RawPullRef;
+  base?: RawPullRef;
+  html_url?: string;
+  updated_at?: string;
+  mergeable?: boolean | null;
+  mergeable_state?: string;
+  merge_commit_sha?: string | null;
+}
+interface RawCheckRun {
+  id: number;
+  name?: string;
+  status?: string;
+  conclusion?: string | null;
+  output?: { title?: string | null; summary?: string | null; text?: string | null } | null;
+  details_url?: string | null;
+  html_url?: string | null;
+  app?: { id?: number } | null;
+}
+interface RawStatus {
+  context?: string;
+  state?: string;
+  description?: string | null;
+  target_url?: string | null;
+}
+interface RawRule {
+  type?: string;
+  parameters?: {
+    required_status_checks?: { context?: string; integration_id?: number }[];
+    strict_required_status_checks_policy?: boolean;
+  };
+}
+interface RawBranch {
+  protected?: boolean;
+  protection?: {
+    enabled?: boolean;
+    required_status_checks?: {
+      enforcement_level?: string;
+      contexts?: string[];
+      checks?: { context?: string }[];
+      strict?: boolean;
+    } | null;
+  } | null;
+}
+interface RawRepo {
+  full_name?: string;
+  default_branch?: string;
+  clone_url?: string;
+  html_url?: string;
+  private?: boolean;
+  permissions?: { admin?: boolean; push?: boolean; pull?: boolean; maintain?: boolean };
+  allow_squash_merge?: boolean;
+  allow_merge_commit?: boolean;
+  allow_rebase_merge?: boolean;
+}
+
+type Params = Record<string, unknown>;
+
+export class GitHubForge implements Forge {
+  private login: Promise<string> | null = null;
+
+  constructor(
+    readonly repo: RepoSlug,
+    private readonly client: GitHubClient,
+  ) {}
+
+  /** Requests sent, 304s, and requests counted against the rate limit. */
+  stats(): RequestStats {
+    return this.client.stats();
+  }
+
+  rateLimit(): RateLimit | null {
+    return this.client.rateLimit();
+  }
+
+  whoami(): Promise<string> {
+    if (!this.login) {
+      this.login = this.get<RawUser>("GET /user", {}, "read the token's own login").then((user) => {
+        if (!user.login) throw new ForgeError("unexpected", "read the token's own login: GitHub returned no login", 200, "report this");
+        return user.login;
+      });
+      this.login.catch(() => (this.login = null)); // a failure is not cached
+    }
+    return this.login;
+  }
+
+  async repoInfo(): Promise<RepoInfo> {
+    const raw = await this.get<RawRepo>("GET /repos/{owner}/{repo}", {}, `read repository ${this.slug}`);
+    return {
+      fullName: raw.full_name ?? this.slug,
+      defaultBranch: raw.default_branch ?? "main",
+      cloneUrl: raw.clone_url ?? "",
+      htmlUrl: raw.html_url ?? "",
+      private: raw.private ?? false,
+      permissions: {
+        admin: raw.permissions?.admin ?? false,
+        push: raw.permissions?.push ?? false,
+        pull: raw.permissions?.pull ?? false,
+        maintain: raw.permissions?.maintain ?? false,
+      },
+      allowSquashMerge: raw.allow_squash_merge ?? true,
+      allowMergeCommit: raw.allow_merge_commit ?? true,
+      allowRebaseMerge: raw.allow_rebase_merge ?? true,
+    };
+  }
+
+  async listOpenIssues(): Promise<Issue[]> {
+    const raw = await this.all<RawIssue>("GET /repos/{owner}/{repo}/issues", { state: "open" }, `list open issues of ${this.slug}`);
+    return raw.filter((item) => item.pull_request === undefined || item.pull_request === null).map((item) => this.toIssue(item));
+  }
+
+  async getIssue(number: number): Promise<Issue> {
+    checkNumber(number, "issue");
+    const raw = await this.get<RawIssue>("GET /repos/{owner}/{repo}/issues/{issue_number}", { issue_number: number }, `read issue #${number}`);
+    return this.toIssue(raw);
+  }
+
+  async listBlockedBy(number: number): Promise<IssueLink[]> {
+    checkNumber(number, "issue");
+    const raw = await this.all<RawIssue>(
+      "GET /repos/{owner}/{repo}/issues/{issue_number}/dependencies/blocked_by",
+      { issue_number: number },
+      `list the issues blocking #${number}`,
+    );
+    return raw.map(toLink);
+  }
+
+  async listSubIssues(number: number): Promise<IssueLink[]> {
+    checkNumber(number, "issue");
+    const raw = await this.all<RawIssue>("GET /repos/{owner}/{repo}/issues/{issue_number}/sub_issues", { issue_number: number }, `list the sub-issues of #${number}`);
+    return raw.map(toLink);
+  }
+
+  async closeIssue(number: number, reason: "completed" | "not_planned"): Promise<void> {
+    checkNumber(number, "issue");
+    await this.call("PATCH /repos/{owner}/{repo}/issues/{issue_number}", { issue_number: number, state: "closed", state_reason: reason }, `close issue #${number}`);
+  }
+
+  async listLabels(): Promise<Label[]> {
+    const raw = await this.all<RawLabel>("GET /repos/{owner}/{repo}/labels", {}, `list the labels of ${this.slug}`);
+    return raw.map((label) => ({ name: label.name ?? "", color: label.color ?? "", description: label.description ?? null }));
+  }
+
+  async ensureLabel(label: Label): Promise<void> {
+    const body: Params = { name: label.name, color: label.color.replace(/^#/, "") };
+    if (label.description !== null) body.description = label.description;
+    try {
+      await this.call("POST /repos/{owner}/{repo}/labels", body, `create label ${JSON.stringify(label.name)}`);
+    } catch (error) {
+      // 422 already_exists: somebody (maybe us, a moment ago) made it. That is the goal.
+      if (error instanceof ForgeError && error.kind === "validation" && /already[ _]exists/i.test(error.message)) return;
+      throw error;
+    }
+  }
+
+  async addLabels(number: number, labels: string[]): Promise<void> {
+    checkNumber(number, "issue");
+    if (labels.length === 0) return;
+    await this.call("POST /repos/{owner}/{repo}/issues/{issue_number}/labels", { issue_number: number, labels }, `label issue #${number} with ${labels.join(", ")}`);
+  }
+
+  async removeLabel(number: number, label: string): Promise<void> {
+    checkNumber(number, "issue");
+    try {
+      await this.call("DELETE /repos/{owner}/{repo}/issues/{issue_number}/labels/{name}", { issue_number: number, name: label }, `remove label ${JSON.stringify(label)} from #${number}`);
+    } catch (error) {
+      if (error instanceof ForgeError && error.kind === "not_found") return; // it was not there
+      throw error;
+    }
+  }
+
+  async listComments(number: number): Promise<Comment[]> {
+    checkNumber(number, "issue");
+    const raw = await this.all<RawComment>("GET /repos/{owner}/{repo}/issues/{issue_number}/comments", { issue_number: number }, `list the comments of #${number}`);
+    return raw.map(toComment);
+  }
+
+  async createComment(number: number, body: string): Promise<Comment> {
+    checkNumber(number, "issue");
+    const raw = await this.call<RawComment>("POST /repos/{owner}/{repo}/issues/{issue_number}/comments", { issue_number: number, body }, `comment on #${number}`);
+    return toComment(raw);
+  }
+
+  async updateComment(commentId: number, body: string): Promise<Comment> {
+    checkNumber(commentId, "comment");
+    const raw = await this.call<RawComment>("PATCH /repos/{owner}/{repo}/issues/comments/{comment_id}", { comment_id: commentId, body }, `update comment ${commentId}`);
+    return toComment(raw);
+  }
+
+  async listOpenPulls(): Promise<PullRequest[]> {
+    const raw = await this.all<RawPull>("GET /repos/{owner}/{repo}/pulls", { state: "open" }, `list open pull requests of ${this.slug}`);
+    return raw.map(toPull);
+  }
+
+  async getPull(number: number): Promise<PullDetail> {
+    checkNumber(number, "pull request");
+    const raw = await this.get<RawPull>("GET /repos/{owner}/{repo}/pulls/{pull_number}", { pull_number: number }, `read pull request #${number}`);
+    return {
+      ...toPull(raw),
+      mergeable: raw.mergeable ?? null,
+      mergeableState: raw.mergeable_state ?? "unknown",
+      mergeCommitSha: raw.merge_commit_sha ?? null,
+    };
+  }
+
+  async createPull(input: { title: string; body: string; head: string; base: string; draft?: boolean }): Promise<PullRequest> {
+    const raw = await this.call<RawPull>(
+      "POST /repos/{owner}/{repo}/pulls",
+      { title: input.title, body: input.body, head: input.head, base: input.base, draft: input.draft ?? false },
+      `open a pull request from ${input.head} into ${input.base}`,
+    );
+    return toPull(raw);
+  }
+
+  async mergePull(number: number, request: MergeRequest): Promise<MergeResult> {
+    checkNumber(number, "pull request");
+    if (!/^[0-9a-f]{40}([0-9a-f]{24})?$/.test(request.sha)) {
+      throw new UsageError(`merge #${number}: the head sha ${JSON.stringify(request.sha)} is not a full commit sha`);
+    }
+    const body: Params = { pull_number: number, sha: request.sha, merge_method: request.method };
+    if (request.title !== undefined) body.commit_title = request.title;
+    if (request.message !== undefined) body.commit_message = request.message;
+    const raw = await this.call<{ sha?: string; merged?: boolean; message?: string }>(
+      "PUT /repos/{owner}/{repo}/pulls/{pull_number}/merge",
+      body,
+      `merge pull request #${number} at ${request.sha.slice(0, 12)}`,
+    );
+    return { merged: raw.merged ?? false, sha: raw.sha ?? "", message: raw.message ?? "" };
+  }
+
+  async updatePullBranch(number: number, expectedHeadSha: string): Promise<void> {
+    checkNumber(number, "pull request");
+    const what = `update the branch of pull request #${number}`;
+    try {
+      await this.call("PUT /repos/{owner}/{repo}/pulls/{pull_number}/update-branch", { pull_number: number, expected_head_sha: expectedHeadSha }, what);
+    } catch (error) {
+      // GitHub says "head moved" here with a 422; the fleet treats it like merge's 409.
+      if (error instanceof ForgeError && error.kind === "validation" && /expected_head_sha/i.test(error.message)) {
+        throw new ForgeError("conflict", error.message, error.status, "the head moved since it was read: re-read the pull request", null);
+      }
+      throw error;
+    }
+  }
+
+  async checksFor(sha: string): Promise<Checks> {
+    if (!/^[0-9a-f]{40}([0-9a-f]{24})?$/.test(sha)) throw new UsageError(`checks: ${JSON.stringify(sha)} is not a full commit sha`);
+    const [runs, statuses] = await Promise.all([
+      // Octokit's paginator unwraps `{total_count, check_runs}` into the array itself.
+      this.pages<RawCheckRun[] | { check_runs?: RawCheckRun[] }>(
+        "GET /repos/{owner}/{repo}/commits/{ref}/check-runs",
+        { ref: sha, filter: "latest" },
+        `list check runs of ${sha.slice(0, 12)}`,
+      ),
+      this.pages<{ statuses?: RawStatus[] }>("GET /repos/{owner}/{repo}/commits/{ref}/status", { ref: sha }, `read the combined status of ${sha.slice(0, 12)}`),
+    ]);
+    return {
+      sha,
+      checkRuns: runs.flatMap((page) => (Array.isArray(page) ? page : (page.check_runs ?? []))).map(toCheckRun),
+      statuses: statuses.flatMap((page) => page.statuses ?? []).map(toStatus),
+    };
+  }
+
+  async requiredChecks(branch: string): Promise<RequiredChecks> {
+    const fromRules = new Set<string>();
+    let strict = false;
+    let rulesReadable = true;
+    try {
+      const rules = await this.all<RawRule>("GET /repos/{owner}/{repo}/rules/branches/{branch}", { branch }, `read the rules of branch ${branch}`);
+      for (const rule of rules) {
+        if (rule.type !== "required_status_checks") continue;
+        for (const check of rule.parameters?.required_status_checks ?? []) if (check.context) fromRules.add(check.context);
+        if (rule.parameters?.strict_required_status_checks_policy) strict = true;
+      }
+    } catch (error) {
+      if (!(error instanceof ForgeError) || (error.kind !== "not_found" && error.kind !== "forbidden")) throw error;
+      rulesReadable = false;
+    }
+
+    const fromProtection = new Set<string>();
+    let protectionReadable = true;
+    try {
+      const raw = await this.get<RawBranch>("GET /repos/{owner}/{repo}/branches/{branch}", { branch }, `read branch ${branch}`);
+      const required = raw.protection?.required_status_checks;
+      if (raw.protected && required && required.enforcement_level !== "off") {
+        for (const context of required.contexts ?? []) fromProtection.add(context);
+        for (const check of required.checks ?? []) if (check.context) fromProtection.add(check.context);
+        if (required.strict !== undefined) {
+          strict ||= required.strict;
+        } else if (fromProtection.size > 0) {
+          // The branch summary omits `strict`; the protection endpoint has it but needs admin.
+          try {
+            const detail = await this.get<{ required_status_checks?: { strict?: boolean } | null }>(
+              "GET /repos/{owner}/{repo}/branches/{branch}/protection",
+              { branch },
+              `read the protection of branch ${branch}`,
+            );
+            strict ||= detail.required_status_checks?.strict ?? false;
+          } catch (error) {
+            if (!(error instanceof ForgeError) || (error.kind !== "not_found" && error.kind !== "forbidden")) throw error;
+            protectionReadable = false;
+          }
+        }
+      }
+    } catch (error) {
+      if (!(error instanceof ForgeError) || error.kind !== "forbidden") throw error;
+      protectionReadable = false;
+    }
+
+    const contexts = [...new Set([...fromRules, ...fromProtection])].sort();
+    const source = fromRules.size > 0 && fromProtection.size > 0 ? "both" : fromRules.size > 0 ? "rulesets" : fromProtection.size > 0 ? "protection" : "none";
+    return { contexts, strict, source, readable: rulesReadable && protectionReadable };
+  }
+
+  private get slug(): string {
+    return formatSlug(this.repo);
+  }
+
+  private toIssue(raw: RawIssue): Issue {
+    const summary = raw.issue_dependencies_summary;
+    // `blocked_by` counts open blockers. If only the total is present (an older server), assume
+    // they may be open, so the snapshot asks rather than dispatching a blocked issue.
+    const blockedBy = typeof summary?.blocked_by === "number" ? summary.blocked_by : (summary?.total_blocked_by ?? 0);
+    return {
+      number: raw.number,
+      id: raw.id,
+      title: raw.title ?? "",
+      body: raw.body ?? "",
+      state: raw.state === "closed" ? "closed" : "open",
+      stateReason: raw.state_reason ?? null,
+      labels: (raw.labels ?? []).map((label) => (typeof label === "string" ? label : (label.name ?? ""))).filter((name) => name !== ""),
+      author: raw.user?.login ?? "ghost",
+      assignees: (raw.assignees ?? []).map((user) => user.login ?? "").filter((login) => login !== ""),
+      milestone: raw.milestone?.title ?? null,
+      createdAt: raw.created_at ?? "",
+      updatedAt: raw.updated_at ?? "",
+      htmlUrl: raw.html_url ?? "",
+      blockedByCount: blockedBy,
+      subIssueCount: raw.sub_issues_summary?.total ?? 0,
+      parent: this.parentNumber(raw.parent_issue_url),
+    };
+  }
+
+  // ".../repos/{owner}/{repo}/issues/{n}": a parent in another repository has no number here.
+  private parentNumber(url: string | null | undefined): number | null {
+    if (!url) return null;
+    const match = /\/repos\/([^/]+)\/([^/]+)\/issues\/(\d+)\/?$/.exec(url);
+    if (!match) return null;
+    if (!sameSlug({ owner: decodeURIComponent(match[1]!), name: decodeURIComponent(match[2]!) }, this.repo)) return null;
+    return Number(match[3]);
+  }
+
+  private async get<T>(route: string, params: Params, what: string): Promise<T> {
+    return this.call<T>(route, params, what);
+  }
+
+  private async call<T = unknown>(route: string, params: Params, what: string): Promise<T> {
+    try {
+      const response = await this.client.octokit.request(route, { owner: this.repo.owner, repo: this.repo.name, ...params });
+      return response.data as T;
+    } catch (error) {
+      throw this.client.toError(error, what);
+    }
+  }
+
+  // Array endpoints, every page (100 a page).
+  private async all<T>(route: string, params: Params, what: string): Promise<T[]> {
+    try {
+      return (await this.client.octokit.paginate(route, { owner: this.repo.owner, repo: this.repo.name, per_page: 100, ...params })) as T[];
+    } catch (error) {
+      throw this.client.toError(error, what);
+    }
+  }
+
+  // Object endpoints that page an inner array (check runs, combined status): every page's body.
+  private async pages<T>(route: string, params: Params, what: string): Promise<T[]> {
+    const out: T[] = [];
+    try {
+      const iterator = this.client.octokit.paginate.iterator(route, { owner: this.repo.owner, repo: this.repo.name, per_page: 100, ...params });
+      for await (const page of iterator) out.push(page.data as T);
+    } catch (error) {
+      throw this.client.toError(error, what);
+    }
+    return out;
+  }
+}
+
+export interface GitHubForgeOptions {
+  /** "owner/name" or a remote URL, or a parsed slug. */
+  repo: string | RepoSlug;
+  token: string;
+  /** REST API root (default https://api.github.com). */
+  baseUrl?: string;
+  /** For the local forge: no write spacing, millisecond retry delays. */
+  fast?: boolean;
+  logger?: Logger;
+  /** Passed through to createClient (retries, timeouts, cache, an injected fetch). */
+  client?: Omit<Parameters<typeof createClient>[0], "token" | "baseUrl" | "fast" | "logger">;
+}
+
+export function createGitHubForge(options: GitHubForgeOptions): GitHubForge {
+  const repo = typeof options.repo === "string" ? parseSlug(options.repo) : parseSlug(formatSlug(options.repo));
+  if (!options.token) {
+    throw new UsageError("no GitHub token: set GITHUB_TOKEN (or GH_TOKEN), or sign in with `gh auth login`");
+  }
+  const client = createClient({
+    ...options.client,
+    token: options.token,
+    baseUrl: options.baseUrl ?? DEFAULT_API_URL,
+    ...(options.fast !== undefined ? { fast: options.fast } : {}),
+    ...(options.logger ? { logger: options.logger } : {}),
+  });
+  return new GitHubForge(repo, client);
+}
+
+function checkNumber(value: number, what: string): void {
+  if (!Number.isSafeInteger(value) || value <= 0) throw new UsageError(`invalid ${what} number ${JSON.stringify(value)}: expected a positive integer`);
+}
+
+function toLink(raw: RawIssue): IssueLink {
+  return { number: raw.number, id: raw.id, state: raw.state === "closed" ? "closed" : "open" };
+}
+
+function toComment(raw: RawComment): Comment {
+  return {
+    id: raw.id,
+    body: raw.body ?? "",
+    author: raw.user?.login ?? "ghost",
+    createdAt: raw.created_at ?? "",
+    updatedAt: raw.updated_at ?? "",
+    htmlUrl: raw.html_url ?? "",
+  };
+}
+
+function toPull(raw: RawPull): PullRequest {
+  return {
+    number: raw.number,
+    title: raw.title ?? "",
+    body: raw.body ?? "",
+    state: raw.state === "closed" ? "closed" : "open",
+    draft: raw.draft ?? false,
+    merged: raw.merged ?? (raw.merged_at !== undefined && raw.merged_at !== null),
+    author: raw.user?.login ?? "ghost",
+    head: toPullRef(raw.head),
+    base: toPullRef(raw.base),
+    htmlUrl: raw.html_url ?? "",
+    updatedAt: raw.updated_at ?? "",
+  };
+}
+
+function toPullRef(raw: RawPullRef | undefined): PullRef {
+  return { ref: raw?.ref ?? "", sha: raw?.sha ?? "", repoFullName: raw?.repo?.full_name ?? null };
+}
+
+function toCheckRun(raw: RawCheckRun): CheckRun {
+  return {
+    id: raw.id,
+    name: raw.name ?? "",
+    status: raw.status ?? "queued",
+    conclusion: raw.conclusion ?? null,
+    title: raw.output?.title ?? null,
+    summary: raw.output?.summary ?? null,
+    text: raw.output?.text ?? null,
+    detailsUrl: raw.details_url ?? null,
+    htmlUrl: raw.html_url ?? null,
+    appId: raw.app?.id ?? null,
+  };
+}
+
+function toStatus(raw: RawStatus): CommitStatus {
+  return { context: raw.context ?? "", state: raw.state ?? "pending", description: raw.description ?? null, targetUrl: raw.target_url ?? null };
+}
+
+type PullRef = PullRequest["head"];

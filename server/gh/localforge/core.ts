@@ -1,0 +1,116 @@
+// The forge's shared context: state, the bare repository, renderers, the write lock, and
+// caches of git answers that depend only on commit shas (so they never go stale).
+import { randomBytes } from "node:crypto";
+import { join } from "node:path";
+import { Accounting } from "./accounting.js";
+import { BareGit, type MergeTreeResult, type Signature } from "./bare-git.js";
+import { Faults } from "./faults.js";
+import { RateLimiter } from "./ratelimit.js";
+import { Render, type ForgeUrls } from "./render.js";
+import { isoNow, type ForgeState, type UserRecord } from "./state.js";
+import type { StatePersister } from "./store-persist.js";
+
+/** Serialises async critical sections (merges, ref writes, post-push bookkeeping). */
+export class Mutex {
+  private tail: Promise<void> = Promise.resolve();
+
+  run<T>(fn: () => Promise<T>): Promise<T> {
+    const result = this.tail.then(fn, fn);
+    this.tail = result.then(
+      () => {},
+      () => {},
+    );
+    return result;
+  }
+}
+
+export interface CompareResult {
+  commits: number;
+  additions: number;
+  deletions: number;
+  changedFiles: number;
+}
+
+/** Bounded memo: git answers keyed by shas are immutable, but memory is not free. */
+class ShaCache<V> {
+  private readonly map = new Map<string, Promise<V>>();
+  constructor(private readonly max = 2000) {}
+
+  get(key: string, compute: () => Promise<V>): Promise<V> {
+    let p = this.map.get(key);
+    if (!p) {
+      p = compute();
+      // A failed computation must not be remembered.
+      p.catch(() => this.map.delete(key));
+      if (this.map.size >= this.max) this.map.delete(this.map.keys().next().value as string);
+      this.map.set(key, p);
+    }
+    return p;
+  }
+}
+
+export class LocalForge {
+  readonly render: Render;
+  readonly writeLock = new Mutex();
+  readonly faults = new Faults();
+  readonly accounting = new Accounting();
+  readonly rateLimits = new RateLimiter();
+  private readonly mergeTrees = new ShaCache<MergeTreeResult>();
+  private readonly compares = new ShaCache<CompareResult>();
+  private readonly ancestry = new ShaCache<boolean>();
+  private indexSeq = 0;
+
+  constructor(
+    readonly state: ForgeState,
+    readonly git: BareGit,
+    readonly urls: ForgeUrls,
+    readonly dir: string,
+    readonly persister: StatePersister,
+  ) {
+    this.render = new Render(state, urls);
+  }
+
+  get defaultBranch(): string {
+    return this.state.data.defaultBranch;
+  }
+
+  /** A fresh temporary index file path (concurrent tree writes must not share one). */
+  tempIndex(): string {
+    return join(this.dir, `.forge-index-${process.pid}-${++this.indexSeq}`);
+  }
+
+  /** The three-way merge of `ours` and `theirs` (cached: both are immutable commits). */
+  mergeTree(ours: string, theirs: string): Promise<MergeTreeResult> {
+    return this.mergeTrees.get(`${ours}:${theirs}`, () => this.git.mergeTree(ours, theirs));
+  }
+
+  isAncestor(ancestor: string, descendant: string): Promise<boolean> {
+    return this.ancestry.get(`${ancestor}>${descendant}`, () => this.git.isAncestor(ancestor, descendant));
+  }
+
+  compare(base: string, head: string): Promise<CompareResult> {
+    return this.compares.get(`${base}..${head}`, () => this.git.compare(base, head));
+  }
+
+  signature(login: string): Signature {
+    return { name: login, email: `${login}@users.noreply.afk-forge`, date: isoNow() };
+  }
+
+  addUser(login: string, admin: boolean): UserRecord {
+    const existing = this.state.user(login);
+    if (existing) return existing;
+    const user: UserRecord = {
+      login,
+      id: this.state.nextId(),
+      token: `afkf_${randomBytes(16).toString("hex")}`,
+      admin,
+      createdAt: isoNow(),
+    };
+    this.state.addUser(user);
+    return user;
+  }
+}
+
+export function isValidLogin(login: unknown): login is string {
+  return typeof login === "string" && /^[A-Za-z0-9](?:[A-Za-z0-9]|-(?=[A-Za-z0-9])){0,38}(\[bot\])?$/.test(login);
+}

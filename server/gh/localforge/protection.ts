@@ -1,0 +1,256 @@
+// Branches, classic branch protection and repository rulesets: where a branch's required
+// status checks come from. Both sources are honoured at merge time, as on GitHub.
+import type { LocalForge } from "./core.js";
+import { HttpError, notFound, validationFailed } from "./http-errors.js";
+import { oneOf, optionalString, requiredString } from "./input.js";
+import { requireAdmin } from "./issues.js";
+import { paginate } from "./paginate.js";
+import type { Reply, RequestContext, Router } from "./router.js";
+import { isoNow, type ProtectionRecord, type RequiredCheck, type RuleRecord, type RulesetRecord } from "./state.js";
+
+const REPO = "/repos/{owner}/{repo}";
+
+export interface RequiredChecks {
+  contexts: string[];
+  strict: boolean;
+}
+
+/** fnmatch-style ref patterns as rulesets use them: `*` within a segment, `**` across. */
+function globToRegExp(glob: string): RegExp {
+  let re = "";
+  for (let i = 0; i < glob.length; i++) {
+    const c = glob[i]!;
+    if (c === "*" && glob[i + 1] === "*") {
+      re += ".*";
+      i++;
+    } else if (c === "*") re += "[^/]*";
+    else if (c === "?") re += "[^/]";
+    else re += c.replace(/[.+^${}()|[\]\\]/g, "\\$&");
+  }
+  return new RegExp(`^${re}$`);
+}
+
+function patternMatches(pattern: string, ref: string, defaultBranch: string): boolean {
+  if (pattern === "~ALL") return true;
+  if (pattern === "~DEFAULT_BRANCH") return ref === `refs/heads/${defaultBranch}`;
+  const full = pattern.startsWith("refs/") ? pattern : `refs/heads/${pattern}`;
+  return globToRegExp(full).test(ref);
+}
+
+/** Active branch rulesets that apply to `branch`. */
+export function rulesetsFor(forge: LocalForge, branch: string): RulesetRecord[] {
+  const ref = `refs/heads/${branch}`;
+  return forge.state.rulesets().filter(
+    (r) =>
+      r.enforcement === "active" &&
+      r.target === "branch" &&
+      r.include.some((p) => patternMatches(p, ref, forge.defaultBranch)) &&
+      !r.exclude.some((p) => patternMatches(p, ref, forge.defaultBranch)),
+  );
+}
+
+/** Everything that requires checks on `branch`: classic protection plus rulesets. */
+export function requiredChecksFor(forge: LocalForge, branch: string): RequiredChecks {
+  const contexts = new Set<string>();
+  let strict = false;
+  const rsc = forge.state.protection(branch)?.requiredStatusChecks;
+  if (rsc) {
+    for (const c of rsc.checks) contexts.add(c.context);
+    strict ||= rsc.strict;
+  }
+  for (const r of rulesetsFor(forge, branch)) {
+    for (const rule of r.rules) {
+      if (rule.type !== "required_status_checks") continue;
+      const p = rule.parameters ?? {};
+      for (const c of (p.required_status_checks as { context: string }[] | undefined) ?? []) contexts.add(c.context);
+      strict ||= p.strict_required_status_checks_policy === true;
+    }
+  }
+  return { contexts: [...contexts], strict };
+}
+
+async function branchTip(ctx: RequestContext, branch: string): Promise<string> {
+  const sha = (await ctx.memo.branchTips()).get(branch);
+  if (!sha) throw new HttpError(404, "Branch not found");
+  return sha;
+}
+
+async function listBranches(ctx: RequestContext): Promise<Reply> {
+  const tips = await ctx.memo.branchTips();
+  const wantProtected = ctx.query.get("protected");
+  let names = [...tips.keys()].sort();
+  if (wantProtected === "true") names = names.filter((n) => ctx.forge.state.protection(n));
+  if (wantProtected === "false") names = names.filter((n) => !ctx.forge.state.protection(n));
+  const page = paginate(ctx, names);
+  const api = ctx.forge.render.repoApi;
+  const body = page.items.map((name) => {
+    const p = ctx.forge.state.protection(name);
+    return {
+      name,
+      commit: { sha: tips.get(name)!, url: `${api}/commits/${tips.get(name)!}` },
+      protected: p !== undefined,
+      protection_url: `${api}/branches/${encodeURIComponent(name)}/protection`,
+    };
+  });
+  return { status: 200, body, headers: page.headers };
+}
+
+async function getBranch(ctx: RequestContext): Promise<Reply> {
+  const name = ctx.params.branch ?? "";
+  const sha = await branchTip(ctx, name);
+  const info = await ctx.forge.git.commitInfo(sha);
+  return { status: 200, body: ctx.forge.render.branch(name, ctx.forge.render.commit(info), ctx.forge.state.protection(name)) };
+}
+
+function getProtection(ctx: RequestContext): Reply {
+  requireAdmin(ctx);
+  const p = ctx.forge.state.protection(ctx.params.branch ?? "");
+  if (!p) throw new HttpError(404, "Branch not protected");
+  return { status: 200, body: ctx.forge.render.protection(p) };
+}
+
+function enabledFlag(v: unknown): boolean {
+  if (typeof v === "boolean") return v;
+  if (v && typeof v === "object") return (v as { enabled?: unknown }).enabled === true;
+  return false;
+}
+
+function readRequiredChecks(v: unknown): ProtectionRecord["requiredStatusChecks"] {
+  if (v === null || v === undefined) return null;
+  if (typeof v !== "object" || Array.isArray(v)) throw validationFailed([{ resource: "ProtectedBranch", field: "required_status_checks", code: "invalid" }]);
+  const o = v as Record<string, unknown>;
+  const checks: RequiredCheck[] = [];
+  if (Array.isArray(o.checks)) {
+    for (const c of o.checks as unknown[]) {
+      const cc = c as { context?: unknown; app_id?: unknown };
+      if (typeof cc?.context !== "string") throw validationFailed([{ resource: "ProtectedBranch", field: "required_status_checks.checks", code: "invalid" }]);
+      checks.push({ context: cc.context, appId: typeof cc.app_id === "number" ? cc.app_id : null });
+    }
+  }
+  if (Array.isArray(o.contexts)) {
+    for (const c of o.contexts as unknown[]) {
+      if (typeof c !== "string") throw validationFailed([{ resource: "ProtectedBranch", field: "required_status_checks.contexts", code: "invalid" }]);
+      if (!checks.some((x) => x.context === c)) checks.push({ context: c, appId: null });
+    }
+  }
+  return { strict: o.strict === true, checks };
+}
+
+async function putProtection(ctx: RequestContext): Promise<Reply> {
+  requireAdmin(ctx);
+  const branch = ctx.params.branch ?? "";
+  await branchTip(ctx, branch);
+  // GitHub requires all four top-level keys; the forge accepts a missing key as null so that
+  // test setups can say only what they care about.
+  const p: ProtectionRecord = {
+    branch,
+    requiredStatusChecks: readRequiredChecks(ctx.body.required_status_checks),
+    enforceAdmins: enabledFlag(ctx.body.enforce_admins),
+    requiredLinearHistory: enabledFlag(ctx.body.required_linear_history),
+    allowForcePushes: enabledFlag(ctx.body.allow_force_pushes),
+    allowDeletions: enabledFlag(ctx.body.allow_deletions),
+  };
+  ctx.forge.state.setProtection(p);
+  return { status: 200, body: ctx.forge.render.protection(p) };
+}
+
+function deleteProtection(ctx: RequestContext): Reply {
+  requireAdmin(ctx);
+  const branch = ctx.params.branch ?? "";
+  if (!ctx.forge.state.protection(branch)) throw new HttpError(404, "Branch not protected");
+  ctx.forge.state.deleteProtection(branch);
+  return { status: 204 };
+}
+
+function readRules(v: unknown): RuleRecord[] {
+  if (v === undefined || v === null) return [];
+  if (!Array.isArray(v)) throw validationFailed([{ resource: "Ruleset", field: "rules", code: "invalid" }]);
+  return v.map((r: unknown) => {
+    const rule = r as { type?: unknown; parameters?: unknown };
+    if (typeof rule?.type !== "string") throw validationFailed([{ resource: "Ruleset", field: "rules.type", code: "missing_field" }]);
+    if (rule.type === "required_status_checks") {
+      const p = (rule.parameters ?? {}) as Record<string, unknown>;
+      const list = p.required_status_checks;
+      if (!Array.isArray(list) || list.some((c) => typeof (c as { context?: unknown })?.context !== "string")) {
+        throw new HttpError(422, "Invalid rule 'required_status_checks': required_status_checks must be a list of {context}");
+      }
+      return {
+        type: rule.type,
+        parameters: {
+          ...p,
+          required_status_checks: list.map((c) => {
+            const cc = c as { context: string; integration_id?: unknown };
+            return typeof cc.integration_id === "number" ? { context: cc.context, integration_id: cc.integration_id } : { context: cc.context };
+          }),
+          strict_required_status_checks_policy: p.strict_required_status_checks_policy === true,
+        },
+      };
+    }
+    return rule.parameters === undefined ? { type: rule.type } : { type: rule.type, parameters: rule.parameters as Record<string, unknown> };
+  });
+}
+
+function createRuleset(ctx: RequestContext): Reply {
+  requireAdmin(ctx);
+  const name = requiredString(ctx.body, "name", "Ruleset");
+  const enforcement = oneOf(requiredString(ctx.body, "enforcement", "Ruleset"), ["disabled", "active", "evaluate"] as const, "Ruleset", "enforcement")!;
+  const target = oneOf(optionalString(ctx.body, "target", "Ruleset"), ["branch", "tag", "push"] as const, "Ruleset", "target") ?? "branch";
+  const cond = (ctx.body.conditions as { ref_name?: { include?: unknown; exclude?: unknown } } | undefined)?.ref_name;
+  const strings = (v: unknown): string[] => (Array.isArray(v) ? v.filter((x): x is string => typeof x === "string") : []);
+  if (ctx.forge.state.rulesets().some((r) => r.name === name)) {
+    throw validationFailed([{ resource: "Ruleset", field: "name", code: "already_exists" }], "Name must be unique");
+  }
+  const now = isoNow();
+  const r: RulesetRecord = {
+    id: ctx.forge.state.nextId(),
+    name,
+    target,
+    enforcement,
+    include: strings(cond?.include),
+    exclude: strings(cond?.exclude),
+    rules: readRules(ctx.body.rules),
+    createdAt: now,
+    updatedAt: now,
+  };
+  ctx.forge.state.addRuleset(r);
+  return { status: 201, body: ctx.forge.render.ruleset(r) };
+}
+
+function listRulesets(ctx: RequestContext): Reply {
+  const page = paginate(ctx, ctx.forge.state.rulesets());
+  const body = page.items.map((r) => {
+    const full = ctx.forge.render.ruleset(r);
+    delete full.conditions;
+    delete full.rules;
+    return full;
+  });
+  return { status: 200, body, headers: page.headers };
+}
+
+function getRuleset(ctx: RequestContext): Reply {
+  const r = ctx.forge.state.rulesets().find((x) => x.id === Number(ctx.params.ruleset_id));
+  if (!r) throw notFound();
+  return { status: 200, body: ctx.forge.render.ruleset(r) };
+}
+
+function rulesForBranch(ctx: RequestContext): Reply {
+  const out: unknown[] = [];
+  for (const r of rulesetsFor(ctx.forge, ctx.params.branch ?? "")) {
+    for (const rule of r.rules) out.push(ctx.forge.render.ruleDetailed(rule, r));
+  }
+  const page = paginate(ctx, out);
+  return { status: 200, body: page.items, headers: page.headers };
+}
+
+export function registerProtectionRoutes(router: Router): void {
+  router
+    .add("GET", `${REPO}/branches`, listBranches)
+    .add("GET", `${REPO}/branches/{branch}/protection`, getProtection)
+    .add("PUT", `${REPO}/branches/{branch}/protection`, putProtection)
+    .add("DELETE", `${REPO}/branches/{branch}/protection`, deleteProtection)
+    .add("GET", `${REPO}/branches/{branch}`, getBranch)
+    .add("GET", `${REPO}/rulesets`, listRulesets)
+    .add("POST", `${REPO}/rulesets`, createRuleset)
+    .add("GET", `${REPO}/rulesets/{ruleset_id}`, getRuleset)
+    .add("GET", `${REPO}/rules/branches/{branch}`, rulesForBranch);
+}

@@ -1,0 +1,215 @@
+// Pull requests: create, list, read (with mergeability computed for real from the bare
+// repository and the branch's required checks), update. Merging lives in merge.ts.
+import { checkOutcomes } from "./checks.js";
+import type { LocalForge } from "./core.js";
+import { HttpError, notFound, validationFailed } from "./http-errors.js";
+import { nullableString, oneOf, optionalBoolean, optionalString, queryEnum, requiredString } from "./input.js";
+import { actor, closeIssue, touch } from "./issues.js";
+import { paginate } from "./paginate.js";
+import { requiredChecksFor } from "./protection.js";
+import type { PullView } from "./render.js";
+import type { Reply, RequestContext, Router } from "./router.js";
+import { isoNow, type IssueRecord, type PullRecord } from "./state.js";
+
+const REPO = "/repos/{owner}/{repo}";
+
+export interface PullPair {
+  issue: IssueRecord;
+  pull: PullRecord;
+}
+
+export function pullParam(ctx: RequestContext): PullPair {
+  const issue = ctx.forge.state.issue(Number(ctx.params.pull_number));
+  if (!issue?.pull) throw notFound();
+  return { issue, pull: issue.pull };
+}
+
+/** Live head and base shas: an open PR follows its branches; a closed one is frozen. */
+export function liveShas(pair: PullPair, tips: Map<string, string>): { headSha: string; baseSha: string } {
+  const { issue, pull } = pair;
+  if (issue.state !== "open") return { headSha: pull.headSha, baseSha: pull.baseSha };
+  return { headSha: tips.get(pull.head) ?? pull.headSha, baseSha: tips.get(pull.base) ?? pull.baseSha };
+}
+
+/** GitHub's mergeable / mergeable_state for an open PR. */
+export async function mergeability(forge: LocalForge, pair: PullPair, headSha: string, baseSha: string): Promise<{ mergeable: boolean | null; state: string }> {
+  const { issue, pull } = pair;
+  if (issue.state !== "open") return { mergeable: null, state: "unknown" };
+  const merge = await forge.mergeTree(baseSha, headSha);
+  if (!merge.clean) return { mergeable: false, state: "dirty" };
+  if (pull.draft) return { mergeable: true, state: "draft" };
+  const required = requiredChecksFor(forge, pull.base);
+  const outcomes = checkOutcomes(forge, headSha);
+  if (required.contexts.some((c) => outcomes.get(c) !== "success")) return { mergeable: true, state: "blocked" };
+  if (required.strict && !(await forge.isAncestor(baseSha, headSha))) return { mergeable: true, state: "behind" };
+  const requiredSet = new Set(required.contexts);
+  for (const [name, o] of outcomes) {
+    if (!requiredSet.has(name) && o !== "success") return { mergeable: true, state: "unstable" };
+  }
+  return { mergeable: true, state: "clean" };
+}
+
+async function fullView(forge: LocalForge, pair: PullPair, tips: Map<string, string>): Promise<PullView> {
+  const { headSha, baseSha } = liveShas(pair, tips);
+  const [m, stats] = await Promise.all([mergeability(forge, pair, headSha, baseSha), forge.compare(baseSha, headSha)]);
+  return { headSha, baseSha, mergeable: m.mergeable, mergeableState: m.state, ...stats };
+}
+
+function simpleView(pair: PullPair, tips: Map<string, string>): PullView {
+  const { headSha, baseSha } = liveShas(pair, tips);
+  return { headSha, baseSha, mergeable: null, mergeableState: "unknown", commits: 0, additions: 0, deletions: 0, changedFiles: 0 };
+}
+
+export async function renderFullPull(ctx: RequestContext, pair: PullPair): Promise<unknown> {
+  const tips = await ctx.memo.branchTips();
+  return ctx.forge.render.pull(pair.issue, pair.pull, await fullView(ctx.forge, pair, tips), true);
+}
+
+/** "owner:branch" or "branch" -> branch, for this repository only (no forks here). */
+function headBranch(ctx: RequestContext, head: string): string | null {
+  const i = head.indexOf(":");
+  if (i < 0) return head;
+  return head.slice(0, i).toLowerCase() === ctx.forge.urls.owner.toLowerCase() ? head.slice(i + 1) : null;
+}
+
+async function listPulls(ctx: RequestContext): Promise<Reply> {
+  const state = queryEnum(ctx.query, "state", ["open", "closed", "all"] as const, "open");
+  const sort = queryEnum(ctx.query, "sort", ["created", "updated", "popularity", "long-running"] as const, "created");
+  const direction = queryEnum(ctx.query, "direction", ["asc", "desc"] as const, sort === "created" ? "desc" : "asc");
+  const head = ctx.query.get("head");
+  const base = ctx.query.get("base");
+  const headName = head ? headBranch(ctx, head) : undefined;
+  const pairs: PullPair[] = [];
+  for (const issue of ctx.forge.state.issues()) {
+    if (!issue.pull) continue;
+    if (state !== "all" && issue.state !== state) continue;
+    if (headName !== undefined && issue.pull.head !== headName) continue;
+    if (base && issue.pull.base !== base) continue;
+    pairs.push({ issue, pull: issue.pull });
+  }
+  const key = (p: PullPair): string => (sort === "updated" ? p.issue.updatedAt : p.issue.createdAt);
+  const sign = direction === "asc" ? 1 : -1;
+  pairs.sort((a, b) => sign * (key(a) < key(b) ? -1 : key(a) > key(b) ? 1 : a.issue.number - b.issue.number));
+  const page = paginate(ctx, pairs);
+  const tips = page.items.length > 0 ? await ctx.memo.branchTips() : new Map<string, string>();
+  return {
+    status: 200,
+    body: page.items.map((p) => ctx.forge.render.pull(p.issue, p.pull, simpleView(p, tips), false)),
+    headers: page.headers,
+  };
+}
+
+async function createPull(ctx: RequestContext): Promise<Reply> {
+  const user = actor(ctx);
+  const title = requiredString(ctx.body, "title", "PullRequest");
+  const headSpec = requiredString(ctx.body, "head", "PullRequest");
+  const base = requiredString(ctx.body, "base", "PullRequest");
+  const body = nullableString(ctx.body, "body", "PullRequest") ?? null;
+  const draft = optionalBoolean(ctx.body, "draft", "PullRequest") ?? false;
+  if (title.trim() === "") throw validationFailed([{ resource: "PullRequest", field: "title", code: "missing_field" }]);
+  const head = headBranch(ctx, headSpec);
+  const { forge } = ctx;
+  return forge.writeLock.run(async () => {
+    const tips = await forge.git.branchTips();
+    const headSha = head === null ? undefined : tips.get(head);
+    const baseSha = tips.get(base);
+    if (head === null || headSha === undefined) throw validationFailed([{ resource: "PullRequest", field: "head", code: "invalid" }]);
+    if (baseSha === undefined) throw validationFailed([{ resource: "PullRequest", field: "base", code: "invalid" }]);
+    const label = `${forge.urls.owner}:${head}`;
+    const dup = forge.state.issues().some((i) => i.pull && i.state === "open" && i.pull.head === head && i.pull.base === base);
+    if (dup) throw validationFailed([{ resource: "PullRequest", code: "custom", message: `A pull request already exists for ${label}.` }]);
+    if (head === base || (await forge.isAncestor(headSha, baseSha))) {
+      throw validationFailed([{ resource: "PullRequest", code: "custom", message: `No commits between ${base} and ${head}` }]);
+    }
+    const now = isoNow();
+    const issue: IssueRecord = {
+      number: forge.state.allocNumber(),
+      id: forge.state.nextId(),
+      title,
+      body,
+      state: "open",
+      stateReason: null,
+      labels: [],
+      assignees: [],
+      author: user.login,
+      createdAt: now,
+      updatedAt: now,
+      closedAt: null,
+      closedBy: null,
+      locked: false,
+      blockedBy: [],
+      blocking: [],
+      subIssues: [],
+      parent: null,
+      pull: {
+        id: forge.state.nextId(),
+        head,
+        headSha,
+        base,
+        baseSha,
+        draft,
+        merged: false,
+        mergedAt: null,
+        mergedBy: null,
+        mergeCommitSha: null,
+      },
+    };
+    forge.state.addIssue(issue);
+    const rendered = (await renderFullPull(ctx, { issue, pull: issue.pull! })) as { url: string };
+    return { status: 201, body: rendered, headers: { location: rendered.url } };
+  });
+}
+
+async function getPull(ctx: RequestContext): Promise<Reply> {
+  return { status: 200, body: await renderFullPull(ctx, pullParam(ctx)) };
+}
+
+async function updatePull(ctx: RequestContext): Promise<Reply> {
+  const user = actor(ctx);
+  const pair = pullParam(ctx);
+  const { issue, pull } = pair;
+  const title = optionalString(ctx.body, "title", "PullRequest");
+  const body = nullableString(ctx.body, "body", "PullRequest");
+  const state = oneOf(optionalString(ctx.body, "state", "PullRequest"), ["open", "closed"] as const, "PullRequest", "state");
+  const base = optionalString(ctx.body, "base", "PullRequest");
+  const { forge } = ctx;
+  return forge.writeLock.run(async () => {
+    const tips = await forge.git.branchTips();
+    if (base !== undefined && base !== pull.base) {
+      if (issue.state !== "open") throw new HttpError(422, "Cannot change the base branch of a closed pull request.");
+      if (!tips.has(base)) throw validationFailed([{ resource: "PullRequest", field: "base", code: "invalid" }]);
+      pull.base = base;
+    }
+    if (title !== undefined) {
+      if (title.trim() === "") throw validationFailed([{ resource: "PullRequest", field: "title", code: "missing_field" }]);
+      issue.title = title;
+    }
+    if (body !== undefined) issue.body = body;
+    if (state === "closed" && issue.state === "open") {
+      const live = liveShas(pair, tips);
+      pull.headSha = live.headSha;
+      pull.baseSha = live.baseSha;
+      closeIssue(forge, issue, user.login, "completed");
+    } else if (state === "open" && issue.state === "closed") {
+      if (pull.merged) throw new HttpError(422, "Cannot reopen a merged pull request.");
+      const headSha = tips.get(pull.head);
+      if (!headSha) throw new HttpError(422, "Cannot reopen: the head branch was deleted.");
+      issue.state = "open";
+      issue.closedAt = null;
+      issue.closedBy = null;
+      pull.headSha = headSha;
+    }
+    touch(issue);
+    forge.state.changed();
+    ctx.memo.invalidate();
+    return { status: 200, body: await renderFullPull(ctx, pair) };
+  });
+}
+
+export function registerPullRoutes(router: Router): void {
+  router
+    .add("GET", `${REPO}/pulls`, listPulls)
+    .add("POST", `${REPO}/pulls`, createPull)
+    .add("GET", `${REPO}/pulls/{pull_number}`, getPull)
+    .add("PATCH", `${REPO}/pulls/{pull_number}`, updatePull);
+}

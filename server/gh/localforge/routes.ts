@@ -1,0 +1,28 @@
+// The whole REST surface, assembled in one place. Order matters only where a literal segment
+// could be read as a parameter ("/issues/comments" before "/issues/{issue_number}").
+import { registerCheckRoutes } from "./checks.js";
+import { registerCommentRoutes } from "./comments.js";
+import { registerIssueRoutes } from "./issues.js";
+import { registerLabelRoutes } from "./labels.js";
+import { registerMergeRoutes } from "./merge.js";
+import { registerProtectionRoutes } from "./protection.js";
+import { registerPullRoutes } from "./pulls.js";
+import { registerRefRoutes } from "./refs.js";
+import { registerRelationRoutes } from "./relations.js";
+import { registerRepoRoutes } from "./repo.js";
+import { Router } from "./router.js";
+
+export function buildRouter(): Router {
+  const router = new Router();
+  registerRepoRoutes(router);
+  registerCommentRoutes(router);
+  registerIssueRoutes(router);
+  registerRelationRoutes(router);
+  registerLabelRoutes(router);
+  registerRefRoutes(router);
+  registerPullRoutes(router);
+  registerMergeRoutes(router);
+  registerCheckRoutes(router);
+  registerProtectionRoutes(router);
+  return router;
+}

@@ -1,0 +1,94 @@
+// The hard preconditions of a fleet, each checked up front and each failing with a message
+// that names the fix. `status` shows them in the plan; `project_start` refuses on any error.
+import type { FleetConfig } from "../schemas/config.js";
+import type { Label, RepoInfo, RequiredChecks } from "./gh/forge.js";
+import { sameLabel } from "./state/markers.js";
+
+export interface Precondition {
+  name: string;
+  ok: boolean;
+  severity: "ok" | "warn" | "error";
+  message: string;
+}
+
+export interface PreconditionFacts {
+  repo: string;
+  info: RepoInfo;
+  labels: Label[];
+  base: string;
+  baseSha: string | null;
+  config: FleetConfig;
+  /** The namespace probe: null when it was not run. */
+  namespace: { namespace: string; writable: boolean; fallback: boolean; detail: string } | null;
+  requiredChecks: RequiredChecks | null;
+}
+
+const ok = (name: string, message: string): Precondition => ({ name, ok: true, severity: "ok", message });
+const warn = (name: string, message: string): Precondition => ({ name, ok: true, severity: "warn", message });
+const fail = (name: string, message: string): Precondition => ({ name, ok: false, severity: "error", message });
+
+/** Pure: facts in, verdicts out (the facts are gathered by the host). */
+export function evaluatePreconditions(facts: PreconditionFacts): Precondition[] {
+  const { info, config } = facts;
+  const out: Precondition[] = [ok("repository", `${facts.repo} is reachable (default branch ${info.defaultBranch})`)];
+
+  out.push(
+    info.permissions.push
+      ? ok("permissions", "the token can push branches and merge pull requests")
+      : fail(
+          "permissions",
+          `the token cannot push to ${facts.repo}: use a token with write access (classic: "repo" scope; fine-grained: Contents and Pull requests read/write)`,
+        ),
+  );
+
+  const ready = config.labels.ready;
+  out.push(
+    facts.labels.some((l) => sameLabel(l.name, ready))
+      ? ok("ready_label", `label "${ready}" exists`)
+      : fail("ready_label", `label "${ready}" does not exist in ${facts.repo}: create it (gh label create "${ready}") and put it on the issues the fleet may take`),
+  );
+
+  out.push(
+    facts.baseSha
+      ? ok("base_branch", `base branch "${facts.base}" exists at ${facts.baseSha.slice(0, 12)}`)
+      : fail("base_branch", `base branch "${facts.base}" does not exist: push it, or set "base" to an existing branch`),
+  );
+
+  const ns = facts.namespace;
+  if (ns) {
+    if (!ns.writable) {
+      out.push(fail("claim_namespace", `cannot write refs under ${ns.namespace}/: ${ns.detail}. Allow pushes of refs/afk/* or set "namespace" to "refs/heads/afk"`));
+    } else if (ns.fallback) {
+      out.push(warn("claim_namespace", `refs/afk/* is refused (${ns.detail}); claims use ${ns.namespace}/, which are branches: pushes there may trigger "on: push" CI`));
+    } else {
+      out.push(ok("claim_namespace", `claim refs can be written under ${ns.namespace}/`));
+    }
+  }
+
+  const required = facts.requiredChecks;
+  if (config.gate.ci === "local") {
+    if (required === null || !required.readable) {
+      out.push(warn("gate", `gate.ci is "local" but the protection of "${facts.base}" could not be read (no admin rights?): if it requires status checks, merges will be refused`));
+    } else if (required.contexts.length > 0) {
+      out.push(
+        fail(
+          "gate",
+          `gate.ci is "local" but "${facts.base}" requires status checks (${required.contexts.join(", ")}), so GitHub would refuse every merge however green the local gate is: drop the required checks on "${facts.base}" or set gate.ci to "required"`,
+        ),
+      );
+    } else {
+      out.push(ok("gate", `local gate: ${config.gate.local_command ?? "(no command)"}`));
+    }
+  } else if (required && required.readable && required.contexts.length === 0) {
+    out.push(ok("gate", `no checks are required on "${facts.base}": every check reported on a PR's head must pass`));
+  } else if (required && required.readable) {
+    out.push(ok("gate", `required checks on "${facts.base}": ${required.contexts.join(", ")}`));
+  } else {
+    out.push(warn("gate", `the protection of "${facts.base}" could not be read: every check reported on a PR's head must pass`));
+  }
+  return out;
+}
+
+export function preconditionsPass(list: readonly Precondition[]): boolean {
+  return list.every((p) => p.ok);
+}

@@ -1,0 +1,32 @@
+// createServer(host): builds the MCP server around a host; the binary only picks the
+// transport. A read-only server registers no tool that changes anything.
+import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
+import type { Host } from "./host-api.js";
+import { isReadOnly, registerDefinedTool, type ToolDefinition } from "./tools/define.js";
+import { statusTool } from "./tools/status.js";
+import { takeoverTool } from "./tools/takeover.js";
+import { version } from "./version.js";
+
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- a heterogeneous list of tool definitions
+export const TOOLS: ToolDefinition<any, any>[] = [statusTool, takeoverTool];
+
+export interface ServerOptions {
+  /** Register only the read-only tools (a monitoring session). */
+  readOnly?: boolean;
+}
+
+export function createServer(host: Host, options: ServerOptions = {}): McpServer {
+  const server = new McpServer(
+    { name: "afk-mcp", version },
+    {
+      instructions:
+        "afk-mcp runs an unattended fleet of coding agents over a GitHub repository's issue backlog. " +
+        "Call status {repo} first: it shows the dry-run plan and any failed precondition with its fix.",
+    },
+  );
+  for (const tool of TOOLS) {
+    if (options.readOnly && !isReadOnly(tool)) continue;
+    registerDefinedTool(server, host, tool);
+  }
+  return server;
+}

@@ -1,0 +1,195 @@
+// rebuild: one snapshot in, the working set out — the frontier, my claims by PR state, peers'
+// live and stale claims, and a fingerprint. Pure: no I/O, `now` is an argument, and the result
+// does not depend on the order of any list in the snapshot. O(n log n) in the snapshot's size.
+
+import { effectiveSelectors, type CoreConfig } from "./config.js";
+import { analyzeDependencies } from "./dependencies.js";
+import { fingerprintOf } from "./fingerprint.js";
+import { computeFrontier, humanReservation, type ClaimOnIssue, type Frontier } from "./frontier.js";
+import { classifyClaims, isFresh, latestHeartbeats, type ClaimSets, type MineClaim, type PeerClaim, type StaleClaim } from "./inflight.js";
+import { parseClosingRefs } from "./links.js";
+import { issueFactsWith, type IssueFacts } from "./facts.js";
+import { attemptLabelParser, FLEET_BRANCH_PREFIX, parseFleetBranch } from "./markers.js";
+import { selectorContext, selectorPriority } from "./selectors.js";
+import { assertInstanceId, canonicalSnapshot, type Snapshot, type SnapshotIssue, type SnapshotPull } from "./snapshot.js";
+import { countStragglers, type Stragglers } from "./stragglers.js";
+
+export type RebuildConfig = Pick<CoreConfig, "labels" | "selectors" | "gate" | "lease" | "worktree">;
+
+export interface WorkingSet {
+  repo: string;
+  instance: string;
+  /** The `now` the set was computed for (ISO 8601). */
+  now: string;
+  frontier: Frontier;
+  mine: MineClaim[];
+  peer_live: PeerClaim[];
+  stale: StaleClaim[];
+  /** My own lease as the snapshot shows it. */
+  lease: ClaimSets["lease"];
+  /** Dependency cycles among open issues (each sorted): their members are excluded as "cycle". */
+  cycles: number[][];
+  fingerprint: string;
+  stragglers: Stragglers;
+}
+
+/** Whether a PR's head branch lives in this repository (a fork's never does). */
+function inThisRepo(pull: SnapshotPull, repo: string): boolean {
+  return pull.head.repoFullName !== null && pull.head.repoFullName.toLowerCase() === repo.toLowerCase();
+}
+
+interface PullIndex {
+  linkedPullsOf: Map<number, number[]>;
+  fleetPullOf: Map<number, SnapshotPull>;
+  /** Pull → the issues its title and body close. */
+  closes: Map<number, number[]>;
+}
+
+/**
+ * Links open PRs to issues: by closing keywords in the title or body (same repository only), and
+ * by the fleet's own branch name `<branch_prefix><n>-…` (in this repository only). The fleet's PR for an
+ * issue is the newest (highest-numbered) fleet-branch PR that targets the snapshot's base.
+ */
+function indexPulls(pulls: readonly SnapshotPull[], repo: string, base: string, branchPrefix: string): PullIndex {
+  const linked = new Map<number, Set<number>>();
+  const fleetPullOf = new Map<number, SnapshotPull>();
+  const closes = new Map<number, number[]>();
+  const link = (issue: number, pr: number): void => {
+    let set = linked.get(issue);
+    if (!set) {
+      set = new Set();
+      linked.set(issue, set);
+    }
+    set.add(pr);
+  };
+  for (const pull of pulls) {
+    const closed = parseClosingRefs(`${pull.title}\n${pull.body}`, repo);
+    closes.set(pull.number, closed);
+    for (const n of closed) {
+      link(n, pull.number);
+    }
+    const branchIssue = inThisRepo(pull, repo) ? parseFleetBranch(pull.head.ref, branchPrefix) : null;
+    if (branchIssue !== null) {
+      link(branchIssue, pull.number);
+      // The fleet's own PR also targets the base it lands on (the only heads gather reads checks for).
+      const seen = fleetPullOf.get(branchIssue);
+      if (pull.baseRef === base && (!seen || pull.number > seen.number)) {
+        fleetPullOf.set(branchIssue, pull);
+      }
+    }
+  }
+  const linkedPullsOf = new Map<number, number[]>();
+  for (const [issue, set] of linked) {
+    linkedPullsOf.set(issue, [...set].sort((a, b) => a - b));
+  }
+  return { linkedPullsOf, fleetPullOf, closes };
+}
+
+export function rebuild(snapshot: Snapshot, config: RebuildConfig, instance: string, now: Date): WorkingSet {
+  assertInstanceId(instance);
+  const nowMs = now.getTime();
+  if (Number.isNaN(nowMs)) {
+    throw new Error("rebuild: `now` is an invalid Date: pass the tick's clock reading");
+  }
+  const snap = canonicalSnapshot(snapshot);
+  const { repo, login } = snap;
+  const labels = config.labels;
+  const ttlSeconds = config.lease.ttl_seconds;
+
+  const openIssues = new Map<number, SnapshotIssue>();
+  for (const issue of snap.issues) openIssues.set(issue.number, issue);
+  const openPulls = new Set(snap.pulls.map((p) => p.number));
+  const knownClosed = new Set(snap.knownClosed ?? []);
+  const { linkedPullsOf, fleetPullOf, closes } = indexPulls(
+    snap.pulls,
+    repo,
+    snap.base,
+    config.worktree?.branch_prefix ?? FLEET_BRANCH_PREFIX,
+  );
+
+  // What each issue says, derived once; then its selector priority.
+  const factsOf = new Map<number, IssueFacts>();
+  const parseAttempt = attemptLabelParser(labels.attempt_prefix);
+  for (const issue of snap.issues) {
+    factsOf.set(issue.number, issueFactsWith(issue, repo, parseAttempt));
+  }
+  const selectors = effectiveSelectors(config);
+  const ctx = selectorContext(repo, login, snap.issues, labels);
+  const priorityOf = new Map<number, number>();
+  for (const issue of snap.issues) {
+    const p = selectorPriority(selectors, issue, factsOf.get(issue.number)!, ctx);
+    if (p !== null) priorityOf.set(issue.number, p);
+  }
+
+  const deps = analyzeDependencies(
+    snap.issues,
+    { openIssues, openPulls, knownClosed },
+    (issue) => factsOf.get(issue.number)!.blockers,
+  );
+
+  const claimedIssues = new Set(snap.claims.map((c) => c.issue));
+  const sets = classifyClaims(snap.claims, snap.heartbeats, {
+    instance,
+    nowMs,
+    ttlSeconds,
+    gateMode: config.gate.ci,
+    requiredChecks: snap.requiredChecks,
+    openIssues,
+    fleetPullOf,
+    linkedPullsOf,
+    attemptOf: (issue) => factsOf.get(issue.number)!.attempt,
+    reservedByHuman: (issue) =>
+      humanReservation(
+        factsOf.get(issue.number)!,
+        priorityOf.has(issue.number),
+        { claimed: claimedIssues.has(issue.number), fleetPull: fleetPullOf.get(issue.number)?.number ?? null },
+        labels,
+      ) !== null,
+  });
+
+  // The claim the frontier reports per issue: mine first, then peers' by sha (sets are sorted).
+  const claimOf = new Map<number, ClaimOnIssue>();
+  const note = (c: { issue: number; instance: string | null; host: string | null; sha: string }, state: ClaimOnIssue["state"]): void => {
+    if (!claimOf.has(c.issue)) claimOf.set(c.issue, { instance: c.instance, host: c.host, sha: c.sha, state });
+  };
+  for (const c of sets.mine) note(c, "mine");
+  const peers = [
+    ...sets.peer_live.map((c) => ({ c, state: "peer_live" as const })),
+    ...sets.stale.map((c) => ({ c, state: "stale" as const })),
+  ].sort((a, b) => a.c.issue - b.c.issue || (a.c.sha < b.c.sha ? -1 : a.c.sha > b.c.sha ? 1 : 0));
+  for (const { c, state } of peers) note(c, state);
+
+  const fleetPullNumberOf = new Map<number, number>();
+  for (const [issue, pull] of fleetPullOf) fleetPullNumberOf.set(issue, pull.number);
+
+  const frontier = computeFrontier({
+    issues: snap.issues,
+    labels,
+    login,
+    factsOf,
+    priorityOf,
+    claimOf,
+    linkedPullsOf,
+    fleetPullOf: fleetPullNumberOf,
+    deps,
+  });
+
+  const fresh = new Set<string>();
+  for (const [id, beat] of latestHeartbeats(snap.heartbeats)) {
+    if (isFresh(beat.at, nowMs, ttlSeconds)) fresh.add(id);
+  }
+
+  return {
+    repo,
+    instance,
+    now: now.toISOString(),
+    frontier,
+    mine: sets.mine,
+    peer_live: sets.peer_live,
+    stale: sets.stale,
+    lease: sets.lease,
+    cycles: deps.cycles,
+    fingerprint: fingerprintOf(snap, sets, { issues: factsOf, closes, freshInstances: fresh }),
+    stragglers: countStragglers(snap.issues),
+  };
+}

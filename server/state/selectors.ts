@@ -1,0 +1,149 @@
+// Ordered work selectors. A selector picks an issue when every facet it names matches; an
+// issue's priority is the index of the first selector that picks it, so a lower selector only
+// gets what the ones above it left (one producer, not competing loops).
+
+import { issueFacts } from "./facts.js";
+import { DEFAULT_ATTEMPT_PREFIX, DEFAULT_READY_LABEL, TAG_LABEL_PREFIX } from "./markers.js";
+import type { SnapshotIssue } from "./snapshot.js";
+
+/**
+ * One selector, in the fleet config's canonical shape: a facet that is null (or absent, or an
+ * empty `tags` list) does not filter — except `label`, which when absent means the ready label
+ * (as the config documents) and only when null means "any label".
+ */
+export interface Selector {
+  /** A label the issue carries (case-insensitive). Absent: `labels.ready`. Null: no label filter. */
+  label?: string | null;
+  /** Explicit issue numbers. */
+  issues?: readonly number[] | null;
+  /** Every tag must be present as a `<tag_prefix><value>` label (AND). */
+  tags?: readonly string[] | null;
+  /** The issue's author login; "@me" is the fleet's own login. */
+  user?: string | null;
+  /** Issues of epic N: its native sub-issues, a `prd: #N` body line, a `prd:N` label, or parent N. */
+  epic?: number | null;
+  /** Milestone title (case-insensitive). */
+  milestone?: string | null;
+}
+
+/** What selectors need to know beyond one issue: the fleet login and each epic's sub-issues. */
+export interface SelectorContext {
+  repo: string;
+  login: string;
+  /** The label an absent `label` facet stands for. */
+  readyLabel: string;
+  /** Prefix of tag labels ("tag:"). */
+  tagPrefix: string;
+  /** Epic number → its native sub-issue numbers. */
+  subIssuesOf: ReadonlyMap<number, ReadonlySet<number>>;
+}
+
+/** Per-issue facts the facets read, computed once per rebuild. */
+export interface SelectorFacts {
+  labels: readonly string[]; // lower-cased
+  prdRefs: ReadonlySet<number>; // `prd: #N` lines and `prd:N` labels
+}
+
+export function selectorContext(
+  repo: string,
+  login: string,
+  issues: readonly SnapshotIssue[],
+  labels: { ready: string; tag_prefix?: string } = { ready: DEFAULT_READY_LABEL },
+): SelectorContext {
+  const subIssuesOf = new Map<number, Set<number>>();
+  for (const issue of issues) {
+    if (issue.subIssues.length > 0) {
+      let set = subIssuesOf.get(issue.number);
+      if (!set) {
+        set = new Set();
+        subIssuesOf.set(issue.number, set);
+      }
+      for (const n of issue.subIssues) {
+        set.add(n);
+      }
+    }
+  }
+  return { repo, login, readyLabel: labels.ready, tagPrefix: labels.tag_prefix ?? TAG_LABEL_PREFIX, subIssuesOf };
+}
+
+export function selectorFacts(issue: SnapshotIssue, repo: string): SelectorFacts {
+  return issueFacts(issue, repo, DEFAULT_ATTEMPT_PREFIX);
+}
+
+function normalizeLogin(user: string, login: string): string {
+  const trimmed = user.trim();
+  if (trimmed.toLowerCase() === "@me") {
+    return login.toLowerCase();
+  }
+  return trimmed.replace(/^@/, "").toLowerCase();
+}
+
+function tagLabel(tag: string, prefix: string): string {
+  const t = tag.trim().toLowerCase();
+  const p = prefix.toLowerCase();
+  return t.startsWith(p) ? t : `${p}${t}`;
+}
+
+/** Whether `selector` picks `issue`: every facet it sets must match. */
+export function selectorPicks(
+  selector: Selector,
+  issue: SnapshotIssue,
+  facts: SelectorFacts,
+  ctx: SelectorContext,
+): boolean {
+  const label = selector.label === undefined ? ctx.readyLabel : selector.label;
+  if (label !== null && !facts.labels.includes(label.toLowerCase())) {
+    return false;
+  }
+  if (selector.issues != null && !selector.issues.includes(issue.number)) {
+    return false;
+  }
+  if (selector.tags != null && !selector.tags.every((tag) => facts.labels.includes(tagLabel(tag, ctx.tagPrefix)))) {
+    return false;
+  }
+  if (selector.user != null && issue.author.toLowerCase() !== normalizeLogin(selector.user, ctx.login)) {
+    return false;
+  }
+  if (selector.epic != null) {
+    const epic = selector.epic;
+    const member =
+      ctx.subIssuesOf.get(epic)?.has(issue.number) === true || issue.parent === epic || facts.prdRefs.has(epic);
+    if (!member) {
+      return false;
+    }
+  }
+  if (selector.milestone != null) {
+    if (issue.milestone === null || issue.milestone.trim().toLowerCase() !== selector.milestone.trim().toLowerCase()) {
+      return false;
+    }
+  }
+  return true;
+}
+
+/** Index of the first selector that picks the issue, or null when none does. */
+export function selectorPriority(
+  selectors: readonly Selector[],
+  issue: SnapshotIssue,
+  facts: SelectorFacts,
+  ctx: SelectorContext,
+): number | null {
+  for (let i = 0; i < selectors.length; i++) {
+    if (selectorPicks(selectors[i]!, issue, facts, ctx)) {
+      return i;
+    }
+  }
+  return null;
+}
+
+/** A short human rendering of a selector, for plans and exclusion texts. */
+export function describeSelector(selector: Selector, readyLabel: string = DEFAULT_READY_LABEL): string {
+  const parts: string[] = [];
+  const label = selector.label === undefined ? readyLabel : selector.label;
+  if (label !== null) parts.push(`label ${label}`);
+  if (selector.issues != null) parts.push(`issues ${selector.issues.map((n) => `#${n}`).join(",") || "(none)"}`);
+  if (selector.tags != null && selector.tags.length > 0) parts.push(`tags ${selector.tags.join("+")}`);
+  if (selector.user != null) parts.push(`user ${selector.user}`);
+  if (selector.epic != null) parts.push(`epic #${selector.epic}`);
+  if (selector.milestone != null) parts.push(`milestone ${selector.milestone}`);
+  return parts.length > 0 ? parts.join(", ") : "every open issue";
+}

@@ -1,0 +1,205 @@
+// The private bare repository that worker worktrees are made from (one per project), and the
+// plumbing reads the worktree logic needs. Every call goes through gh/git.ts: argv only, no
+// prompts, and a token only ever as an http.extraHeader, never in the URL or the config.
+import { mkdir, realpath, stat } from "node:fs/promises";
+import { basename, dirname, join, resolve } from "node:path";
+import { assertNoCredentialsInUrl, git, gitRaw, type GitAuth, type GitResult } from "../gh/git.js";
+import { GitError } from "../gh/errors.js";
+
+/** `<stateDir>/work/<owner>/<name>.git`: where the bare work repository lives by default. */
+export function defaultWorkRepoDir(stateDir: string, owner: string, name: string): string {
+  return join(stateDir, "work", owner.toLowerCase(), `${name.toLowerCase()}.git`);
+}
+
+/** `<stateDir>/worktrees/<owner>/<name>`: `worktree.root` when the config leaves it null. */
+export function defaultWorktreeRoot(stateDir: string, owner: string, name: string): string {
+  return join(stateDir, "worktrees", owner.toLowerCase(), name.toLowerCase());
+}
+
+/** The identity set in the work repository when git has none configured at all. */
+export const FLEET_IDENTITY = { name: "afk-mcp", email: "afk-mcp@users.noreply.github.com" } as const;
+
+export interface WorktreeEntry {
+  path: string;
+  head: string | null;
+  /** Full ref ("refs/heads/afk/12-fix"), or null when detached. */
+  branch: string | null;
+  bare: boolean;
+  prunable: boolean;
+}
+
+export interface RefTip {
+  /** Full ref name. */
+  ref: string;
+  sha: string;
+  /** Committer time (seconds since the epoch). */
+  time: number;
+}
+
+export interface RepoGitOptions {
+  dir: string;
+  remoteUrl: string;
+  auth?: GitAuth | null;
+  timeoutMs?: number;
+  /** Leave the user's commit signing on (default: off in the work repository). */
+  keepSigning?: boolean;
+}
+
+/** Plumbing over one bare work repository; policy lives in worktrees.ts. */
+export class RepoGit {
+  readonly dir: string;
+  readonly remoteUrl: string;
+  private readonly auth: GitAuth | null;
+  private readonly timeoutMs: number | undefined;
+  private readonly keepSigning: boolean;
+  private ready: Promise<void> | null = null;
+
+  constructor(options: RepoGitOptions) {
+    assertNoCredentialsInUrl(options.remoteUrl);
+    this.dir = resolve(options.dir);
+    this.remoteUrl = options.remoteUrl;
+    this.auth = options.auth ? scoped(options.auth, options.remoteUrl) : null;
+    this.timeoutMs = options.timeoutMs;
+    this.keepSigning = options.keepSigning ?? false;
+  }
+
+  /** Creates the bare repository on first use (idempotent, retried after a failure). */
+  ensure(): Promise<void> {
+    if (!this.ready) {
+      this.ready = this.init().catch((error: unknown) => {
+        this.ready = null;
+        throw error;
+      });
+    }
+    return this.ready;
+  }
+
+  private async init(): Promise<void> {
+    const exists = await stat(join(this.dir, "HEAD")).then(() => true, () => false);
+    if (!exists) {
+      await mkdir(this.dir, { recursive: true });
+      await this.run(["init", "--bare", "--quiet", this.dir]);
+    }
+    // Re-point origin every time: the clone URL may have changed since the last run.
+    await this.run(["config", "remote.origin.url", this.remoteUrl]);
+    if ((await this.config("remote.origin.fetch")) === null) {
+      // What a worker's own `git fetch` in its worktree uses; the fleet passes explicit refspecs.
+      await this.run(["config", "remote.origin.fetch", "+refs/heads/*:refs/remotes/origin/*"]);
+    }
+    // A bare repository keeps no reflogs by default; these record every branch move the fleet
+    // and its workers make, so a tip that was replaced can still be found.
+    await this.run(["config", "core.logAllRefUpdates", "always"]);
+    if (!this.keepSigning) {
+      // Unattended commits must never wait for a signing key or a pinentry. This is the fleet's
+      // private repository, so the user's global config is left as it is.
+      await this.run(["config", "commit.gpgSign", "false"]);
+      await this.run(["config", "tag.gpgSign", "false"]);
+    }
+    // An identity only where git has none from anywhere (global, system, this repository).
+    if ((await this.config("user.name")) === null) await this.run(["config", "user.name", FLEET_IDENTITY.name]);
+    if ((await this.config("user.email")) === null) await this.run(["config", "user.email", FLEET_IDENTITY.email]);
+  }
+
+  /** A local command in the repository (or in `cwd`, a worktree). Throws GitError on failure. */
+  run(args: string[], cwd: string = this.dir, input?: string): Promise<GitResult> {
+    return git(args, { cwd, ...(input !== undefined ? { input } : {}), ...this.timeout() });
+  }
+
+  /** Like run, returning the exit code instead of throwing. */
+  runRaw(args: string[], cwd: string = this.dir): Promise<GitResult> {
+    return gitRaw(args, { cwd, ...this.timeout() });
+  }
+
+  /** A command that talks to origin: the token (if any) goes along as a scoped header. */
+  network(args: string[], auth?: GitAuth | null): Promise<GitResult> {
+    return git(args, { cwd: this.dir, auth: this.authFor(auth), ...this.timeout() });
+  }
+
+  networkRaw(args: string[], auth?: GitAuth | null): Promise<GitResult> {
+    return gitRaw(args, { cwd: this.dir, auth: this.authFor(auth), ...this.timeout() });
+  }
+
+  authFor(auth: GitAuth | null | undefined): GitAuth | null {
+    return auth === undefined ? this.auth : auth === null ? null : scoped(auth, this.remoteUrl);
+  }
+
+  /** The commit a ref resolves to, or null. */
+  async revParse(ref: string, cwd: string = this.dir): Promise<string | null> {
+    const result = await this.runRaw(["rev-parse", "--verify", "--quiet", `${ref}^{commit}`], cwd);
+    const sha = result.stdout.trim();
+    return result.exitCode === 0 && sha !== "" ? sha : null;
+  }
+
+  /** Whether commit `a` is reachable from `b` (a == b counts). */
+  async isAncestor(a: string, b: string, cwd: string = this.dir): Promise<boolean> {
+    const args = ["merge-base", "--is-ancestor", a, b];
+    const result = await this.runRaw(args, cwd);
+    if (result.exitCode === 0) return true;
+    if (result.exitCode === 1) return false;
+    throw new GitError(`git ${args.join(" ")} failed: ${result.stderr.trim() || `exit code ${result.exitCode}`}`, `git ${args.join(" ")}`, result.exitCode, result.stderr);
+  }
+
+  /** Refs matching a for-each-ref pattern, with their tips. */
+  async refs(pattern: string): Promise<RefTip[]> {
+    const { stdout } = await this.run(["for-each-ref", "--format=%(refname)%00%(objectname)%00%(committerdate:unix)", pattern]);
+    const tips: RefTip[] = [];
+    for (const line of stdout.split("\n")) {
+      const [ref, sha, time] = line.split("\0");
+      if (ref && sha) tips.push({ ref, sha, time: Number(time) || 0 });
+    }
+    return tips;
+  }
+
+  async updateRef(ref: string, sha: string, message: string): Promise<void> {
+    await this.run(["update-ref", "-m", message, ref, sha]);
+  }
+
+  async deleteRef(ref: string): Promise<void> {
+    await this.runRaw(["update-ref", "-d", ref]);
+  }
+
+  /** A config value as git resolves it from here (all scopes), or null when unset. */
+  async config(key: string, cwd: string = this.dir): Promise<string | null> {
+    const result = await this.runRaw(["config", "--get", key], cwd);
+    return result.exitCode === 0 ? result.stdout.replace(/\n$/, "") : null;
+  }
+
+  async worktrees(): Promise<WorktreeEntry[]> {
+    const { stdout } = await this.run(["worktree", "list", "--porcelain"]);
+    const entries: WorktreeEntry[] = [];
+    let current: WorktreeEntry | null = null;
+    for (const line of stdout.split("\n")) {
+      if (line.startsWith("worktree ")) {
+        current = { path: line.slice("worktree ".length), head: null, branch: null, bare: false, prunable: false };
+        entries.push(current);
+      } else if (current) {
+        if (line.startsWith("HEAD ")) current.head = line.slice(5);
+        else if (line.startsWith("branch ")) current.branch = line.slice(7);
+        else if (line === "bare") current.bare = true;
+        else if (line === "prunable" || line.startsWith("prunable ")) current.prunable = true;
+      }
+    }
+    return entries;
+  }
+
+  private timeout(): { timeoutMs?: number } {
+    return this.timeoutMs ? { timeoutMs: this.timeoutMs } : {};
+  }
+}
+
+/** The canonical form of a path for comparisons (symlinks resolved where the path exists). */
+export async function canonicalPath(path: string): Promise<string> {
+  const absolute = resolve(path);
+  try {
+    return await realpath(absolute);
+  } catch {
+    // Missing: canonicalise the nearest existing parent (/tmp is a symlink on macOS).
+    const parent = dirname(absolute);
+    return parent === absolute ? absolute : join(await canonicalPath(parent), basename(absolute));
+  }
+}
+
+// Without a URL the header would apply to every HTTP remote; pin it to the clone URL's origin.
+function scoped(auth: GitAuth, remoteUrl: string): GitAuth {
+  return auth.url ? auth : { ...auth, url: remoteUrl };
+}

@@ -1,0 +1,772 @@
+// One git worktree per claimed issue, made from a private bare work repository, and the git
+// facts the fleet reads from it (progress, changes against base) and the git moves it makes in
+// it (sync by merge, push under a lease). A dead worker's progress is continued, never thrown
+// away: `prepare` reuses the worktree (tier 1), recreates it at the branch tip (tier 2), and
+// only with nothing to continue starts from the freshly fetched base (tier 3).
+import { mkdir, readFile, rename, rm, stat, unlink } from "node:fs/promises";
+import { dirname, join, resolve } from "node:path";
+import { assertSafeBranchName, gitFailure, type GitAuth } from "../gh/git.js";
+import { GitError } from "../gh/errors.js";
+import { FLEET_BRANCH_PREFIX, parseFleetBranch } from "../state/markers.js";
+import { newestMtime } from "./activity.js";
+import { assertIssueNumber, issueBranchName } from "./slug.js";
+import { canonicalPath, defaultWorkRepoDir, defaultWorktreeRoot, RepoGit, type RefTip } from "./work-repo.js";
+
+export type Tier = 1 | 2 | 3;
+
+export interface WorkRepoOptions {
+  /** The bare work repository (created if absent), e.g. `<stateDir>/work/<owner>/<name>.git`. */
+  repoDir: string;
+  /** The clone URL (https, the local forge's URL, or a path); it must not carry credentials. */
+  remoteUrl: string;
+  /** Worktrees go to `<worktreeRoot>/issue-<n>`. */
+  worktreeRoot: string;
+  /** `worktree.branch_prefix`; default "afk/". */
+  branchPrefix?: string;
+  /** For fetches and pushes: sent only as an http.extraHeader scoped to the remote's origin. */
+  auth?: GitAuth | null;
+  timeoutMs?: number;
+  /** Keep the user's commit signing in worktrees (default: signing is off in the work repo). */
+  keepSigning?: boolean;
+  /** The clock, for backup ref names. */
+  now?: () => Date;
+}
+
+export interface PrepareInput {
+  issue: number;
+  title: string;
+  /** The base branch, e.g. "main". */
+  base: string;
+  /** Recorded in the branch's reflog, for forensics. */
+  attempt?: number;
+}
+
+export interface PreparedWorktree {
+  path: string;
+  branch: string;
+  tier: Tier;
+  head: string;
+  /** origin/<base>'s tip as just fetched. */
+  baseSha: string;
+  /** Whether HEAD contains baseSha: always true for tier 3; tiers 1-2 are reported, not rewritten. */
+  baseContained: boolean;
+  /** The branch's tip on origin as just fetched, null when it is not on origin. */
+  remoteSha: string | null;
+  /** Whether HEAD contains remoteSha (null when there is none). */
+  remoteContained: boolean | null;
+  /** `refs/afk-backup/<n>/<time>-<sha>` refs written to keep tips that were set aside. */
+  backupRefs: string[];
+  /** Where a worktree that was at the issue's path but not on its branch was moved to. */
+  displaced: string | null;
+}
+
+export interface WorktreeProgress {
+  /** Whether a usable worktree exists for the issue. */
+  worktree: boolean;
+  path: string;
+  branch: string | null;
+  head: string | null;
+  /** Commits on HEAD that origin/<base> (as last fetched) does not have. */
+  commitsAhead: number;
+  /** Uncommitted changes, untracked files included (ignored files not). */
+  dirty: boolean;
+  /** Committer time of the newest commit ahead of base; null when there is none. */
+  lastCommitAt: Date | null;
+  /** Newest mtime under the worktree, skipping .git and node_modules (bounded scan). */
+  worktreeMtime: Date | null;
+}
+
+export type SyncResult =
+  | { ok: true; head: string; merged: boolean }
+  | {
+      ok: false;
+      /**
+       * "conflict": the merge was aborted, the worktree is as before. "dirty": uncommitted tracked
+       * changes (or untracked files the merge would overwrite), listed in `dirty`; nothing merged.
+       */
+      reason: "conflict" | "dirty";
+      conflicts: string[];
+      dirty: string[];
+    };
+
+export interface PushOptions {
+  /** Overrides the WorkRepo's auth for this push. */
+  auth?: GitAuth | null;
+  /**
+   * A tip on origin that this push may replace although the local branch does not contain it
+   * (e.g. an earlier attempt's push the caller saw). Anything else on origin that the branch
+   * does not contain is somebody else's work, and the push is refused.
+   */
+  expectedRemoteSha?: string | null;
+}
+
+export interface PushResult {
+  branch: string;
+  sha: string;
+  /** What origin held before (null: the branch was new there). */
+  previous: string | null;
+  /** False when origin already held `sha`. */
+  pushed: boolean;
+}
+
+export type WorktreeErrorKind = "no_branch" | "no_worktree" | "base_not_contained";
+
+export class WorktreeError extends Error {
+  override readonly name = "WorktreeError";
+  constructor(
+    readonly kind: WorktreeErrorKind,
+    message: string,
+    readonly hint: string,
+  ) {
+    super(message);
+  }
+}
+
+/** A push the remote or the lease refused. `actual` is origin's tip when known. */
+export class PushRejectedError extends GitError {
+  readonly kind = "push_rejected";
+  constructor(
+    message: string,
+    command: string,
+    stderr: string,
+    hint: string,
+    readonly branch: string,
+    readonly lease: string | null,
+    readonly actual: string | null,
+  ) {
+    super(message, command, null, stderr, hint);
+  }
+}
+
+/** The WorkRepo for a project, with the state directory's defaults for anything not given. */
+export function workRepoFor(options: {
+  stateDir: string;
+  owner: string;
+  name: string;
+  remoteUrl: string;
+  worktreeRoot?: string | null;
+  branchPrefix?: string;
+  auth?: GitAuth | null;
+}): WorkRepo {
+  return new WorkRepo({
+    repoDir: defaultWorkRepoDir(options.stateDir, options.owner, options.name),
+    worktreeRoot: options.worktreeRoot ?? defaultWorktreeRoot(options.stateDir, options.owner, options.name),
+    remoteUrl: options.remoteUrl,
+    ...(options.branchPrefix ? { branchPrefix: options.branchPrefix } : {}),
+    ...(options.auth !== undefined ? { auth: options.auth } : {}),
+  });
+}
+
+type Inspection =
+  | { state: "absent" }
+  /** Registered, but the directory is gone. */
+  | { state: "stale" }
+  /** A registered worktree on one of the issue's branches (or rebasing one). */
+  | { state: "valid"; branch: string; gitDir: string }
+  /** Something else at the path: a worktree on another branch or detached, or a stray directory. */
+  | { state: "foreign"; registered: boolean };
+
+interface Candidate {
+  name: string;
+  local: RefTip | undefined;
+  remote: RefTip | undefined;
+  time: number;
+}
+
+export class WorkRepo {
+  readonly repoDir: string;
+  readonly worktreeRoot: string;
+  readonly branchPrefix: string;
+  private readonly git: RepoGit;
+  private readonly now: () => Date;
+  // Fetches and ref moves of one repository are serialized: two at once fight over ref locks,
+  // and two moves for one issue must not interleave.
+  private queue: Promise<unknown> = Promise.resolve();
+
+  constructor(options: WorkRepoOptions) {
+    this.branchPrefix = options.branchPrefix ?? FLEET_BRANCH_PREFIX;
+    assertSafeBranchName(`${this.branchPrefix}1`);
+    this.git = new RepoGit({
+      dir: options.repoDir,
+      remoteUrl: options.remoteUrl,
+      ...(options.auth !== undefined ? { auth: options.auth } : {}),
+      ...(options.timeoutMs !== undefined ? { timeoutMs: options.timeoutMs } : {}),
+      ...(options.keepSigning !== undefined ? { keepSigning: options.keepSigning } : {}),
+    });
+    this.repoDir = this.git.dir;
+    this.worktreeRoot = resolve(options.worktreeRoot);
+    this.now = options.now ?? (() => new Date());
+  }
+
+  /** `<root>/issue-<n>`: only the number reaches the file system, never the title. */
+  worktreePath(issue: number): string {
+    assertIssueNumber(issue);
+    return join(this.worktreeRoot, `issue-${issue}`);
+  }
+
+  /** The branch a new attempt at this issue would get: `afk/<n>-<slug of title>`. */
+  branchName(issue: number, title: string): string {
+    return issueBranchName(issue, title, this.branchPrefix);
+  }
+
+  /**
+   * A worktree for the issue, continuing whatever progress exists (see the module comment).
+   * Call it only while no worker runs in the worktree: it clears a stale index.lock.
+   * Tier 2 prefers the branch tip that contains the other; when the local and remote tips have
+   * diverged, origin's tip wins (it is what a PR shows and what a peer may have built on) and
+   * the local tip is kept as `refs/afk-backup/<n>/<time>-<sha>` in the work repository.
+   */
+  prepare(input: PrepareInput): Promise<PreparedWorktree> {
+    const { issue, base } = validated(input);
+    return this.exclusive(async () => {
+      await this.fetch(base, issue);
+      const baseSha = await this.baseTip(base);
+      const path = this.worktreePath(issue);
+      const found = await this.inspect(issue);
+      const note = attemptNote(issue, input.attempt);
+      if (found.state === "valid") {
+        // Tier 1: as the worker left it, uncommitted files and all.
+        await unlink(join(found.gitDir, "index.lock")).catch(() => undefined);
+        await this.setUpstream(found.branch);
+        return this.report(1, path, found.branch, baseSha, [], null);
+      }
+      const displaced = await this.clearPath(issue, found);
+      const expected = this.branchName(issue, input.title);
+      const continued = await this.continuation(issue, expected, baseSha, note);
+      if (continued) {
+        await this.git.updateRef(`refs/heads/${continued.branch}`, continued.tip, `${note}: continue at ${continued.tip} (tier 2)`);
+        await this.setUpstream(continued.branch);
+        await this.addWorktree(path, continued.branch);
+        return this.report(2, path, continued.branch, baseSha, continued.backups, displaced);
+      }
+      await this.createFromBase(issue, expected, baseSha, base, note);
+      return this.report(3, path, expected, baseSha, [], displaced);
+    });
+  }
+
+  /**
+   * Starts the issue over from the freshly fetched base (the retry ladder): the worktree is
+   * removed, the local branches of the issue are deleted (tips not in base kept as backup refs),
+   * and the branch is recreated at origin/<base>. The existing branch name is kept so an open
+   * PR follows; origin's old tip is recorded as replaceable, so the next `push` may overwrite it.
+   */
+  fresh(input: PrepareInput): Promise<PreparedWorktree> {
+    const { issue, base } = validated(input);
+    return this.exclusive(async () => {
+      await this.fetch(base, issue);
+      const baseSha = await this.baseTip(base);
+      const path = this.worktreePath(issue);
+      const found = await this.inspect(issue);
+      const name = found.state === "valid" ? found.branch : await this.preferredName(issue, this.branchName(issue, input.title));
+      await this.tearDown(path, found);
+      const backups: string[] = [];
+      for (const tip of await this.issueTips("refs/heads/", issue)) {
+        if (!(await this.git.isAncestor(tip.sha, baseSha))) backups.push(await this.backup(issue, tip.sha, "set aside by fresh"));
+      }
+      const remote = await this.git.revParse(`refs/remotes/origin/${name}`);
+      if (remote && !(await this.git.isAncestor(remote, baseSha))) {
+        await this.git.updateRef(replaceRef(issue), remote, `afk: issue ${issue}: origin's ${name} may be replaced`);
+      }
+      await this.createFromBase(issue, name, baseSha, base, attemptNote(issue, input.attempt));
+      return this.report(3, path, name, baseSha, backups, null);
+    });
+  }
+
+  /**
+   * Removes the issue's worktree (uncommitted work in it is lost) and prunes its registration;
+   * with `deleteBranch`, the local branches of the issue go too. For tier 3 and landed issues.
+   */
+  remove(issue: number, options: { deleteBranch?: boolean } = {}): Promise<{ removed: boolean }> {
+    const path = this.worktreePath(issue);
+    return this.exclusive(async () => {
+      const removed = await this.tearDown(path, await this.inspect(issue));
+      if (options.deleteBranch) {
+        for (const tip of await this.issueTips("refs/heads/", issue)) {
+          await this.git.runRaw(["branch", "-D", short(tip.ref, "refs/heads/")]);
+        }
+        await this.git.deleteRef(replaceRef(issue));
+      }
+      return { removed };
+    });
+  }
+
+  /**
+   * Git facts for liveness and outcome classification. Local only (no fetch): counts are against
+   * origin/<base> as last fetched. Takes no lock a running worker could trip over.
+   */
+  async progress(issue: number, base: string): Promise<WorktreeProgress> {
+    assertSafeBranchName(base);
+    const path = this.worktreePath(issue);
+    await this.git.ensure();
+    const found = await this.inspect(issue);
+    let branch: string | null = null;
+    let head: string | null = null;
+    if (found.state === "valid") {
+      branch = found.branch;
+      head = await this.git.revParse("HEAD", path);
+    } else {
+      const tip = newest(await this.issueTips("refs/heads/", issue));
+      if (tip) {
+        branch = short(tip.ref, "refs/heads/");
+        head = tip.sha;
+      }
+    }
+    const facts: WorktreeProgress = { worktree: found.state === "valid", path, branch, head, commitsAhead: 0, dirty: false, lastCommitAt: null, worktreeMtime: null };
+    if (head === null) return facts;
+    const baseSha = await this.git.revParse(`refs/remotes/origin/${base}`);
+    const range = baseSha ? [`${baseSha}..${head}`] : [head];
+    facts.commitsAhead = Number((await this.git.run(["rev-list", "--count", ...range])).stdout.trim()) || 0;
+    const last = (await this.git.run(["log", "-1", "--format=%ct", ...range])).stdout.trim();
+    facts.lastCommitAt = last === "" ? null : new Date(Number(last) * 1000);
+    if (found.state === "valid") {
+      // --no-optional-locks: status would otherwise refresh the index under index.lock, and a
+      // worker committing at that moment would fail.
+      const status = await this.git.run(["--no-optional-locks", "status", "--porcelain", "-z", "--untracked-files=normal"], path);
+      facts.dirty = status.stdout !== "";
+      facts.worktreeMtime = await newestMtime(path);
+    }
+    return facts;
+  }
+
+  /**
+   * Merges the freshly fetched origin/<base> into the issue's branch, never rebasing (a rebase
+   * would drop the merge commits in which earlier conflicts were resolved). A conflict aborts the
+   * merge, leaving the worktree as it was, and names the conflicting paths.
+   */
+  syncWithBase(issue: number, base: string): Promise<SyncResult> {
+    assertSafeBranchName(base);
+    const path = this.worktreePath(issue);
+    return this.exclusive(async () => {
+      await this.fetch(base);
+      const baseSha = await this.baseTip(base);
+      await this.requireWorktree(issue);
+      const dirty = await this.trackedChanges(path);
+      if (dirty.length > 0) return { ok: false, reason: "dirty", conflicts: [], dirty };
+      const before = await this.mustRev("HEAD", path);
+      const args = ["-c", "commit.gpgSign=false", "merge", "--ff", "--no-edit", "--no-verify", "--no-gpg-sign", "--no-stat", baseSha];
+      const result = await this.git.runRaw(args, path);
+      if (result.exitCode !== 0) {
+        const merging = (await this.git.revParse("MERGE_HEAD", path)) !== null;
+        const conflicts = nulSeparated((await this.git.run(["diff", "--name-only", "-z", "--diff-filter=U"], path)).stdout);
+        if (merging) await this.git.run(["merge", "--abort"], path);
+        if (conflicts.length > 0) return { ok: false, reason: "conflict", conflicts, dirty: [] };
+        const blocking = overwrittenFiles(result.stderr);
+        if (blocking.length > 0) return { ok: false, reason: "dirty", conflicts: [], dirty: blocking };
+        throw gitFailure(args, result);
+      }
+      const head = await this.mustRev("HEAD", path);
+      if (!(await this.git.isAncestor(baseSha, head, path))) {
+        throw new WorktreeError("base_not_contained", `issue ${issue}: after the merge, HEAD ${head} does not contain origin/${base} ${baseSha}`, "inspect the worktree's git configuration (merge settings)");
+      }
+      return { ok: true, head, merged: head !== before };
+    });
+  }
+
+  /**
+   * Pushes the issue's branch to origin. Origin's tip is read first and becomes the lease
+   * (`--force-with-lease=refs/heads/<branch>:<tip>`, empty when the branch is new), so anything
+   * pushed after that read is never overwritten. The push goes ahead only when the local branch
+   * contains origin's tip, or that tip is one the caller (expectedRemoteSha) or `fresh` declared
+   * replaceable; otherwise it is somebody else's work and a PushRejectedError says so.
+   */
+  push(issue: number, options: PushOptions = {}): Promise<PushResult> {
+    assertIssueNumber(issue);
+    return this.exclusive(async () => {
+      await this.git.ensure();
+      const branch = await this.currentBranch(issue);
+      const ref = `refs/heads/${branch}`;
+      const local = await this.mustRev(ref);
+      const remote = await this.remoteTip(ref, options.auth);
+      if (remote === local) return { branch, sha: local, previous: remote, pushed: false };
+      if (remote !== null && !(await this.contains(local, remote))) {
+        const replaceable = await this.git.revParse(replaceRef(issue));
+        if (remote !== options.expectedRemoteSha && remote !== replaceable) {
+          throw new PushRejectedError(
+            `push of ${branch} refused: origin holds ${remote}, which the local branch does not contain`,
+            `git push origin ${ref}`,
+            "",
+            "somebody else pushed to the branch: merge their commits first, or pass expectedRemoteSha to replace them on purpose",
+            branch,
+            remote,
+            remote,
+          );
+        }
+      }
+      const args = ["-c", "push.gpgSign=false", "push", "--porcelain", "--no-verify", `--force-with-lease=${ref}:${remote ?? ""}`, "origin", `${ref}:${ref}`];
+      const result = await this.git.networkRaw(args, options.auth);
+      if (result.exitCode !== 0) {
+        const failure = gitFailure(args, result, this.git.authFor(options.auth));
+        const verdict = rejection(result.stdout, ref);
+        if (verdict === null) throw failure; // auth, network, a missing remote: not a refusal
+        throw new PushRejectedError(
+          `push of ${branch} refused: ${verdict}`,
+          failure.command,
+          failure.stderr,
+          /stale info|fetch first|non-fast-forward/i.test(verdict)
+            ? "origin's branch moved after it was read: somebody else pushed; prepare or sync again"
+            : failure.hint || "the remote refused the update: check branch protection and the token's permissions",
+          branch,
+          remote,
+          await this.remoteTip(ref, options.auth).catch(() => null),
+        );
+      }
+      await this.git.updateRef(`refs/remotes/origin/${branch}`, local, `afk: pushed ${branch}`);
+      await this.git.deleteRef(replaceRef(issue));
+      return { branch, sha: local, previous: remote, pushed: true };
+    });
+  }
+
+  /**
+   * Whether the issue's branch would change the base: true when merging HEAD into the freshly
+   * fetched origin/<base> gives a tree other than the base's (or conflicts). Work that already
+   * landed some other way (a squash) counts as no change. Committed work only.
+   */
+  hasChangesAgainstBase(issue: number, base: string): Promise<boolean> {
+    assertSafeBranchName(base);
+    assertIssueNumber(issue);
+    return this.exclusive(async () => {
+      await this.fetch(base);
+      const baseSha = await this.baseTip(base);
+      const found = await this.inspect(issue);
+      const head =
+        found.state === "valid"
+          ? await this.mustRev("HEAD", this.worktreePath(issue))
+          : (newest(await this.issueTips("refs/heads/", issue))?.sha ?? null);
+      if (head === null || (await this.git.isAncestor(head, baseSha))) return false;
+      const merged = await this.git.runRaw(["merge-tree", "--write-tree", "--no-messages", baseSha, head]);
+      if (merged.exitCode === 0) {
+        const baseTree = (await this.git.run(["rev-parse", `${baseSha}^{tree}`])).stdout.trim();
+        return (merged.stdout.split("\n")[0] ?? "").trim() !== baseTree;
+      }
+      if (merged.exitCode === 1) return true; // conflicts: certainly a change
+      // git older than 2.38 has no --write-tree: fall back to what the branch introduced.
+      const diff = await this.git.runRaw(["diff", "--quiet", `${baseSha}...${head}`]);
+      if (diff.exitCode > 1) throw gitFailure(["diff", "--quiet", `${baseSha}...${head}`], diff);
+      return diff.exitCode === 1;
+    });
+  }
+
+  // ---- steps -------------------------------------------------------------------------------
+
+  private exclusive<T>(job: () => Promise<T>): Promise<T> {
+    const run = async (): Promise<T> => {
+      await this.git.ensure();
+      return job();
+    };
+    const next = this.queue.then(run, run);
+    this.queue = next.catch(() => undefined);
+    return next;
+  }
+
+  // A forced refspec into refs/remotes: a stale local copy of the base is never what a branch
+  // starts from. The issue's branches come along (and are pruned when gone from origin).
+  private async fetch(base: string, issue?: number): Promise<void> {
+    const refspecs = [`+refs/heads/${base}:refs/remotes/origin/${base}`];
+    if (issue !== undefined) refspecs.push(`+refs/heads/${this.branchPrefix}${issue}*:refs/remotes/origin/${this.branchPrefix}${issue}*`);
+    const args = ["fetch", "--no-tags", "--prune", "--no-write-fetch-head", "--no-recurse-submodules", "--quiet", "origin", ...refspecs];
+    const result = await this.git.networkRaw(args);
+    if (result.exitCode === 0) return;
+    const failure = gitFailure(args, result, this.git.authFor(undefined));
+    if (/couldn't find remote ref/i.test(result.stderr)) {
+      throw new GitError(`base branch "${base}" does not exist on origin`, failure.command, failure.exitCode, failure.stderr, `check the project's base branch (it is "${base}")`);
+    }
+    throw failure;
+  }
+
+  private async baseTip(base: string): Promise<string> {
+    return this.mustRev(`refs/remotes/origin/${base}`);
+  }
+
+  private async inspect(issue: number): Promise<Inspection> {
+    const path = this.worktreePath(issue);
+    const wanted = await canonicalPath(path);
+    let entry = null;
+    for (const candidate of await this.git.worktrees()) {
+      if (!candidate.bare && (await canonicalPath(candidate.path)) === wanted) entry = candidate;
+    }
+    const present = await isDirectory(path);
+    if (!entry) return present ? { state: "foreign", registered: false } : { state: "absent" };
+    if (!present) return { state: "stale" };
+    const gitDir = entry.prunable ? null : await this.git.runRaw(["rev-parse", "--absolute-git-dir"], path);
+    if (!gitDir || gitDir.exitCode !== 0) return { state: "foreign", registered: false };
+    const dir = gitDir.stdout.trim();
+    const branch = entry.branch ? short(entry.branch, "refs/heads/") : await rebasing(dir);
+    if (branch !== null && parseFleetBranch(branch, this.branchPrefix) === issue) return { state: "valid", branch, gitDir: dir };
+    return { state: "foreign", registered: true };
+  }
+
+  // Makes the issue's path free without destroying anything: a stale registration is pruned; a
+  // worktree on another branch or a stray directory is moved to <root>/.displaced/.
+  private async clearPath(issue: number, found: Inspection): Promise<string | null> {
+    if (found.state === "stale") await this.git.run(["worktree", "prune"]);
+    if (found.state !== "foreign") return null;
+    const path = this.worktreePath(issue);
+    const target = join(this.worktreeRoot, ".displaced", `issue-${issue}-${stamp(this.now())}`);
+    await mkdir(dirname(target), { recursive: true });
+    if (found.registered) {
+      await this.git.run(["worktree", "move", path, target]);
+    } else {
+      await rename(path, target);
+      await this.git.run(["worktree", "prune"]);
+    }
+    return target;
+  }
+
+  private async tearDown(path: string, found: Inspection): Promise<boolean> {
+    let removed = false;
+    if (found.state === "valid" || (found.state === "foreign" && found.registered)) {
+      await this.git.run(["worktree", "remove", "--force", path]);
+      removed = true;
+    }
+    if (await isDirectory(path)) {
+      await rm(path, { recursive: true, force: true });
+      removed = true;
+    }
+    await this.git.run(["worktree", "prune"]);
+    return removed;
+  }
+
+  // What tier 2 continues from: the issue's branch (the expected name first, else the most
+  // recently committed) whose local or remote tip has commits that origin/<base> lacks.
+  private async continuation(issue: number, expected: string, baseSha: string, note: string): Promise<{ branch: string; tip: string; backups: string[] } | null> {
+    const replaceable = await this.git.revParse(replaceRef(issue));
+    const candidates = await this.candidates(issue);
+    const progressed: Candidate[] = [];
+    for (const candidate of candidates) {
+      const local = candidate.local && !(await this.git.isAncestor(candidate.local.sha, baseSha)) ? candidate.local : undefined;
+      // A remote tip that `fresh` declared replaceable is the old attempt: nothing to continue.
+      const remote =
+        candidate.remote && candidate.remote.sha !== replaceable && !(await this.git.isAncestor(candidate.remote.sha, baseSha)) ? candidate.remote : undefined;
+      if (local || remote) progressed.push({ name: candidate.name, local, remote, time: Math.max(local?.time ?? 0, remote?.time ?? 0) });
+    }
+    const chosen = progressed.find((c) => c.name === expected) ?? progressed.sort((a, b) => b.time - a.time || a.name.localeCompare(b.name))[0];
+    if (!chosen) return null;
+    const backups: string[] = [];
+    const local = chosen.local?.sha;
+    const remote = chosen.remote?.sha;
+    let tip: string;
+    if (local && remote) {
+      if (local === remote || (await this.git.isAncestor(remote, local))) tip = local; // unpushed commits on top
+      else if (await this.git.isAncestor(local, remote)) tip = remote;
+      else {
+        tip = remote;
+        backups.push(await this.backup(issue, local, `${note}: diverged from origin`));
+      }
+    } else {
+      tip = (local ?? remote)!;
+    }
+    // Origin may still hold a tip with nothing of its own (or the replaced one): the next push
+    // may overwrite it, since nothing on it is lost.
+    const raw = candidates.find((c) => c.name === chosen.name)?.remote?.sha;
+    if (raw && raw !== tip && !(await this.git.isAncestor(raw, tip))) {
+      await this.git.updateRef(replaceRef(issue), raw, `${note}: origin's ${chosen.name} holds nothing to continue`);
+    }
+    return { branch: chosen.name, tip, backups };
+  }
+
+  private async candidates(issue: number): Promise<Candidate[]> {
+    const byName = new Map<string, Candidate>();
+    const entry = (name: string): Candidate => {
+      let found = byName.get(name);
+      if (!found) byName.set(name, (found = { name, local: undefined, remote: undefined, time: 0 }));
+      return found;
+    };
+    for (const tip of await this.issueTips("refs/heads/", issue)) entry(short(tip.ref, "refs/heads/")).local = tip;
+    for (const tip of await this.issueTips("refs/remotes/origin/", issue)) entry(short(tip.ref, "refs/remotes/origin/")).remote = tip;
+    return [...byName.values()];
+  }
+
+  // The name `fresh` restarts under: the issue's branch on origin (so its PR follows), else a
+  // local one, else the name from the title.
+  private async preferredName(issue: number, expected: string): Promise<string> {
+    for (const namespace of ["refs/remotes/origin/", "refs/heads/"]) {
+      const tips = await this.issueTips(namespace, issue);
+      if (tips.some((t) => short(t.ref, namespace) === expected)) return expected;
+      const tip = newest(tips);
+      if (tip) return short(tip.ref, namespace);
+    }
+    return expected;
+  }
+
+  /** Branches of the issue under `namespace` ("refs/heads/" or "refs/remotes/origin/"). */
+  private async issueTips(namespace: string, issue: number): Promise<RefTip[]> {
+    const tips = await this.git.refs(`${namespace}${this.branchPrefix}${issue}*`);
+    return tips.filter((tip) => {
+      const name = short(tip.ref, namespace);
+      if (parseFleetBranch(name, this.branchPrefix) !== issue) return false;
+      try {
+        assertSafeBranchName(name);
+        return true;
+      } catch {
+        return false;
+      }
+    });
+  }
+
+  private async createFromBase(issue: number, branch: string, baseSha: string, base: string, note: string): Promise<void> {
+    // Other local branches of the issue hold nothing base lacks here (or were backed up by fresh).
+    for (const tip of await this.issueTips("refs/heads/", issue)) {
+      const name = short(tip.ref, "refs/heads/");
+      if (name !== branch) await this.git.runRaw(["branch", "-D", name]);
+    }
+    await this.git.updateRef(`refs/heads/${branch}`, baseSha, `${note}: start from origin/${base} ${baseSha} (tier 3)`);
+    await this.setUpstream(branch);
+    const path = this.worktreePath(issue);
+    await this.addWorktree(path, branch);
+    const head = await this.mustRev("HEAD", path);
+    if (!(await this.git.isAncestor(baseSha, head, path))) {
+      throw new WorktreeError("base_not_contained", `issue ${issue}: the new worktree's HEAD ${head} does not contain origin/${base} ${baseSha}`, "remove the worktree and prepare again");
+    }
+  }
+
+  private async addWorktree(path: string, branch: string): Promise<void> {
+    await mkdir(this.worktreeRoot, { recursive: true });
+    await this.git.run(["worktree", "add", "--quiet", path, branch]);
+  }
+
+  // The worker's `git push` / `git pull` then talk to its own branch on origin, not the base.
+  private async setUpstream(branch: string): Promise<void> {
+    await this.git.run(["config", `branch.${branch}.remote`, "origin"]);
+    await this.git.run(["config", `branch.${branch}.merge`, `refs/heads/${branch}`]);
+  }
+
+  private async backup(issue: number, sha: string, why: string): Promise<string> {
+    const ref = `refs/afk-backup/${issue}/${stamp(this.now())}-${sha.slice(0, 12)}`;
+    await this.git.updateRef(ref, sha, `afk: issue ${issue}: ${why}`);
+    return ref;
+  }
+
+  private async report(tier: Tier, path: string, branch: string, baseSha: string, backupRefs: string[], displaced: string | null): Promise<PreparedWorktree> {
+    const head = await this.mustRev("HEAD", path);
+    const remoteSha = await this.git.revParse(`refs/remotes/origin/${branch}`);
+    return {
+      path,
+      branch,
+      tier,
+      head,
+      baseSha,
+      baseContained: await this.git.isAncestor(baseSha, head, path),
+      remoteSha,
+      remoteContained: remoteSha === null ? null : await this.git.isAncestor(remoteSha, head, path),
+      backupRefs,
+      displaced,
+    };
+  }
+
+  private async requireWorktree(issue: number): Promise<string> {
+    const found = await this.inspect(issue);
+    if (found.state !== "valid") {
+      throw new WorktreeError("no_worktree", `issue ${issue} has no worktree at ${this.worktreePath(issue)}`, "prepare the issue's worktree first");
+    }
+    return found.branch;
+  }
+
+  private async currentBranch(issue: number): Promise<string> {
+    const found = await this.inspect(issue);
+    if (found.state === "valid") return found.branch;
+    const tip = newest(await this.issueTips("refs/heads/", issue));
+    if (tip) return short(tip.ref, "refs/heads/");
+    throw new WorktreeError("no_branch", `issue ${issue} has no local branch`, "prepare the issue's worktree first");
+  }
+
+  private async trackedChanges(path: string): Promise<string[]> {
+    const { stdout } = await this.git.run(["--no-optional-locks", "status", "--porcelain", "-z", "--untracked-files=no"], path);
+    // Entries are "XY path"; a rename adds its source as one more NUL-separated field.
+    const files: string[] = [];
+    const fields = nulSeparated(stdout);
+    for (let i = 0; i < fields.length; i += 1) {
+      const field = fields[i]!;
+      files.push(field.slice(3));
+      if (field[0] === "R" || field[0] === "C") i += 1;
+    }
+    return files;
+  }
+
+  private async remoteTip(ref: string, auth: GitAuth | null | undefined): Promise<string | null> {
+    const { stdout } = await this.git.network(["ls-remote", "--refs", "origin", ref], auth);
+    for (const line of stdout.split("\n")) {
+      const [sha, name] = line.split("\t");
+      if (name === ref && sha) return sha;
+    }
+    return null;
+  }
+
+  // Whether `tip` contains `commit`; a commit we do not even have is not contained.
+  private async contains(tip: string, commit: string): Promise<boolean> {
+    const present = await this.git.runRaw(["cat-file", "-e", `${commit}^{commit}`]);
+    if (present.exitCode !== 0) return false;
+    return this.git.isAncestor(commit, tip);
+  }
+
+  private async mustRev(ref: string, cwd?: string): Promise<string> {
+    const sha = await this.git.revParse(ref, cwd);
+    if (sha === null) throw new GitError(`cannot resolve ${ref}`, `git rev-parse ${ref}`, 1, "", "");
+    return sha;
+  }
+}
+
+function validated(input: PrepareInput): { issue: number; base: string } {
+  assertIssueNumber(input.issue);
+  assertSafeBranchName(input.base);
+  return { issue: input.issue, base: input.base };
+}
+
+/** `refs/afk-replace/<n>`: a tip on origin that `fresh` decided the next push may overwrite. */
+function replaceRef(issue: number): string {
+  return `refs/afk-replace/${issue}`;
+}
+
+function attemptNote(issue: number, attempt: number | undefined): string {
+  return attempt === undefined ? `afk: issue ${issue}` : `afk: issue ${issue} attempt ${attempt}`;
+}
+
+function short(ref: string, namespace: string): string {
+  return ref.startsWith(namespace) ? ref.slice(namespace.length) : ref;
+}
+
+function newest(tips: RefTip[]): RefTip | undefined {
+  return [...tips].sort((a, b) => b.time - a.time || a.ref.localeCompare(b.ref))[0];
+}
+
+// "20250102T030405Z": a ref-safe UTC time.
+function stamp(date: Date): string {
+  return date.toISOString().replace(/\.\d+Z$/, "Z").replace(/[-:]/g, "");
+}
+
+function nulSeparated(text: string): string[] {
+  return text.split("\0").filter((field) => field !== "");
+}
+
+// `git push --porcelain` marks a refused ref with "!": "!\t<src>:<dst>\t[rejected] (reason)".
+function rejection(stdout: string, ref: string): string | null {
+  for (const line of stdout.split("\n")) {
+    const [flag, refs, summary] = line.split("\t");
+    if (flag === "!" && refs !== undefined && refs.endsWith(`:${ref}`)) return summary ?? "rejected";
+  }
+  return null;
+}
+
+// "error: The following untracked working tree files would be overwritten by merge:\n\tpath"
+function overwrittenFiles(stderr: string): string[] {
+  const files: string[] = [];
+  let listing = false;
+  for (const line of stderr.split("\n")) {
+    if (/would be overwritten by merge:\s*$/.test(line)) listing = true;
+    else if (listing && line.startsWith("\t")) files.push(line.slice(1));
+    else listing = false;
+  }
+  return files;
+}
+
+// A worktree mid-rebase has a detached HEAD; the branch being rebased is in its git dir.
+async function rebasing(gitDir: string): Promise<string | null> {
+  for (const dir of ["rebase-merge", "rebase-apply"]) {
+    const name = await readFile(join(gitDir, dir, "head-name"), "utf8").catch(() => null);
+    if (name && name.trim().startsWith("refs/heads/")) return name.trim().slice("refs/heads/".length);
+  }
+  return null;
+}
+
+async function isDirectory(path: string): Promise<boolean> {
+  return stat(path).then((s) => s.isDirectory(), () => false);
+}

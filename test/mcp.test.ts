@@ -1,0 +1,175 @@
+// The MCP server through a real MCP Client: in memory (createServer around a FleetHost) and
+// over stdio against the built binary. Both talk to the local forge over real HTTP.
+import { after, before, describe, it } from "node:test";
+import assert from "node:assert/strict";
+import { existsSync } from "node:fs";
+import { readFile, writeFile } from "node:fs/promises";
+import { join } from "node:path";
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { InMemoryTransport } from "@modelcontextprotocol/sdk/inMemory.js";
+import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+import { createServer } from "../server/server.js";
+import { FleetHost } from "../server/host.js";
+import { GitRefStore } from "../server/gh/gitrefs.js";
+import { Lease } from "../server/state/claims.js";
+import { api, startTestForge, tempDir, type TestForge } from "./support/forge-fixtures.js";
+import { BIN, ROOT } from "./support/paths.js";
+
+const SNAPSHOT = join(ROOT, "test", "__toolsnaps__", "tools.json");
+
+let forge: TestForge;
+let env: Record<string, string>;
+
+before(async () => {
+  forge = await startTestForge({ users: ["alice"] });
+  await api(forge, "POST", "/repos/afk/demo/labels", { name: "ready-for-agent", color: "0e8a16" });
+  for (const title of ["first", "second", "third"]) {
+    await api(forge, "POST", "/repos/afk/demo/issues", { title, labels: ["ready-for-agent"] });
+  }
+  await api(forge, "POST", "/repos/afk/demo/issues", { title: "an epic", labels: ["ready-for-agent", "epic"] });
+  env = {
+    GITHUB_API_URL: forge.apiUrl,
+    GITHUB_TOKEN: forge.token,
+    AFK_STATE_DIR: await tempDir("afk-state-"),
+    PATH: process.env.PATH ?? "/usr/bin:/bin",
+    HOME: process.env.HOME ?? "/tmp",
+  };
+});
+
+after(async () => {
+  await forge.dispose();
+});
+
+async function inMemoryClient(options: { readOnly?: boolean } = {}): Promise<Client> {
+  const host = new FleetHost({ env, instance: "memtest" });
+  const server = createServer(host, options);
+  const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
+  const client = new Client({ name: "afk-test", version: "0.0.0" });
+  await Promise.all([server.connect(serverSide), client.connect(clientSide)]);
+  return client;
+}
+
+describe("MCP server in memory", () => {
+  it("lists its tools exactly as the committed snapshot says", async () => {
+    const client = await inMemoryClient();
+    const { tools } = await client.listTools();
+    const snapshot = JSON.stringify(
+      tools.map((t) => ({ name: t.name, title: t.title, annotations: t.annotations, inputSchema: t.inputSchema, outputSchema: t.outputSchema })),
+      null,
+      2,
+    );
+    if (process.env.UPDATE_TOOLSNAPS === "1" || !existsSync(SNAPSHOT)) await writeFile(SNAPSHOT, snapshot + "\n");
+    assert.equal(
+      snapshot + "\n",
+      await readFile(SNAPSHOT, "utf8"),
+      "tools/list changed: review the diff, then refresh with UPDATE_TOOLSNAPS=1 npm run test:one -- test/mcp.test.ts",
+    );
+    await client.close();
+  });
+
+  it("derives honest annotations: status is read-only, takeover destructive", async () => {
+    const client = await inMemoryClient();
+    const { tools } = await client.listTools();
+    const status = tools.find((t) => t.name === "status");
+    const takeover = tools.find((t) => t.name === "takeover");
+    assert.equal(status?.annotations?.readOnlyHint, true);
+    assert.equal(status?.annotations?.destructiveHint, false);
+    assert.equal(takeover?.annotations?.readOnlyHint, false);
+    assert.equal(takeover?.annotations?.destructiveHint, true);
+    await client.close();
+  });
+
+  it("registers no mutating tool in read-only mode", async () => {
+    const client = await inMemoryClient({ readOnly: true });
+    const { tools } = await client.listTools();
+    assert.deepEqual(
+      tools.map((t) => t.name),
+      ["status"],
+    );
+    await client.close();
+  });
+
+  it("status returns the dry-run plan as structured content", async () => {
+    const client = await inMemoryClient();
+    const result = await client.callTool({ name: "status", arguments: { repo: "afk/demo", scope: "project" } });
+    assert.notEqual(result.isError, true, JSON.stringify(result.content));
+    const plan = (result.structuredContent as { plan: { dispatch: { number: number }[]; excluded: { number: number; reason: string; text: string }[]; ready: boolean } }).plan;
+    assert.deepEqual(
+      plan.dispatch.map((d) => d.number),
+      [1, 2, 3],
+    );
+    assert.deepEqual(plan.excluded, [{ number: 4, reason: "epic", text: plan.excluded[0]!.text }]);
+    assert.equal(plan.ready, true);
+    const text = (result.content as { type: string; text: string }[])[0]!.text;
+    assert.match(text, /dispatch \(3, in order\)/);
+    await client.close();
+  });
+
+  it("status for one issue says where it stands", async () => {
+    const client = await inMemoryClient();
+    const result = await client.callTool({ name: "status", arguments: { repo: "afk/demo", scope: "issue", issue: 4 } });
+    const issue = (result.structuredContent as { issue: { where: string; detail: string } }).issue;
+    assert.equal(issue.where, "excluded");
+    assert.match(issue.detail, /epic/);
+    await client.close();
+  });
+
+  it("answers bad input with an error result naming the problem, not a crash", async () => {
+    const client = await inMemoryClient();
+    const badSlug = await client.callTool({ name: "status", arguments: { repo: "not a slug" } });
+    assert.equal(badSlug.isError, true);
+    assert.match((badSlug.content as { text: string }[])[0]!.text, /owner\/name/);
+    const missingIssue = await client.callTool({ name: "status", arguments: { repo: "afk/demo", scope: "issue" } });
+    assert.equal(missingIssue.isError, true);
+    assert.match((missingIssue.content as { text: string }[])[0]!.text, /needs `issue`/);
+    const badInstance = await client.callTool({ name: "takeover", arguments: { repo: "afk/demo", instance: "-rm -rf" } });
+    assert.equal(badInstance.isError, true);
+    await client.close();
+  });
+
+  it("takeover lists instances and refuses a fresh lease without confirm", async () => {
+    // A peer (instance "peer1", another host) claims #2 and beats its heartbeat.
+    const peerRefs = new GitRefStore({ controlDir: join(await tempDir("afk-peer-"), "control.git"), remoteUrl: forge.gitUrl, token: forge.token });
+    const peer = new Lease(peerRefs, { namespace: "refs/afk", ttlSeconds: 4500, heartbeatSeconds: 300 }, "peer1", "peer-host");
+    assert.equal((await peer.claim(2)).won, true);
+    assert.equal(await peer.heartbeat(), true);
+
+    const client = await inMemoryClient();
+    const listed = await client.callTool({ name: "takeover", arguments: { repo: "afk/demo", list: true } });
+    const rows = (listed.structuredContent as { instances: { instance: string; claims: number[]; fresh: boolean }[] }).instances;
+    const row = rows.find((r) => r.instance === "peer1");
+    assert.deepEqual(row?.claims, [2]);
+    assert.equal(row?.fresh, true);
+
+    const refused = await client.callTool({ name: "takeover", arguments: { repo: "afk/demo", instance: "peer1" } });
+    assert.equal((refused.structuredContent as { action: string }).action, "confirm");
+    assert.match((refused.content as { text: string }[])[0]!.text, /looks alive/);
+
+    const taken = await client.callTool({ name: "takeover", arguments: { repo: "afk/demo", instance: "peer1", confirm: true } });
+    const out = taken.structuredContent as { action: string; taken: { issue: number }[] };
+    assert.equal(out.action, "taken");
+    assert.deepEqual(
+      out.taken.map((t) => t.issue),
+      [2],
+    );
+    const status = await client.callTool({ name: "status", arguments: { repo: "afk/demo", scope: "issue", issue: 2 } });
+    assert.equal((status.structuredContent as { issue: { where: string } }).issue.where, "mine");
+    await client.close();
+  });
+});
+
+describe("MCP server over stdio (the built binary)", () => {
+  it("serves tools/list and status, writing nothing but JSON-RPC to stdout", async () => {
+    assert.ok(existsSync(BIN), `build first: ${BIN} is missing`);
+    const transport = new StdioClientTransport({ command: process.execPath, args: [BIN], env, stderr: "pipe" });
+    const client = new Client({ name: "afk-stdio-test", version: "0.0.0" });
+    await client.connect(transport);
+    const { tools } = await client.listTools();
+    assert.deepEqual(tools.map((t) => t.name).sort(), ["status", "takeover"]);
+    const result = await client.callTool({ name: "status", arguments: { repo: "afk/demo" } });
+    assert.notEqual(result.isError, true, JSON.stringify(result.content));
+    const plan = (result.structuredContent as { plan: { repo: string } }).plan;
+    assert.equal(plan.repo, "afk/demo");
+    await client.close();
+  });
+});

@@ -1,0 +1,157 @@
+// Shared helpers for tests against the local forge: a forge in a temp directory, a tiny REST
+// client over fetch (no Octokit, so tests see exactly what the forge answers), and real git
+// in temporary clones. Git runs asynchronously: the forge serves from this same process, so
+// a synchronous child process would deadlock it.
+import { execFile } from "node:child_process";
+import { mkdtemp, rm, writeFile, mkdir } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { dirname, join } from "node:path";
+import { promisify } from "node:util";
+import { startForge, type ForgeOptions, type RunningForge } from "../../server/gh/localforge/index.js";
+import { conformanceRecorder, type ConformanceRecorder } from "./conformance.js";
+
+const pexec = promisify(execFile);
+
+export interface TestForge extends RunningForge {
+  /** Every REST response checked against GitHub's OpenAPI description. */
+  conformance: ConformanceRecorder;
+  /**
+   * Schema problems in the answers so far. A 304 (documented by GitHub for conditional
+   * requests in general, not per operation) and routes outside the subset are not problems.
+   */
+  violations(): string[];
+  /** Closes the forge, removes its directory. */
+  dispose(): Promise<void>;
+}
+
+export async function tempDir(prefix = "afk-forge-"): Promise<string> {
+  return mkdtemp(join(tmpdir(), prefix));
+}
+
+/** A forge in a fresh temp directory whose every REST answer is validated against GitHub's schemas. */
+export async function startTestForge(opts: Partial<ForgeOptions> = {}): Promise<TestForge> {
+  const dir = opts.dir ?? (await tempDir());
+  const conformance = conformanceRecorder();
+  const forge = await startForge({
+    ...opts,
+    dir,
+    onResponse: (r) => {
+      conformance.onResponse(r);
+      opts.onResponse?.(r);
+    },
+  });
+  return {
+    ...forge,
+    conformance,
+    violations: () =>
+      conformance.violations().filter((v) => !/ 304: /.test(v) && !v.includes("no operation in the GitHub OpenAPI subset matches")),
+    dispose: async () => {
+      await forge.close();
+      await rm(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+// Tests read answers field by field and assert on them: an untyped body keeps them short.
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+export interface ApiResponse<T = any> {
+  status: number;
+  headers: Headers;
+  body: T;
+}
+
+export interface ApiOptions {
+  /** A token, or null for an anonymous request; default: the forge's default token. */
+  token?: string | null;
+  headers?: Record<string, string>;
+}
+
+/** One REST call; `body` is sent as JSON. Parses JSON answers, returns null for empty ones. */
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+export async function api<T = any>(forge: RunningForge, method: string, path: string, body?: unknown, opts: ApiOptions = {}): Promise<ApiResponse<T>> {
+  const token = opts.token === undefined ? forge.token : opts.token;
+  const headers: Record<string, string> = { accept: "application/vnd.github+json", ...opts.headers };
+  if (token) headers.authorization = `token ${token}`;
+  if (body !== undefined) headers["content-type"] = "application/json";
+  const res = await fetch(path.startsWith("http") ? path : `${forge.apiUrl}${path}`, {
+    method,
+    headers,
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  const text = await res.text();
+  return { status: res.status, headers: res.headers, body: (text ? JSON.parse(text) : null) as T };
+}
+
+/** `/repos/{owner}/{repo}` + suffix for this forge. */
+export function repoPath(forge: RunningForge, suffix = ""): string {
+  return `/repos/${forge.repo}${suffix}`;
+}
+
+export interface GitResult {
+  stdout: string;
+  stderr: string;
+}
+
+export async function git(cwd: string, ...args: string[]): Promise<GitResult> {
+  const env = {
+    ...process.env,
+    GIT_TERMINAL_PROMPT: "0",
+    GIT_AUTHOR_NAME: "Test Author",
+    GIT_AUTHOR_EMAIL: "test@example.com",
+    GIT_COMMITTER_NAME: "Test Author",
+    GIT_COMMITTER_EMAIL: "test@example.com",
+    GIT_CONFIG_NOSYSTEM: "1",
+  };
+  const r = await pexec("git", args, { cwd, env, maxBuffer: 64 * 1024 * 1024 });
+  return { stdout: r.stdout.trim(), stderr: r.stderr.trim() };
+}
+
+/** The git URL with a token as Basic-auth password (what a credential helper would send). */
+export function authedGitUrl(forge: RunningForge, token = forge.token): string {
+  return forge.gitUrl.replace("http://", `http://x-access-token:${token}@`);
+}
+
+/** A clone whose `origin` pushes with the default token. */
+export async function cloneRepo(forge: RunningForge, token = forge.token): Promise<string> {
+  const parent = await tempDir("afk-clone-");
+  const dir = join(parent, "work");
+  await git(parent, "clone", "--quiet", authedGitUrl(forge, token), dir);
+  return dir;
+}
+
+/** Writes a file and commits it; returns the new commit sha. */
+export async function commitFile(dir: string, path: string, content: string, message = `change ${path}`): Promise<string> {
+  const full = join(dir, path);
+  await mkdir(dirname(full), { recursive: true });
+  await writeFile(full, content);
+  await git(dir, "add", "--", path);
+  await git(dir, "commit", "--quiet", "-m", message);
+  return (await git(dir, "rev-parse", "HEAD")).stdout;
+}
+
+/** Creates `branch` from origin's `base`, commits one file, pushes; returns the head sha. */
+export async function pushBranch(dir: string, branch: string, path: string, content: string, base = "main"): Promise<string> {
+  await git(dir, "fetch", "--quiet", "origin");
+  await git(dir, "checkout", "--quiet", "-B", branch, `origin/${base}`);
+  const sha = await commitFile(dir, path, content, `${branch}: ${path}`);
+  await git(dir, "push", "--quiet", "origin", `${branch}:refs/heads/${branch}`);
+  return sha;
+}
+
+/** Opens a PR from a freshly pushed branch; returns its number and head sha. */
+export async function openPull(
+  forge: RunningForge,
+  dir: string,
+  branch: string,
+  opts: { path?: string; content?: string; title?: string; body?: string; base?: string } = {},
+): Promise<{ number: number; head: string }> {
+  const head = await pushBranch(dir, branch, opts.path ?? `${branch}.txt`, opts.content ?? `${branch}\n`, opts.base);
+  const r = await api(forge, "POST", repoPath(forge, "/pulls"), {
+    title: opts.title ?? `PR for ${branch}`,
+    body: opts.body ?? "",
+    head: branch,
+    base: opts.base ?? "main",
+  });
+  if (r.status !== 201) throw new Error(`create PR ${branch}: ${r.status} ${JSON.stringify(r.body)}`);
+  return { number: r.body.number as number, head };
+}
