@@ -5,7 +5,7 @@ import js from "@eslint/js";
 import tseslint from "typescript-eslint";
 
 export default tseslint.config(
-  { ignores: ["dist/**", "node_modules/**", "scripts/*.mjs"] },
+  { ignores: ["dist/**", "node_modules/**", "scripts/*.mjs", "scratch/**"] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {

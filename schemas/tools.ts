@@ -117,7 +117,14 @@ export const statusOutput = {
     })
     .nullable()
     .describe("Where the issue stands (scope issue)."),
-  workers: z.array(z.object({ issue: z.number().int(), state: z.string(), pid: z.number().int().nullable() })).describe("Live workers (scope worker)."),
+  workers: z
+    .array(z.object({ issue: z.number().int(), state: z.string(), pid: z.number().int().nullable(), attempt: z.number().int(), started_at: z.string() }))
+    .describe("This host's workers (scope worker)."),
+  births: z
+    .object({ paused: z.boolean(), reason: z.string().nullable(), until: z.string().nullable() })
+    .nullable()
+    .describe("Whether new workers may start (circuit breaker, usage limit, stopping)."),
+  last_tick: z.string().nullable().describe("The last tick's one-line summary."),
 };
 
 export const instanceRowOutput = z.object({
@@ -138,4 +145,70 @@ export const takeoverOutput = {
   taken: z.array(z.object({ issue: z.number().int(), sha: z.string() })),
   lost: z.array(z.number().int()),
   message: z.string(),
+};
+
+const selectorInput = z
+  .object({
+    label: z.string().min(1).max(100).nullable().optional().describe("Label the issue must carry (default: the ready label; null: none)."),
+    issues: z.array(z.number().int().positive()).max(1000).nullable().optional().describe("Only these issue numbers."),
+    tags: z.array(z.string().min(1).max(100)).max(20).optional().describe("Every one of these tags (labels tag:<tag>)."),
+    user: z.string().min(1).max(39).nullable().optional().describe('Only issues opened by this login ("@me": the fleet\'s own).'),
+    epic: z.number().int().positive().nullable().optional().describe("Only sub-issues of this epic."),
+    milestone: z.string().min(1).max(255).nullable().optional().describe("Only issues in this milestone."),
+  })
+  .strict();
+
+export const projectStartInput = {
+  repo: repoInput,
+  worker_command: z
+    .string()
+    .min(1)
+    .max(4000)
+    .optional()
+    .describe(
+      'The shell command that starts one worker agent in its worktree, run as is by your shell (e.g. claude -p "$(cat "$AFK_BRIEF")" --permission-mode bypassPermissions). The brief is also on stdin and in {brief}. Required unless dry_run.',
+    ),
+  target: z.number().int().min(1).max(64).optional().describe("How many workers at once (default: the config's concurrency)."),
+  selectors: z.array(selectorInput).max(20).optional().describe("Ordered selectors: the first picks first (default: the ready label)."),
+  config: z.record(z.string(), z.unknown()).optional().describe("Config overrides, merged over the repository's .github/afk.json."),
+  base: z.string().min(1).max(255).optional().describe("The branch to land on (default: the config's base, else the default branch)."),
+  dry_run: z.boolean().optional().describe("Validate and return the first plan, acting on nothing."),
+  auto_merge: z
+    .boolean()
+    .optional()
+    .describe("Authorize the fleet to land green PRs on the base unattended. Without it, merges are held and status says so."),
+};
+
+export const projectResizeInput = {
+  repo: repoInput,
+  target: z.number().int().min(1).max(64).optional().describe("New width, applied at the next birth."),
+  worker_command: z.string().min(1).max(4000).optional().describe("New worker command, used for the next birth."),
+  selectors: z.array(selectorInput).max(20).optional().describe("New ordered selectors."),
+};
+
+export const projectStopInput = {
+  repo: repoInput,
+  stop_workers: z.boolean().optional().describe("Also kill running workers (their claims are released; pushed work stays on its branch)."),
+};
+
+export const projectResetInput = { repo: repoInput };
+
+export const logsInput = {
+  repo: repoInput,
+  lane: z.enum(["supervisor", "worker", "monitor", "liveness"]).describe("Which log lane."),
+  issue: z.number().int().positive().optional().describe("Only records about this issue."),
+  since: z.string().max(40).optional().describe('Only records since this ISO time or this long ago ("15m", "2h", "1d").'),
+  tail_lines: z.number().int().min(1).max(5000).optional().describe("At most this many of the newest records (default 200)."),
+};
+
+export const projectOutput = {
+  registration: registrationOutput,
+  plan: planOutput.nullable(),
+  message: z.string(),
+};
+
+export const logsOutput = {
+  lane: z.string(),
+  records: z.array(z.record(z.string(), z.unknown())),
+  truncated: z.boolean(),
 };

@@ -1,7 +1,19 @@
 // The interface the MCP tools talk to. Today the host runs inside the MCP server's process;
 // later a detached per-machine daemon can serve the same interface.
 import type { z } from "zod";
-import type { statusInput, statusOutput, takeoverInput, takeoverOutput } from "../schemas/tools.js";
+import type {
+  logsInput,
+  logsOutput,
+  projectOutput,
+  projectResetInput,
+  projectResizeInput,
+  projectStartInput,
+  projectStopInput,
+  statusInput,
+  statusOutput,
+  takeoverInput,
+  takeoverOutput,
+} from "../schemas/tools.js";
 
 type Out<S extends z.ZodRawShape> = z.infer<z.ZodObject<S>>;
 type In<S extends z.ZodRawShape> = z.input<z.ZodObject<S>>;
@@ -10,8 +22,20 @@ export type StatusInput = In<typeof statusInput>;
 export type StatusResult = Out<typeof statusOutput>;
 export type TakeoverInput = In<typeof takeoverInput>;
 export type TakeoverResult = Out<typeof takeoverOutput>;
+export type ProjectStartInput = In<typeof projectStartInput>;
+export type ProjectResizeInput = In<typeof projectResizeInput>;
+export type ProjectStopInput = In<typeof projectStopInput>;
+export type ProjectResetInput = In<typeof projectResetInput>;
+export type ProjectResult = Out<typeof projectOutput>;
+export type LogsInput = In<typeof logsInput>;
+export type LogsResult = Out<typeof logsOutput>;
 
 export interface Host {
   status(input: StatusInput): Promise<StatusResult>;
   takeover(input: TakeoverInput): Promise<TakeoverResult>;
+  start(input: ProjectStartInput): Promise<ProjectResult>;
+  resize(input: ProjectResizeInput): Promise<ProjectResult>;
+  stop(input: ProjectStopInput): Promise<ProjectResult>;
+  reset(input: ProjectResetInput): Promise<ProjectResult>;
+  logs(input: LogsInput): Promise<LogsResult>;
 }

@@ -2,7 +2,21 @@
 // and the operations the MCP tools and the CLI call. It holds no durable state of its own:
 // every answer is rebuilt from GitHub.
 import { hostname } from "node:os";
-import type { Host, StatusInput, StatusResult, TakeoverInput, TakeoverResult } from "./host-api.js";
+import { join } from "node:path";
+import type {
+  Host,
+  LogsInput,
+  LogsResult,
+  ProjectResetInput,
+  ProjectResizeInput,
+  ProjectResult,
+  ProjectStartInput,
+  ProjectStopInput,
+  StatusInput,
+  StatusResult,
+  TakeoverInput,
+  TakeoverResult,
+} from "./host-api.js";
 import type { PlanOutput } from "../schemas/tools.js";
 import { connect, newInstanceId, type Connection, type ConnectOptions } from "./connection.js";
 import { gatherSnapshot } from "./gh/gather.js";
@@ -14,6 +28,12 @@ import { Lease, parseNamespace } from "./state/claims.js";
 import { rebuild } from "./state/rebuild.js";
 import { assertInstanceId } from "./state/snapshot.js";
 import { probeNamespace, type NamespaceProbe } from "./namespace-probe.js";
+import { Project, summaryLine, type Registration } from "./project.js";
+import { stateDir } from "./paths.js";
+import { laneDir, openLanes, queryLane, LaneQueryError, type LaneWriter } from "./lanes/index.js";
+import { workRepoFor } from "./workers/worktrees.js";
+import { parseSlug, formatSlug } from "./gh/slug.js";
+import { preconditionsPass } from "./preconditions.js";
 
 export interface HostOptions {
   env?: NodeJS.ProcessEnv;
@@ -22,9 +42,11 @@ export interface HostOptions {
   hostName?: string;
   clock?: () => Date;
   logger?: Logger;
+  /** Multiplies the loop's durations (pacing, stall and kill thresholds): tests and the demo run faster. */
+  timeScale?: number;
 }
 
-interface Project {
+interface Connected {
   conn: Connection;
   lease: Lease;
   namespace: NamespaceProbe;
@@ -34,7 +56,10 @@ export class FleetHost implements Host {
   readonly instance: string;
   readonly hostName: string;
   private readonly clock: () => Date;
-  private readonly projects = new Map<string, Promise<Project>>();
+  private readonly projects = new Map<string, Promise<Connected>>();
+  private readonly running = new Map<string, Project>();
+  private readonly lanes = new Map<string, LaneWriter>();
+  private readonly connectedFor = new Map<string, Connected>();
 
   constructor(private readonly options: HostOptions = {}) {
     this.instance = options.instance ?? newInstanceId();
@@ -44,7 +69,7 @@ export class FleetHost implements Host {
   }
 
   /** Connects once per repository; a failed connection is not cached (fix and retry). */
-  private project(repo: string | undefined): Promise<Project> {
+  private project(repo: string | undefined): Promise<Connected> {
     const key = repo?.toLowerCase() ?? "(origin)";
     let pending = this.projects.get(key);
     if (!pending) {
@@ -55,8 +80,8 @@ export class FleetHost implements Host {
     return pending;
   }
 
-  private async open(repo: string | undefined): Promise<Project> {
-    const options: ConnectOptions = { repo };
+  private async open(repo: string | undefined, extra: Partial<ConnectOptions> = {}): Promise<Connected> {
+    const options: ConnectOptions = { repo, ...extra };
     if (this.options.env) options.env = this.options.env;
     if (this.options.cwd) options.cwd = this.options.cwd;
     if (this.options.logger) options.logger = this.options.logger;
@@ -74,7 +99,11 @@ export class FleetHost implements Host {
 
   /** The dry-run plan: preconditions, then one gather and one rebuild. Acts on nothing. */
   async plan(repo?: string): Promise<PlanOutput> {
-    const { conn, namespace } = await this.project(repo);
+    const running = this.runningFor(repo);
+    return this.planFor(running ? running.connected : await this.project(repo));
+  }
+
+  private async planFor({ conn, namespace }: Connected): Promise<PlanOutput> {
     const before = conn.forge.stats();
     const now = this.clock();
     const [snapshot, labels] = await Promise.all([
@@ -117,13 +146,175 @@ export class FleetHost implements Host {
   async status(input: StatusInput): Promise<StatusResult> {
     const scope = input.scope ?? "project";
     if (scope === "issue" && input.issue === undefined) throw new UsageError('status: scope "issue" needs `issue` (the issue number)');
+    const running = this.runningFor(input.repo);
+    const registration = running ? registrationView(running.project) : null;
+    const extra = {
+      births: running ? running.project.births() : null,
+      last_tick: running?.project.report() ? summaryLine(running.project.report()!) : null,
+    };
     if (scope === "worker") {
-      // Workers are born by a running project; without one there are none to report.
-      return { scope, registration: null, plan: null, issue: null, workers: [] };
+      return { scope, registration, plan: null, issue: null, workers: running ? running.project.workerRows() : [], ...extra };
     }
     const plan = await this.plan(input.repo);
-    if (scope === "project") return { scope, registration: null, plan, issue: null, workers: [] };
-    return { scope, registration: null, plan: null, issue: locateIssue(plan, input.issue!), workers: [] };
+    if (scope === "project") return { scope, registration, plan, issue: null, workers: [], ...extra };
+    return { scope, registration, plan: null, issue: locateIssue(plan, input.issue!), workers: [], ...extra };
+  }
+
+  // ---- projects ---------------------------------------------------------------------------------
+
+  private runningFor(repo: string | undefined): { project: Project; connected: Connected } | null {
+    const key = repo ? projectKey(repo) : this.running.size === 1 ? [...this.running.keys()][0]! : null;
+    if (!key) return null;
+    const project = this.running.get(key);
+    const connected = this.connectedFor.get(key);
+    if (!project || !connected || project.isStopped()) return null;
+    return { project, connected };
+  }
+
+  async start(input: ProjectStartInput): Promise<ProjectResult> {
+    if (!input.dry_run && !input.worker_command) {
+      throw new UsageError('project_start: worker_command is required (the shell command that starts one agent in its worktree), unless dry_run is true');
+    }
+    const overrides: Record<string, unknown> = { ...(input.config ?? {}) };
+    if (input.selectors) overrides.selectors = input.selectors;
+    const connected = await this.open(input.repo, { overrides, ...(input.base ? { base: input.base } : {}) });
+    const { conn } = connected;
+    const key = projectKey(conn.repo);
+    const existing = this.running.get(key);
+    if (existing && !existing.isStopped()) {
+      throw new UsageError(`project_start: ${conn.repo} is already running on this host (instance ${this.instance}): use project_resize to change it, or project_stop first`);
+    }
+    const plan = await this.planFor(connected);
+    const failed = plan.preconditions.filter((p) => !p.ok);
+    if (input.dry_run) {
+      return { registration: null, plan, message: failed.length ? `dry run: ${failed.length} precondition(s) fail: ${failed.map((p) => p.message).join("; ")}` : "dry run: a start would be accepted; nothing was done" };
+    }
+    if (!preconditionsPass(plan.preconditions)) {
+      throw new UsageError(`project_start refused: ${failed.map((p) => `${p.name}: ${p.message}`).join("; ")}`);
+    }
+    const env = this.options.env ?? process.env;
+    const root = stateDir(env);
+    const slug = parseSlug(conn.repo);
+    const lanes = this.lanesFor(conn.repo, [conn.token]);
+    const registration: Registration = {
+      repo: conn.repo,
+      instance: this.instance,
+      workerCommand: input.worker_command!,
+      target: input.target ?? conn.config.concurrency,
+      config: conn.config,
+      base: conn.base,
+      autoMerge: input.auto_merge === true,
+      startedAt: this.clock().toISOString(),
+    };
+    const project = new Project(registration, {
+      conn,
+      lease: connected.lease,
+      namespace: connected.namespace.namespace,
+      workRepo: workRepoFor({
+        stateDir: root,
+        owner: slug.owner,
+        name: slug.name,
+        remoteUrl: conn.info.cloneUrl,
+        worktreeRoot: conn.config.worktree.root,
+        branchPrefix: conn.config.worktree.branch_prefix,
+        auth: { token: conn.token, url: conn.info.cloneUrl },
+      }),
+      lanes,
+      runDir: join(root, "runs", slug.owner.toLowerCase(), slug.name.toLowerCase()),
+      clock: this.clock,
+      timeScale: this.options.timeScale ?? 1,
+      env,
+    });
+    this.running.set(key, project);
+    this.connectedFor.set(key, connected);
+    lanes.append("supervisor", {
+      event: "started",
+      msg: `project started: target ${registration.target}, base ${registration.base}, merges ${registration.autoMerge ? "authorized" : "held"}`,
+      instance: this.instance,
+      data: { target: registration.target, base: registration.base, auto_merge: registration.autoMerge },
+    });
+    project.start();
+    return {
+      registration: registrationView(project),
+      plan,
+      message: `started ${conn.repo}: up to ${registration.target} worker(s); ${registration.autoMerge ? "green PRs land unattended" : "merges are held (start with auto_merge: true to land)"}`,
+    };
+  }
+
+  async resize(input: ProjectResizeInput): Promise<ProjectResult> {
+    const running = this.requireRunning(input.repo, "project_resize");
+    running.project.resize({
+      target: input.target,
+      workerCommand: input.worker_command,
+      ...(input.selectors
+        ? { selectors: input.selectors.map((sel) => ({ label: sel.label === undefined ? running.project.registration.config.labels.ready : sel.label, issues: sel.issues ?? null, tags: sel.tags ?? [], user: sel.user ?? null, epic: sel.epic ?? null, milestone: sel.milestone ?? null })) }
+        : {}),
+    });
+    return { registration: registrationView(running.project), plan: null, message: "resized: applied at the next birth" };
+  }
+
+  async stop(input: ProjectStopInput): Promise<ProjectResult> {
+    const running = this.runningFor(input.repo);
+    if (!running) {
+      return { registration: null, plan: null, message: `no project is running for ${input.repo ?? "this repository"} on this host: nothing to stop` };
+    }
+    const report = await running.project.stop(input.stop_workers === true);
+    const view = registrationView(running.project);
+    this.running.delete(projectKey(running.project.registration.repo));
+    return {
+      registration: view,
+      plan: null,
+      message: `stopped: released ${report.released.length} claim(s) without a PR; ${report.in_flight} claim(s) with a PR kept`,
+    };
+  }
+
+  async reset(input: ProjectResetInput): Promise<ProjectResult> {
+    const running = this.requireRunning(input.repo, "project_reset");
+    running.project.reset();
+    return { registration: registrationView(running.project), plan: null, message: "births resumed: the circuit breaker and any quota pause are cleared" };
+  }
+
+  async logs(input: LogsInput): Promise<LogsResult> {
+    const running = this.runningFor(input.repo);
+    const repo = running?.project.registration.repo ?? (input.repo ? formatSlug(parseSlug(input.repo)) : null);
+    if (!repo) throw new UsageError("logs: pass repo (\"owner/name\"): no project is running on this host");
+    const slug = parseSlug(repo);
+    try {
+      const result = await queryLane({
+        dir: laneDir(stateDir(this.options.env ?? process.env), slug.owner, slug.name),
+        lane: input.lane,
+        ...(input.issue !== undefined ? { issue: input.issue } : {}),
+        ...(input.since !== undefined ? { since: input.since } : {}),
+        tail: input.tail_lines ?? 200,
+      });
+      return { lane: input.lane, records: result.records as unknown as Record<string, unknown>[], truncated: result.truncated };
+    } catch (error) {
+      if (error instanceof LaneQueryError) throw new UsageError(`logs: ${error.message}`);
+      throw error;
+    }
+  }
+
+  /** Stops every running project (the server is shutting down). */
+  async close(): Promise<void> {
+    await Promise.all([...this.running.values()].map((p) => (p.isStopped() ? undefined : p.stop(false).catch(() => undefined))));
+    for (const lanes of this.lanes.values()) lanes.close();
+  }
+
+  private requireRunning(repo: string | undefined, tool: string): { project: Project; connected: Connected } {
+    const running = this.runningFor(repo);
+    if (!running) throw new UsageError(`${tool}: no project is running for ${repo ?? "this repository"} on this host: start one with project_start`);
+    return running;
+  }
+
+  private lanesFor(repo: string, secrets: string[]): LaneWriter {
+    const key = projectKey(repo);
+    let lanes = this.lanes.get(key);
+    if (!lanes) {
+      const slug = parseSlug(repo);
+      lanes = openLanes({ dir: laneDir(stateDir(this.options.env ?? process.env), slug.owner, slug.name), secrets: () => secrets });
+      this.lanes.set(key, lanes);
+    }
+    return lanes;
   }
 
   async takeover(input: TakeoverInput): Promise<TakeoverResult> {
@@ -173,6 +364,24 @@ export class FleetHost implements Host {
         };
     }
   }
+}
+
+function projectKey(repo: string): string {
+  return formatSlug(parseSlug(repo)).toLowerCase();
+}
+
+function registrationView(project: Project): NonNullable<StatusResult["registration"]> {
+  const r = project.registration;
+  return {
+    repo: r.repo,
+    instance: r.instance,
+    target: r.target,
+    worker_command: r.workerCommand,
+    base: r.base,
+    auto_merge: r.autoMerge,
+    merges: r.autoMerge ? "authorized" : "held",
+    started_at: r.startedAt,
+  };
 }
 
 function locateIssue(plan: PlanOutput, number: number): NonNullable<StatusResult["issue"]> {

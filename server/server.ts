@@ -5,10 +5,23 @@ import type { Host } from "./host-api.js";
 import { isReadOnly, registerDefinedTool, type ToolDefinition } from "./tools/define.js";
 import { statusTool } from "./tools/status.js";
 import { takeoverTool } from "./tools/takeover.js";
+import { projectStartTool } from "./tools/project-start.js";
+import { projectResizeTool } from "./tools/project-resize.js";
+import { projectStopTool } from "./tools/project-stop.js";
+import { projectResetTool } from "./tools/project-reset.js";
+import { logsTool } from "./tools/logs.js";
 import { version } from "./version.js";
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any -- a heterogeneous list of tool definitions
-export const TOOLS: ToolDefinition<any, any>[] = [statusTool, takeoverTool];
+export const TOOLS: ToolDefinition<any, any>[] = [
+  projectStartTool,
+  projectResizeTool,
+  projectStopTool,
+  projectResetTool,
+  statusTool,
+  logsTool,
+  takeoverTool,
+];
 
 export interface ServerOptions {
   /** Register only the read-only tools (a monitoring session). */

@@ -163,6 +163,14 @@ describe("canonicalSnapshot", () => {
     );
   });
 
+  it("a newest-first listing comes out in number order", () => {
+    const c = canonicalSnapshot(snap([issue(3, "a"), issue(2, "a"), issue(1, "a")]));
+    assert.deepEqual(
+      c.issues.map((i) => i.number),
+      [1, 2, 3],
+    );
+  });
+
   it("sorts claims, drops repeated refs, and uniquifies knownClosed", () => {
     const c = canonicalSnapshot(snap([]));
     assert.deepEqual(
@@ -304,6 +312,12 @@ describe("links in prose", () => {
     ["other repo ignored", "## Blocked by\n- other/repo#4\n- acme/widgets#5", [5]],
     ["two sections", "## Blocked by\n- #1\n## Other\n## Blocked by\n- #2", [1, 2]],
     ["fenced section is ignored", "```\n## Blocked by\n- #1\n```", []],
+    ["CRLF line ends", "## Blocked by\r\n- #1\r\n- [ ] #2\r\n## Next\r\n- #3", [1, 2]],
+    ["numbered items", "## Blocked by\n1. #8\n2) #9", [8, 9]],
+    ["'blocked by' in prose before the heading", "This is blocked by design.\n## Blocked by\n- #6", [6]],
+    ["a heading needs a space after the hashes", "##Blocked by\n- #6", []],
+    ["a deeply indented heading is not one", "    ## Blocked by\n- #6", []],
+    ["many items (beyond the small-sort path)", `## Blocked by\n${Array.from({ length: 20 }, (_, i) => `- #${40 - i}`).join("\n")}\n- #40`, Array.from({ length: 20 }, (_, i) => 21 + i)],
   ];
   for (const [name, body, expected] of blockedRows) {
     it(`parseBlockedBySection: ${name}`, () => assert.deepEqual(parseBlockedBySection(body, repo), expected));
@@ -315,6 +329,8 @@ describe("links in prose", () => {
     ["bare number", "prd: 42", [42]],
     ["mid-sentence is not a line", "see prd: #42", []],
     ["other repo", "prd: other/repo#42", []],
+    ["several lines, CRLF", "prd: #4\r\n* prd:#2\r\nprd: #4", [2, 4]],
+    ["in a code fence", "```\nprd: #4\n```", []],
   ];
   for (const [name, body, expected] of prdRows) {
     it(`parsePrdLines: ${name}`, () => assert.deepEqual(parsePrdLines(body, repo), expected));

@@ -271,7 +271,8 @@ function openBlockers(issue: SnapshotIssue, s: Snapshot): number[] {
   const open = new Set([...s.issues.map((i) => i.number), ...s.pulls.map((p) => p.number)]);
   const closed = new Set(s.knownClosed ?? []);
   const all = [...issue.blockedBy.map((l) => l.number), ...parseBlockedBySection(issue.body, REPO)];
-  return all.filter((n) => open.has(n) && !closed.has(n));
+  const openLinks = new Set(issue.blockedBy.filter((l) => l.state === "open").map((l) => l.number));
+  return all.filter((n) => (open.has(n) || openLinks.has(n)) && !closed.has(n));
 }
 
 function hasOpenPr(issue: number, s: Snapshot): boolean {

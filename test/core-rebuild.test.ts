@@ -280,6 +280,19 @@ const exclusionRows: ExclusionRow[] = [
     kind: null,
   },
   {
+    name: "blocked: a native link GitHub reports open, outside our lists (another repository)",
+    snap: snapshot({ issues: [issue(1, { blockedBy: [{ number: 999, id: 9, state: "open" }] })] }),
+    issue: 1,
+    kind: "blocked",
+    detail: { by: [999] },
+  },
+  {
+    name: "a written blocker outside our lists counts as closed",
+    snap: snapshot({ issues: [issue(1, { body: "## Blocked by\n- #999" })] }),
+    issue: 1,
+    kind: null,
+  },
+  {
     name: "knownClosed wins over a stale open listing",
     snap: snapshot({ issues: [issue(1, { body: "## Blocked by\n- #2" }), issue(2, { labels: [] })], knownClosed: [2] }),
     issue: 1,

@@ -353,6 +353,17 @@ describe("redaction", () => {
     assert.ok(!disk.includes("second-token"));
   });
 
+  test("a secret that survives string redaction (digits of a number) withholds the record", async () => {
+    const dir = tempDir();
+    const lanes = writer(dir, { secrets: () => ["98765432"] });
+    lanes.append("worker", { event: "worker_spawned", msg: "spawned", pid: 98765432, data: { n: 1987654321 } });
+    lanes.close();
+    assert.ok(!rawBytes(dir).includes("98765432"));
+    const [record] = (await queryLane({ dir, lane: "worker" })).records;
+    assert.equal(record!.event, "record_withheld");
+    assert.equal(record!.level, "warn");
+  });
+
   test("redactText leaves ordinary text alone", () => {
     const prose = "the bearer of bad news: authorization failed at https://github.com/acme/widget (task-runner sk-1)";
     assert.equal(redactText(prose), prose);

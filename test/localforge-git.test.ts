@@ -158,6 +158,17 @@ describe("pushes and pull requests", () => {
     assert.equal((await api(forge, "GET", repoPath(forge, `/issues/${n}`))).body.state, "open");
   });
 
+  it("notices branches moved behind its back (a push straight into the bare repository)", async () => {
+    const pr = await openPull(forge, work, "sideways");
+    await git(work, "push", "--quiet", forge.bareRepo, `sideways:main`);
+    const got = await api(forge, "GET", repoPath(forge, `/pulls/${pr.number}`));
+    assert.deepEqual([got.body.merged, got.body.state], [true, "closed"]);
+  });
+
+  it("refuses pushes into refs/pull/*, as GitHub does", async () => {
+    await assert.rejects(git(work, "push", "--quiet", "origin", "HEAD:refs/pull/1/head"), /hidden ref/);
+  });
+
   it("the issues list includes pull requests with a pull_request key", async () => {
     const list = await api(forge, "GET", repoPath(forge, "/issues?state=all&per_page=100"));
     const prs = list.body.filter((i: { pull_request?: unknown }) => i.pull_request);

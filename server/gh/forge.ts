@@ -188,6 +188,8 @@ export interface Forge {
   createPull(input: { title: string; body: string; head: string; base: string; draft?: boolean }): Promise<PullRequest>;
   /** 405 (not mergeable) and 409 (head moved) come back as typed ForgeErrors, never retried. */
   mergePull(number: number, request: MergeRequest): Promise<MergeResult>;
+  /** Closes a pull request without merging it (a retry starts over on a fresh branch). */
+  closePull(number: number): Promise<void>;
   /** Merges the base into the head (asynchronous on GitHub). */
   updatePullBranch(number: number, expectedHeadSha: string): Promise<void>;
 

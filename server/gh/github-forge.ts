@@ -305,6 +305,11 @@ export class GitHubForge implements Forge {
     return { merged: raw.merged ?? false, sha: raw.sha ?? "", message: raw.message ?? "" };
   }
 
+  async closePull(number: number): Promise<void> {
+    checkNumber(number, "pull request");
+    await this.call("PATCH /repos/{owner}/{repo}/pulls/{pull_number}", { pull_number: number, state: "closed" }, `close pull request #${number}`);
+  }
+
   async updatePullBranch(number: number, expectedHeadSha: string): Promise<void> {
     checkNumber(number, "pull request");
     const what = `update the branch of pull request #${number}`;

@@ -207,7 +207,8 @@ export function encodeRecord(lane: LaneName, entry: LaneEntry, ts: string, optio
       lane,
       level: "warn",
       event: "record_withheld",
-      msg: `a ${record.event as string} record matched a configured secret after redaction and was not written`,
+      // Nothing of the original record is repeated here: any field of it might be the leak.
+      msg: "a record still matched a configured secret after redaction and was not written",
     });
   }
   return line;

@@ -35,6 +35,9 @@ const PATTERNS: ReadonlyArray<readonly [RegExp, string | Replacer]> = [
   ],
 ];
 
+/** One scan that every shape above needs to match; most log text fails it and skips the rest. */
+const ANY_SHAPE = /gh[pousr]_|github_pat_|sk-|authorization|bearer|x-access-token|:\/\//i;
+
 /** Keys whose value is a credential whatever it looks like (header maps, env snapshots). */
 const SENSITIVE_KEY =
   /^(?:(?:proxy-)?authorization|cookie|set-cookie|password|passwd|secret|client_secret|token|access_token|refresh_token|id_token|api_key|apikey|x-api-key|private_key|github_token|gh_token)$/i;
@@ -82,6 +85,7 @@ function compile(secrets: readonly string[]): RedactionPass {
     longest: forms[0]?.length ?? 0,
     text(text: string): string {
       let out = matcher ? text.replace(matcher, REDACTED) : text;
+      if (!ANY_SHAPE.test(out)) return out;
       for (const [pattern, replacement] of PATTERNS) {
         out = typeof replacement === "string" ? out.replace(pattern, replacement) : out.replace(pattern, replacement);
       }

@@ -1,9 +1,12 @@
 // Which open issues wait on which: native "blocked by" links united with the body's
-// `## Blocked by` section. A blocker is open only while the snapshot lists it as an open issue
-// or PR; dependency cycles among open issues are found (Tarjan) so their members are reported
-// once instead of waiting on each other forever.
+// `## Blocked by` section. A blocker is open while the snapshot lists it as an open issue or PR
+// and not as known closed — or, for a native link, while GitHub reports the link itself open
+// (a blocker in another repository is never in our lists, and treating it as closed would
+// dispatch work that can only come back "blocked", again and again). Dependency cycles among
+// open issues are found (Tarjan) so their members are reported once instead of waiting on each
+// other forever.
 
-import { issueFacts } from "./facts.js";
+import { issueFacts, type IssueFacts } from "./facts.js";
 import { DEFAULT_ATTEMPT_PREFIX } from "./markers.js";
 import type { SnapshotIssue } from "./snapshot.js";
 
@@ -36,17 +39,19 @@ export function isOpenNumber(n: number, sets: OpenSets): boolean {
   return (sets.openIssues.has(n) || sets.openPulls.has(n)) && !sets.knownClosed.has(n);
 }
 
-/** `blockers` gives each issue's blockers (rebuild passes the ones it already derived). */
+/** `factsOf` gives each issue's blockers (rebuild passes the ones it already derived). */
 export function analyzeDependencies(
   issues: readonly SnapshotIssue[],
   sets: OpenSets,
-  blockers: (issue: SnapshotIssue) => readonly number[],
+  factsOf: (issue: SnapshotIssue) => Pick<IssueFacts, "blockers" | "openLinks">,
 ): DependencyAnalysis {
   const openBlockers = new Map<number, number[]>();
   for (const issue of issues) {
-    const named = blockers(issue);
+    const { blockers: named, openLinks } = factsOf(issue);
     if (named.length === 0) continue;
-    const open = named.filter((n) => isOpenNumber(n, sets));
+    const open = named.filter(
+      (n) => isOpenNumber(n, sets) || (openLinks.length > 0 && openLinks.includes(n) && !sets.knownClosed.has(n)),
+    );
     if (open.length > 0) {
       openBlockers.set(issue.number, open);
     }

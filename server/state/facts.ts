@@ -2,7 +2,7 @@
 // and PRD references its body and links name, its attempt count. Every later step looks these up
 // instead of re-scanning labels and bodies, which keeps a 10,000-issue rebuild in milliseconds.
 
-import { parseBlockedBySection, parsePrdLabel, parsePrdLines } from "./links.js";
+import { parseBlockedBySection, parsePrdLabel, parsePrdLines, sortedUnique } from "./links.js";
 import { attemptLabelParser } from "./markers.js";
 import type { SnapshotIssue } from "./snapshot.js";
 
@@ -13,6 +13,8 @@ export interface IssueFacts {
   prdRefs: ReadonlySet<number>;
   /** Native blocked-by links united with the body's `## Blocked by` section (sorted, unique). */
   blockers: readonly number[];
+  /** Native blocked-by links GitHub reports open (one may live in another repository); sorted. */
+  openLinks: readonly number[];
   /** Highest `afk-attempt/<n>`; 0 when none. */
   attempt: number;
   /** Whether any `afk-attempt/<n>` label is present (even `/0`). */
@@ -20,9 +22,10 @@ export interface IssueFacts {
 }
 
 const NO_NUMBERS: ReadonlySet<number> = new Set();
+const NONE: number[] = [];
 const PRD_LABEL_START = /^prd:/i;
 // One scan of the body decides whether either parser needs to run at all.
-const BODY_HINT = /(prd)|blocked[ \t]+by/gi;
+const BODY_HINT = /prd|blocked[ \t]+by/gi;
 
 /** Derives an issue's facts; pass the same `attemptPrefix` the config names. */
 export function issueFacts(issue: SnapshotIssue, repo: string, attemptPrefix: string): IssueFacts {
@@ -53,12 +56,15 @@ export function issueFactsWith(
     }
   }
   let written: number[] = [];
-  // One pass over the body says which parsers have anything to find.
+  // One pass over the body says which parsers have anything to find (`test` allocates no match:
+  // the last character matched tells the alternatives apart).
   let prd = false;
   let blocked = false;
+  const body = issue.body;
   BODY_HINT.lastIndex = 0;
-  for (let m = BODY_HINT.exec(issue.body); m !== null && !(prd && blocked); m = BODY_HINT.exec(issue.body)) {
-    if (m[1] !== undefined) prd = true;
+  while (!(prd && blocked) && BODY_HINT.test(body)) {
+    const last = body.charCodeAt(BODY_HINT.lastIndex - 1) | 0x20;
+    if (last === 0x64 /* d */) prd = true;
     else blocked = true;
   }
   if (prd) {
@@ -68,10 +74,15 @@ export function issueFactsWith(
     written = parseBlockedBySection(issue.body, repo);
   }
   let blockers = written;
+  let openLinks: number[] = NONE;
   if (issue.blockedBy.length > 0) {
-    const set = new Set(written);
-    for (const link of issue.blockedBy) set.add(link.number);
-    blockers = [...set].sort((a, b) => a - b);
+    blockers = written.slice();
+    for (const link of issue.blockedBy) {
+      blockers.push(link.number);
+      if (link.state === "open") (openLinks === NONE ? (openLinks = []) : openLinks).push(link.number);
+    }
+    sortedUnique(blockers);
+    if (openLinks !== NONE) sortedUnique(openLinks);
   }
-  return { labels, prdRefs: prdRefs ?? NO_NUMBERS, blockers, attempt, hasAttempt };
+  return { labels, prdRefs: prdRefs ?? NO_NUMBERS, blockers, openLinks, attempt, hasAttempt };
 }

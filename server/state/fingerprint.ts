@@ -130,8 +130,8 @@ function checksDigest(checks: Checks | undefined): unknown {
 }
 
 export interface FingerprintFacts {
-  /** Issue number → what rebuild derived from it. */
-  issues: ReadonlyMap<number, IssueFacts>;
+  /** What rebuild derived from an issue. */
+  factsOf: (issue: number) => IssueFacts | undefined;
   /** Pull number → the issues its title and body close. */
   closes: ReadonlyMap<number, readonly number[]>;
   /** Instances whose latest heartbeat is fresh at `now`. */
@@ -159,7 +159,7 @@ export function fingerprintOf(snapshot: Snapshot, sets: ClaimSets, facts: Finger
   const h = new LaneHash();
   let k = 0;
   for (const issue of snapshot.issues) {
-    const derived = facts.issues.get(issue.number);
+    const derived = facts.factsOf(issue.number);
     h.reset();
     h.num(issue.number);
     h.str(issue.title);
@@ -168,6 +168,7 @@ export function fingerprintOf(snapshot: Snapshot, sets: ClaimSets, facts: Finger
     h.set(issue.assignees, true);
     h.str(issue.milestone);
     h.nums(derived ? derived.blockers : NONE);
+    h.nums(derived ? derived.openLinks : NONE);
     h.set(derived && derived.prdRefs.size > 0 ? [...derived.prdRefs] : NONE);
     h.set(issue.subIssues);
     h.num(issue.subIssueCount ?? -1);

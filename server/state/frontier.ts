@@ -73,15 +73,19 @@ export interface ClaimOnIssue {
   state: ClaimState;
 }
 
+/** One open issue with what rebuild derived from it once. */
+export interface IssueRow {
+  issue: SnapshotIssue;
+  facts: IssueFacts;
+  /** Index of the first selector that picks the issue; -1 when none does. */
+  priority: number;
+}
+
 export interface FrontierInput {
   /** Open issues, unique by number. */
-  issues: readonly SnapshotIssue[];
+  rows: readonly IssueRow[];
   labels: CoreLabels;
   login: string;
-  /** Issue → what rebuild derived from it once. */
-  factsOf: ReadonlyMap<number, IssueFacts>;
-  /** Issue → index of the first selector that picks it (absent: none). */
-  priorityOf: ReadonlyMap<number, number>;
   /** Issue → the claim on it (when several: mine first, then by sha). */
   claimOf: ReadonlyMap<number, ClaimOnIssue>;
   /** Issue → open PRs linked to it, sorted. */
@@ -141,9 +145,9 @@ function epicReason(
 }
 
 /** The one reason an issue is not dispatchable, or null when it is. */
-export function exclusionFor(issue: SnapshotIssue, input: FrontierInput): ExclusionReason | null {
-  const facts = input.factsOf.get(issue.number)!;
-  const selected = input.priorityOf.has(issue.number);
+export function exclusionFor(row: IssueRow, input: FrontierInput): ExclusionReason | null {
+  const { issue, facts } = row;
+  const selected = row.priority >= 0;
   const claim = input.claimOf.get(issue.number);
   const reserved = humanReservation(
     facts,
@@ -204,19 +208,18 @@ export function computeFrontier(input: FrontierInput): Frontier {
   const dispatch: DispatchItem[] = [];
   const excluded: Excluded[] = [];
   const high = input.labels.priority_high.toLowerCase();
-  for (const issue of input.issues) {
-    const reason = exclusionFor(issue, input);
+  for (const row of input.rows) {
+    const reason = exclusionFor(row, input);
     if (reason) {
-      excluded.push({ number: issue.number, reason, text: describeExclusion(reason) });
+      excluded.push({ number: row.issue.number, reason, text: describeExclusion(reason) });
       continue;
     }
-    const facts = input.factsOf.get(issue.number)!;
     dispatch.push({
-      number: issue.number,
-      title: issue.title,
-      selector: input.priorityOf.get(issue.number)!,
-      high: facts.labels.includes(high),
-      attempt: facts.attempt,
+      number: row.issue.number,
+      title: row.issue.title,
+      selector: row.priority,
+      high: row.facts.labels.includes(high),
+      attempt: row.facts.attempt,
     });
   }
   dispatch.sort(compareDispatch);

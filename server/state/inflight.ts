@@ -2,7 +2,7 @@
 // peer whose lease is fresh) or stale (a peer whose lease lapsed, or a claim nobody can prove
 // is theirs). My claims are further classified by the state of the PR that carries the work.
 
-import type { Heartbeat, ClaimRef, SnapshotIssue, SnapshotPull } from "./snapshot.js";
+import type { Heartbeat, ClaimRef, SnapshotPull } from "./snapshot.js";
 import type { RequiredChecks } from "../gh/forge.js";
 import { evaluateGate, type GateResult } from "./gate.js";
 
@@ -70,13 +70,12 @@ export interface ClaimContext {
   ttlSeconds: number;
   gateMode: "required" | "local";
   requiredChecks: RequiredChecks;
-  openIssues: ReadonlyMap<number, SnapshotIssue>;
+  /** What the core knows of an open issue; undefined when the issue is not open. */
+  issueInfo: (issue: number) => { attempt: number; reservedByHuman: boolean } | undefined;
   /** Issue → the fleet's own open PR for it. */
   fleetPullOf: ReadonlyMap<number, SnapshotPull>;
   /** Issue → every open PR linked to it (closing keyword or fleet branch), sorted. */
   linkedPullsOf: ReadonlyMap<number, readonly number[]>;
-  attemptOf: (issue: SnapshotIssue) => number;
-  reservedByHuman: (issue: SnapshotIssue) => boolean;
 }
 
 function parseTime(iso: string | null | undefined): number | null {
@@ -125,7 +124,7 @@ export function classifyClaims(claims: readonly ClaimRef[], heartbeats: readonly
     if (seen.has(key)) continue;
     seen.add(key);
 
-    const issue = ctx.openIssues.get(claim.issue);
+    const issue = ctx.issueInfo(claim.issue);
     const base: ClaimBase = {
       issue: claim.issue,
       sha: claim.sha,
@@ -169,7 +168,11 @@ export function classifyClaims(claims: readonly ClaimRef[], heartbeats: readonly
   };
 }
 
-function classifyMine(base: ClaimBase, issue: SnapshotIssue | undefined, ctx: ClaimContext): MineClaim {
+function classifyMine(
+  base: ClaimBase,
+  issue: { attempt: number; reservedByHuman: boolean } | undefined,
+  ctx: ClaimContext,
+): MineClaim {
   const pr = ctx.fleetPullOf.get(base.issue) ?? null;
   const otherPulls = (ctx.linkedPullsOf.get(base.issue) ?? []).filter((n) => n !== pr?.number);
   const common = {
@@ -178,9 +181,9 @@ function classifyMine(base: ClaimBase, issue: SnapshotIssue | undefined, ctx: Cl
     head: pr?.head.sha ?? null,
     headRef: pr?.head.ref ?? null,
     draft: pr?.draft ?? false,
-    attempt: issue ? ctx.attemptOf(issue) : 0,
+    attempt: issue?.attempt ?? 0,
     otherPulls,
-    reservedByHuman: issue ? ctx.reservedByHuman(issue) : false,
+    reservedByHuman: issue?.reservedByHuman ?? false,
   };
   if (!pr) {
     return { ...common, status: "no_pr", failing: [], pending: [], checksRead: false, gate: null };

@@ -26,11 +26,25 @@ function refNumber(m: RegExpExecArray, repo: string): number | null {
   return Number(num);
 }
 
-function sortedUnique(numbers: number[]): number[] {
+/** Sorts and dedupes in place. Lists here hold a handful of numbers: an insertion sort spares
+ * the work array `Array.prototype.sort` allocates on every call. */
+export function sortedUnique(numbers: number[]): number[] {
   if (numbers.length <= 1) {
     return numbers;
   }
-  numbers.sort((a, b) => a - b);
+  if (numbers.length > 16) {
+    numbers.sort((a, b) => a - b);
+  } else {
+    for (let i = 1; i < numbers.length; i++) {
+      const v = numbers[i]!;
+      let j = i - 1;
+      while (j >= 0 && numbers[j]! > v) {
+        numbers[j + 1] = numbers[j]!;
+        j--;
+      }
+      numbers[j + 1] = v;
+    }
+  }
   let w = 1;
   for (let r = 1; r < numbers.length; r++) {
     if (numbers[r] !== numbers[w - 1]) numbers[w++] = numbers[r]!;

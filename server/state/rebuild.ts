@@ -5,13 +5,13 @@
 import { effectiveSelectors, type CoreConfig } from "./config.js";
 import { analyzeDependencies } from "./dependencies.js";
 import { fingerprintOf } from "./fingerprint.js";
-import { computeFrontier, humanReservation, type ClaimOnIssue, type Frontier } from "./frontier.js";
+import { computeFrontier, humanReservation, type ClaimOnIssue, type Frontier, type IssueRow } from "./frontier.js";
 import { classifyClaims, isFresh, latestHeartbeats, type ClaimSets, type MineClaim, type PeerClaim, type StaleClaim } from "./inflight.js";
 import { parseClosingRefs } from "./links.js";
-import { issueFactsWith, type IssueFacts } from "./facts.js";
+import { issueFactsWith } from "./facts.js";
 import { attemptLabelParser, FLEET_BRANCH_PREFIX, parseFleetBranch } from "./markers.js";
 import { selectorContext, selectorPriority } from "./selectors.js";
-import { assertInstanceId, canonicalSnapshot, type Snapshot, type SnapshotIssue, type SnapshotPull } from "./snapshot.js";
+import { assertInstanceId, canonicalSnapshot, type Snapshot, type SnapshotPull } from "./snapshot.js";
 import { countStragglers, type Stragglers } from "./stragglers.js";
 
 export type RebuildConfig = Pick<CoreConfig, "labels" | "selectors" | "gate" | "lease" | "worktree">;
@@ -96,8 +96,6 @@ export function rebuild(snapshot: Snapshot, config: RebuildConfig, instance: str
   const labels = config.labels;
   const ttlSeconds = config.lease.ttl_seconds;
 
-  const openIssues = new Map<number, SnapshotIssue>();
-  for (const issue of snap.issues) openIssues.set(issue.number, issue);
   const openPulls = new Set(snap.pulls.map((p) => p.number));
   const knownClosed = new Set(snap.knownClosed ?? []);
   const { linkedPullsOf, fleetPullOf, closes } = indexPulls(
@@ -107,25 +105,20 @@ export function rebuild(snapshot: Snapshot, config: RebuildConfig, instance: str
     config.worktree?.branch_prefix ?? FLEET_BRANCH_PREFIX,
   );
 
-  // What each issue says, derived once; then its selector priority.
-  const factsOf = new Map<number, IssueFacts>();
-  const parseAttempt = attemptLabelParser(labels.attempt_prefix);
-  for (const issue of snap.issues) {
-    factsOf.set(issue.number, issueFactsWith(issue, repo, parseAttempt));
-  }
+  // One row per open issue: what it says, derived once, and its selector priority.
   const selectors = effectiveSelectors(config);
   const ctx = selectorContext(repo, login, snap.issues, labels);
-  const priorityOf = new Map<number, number>();
+  const parseAttempt = attemptLabelParser(labels.attempt_prefix);
+  const rows: IssueRow[] = [];
+  const rowOf = new Map<number, IssueRow>();
   for (const issue of snap.issues) {
-    const p = selectorPriority(selectors, issue, factsOf.get(issue.number)!, ctx);
-    if (p !== null) priorityOf.set(issue.number, p);
+    const facts = issueFactsWith(issue, repo, parseAttempt);
+    const row: IssueRow = { issue, facts, priority: selectorPriority(selectors, issue, facts, ctx) ?? -1 };
+    rows.push(row);
+    rowOf.set(issue.number, row);
   }
 
-  const deps = analyzeDependencies(
-    snap.issues,
-    { openIssues, openPulls, knownClosed },
-    (issue) => factsOf.get(issue.number)!.blockers,
-  );
+  const deps = analyzeDependencies(snap.issues, { openIssues: rowOf, openPulls, knownClosed }, (issue) => rowOf.get(issue.number)!.facts);
 
   const claimedIssues = new Set(snap.claims.map((c) => c.issue));
   const sets = classifyClaims(snap.claims, snap.heartbeats, {
@@ -134,17 +127,19 @@ export function rebuild(snapshot: Snapshot, config: RebuildConfig, instance: str
     ttlSeconds,
     gateMode: config.gate.ci,
     requiredChecks: snap.requiredChecks,
-    openIssues,
     fleetPullOf,
     linkedPullsOf,
-    attemptOf: (issue) => factsOf.get(issue.number)!.attempt,
-    reservedByHuman: (issue) =>
-      humanReservation(
-        factsOf.get(issue.number)!,
-        priorityOf.has(issue.number),
-        { claimed: claimedIssues.has(issue.number), fleetPull: fleetPullOf.get(issue.number)?.number ?? null },
+    issueInfo: (n) => {
+      const row = rowOf.get(n);
+      if (!row) return undefined;
+      const reservation = humanReservation(
+        row.facts,
+        row.priority >= 0,
+        { claimed: claimedIssues.has(n), fleetPull: fleetPullOf.get(n)?.number ?? null },
         labels,
-      ) !== null,
+      );
+      return { attempt: row.facts.attempt, reservedByHuman: reservation !== null };
+    },
   });
 
   // The claim the frontier reports per issue: mine first, then peers' by sha (sets are sorted).
@@ -163,11 +158,9 @@ export function rebuild(snapshot: Snapshot, config: RebuildConfig, instance: str
   for (const [issue, pull] of fleetPullOf) fleetPullNumberOf.set(issue, pull.number);
 
   const frontier = computeFrontier({
-    issues: snap.issues,
+    rows,
     labels,
     login,
-    factsOf,
-    priorityOf,
     claimOf,
     linkedPullsOf,
     fleetPullOf: fleetPullNumberOf,
@@ -189,7 +182,7 @@ export function rebuild(snapshot: Snapshot, config: RebuildConfig, instance: str
     stale: sets.stale,
     lease: sets.lease,
     cycles: deps.cycles,
-    fingerprint: fingerprintOf(snap, sets, { issues: factsOf, closes, freshInstances: fresh }),
-    stragglers: countStragglers(snap.issues),
+    fingerprint: fingerprintOf(snap, sets, { factsOf: (n) => rowOf.get(n)?.facts, closes, freshInstances: fresh }),
+    stragglers: countStragglers(snap.issues, (issue) => rowOf.get(issue.number)!.facts.labels),
   };
 }

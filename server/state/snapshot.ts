@@ -225,6 +225,13 @@ function compareStrings(a: string, b: string): number {
 
 /** One entry per number; a duplicate (a paging overlap) resolves to the newest, then by content. */
 function uniqueByNumber<T extends { number: number; updatedAt?: string }>(items: readonly T[]): T[] {
+  // The forge lists newest first (descending) or oldest first: then there is nothing to resolve.
+  if (strictlyMonotonic(items, 1)) {
+    return [...items];
+  }
+  if (strictlyMonotonic(items, -1)) {
+    return [...items].reverse();
+  }
   const byNumber = new Map<number, T>();
   for (const item of items) {
     const seen = byNumber.get(item.number);
@@ -233,6 +240,13 @@ function uniqueByNumber<T extends { number: number; updatedAt?: string }>(items:
     }
   }
   return [...byNumber.values()].sort((a, b) => a.number - b.number);
+}
+
+function strictlyMonotonic(items: readonly { number: number }[], direction: 1 | -1): boolean {
+  for (let i = 1; i < items.length; i++) {
+    if ((items[i]!.number - items[i - 1]!.number) * direction <= 0) return false;
+  }
+  return true;
 }
 
 function preferred<T extends { updatedAt?: string }>(candidate: T, incumbent: T): boolean {

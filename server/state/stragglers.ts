@@ -1,7 +1,7 @@
 // Open issues the fleet cannot consume because nobody triaged them yet: counted so a plan can
 // say "3 issues are unlabelled" instead of leaving them silently invisible.
 
-import { hasLabel, NEEDS_INFO_LABEL, NEEDS_TRIAGE_LABEL } from "./markers.js";
+import { NEEDS_INFO_LABEL, NEEDS_TRIAGE_LABEL } from "./markers.js";
 import type { SnapshotIssue } from "./snapshot.js";
 
 export interface Stragglers {
@@ -11,15 +11,20 @@ export interface Stragglers {
   needsInfo: number;
 }
 
-export function countStragglers(issues: readonly SnapshotIssue[]): Stragglers {
+/** `lowerLabels`, when given, returns an issue's labels already lower-cased (rebuild has them). */
+export function countStragglers(
+  issues: readonly SnapshotIssue[],
+  lowerLabels: (issue: SnapshotIssue) => readonly string[] = (issue) => issue.labels.map((l) => l.toLowerCase()),
+): Stragglers {
   const counts: Stragglers = { unlabelled: 0, needsTriage: 0, needsInfo: 0 };
   for (const issue of issues) {
     if (issue.labels.length === 0) {
       counts.unlabelled++;
       continue;
     }
-    if (hasLabel(issue.labels, NEEDS_TRIAGE_LABEL)) counts.needsTriage++;
-    if (hasLabel(issue.labels, NEEDS_INFO_LABEL)) counts.needsInfo++;
+    const labels = lowerLabels(issue);
+    if (labels.includes(NEEDS_TRIAGE_LABEL)) counts.needsTriage++;
+    if (labels.includes(NEEDS_INFO_LABEL)) counts.needsInfo++;
   }
   return counts;
 }

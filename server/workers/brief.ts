@@ -153,8 +153,8 @@ export function renderBrief(input: BriefInput): string {
       out.push("");
     }
     out.push(
-      "Work already committed on this branch by earlier attempts is kept: read `git log` first, " +
-        "continue from it, and fix what failed.",
+      "If the branch already has commits from an earlier attempt, read `git log` first and build on " +
+        "them with new commits; either way, fix what failed.",
     );
     out.push("");
   }
@@ -179,7 +179,7 @@ export function renderBrief(input: BriefInput): string {
   out.push("");
   out.push("## When you will not produce commits: write a verdict");
   out.push("");
-  out.push(`If you end without commits for this issue, write one JSON object to ${code(input.verdictPath)} (do not commit it):`);
+  out.push(`If you end without commits for this issue, write ONE of these JSON objects, with your own reason, to ${code(input.verdictPath)} (do not commit it):`);
   out.push("");
   out.push(fenced(
     [

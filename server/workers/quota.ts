@@ -377,11 +377,20 @@ export class QuotaScanner {
     private readonly lookahead = 20,
   ) {}
 
-  /** A new detection, a refinement of the last one (`refined: true`), or null. */
+  /**
+   * A new detection, a refinement of the last one (`refined: true`), or null — also for a line
+   * that repeats a detection still waiting for its reset time (one error, one event).
+   */
   push(line: string, now: Date): QuotaDetection | null {
     const detection = detectQuota(line, this.matchers, now);
     if (detection) {
-      this.pending = detection.kind === "quota" && detection.resetAt === null ? { detection, linesLeft: this.lookahead } : null;
+      const open = detection.kind === "quota" && detection.resetAt === null;
+      if (open && this.pending) {
+        // More of the same error (a JSON body repeating RESOURCE_EXHAUSTED): one event, not two.
+        this.pending.linesLeft = this.lookahead;
+        return null;
+      }
+      this.pending = open ? { detection, linesLeft: this.lookahead } : null;
       return detection;
     }
     if (this.pending) {

@@ -55,7 +55,8 @@ export function safeSlug(title: string, maxLength: number = MAX_SLUG_LENGTH): st
   const cut = folded.slice(0, limit);
   // End on a word boundary when one is close enough, so the slug does not end mid-word.
   const lastHyphen = cut.lastIndexOf("-");
-  const trimmed = lastHyphen >= limit / 2 ? cut.slice(0, lastHyphen) : cut;
+  const midWord = folded[limit] !== "-";
+  const trimmed = midWord && lastHyphen >= limit / 2 ? cut.slice(0, lastHyphen) : cut;
   return trimmed.replace(/-+$/g, "");
 }
 

@@ -1,14 +1,19 @@
 // Starting and ending one worker process: the user's opaque command through their shell, the
-// brief on a stdin that is then closed, output read line by line (never inherited: our stdout
+// brief on stdin followed by end-of-file, output read line by line (never inherited: our stdout
 // is the MCP stream), and the whole process tree ended as one process group.
+//
+// stdin is the brief FILE, opened read-only, not a pipe we write into: the worker reads the brief
+// and then EOF exactly as if we had written it and closed the pipe (an open stdin hangs `claude
+// -p` and `codex exec`), with no 64 KiB pipe buffer to fill and no EPIPE. And Node's child pipes
+// are socketpairs: bash takes a socket on stdin for rshd/sshd and sources ~/.bashrc, which would
+// run the user's interactive setup (and re-export whatever tokens it exports) in every worker.
 //
 // node:child_process rather than execa: execa's result waits for every holder of the stdout
 // pipe, so `agent & exit` style leftovers would keep a finished worker "running"; we need the
 // leader's exit, signals to the group, and our own bounded line reader. No `shell: true`
 // anywhere: the shell is spawned explicitly with the user's command as its one `-c` argument.
 import { spawn, type ChildProcess } from "node:child_process";
-import { accessSync, constants as fsConstants } from "node:fs";
-import { readFile } from "node:fs/promises";
+import { accessSync, closeSync, constants as fsConstants, fstatSync, lstatSync, openSync } from "node:fs";
 import { basename, isAbsolute } from "node:path";
 import { processGroupMembers } from "./liveness.js";
 
@@ -36,9 +41,8 @@ export interface StartWorkerOptions {
   cwd: string;
   /** The whole environment (see env.ts); nothing else is inherited. */
   env: Record<string, string>;
+  /** The brief file (see brief.ts): the worker's stdin, and what `{brief}` expands to. */
   briefPath: string;
-  /** Written to stdin, which is then closed. Default: the contents of `briefPath`. */
-  briefText?: string;
   onLine?: (stream: OutputStream, line: string) => void;
   /** The shell to run the command with. Default: `$SHELL` when it is a known POSIX shell, else /bin/sh. */
   shell?: string;
@@ -229,29 +233,45 @@ export async function startWorker(opts: StartWorkerOptions): Promise<WorkerHandl
   } else {
     shell = resolveShell(opts.env.SHELL ?? process.env.SHELL);
   }
-  const briefText = opts.briefText ?? (await readFile(opts.briefPath, "utf8"));
   const commandLine = expandCommand(opts.command, opts.briefPath);
   const graceMs = opts.killGraceMs ?? 10_000;
   const tailMax = Math.max(1, opts.tailLines ?? 200);
   const maxLine = Math.max(80, opts.maxLineChars ?? 64 * 1024);
 
-  const child = spawn(shell, ["-c", commandLine], {
-    cwd: opts.cwd,
-    env: opts.env,
-    // Own session and process group: no controlling terminal to prompt on, and one kill ends all.
-    detached: true,
-    stdio: ["pipe", "pipe", "pipe"],
-    windowsHide: true,
-  });
+  let stdinFd: number;
   try {
+    // Checked before opening: opening a FIFO for reading would block the host.
+    if (!lstatSync(opts.briefPath).isFile()) throw Object.assign(new Error("not a regular file"), { code: "not a regular file" });
+    stdinFd = openSync(opts.briefPath, fsConstants.O_RDONLY | fsConstants.O_NOFOLLOW);
+  } catch (err) {
+    throw new WorkerSpawnError(`cannot open the brief ${opts.briefPath}: ${(err as NodeJS.ErrnoException).code ?? err}`, "write it with writeBrief first");
+  }
+  let child: ChildProcess;
+  try {
+    if (!fstatSync(stdinFd).isFile()) {
+      throw new WorkerSpawnError(`the brief ${opts.briefPath} is not a regular file`, "write it with writeBrief");
+    }
+    child = spawn(shell, ["-c", commandLine], {
+      cwd: opts.cwd,
+      env: opts.env,
+      // Own session and process group: no controlling terminal to prompt on, and one kill ends all.
+      detached: true,
+      stdio: [stdinFd, "pipe", "pipe"],
+      windowsHide: true,
+    });
     await waitForSpawn(child);
   } catch (err) {
+    if (err instanceof WorkerSpawnError) throw err;
     const e = err as NodeJS.ErrnoException;
     throw new WorkerSpawnError(
       `cannot start the worker with ${shell} in ${opts.cwd}: ${e.code ?? e.message}`,
       "check that the worktree exists and the shell is installed",
     );
+  } finally {
+    closeSync(stdinFd); // the child has its own copy
   }
+  // After a successful spawn an 'error' can only be a failed signal; never let it crash the host.
+  child.on("error", () => {});
   const pid = child.pid!;
   const startedAt = Date.now();
   let lastOutput = startedAt;
@@ -259,11 +279,6 @@ export async function startWorker(opts: StartWorkerOptions): Promise<WorkerHandl
   let exitInfo: { code: number | null; signal: NodeJS.Signals | null; at: number } | null = null;
   let killReason: string | null = null;
   let ending: Promise<void> | null = null;
-
-  // The brief goes in, then EOF: an open stdin hangs `claude -p` and `codex exec`. A worker that
-  // never reads it (the brief comes from $AFK_BRIEF) makes the write fail with EPIPE: harmless.
-  child.stdin!.on("error", () => {});
-  child.stdin!.end(briefText, "utf8");
 
   const deliver = (stream: OutputStream) => (line: string) => {
     ring.push({ stream, line: line.length > TAIL_LINE_MAX ? `${line.slice(0, TAIL_LINE_MAX)}…` : line, at: Date.now() });

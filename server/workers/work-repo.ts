@@ -80,24 +80,43 @@ export class RepoGit {
       await mkdir(this.dir, { recursive: true });
       await this.run(["init", "--bare", "--quiet", this.dir]);
     }
-    // Re-point origin every time: the clone URL may have changed since the last run.
-    await this.run(["config", "remote.origin.url", this.remoteUrl]);
-    if ((await this.config("remote.origin.fetch")) === null) {
+    // One read of every setting git sees from here (system, global, this repository), then
+    // writes only for what differs: opening an existing work repository costs one call.
+    const seen = await this.effectiveConfig();
+    const wanted: [string, string, "always" | "if-unset"][] = [
+      // Re-pointed every time: the clone URL may have changed since the last run.
+      ["remote.origin.url", this.remoteUrl, "always"],
       // What a worker's own `git fetch` in its worktree uses; the fleet passes explicit refspecs.
-      await this.run(["config", "remote.origin.fetch", "+refs/heads/*:refs/remotes/origin/*"]);
-    }
-    // A bare repository keeps no reflogs by default; these record every branch move the fleet
-    // and its workers make, so a tip that was replaced can still be found.
-    await this.run(["config", "core.logAllRefUpdates", "always"]);
+      ["remote.origin.fetch", "+refs/heads/*:refs/remotes/origin/*", "if-unset"],
+      // A bare repository keeps no reflogs by default; these record every branch move the fleet
+      // and its workers make, so a tip that was replaced can still be found.
+      ["core.logallrefupdates", "always", "always"],
+      // An identity only where git has none from anywhere (global, system, this repository).
+      ["user.name", FLEET_IDENTITY.name, "if-unset"],
+      ["user.email", FLEET_IDENTITY.email, "if-unset"],
+    ];
     if (!this.keepSigning) {
       // Unattended commits must never wait for a signing key or a pinentry. This is the fleet's
       // private repository, so the user's global config is left as it is.
-      await this.run(["config", "commit.gpgSign", "false"]);
-      await this.run(["config", "tag.gpgSign", "false"]);
+      wanted.push(["commit.gpgsign", "false", "always"], ["tag.gpgsign", "false", "always"]);
     }
-    // An identity only where git has none from anywhere (global, system, this repository).
-    if ((await this.config("user.name")) === null) await this.run(["config", "user.name", FLEET_IDENTITY.name]);
-    if ((await this.config("user.email")) === null) await this.run(["config", "user.email", FLEET_IDENTITY.email]);
+    for (const [key, value, when] of wanted) {
+      const current = seen.get(key);
+      if (current === value || (when === "if-unset" && current !== undefined)) continue;
+      await this.run(["config", key, value]);
+    }
+  }
+
+  // `git config --list -z`: "key\nvalue\0" entries, later scopes overriding earlier ones.
+  private async effectiveConfig(): Promise<Map<string, string>> {
+    const { stdout } = await this.run(["config", "--list", "-z"]);
+    const values = new Map<string, string>();
+    for (const entry of stdout.split("\0")) {
+      const newline = entry.indexOf("\n");
+      const key = (newline < 0 ? entry : entry.slice(0, newline)).toLowerCase();
+      if (key !== "") values.set(key, newline < 0 ? "true" : entry.slice(newline + 1));
+    }
+    return values;
   }
 
   /** A local command in the repository (or in `cwd`, a worktree). Throws GitError on failure. */

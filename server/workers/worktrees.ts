@@ -216,7 +216,7 @@ export class WorkRepo {
    * diverged, origin's tip wins (it is what a PR shows and what a peer may have built on) and
    * the local tip is kept as `refs/afk-backup/<n>/<time>-<sha>` in the work repository.
    */
-  prepare(input: PrepareInput): Promise<PreparedWorktree> {
+  async prepare(input: PrepareInput): Promise<PreparedWorktree> {
     const { issue, base } = validated(input);
     return this.exclusive(async () => {
       await this.fetch(base, issue);
@@ -250,7 +250,7 @@ export class WorkRepo {
    * and the branch is recreated at origin/<base>. The existing branch name is kept so an open
    * PR follows; origin's old tip is recorded as replaceable, so the next `push` may overwrite it.
    */
-  fresh(input: PrepareInput): Promise<PreparedWorktree> {
+  async fresh(input: PrepareInput): Promise<PreparedWorktree> {
     const { issue, base } = validated(input);
     return this.exclusive(async () => {
       await this.fetch(base, issue);
@@ -276,7 +276,7 @@ export class WorkRepo {
    * Removes the issue's worktree (uncommitted work in it is lost) and prunes its registration;
    * with `deleteBranch`, the local branches of the issue go too. For tier 3 and landed issues.
    */
-  remove(issue: number, options: { deleteBranch?: boolean } = {}): Promise<{ removed: boolean }> {
+  async remove(issue: number, options: { deleteBranch?: boolean } = {}): Promise<{ removed: boolean }> {
     const path = this.worktreePath(issue);
     return this.exclusive(async () => {
       const removed = await this.tearDown(path, await this.inspect(issue));
@@ -333,7 +333,7 @@ export class WorkRepo {
    * would drop the merge commits in which earlier conflicts were resolved). A conflict aborts the
    * merge, leaving the worktree as it was, and names the conflicting paths.
    */
-  syncWithBase(issue: number, base: string): Promise<SyncResult> {
+  async syncWithBase(issue: number, base: string): Promise<SyncResult> {
     assertSafeBranchName(base);
     const path = this.worktreePath(issue);
     return this.exclusive(async () => {
@@ -369,7 +369,7 @@ export class WorkRepo {
    * contains origin's tip, or that tip is one the caller (expectedRemoteSha) or `fresh` declared
    * replaceable; otherwise it is somebody else's work and a PushRejectedError says so.
    */
-  push(issue: number, options: PushOptions = {}): Promise<PushResult> {
+  async push(issue: number, options: PushOptions = {}): Promise<PushResult> {
     assertIssueNumber(issue);
     return this.exclusive(async () => {
       await this.git.ensure();
@@ -421,7 +421,7 @@ export class WorkRepo {
    * fetched origin/<base> gives a tree other than the base's (or conflicts). Work that already
    * landed some other way (a squash) counts as no change. Committed work only.
    */
-  hasChangesAgainstBase(issue: number, base: string): Promise<boolean> {
+  async hasChangesAgainstBase(issue: number, base: string): Promise<boolean> {
     assertSafeBranchName(base);
     assertIssueNumber(issue);
     return this.exclusive(async () => {
@@ -487,9 +487,8 @@ export class WorkRepo {
     const present = await isDirectory(path);
     if (!entry) return present ? { state: "foreign", registered: false } : { state: "absent" };
     if (!present) return { state: "stale" };
-    const gitDir = entry.prunable ? null : await this.git.runRaw(["rev-parse", "--absolute-git-dir"], path);
-    if (!gitDir || gitDir.exitCode !== 0) return { state: "foreign", registered: false };
-    const dir = gitDir.stdout.trim();
+    const dir = entry.prunable ? null : await linkedGitDir(path);
+    if (dir === null) return { state: "foreign", registered: false };
     const branch = entry.branch ? short(entry.branch, "refs/heads/") : await rebasing(dir);
     if (branch !== null && parseFleetBranch(branch, this.branchPrefix) === issue) return { state: "valid", branch, gitDir: dir };
     return { state: "foreign", registered: true };
@@ -765,6 +764,15 @@ async function rebasing(gitDir: string): Promise<string | null> {
     if (name && name.trim().startsWith("refs/heads/")) return name.trim().slice("refs/heads/".length);
   }
   return null;
+}
+
+// A linked worktree's ".git" is a file "gitdir: <repo>/worktrees/<id>"; null when it is not.
+async function linkedGitDir(worktree: string): Promise<string | null> {
+  const text = await readFile(join(worktree, ".git"), "utf8").catch(() => null);
+  const match = text === null ? null : /^gitdir: (.+)$/m.exec(text);
+  if (!match) return null;
+  const dir = resolve(worktree, match[1]!.trim());
+  return (await isDirectory(dir)) ? dir : null;
 }
 
 async function isDirectory(path: string): Promise<boolean> {

@@ -188,21 +188,20 @@ export class BareGit {
 
   /** Commits in `base..head` and the diff size, for a PR's commits/additions/deletions. */
   async compare(base: string, head: string): Promise<{ commits: number; additions: number; deletions: number; changedFiles: number }> {
-    const count = await this.run(["rev-list", "--count", `${base}..${head}`]);
-    const mb = await this.run(["merge-base", base, head], { okCodes: [1] });
+    // `base...head` diffs from the merge base, as GitHub's PR diff does.
+    const [count, diff] = await Promise.all([
+      this.run(["rev-list", "--count", `${base}..${head}`]),
+      this.run(["diff", "--numstat", `${base}...${head}`], { okCodes: [128] }),
+    ]);
     let additions = 0;
     let deletions = 0;
     let changedFiles = 0;
-    const from = mb.stdout.trim();
-    if (from) {
-      const diff = await this.run(["diff", "--numstat", from, head]);
-      for (const line of diff.stdout.split("\n")) {
-        if (!line) continue;
-        const [a, d] = line.split("\t");
-        changedFiles++;
-        additions += Number(a) || 0;
-        deletions += Number(d) || 0;
-      }
+    for (const line of diff.stdout.split("\n")) {
+      if (!line) continue;
+      const [a, d] = line.split("\t");
+      changedFiles++;
+      additions += Number(a) || 0;
+      deletions += Number(d) || 0;
     }
     return { commits: Number(count.stdout.trim()) || 0, additions, deletions, changedFiles };
   }
@@ -259,6 +258,8 @@ export async function initBareRepo(path: string, branch: string, files: Record<s
   // http-backend refuses receive-pack unless enabled (or REMOTE_USER is set); say so explicitly.
   await git.run(["config", "http.receivepack", "true"]);
   await git.run(["config", "uploadpack.allowAnySHA1InWant", "true"]);
+  // GitHub owns refs/pull/*: pushes there fail with "deny updating a hidden ref".
+  await git.run(["config", "receive.hideRefs", "refs/pull/"]);
   // Keep reflogs so that a ref's history can be inspected when a test fails.
   await git.run(["config", "core.logAllRefUpdates", "always"]);
   const tree = await git.writeFilesTree(files, indexFile);

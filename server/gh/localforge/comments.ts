@@ -3,7 +3,7 @@ import { notFound, validationFailed } from "./http-errors.js";
 import { queryEnum, requiredString } from "./input.js";
 import { actor, issueParam, touch } from "./issues.js";
 import { paginate } from "./paginate.js";
-import type { Reply, RequestContext, Router } from "./router.js";
+import { STATE_ONLY, type Reply, type RequestContext, type Router } from "./router.js";
 import { isoNow, type CommentRecord } from "./state.js";
 
 const REPO = "/repos/{owner}/{repo}";
@@ -76,10 +76,10 @@ function deleteComment(ctx: RequestContext): Reply {
 export function registerCommentRoutes(router: Router): void {
   // The literal "comments" routes come first: "/issues/comments" must not read as issue "comments".
   router
-    .add("GET", `${REPO}/issues/comments`, listRepoComments)
-    .add("GET", `${REPO}/issues/comments/{comment_id}`, getComment)
+    .add("GET", `${REPO}/issues/comments`, listRepoComments, STATE_ONLY)
+    .add("GET", `${REPO}/issues/comments/{comment_id}`, getComment, STATE_ONLY)
     .add("PATCH", `${REPO}/issues/comments/{comment_id}`, updateComment)
     .add("DELETE", `${REPO}/issues/comments/{comment_id}`, deleteComment)
-    .add("GET", `${REPO}/issues/{issue_number}/comments`, listComments)
+    .add("GET", `${REPO}/issues/{issue_number}/comments`, listComments, STATE_ONLY)
     .add("POST", `${REPO}/issues/{issue_number}/comments`, createComment);
 }

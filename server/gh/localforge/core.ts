@@ -6,6 +6,7 @@ import { Accounting } from "./accounting.js";
 import { BareGit, type MergeTreeResult, type Signature } from "./bare-git.js";
 import { Faults } from "./faults.js";
 import { RateLimiter } from "./ratelimit.js";
+import { ResponseCache } from "./response-cache.js";
 import { Render, type ForgeUrls } from "./render.js";
 import { isoNow, type ForgeState, type UserRecord } from "./state.js";
 import type { StatePersister } from "./store-persist.js";
@@ -55,10 +56,13 @@ export class LocalForge {
   readonly faults = new Faults();
   readonly accounting = new Accounting();
   readonly rateLimits = new RateLimiter();
+  readonly responses = new ResponseCache();
   private readonly mergeTrees = new ShaCache<MergeTreeResult>();
   private readonly compares = new ShaCache<CompareResult>();
   private readonly ancestry = new ShaCache<boolean>();
   private indexSeq = 0;
+  /** What pull-sync last examined (open PRs with their head and base tips): skip if unchanged. */
+  lastPullSync: string | null = null;
 
   constructor(
     readonly state: ForgeState,

@@ -4,7 +4,7 @@ import { HttpError, invalidField, notFound, validationFailed } from "./http-erro
 import { nullableString, oneOf, optionalString, optionalStringArray, queryEnum, requiredString } from "./input.js";
 import type { LocalForge } from "./core.js";
 import { paginate } from "./paginate.js";
-import type { Reply, RequestContext, Router } from "./router.js";
+import { STATE_ONLY, type Reply, type RequestContext, type Router } from "./router.js";
 import { isoNow, type IssueRecord, type UserRecord } from "./state.js";
 
 const REPO = "/repos/{owner}/{repo}";
@@ -288,11 +288,11 @@ function removeAssignees(ctx: RequestContext): Reply {
 
 export function registerIssueRoutes(router: Router): void {
   router
-    .add("GET", `${REPO}/issues`, listIssues)
+    .add("GET", `${REPO}/issues`, listIssues, STATE_ONLY)
     .add("POST", `${REPO}/issues`, createIssue)
-    .add("GET", `${REPO}/issues/{issue_number}`, getIssue)
+    .add("GET", `${REPO}/issues/{issue_number}`, getIssue, STATE_ONLY)
     .add("PATCH", `${REPO}/issues/{issue_number}`, updateIssue)
-    .add("GET", `${REPO}/issues/{issue_number}/labels`, listIssueLabels)
+    .add("GET", `${REPO}/issues/{issue_number}/labels`, listIssueLabels, STATE_ONLY)
     .add("POST", `${REPO}/issues/{issue_number}/labels`, addIssueLabels)
     .add("PUT", `${REPO}/issues/{issue_number}/labels`, setIssueLabels)
     .add("DELETE", `${REPO}/issues/{issue_number}/labels`, clearIssueLabels)

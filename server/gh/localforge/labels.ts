@@ -4,7 +4,7 @@ import { HttpError, notFound, validationFailed } from "./http-errors.js";
 import { nullableString, optionalString, requiredString } from "./input.js";
 import { actor } from "./issues.js";
 import { paginate } from "./paginate.js";
-import type { Reply, RequestContext, Router } from "./router.js";
+import { STATE_ONLY, type Reply, type RequestContext, type Router } from "./router.js";
 import type { LabelRecord } from "./state.js";
 
 const REPO = "/repos/{owner}/{repo}";
@@ -71,9 +71,9 @@ function deleteLabel(ctx: RequestContext): Reply {
 
 export function registerLabelRoutes(router: Router): void {
   router
-    .add("GET", `${REPO}/labels`, listLabels)
+    .add("GET", `${REPO}/labels`, listLabels, STATE_ONLY)
     .add("POST", `${REPO}/labels`, createLabel)
-    .add("GET", `${REPO}/labels/{name}`, getLabel)
+    .add("GET", `${REPO}/labels/{name}`, getLabel, STATE_ONLY)
     .add("PATCH", `${REPO}/labels/{name}`, updateLabel)
     .add("DELETE", `${REPO}/labels/{name}`, deleteLabel);
 }

@@ -121,7 +121,7 @@ async function updateBranch(ctx: RequestContext): Promise<Reply> {
     const headRef = `refs/heads/${pull.head}`;
     const headSha = await forge.git.readRef(headRef);
     if (!headSha) throw new HttpError(422, "Head branch does not exist.");
-    if (expected !== undefined && expected !== headSha) throw new HttpError(422, "expected_head_sha did not match the current head ref.");
+    if (expected !== undefined && expected !== headSha) throw new HttpError(422, "expected head sha didn’t match current head ref.");
     const baseSha = await forge.git.readRef(`refs/heads/${pull.base}`);
     if (!baseSha) throw new HttpError(422, `Base branch ${pull.base} does not exist`);
     if (await forge.isAncestor(baseSha, headSha)) throw new HttpError(422, "There are no new commits on the base branch.");
@@ -133,7 +133,7 @@ async function updateBranch(ctx: RequestContext): Promise<Reply> {
       date: sig.date,
     });
     if (!(await forge.git.casRef(headRef, commit, headSha, "update branch via API"))) {
-      throw new HttpError(422, "expected_head_sha did not match the current head ref.");
+      throw new HttpError(422, "expected head sha didn’t match current head ref.");
     }
     ctx.memo.invalidate();
     await syncPulls(forge, user.login);

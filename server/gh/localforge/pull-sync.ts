@@ -32,8 +32,28 @@ export function markMerged(forge: LocalForge, issue: IssueRecord, pull: PullReco
   forge.state.changed();
 }
 
+function openPulls(forge: LocalForge): IssueRecord[] {
+  return forge.state.issues().filter((i) => i.pull !== null && i.state === "open");
+}
+
+/** The facts a sync looks at: each open PR with the tips of its head and base branches. */
+function fingerprint(open: IssueRecord[], tips: Map<string, string>): string {
+  return open.map((i) => `${i.number}:${i.pull!.base}=${tips.get(i.pull!.base)}:${i.pull!.head}=${tips.get(i.pull!.head)}`).join(",");
+}
+
+/**
+ * For readers: if branches moved outside the forge's sight (a push straight into the bare
+ * repository on disk, or a restart), catch up before answering about pull requests.
+ */
+export async function syncPullsIfStale(forge: LocalForge, tips: Map<string, string>): Promise<boolean> {
+  const open = openPulls(forge);
+  if (open.length === 0 || fingerprint(open, tips) === forge.lastPullSync) return false;
+  await forge.writeLock.run(() => syncPulls(forge, forge.urls.owner));
+  return true;
+}
+
 export async function syncPulls(forge: LocalForge, by: string): Promise<void> {
-  const open = forge.state.issues().filter((i) => i.pull !== null && i.state === "open");
+  const open = openPulls(forge);
   if (open.length === 0) return;
   const tips = await forge.git.branchTips();
   let changed = false;
@@ -46,6 +66,13 @@ export async function syncPulls(forge: LocalForge, by: string): Promise<void> {
       changed = true;
     }
   }
+  // Nothing relevant moved since the last check (e.g. a push of claim refs only): done.
+  const seen = fingerprint(open, tips);
+  if (seen === forge.lastPullSync) {
+    if (changed) forge.state.changed();
+    return;
+  }
+  forge.lastPullSync = seen;
   // One `for-each-ref --merged` per base branch answers "is the head in the base?" for all PRs.
   const bases = new Set(open.map((i) => i.pull!.base));
   for (const base of bases) {

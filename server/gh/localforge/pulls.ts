@@ -9,6 +9,7 @@ import { paginate } from "./paginate.js";
 import { requiredChecksFor } from "./protection.js";
 import type { PullView } from "./render.js";
 import type { Reply, RequestContext, Router } from "./router.js";
+import { syncPullsIfStale } from "./pull-sync.js";
 import { isoNow, type IssueRecord, type PullRecord } from "./state.js";
 
 const REPO = "/repos/{owner}/{repo}";
@@ -60,9 +61,30 @@ function simpleView(pair: PullPair, tips: Map<string, string>): PullView {
   return { headSha, baseSha, mergeable: null, mergeableState: "unknown", commits: 0, additions: 0, deletions: 0, changedFiles: 0 };
 }
 
-export async function renderFullPull(ctx: RequestContext, pair: PullPair): Promise<unknown> {
+/** Branch tips for a read about pull requests, after catching up with unseen ref moves. */
+async function freshTips(ctx: RequestContext): Promise<Map<string, string>> {
   const tips = await ctx.memo.branchTips();
-  return ctx.forge.render.pull(pair.issue, pair.pull, await fullView(ctx.forge, pair, tips), true);
+  if (!(await syncPullsIfStale(ctx.forge, tips))) return tips;
+  ctx.memo.invalidate();
+  return ctx.memo.branchTips();
+}
+
+/**
+ * The single-PR shape. `underLock`: the caller holds the write lock, so catching up with
+ * unseen ref moves (which takes the lock) is skipped; the caller has just synced anyway.
+ */
+export async function renderFullPull(ctx: RequestContext, pair: PullPair, opts: { computeMergeable?: boolean; underLock?: boolean } = {}): Promise<unknown> {
+  const computeMergeable = opts.computeMergeable ?? true;
+  const tips = opts.underLock ? await ctx.memo.branchTips() : await freshTips(ctx);
+  let view: PullView;
+  if (computeMergeable) {
+    view = await fullView(ctx.forge, pair, tips);
+  } else {
+    // Right after creation GitHub has not computed mergeability yet: null / "unknown".
+    const { headSha, baseSha } = liveShas(pair, tips);
+    view = { headSha, baseSha, mergeable: null, mergeableState: "unknown", ...(await ctx.forge.compare(baseSha, headSha)) };
+  }
+  return ctx.forge.render.pull(pair.issue, pair.pull, view, true);
 }
 
 /** "owner:branch" or "branch" -> branch, for this repository only (no forks here). */
@@ -79,6 +101,7 @@ async function listPulls(ctx: RequestContext): Promise<Reply> {
   const head = ctx.query.get("head");
   const base = ctx.query.get("base");
   const headName = head ? headBranch(ctx, head) : undefined;
+  await freshTips(ctx);
   const pairs: PullPair[] = [];
   for (const issue of ctx.forge.state.issues()) {
     if (!issue.pull) continue;
@@ -91,7 +114,7 @@ async function listPulls(ctx: RequestContext): Promise<Reply> {
   const sign = direction === "asc" ? 1 : -1;
   pairs.sort((a, b) => sign * (key(a) < key(b) ? -1 : key(a) > key(b) ? 1 : a.issue.number - b.issue.number));
   const page = paginate(ctx, pairs);
-  const tips = page.items.length > 0 ? await ctx.memo.branchTips() : new Map<string, string>();
+  const tips = await ctx.memo.branchTips();
   return {
     status: 200,
     body: page.items.map((p) => ctx.forge.render.pull(p.issue, p.pull, simpleView(p, tips), false)),
@@ -155,7 +178,7 @@ async function createPull(ctx: RequestContext): Promise<Reply> {
       },
     };
     forge.state.addIssue(issue);
-    const rendered = (await renderFullPull(ctx, { issue, pull: issue.pull! })) as { url: string };
+    const rendered = (await renderFullPull(ctx, { issue, pull: issue.pull! }, { computeMergeable: false, underLock: true })) as { url: string };
     return { status: 201, body: rendered, headers: { location: rendered.url } };
   });
 }
@@ -202,7 +225,7 @@ async function updatePull(ctx: RequestContext): Promise<Reply> {
     touch(issue);
     forge.state.changed();
     ctx.memo.invalidate();
-    return { status: 200, body: await renderFullPull(ctx, pair) };
+    return { status: 200, body: await renderFullPull(ctx, pair, { underLock: true }) };
   });
 }
 

@@ -81,7 +81,7 @@ async function createRef(ctx: RequestContext): Promise<Reply> {
   const ref = requiredString(ctx.body, "ref", "Reference");
   const sha = requiredString(ctx.body, "sha", "Reference");
   if (!ref.startsWith("refs/") || ref.split("/").length < 3) {
-    throw unprocessable("Reference name must start with 'refs/' and have at least two slashes.");
+    throw unprocessable("Reference name must contain at least three slash-separated components.");
   }
   checkWritable(ref);
   if (!(await objectExists(ctx, sha))) throw unprocessable("Object does not exist");

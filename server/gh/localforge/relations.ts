@@ -5,7 +5,7 @@ import { HttpError, notFound } from "./http-errors.js";
 import { optionalBoolean, requiredInteger } from "./input.js";
 import { actor, issueParam, touch } from "./issues.js";
 import { paginate } from "./paginate.js";
-import type { Reply, RequestContext, Router } from "./router.js";
+import { STATE_ONLY, type Reply, type RequestContext, type Router } from "./router.js";
 import type { IssueRecord } from "./state.js";
 
 const ISSUE = "/repos/{owner}/{repo}/issues/{issue_number}";
@@ -107,12 +107,12 @@ function getParent(ctx: RequestContext): Reply {
 
 export function registerRelationRoutes(router: Router): void {
   router
-    .add("GET", `${ISSUE}/dependencies/blocked_by`, (ctx) => listOf(ctx, issueParam(ctx).blockedBy))
+    .add("GET", `${ISSUE}/dependencies/blocked_by`, (ctx) => listOf(ctx, issueParam(ctx).blockedBy), STATE_ONLY)
     .add("POST", `${ISSUE}/dependencies/blocked_by`, addBlockedBy)
     .add("DELETE", `${ISSUE}/dependencies/blocked_by/{issue_id}`, removeBlockedBy)
-    .add("GET", `${ISSUE}/dependencies/blocking`, (ctx) => listOf(ctx, issueParam(ctx).blocking))
-    .add("GET", `${ISSUE}/sub_issues`, (ctx) => listOf(ctx, issueParam(ctx).subIssues))
+    .add("GET", `${ISSUE}/dependencies/blocking`, (ctx) => listOf(ctx, issueParam(ctx).blocking), STATE_ONLY)
+    .add("GET", `${ISSUE}/sub_issues`, (ctx) => listOf(ctx, issueParam(ctx).subIssues), STATE_ONLY)
     .add("POST", `${ISSUE}/sub_issues`, addSubIssue)
     .add("DELETE", `${ISSUE}/sub_issue`, removeSubIssue)
-    .add("GET", `${ISSUE}/parent`, getParent);
+    .add("GET", `${ISSUE}/parent`, getParent, STATE_ONLY);
 }

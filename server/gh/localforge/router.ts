@@ -32,7 +32,17 @@ export interface RequestContext {
 
 export type Handler = (ctx: RequestContext) => Reply | Promise<Reply>;
 
-export interface Route {
+export interface RouteOptions {
+  /**
+   * The answer depends only on forge state (not on git refs or the caller), so it may be
+   * served from a cache until the state's revision changes.
+   */
+  stateOnly?: boolean;
+}
+
+export const STATE_ONLY: RouteOptions = { stateOnly: true };
+
+export interface Route extends RouteOptions {
   method: string;
   template: string;
   handler: Handler;
@@ -61,11 +71,11 @@ export interface Match {
 export class Router {
   private readonly compiled: Compiled[] = [];
 
-  add(method: string, template: string, handler: Handler): this {
+  add(method: string, template: string, handler: Handler, options: RouteOptions = {}): this {
     const segments = template.split("/").slice(1);
     const gi = segments.findIndex((s) => s.startsWith("{") && GREEDY.has(s.slice(1, -1)));
     this.compiled.push({
-      route: { method, template, handler },
+      route: { method, template, handler, ...options },
       key: `${method} ${template}`,
       prefix: gi < 0 ? segments : segments.slice(0, gi),
       greedy: gi < 0 ? null : segments[gi]!.slice(1, -1),

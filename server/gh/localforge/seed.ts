@@ -2,7 +2,7 @@
 // labels, and a backlog of issues (with dependencies and sub-issues by seed position, which
 // is also the issue number). It is applied once, when the forge's directory is new.
 import { readFile } from "node:fs/promises";
-import type { LocalForge } from "./core.js";
+import { isValidLogin, type LocalForge } from "./core.js";
 import { addLabels, closeIssue } from "./issues.js";
 import { isoNow, type IssueRecord } from "./state.js";
 
@@ -35,6 +35,9 @@ export async function readSeed(path: string): Promise<Seed> {
   const seed = data as Seed;
   for (const [i, issue] of (seed.issues ?? []).entries()) {
     if (!issue || typeof issue.title !== "string") throw new Error(`local forge: seed ${path}: issues[${i}] needs a string "title"`);
+    for (const login of [issue.author, ...(issue.assignees ?? [])]) {
+      if (login !== undefined && !isValidLogin(login)) throw new Error(`local forge: seed ${path}: issues[${i}] names ${JSON.stringify(login)}, which is not a valid login`);
+    }
     const total = seed.issues!.length;
     for (const n of [...(issue.blocked_by ?? []), ...(issue.sub_issues ?? [])]) {
       if (!Number.isInteger(n) || n < 1 || n > total || n === i + 1) {

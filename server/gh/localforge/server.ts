@@ -153,7 +153,7 @@ async function handle(forge: LocalForge, router: Router, req: IncomingMessage, r
   const budgetKey = user?.login ?? "";
   const match = router.match(method === "HEAD" ? "GET" : method, rawPath);
   const routeKey = match ? match.key : `${method} (unmatched)`;
-  let reply: Reply;
+  let answer: Answer;
   let spend = routeKey !== "GET /rate_limit";
   try {
     if (auth.kind === "invalid") throw new HttpError(401, "Bad credentials");
@@ -173,42 +173,51 @@ async function handle(forge: LocalForge, router: Router, req: IncomingMessage, r
     await forge.faults.apply(routeKey, rawPath);
     const writes = method !== "GET" && method !== "HEAD";
     if (writes && !user) throw new HttpError(401, "Requires authentication");
-    const raw = writes ? parseJson(await readBody(req)) : {};
-    const ctx: RequestContext = {
-      forge,
-      method,
-      params: match.params,
-      query: url.searchParams,
-      body: asObject(raw),
-      rawBody: raw,
-      user,
-      requestBase,
-      rawPath,
-      memo: new RequestMemo(forge.git),
-    };
-    reply = await match.route.handler(ctx);
+    const cacheKey = !writes && match.route.stateOnly ? `${requestBase}${req.url ?? ""}` : null;
+    const revision = forge.state.revision;
+    const cached = cacheKey === null ? undefined : forge.responses.get(revision, cacheKey);
+    if (cached) {
+      answer = { status: 200, ...cached };
+    } else {
+      const raw = writes ? parseJson(await readBody(req)) : {};
+      const ctx: RequestContext = {
+        forge,
+        method,
+        params: match.params,
+        query: url.searchParams,
+        body: asObject(raw),
+        rawBody: raw,
+        user,
+        requestBase,
+        rawPath,
+        memo: new RequestMemo(forge.git),
+      };
+      answer = finish(await match.route.handler(ctx), method);
+      if (cacheKey !== null && answer.status === 200 && answer.etag) {
+        forge.responses.set(revision, cacheKey, { body: answer.body, text: answer.text ?? "", etag: answer.etag, headers: answer.headers });
+      }
+    }
   } catch (err) {
-    reply = errorReply(err);
+    answer = finish(errorReply(err), method);
   }
   if (!req.readableEnded) req.resume();
 
   const headers: Record<string, string> = {
-    ...reply.headers,
+    ...answer.headers,
     "x-github-api-version-selected": "2022-11-28",
     "x-github-media-type": "github.v3; format=json",
   };
-  let status = reply.status;
-  let body = reply.body;
-  let text = body === undefined ? "" : JSON.stringify(body);
-  if (method === "GET" && status === 200) {
-    const etag = `W/"${createHash("sha1").update(text).digest("hex")}"`;
-    headers.etag = etag;
+  let status = answer.status;
+  let body = answer.body;
+  let text: string | undefined = answer.text;
+  if (answer.etag) {
+    headers.etag = answer.etag;
     headers["cache-control"] = user ? "private, max-age=60, s-maxage=60" : "public, max-age=60, s-maxage=60";
     headers.vary = "Accept, Authorization, Cookie, X-GitHub-OTP";
-    if (etagMatches(req.headers["if-none-match"], etag)) {
+    if (etagMatches(req.headers["if-none-match"], answer.etag)) {
       status = 304;
       body = undefined;
-      text = "";
+      text = undefined;
       // A conditional hit costs no rate limit: that is the point of sending If-None-Match.
       spend = false;
     }
@@ -218,6 +227,22 @@ async function handle(forge: LocalForge, router: Router, req: IncomingMessage, r
   forge.accounting.record(routeKey, status, spend);
   send(res, status, headers, body === undefined ? undefined : text, method === "HEAD");
   onResponse?.({ method, path: safeDecodePath(rawPath), rawPath, status, body: body === undefined ? null : body });
+}
+
+/** A reply serialised once: its JSON text and, for a successful GET, the ETag of that text. */
+interface Answer {
+  status: number;
+  body: unknown;
+  text: string | undefined;
+  etag: string | undefined;
+  headers: Record<string, string>;
+}
+
+function finish(reply: Reply, method: string): Answer {
+  const text = reply.body === undefined ? undefined : JSON.stringify(reply.body);
+  const etag =
+    (method === "GET" || method === "HEAD") && reply.status === 200 ? `W/"${createHash("sha1").update(text ?? "").digest("hex")}"` : undefined;
+  return { status: reply.status, body: reply.body, text, etag, headers: reply.headers ?? {} };
 }
 
 function etagMatches(header: string | string[] | undefined, etag: string): boolean {

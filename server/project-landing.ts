@@ -1,0 +1,48 @@
+// The project's side of landing: one LandingContext per project (one gate cache, the claim
+// lease, the work repository), and red-gate evidence for the next attempt's brief.
+import type { FleetConfig } from "../schemas/config.js";
+import type { BriefFailure } from "./workers/brief.js";
+import { GateCache } from "./workers/gate.js";
+import { landPull, readCheckEvidence, type LandInput, type LandResult } from "./landing.js";
+import type { ProjectDeps } from "./project.js";
+
+export type LandOutcome = LandResult;
+
+export class Landing {
+  private readonly gateCache = new GateCache();
+
+  constructor(
+    private readonly deps: ProjectDeps,
+    private readonly config: () => FleetConfig,
+  ) {}
+
+  land(input: LandInput): Promise<LandResult> {
+    const { conn } = this.deps;
+    const config = this.config();
+    return landPull(
+      {
+        forge: conn.forge,
+        login: conn.login,
+        base: config.base ?? conn.base,
+        config,
+        lease: this.deps.lease,
+        refs: conn.refs,
+        workRepo: this.deps.workRepo,
+        auth: { token: conn.token, url: conn.info.cloneUrl },
+        instance: this.deps.lease.instance,
+        host: conn.hostName,
+        gateCache: this.gateCache,
+        now: this.deps.clock,
+      },
+      input,
+    );
+  }
+
+  /** What a red PR's checks say, re-read from GitHub, for the next attempt's brief. */
+  async ciEvidence(pr: number, failing: readonly string[]): Promise<BriefFailure> {
+    const { forge } = this.deps.conn;
+    const detail = await forge.getPull(pr);
+    const evidence = await readCheckEvidence(forge, detail.head.sha, failing, this.config().gate.excerpt_bytes);
+    return { kind: "ci", summary: evidence.summary, excerpt: evidence.excerpt };
+  }
+}

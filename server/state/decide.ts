@@ -1,0 +1,246 @@
+// decide: the working set plus this host's local facts (its workers, their exits, the
+// breaker, a quota pause) in; the ordered list of actions one tick takes out. Pure: act is
+// the only place with side effects, and a dry run is this list, not acted on.
+import type { WorkingSet } from "./rebuild.js";
+import type { MineClaim } from "./inflight.js";
+import { classifyNoPr } from "./classify.js";
+import type { VerdictKind } from "./markers.js";
+
+export type WorkerState = "running" | "exited" | "none";
+
+/** What this host knows of one of its claims beyond GitHub. */
+export interface LocalClaim {
+  worker: WorkerState;
+  /** For a running worker: the liveness verdict ("kill" ends it). */
+  liveness?: "active" | "stall_candidate" | "busy" | "kill";
+  /** Seconds since the worker's newest activity (output, worktree write, commit). */
+  idleSeconds?: number;
+  /** Commits on the branch not on the base. */
+  commitsAhead?: number;
+  /** Whether the branch changes anything against the base. */
+  changes?: boolean;
+  /** The verdict the worker left (its file, or the fleet's marker comment). */
+  verdict?: { kind: VerdictKind; reason: string } | null;
+  /** For a blocked verdict: blockers still open. */
+  blockersOpen?: number[];
+  /** For an exited worker: its result ("commits": push and open the PR). */
+  outcome?: "commits" | "verdict" | "nothing";
+  /** Times this host killed the claim's workers for hanging. */
+  kills?: number;
+}
+
+export interface DecideInput {
+  set: WorkingSet;
+  local: ReadonlyMap<number, LocalClaim>;
+  /** Workers at once. */
+  target: number;
+  /** Retries after the first attempt. */
+  retry: number;
+  /** Landing is authorized (project_start's auto_merge). */
+  autoMerge: boolean;
+  /** Births are paused (breaker, quota, auth, stop): nothing new starts. */
+  birthsPaused: boolean;
+  /** Draining: release what has no PR, start nothing. */
+  stopping: boolean;
+  idleGraceSeconds: number;
+  /** Kills of a hanging worker before the claim counts as a failed attempt. */
+  maxKills?: number;
+}
+
+export type FailureEvidence =
+  | { kind: "ci"; pr: number; failing: string[] }
+  | { kind: "verdict"; verdict: VerdictKind; reason: string }
+  | { kind: "no_result"; why: string }
+  | { kind: "hung"; kills: number }
+  | { kind: "gate"; summary: string; excerpt: string };
+
+export type Action =
+  | { kind: "release"; issue: number; sha: string; why: string; killWorker: boolean }
+  | { kind: "kill"; issue: number; why: string }
+  | { kind: "land"; issue: number; sha: string; pr: number; head: string }
+  | { kind: "hold"; issue: number; pr: number; why: string }
+  | { kind: "retry"; issue: number; sha: string; attempt: number; pr: number | null; evidence: FailureEvidence }
+  | { kind: "escalate"; issue: number; sha: string; pr: number | null; why: string; evidence: FailureEvidence | null }
+  | { kind: "open_pr"; issue: number; sha: string }
+  | { kind: "close_done"; issue: number; sha: string; reason: string }
+  | { kind: "redispatch"; issue: number; sha: string; why: string }
+  | { kind: "recover"; issue: number; sha: string; why: string }
+  | { kind: "reclaim"; issue: number; sha: string; from: string | null; thenRelease: boolean }
+  | { kind: "dispatch"; issue: number; title: string; attempt: number };
+
+export interface Decision {
+  actions: Action[];
+  /** Workers that would be running after the births this tick. */
+  workers: number;
+  /** Why no (more) births, when there was room: for status and the summary. */
+  birthsHeld: string | null;
+}
+
+/** The attempt a retry starts: one more than the retries so far (attempt labels count retries). */
+function nextAttempt(claim: MineClaim): number {
+  return claim.attempt + 1;
+}
+
+function failureAction(claim: MineClaim, input: DecideInput, evidence: FailureEvidence): Action {
+  if (claim.attempt < input.retry) {
+    return { kind: "retry", issue: claim.issue, sha: claim.sha, attempt: nextAttempt(claim), pr: claim.pr, evidence };
+  }
+  const tries = claim.attempt + 1;
+  return {
+    kind: "escalate",
+    issue: claim.issue,
+    sha: claim.sha,
+    pr: claim.pr,
+    why: `failed ${tries} attempt${tries === 1 ? "" : "s"} (retry limit ${input.retry})`,
+    evidence,
+  };
+}
+
+export function decide(input: DecideInput): Decision {
+  const actions: Action[] = [];
+  const births: Action[] = [];
+  const maxKills = input.maxKills ?? 2;
+  let running = 0;
+
+  for (const claim of input.set.mine) {
+    const local = input.local.get(claim.issue) ?? { worker: "none" as const };
+    if (local.worker === "running") running += 1;
+
+    if (!claim.issueOpen || claim.reservedByHuman) {
+      actions.push({
+        kind: "release",
+        issue: claim.issue,
+        sha: claim.sha,
+        why: claim.reservedByHuman ? "a human took the issue back" : "the issue is closed",
+        killWorker: local.worker === "running",
+      });
+      if (local.worker === "running") running -= 1;
+      continue;
+    }
+
+    switch (claim.status) {
+      case "awaiting_merge":
+        actions.push(
+          input.autoMerge && claim.pr !== null && claim.head !== null
+            ? { kind: "land", issue: claim.issue, sha: claim.sha, pr: claim.pr, head: claim.head }
+            : { kind: "hold", issue: claim.issue, pr: claim.pr ?? 0, why: "merges are held: the project was started without auto_merge" },
+        );
+        continue;
+      case "awaiting_ci":
+        continue;
+      case "failure":
+        actions.push(failureAction(claim, input, { kind: "ci", pr: claim.pr ?? 0, failing: claim.failing }));
+        continue;
+      case "no_pr":
+        break;
+    }
+
+    // No PR yet: still coding, finished one way or another, or dead.
+    if (local.worker === "running" && local.liveness === "kill") {
+      actions.push({ kind: "kill", issue: claim.issue, why: "quiet past the kill threshold with no busy child" });
+      running -= 1;
+      const kills = (local.kills ?? 0) + 1;
+      if (kills >= maxKills) actions.push(failureAction(claim, input, { kind: "hung", kills }));
+      else if (!input.stopping) births.push({ kind: "recover", issue: claim.issue, sha: claim.sha, why: `worker hung (kill ${kills} of ${maxKills})` });
+      continue;
+    }
+    if (local.worker === "running") continue;
+
+    if (input.stopping) {
+      actions.push({ kind: "release", issue: claim.issue, sha: claim.sha, why: "the project is stopping and the claim has no PR", killWorker: false });
+      continue;
+    }
+    if (local.worker === "exited" && local.outcome === "commits") {
+      // Commits are the worker's result: push them and open the PR (a verdict of
+      // already-satisfied is refuted by them; see server/workers/outcome.ts).
+      actions.push({ kind: "open_pr", issue: claim.issue, sha: claim.sha });
+      continue;
+    }
+    const verdict = local.verdict ?? null;
+    const blockersOpen = (local.blockersOpen ?? []).length > 0;
+    const classified = classifyNoPr({
+      workerAlive: false,
+      idleSeconds: local.idleSeconds ?? Number.POSITIVE_INFINITY,
+      graceSeconds: input.idleGraceSeconds,
+      verdict: verdict?.kind ?? null,
+      commitsAhead: local.commitsAhead ?? 0,
+      blockersOpen,
+    });
+    switch (classified.action) {
+      case "verify_empty_then_close":
+        actions.push({ kind: "close_done", issue: claim.issue, sha: claim.sha, reason: verdict?.reason ?? "already satisfied" });
+        break;
+      case "redispatch":
+        births.push({ kind: "redispatch", issue: claim.issue, sha: claim.sha, why: classified.why });
+        break;
+      case "escalate_dependency":
+        actions.push({
+          kind: "escalate",
+          issue: claim.issue,
+          sha: claim.sha,
+          pr: null,
+          why: `blocked by open issue(s) ${(local.blockersOpen ?? []).map((n) => `#${n}`).join(", ")}: a gap in the dependency graph`,
+          evidence: verdict ? { kind: "verdict", verdict: verdict.kind, reason: verdict.reason } : null,
+        });
+        break;
+      case "retry_or_escalate":
+        actions.push(
+          failureAction(
+            claim,
+            input,
+            verdict ? { kind: "verdict", verdict: verdict.kind, reason: verdict.reason } : { kind: "no_result", why: classified.why },
+          ),
+        );
+        break;
+      case "recover":
+        if (local.worker === "exited") {
+          // It ran and exited with no commits and no verdict: that is a failed attempt, not a death.
+          actions.push(failureAction(claim, input, { kind: "no_result", why: "the worker exited with no commits and no verdict" }));
+        } else {
+          births.push({ kind: "recover", issue: claim.issue, sha: claim.sha, why: "no worker is running for this claim" });
+        }
+        break;
+      case "leave":
+        break;
+    }
+  }
+
+  // Retries start a fresh worker too: they take a slot like any birth.
+  for (const action of actions) if (action.kind === "retry") births.push(action);
+  const ordered: Action[] = actions.filter((a) => a.kind !== "retry");
+
+  let room = Math.max(0, input.target - running);
+  let birthsHeld: string | null = null;
+  const canBirth = !input.birthsPaused && !input.stopping;
+  if (!canBirth) birthsHeld = input.stopping ? "stopping" : "births are paused";
+
+  // Claims already held come first: they are work in flight.
+  for (const birth of births) {
+    if (canBirth && room > 0) {
+      ordered.push(birth);
+      room -= 1;
+    } else if (birth.kind === "retry") {
+      // The retry decision stands (labels, PR closed) even when the worker must wait a tick.
+      ordered.push(birth);
+    }
+  }
+  // A dead peer's claim on a closed issue is a phantom lock: take it and drop it (no slot).
+  for (const stale of input.set.stale) {
+    if (!stale.issueOpen && !input.stopping) ordered.push({ kind: "reclaim", issue: stale.issue, sha: stale.sha, from: stale.instance, thenRelease: true });
+  }
+  if (canBirth) {
+    for (const stale of input.set.stale) {
+      if (room <= 0) break;
+      if (!stale.issueOpen) continue;
+      ordered.push({ kind: "reclaim", issue: stale.issue, sha: stale.sha, from: stale.instance, thenRelease: false });
+      room -= 1;
+    }
+    for (const item of input.set.frontier.dispatch) {
+      if (room <= 0) break;
+      ordered.push({ kind: "dispatch", issue: item.number, title: item.title, attempt: item.attempt });
+      room -= 1;
+    }
+  }
+  const workers = input.target - room;
+  return { actions: ordered, workers: Math.min(input.target, Math.max(workers, running)), birthsHeld };
+}

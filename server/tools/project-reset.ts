@@ -1,0 +1,16 @@
+// `project_reset`: clear the circuit breaker (and a usage-limit pause) so births resume.
+import { projectOutput, projectResetInput } from "../../schemas/tools.js";
+import type { ToolDefinition } from "./define.js";
+import { renderProject } from "./render.js";
+
+export const projectResetTool: ToolDefinition<typeof projectResetInput, typeof projectOutput> = {
+  name: "project_reset",
+  title: "Reset the circuit breaker",
+  description:
+    "Clears a running project's circuit breaker (tripped by worker commands that die within seconds) and any usage-limit pause, so workers start again. Fix the worker command first.",
+  kind: "update",
+  input: projectResetInput,
+  output: projectOutput,
+  handler: (host, args) => host.reset(args),
+  render: renderProject,
+};

@@ -1,0 +1,172 @@
+// One worker run: prepare the issue's worktree (continuing any progress), write the brief,
+// start the user's command there, stream its output into the worker lane while watching for
+// usage-limit messages, and, when it exits, read what it left (commits, a verdict).
+import { mkdir, rm } from "node:fs/promises";
+import { join } from "node:path";
+import type { FleetConfig } from "../schemas/config.js";
+import type { LaneWriter } from "./lanes/index.js";
+import type { WorkRepo, PreparedWorktree } from "./workers/worktrees.js";
+import { writeBrief, type BriefFailure } from "./workers/brief.js";
+import { workerEnv } from "./workers/env.js";
+import { startWorker, type WorkerExit, type WorkerHandle } from "./workers/spawn.js";
+import { QuotaScanner, type QuotaDetection } from "./workers/quota.js";
+import { readVerdictFile, VerdictFileError, workerOutcome, type WorkerOutcome } from "./workers/outcome.js";
+import type { Verdict } from "./state/markers.js";
+
+export interface BirthInput {
+  repo: string;
+  issue: { number: number; title: string; body: string; url: string; labels: string[] };
+  base: string;
+  attempt: number;
+  maxAttempts: number;
+  lastFailure: BriefFailure | null;
+  /** "fresh": tear down and start from the base (a retry); "continue": tiers 1-3. */
+  mode: "fresh" | "continue";
+  command: string;
+}
+
+export interface RunDeps {
+  workRepo: WorkRepo;
+  config: FleetConfig;
+  lanes: LaneWriter;
+  /** `<stateDir>/runs/<owner>/<name>`: briefs and verdict files, outside every worktree. */
+  runDir: string;
+  /** Called for each line that reads as a usage limit or an expired login. */
+  onQuota: (issue: number, detection: QuotaDetection) => void;
+  /** Called once the worker has exited (wake the loop). */
+  onExit: (issue: number) => void;
+  env?: Readonly<Record<string, string | undefined>>;
+}
+
+export interface ExitFacts {
+  exit: WorkerExit;
+  outcome: WorkerOutcome;
+  verdict: Verdict | null;
+  commitsAhead: number;
+  changes: boolean;
+  /** The run hit a usage limit: no attempt is spent, births pause. */
+  quota: boolean;
+}
+
+export class WorkerRun {
+  readonly startedAt: number;
+  quota = false;
+  exitFacts: ExitFacts | null = null;
+  /** Set while the exit is being read (commits, verdict). */
+  settling: Promise<ExitFacts> | null = null;
+
+  constructor(
+    readonly issue: number,
+    readonly attempt: number,
+    readonly prepared: PreparedWorktree,
+    readonly handle: WorkerHandle,
+    readonly verdictPath: string,
+  ) {
+    this.startedAt = handle.startedAt;
+  }
+
+  running(): boolean {
+    return this.handle.running() || this.exitFacts === null;
+  }
+}
+
+export async function birth(input: BirthInput, deps: RunDeps): Promise<WorkerRun> {
+  const n = input.issue.number;
+  const prepare = { issue: n, title: input.issue.title, base: input.base, attempt: input.attempt };
+  const prepared = input.mode === "fresh" ? await deps.workRepo.fresh(prepare) : await deps.workRepo.prepare(prepare);
+  const dir = join(deps.runDir, `issue-${n}`);
+  await mkdir(dir, { recursive: true, mode: 0o700 });
+  const verdictPath = join(dir, "verdict.json");
+  // A verdict from an earlier run must not speak for this one.
+  await rm(verdictPath, { force: true });
+  const briefPath = await writeBrief(dir, {
+    repo: input.repo,
+    issue: input.issue,
+    branch: prepared.branch,
+    base: input.base,
+    worktree: prepared.path,
+    attempt: input.attempt,
+    maxAttempts: input.maxAttempts,
+    lastFailure: input.lastFailure,
+    verdictPath,
+  });
+  const env = workerEnv({
+    ...(deps.env ? { base: deps.env } : {}),
+    passthrough: deps.config.worker.env_passthrough,
+    deny: deps.config.worker.env_deny,
+    facts: {
+      AFK_ISSUE: n,
+      AFK_BRIEF: briefPath,
+      AFK_BRANCH: prepared.branch,
+      AFK_BASE: input.base,
+      AFK_WORKTREE: prepared.path,
+      AFK_REPO: input.repo,
+      AFK_ATTEMPT: input.attempt,
+      AFK_VERDICT_FILE: verdictPath,
+    },
+  });
+  const scanner = new QuotaScanner({ quotaPatterns: deps.config.worker.quota_patterns, authPatterns: deps.config.worker.auth_patterns });
+  let run: WorkerRun | null = null;
+  const handle = await startWorker({
+    command: input.command,
+    cwd: prepared.path,
+    env,
+    briefPath,
+    onLine: (stream, line) => {
+      deps.lanes.append("worker", { event: "output", msg: line, issue: n, attempt: input.attempt, data: { stream } });
+      const detection = scanner.push(line, new Date());
+      if (detection) {
+        if (run) run.quota = true;
+        deps.onQuota(n, detection);
+      }
+    },
+  });
+  run = new WorkerRun(n, input.attempt, prepared, handle, verdictPath);
+  deps.lanes.append("supervisor", {
+    event: "worker_born",
+    msg: `#${n}: worker started (attempt ${input.attempt}, tier ${prepared.tier}) in ${prepared.path}`,
+    issue: n,
+    attempt: input.attempt,
+    pid: handle.pid,
+    data: { tier: prepared.tier, branch: prepared.branch, head: prepared.head, base_sha: prepared.baseSha },
+  });
+  const started = run;
+  started.settling = handle.exited.then(async (exit) => {
+    const facts = await readExit(started, exit, deps, input.base);
+    started.exitFacts = facts;
+    deps.onExit(n);
+    return facts;
+  });
+  return started;
+}
+
+async function readExit(run: WorkerRun, exit: WorkerExit, deps: RunDeps, base: string): Promise<ExitFacts> {
+  const n = run.issue;
+  let verdict: Verdict | null = null;
+  const read = await readVerdictFile(run.verdictPath);
+  if (read instanceof VerdictFileError) {
+    deps.lanes.append("supervisor", { level: "warn", event: "verdict_unreadable", msg: `#${n}: ${read.message}`, issue: n });
+  } else {
+    verdict = read;
+  }
+  let commitsAhead = 0;
+  let dirty = false;
+  let changes = false;
+  try {
+    const progress = await deps.workRepo.progress(n, base);
+    commitsAhead = progress.commitsAhead;
+    dirty = progress.dirty;
+    changes = commitsAhead > 0 ? await deps.workRepo.hasChangesAgainstBase(n, base) : false;
+  } catch (error) {
+    deps.lanes.append("supervisor", { level: "warn", event: "progress_unreadable", msg: `#${n}: ${(error as Error).message}`, issue: n });
+  }
+  const outcome = workerOutcome({ commitsAhead, dirty, verdict, prOpened: false });
+  deps.lanes.append("supervisor", {
+    event: "worker_exited",
+    msg: `#${n}: worker exited (code ${exit.code ?? "none"}${exit.signal ? `, ${exit.signal}` : ""}) after ${Math.round(exit.durationMs / 1000)}s: ${outcome.kind}`,
+    issue: n,
+    attempt: run.attempt,
+    data: { code: exit.code, signal: exit.signal, duration_ms: exit.durationMs, kill_reason: exit.killReason, commits_ahead: commitsAhead, verdict: verdict?.kind ?? null, notes: outcome.notes, quota: run.quota },
+  });
+  return { exit, outcome, verdict, commitsAhead, changes, quota: run.quota };
+}

@@ -1,0 +1,523 @@
+// Landing under the Not Rocket Science Rule, against the local forge over real HTTP with real
+// git: a fleet claim on a hidden ref, a worker branch pushed from the fleet's work repository,
+// a PR by the fleet's login, green checks; then every way a landing can go. Every REST answer is
+// checked against GitHub's OpenAPI description, and at the end every value the base branch
+// ever took (its reflog in the forge's bare repository) is a seed commit, a commit a human (or
+// the forge's "peer" fault) made, or a tree that passed the gate.
+import { after, before, describe, it } from "node:test";
+import assert from "node:assert/strict";
+import { mkdir, writeFile } from "node:fs/promises";
+import { join } from "node:path";
+import { DEFAULT_CONFIG, type FleetConfig } from "../schemas/config.js";
+import type { Forge, PullDetail } from "../server/gh/forge.js";
+import { createGitHubForge, type GitHubForge } from "../server/gh/github-forge.js";
+import { GitRefStore } from "../server/gh/gitrefs.js";
+import { formatLandingLock, landPull, landingLockRef, readCheckEvidence, type LandResult, type LandingContext } from "../server/landing.js";
+import { Lease } from "../server/state/claims.js";
+import { GateCache } from "../server/workers/gate.js";
+import { WorkRepo } from "../server/workers/worktrees.js";
+import { api, cloneRepo, commitFile, git, repoPath, startTestForge, tempDir, type TestForge } from "./support/forge-fixtures.js";
+
+const NS = "refs/afk";
+const BASE = "main";
+
+interface Fleet {
+  forge: TestForge;
+  gh: GitHubForge;
+  refs: GitRefStore;
+  lease: Lease;
+  workRepo: WorkRepo;
+  gateCache: GateCache;
+  human: string;
+}
+
+async function startFleet(): Promise<Fleet> {
+  const forge = await startTestForge({ users: ["human", "mallory"] });
+  const state = await tempDir("afk-landing-state-");
+  const gh = createGitHubForge({ repo: forge.repo, token: forge.token, baseUrl: forge.apiUrl, fast: true });
+  const refs = new GitRefStore({ controlDir: join(state, "control.git"), remoteUrl: forge.gitUrl, token: forge.token });
+  const lease = new Lease(refs, { namespace: NS, ttlSeconds: 4500, heartbeatSeconds: 60 }, "fleet-one", "host-one");
+  const workRepo = new WorkRepo({
+    repoDir: join(state, "work.git"),
+    worktreeRoot: join(state, "worktrees"),
+    remoteUrl: forge.gitUrl,
+    auth: { token: forge.token, url: forge.gitUrl },
+  });
+  const human = await cloneRepo(forge, forge.users.human);
+  return { forge, gh, refs, lease, workRepo, gateCache: new GateCache(), human };
+}
+
+function config(patch: (c: FleetConfig) => void = () => {}): FleetConfig {
+  const c = structuredClone(DEFAULT_CONFIG) as FleetConfig;
+  patch(c);
+  return c;
+}
+
+function context(f: Fleet, cfg: FleetConfig = config(), extra: Partial<LandingContext> = {}): LandingContext {
+  return {
+    forge: f.gh,
+    login: "afk-bot",
+    base: BASE,
+    config: cfg,
+    lease: f.lease,
+    refs: f.refs,
+    workRepo: f.workRepo,
+    auth: { token: f.forge.token, url: f.forge.gitUrl },
+    instance: "fleet-one",
+    host: "host-one",
+    gateCache: f.gateCache,
+    ...extra,
+  };
+}
+
+// ---- what the base may ever point at ------------------------------------------------------------
+
+const seedCommits = new Set<string>();
+const humanCommits = new Set<string>();
+const gatedTrees = new Set<string>();
+
+async function bare(f: Fleet, ...args: string[]): Promise<string> {
+  return (await git(f.forge.bareRepo, ...args)).stdout;
+}
+
+async function mainTip(f: Fleet): Promise<string> {
+  return bare(f, "rev-parse", `refs/heads/${BASE}`);
+}
+
+async function treeOf(f: Fleet, sha: string): Promise<string> {
+  return bare(f, "rev-parse", `${sha}^{tree}`);
+}
+
+async function branchExists(f: Fleet, branch: string): Promise<boolean> {
+  return (await bare(f, "for-each-ref", `refs/heads/${branch}`)) !== "";
+}
+
+/** A human pushes a commit straight to main. */
+async function humanCommit(f: Fleet, path: string, content: string): Promise<string> {
+  await git(f.human, "fetch", "--quiet", "origin");
+  await git(f.human, "checkout", "--quiet", "-B", BASE, `origin/${BASE}`);
+  const sha = await commitFile(f.human, path, content, `human: ${path}`);
+  await git(f.human, "push", "--quiet", "origin", `HEAD:refs/heads/${BASE}`);
+  humanCommits.add(sha);
+  return sha;
+}
+
+async function newIssue(f: Fleet, title: string): Promise<number> {
+  const r = await api(f.forge, "POST", repoPath(f.forge, "/issues"), { title, body: "do the thing" });
+  assert.equal(r.status, 201);
+  return r.body.number as number;
+}
+
+interface Work {
+  issue: number;
+  title: string;
+  claimSha: string;
+  pr: number;
+  head: string;
+  branch: string;
+}
+
+/** Claims an issue, has a "worker" commit files in its worktree, pushes, opens the fleet's PR. */
+async function workerPr(f: Fleet, title: string, files: Record<string, string>, opts: { green?: boolean } = {}): Promise<Work> {
+  const issue = await newIssue(f, title);
+  const claim = await f.lease.claim(issue);
+  assert.ok(claim.won);
+  const wt = await f.workRepo.prepare({ issue, title, base: BASE });
+  for (const [path, content] of Object.entries(files)) {
+    await mkdir(join(wt.path, path, ".."), { recursive: true });
+    await writeFile(join(wt.path, path), content);
+    await git(wt.path, "add", "--", path);
+  }
+  await git(wt.path, "commit", "--quiet", "-m", `#${issue}: ${title}`);
+  const pushed = await f.workRepo.push(issue);
+  const pull = await f.gh.createPull({ title, body: `Closes #${issue}`, head: pushed.branch, base: BASE });
+  const work = { issue, title, claimSha: claim.sha, pr: pull.number, head: pushed.sha, branch: pushed.branch };
+  if (opts.green ?? true) await green(f, work.head);
+  return work;
+}
+
+/** CI reports green on `sha`: its tree passed the gate. */
+async function green(f: Fleet, sha: string, name = "ci"): Promise<void> {
+  const r = await api(f.forge, "POST", repoPath(f.forge, "/check-runs"), { name, head_sha: sha, status: "completed", conclusion: "success" });
+  assert.equal(r.status, 201);
+  gatedTrees.add(await treeOf(f, sha));
+}
+
+function land(f: Fleet, w: Work, cfg?: FleetConfig, extra?: Partial<LandingContext>, head = w.head): Promise<LandResult> {
+  return landPull(context(f, cfg, extra), { issue: w.issue, title: w.title, claimSha: w.claimSha, pr: w.pr, head });
+}
+
+function expectOutcome<K extends LandResult["outcome"]>(result: LandResult, outcome: K): Extract<LandResult, { outcome: K }> {
+  assert.equal(result.outcome, outcome, `expected ${outcome}, got ${JSON.stringify(result)}`);
+  return result as Extract<LandResult, { outcome: K }>;
+}
+
+async function control(f: Fleet, method: string, path: string, body?: unknown): Promise<void> {
+  const res = await fetch(`${f.forge.apiUrl}${path}`, {
+    method,
+    headers: body === undefined ? {} : { "content-type": "application/json" },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  await res.text();
+  assert.ok(res.ok, `${method} ${path}: ${res.status}`);
+}
+
+async function assertLanded(f: Fleet, w: Work, result: LandResult, method: string): Promise<Extract<LandResult, { outcome: "merged" }>> {
+  const merged = expectOutcome(result, "merged");
+  assert.equal(merged.method, method);
+  assert.equal(merged.verified, true, merged.verifyNote ?? "");
+  const tip = await mainTip(f);
+  assert.equal(tip, merged.mergeSha);
+  assert.equal(await treeOf(f, tip), await treeOf(f, merged.head), "the base's tree is the gated head's tree");
+  assert.equal((await f.gh.getIssue(w.issue)).state, "closed", "the issue is closed");
+  assert.equal(merged.issueClosed, true);
+  assert.equal(merged.branchDeleted, true);
+  assert.equal(await branchExists(f, w.branch), false, "the worker branch is deleted");
+  const pull = await f.gh.getPull(w.pr);
+  assert.equal(pull.merged, true);
+  return merged;
+}
+
+async function assertNothingLanded(f: Fleet, w: Work, before: string): Promise<void> {
+  assert.equal(await mainTip(f), before, "the base did not move");
+  const pull = await f.gh.getPull(w.pr);
+  assert.equal(pull.merged, false);
+  assert.equal(pull.state, "open");
+}
+
+describe("landPull against the local forge", () => {
+  let f: Fleet;
+
+  before(async () => {
+    f = await startFleet();
+    seedCommits.add(await mainTip(f));
+  });
+
+  after(async () => {
+    assert.deepEqual(f.forge.violations(), [], "every forge answer matched GitHub's schemas");
+    await f.forge.dispose();
+  });
+
+  it("(a) squash-lands a green head that contains the base", async () => {
+    const w = await workerPr(f, "Add alpha", { "alpha.txt": "alpha\n" });
+    const before = await mainTip(f);
+    const result = await land(f, w);
+    const merged = await assertLanded(f, w, result, "squash");
+    assert.equal(merged.baseBefore, before);
+    assert.equal(merged.syncs, 0);
+    assert.equal(await bare(f, "rev-parse", `${merged.mergeSha}^1`), before, "one squash commit on top of B");
+    assert.equal(await f.refs.read(landingLockRef(NS)), null, "the landing lock is released");
+  });
+
+  it("(b) lands with a merge commit", async () => {
+    const w = await workerPr(f, "Add beta", { "beta.txt": "beta\n" });
+    const before = await mainTip(f);
+    const merged = await assertLanded(f, w, await land(f, w, config((c) => (c.landing.strategy = "merge"))), "merge");
+    const parents = (await bare(f, "rev-list", "--parents", "-n", "1", merged.mergeSha)).split(" ").slice(1);
+    assert.deepEqual(parents, [before, w.head]);
+  });
+
+  it("(c) push strategy fast-forwards the base to the gated head", async () => {
+    const w = await workerPr(f, "Add gamma", { "gamma.txt": "gamma\n" });
+    const before = await mainTip(f);
+    const merged = await assertLanded(f, w, await land(f, w, config((c) => (c.landing.strategy = "push"))), "push");
+    assert.equal(merged.mergeSha, w.head, "the base is exactly the gated head");
+    assert.equal(await bare(f, "merge-base", "--is-ancestor", before, w.head).then(() => true), true);
+  });
+
+  it("(d) a base that moved means sync and re-gate, never a blind merge", async () => {
+    const w = await workerPr(f, "Add delta", { "delta.txt": "delta\n" });
+    const moved = await humanCommit(f, "human-d.txt", "human\n");
+    const synced = expectOutcome(await land(f, w), "synced");
+    assert.notEqual(synced.head, w.head);
+    assert.equal(synced.previousHead, w.head);
+    assert.equal(synced.baseSha, moved);
+    await assertNothingLanded(f, w, moved);
+    await bare(f, "merge-base", "--is-ancestor", moved, synced.head); // throws if not contained
+    assert.equal((await f.gh.getPull(w.pr)).head.sha, synced.head, "the PR follows the pushed sync");
+
+    // The old head is no longer the PR's head: nothing lands on its gate.
+    expectOutcome(await land(f, w), "retry_later");
+    // The new head's checks are still missing: nothing lands either.
+    const pending = await landPull(context(f, config(), { requiredChecks: { contexts: ["ci"], strict: false, source: "protection", readable: true } }), {
+      ...w,
+      head: synced.head,
+    });
+    expectOutcome(pending, "retry_later");
+    await assertNothingLanded(f, w, moved);
+
+    await green(f, synced.head);
+    const merged = await assertLanded(f, w, await land(f, w, undefined, undefined, synced.head), "squash");
+    assert.equal(merged.baseBefore, moved);
+  });
+
+  it("(d') a red check on the head is a red gate with evidence read back from GitHub", async () => {
+    const w = await workerPr(f, "Add red", { "red.txt": "red\n" }, { green: false });
+    const r = await api(f.forge, "POST", repoPath(f.forge, "/check-runs"), {
+      name: "ci",
+      head_sha: w.head,
+      status: "completed",
+      conclusion: "failure",
+      details_url: "https://ci.example.com/run/9",
+      output: { title: "2 tests failed", summary: "see the log", text: `${"noise\n".repeat(2000)}AssertionError: expected 1 to equal 2\n` },
+    });
+    assert.equal(r.status, 201);
+    const before = await mainTip(f);
+    const red = expectOutcome(await land(f, w), "gate_red");
+    assert.equal(red.evidence.kind, "ci");
+    assert.match(red.evidence.summary, /ci: failure \(2 tests failed\)/);
+    assert.match(red.evidence.excerpt, /AssertionError: expected 1 to equal 2/, "the tail of the log is kept");
+    assert.ok(Buffer.byteLength(red.evidence.excerpt) <= DEFAULT_CONFIG.gate.excerpt_bytes);
+    await assertNothingLanded(f, w, before);
+
+    const evidence = await readCheckEvidence(f.gh, w.head, ["ci"], 300);
+    assert.equal(evidence.kind, "ci");
+    assert.ok(Buffer.byteLength(evidence.excerpt) <= 300);
+    assert.match(evidence.excerpt, /AssertionError/);
+    assert.deepEqual(evidence.checks.map((c) => c.name), ["ci"]);
+    await f.lease.release(w.issue, w.claimSha);
+  });
+
+  it("(e) a one-shot 405 lands nothing; the next call lands the same gated head", async () => {
+    const w = await workerPr(f, "Add epsilon", { "epsilon.txt": "epsilon\n" });
+    const before = await mainTip(f);
+    await control(f, "POST", "/_forge/once", { kind: "merge_405" });
+    const later = expectOutcome(await land(f, w), "retry_later");
+    assert.match(later.why, /405/);
+    await assertNothingLanded(f, w, before);
+    await assertLanded(f, w, await land(f, w), "squash");
+  });
+
+  it("(f) under strict protection, a base that moves just before the merge lands no untested tree", async () => {
+    const put = await api(f.forge, "PUT", repoPath(f.forge, `/branches/${BASE}/protection`), {
+      required_status_checks: { strict: true, contexts: ["ci"] },
+      enforce_admins: false,
+      required_pull_request_reviews: null,
+      restrictions: null,
+    });
+    assert.equal(put.status, 200);
+    try {
+      const w = await workerPr(f, "Add zeta", { "zeta.txt": "zeta\n" });
+      const before = await mainTip(f);
+      await control(f, "POST", "/_forge/once", { kind: "base_moves_before_merge" });
+      const synced = expectOutcome(await land(f, w), "synced");
+      const peer = await mainTip(f);
+      assert.notEqual(peer, before, "the forge's peer commit moved the base");
+      assert.equal(await bare(f, "log", "-1", "--format=%an", peer), "forge-peer");
+      humanCommits.add(peer); // somebody else's commit: not the fleet's to gate
+      assert.equal(synced.baseSha, peer);
+      await assertNothingLanded(f, w, peer);
+      await bare(f, "merge-base", "--is-ancestor", peer, synced.head);
+
+      await green(f, synced.head);
+      await assertLanded(f, w, await land(f, w, undefined, undefined, synced.head), "squash");
+    } finally {
+      const del = await api(f.forge, "DELETE", repoPath(f.forge, `/branches/${BASE}/protection`));
+      assert.equal(del.status, 204);
+    }
+  });
+
+  it("(g) lands only the fleet's own PRs: a human's 'Closes #n', a non-fleet branch, a fork", async () => {
+    const before = await mainTip(f);
+    const issue = await newIssue(f, "Wanted by everyone");
+    const claim = await f.lease.claim(issue);
+    assert.ok(claim.won);
+
+    // A human's PR from a branch that even looks like the fleet's, saying "Closes #n".
+    await git(f.human, "fetch", "--quiet", "origin");
+    await git(f.human, "checkout", "--quiet", "-B", `afk/${issue}-human`, `origin/${BASE}`);
+    const humanHead = await commitFile(f.human, "human-pr.txt", "human\n");
+    await git(f.human, "push", "--quiet", "origin", `HEAD:refs/heads/afk/${issue}-human`);
+    const humanPr = await api(f.forge, "POST", repoPath(f.forge, "/pulls"), { title: "mine", body: `Closes #${issue}`, head: `afk/${issue}-human`, base: BASE }, { token: f.forge.users.human });
+    assert.equal(humanPr.status, 201);
+    await green(f, humanHead);
+    const ctx = context(f);
+    const byHuman = expectOutcome(await landPull(ctx, { issue, title: "x", claimSha: claim.sha, pr: humanPr.body.number, head: humanHead }), "not_ours");
+    assert.match(byHuman.why, /opened by human/);
+
+    // The fleet's login, but a branch without the fleet prefix.
+    await git(f.human, "checkout", "--quiet", "-B", `feature/${issue}`, `origin/${BASE}`);
+    const plainHead = await commitFile(f.human, "plain.txt", "plain\n");
+    await git(f.human, "push", "--quiet", "origin", `HEAD:refs/heads/feature/${issue}`);
+    const plain = await f.gh.createPull({ title: "plain", body: `Closes #${issue}`, head: `feature/${issue}`, base: BASE });
+    await green(f, plainHead);
+    const notFleet = expectOutcome(await landPull(ctx, { issue, title: "x", claimSha: claim.sha, pr: plain.number, head: plainHead }), "not_ours");
+    assert.match(notFleet.why, /not a fleet branch/);
+
+    // A fleet branch of another issue.
+    const other = await workerPr(f, "Another issue", { "other.txt": "other\n" });
+    const wrongIssue = expectOutcome(await landPull(ctx, { issue, title: "x", claimSha: claim.sha, pr: other.pr, head: other.head }), "not_ours");
+    assert.match(wrongIssue.why, /not a fleet branch for #/);
+
+    // A fork: the local forge has no forks, so the PR is re-read through a forge that reports
+    // its head in another repository (as GitHub does for a fork), everything else unchanged.
+    const forked: Forge = Object.create(f.gh) as Forge;
+    forked.getPull = async (n: number): Promise<PullDetail> => {
+      const pull = await f.gh.getPull(n);
+      return { ...pull, head: { ...pull.head, repoFullName: "mallory/demo" } };
+    };
+    const fork = expectOutcome(
+      await landPull({ ...context(f), forge: forked }, { issue: other.issue, title: other.title, claimSha: other.claimSha, pr: other.pr, head: other.head }),
+      "not_ours",
+    );
+    assert.match(fork.why, /another repository \(mallory\/demo\)/);
+
+    assert.equal(await mainTip(f), before, "nothing was merged");
+    for (const n of [humanPr.body.number as number, plain.number, other.pr]) assert.equal((await f.gh.getPull(n)).merged, false);
+    // The fleet's own PR is fine: it lands.
+    await assertLanded(f, other, await land(f, other), "squash");
+    await f.lease.release(issue, claim.sha);
+  });
+
+  it("(h) a claim swapped by another instance fences the landing", async () => {
+    const w = await workerPr(f, "Add eta", { "eta.txt": "eta\n" });
+    const before = await mainTip(f);
+    const otherRefs = new GitRefStore({ controlDir: join(await tempDir("afk-other-"), "control.git"), remoteUrl: f.forge.gitUrl, token: f.forge.token });
+    const other = new Lease(otherRefs, { namespace: NS, ttlSeconds: 4500, heartbeatSeconds: 60 }, "fleet-two", "host-two");
+    const taken = await other.reclaim(w.issue, w.claimSha);
+    assert.ok(taken.won);
+    const fenced = expectOutcome(await land(f, w), "fenced");
+    assert.match(fenced.why, /no longer holds/);
+    await assertNothingLanded(f, w, before);
+    assert.equal((await f.gh.getIssue(w.issue)).state, "open");
+    assert.ok(taken.won && (await other.release(w.issue, taken.sha)));
+  });
+
+  it("(i) a sync conflict names the files and lands nothing", async () => {
+    await humanCommit(f, "shared.txt", "base line\n");
+    const w = await workerPr(f, "Change shared", { "shared.txt": "worker line\n" });
+    const moved = await humanCommit(f, "shared.txt", "human line\n");
+    const conflict = expectOutcome(await land(f, w), "conflict");
+    assert.deepEqual(conflict.files, ["shared.txt"]);
+    assert.equal(conflict.baseSha, moved);
+    await assertNothingLanded(f, w, moved);
+    assert.equal((await f.gh.getPull(w.pr)).head.sha, w.head, "nothing was pushed");
+    await f.lease.release(w.issue, w.claimSha);
+  });
+
+  it("(j) local gate: red with an excerpt, green lands, and it gates exactly the committed tree", async () => {
+    const failing = config((c) => {
+      c.gate.ci = "local";
+      c.gate.local_command = 'echo "lint says no"; echo "oops on stderr" >&2; exit 3';
+      c.gate.timeout_seconds = 60;
+    });
+    const w1 = await workerPr(f, "Local red", { "local-red.txt": "red\n" }, { green: false });
+    const before = await mainTip(f);
+    const red = expectOutcome(await land(f, w1, failing), "gate_red");
+    assert.equal(red.evidence.kind, "local");
+    assert.match(red.evidence.excerpt, /lint says no/);
+    assert.match(red.evidence.excerpt, /oops on stderr/);
+    assert.ok(red.evidence.kind === "local" && red.evidence.exitCode === 3);
+    assert.match(red.evidence.summary, /exited with 3/);
+    await assertNothingLanded(f, w1, before);
+    await f.lease.release(w1.issue, w1.claimSha);
+
+    // The command needs a file the worker left untracked: the committed tree must fail.
+    const needsFlag = config((c) => {
+      c.gate.ci = "local";
+      c.gate.local_command = "test -f ok-flag && test -f local-green.txt";
+      c.gate.timeout_seconds = 60;
+    });
+    const w2 = await workerPr(f, "Local green", { "local-green.txt": "green\n" }, { green: false });
+    await writeFile(join(f.workRepo.worktreePath(w2.issue), "ok-flag"), "untracked\n");
+    expectOutcome(await land(f, w2, needsFlag), "gate_red");
+    await assertNothingLanded(f, w2, before);
+
+    const passing = config((c) => {
+      c.gate.ci = "local";
+      c.gate.local_command = "test -f local-green.txt && echo fine";
+      c.gate.timeout_seconds = 60;
+    });
+    const merged = await assertLanded(f, w2, await land(f, w2, passing), "squash");
+    assert.ok(f.gateCache.passedTrees(passing.gate.local_command!).includes(await treeOf(f, merged.head)));
+    for (const tree of f.gateCache.passedTrees(passing.gate.local_command!)) gatedTrees.add(tree);
+  });
+
+  it("(j') local gate with a moved base: sync, gate the synced head, land it, in one call", async () => {
+    const passing = config((c) => {
+      c.gate.ci = "local";
+      c.gate.local_command = "test -f local-sync.txt && test -f human-j.txt";
+      c.gate.timeout_seconds = 60;
+    });
+    const w = await workerPr(f, "Local sync", { "local-sync.txt": "sync\n" }, { green: false });
+    const moved = await humanCommit(f, "human-j.txt", "human\n");
+    const merged = await assertLanded(f, w, await land(f, w, passing), "squash");
+    assert.equal(merged.syncs, 1);
+    assert.equal(merged.baseBefore, moved);
+    assert.notEqual(merged.head, w.head);
+    const passed = f.gateCache.passedTrees(passing.gate.local_command!);
+    assert.ok(passed.includes(await treeOf(f, merged.head)));
+    for (const tree of passed) gatedTrees.add(tree);
+  });
+
+  it("(k) another host's landing lock makes it busy; a stale one is taken over and released", async () => {
+    const w = await workerPr(f, "Add theta", { "theta.txt": "theta\n" });
+    const before = await mainTip(f);
+    const otherRefs = new GitRefStore({ controlDir: join(await tempDir("afk-lock-"), "control.git"), remoteUrl: f.forge.gitUrl, token: f.forge.token });
+    const ref = landingLockRef(NS);
+    const fresh = await otherRefs.create(ref, formatLandingLock({ instance: "fleet-two", host: "host-two", at: new Date().toISOString(), issue: 999, ttlSeconds: 600 }));
+    assert.ok(fresh.won);
+    const busy = expectOutcome(await land(f, w), "busy");
+    assert.match(busy.why, /fleet-two on host-two/);
+    await assertNothingLanded(f, w, before);
+
+    const old = new Date(Date.now() - 3_600_000).toISOString();
+    const stale = await otherRefs.swap(ref, fresh.won ? fresh.sha : "", formatLandingLock({ instance: "fleet-two", host: "host-two", at: old, issue: 999, ttlSeconds: 600 }));
+    assert.ok(stale.won);
+    await assertLanded(f, w, await land(f, w), "squash");
+    assert.equal(await f.refs.read(ref), null, "the taken-over lock is released too");
+  });
+
+  it("(l) two landings at once in one process are serialized: the second syncs instead of merging blindly", async () => {
+    const a = await workerPr(f, "Add iota", { "iota.txt": "iota\n" });
+    const b = await workerPr(f, "Add kappa", { "kappa.txt": "kappa\n" });
+    const [ra, rb] = await Promise.all([land(f, a), land(f, b)]);
+    assert.deepEqual([ra.outcome, rb.outcome], ["merged", "synced"]);
+    await assertLanded(f, a, ra, "squash");
+    const synced = expectOutcome(rb, "synced");
+    await green(f, synced.head);
+    await assertLanded(f, b, await land(f, b, undefined, undefined, synced.head), "squash");
+  });
+
+  it("every value the base ever took was seeded, pushed by a human, or a gated tree", async () => {
+    const log = (await bare(f, "log", "-g", "--format=%H", `refs/heads/${BASE}`)).split("\n").filter((s) => s !== "");
+    assert.ok(log.length >= 15, `the reflog holds the history (${log.length} entries)`);
+    const bad: string[] = [];
+    for (const sha of new Set(log)) {
+      if (seedCommits.has(sha) || humanCommits.has(sha)) continue;
+      if (gatedTrees.has(await treeOf(f, sha))) continue;
+      bad.push(`${sha} ${await bare(f, "log", "-1", "--format=%an: %s", sha)}`);
+    }
+    assert.deepEqual(bad, [], "the base only ever moved to gated trees");
+    assert.equal(await f.refs.read(landingLockRef(NS)), null, "no landing lock is left behind");
+  });
+});
+
+describe("landPull where GitHub merges onto a moved base (no strict protection)", () => {
+  it("reports verified: false when the base moves inside the merge call", async () => {
+    const f = await startFleet();
+    try {
+      const w = await workerPr(f, "Racy", { "racy.txt": "racy\n" });
+      const before = await mainTip(f);
+      await control(f, "POST", "/_forge/once", { kind: "base_moves_before_merge" });
+      const result = expectOutcome(await land(f, w), "merged");
+      assert.equal(result.verified, false, "the landed tree is not the gated one");
+      assert.match(result.verifyNote ?? "", /base moved inside the merge call/);
+      assert.equal(result.baseBefore, before);
+      assert.notEqual(await treeOf(f, result.mergeSha), await treeOf(f, w.head));
+
+      // The push strategy closes the race: a moved base refuses the fast-forward.
+      const w2 = await workerPr(f, "Racy push", { "racy-push.txt": "push\n" });
+      const pushCfg = config((c) => (c.landing.strategy = "push"));
+      await humanCommit(f, "late.txt", "late\n"); // the base moves after the gate
+      const synced = expectOutcome(await land(f, w2, pushCfg), "synced");
+      await green(f, synced.head);
+      const pushed = expectOutcome(await land(f, w2, pushCfg, undefined, synced.head), "merged");
+      assert.equal(pushed.verified, true);
+      assert.equal(await mainTip(f), synced.head);
+      assert.deepEqual(f.forge.violations(), []);
+    } finally {
+      await f.forge.dispose();
+    }
+  });
+});

@@ -1,0 +1,411 @@
+// Worker processes, with real scripted workers started through startWorker — the same code path
+// as a real agent command: brief on a closed stdin, a minimal env, `{brief}`, hostile issue text
+// that is never executed, output that never reaches our stdout, and a kill that ends the tree.
+
+import { after, before, describe, it } from "node:test";
+import assert from "node:assert/strict";
+import { spawn } from "node:child_process";
+import { access, chmod, mkdir, mkdtemp, readFile, readdir, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
+import { pathToFileURL } from "node:url";
+import { renderBrief, writeBrief, type BriefInput } from "../server/workers/brief.js";
+import { workerEnv } from "../server/workers/env.js";
+import { processGroupMembers, readProcTable } from "../server/workers/liveness.js";
+import { expandCommand, resolveShell, shellQuote, startWorker, WorkerSpawnError, type OutputStream, type WorkerHandle } from "../server/workers/spawn.js";
+
+let root: string;
+
+before(async () => {
+  root = await mkdtemp(join(tmpdir(), "afk-spawn-"));
+});
+after(async () => {
+  await rm(root, { recursive: true, force: true });
+});
+
+async function freshDir(name: string): Promise<string> {
+  const dir = join(root, name);
+  await mkdir(dir, { recursive: true });
+  return dir;
+}
+
+const exists = (path: string) =>
+  access(path).then(
+    () => true,
+    () => false,
+  );
+
+function withTimeout<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
+  let timer: NodeJS.Timeout;
+  return Promise.race([
+    promise.finally(() => clearTimeout(timer)),
+    new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new Error(`${what}: still running after ${ms} ms`)), ms);
+    }),
+  ]);
+}
+
+function briefInput(dir: string, body: string, title = "A title"): BriefInput {
+  return {
+    repo: "acme/widgets",
+    issue: { number: 7, title, body, url: "https://github.com/acme/widgets/issues/7", labels: ["ready-for-agent"] },
+    branch: "afk/7-a-title",
+    base: "main",
+    worktree: dir,
+    attempt: 1,
+    maxAttempts: 3,
+    verdictPath: join(dir, "verdict.json"),
+  };
+}
+
+function envFor(dir: string, briefPath: string, base: Record<string, string | undefined> = process.env, passthrough: string[] = []): Record<string, string> {
+  return workerEnv({
+    base,
+    passthrough,
+    deny: ["AFK_USER_DENIED"],
+    facts: {
+      AFK_ISSUE: 7,
+      AFK_BRIEF: briefPath,
+      AFK_BRANCH: "afk/7-a-title",
+      AFK_BASE: "main",
+      AFK_WORKTREE: dir,
+      AFK_REPO: "acme/widgets",
+      AFK_ATTEMPT: 1,
+      AFK_VERDICT_FILE: join(dir, "verdict.json"),
+    },
+  });
+}
+
+/** Live (non-zombie) state of a pid: true while it runs. Our PID 1 may not reap zombies. */
+async function alive(pid: number): Promise<boolean> {
+  const table = await readProcTable();
+  if (table === null) {
+    try {
+      process.kill(pid, 0);
+      return true;
+    } catch {
+      return false;
+    }
+  }
+  const p = table.find((e) => e.pid === pid);
+  return p !== undefined && p.state !== "Z" && p.state !== "X";
+}
+
+function firstLine(handle: { onLine: (cb: (s: OutputStream, l: string) => void) => void }, want: string): Promise<void> {
+  return new Promise((resolve) => handle.onLine((_s, l) => l === want && resolve()));
+}
+
+/** Starts a worker and exposes a promise for a given output line. */
+async function start(opts: Parameters<typeof startWorker>[0] & { waitFor?: string }): Promise<{ handle: WorkerHandle; lines: Array<[OutputStream, string]>; seen: Promise<void> }> {
+  const lines: Array<[OutputStream, string]> = [];
+  const listeners: Array<(s: OutputStream, l: string) => void> = [];
+  const seen = opts.waitFor === undefined ? Promise.resolve() : firstLine({ onLine: (cb) => listeners.push(cb) }, opts.waitFor);
+  const handle = await startWorker({
+    ...opts,
+    onLine: (stream, line) => {
+      lines.push([stream, line]);
+      for (const l of listeners) l(stream, line);
+    },
+  });
+  return { handle, lines, seen };
+}
+
+describe("startWorker: stdin, env and the brief", () => {
+  it("hands the brief on stdin and closes it; env is minimal; AFK_* facts present", async () => {
+    const dir = await freshDir("stdin-env");
+    const briefPath = await writeBrief(join(dir, "briefs"), briefInput(dir, "Make it work."));
+    const base = {
+      ...process.env,
+      GITHUB_TOKEN: "ghp_notforworkers000000000000",
+      GH_TOKEN: "gho_notforworkers000000000000",
+      AFK_USER_OK: "yes",
+      AFK_USER_DENIED: "no",
+      SOME_RANDOM_VAR: "x",
+    };
+    const env = envFor(dir, briefPath, base, ["AFK_USER_*"]);
+    // `cat` finishing at all proves stdin reached EOF: an open stdin would hang it (and the test).
+    const { handle, lines } = await start({
+      command: "cat > stdin.txt; env > env.txt; echo finished",
+      cwd: dir,
+      env,
+      briefPath,
+    });
+    const exit = await withTimeout(handle.exited, 10_000, "cat on stdin");
+    assert.equal(exit.code, 0);
+    assert.equal(exit.killReason, null);
+    assert.deepEqual(lines, [["stdout", "finished"]]);
+    assert.equal(await readFile(join(dir, "stdin.txt"), "utf8"), await readFile(briefPath, "utf8"));
+    const seenEnv = Object.fromEntries(
+      (await readFile(join(dir, "env.txt"), "utf8"))
+        .split("\n")
+        .filter((l) => l.includes("="))
+        .map((l) => [l.slice(0, l.indexOf("=")), l.slice(l.indexOf("=") + 1)]),
+    );
+    for (const name of ["GITHUB_TOKEN", "GH_TOKEN", "AFK_USER_DENIED", "SOME_RANDOM_VAR"]) assert.equal(name in seenEnv, false, `${name} leaked`);
+    assert.equal(seenEnv.AFK_USER_OK, "yes");
+    assert.equal(seenEnv.AFK_ISSUE, "7");
+    assert.equal(seenEnv.AFK_BRIEF, briefPath);
+    assert.equal(seenEnv.AFK_BRANCH, "afk/7-a-title");
+    assert.equal(seenEnv.AFK_BASE, "main");
+    assert.equal(seenEnv.AFK_WORKTREE, dir);
+    assert.equal(seenEnv.AFK_REPO, "acme/widgets");
+    assert.equal(seenEnv.AFK_ATTEMPT, "1");
+    assert.equal(seenEnv.AFK_VERDICT_FILE, join(dir, "verdict.json"));
+    assert.equal(seenEnv.GIT_TERMINAL_PROMPT, "0");
+    assert.equal(seenEnv.TERM, "dumb");
+  });
+
+  it("GITHUB_TOKEN reaches the worker only when passed through by name", async () => {
+    const dir = await freshDir("token-named");
+    const briefPath = await writeBrief(dir, briefInput(dir, "x"));
+    const env = envFor(dir, briefPath, { PATH: process.env.PATH, GITHUB_TOKEN: "ghp_named" }, ["GITHUB_TOKEN"]);
+    const { handle, lines } = await start({ command: 'echo "token=$GITHUB_TOKEN"', cwd: dir, env, briefPath });
+    await withTimeout(handle.exited, 10_000, "echo");
+    assert.deepEqual(lines, [["stdout", "token=ghp_named"]]);
+  });
+
+  it("{brief} expands to the quoted path, even with spaces, quotes and $() in it", async () => {
+    const dir = await freshDir(`it's a "dir" $(touch PWNED) \`touch PWNED2\``);
+    const briefPath = await writeBrief(join(dir, "my briefs"), briefInput(dir, "the body"));
+    const { handle } = await start({
+      command: 'cat {brief} > one.txt && cat "{brief}" > two.txt && cat \'{brief}\' > three.txt && cat "$AFK_BRIEF" > four.txt',
+      cwd: dir,
+      env: envFor(dir, briefPath),
+      briefPath,
+    });
+    const exit = await withTimeout(handle.exited, 10_000, "cat {brief}");
+    assert.equal(exit.code, 0);
+    const want = await readFile(briefPath, "utf8");
+    for (const name of ["one.txt", "two.txt", "three.txt", "four.txt"]) assert.equal(await readFile(join(dir, name), "utf8"), want, name);
+    assert.deepEqual((await readdir(dir)).filter((n) => n.startsWith("PWNED")), []);
+  });
+
+  it("hostile issue text is never executed, through any runtime template shape", async () => {
+    const dir = await freshDir("hostile");
+    const marker = join(dir, "pwned");
+    const hostile = [
+      `$(touch ${marker}-1)`,
+      `\`touch ${marker}-2\``,
+      `; touch ${marker}-3;`,
+      `" ; touch ${marker}-4 ; "`,
+      `' ; touch ${marker}-5 ; '`,
+      `\n$(touch ${marker}-6)\n`,
+      "naïve 🚀 \u202Eevil ∙ ünïcödé",
+      "x".repeat(100_000),
+    ].join("\n");
+    const input = briefInput(dir, hostile, `$(touch ${marker}-title) \`touch ${marker}-t2\`; touch ${marker}-t3`);
+    const briefPath = await writeBrief(join(dir, "briefs"), input);
+    const brief = renderBrief(input);
+    const { handle } = await start({
+      // The shapes of the RUNTIMES.md templates: "$(cat "$AFK_BRIEF")", < "$AFK_BRIEF", {brief}, stdin.
+      command: [
+        'printf "%s" "$(cat "$AFK_BRIEF")" > a.txt',
+        "cat < \"$AFK_BRIEF\" > b.txt",
+        "cat {brief} > c.txt",
+        "cat > d.txt",
+      ].join("; "),
+      cwd: dir,
+      env: envFor(dir, briefPath),
+      briefPath,
+    });
+    const exit = await withTimeout(handle.exited, 10_000, "hostile brief");
+    assert.equal(exit.code, 0);
+    assert.equal(await readFile(join(dir, "a.txt"), "utf8"), brief.replace(/\n+$/, ""));
+    for (const name of ["b.txt", "c.txt", "d.txt"]) assert.equal(await readFile(join(dir, name), "utf8"), brief, name);
+    assert.ok(brief.includes(`$(touch ${marker}-1)`), "the hostile text is in the brief, verbatim");
+    const created = (await readdir(dir)).filter((n) => n.startsWith("pwned"));
+    assert.deepEqual(created, [], "nothing from the issue ran");
+  });
+
+  it("stdin is not a socket, so bash does not source ~/.bashrc as if run by sshd", async () => {
+    const dir = await freshDir("no-bashrc");
+    const home = join(dir, "home");
+    await mkdir(home);
+    await writeFile(join(home, ".bashrc"), "echo BASHRC-RAN\nexport SNEAKY_TOKEN=leaked\n");
+    const briefPath = join(dir, "brief.md");
+    await writeFile(briefPath, "from the file\n");
+    const { handle, lines } = await start({
+      command: 'cat; echo "token=${SNEAKY_TOKEN:-none}"',
+      cwd: dir,
+      env: { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: home },
+      briefPath,
+      shell: (await exists("/bin/bash")) ? "/bin/bash" : "/bin/sh",
+    });
+    await withTimeout(handle.exited, 10_000, "cat");
+    assert.deepEqual(lines, [
+      ["stdout", "from the file"],
+      ["stdout", "token=none"],
+    ]);
+  });
+
+  it("refuses a brief that is missing or not a regular file", async () => {
+    const dir = await freshDir("bad-brief");
+    await assert.rejects(startWorker({ command: "true", cwd: dir, env: {}, briefPath: join(dir, "none.md") }), /cannot open the brief/);
+    await assert.rejects(startWorker({ command: "true", cwd: dir, env: {}, briefPath: dir }), /not a regular file/);
+  });
+});
+
+describe("startWorker: output", () => {
+  it("delivers stdout and stderr line by line, splits long lines, keeps a bounded tail", async () => {
+    const dir = await freshDir("lines");
+    const briefPath = join(dir, "b.md");
+    await writeFile(briefPath, "");
+    const { handle, lines } = await start({
+      command: "echo one; echo two >&2; printf 'crlf\\r\\n'; head -c 250 /dev/zero | tr '\\0' x; echo; for i in 1 2 3 4 5; do echo n$i; done; printf 'no newline'",
+      cwd: dir,
+      env: { PATH: process.env.PATH ?? "/usr/bin:/bin" },
+      briefPath,
+      maxLineChars: 100,
+      tailLines: 3,
+    });
+    const exit = await withTimeout(handle.exited, 10_000, "lines");
+    assert.equal(exit.code, 0);
+    const out = lines.filter(([s]) => s === "stdout").map(([, l]) => l);
+    assert.deepEqual(out, ["one", "crlf", "x".repeat(100), "x".repeat(100), "x".repeat(50), "n1", "n2", "n3", "n4", "n5", "no newline"]);
+    assert.deepEqual(lines.filter(([s]) => s === "stderr"), [["stderr", "two"]]);
+    // The tail is the last lines in order of arrival (stdout and stderr interleave freely).
+    assert.deepEqual(
+      handle.tail().map((t) => [t.stream, t.line]),
+      lines.slice(-3),
+    );
+    assert.ok(handle.lastOutputAt() >= handle.startedAt);
+  });
+
+  it("nothing reaches the host's stdout (checked in a separate process)", async () => {
+    const dir = await freshDir("stdout-isolation");
+    const spawnUrl = pathToFileURL(resolve("server/workers/spawn.ts")).href;
+    const harness = join(dir, "harness.mts");
+    await writeFile(join(dir, "brief.md"), "brief-on-stdin\n");
+    await writeFile(
+      harness,
+      `import { startWorker } from ${JSON.stringify(spawnUrl)};
+const lines = [];
+const h = await startWorker({
+  command: "echo to-stdout; echo to-stderr >&2; cat; ls /nonexistent-afk-path",
+  cwd: ${JSON.stringify(dir)},
+  env: { PATH: process.env.PATH },
+  briefPath: ${JSON.stringify(join(dir, "brief.md"))},
+  onLine: (s, l) => lines.push(s + ":" + l),
+});
+const exit = await h.exited;
+process.stderr.write(JSON.stringify({ lines, code: exit.code }));
+`,
+    );
+    const child = spawn(process.execPath, ["--import", "tsx", harness], { cwd: process.cwd(), stdio: ["ignore", "pipe", "pipe"] });
+    let stdout = "";
+    let stderr = "";
+    child.stdout.on("data", (d) => (stdout += d));
+    child.stderr.on("data", (d) => (stderr += d));
+    const code = await withTimeout(new Promise<number | null>((r) => child.on("close", r)), 20_000, "harness");
+    assert.equal(code, 0, stderr);
+    assert.equal(stdout, "", "the host's stdout (the MCP stream) stays empty");
+    const report = JSON.parse(stderr.slice(stderr.indexOf("{"))) as { lines: string[]; code: number };
+    assert.deepEqual(report.lines.slice(0, 3).sort(), ["stderr:to-stderr", "stdout:brief-on-stdin", "stdout:to-stdout"]);
+    assert.ok(report.lines.some((l) => l.startsWith("stderr:") && l.includes("nonexistent-afk-path")));
+    assert.notEqual(report.code, 0);
+  });
+});
+
+describe("startWorker: exit and kill", () => {
+  it("kill ends the whole process tree, grandchildren and orphans included", async () => {
+    const dir = await freshDir("kill-tree");
+    const briefPath = join(dir, "b.md");
+    await writeFile(briefPath, "");
+    const { handle, seen } = await start({
+      command: "sleep 1000 & sh -c 'sleep 1000 & wait' & sh -c 'sleep 1000 &' ; echo started; wait",
+      cwd: dir,
+      env: { PATH: process.env.PATH ?? "/usr/bin:/bin" },
+      briefPath,
+      waitFor: "started",
+      killGraceMs: 2_000,
+    });
+    await withTimeout(seen, 10_000, "started");
+    const members = await processGroupMembers(handle.pgid);
+    if (members === null) return; // no /proc: nothing to count
+    assert.ok(members.length >= 4, `expected the shell and its sleeps, got ${members.length}`);
+    assert.ok(members.includes(handle.pid));
+    const exit = await withTimeout(handle.kill("stalled: test"), 10_000, "kill");
+    assert.equal(exit.killReason, "stalled: test");
+    assert.equal(exit.signal, "SIGTERM");
+    assert.deepEqual(await processGroupMembers(handle.pgid), []);
+    for (const pid of members) assert.equal(await alive(pid), false, `pid ${pid} survived`);
+    assert.equal(handle.running(), false);
+    // Idempotent.
+    assert.deepEqual(await handle.kill("again"), exit);
+  });
+
+  it("escalates to SIGKILL when the tree ignores SIGTERM", async () => {
+    const dir = await freshDir("kill-stubborn");
+    const briefPath = join(dir, "b.md");
+    await writeFile(briefPath, "");
+    const { handle, seen } = await start({
+      command: "trap '' TERM; sleep 1000 & echo started; while :; do sleep 1; done",
+      cwd: dir,
+      env: { PATH: process.env.PATH ?? "/usr/bin:/bin" },
+      briefPath,
+      waitFor: "started",
+      killGraceMs: 300,
+    });
+    await withTimeout(seen, 10_000, "started");
+    const t0 = Date.now();
+    const exit = await withTimeout(handle.kill("max runtime"), 10_000, "kill");
+    assert.equal(exit.signal, "SIGKILL");
+    assert.ok(Date.now() - t0 >= 250, "waited for the grace first");
+    assert.deepEqual(await processGroupMembers(handle.pgid), []);
+  });
+
+  it("a finished worker's leftovers are ended and do not hold `exited` open", async () => {
+    const dir = await freshDir("leftovers");
+    const briefPath = join(dir, "b.md");
+    await writeFile(briefPath, "");
+    const t0 = Date.now();
+    const { handle, lines } = await start({
+      command: "sleep 1000 & echo bye; exit 3",
+      cwd: dir,
+      env: { PATH: process.env.PATH ?? "/usr/bin:/bin" },
+      briefPath,
+    });
+    const exit = await withTimeout(handle.exited, 10_000, "leftovers");
+    assert.ok(Date.now() - t0 < 5_000);
+    assert.equal(exit.code, 3, "the exit code is reported, not judged");
+    assert.equal(exit.killReason, null);
+    assert.deepEqual(lines, [["stdout", "bye"]]);
+    const members = await processGroupMembers(handle.pgid);
+    if (members !== null) assert.deepEqual(members, []);
+  });
+
+  it("refuses to start in a missing directory, with a typed error", async () => {
+    const emptyBrief = join(root, "empty-brief.md");
+    await writeFile(emptyBrief, "");
+    await assert.rejects(
+      startWorker({ command: "true", cwd: join(root, "does-not-exist"), env: {}, briefPath: emptyBrief }),
+      (err: unknown) => err instanceof WorkerSpawnError && /cannot start the worker/.test(err.message),
+    );
+    await assert.rejects(startWorker({ command: "  ", cwd: root, env: {}, briefPath: emptyBrief }), WorkerSpawnError);
+    await assert.rejects(startWorker({ command: "true", cwd: root, env: {}, briefPath: emptyBrief, shell: "sh" }), WorkerSpawnError);
+  });
+});
+
+describe("shell and quoting", () => {
+  it("uses $SHELL only when it is a known POSIX shell at an absolute executable path", async () => {
+    const dir = await freshDir("shells");
+    const fish = join(dir, "fish");
+    await writeFile(fish, "#!/bin/sh\n");
+    await chmod(fish, 0o755);
+    assert.equal(resolveShell("/bin/sh"), "/bin/sh");
+    if (await exists("/bin/bash")) assert.equal(resolveShell("/bin/bash"), "/bin/bash");
+    assert.equal(resolveShell(fish), "/bin/sh");
+    assert.equal(resolveShell("bash"), "/bin/sh");
+    assert.equal(resolveShell(join(dir, "missing", "bash")), "/bin/sh");
+    assert.equal(resolveShell(undefined), "/bin/sh");
+  });
+
+  it("quotes and expands {brief}", () => {
+    assert.equal(shellQuote("a b"), "'a b'");
+    assert.equal(shellQuote("it's"), "'it'\\''s'");
+    assert.equal(expandCommand("agent --file {brief}", "/p q"), "agent --file '/p q'");
+    assert.equal(expandCommand('agent "{brief}" \'{brief}\' {brief}', "/x"), "agent '/x' '/x' '/x'");
+    assert.equal(expandCommand("agent $AFK_BRIEF", "/x"), "agent $AFK_BRIEF");
+    assert.equal(expandCommand("a {brief}", "$&"), "a '$&'");
+  });
+});
