@@ -268,7 +268,10 @@ async function acquireLock(ctx: LandingContext, issue: number): Promise<HeldLock
     if (!entry) continue; // released meanwhile: try again
     const holder = parseLandingLock(entry.message);
     const age = holder ? now().getTime() - Date.parse(holder.at) : Number.POSITIVE_INFINITY;
-    if (holder && age <= holder.ttlSeconds * 1000) {
+    // Our own instance on our own host cannot be landing: landings are serialized in this
+    // process, so such a lock is left over from a crash of this instance.
+    const leftover = holder !== null && holder.instance === ctx.instance && holder.host === ctx.host;
+    if (holder && !leftover && age <= holder.ttlSeconds * 1000) {
       return {
         held: false,
         why: `another host is landing: instance ${holder.instance} on ${holder.host} holds ${ref} since ${holder.at} (issue #${holder.issue})`,
@@ -290,6 +293,14 @@ function lockTtl(ctx: LandingContext): number {
 
 async function landLocked(ctx: LandingContext, input: LandInput, pull: PullDetail): Promise<LandResult> {
   const lg = new LandingGit(ctx);
+  try {
+    return await landRounds(ctx, lg, input, pull);
+  } finally {
+    await lg.dropPrivateRefs(input.issue).catch(() => undefined);
+  }
+}
+
+async function landRounds(ctx: LandingContext, lg: LandingGit, input: LandInput, pull: PullDetail): Promise<LandResult> {
   const headRef = pull.head.ref;
   const local = ctx.config.gate.ci === "local";
   let expected = input.head;
@@ -635,6 +646,13 @@ class LandingGit {
     const baseSha = await this.revParse(baseRef);
     if (baseSha === null) throw new GitError(`cannot resolve the fetched ${base}`, "git rev-parse", 1, "");
     return { base: baseSha, head: await this.revParse(headLocal) };
+  }
+
+  /** Deletes the refs fetchTips wrote (they would keep the objects alive for nothing). */
+  async dropPrivateRefs(issue: number): Promise<void> {
+    for (const ref of [`refs/afk-landing/${issue}/base`, `refs/afk-landing/${issue}/head`]) {
+      await gitRaw(["update-ref", "-d", ref], { cwd: this.dir });
+    }
   }
 
   async isAncestor(a: string, b: string): Promise<boolean> {

@@ -6,7 +6,8 @@
 // the forge's "peer" fault) made, or a tree that passed the gate.
 import { after, before, describe, it } from "node:test";
 import assert from "node:assert/strict";
-import { mkdir, writeFile } from "node:fs/promises";
+import { existsSync } from "node:fs";
+import { mkdir, readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { DEFAULT_CONFIG, type FleetConfig } from "../schemas/config.js";
 import type { Forge, PullDetail } from "../server/gh/forge.js";
@@ -14,7 +15,7 @@ import { createGitHubForge, type GitHubForge } from "../server/gh/github-forge.j
 import { GitRefStore } from "../server/gh/gitrefs.js";
 import { formatLandingLock, landPull, landingLockRef, readCheckEvidence, type LandResult, type LandingContext } from "../server/landing.js";
 import { Lease } from "../server/state/claims.js";
-import { GateCache } from "../server/workers/gate.js";
+import { GateCache, gateEnv, runGate } from "../server/workers/gate.js";
 import { WorkRepo } from "../server/workers/worktrees.js";
 import { api, cloneRepo, commitFile, git, repoPath, startTestForge, tempDir, type TestForge } from "./support/forge-fixtures.js";
 
@@ -466,6 +467,13 @@ describe("landPull against the local forge", () => {
     assert.ok(stale.won);
     await assertLanded(f, w, await land(f, w), "squash");
     assert.equal(await f.refs.read(ref), null, "the taken-over lock is released too");
+
+    // A fresh lock of our own instance on our own host is a leftover of a crash: taken over.
+    const w2 = await workerPr(f, "Add lambda", { "lambda.txt": "lambda\n" });
+    const leftover = await otherRefs.create(ref, formatLandingLock({ instance: "fleet-one", host: "host-one", at: new Date().toISOString(), issue: 1, ttlSeconds: 600 }));
+    assert.ok(leftover.won);
+    await assertLanded(f, w2, await land(f, w2), "squash");
+    assert.equal(await f.refs.read(ref), null);
   });
 
   it("(l) two landings at once in one process are serialized: the second syncs instead of merging blindly", async () => {
@@ -519,5 +527,92 @@ describe("landPull where GitHub merges onto a moved base (no strict protection)"
     } finally {
       await f.forge.dispose();
     }
+  });
+});
+
+/** Whether a process runs (a zombie waiting for a slow init to reap it does not). */
+async function alive(pid: number): Promise<boolean> {
+  for (let i = 0; i < 40; i += 1) {
+    let state: string | null = null;
+    try {
+      const stat = await readFile(`/proc/${pid}/stat`, "utf8");
+      state = stat.slice(stat.lastIndexOf(")") + 2, stat.lastIndexOf(")") + 3);
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === "ENOENT" && existsSync("/proc/self/stat")) return false;
+      try {
+        process.kill(pid, 0);
+        state = "R";
+      } catch {
+        return false;
+      }
+    }
+    if (state === "Z" || state === "X") return false;
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+  return true;
+}
+
+describe("runGate", () => {
+  const env = gateEnv();
+  const base = { env, timeoutSeconds: 30, excerptBytes: 4096 };
+
+  it("passes on exit 0 with stdin closed, and keeps the output", async () => {
+    const dir = await tempDir("afk-gate-");
+    const run = await runGate({ ...base, cwd: dir, command: "cat; printf 'ok\\n'; printf 'warn\\n' >&2" });
+    assert.equal(run.passed, true);
+    assert.equal(run.exitCode, 0);
+    assert.equal(run.timedOut, false);
+    assert.equal(run.excerpt, "ok\nwarn\n");
+  });
+
+  it("keeps a bounded tail, cut at a character boundary, without escape sequences", async () => {
+    const dir = await tempDir("afk-gate-");
+    const run = await runGate({
+      ...base,
+      cwd: dir,
+      excerptBytes: 101,
+      command: "i=0; while [ $i -lt 500 ]; do printf 'é'; i=$((i+1)); done; printf '\\n\\033[31mEND\\033[0m\\n'; exit 2",
+    });
+    assert.equal(run.passed, false);
+    assert.equal(run.exitCode, 2);
+    assert.ok(run.excerpt.startsWith("…"));
+    assert.ok(run.excerpt.endsWith("\nEND\n"), JSON.stringify(run.excerpt));
+    assert.ok(!run.excerpt.includes("\uFFFD"), "no broken character");
+    assert.ok(Buffer.byteLength(run.excerpt) <= 101 + Buffer.byteLength("…"));
+  });
+
+  it("kills the whole process group on timeout", async () => {
+    const dir = await tempDir("afk-gate-");
+    const started = Date.now();
+    const run = await runGate({ ...base, cwd: dir, timeoutSeconds: 1, killGraceMs: 500, command: 'sleep 30 & echo "bg $!"; sleep 30' });
+    assert.equal(run.timedOut, true);
+    assert.equal(run.passed, false);
+    assert.ok(Date.now() - started < 15_000);
+    assert.match(run.excerpt, /killed after 1s/);
+    const pid = Number(/bg (\d+)/.exec(run.excerpt)?.[1]);
+    assert.ok(pid > 0);
+    assert.equal(await alive(pid), false, "the background process is gone");
+  });
+
+  it("hands the command only the environment it is given, and redacts tokens from the excerpt", async () => {
+    const dir = await tempDir("afk-gate-");
+    const token = `ghp_${"a".repeat(36)}`;
+    const host = { PATH: process.env.PATH, HOME: process.env.HOME, GITHUB_TOKEN: token, NPM_TOKEN: "npm-secret-value" };
+    const plain = await runGate({ ...base, env: gateEnv({ base: host }), cwd: dir, command: 'echo "gh=${GITHUB_TOKEN:-unset} npm=${NPM_TOKEN:-unset}"' });
+    assert.equal(plain.excerpt, "gh=unset npm=unset\n");
+    const named = await runGate({
+      ...base,
+      env: gateEnv({ base: host, passthrough: ["GITHUB_TOKEN", "NPM_*"], deny: ["NPM_TOKEN"] }),
+      cwd: dir,
+      secrets: [],
+      command: 'echo "gh=${GITHUB_TOKEN:-unset} npm=${NPM_TOKEN:-unset}"',
+    });
+    assert.equal(named.excerpt, "gh=[redacted] npm=unset\n");
+  });
+
+  it("reports a command that cannot start as red, never throws", async () => {
+    const run = await runGate({ ...base, cwd: "/nonexistent/afk", command: "true" });
+    assert.equal(run.passed, false);
+    assert.match(run.error ?? "", /not a directory/);
   });
 });

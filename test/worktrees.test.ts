@@ -2,7 +2,7 @@
 // used as the remote by path, a "seed" clone standing in for maintainers and strangers.
 import { describe, test, type TestContext } from "node:test";
 import assert from "node:assert/strict";
-import { existsSync } from "node:fs";
+import { existsSync, rmSync } from "node:fs";
 import { mkdir, mkdtemp, readFile, rm, utimes, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -14,9 +14,7 @@ await writeFile(join(CONFIG_ROOT, "gitconfig"), "[commit]\n\tgpgSign = true\n[ta
 process.env.GIT_CONFIG_GLOBAL = join(CONFIG_ROOT, "gitconfig");
 process.env.GIT_CONFIG_NOSYSTEM = "1";
 for (const name of ["GIT_AUTHOR_NAME", "GIT_AUTHOR_EMAIL", "GIT_COMMITTER_NAME", "GIT_COMMITTER_EMAIL", "EMAIL"]) delete process.env[name];
-process.on("exit", () => {
-  void rm(CONFIG_ROOT, { recursive: true, force: true });
-});
+process.on("exit", () => rmSync(CONFIG_ROOT, { recursive: true, force: true }));
 
 const { git } = await import("../server/gh/git.js");
 const { assertSafeBranchName } = await import("../server/gh/git.js");
@@ -138,6 +136,32 @@ describe("worktrees", { concurrency: 4 }, () => {
     assert.equal(await readFile(join(p.path, "scratch.txt"), "utf8"), "untracked\n");
     assert.equal(existsSync(lock), false);
     await workerCommit(p.path, "more.txt", "more\n", "commits work again");
+  });
+
+  test("tier 1 also covers a worker that died mid-rebase (detached HEAD, rebase in progress)", async (t) => {
+    const fx = await fixture(t);
+    const p = await fx.wr.prepare({ issue: 17, title: "Rebasing", base: "main" });
+    await workerCommit(p.path, "README.md", "line one\nMINE\nline three\n", "mine");
+    await remoteCommit(fx, "main", "README.md", "line one\nTHEIRS\nline three\n");
+    await git(["fetch", "--quiet", "origin"], { cwd: p.path });
+    await assert.rejects(git(["rebase", "origin/main"], { cwd: p.path }));
+    const again = await fx.wr.prepare({ issue: 17, title: "Rebasing", base: "main" });
+    assert.equal(again.tier, 1);
+    assert.equal(again.branch, p.branch);
+    assert.equal(again.displaced, null);
+  });
+
+  test("a token is sent as a header only: never in the work repo's config or the worktree", async (t) => {
+    const fx = await fixture(t);
+    const token = "ghp_0123456789abcdefSECRET";
+    const wr = new WorkRepo({ repoDir: join(fx.root, "tok", "n.git"), worktreeRoot: join(fx.root, "tok", "wt"), remoteUrl: fx.origin, auth: { token } });
+    const p = await wr.prepare({ issue: 18, title: "Token", base: "main" });
+    await workerCommit(p.path, "t.txt", "t\n", "t");
+    await wr.push(18);
+    assert.equal((await git(["config", "--get", "remote.origin.url"], { cwd: p.path })).stdout.trim(), fx.origin);
+    for (const file of [join(wr.repoDir, "config"), join(p.path, ".git")]) {
+      assert.doesNotMatch(await readFile(file, "utf8"), /SECRET/);
+    }
   });
 
   test("tier 2 recreates the worktree at the pushed tip after the directory was deleted", async (t) => {

@@ -4,5 +4,7 @@ import { configCommand } from "./config.js";
 import { forgeCommand } from "./forge.js";
 import { planCommand } from "./plan.js";
 import { serveCommand } from "./serve.js";
+import { runCommand } from "./run.js";
+import { demoCommand } from "./demo.js";
 
-export const commands: Command[] = [serveCommand, planCommand, configCommand, forgeCommand];
+export const commands: Command[] = [serveCommand, demoCommand, runCommand, planCommand, configCommand, forgeCommand];

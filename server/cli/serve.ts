@@ -18,13 +18,17 @@ Options:
   --read-only   register only the read-only tools (status, logs): a monitoring session`,
   options: { "read-only": { type: "boolean" } },
   async run(values) {
-    const server = createServer(new FleetHost(), { readOnly: values["read-only"] === true });
+    const host = new FleetHost();
+    const server = createServer(host, { readOnly: values["read-only"] === true });
     const transport = new StdioServerTransport();
     await server.connect(transport);
     await new Promise<void>((resolve) => {
       transport.onclose = () => resolve();
       process.stdin.on("end", () => resolve());
     });
+    // The session that registered the projects is gone: drain them (claims with a PR are
+    // kept; a later session continues the rest from GitHub).
+    await host.close();
     await server.close();
     return 0;
   },

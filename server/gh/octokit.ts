@@ -120,7 +120,10 @@ export function createClient(options: ClientOptions): GitHubClient {
       debug: (message: string) => logger.debug(redact(message, secrets)),
       info: (message: string) => logger.info(redact(message, secrets)),
       warn: (message: string) => logger.warn(redact(message, secrets)),
-      error: (message: string) => logger.error(redact(message, secrets)),
+      // Octokit logs every 4xx as an error, including the answers the fleet expects (a 422
+      // "already exists", a 405 at merge). Each real failure reaches its caller as a
+      // ForgeError and is logged there, so Octokit's own line is only a debug detail.
+      error: (message: string) => logger.debug(redact(message, secrets)),
     },
   });
 

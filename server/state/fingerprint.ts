@@ -130,8 +130,8 @@ function checksDigest(checks: Checks | undefined): unknown {
 }
 
 export interface FingerprintFacts {
-  /** What rebuild derived from an issue. */
-  factsOf: (issue: number) => IssueFacts | undefined;
+  /** What rebuild derived from each issue, aligned with `snapshot.issues`. */
+  issueFacts: readonly IssueFacts[];
   /** Pull number → the issues its title and body close. */
   closes: ReadonlyMap<number, readonly number[]>;
   /** Instances whose latest heartbeat is fresh at `now`. */
@@ -158,8 +158,9 @@ export function fingerprintOf(snapshot: Snapshot, sets: ClaimSets, facts: Finger
   const digests = new Uint32Array(snapshot.issues.length * 2);
   const h = new LaneHash();
   let k = 0;
-  for (const issue of snapshot.issues) {
-    const derived = facts.factsOf(issue.number);
+  for (let i = 0; i < snapshot.issues.length; i++) {
+    const issue = snapshot.issues[i]!;
+    const derived = facts.issueFacts[i];
     h.reset();
     h.num(issue.number);
     h.str(issue.title);

@@ -182,7 +182,10 @@ export function rebuild(snapshot: Snapshot, config: RebuildConfig, instance: str
     stale: sets.stale,
     lease: sets.lease,
     cycles: deps.cycles,
-    fingerprint: fingerprintOf(snap, sets, { factsOf: (n) => rowOf.get(n)?.facts, closes, freshInstances: fresh }),
-    stragglers: countStragglers(snap.issues, (issue) => rowOf.get(issue.number)!.facts.labels),
+    fingerprint: fingerprintOf(snap, sets, { issueFacts: rows.map((r) => r.facts), closes, freshInstances: fresh }),
+    stragglers: countStragglers(
+      snap.issues,
+      rows.map((r) => r.facts.labels),
+    ),
   };
 }

@@ -11,18 +11,16 @@ export interface Stragglers {
   needsInfo: number;
 }
 
-/** `lowerLabels`, when given, returns an issue's labels already lower-cased (rebuild has them). */
-export function countStragglers(
-  issues: readonly SnapshotIssue[],
-  lowerLabels: (issue: SnapshotIssue) => readonly string[] = (issue) => issue.labels.map((l) => l.toLowerCase()),
-): Stragglers {
+/** `lowerLabels`, when given, holds each issue's labels already lower-cased (aligned with `issues`). */
+export function countStragglers(issues: readonly SnapshotIssue[], lowerLabels?: readonly (readonly string[])[]): Stragglers {
   const counts: Stragglers = { unlabelled: 0, needsTriage: 0, needsInfo: 0 };
-  for (const issue of issues) {
+  for (let i = 0; i < issues.length; i++) {
+    const issue = issues[i]!;
     if (issue.labels.length === 0) {
       counts.unlabelled++;
       continue;
     }
-    const labels = lowerLabels(issue);
+    const labels = lowerLabels?.[i] ?? issue.labels.map((l) => l.toLowerCase());
     if (labels.includes(NEEDS_TRIAGE_LABEL)) counts.needsTriage++;
     if (labels.includes(NEEDS_INFO_LABEL)) counts.needsInfo++;
   }

@@ -167,7 +167,10 @@ export async function runGate(options: GateRunOptions): Promise<GateRun> {
   const isDir = await stat(options.cwd).then((s) => s.isDirectory(), () => false);
   if (!isDir) return failed(`cannot run the gate: ${options.cwd} is not a directory`);
 
+  const tail = new TailBuffer(Math.max(0, Math.floor(options.excerptBytes)));
   let child: ChildProcess;
+  let exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+  let closed: Promise<void>;
   try {
     child = spawn(shell, ["-c", options.command], {
       cwd: options.cwd,
@@ -176,6 +179,13 @@ export async function runGate(options: GateRunOptions): Promise<GateRun> {
       stdio: ["ignore", "pipe", "pipe"],
       windowsHide: true,
     });
+    // Listeners first: a command that exits at once must not be missed.
+    exited = new Promise((resolve) => child.once("exit", (code, signal) => resolve({ code, signal })));
+    closed = new Promise<void>((resolve) => child.once("close", () => resolve()));
+    for (const stream of [child.stdout!, child.stderr!]) {
+      stream.on("data", (chunk: Buffer) => tail.push(chunk));
+      stream.on("error", () => {});
+    }
     await new Promise<void>((resolve, reject) => {
       child.once("spawn", resolve);
       child.once("error", reject);
@@ -184,13 +194,8 @@ export async function runGate(options: GateRunOptions): Promise<GateRun> {
     const e = error as NodeJS.ErrnoException;
     return failed(`cannot start the gate command with ${shell} in ${options.cwd}: ${e.code ?? e.message}`);
   }
+  child.on("error", () => {});
   const pid = child.pid!;
-  const tail = new TailBuffer(Math.max(0, Math.floor(options.excerptBytes)));
-  for (const stream of [child.stdout!, child.stderr!]) {
-    stream.on("data", (chunk: Buffer) => tail.push(chunk));
-    stream.on("error", () => {});
-  }
-  const closed = new Promise<void>((resolve) => child.once("close", () => resolve()));
   const graceMs = options.killGraceMs ?? 5_000;
   let timedOut = false;
   let ending: Promise<void> | null = null;
@@ -200,9 +205,7 @@ export async function runGate(options: GateRunOptions): Promise<GateRun> {
     void endAll();
   }, Math.max(1, options.timeoutSeconds) * 1000);
 
-  const exit = await new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => {
-    child.once("exit", (code, signal) => resolve({ code, signal }));
-  });
+  const exit = await exited;
   clearTimeout(timer);
   // Leftovers (a server started in the background) would hold the pipes and the worktree.
   await endAll().catch(() => undefined);

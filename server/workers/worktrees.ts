@@ -6,7 +6,7 @@
 import { mkdir, readFile, rename, rm, stat, unlink } from "node:fs/promises";
 import { dirname, join, resolve } from "node:path";
 import { assertSafeBranchName, gitFailure, type GitAuth } from "../gh/git.js";
-import { GitError } from "../gh/errors.js";
+import { GitError, UsageError } from "../gh/errors.js";
 import { FLEET_BRANCH_PREFIX, parseFleetBranch } from "../state/markers.js";
 import { newestMtime } from "./activity.js";
 import { assertIssueNumber, issueBranchName } from "./slug.js";
@@ -131,7 +131,8 @@ export class PushRejectedError extends GitError {
     stderr: string,
     hint: string,
     readonly branch: string,
-    readonly lease: string | null,
+    /** What the push expected origin to hold (the lease, or the caller's expectedRemoteSha). */
+    readonly expected: string | null,
     readonly actual: string | null,
   ) {
     super(message, command, null, stderr, hint);
@@ -343,7 +344,8 @@ export class WorkRepo {
       const dirty = await this.trackedChanges(path);
       if (dirty.length > 0) return { ok: false, reason: "dirty", conflicts: [], dirty };
       const before = await this.mustRev("HEAD", path);
-      const args = ["-c", "commit.gpgSign=false", "merge", "--ff", "--no-edit", "--no-verify", "--no-gpg-sign", "--no-stat", baseSha];
+      // The ref rather than the sha for a readable message; it holds baseSha (fetched under the lock).
+      const args = ["-c", "commit.gpgSign=false", "merge", "--ff", "--no-edit", "--no-verify", "--no-gpg-sign", "--no-stat", `refs/remotes/origin/${base}`];
       const result = await this.git.runRaw(args, path);
       if (result.exitCode !== 0) {
         const merging = (await this.git.revParse("MERGE_HEAD", path)) !== null;
@@ -372,7 +374,6 @@ export class WorkRepo {
   async push(issue: number, options: PushOptions = {}): Promise<PushResult> {
     assertIssueNumber(issue);
     return this.exclusive(async () => {
-      await this.git.ensure();
       const branch = await this.currentBranch(issue);
       const ref = `refs/heads/${branch}`;
       const local = await this.mustRev(ref);
@@ -387,7 +388,7 @@ export class WorkRepo {
             "",
             "somebody else pushed to the branch: merge their commits first, or pass expectedRemoteSha to replace them on purpose",
             branch,
-            remote,
+            options.expectedRemoteSha ?? null,
             remote,
           );
         }
@@ -707,6 +708,9 @@ export class WorkRepo {
 function validated(input: PrepareInput): { issue: number; base: string } {
   assertIssueNumber(input.issue);
   assertSafeBranchName(input.base);
+  if (input.attempt !== undefined && !(Number.isSafeInteger(input.attempt) && input.attempt >= 0)) {
+    throw new UsageError(`invalid attempt ${JSON.stringify(input.attempt)}: expected a non-negative integer`);
+  }
   return { issue: input.issue, base: input.base };
 }
 

@@ -104,6 +104,13 @@ async function mergePull(ctx: RequestContext): Promise<Reply> {
   });
 }
 
+/** GitHub's words for a stale expected_head_sha; the errors entry names the field for clients. */
+function headMoved(): HttpError {
+  return new HttpError(422, "expected head sha didn’t match current head ref.", {
+    errors: [{ resource: "PullRequest", field: "expected_head_sha", code: "invalid" }],
+  });
+}
+
 function isMerged(ctx: RequestContext): Reply {
   const { pull } = pullParam(ctx);
   if (!pull.merged) throw new HttpError(404, "Not Found");
@@ -121,10 +128,13 @@ async function updateBranch(ctx: RequestContext): Promise<Reply> {
     const headRef = `refs/heads/${pull.head}`;
     const headSha = await forge.git.readRef(headRef);
     if (!headSha) throw new HttpError(422, "Head branch does not exist.");
-    if (expected !== undefined && expected !== headSha) throw new HttpError(422, "expected head sha didn’t match current head ref.");
+    if (expected !== undefined && expected !== headSha) throw headMoved();
     const baseSha = await forge.git.readRef(`refs/heads/${pull.base}`);
     if (!baseSha) throw new HttpError(422, `Base branch ${pull.base} does not exist`);
-    if (await forge.isAncestor(baseSha, headSha)) throw new HttpError(422, "There are no new commits on the base branch.");
+    const accepted = { status: 202, body: { message: "Updating pull request branch.", url: `${forge.render.repoWeb}/pull/${issue.number}` } };
+    // Already up to date: nothing to merge. (What GitHub answers here is unconfirmed; the
+    // forge accepts, which is what a caller racing another updater needs.)
+    if (await forge.isAncestor(baseSha, headSha)) return accepted;
     const merged = await forge.mergeTree(headSha, baseSha);
     if (!merged.clean) throw new HttpError(422, "merge conflict between base and head");
     const sig = forge.signature(user.login);
@@ -133,11 +143,11 @@ async function updateBranch(ctx: RequestContext): Promise<Reply> {
       date: sig.date,
     });
     if (!(await forge.git.casRef(headRef, commit, headSha, "update branch via API"))) {
-      throw new HttpError(422, "expected head sha didn’t match current head ref.");
+      throw headMoved();
     }
     ctx.memo.invalidate();
     await syncPulls(forge, user.login);
-    return { status: 202, body: { message: "Updating pull request branch.", url: `${forge.render.repoWeb}/pull/${issue.number}` } };
+    return accepted;
   });
 }
 

@@ -1,0 +1,56 @@
+// `afk-mcp demo`: the fleet end to end on the embedded default (a local forge with a sample
+// project and backlog, a local CI runner, scripted workers). Exit 0 only when every issue
+// reached its expected end.
+import { resolve } from "node:path";
+import type { Command } from "./command.js";
+import { UsageError } from "../gh/errors.js";
+import { holdForge, renderReport, runDemo } from "../demo/run.js";
+import { printJson, printLine } from "./print.js";
+
+export const demoCommand: Command = {
+  name: "demo",
+  summary: "run the fleet on a local forge with a sample backlog and report",
+  usage: `Usage: afk-mcp demo [--worker "<command>"] [--keep DIR] [--concurrency N] [--json]
+
+Starts a local forge in a temp dir with a small sample project (real tests) and a seeded
+backlog of eleven issues — a dependency chain, an epic with sub-issues, one that fails CI on
+its first attempt and passes on the retry, one already satisfied, two that can only be
+escalated — plus a local CI runner that tests every PR head, and runs the fleet on it with
+scripted workers at concurrency 3 until every issue reached its end. Prints a live board
+(JSON lines when stdout is not a terminal) and a final report. Exits 0 only when every issue
+reached its expected end.
+
+Options:
+  --worker COMMAND   run a real agent instead of the scripted worker (the brief is in $AFK_BRIEF)
+  --keep DIR         use DIR and leave the forge running afterwards for inspection
+  --concurrency N    workers at once (default 3)
+  --timeout SECONDS  give up after this long (default 900)
+  --json             print the final report as JSON`,
+  options: {
+    worker: { type: "string" },
+    keep: { type: "string" },
+    concurrency: { type: "string" },
+    timeout: { type: "string" },
+    json: { type: "boolean" },
+  },
+  async run(values) {
+    const concurrency = values.concurrency === undefined ? 3 : Number(values.concurrency);
+    if (!Number.isInteger(concurrency) || concurrency < 1 || concurrency > 16) throw new UsageError("--concurrency must be an integer from 1 to 16");
+    const timeout = values.timeout === undefined ? 900 : Number(values.timeout);
+    if (!Number.isFinite(timeout) || timeout < 10) throw new UsageError("--timeout must be at least 10 seconds");
+    const tty = process.stdout.isTTY === true && values.json !== true;
+    const report = await runDemo({
+      ...(typeof values.worker === "string" ? { worker: values.worker } : {}),
+      ...(typeof values.keep === "string" ? { keep: resolve(values.keep) } : {}),
+      concurrency,
+      timeoutSeconds: timeout,
+      tty,
+      write: (line) => printLine(line),
+      redraw: (lines) => printLine(`\x1b[H\x1b[2J${lines.join("\n")}`),
+    });
+    if (values.json) printJson(report);
+    else for (const line of renderReport(report)) printLine(line);
+    if (typeof values.keep === "string") await holdForge(printLine);
+    return report.ok ? 0 : 1;
+  },
+};

@@ -1,0 +1,295 @@
+// `afk-mcp demo`: the embedded default. A local forge in a temp dir seeded with a small
+// project and a backlog, a local CI runner that tests every PR head, the fleet (the same
+// host the MCP server runs) with scripted workers, a live board, and a final report that
+// checks every issue reached its expected end.
+import { mkdtemp, rm, writeFile, mkdir } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { startForge, type RunningForge } from "../gh/localforge/index.js";
+import { FleetHost } from "../host.js";
+import { buildSeed, expectationsFor, ESCALATE_LABEL, type Expectation } from "./backlog.js";
+import { startCiRunner, type CiRunner } from "./ci-runner.js";
+import { workerShellCommand } from "./worker-command.js";
+
+export interface DemoOptions {
+  /** A real agent's command instead of the scripted worker. */
+  worker?: string;
+  /** Keep the forge running in this directory after the run (for inspection). */
+  keep?: string;
+  concurrency?: number;
+  /** Give up after this long (default 15 minutes). */
+  timeoutSeconds?: number;
+  /** Multiplies the fleet's pacing and thresholds (default: brisk, for a demo). */
+  timeScale?: number;
+  /** Draws a live board when true; JSON lines otherwise. */
+  tty: boolean;
+  write: (line: string) => void;
+  /** Redraws the live board in place (TTY only). */
+  redraw?: (lines: string[]) => void;
+}
+
+export interface IssueEnd {
+  number: number;
+  title: string;
+  expected: string;
+  actual: string;
+  attempts: number;
+  seconds: number | null;
+  ok: boolean;
+}
+
+export interface DemoReport {
+  ok: boolean;
+  issues: IssueEnd[];
+  merged: number;
+  escalated: number;
+  closedDone: number;
+  seconds: number;
+  requests: { total: number; counted: number; notModified: number };
+  ci: { runs: number; passed: number; failed: number };
+  forge: { apiUrl: string; gitUrl: string; token: string; dir: string } | null;
+}
+
+interface IssueView {
+  number: number;
+  title: string;
+  state: string;
+  labels: string[];
+}
+
+const REPO = "afk/demo";
+
+export async function runDemo(options: DemoOptions): Promise<DemoReport> {
+  const started = Date.now();
+  const dir = options.keep ?? (await mkdtemp(join(tmpdir(), "afk-demo-")));
+  await mkdir(dir, { recursive: true });
+  const seedPath = join(dir, "seed.json");
+  await writeFile(seedPath, JSON.stringify(buildSeed()));
+  const forge = await startForge({ dir: join(dir, "forge"), repo: REPO, seed: seedPath });
+  const api = client(forge);
+  // Required checks make the gate real: a PR lands only once CI passed on its head.
+  await api("PUT", `/repos/${REPO}/branches/main/protection`, {
+    required_status_checks: { strict: true, contexts: ["test"] },
+    enforce_admins: null,
+    required_pull_request_reviews: null,
+    restrictions: null,
+  });
+  const ci: CiRunner = startCiRunner({
+    apiUrl: forge.apiUrl,
+    token: forge.token,
+    repo: REPO,
+    gitUrl: forge.gitUrl,
+    workDir: join(dir, "ci"),
+    intervalMs: 500,
+    onLog: (line) => {
+      if (!options.tty) options.write(JSON.stringify({ ci: line }));
+    },
+  });
+  const env = { ...process.env, GITHUB_API_URL: forge.apiUrl, GITHUB_TOKEN: forge.token, AFK_STATE_DIR: join(dir, "state") };
+  delete (env as Record<string, string | undefined>).GH_TOKEN;
+  const host = new FleetHost({ env, timeScale: options.timeScale ?? 0.05, instance: "demo" });
+  const retry = 2;
+  const expectations = expectationsFor(retry);
+  const firstSeen = new Map<number, number>();
+  // Escalation removes the attempt labels, so the highest one seen during the run is kept.
+  const maxAttempt = new Map<number, number>();
+  const endedAt = new Map<number, number>();
+  let report: DemoReport | null = null;
+  try {
+    const start = await host.start({
+      repo: REPO,
+      worker_command: options.worker ?? workerShellCommand({ AFK_DEMO_DELAY_MS: "200" }),
+      target: options.concurrency ?? 3,
+      auto_merge: true,
+      config: {
+        retry,
+        pacing: { busy_seconds: 5, idle_seconds: 5, long_idle_seconds: 5 },
+      },
+    });
+    options.write(options.tty ? start.message : JSON.stringify({ started: start.registration }));
+    const deadline = started + (options.timeoutSeconds ?? 900) * 1000;
+    let last = "";
+    for (;;) {
+      await new Promise((resolve) => setTimeout(resolve, 1000));
+      const issues = await listIssues(api);
+      const status = await host.status({ repo: REPO, scope: "worker" });
+      const now = Date.now();
+      for (const e of expectations) {
+        const issue = issues.get(e.number);
+        if (issue && !firstSeen.has(e.number) && (status.workers.some((w) => w.issue === e.number) || attemptsOf(issue) > 0)) firstSeen.set(e.number, now);
+        if (issue && reached(e, issue) && !endedAt.has(e.number)) endedAt.set(e.number, now);
+        if (issue) maxAttempt.set(e.number, Math.max(maxAttempt.get(e.number) ?? 0, attemptsOf(issue)));
+      }
+      const lines = board(expectations, issues, status.workers, status.last_tick, ci);
+      if (options.tty && options.redraw) options.redraw(lines);
+      else {
+        const line = JSON.stringify({ tick: status.last_tick, workers: status.workers.map((w) => ({ issue: w.issue, state: w.state })) });
+        if (line !== last) options.write(line);
+        last = line;
+      }
+      const done = expectations.every((e) => {
+        const issue = issues.get(e.number);
+        return issue !== undefined && reached(e, issue);
+      });
+      const settled = done && status.workers.every((w) => w.state !== "running");
+      if (settled || now > deadline) {
+        report = await finalReport(expectations, issues, maxAttempt, firstSeen, endedAt, started, forge, api, ci, options.keep !== undefined);
+        break;
+      }
+    }
+  } finally {
+    await host.stop({ repo: REPO }).catch(() => undefined);
+    await host.close().catch(() => undefined);
+    await ci.stop();
+    if (!options.keep) {
+      await forge.close();
+      await rm(dir, { recursive: true, force: true }).catch(() => undefined);
+    }
+  }
+  return report!;
+}
+
+/** Serves the forge until interrupted (for --keep). */
+export async function holdForge(write: (line: string) => void): Promise<void> {
+  write("the forge keeps running for inspection; Ctrl-C to stop");
+  await new Promise<void>((resolve) => {
+    process.once("SIGINT", () => resolve());
+    process.once("SIGTERM", () => resolve());
+  });
+}
+
+type Api = (method: string, path: string, body?: unknown) => Promise<unknown>;
+
+function client(forge: RunningForge): Api {
+  return async (method, path, body) => {
+    const response = await fetch(`${forge.apiUrl}${path}`, {
+      method,
+      headers: { authorization: `token ${forge.token}`, accept: "application/vnd.github+json", "content-type": "application/json" },
+      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+    });
+    if (!response.ok) throw new Error(`demo: ${method} ${path} answered ${response.status}`);
+    return response.status === 204 ? null : response.json();
+  };
+}
+
+async function listIssues(api: Api): Promise<Map<number, IssueView>> {
+  const out = new Map<number, IssueView>();
+  for (let page = 1; page < 20; page += 1) {
+    const batch = (await api("GET", `/repos/${REPO}/issues?state=all&per_page=100&page=${page}`)) as Array<{
+      number: number;
+      title: string;
+      state: string;
+      labels: Array<{ name: string }>;
+      pull_request?: unknown;
+    }>;
+    for (const i of batch) if (!i.pull_request) out.set(i.number, { number: i.number, title: i.title, state: i.state, labels: i.labels.map((l) => l.name) });
+    if (batch.length < 100) break;
+  }
+  return out;
+}
+
+function attemptsOf(issue: IssueView): number {
+  let n = 0;
+  for (const label of issue.labels) {
+    const m = /^afk-attempt\/(\d+)$/.exec(label);
+    if (m) n = Math.max(n, Number(m[1]));
+  }
+  return n;
+}
+
+function endOf(issue: IssueView): string {
+  if (issue.labels.includes(ESCALATE_LABEL)) return "escalated";
+  if (issue.state === "closed") return "closed";
+  return "open";
+}
+
+function reached(e: Expectation, issue: IssueView): boolean {
+  const end = endOf(issue);
+  switch (e.end) {
+    case "merged":
+    case "closed_done":
+      return end === "closed";
+    case "escalated":
+      return end === "escalated";
+    case "open_epic":
+      return end === "open";
+  }
+}
+
+function board(expectations: readonly Expectation[], issues: Map<number, IssueView>, workers: { issue: number; state: string }[], lastTick: string | null, ci: CiRunner): string[] {
+  const lines = ["afk-mcp demo — a local forge, a sample project, scripted workers, concurrency 3", ""];
+  for (const e of expectations) {
+    const issue = issues.get(e.number);
+    const worker = workers.find((w) => w.issue === e.number);
+    const now = issue ? endOf(issue) : "?";
+    const mark = issue && reached(e, issue) ? "✓" : worker ? "…" : " ";
+    const attempt = issue ? attemptsOf(issue) : 0;
+    lines.push(
+      `${mark} #${String(e.number).padEnd(3)} ${e.title.slice(0, 52).padEnd(52)} ${now.padEnd(10)} expect ${e.end.padEnd(12)}${attempt ? ` retry ${attempt}` : ""}${worker ? `  [${worker.state}]` : ""}`,
+    );
+  }
+  const stats = ci.stats();
+  lines.push("", `ci: ${stats.runs} run(s), ${stats.passed} passed, ${stats.failed} failed${stats.running ? `, testing ${stats.running.slice(0, 8)}` : ""}`);
+  lines.push(`fleet: ${lastTick ?? "starting…"}`);
+  return lines;
+}
+
+async function finalReport(
+  expectations: readonly Expectation[],
+  issues: Map<number, IssueView>,
+  maxAttempt: Map<number, number>,
+  firstSeen: Map<number, number>,
+  endedAt: Map<number, number>,
+  started: number,
+  forge: RunningForge,
+  api: Api,
+  ci: CiRunner,
+  keep: boolean,
+): Promise<DemoReport> {
+  const ends: IssueEnd[] = expectations.map((e) => {
+    const issue = issues.get(e.number);
+    const actual = issue ? endOf(issue) : "missing";
+    const from = firstSeen.get(e.number);
+    const to = endedAt.get(e.number);
+    return {
+      number: e.number,
+      title: e.title,
+      expected: e.end,
+      actual: actual === "closed" ? (e.end === "closed_done" ? "closed_done" : "merged") : actual === "open" && e.end === "open_epic" ? "open_epic" : actual,
+      attempts: e.end === "open_epic" ? 0 : (maxAttempt.get(e.number) ?? 0) + 1,
+      seconds: from !== undefined && to !== undefined ? Math.round((to - from) / 100) / 10 : null,
+      ok: issue !== undefined && reached(e, issue) && (e.attempts === undefined || (maxAttempt.get(e.number) ?? 0) + 1 === e.attempts),
+    };
+  });
+  const accounting = (await api("GET", "/_forge/accounting")) as { total: number; counted: number; not_modified: number };
+  const stats = ci.stats();
+  return {
+    ok: ends.every((e) => e.ok),
+    issues: ends,
+    merged: ends.filter((e) => e.actual === "merged").length,
+    escalated: ends.filter((e) => e.actual === "escalated").length,
+    closedDone: ends.filter((e) => e.actual === "closed_done").length,
+    seconds: Math.round((Date.now() - started) / 1000),
+    requests: { total: accounting.total, counted: accounting.counted, notModified: accounting.not_modified },
+    ci: { runs: stats.runs, passed: stats.passed, failed: stats.failed },
+    forge: keep ? { apiUrl: forge.apiUrl, gitUrl: forge.gitUrl, token: forge.token, dir: forge.dir } : null,
+  };
+}
+
+export function renderReport(report: DemoReport): string[] {
+  const lines = ["", `afk-mcp demo: ${report.ok ? "every issue reached its expected end" : "SOME ISSUES DID NOT REACH THEIR EXPECTED END"}`, ""];
+  lines.push(`  #    issue${" ".repeat(48)}expected      actual        attempts  time`);
+  for (const e of report.issues) {
+    lines.push(
+      `${e.ok ? "✓" : "✗"} #${String(e.number).padEnd(3)} ${e.title.slice(0, 52).padEnd(52)} ${e.expected.padEnd(13)} ${e.actual.padEnd(13)} ${String(e.attempts).padEnd(9)} ${e.seconds === null ? "-" : `${e.seconds}s`}`,
+    );
+  }
+  lines.push(
+    "",
+    `merged ${report.merged}, escalated ${report.escalated}, closed as done ${report.closedDone}; ${report.seconds}s in all`,
+    `CI: ${report.ci.runs} runs (${report.ci.passed} passed, ${report.ci.failed} failed)`,
+    `GitHub API requests: ${report.requests.total} (${report.requests.counted} counted against the rate limit, ${report.requests.notModified} answered 304)`,
+  );
+  if (report.forge) lines.push(`forge: GITHUB_API_URL=${report.forge.apiUrl} GITHUB_TOKEN=${report.forge.token} (git ${report.forge.gitUrl}, dir ${report.forge.dir})`);
+  return lines;
+}

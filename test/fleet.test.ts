@@ -1,0 +1,605 @@
+// The fleet for real: a local forge over HTTP, a FleetHost driven through a real MCP client,
+// and scripted worker programs (test/support/workers/scripted.sh) started through the same
+// code path as a real agent — project_start's worker_command, a shell, a worktree, the brief
+// on stdin. Each scenario gets its own forge and fleet and they run concurrently; every
+// assertion is about outcomes on the forge (issues, labels, comments, PRs, refs), the lanes
+// and the processes, never about how long something took.
+import { after, describe, it } from "node:test";
+import assert from "node:assert/strict";
+import { spawn, type ChildProcess } from "node:child_process";
+import { existsSync } from "node:fs";
+import { readFile, readdir, rm, writeFile } from "node:fs/promises";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { InMemoryTransport } from "@modelcontextprotocol/sdk/inMemory.js";
+import { createServer } from "../server/server.js";
+import { FleetHost } from "../server/host.js";
+import { BRIEF_BODY_MAX_BYTES } from "../server/workers/brief.js";
+import { readProcTable } from "../server/workers/liveness.js";
+import { api, git, repoPath, startTestForge, tempDir, type TestForge } from "./support/forge-fixtures.js";
+import { ROOT } from "./support/paths.js";
+
+const WORKER = join(ROOT, "test", "support", "workers", "scripted.sh");
+const REPO = "afk/demo";
+const READY = "ready-for-agent";
+const HUMAN = "ready-for-human";
+
+/** Durations of the loop run at this fraction: 5 s pacing → 0.25 s, a 60 s stall → 3 s. */
+const SCALE = 0.05;
+
+/** Config every scenario starts from: a local gate, brisk pacing. */
+const BASE_CONFIG = {
+  gate: { ci: "local", local_command: "true" },
+  pacing: { busy_seconds: 5, idle_seconds: 5, long_idle_seconds: 5 },
+};
+
+interface IssueSpec {
+  title: string;
+  body?: string;
+  /** Default: the ready label. */
+  labels?: string[];
+  /** The scripted worker's behaviour for this issue (see scripted.sh); none: not for a worker. */
+  plan?: string;
+}
+
+interface Scenario {
+  forge: TestForge;
+  client: Client;
+  host: FleetHost;
+  env: Record<string, string>;
+  stateDir: string;
+  planDir: string;
+  /** issue numbers, in the order of the specs */
+  issues: number[];
+}
+
+const scenarios: Scenario[] = [];
+const children: ChildProcess[] = [];
+
+after(async () => {
+  for (const child of children) if (child.exitCode === null && child.signalCode === null) child.kill("SIGKILL");
+  await Promise.all(scenarios.map((s) => shutdown(s)));
+});
+
+/** Stops the scenario's fleet (killing its workers) and removes its forge and directories. */
+async function shutdown(s: Scenario): Promise<void> {
+  await s.host.stop({ repo: REPO, stop_workers: true }).catch(() => undefined);
+  await s.host.close().catch(() => undefined);
+  await s.client.close().catch(() => undefined);
+  await killRecordedGroups(s.planDir);
+  await s.forge.dispose().catch(() => undefined);
+  await rm(s.stateDir, { recursive: true, force: true });
+  await rm(s.planDir, { recursive: true, force: true });
+}
+
+/** A forge with the ready label and the issues, a plan directory, a host and an MCP client. */
+async function scenario(issues: IssueSpec[], options: { instance?: string; stateDir?: string } = {}): Promise<Scenario> {
+  const forge = await startTestForge();
+  for (const name of [READY, "plain"]) {
+    const r = await api(forge, "POST", repoPath(forge, "/labels"), { name, color: "0e8a16" });
+    assert.equal(r.status, 201);
+  }
+  const planDir = await tempDir("afk-plan-");
+  const numbers: number[] = [];
+  for (const spec of issues) {
+    const r = await api(forge, "POST", repoPath(forge, "/issues"), { title: spec.title, body: spec.body ?? "", labels: spec.labels ?? [READY] });
+    assert.equal(r.status, 201, JSON.stringify(r.body));
+    numbers.push(r.body.number as number);
+    if (spec.plan) await writeFile(join(planDir, String(r.body.number)), `${spec.plan}\n`);
+  }
+  const stateDir = options.stateDir ?? (await tempDir("afk-state-"));
+  const env = {
+    GITHUB_API_URL: forge.apiUrl,
+    GITHUB_TOKEN: forge.token,
+    AFK_STATE_DIR: stateDir,
+    AFK_USER_PLAN: planDir,
+    PATH: process.env.PATH ?? "/usr/bin:/bin",
+    HOME: process.env.HOME ?? "/tmp",
+  };
+  const { host, client } = await connectHost(env, options.instance);
+  const s: Scenario = { forge, client, host, env, stateDir, planDir, issues: numbers };
+  scenarios.push(s);
+  return s;
+}
+
+async function connectHost(env: Record<string, string>, instance?: string): Promise<{ host: FleetHost; client: Client }> {
+  const host = new FleetHost({ env, timeScale: SCALE, ...(instance ? { instance } : {}) });
+  const server = createServer(host);
+  const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
+  const client = new Client({ name: "afk-fleet-test", version: "0.0.0" });
+  await Promise.all([server.connect(serverSide), client.connect(clientSide)]);
+  return { host, client };
+}
+
+// ---- MCP calls ----------------------------------------------------------------------------------
+
+// Tests read structured results field by field.
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+type Json = any;
+
+async function call(client: Client, name: string, args: Record<string, unknown>): Promise<Json> {
+  const result = await client.callTool({ name, arguments: args });
+  const text = (result.content as { type: string; text?: string }[]).map((c) => c.text ?? "").join("\n");
+  assert.notEqual(result.isError, true, `${name} failed: ${text}`);
+  return result.structuredContent;
+}
+
+function start(s: Scenario, input: { config?: Record<string, unknown>; target?: number; auto_merge?: boolean }): Promise<Json> {
+  return call(s.client, "project_start", {
+    repo: REPO,
+    worker_command: `sh ${WORKER}`,
+    target: input.target ?? s.issues.length,
+    auto_merge: input.auto_merge ?? false,
+    config: { ...BASE_CONFIG, ...input.config },
+  });
+}
+
+interface LaneRecord {
+  ts: string;
+  level?: string;
+  event: string;
+  msg: string;
+  issue?: number;
+  pid?: number;
+  attempt?: number;
+  data?: Json;
+}
+
+async function lane(s: Scenario, name: "supervisor" | "worker" | "monitor" | "liveness", issue?: number): Promise<LaneRecord[]> {
+  const out = await call(s.client, "logs", { repo: REPO, lane: name, tail_lines: 5000, ...(issue !== undefined ? { issue } : {}) });
+  return out.records as LaneRecord[];
+}
+
+const events = async (s: Scenario, event: string, issue?: number): Promise<LaneRecord[]> =>
+  (await lane(s, event === "tick" ? "monitor" : ["killed", "kill", "busy", "stall_candidate"].includes(event) ? "liveness" : "supervisor", issue)).filter(
+    (r) => r.event === event && (issue === undefined || r.issue === issue),
+  );
+
+// ---- the forge ----------------------------------------------------------------------------------
+
+async function issue(s: Scenario, n: number): Promise<Json> {
+  const r = await api(s.forge, "GET", repoPath(s.forge, `/issues/${n}`));
+  assert.equal(r.status, 200);
+  return r.body;
+}
+
+const labelsOf = (i: Json): string[] => (i.labels as { name: string }[]).map((l) => l.name).sort();
+
+async function comments(s: Scenario, n: number): Promise<string[]> {
+  const r = await api(s.forge, "GET", repoPath(s.forge, `/issues/${n}/comments?per_page=100`));
+  return (r.body as { body: string }[]).map((c) => c.body);
+}
+
+async function pulls(s: Scenario): Promise<Json[]> {
+  const r = await api(s.forge, "GET", repoPath(s.forge, "/pulls?state=all&per_page=100"));
+  return r.body as Json[];
+}
+
+async function pullFor(s: Scenario, n: number): Promise<Json | undefined> {
+  return (await pulls(s)).find((p) => new RegExp(`^afk/${n}(?:-|$)`).test(p.head.ref));
+}
+
+/** Issue numbers with a claim ref on the forge, read over git as any peer would. */
+async function claims(s: Scenario): Promise<number[]> {
+  const { stdout } = await git(s.planDir, "ls-remote", s.forge.gitUrl, "refs/afk/claim/*");
+  return stdout
+    .split("\n")
+    .filter(Boolean)
+    .map((line) => Number(line.split("\t")[1]!.split("/").pop()))
+    .sort((a, b) => a - b);
+}
+
+async function heartbeats(s: Scenario): Promise<string[]> {
+  const { stdout } = await git(s.planDir, "ls-remote", s.forge.gitUrl, "refs/afk/heartbeat/*");
+  return stdout
+    .split("\n")
+    .filter(Boolean)
+    .map((line) => line.split("\t")[1]!.split("/").pop()!);
+}
+
+function worktreeOf(s: Scenario, n: number): string {
+  return join(s.stateDir, "worktrees", "afk", "demo", `issue-${n}`);
+}
+
+// ---- processes ----------------------------------------------------------------------------------
+
+/** Live (non-zombie) processes of a process group. */
+async function groupMembers(pgid: number): Promise<number[]> {
+  const table = await readProcTable();
+  assert.ok(table, "these tests read /proc");
+  return table.filter((p) => p.pgrp === pgid && p.state !== "Z" && p.state !== "X").map((p) => p.pid);
+}
+
+async function alive(pid: number): Promise<boolean> {
+  const table = await readProcTable();
+  return (table ?? []).some((p) => p.pid === pid && p.state !== "Z" && p.state !== "X");
+}
+
+/** Safety net: ends the process groups of workers this file started (their pids are recorded). */
+async function killRecordedGroups(planDir: string): Promise<void> {
+  const names = await readdir(planDir).catch(() => [] as string[]);
+  for (const name of names.filter((f) => f.endsWith(".pid"))) {
+    const pid = Number((await readFile(join(planDir, name), "utf8")).trim());
+    const table = (await readProcTable()) ?? [];
+    const me = table.find((p) => p.pid === pid);
+    if (!me) continue;
+    try {
+      process.kill(-me.pgrp, "SIGKILL");
+    } catch {
+      // already gone
+    }
+  }
+}
+
+// ---- waiting ------------------------------------------------------------------------------------
+
+const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
+
+/** Polls `probe` until it returns something truthy; the timeout is a guard, not an assertion on time. */
+async function until<T>(s: Scenario, what: string, probe: () => Promise<T | null | undefined | false>, timeoutMs = 90_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await probe();
+    if (value) return value;
+    if (Date.now() > deadline) {
+      const tail = (await lane(s, "supervisor").catch(() => [] as LaneRecord[])).slice(-25).map((r) => `  ${r.event}: ${r.msg}`);
+      const tick = (await lane(s, "monitor").catch(() => [] as LaneRecord[])).slice(-3).map((r) => `  tick: ${r.msg}`);
+      assert.fail(`timed out waiting for ${what}\n${[...tail, ...tick].join("\n")}`);
+    }
+    await sleep(250);
+  }
+}
+
+/** Waits for `count` more ticks than now: lets the loop show that something does NOT happen. */
+async function ticks(s: Scenario, count: number): Promise<void> {
+  const seen = (await events(s, "tick")).length;
+  await until(s, `${count} more ticks`, async () => (await events(s, "tick")).length >= seen + count);
+}
+
+/** Supervisor records at error level that a scenario did not expect. */
+async function unexpectedErrors(s: Scenario, allowed: string[] = []): Promise<string[]> {
+  return (await lane(s, "supervisor")).filter((r) => r.level === "error" && !allowed.includes(r.event)).map((r) => `${r.event}: ${r.msg}`);
+}
+
+// ---- the scenarios ------------------------------------------------------------------------------
+
+describe("the fleet on a local forge, through MCP, with scripted workers", { concurrency: true }, () => {
+  it("lands a worker's commits, and survives hostile issue text", { timeout: 170_000 }, async () => {
+    const marker = `/tmp/pwned-${process.pid}-${Date.now().toString(36)}`;
+    const shell = `$(touch ${marker}) \`touch ${marker}\`; touch ${marker} && echo "$HOME" '|' > /dev/null`;
+    const huge = `# Huge\n\n$(touch ${marker})\n` + "All work and no play. ".repeat(5_000);
+    const unicode = "Ünïcödé 🚀 émoji — עברית \u202Eevil\u202C \u200Bzero-width 日本語";
+    const s = await scenario([
+      { title: "Add a greeting file", body: "Please add issue-1.txt.", plan: "commit" },
+      { title: `Fix ${shell}`, body: `Steps:\n1. ${shell}\n2. \`\`\`sh\nrm -rf ~; ${shell}\n\`\`\`\n--- end ---`, plan: "commit" },
+      { title: `${unicode}\nsecond line`, body: `${unicode}\n\n\u202Bمرحبا\u202C 👩‍👩‍👧 ${shell}`, plan: "commit" },
+      { title: `A 100 KB body ${shell}`, body: huge, plan: "satisfied" },
+    ]);
+    assert.ok(Buffer.byteLength(huge) > 100_000);
+    const [normal, shelly, uni, big] = s.issues as [number, number, number, number];
+    const started = await start(s, { auto_merge: true });
+    assert.equal(started.registration.merges, "authorized");
+
+    for (const n of s.issues) {
+      await until(s, `#${n} closed`, async () => (await issue(s, n)).state === "closed");
+    }
+    await until(s, "every claim released", async () => (await claims(s)).length === 0);
+
+    // 1. Commits → PR "Closes #n" → landed → issue closed, no claim, no worktree.
+    for (const n of [normal, shelly, uni]) {
+      const pr = await pullFor(s, n);
+      assert.ok(pr, `a PR for #${n}`);
+      assert.match(pr.body, new RegExp(`^Closes #${n}$`, "m"));
+      assert.equal(pr.merged_at !== null, true, `PR #${pr.number} merged`);
+      assert.equal(pr.base.ref, "main");
+      const closed = await issue(s, n);
+      assert.equal(closed.state_reason, "completed");
+      assert.equal(existsSync(worktreeOf(s, n)), false, `#${n}'s worktree removed`);
+      // The landed base has the worker's file.
+      const { stdout } = await git(s.planDir, "--git-dir", s.forge.bareRepo, "show", `main:issue-${n}.txt`);
+      assert.equal(stdout, `done ${n}`);
+    }
+    assert.equal((await pullFor(s, big)) ?? null, null, "already-satisfied opens no PR");
+    assert.equal(existsSync(worktreeOf(s, big)), false);
+
+    // Workers get no token: neither by value nor by name.
+    for (const n of s.issues) {
+      assert.equal(existsSync(join(s.planDir, `${n}.1.token`)), false, `#${n}'s worker saw a GitHub token`);
+      const names = (await readFile(join(s.planDir, `${n}.1.env`), "utf8")).split("\n");
+      assert.ok(names.includes("AFK_ISSUE") && names.includes("AFK_USER_PLAN"));
+      assert.ok(!names.includes("GITHUB_API_URL") && !names.includes("AFK_STATE_DIR"), names.join(","));
+    }
+
+    // 8. Hostile text: nothing ran it, branch names are short valid refs, the brief holds it as data.
+    assert.equal(existsSync(marker), false, "issue text was executed by a shell");
+    const born = await events(s, "worker_born");
+    assert.equal(born.length, s.issues.length);
+    for (const record of born) {
+      const branch = record.data.branch as string;
+      assert.match(branch, /^afk\/\d+(?:-[a-z0-9]+)*$/);
+      assert.ok(branch.length <= 50, branch);
+      await git(s.planDir, "check-ref-format", "--branch", branch);
+    }
+    const briefOf = (n: number) => readFile(join(s.planDir, `${n}.1.brief`), "utf8");
+    const shellBrief = await briefOf(shelly);
+    assert.ok(shellBrief.includes(`Steps:\n1. ${shell}\n2. \`\`\`sh\nrm -rf ~; ${shell}\n\`\`\`\n--- end ---`), "the body verbatim");
+    assert.ok(shellBrief.includes(`# Issue #${shelly} in ${REPO}: Fix ${shell}\n`), "the title verbatim");
+    const uniBrief = await briefOf(uni);
+    assert.ok(uniBrief.includes(`${unicode}\n\n\u202Bمرحبا\u202C 👩‍👩‍👧 ${shell}`));
+    assert.ok(uniBrief.includes(`: ${unicode} second line\n`), "a title is one line");
+    const bigBrief = await briefOf(big);
+    assert.ok(bigBrief.includes(huge.slice(0, BRIEF_BODY_MAX_BYTES)), "the first 64 KiB of the body");
+    assert.ok(!bigBrief.includes(huge.slice(0, BRIEF_BODY_MAX_BYTES + 100)), "and no more");
+    assert.match(bigBrief, /The issue body was truncated/);
+    for (const n of [shelly, uni]) assert.equal((await pullFor(s, n)).title, (await issue(s, n)).title, "PR title is the issue title, untouched");
+
+    const status = await call(s.client, "status", { repo: REPO, scope: "project" });
+    assert.deepEqual(status.plan.mine, []);
+    assert.deepEqual(status.plan.dispatch, []);
+    assert.deepEqual(await unexpectedErrors(s), []);
+    assert.deepEqual(s.forge.violations(), []);
+  });
+
+  it("honours verdicts: already-satisfied closes, giving-up retries then escalates, blocked escalates the gap", { timeout: 170_000 }, async () => {
+    const s = await scenario([
+      { title: "Already there", plan: "satisfied" },
+      { title: "Too hard", plan: "giving-up" },
+      { title: "Needs the other one", plan: "blocked BLOCKER" },
+      { title: "The prerequisite", labels: ["plain"] },
+    ]);
+    const [done, hard, blocked, blocker] = s.issues as [number, number, number, number];
+    await writeFile(join(s.planDir, String(blocked)), `blocked ${blocker}\n`);
+    await start(s, { config: { retry: 1 } });
+
+    await until(s, `#${done} closed`, async () => (await issue(s, done)).state === "closed");
+    await until(s, `#${hard} escalated`, async () => labelsOf(await issue(s, hard)).includes(HUMAN));
+    await until(s, `#${blocked} escalated`, async () => labelsOf(await issue(s, blocked)).includes(HUMAN));
+    await until(s, "every claim released", async () => (await claims(s)).length === 0);
+
+    // already-satisfied, no commits: closed as done, with the verdict on record; no PR.
+    const closed = await issue(s, done);
+    assert.equal(closed.state_reason, "completed");
+    const doneNotes = await comments(s, done);
+    assert.ok(doneNotes.some((c) => /already satisfied/i.test(c) && c.includes("The behaviour already exists.")), doneNotes.join("\n---\n"));
+    assert.equal((await pullFor(s, done)) ?? null, null);
+
+    // giving-up: attempt 1, a retry labelled afk-attempt/1, attempt 2, then the human.
+    const hardIssue = await issue(s, hard);
+    assert.equal(hardIssue.state, "open");
+    assert.deepEqual(labelsOf(hardIssue), [HUMAN], "ready and attempt labels removed, escalate label added");
+    const retries = await events(s, "retry", hard);
+    assert.equal(retries.length, 1);
+    const secondBrief = await readFile(join(s.planDir, `${hard}.2.brief`), "utf8");
+    assert.match(secondBrief, /Attempt 2 of 2/);
+    assert.match(secondBrief, /Labels: .*afk-attempt\/1/, "the retry was labelled on the issue");
+    assert.match(secondBrief, /The previous attempt failed[\s\S]*giving-up[\s\S]*attempt 1 could not make it work/);
+    assert.equal(existsSync(join(s.planDir, `${hard}.3.brief`)), false, "no third attempt with retry: 1");
+    const hardNotes = await comments(s, hard);
+    const escalation = hardNotes.find((c) => c.includes("hands it to a human"));
+    assert.ok(escalation, hardNotes.join("\n---\n"));
+    assert.match(escalation, /failed 2 attempt/);
+    assert.match(escalation, /attempt 2 could not make it work/);
+
+    // blocked by an open issue the graph did not know about: a dependency gap for a human.
+    const blockedIssue = await issue(s, blocked);
+    assert.deepEqual(labelsOf(blockedIssue), [HUMAN]);
+    const blockedNote = (await comments(s, blocked)).find((c) => c.includes("hands it to a human"));
+    assert.ok(blockedNote);
+    assert.match(blockedNote, new RegExp(`blocked by open issue\\(s\\) #${blocker}`));
+    assert.equal(existsSync(join(s.planDir, `${blocked}.2.brief`)), false, "a dependency gap is not retried");
+    assert.equal((await events(s, "worker_born", blocked)).length, 1);
+
+    // The prerequisite was never touched.
+    assert.deepEqual(labelsOf(await issue(s, blocker)), ["plain"]);
+    assert.equal((await events(s, "worker_born", blocker)).length, 0);
+
+    assert.deepEqual(await unexpectedErrors(s), []);
+    assert.deepEqual(s.forge.violations(), []);
+  });
+
+  it("kills a quietly hung worker at the kill threshold, but not a quiet one whose child is busy", { timeout: 170_000 }, async () => {
+    const s = await scenario([
+      { title: "Hangs", plan: "hang" },
+      { title: "Builds for a long time", plan: "busy 10" },
+    ]);
+    const [hung, busy] = s.issues as [number, number];
+    // Stall after 3 s quiet and kill after 6 s (60 s and 120 s, scaled).
+    await start(s, { config: { stall: { quiet_seconds: 60, kill_seconds: 120 } } });
+
+    const killed = await until(s, `#${hung} killed`, async () => (await events(s, "killed", hung))[0]);
+    const liveness = await lane(s, "liveness", hung);
+    assert.ok(
+      liveness.findIndex((r) => r.event === "stall_candidate") < liveness.findIndex((r) => r.event === "killed"),
+      "reported as a stall candidate before the kill",
+    );
+    assert.ok(liveness.some((r) => r.event === "kill" && /quiet/.test(r.msg)));
+    const pgid = killed.pid!;
+    const exit = await until(s, `#${hung}'s exit`, async () => (await events(s, "worker_exited", hung))[0]);
+    assert.equal(exit.data.kill_reason, "quiet past the kill threshold with no busy child");
+    assert.deepEqual(await groupMembers(pgid), [], "the worker's process group is gone");
+    const child = Number(await readFile(join(s.planDir, `${hung}.1.child`), "utf8"));
+    assert.equal(await alive(child), false, "its child too");
+
+    await until(s, `#${busy}'s PR`, async () => pullFor(s, busy));
+    const busyLiveness = await lane(s, "liveness", busy);
+    assert.ok(busyLiveness.some((r) => r.event === "busy"), "the busy child was seen");
+    assert.equal(busyLiveness.filter((r) => r.event === "killed" || r.event === "kill").length, 0, "never killed");
+    const busyExit = (await events(s, "worker_exited", busy))[0]!;
+    assert.equal(busyExit.data.kill_reason, null);
+    assert.equal(busyExit.data.code, 0);
+    assert.equal((await events(s, "worker_born", busy)).length, 1);
+
+    assert.deepEqual(await unexpectedErrors(s), []);
+    assert.deepEqual(s.forge.violations(), []);
+  });
+
+  it("trips the circuit breaker on fast deaths, sweeps the issues back, and resumes on project_reset", { timeout: 170_000 }, async () => {
+    const s = await scenario([
+      { title: "One", plan: "die" },
+      { title: "Two", plan: "die" },
+      { title: "Three", plan: "die" },
+    ]);
+    // A death within 6 s (120 s scaled) is fast; three inside the window trip the breaker.
+    await start(s, { config: { circuit: { k: 3, fast_death_seconds: 120, window_seconds: 3600 } } });
+
+    await until(s, "the breaker trip", async () => (await events(s, "breaker_tripped"))[0]);
+    await until(s, "the sweep", async () => (await events(s, "breaker_swept"))[0]);
+    const status = await call(s.client, "status", { repo: REPO, scope: "worker" });
+    assert.equal(status.births.paused, true);
+    assert.match(status.births.reason, /circuit breaker/);
+
+    await until(s, "every claim released", async () => (await claims(s)).length === 0);
+    for (const n of s.issues) {
+      const swept = await issue(s, n);
+      assert.equal(swept.state, "open");
+      assert.deepEqual(labelsOf(swept), [READY, "runner-error"].sort(), `#${n}: back in the backlog, marked runner-error, no attempt spent`);
+      assert.ok((await comments(s, n)).some((c) => /circuit breaker/.test(c)), `#${n} was told why`);
+    }
+    // Births stay parked: a few more ticks start nobody.
+    const bornBefore = (await events(s, "worker_born")).length;
+    await ticks(s, 3);
+    assert.equal((await events(s, "worker_born")).length, bornBefore);
+    assert.deepEqual(await claims(s), []);
+
+    // The operator fixes the command, then resets: births resume and the work gets done.
+    for (const n of s.issues) await writeFile(join(s.planDir, String(n)), "commit\n");
+    const reset = await call(s.client, "project_reset", { repo: REPO });
+    assert.match(reset.message, /births resumed/);
+    for (const n of s.issues) await until(s, `#${n}'s PR after the reset`, async () => pullFor(s, n));
+    const after = await call(s.client, "status", { repo: REPO, scope: "worker" });
+    assert.equal(after.births.paused, false);
+
+    assert.deepEqual(await unexpectedErrors(s, ["breaker_tripped"]), []);
+    assert.deepEqual(s.forge.violations(), []);
+  });
+
+  it("pauses births fleet-wide on a usage limit, spends no attempt and keeps the claim", { timeout: 170_000 }, async () => {
+    const s = await scenario([
+      { title: "Hits the limit", plan: "quota" },
+      { title: "Would be next", plan: "commit" },
+    ]);
+    const [limited, next] = s.issues as [number, number];
+    await start(s, { target: 1 });
+
+    await until(s, "the quota pause", async () => (await events(s, "quota", limited))[0]);
+    await until(s, `#${limited}'s worker exit`, async () => (await events(s, "worker_exited", limited))[0]);
+    await ticks(s, 3);
+
+    const status = await call(s.client, "status", { repo: REPO, scope: "worker" });
+    assert.equal(status.births.paused, true);
+    assert.match(status.births.reason, /usage limit/);
+    assert.ok(status.births.until, "the reset time the message gave");
+
+    const held = await issue(s, limited);
+    assert.deepEqual(labelsOf(held), [READY], "no attempt label, not escalated");
+    assert.deepEqual(await claims(s), [limited], "the claim is kept; the next one is not taken");
+    const takeover = await call(s.client, "takeover", { repo: REPO, list: true });
+    const me = takeover.instances.find((r: Json) => r.is_me);
+    assert.ok(me?.fresh, "the lease is alive");
+    assert.deepEqual(me.claims, [limited]);
+    assert.equal((await events(s, "worker_born", limited)).length, 1, "not restarted while paused");
+    assert.equal((await events(s, "worker_born", next)).length, 0, "no birth for the next issue");
+    assert.ok((await lane(s, "worker", limited)).some((r) => r.msg.includes("hit your usage limit")));
+
+    assert.deepEqual(await unexpectedErrors(s), []);
+    assert.deepEqual(s.forge.violations(), []);
+  });
+
+  it("continues a crashed host's committed work in the same worktree", { timeout: 170_000 }, async () => {
+    const s = await scenario([{ title: "Two steps", plan: "two-step" }], { instance: "crashy" });
+    const [n] = s.issues as [number];
+    // Stop the host the MCP test client drives: the first run is a separate process we kill.
+    const config = { ...BASE_CONFIG };
+    const host = spawnHost(s.env, "crashy", { repo: REPO, worker_command: `sh ${WORKER}`, target: 1, config });
+    await until(s, "the first commit", async () => existsSync(join(s.planDir, `${n}.step1`)));
+    const firstPid = Number(await readFile(join(s.planDir, `${n}.1.pid`), "utf8"));
+    const firstGroup = ((await readProcTable()) ?? []).find((p) => p.pid === firstPid)!.pgrp;
+
+    // The crash: the host dies at once (SIGKILL, nothing released), then its worker's group.
+    host.kill("SIGKILL");
+    await new Promise((r) => host.once("exit", r));
+    process.kill(-firstGroup, "SIGKILL");
+    await until(s, "the first worker gone", async () => (await groupMembers(firstGroup)).length === 0);
+    assert.deepEqual(await claims(s), [n], "the crashed host's claim is still there");
+    assert.deepEqual(await heartbeats(s), ["crashy"]);
+
+    // A new host with the same instance id and state directory picks the claim up.
+    await start(s, { target: 1 });
+    const pr = await until(s, "the continued PR", async () => pullFor(s, n));
+    const born = await events(s, "worker_born", n);
+    assert.equal(born.at(-1)!.data.tier, 1, "continued in the worktree the first worker left");
+    assert.equal(born.at(-1)!.attempt, 1, "a crash spends no attempt");
+    await git(s.planDir, "--git-dir", s.forge.bareRepo, "rev-parse", pr.head.sha);
+    const log = await git(s.planDir, "--git-dir", s.forge.bareRepo, "log", "--format=%s", `main..${pr.head.sha}`);
+    assert.deepEqual(log.stdout.split("\n"), [`step 2 of #${n}`, `step 1 of #${n}`], "the PR holds both runs' commits");
+    assert.deepEqual(labelsOf(await issue(s, n)), [READY]);
+
+    assert.deepEqual(await unexpectedErrors(s), []);
+    assert.deepEqual(s.forge.violations(), []);
+  });
+
+  it("project_stop drains: releases claims without a PR, keeps the one with a PR", { timeout: 170_000 }, async () => {
+    const s = await scenario([
+      { title: "Gets a PR", plan: "commit" },
+      { title: "Still coding", plan: "hang" },
+    ]);
+    const [withPr, coding] = s.issues as [number, number];
+    await start(s, { config: { stall: { quiet_seconds: 3600, kill_seconds: 7200 }, worker: { max_runtime_seconds: 86_400 } } });
+
+    await until(s, `#${withPr}'s PR`, async () => pullFor(s, withPr));
+    const before = await until(s, "the plan with both claims", async () => {
+      const st = await call(s.client, "status", { repo: REPO, scope: "project" });
+      return st.plan.mine.length === 2 && st.plan.mine.some((m: Json) => m.pr !== null) ? st : null;
+    });
+    assert.equal(before.registration.merges, "held");
+    assert.match(before.last_tick, /merges held for/);
+    const workers = await call(s.client, "status", { repo: REPO, scope: "worker" });
+    const running = workers.workers.find((w: Json) => w.issue === coding);
+    assert.equal(running?.state, "running");
+    assert.deepEqual(await claims(s), [withPr, coding]);
+
+    const stopped = await call(s.client, "project_stop", { repo: REPO, stop_workers: true });
+    assert.match(stopped.message, /released 1 claim\(s\) without a PR; 1 claim\(s\) with a PR kept/);
+    assert.deepEqual(await claims(s), [withPr]);
+    assert.deepEqual(await groupMembers(running.pid), [], "the running worker was stopped");
+
+    const after = await call(s.client, "status", { repo: REPO, scope: "project" });
+    assert.equal(after.registration, null);
+    assert.deepEqual(
+      after.plan.mine.map((m: Json) => [m.issue, m.status]),
+      [[withPr, "awaiting_merge"]],
+    );
+    assert.deepEqual(
+      after.plan.dispatch.map((d: Json) => d.number),
+      [coding],
+      "the released issue is back on the frontier",
+    );
+    assert.equal((await pullFor(s, withPr)).state, "open", "the PR stays for a later run or a peer");
+    assert.deepEqual(await heartbeats(s), [s.host.instance], "a claim is still held: the lease stays");
+
+    assert.deepEqual(await unexpectedErrors(s), []);
+    assert.deepEqual(s.forge.violations(), []);
+  });
+});
+
+/**
+ * A FleetHost in its own process, started on `input`: killing it with SIGKILL is a real crash
+ * (no stop, no release). Runs from source (tsx) or from dist alike.
+ */
+function spawnHost(env: Record<string, string>, instance: string, input: Record<string, unknown>): ChildProcess {
+  const here = fileURLToPath(import.meta.url);
+  const hostModule = join(here, "..", "..", "server", here.endsWith(".ts") ? "host.ts" : "host.js");
+  const script = [
+    `import { FleetHost } from ${JSON.stringify(hostModule)};`,
+    `const host = new FleetHost({ env: ${JSON.stringify(env)}, instance: ${JSON.stringify(instance)}, timeScale: ${SCALE} });`,
+    `await host.start(${JSON.stringify(input)});`,
+    `process.stderr.write("started\\n");`,
+    `setInterval(() => {}, 1000);`,
+  ].join("\n");
+  const child = spawn(process.execPath, ["--import", "tsx", "--input-type=module", "-e", script], { stdio: ["ignore", "ignore", "pipe"], cwd: ROOT });
+  child.stderr!.setEncoding("utf8").on("data", () => undefined);
+  children.push(child);
+  return child;
+}
+

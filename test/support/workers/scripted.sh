@@ -1,0 +1,87 @@
+#!/bin/sh
+# A scripted stand-in for a coding agent, run by the fleet exactly as a real one is: the
+# project's worker_command (`sh .../scripted.sh`) in the issue's worktree, the brief on stdin.
+# What it does for an issue is read from the plan directory named by AFK_USER_PLAN (a variable
+# the default env_passthrough hands on): the file `<issue>.<attempt>`, else `<issue>`, holds
+# one line, "<behaviour> [argument]". It records what it saw in the plan directory for the
+# test: its pid (the process group), its stdin (the brief), the names of its environment.
+# Nothing it reads is ever evaluated: issue text is data.
+set -u
+plan=${AFK_USER_PLAN:?AFK_USER_PLAN must name the plan directory}
+n=${AFK_ISSUE:?}
+a=${AFK_ATTEMPT:?}
+spec=$(cat "$plan/$n.$a" 2>/dev/null || cat "$plan/$n" 2>/dev/null || echo commit)
+behaviour=${spec%% *}
+arg=${spec#"$behaviour"}
+arg=${arg# }
+
+echo $$ >"$plan/$n.$a.pid"
+cat >"$plan/$n.$a.brief"
+env | sed 's/=.*//' | sort >"$plan/$n.$a.env"
+if [ "${GITHUB_TOKEN+set}" = set ] || [ "${GH_TOKEN+set}" = set ]; then echo leaked >"$plan/$n.$a.token"; fi
+
+commit() {
+  printf '%s\n' "$2" >"$1"
+  git add -- "$1" &&
+    git -c user.name=scripted-worker -c user.email=worker@example.com -c commit.gpgsign=false commit -q -m "$3"
+}
+
+verdict() {
+  printf '{"verdict": "%s", "reason": "%s"%s}\n' "$1" "$2" "$3" >"$AFK_VERDICT_FILE"
+}
+
+case $behaviour in
+  commit)
+    echo "working on #$n (attempt $a)"
+    commit "issue-$n.txt" "done $n" "fix #$n"
+    echo "committed"
+    ;;
+  satisfied)
+    echo "nothing to do for #$n"
+    verdict already-satisfied "The behaviour already exists." ""
+    ;;
+  giving-up)
+    echo "giving up on #$n"
+    verdict giving-up "Tried twice; attempt $a could not make it work." ""
+    ;;
+  blocked)
+    echo "#$n needs #$arg first"
+    verdict blocked "Needs #$arg, which is still open." ", \"blocked_by\": [$arg]"
+    ;;
+  hang)
+    # Says one thing, then nothing, forever: a hung agent. The sleep is a child in the group.
+    echo "thinking about #$n"
+    sleep 600 &
+    echo $! >"$plan/$n.$a.child"
+    wait
+    ;;
+  busy)
+    # Quiet, but a child burns CPU for $arg seconds (a long compile or test run), then commits.
+    node -e "const end = Date.now() + Number(process.argv[1]) * 1000; while (Date.now() < end) {}" "$arg"
+    commit "issue-$n.txt" "built $n" "fix #$n after a long build"
+    ;;
+  die)
+    exit 1
+    ;;
+  quota)
+    echo "You've hit your usage limit. Try again in 5m."
+    exit 1
+    ;;
+  two-step)
+    # The first run commits step 1 and then hangs (it is killed with its host); a continued run
+    # finds step 1 in its worktree, adds step 2 and exits.
+    if git log --format=%s | grep -q "^step 1 of #$n\$"; then
+      echo "continuing #$n from step 1"
+      commit "step-2.txt" "two" "step 2 of #$n"
+    else
+      commit "step-1.txt" "one" "step 1 of #$n"
+      touch "$plan/$n.step1"
+      sleep 600 &
+      wait
+    fi
+    ;;
+  *)
+    echo "scripted worker: unknown behaviour '$behaviour'" >&2
+    exit 2
+    ;;
+esac
