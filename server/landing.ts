@@ -202,18 +202,23 @@ export function landPull(ctx: LandingContext, input: LandInput): Promise<LandRes
   return serialized(key, () => landSerialized(ctx, input));
 }
 
+let __t = Date.now(); const __lap = (w: string) => { const n = Date.now(); process.stderr.write(`LAP ${w}: ${n - __t}ms\n`); __t = n; };
 async function landSerialized(ctx: LandingContext, input: LandInput): Promise<LandResult> {
+  __t = Date.now();
   const pull = await ctx.forge.getPull(input.pr);
+  __lap('getPull');
   const foreign = notOurs(ctx, input, pull);
   if (foreign) return { outcome: "not_ours", why: foreign };
   const fenced = await fence(ctx, input);
   if (fenced) return fenced;
+  __lap('fence');
   if (pull.draft) return { outcome: "retry_later", why: `PR #${input.pr} is a draft` };
   if (pull.head.sha !== input.head) {
     return { outcome: "retry_later", why: `PR #${input.pr}'s head moved from ${short(input.head)} to ${short(pull.head.sha)} since it was gated` };
   }
 
   const lock = await acquireLock(ctx, input.issue);
+  __lap('lock');
   if (!lock.held) return { outcome: "busy", why: lock.why };
   try {
     return await landLocked(ctx, input, pull);
@@ -313,6 +318,7 @@ async function landRounds(ctx: LandingContext, lg: LandingGit, input: LandInput,
       return { outcome: "retry_later", why: `${headRef} moved from ${short(expected)} to ${short(tips.head)}: the new head must pass the gate first` };
     }
     const baseTip = tips.base;
+    __lap('fetchTips');
 
     if (await lg.isAncestor(baseTip, expected)) {
       // The gate must have passed on exactly this tree.
@@ -327,7 +333,7 @@ async function landRounds(ctx: LandingContext, lg: LandingGit, input: LandInput,
       } else {
         const required = ctx.requiredChecks ?? (await ctx.forge.requiredChecks(ctx.base));
         const checks = await ctx.forge.checksFor(expected);
-        const verdict = evaluateGate(checks, required);
+        const verdict = evaluateGate(checks, required); __lap('checks');
         if (verdict.state === "pending") {
           return { outcome: "retry_later", why: `checks on ${short(expected)} are not finished: ${verdict.pending.join(", ")}` };
         }
@@ -338,7 +344,8 @@ async function landRounds(ctx: LandingContext, lg: LandingGit, input: LandInput,
       }
       const fencedNow = await fence(ctx, input);
       if (fencedNow) return fencedNow;
-      const landed = await landHead(ctx, lg, input, expected, baseTip);
+      __lap('fence2');
+      const landed = await landHead(ctx, lg, input, expected, baseTip); __lap('landHead');
       if (landed.kind === "moved") continue; // the next round syncs with the new base
       if (landed.kind === "retry") return { outcome: "retry_later", why: landed.why };
       return finish(ctx, lg, input, headRef, expected, baseTip, landed, syncs);
@@ -421,11 +428,13 @@ async function finish(
   } catch {
     issueClosed = false; // the next tick sees it open without a claim... and the board says merged
   }
+  __lap('issue');
   let branchDeleted = false;
   if (ctx.config.landing.delete_branch) {
     const deleted = await lg.pushRef(null, `refs/heads/${headRef}`, head).catch(() => null);
     branchDeleted = deleted?.ok ?? false;
   }
+  __lap('delete');
   return {
     outcome: "merged",
     mergeSha: landed.mergeSha,

@@ -5,7 +5,7 @@ import { resolve } from "node:path";
 import type { Command } from "./command.js";
 import { UsageError } from "../gh/errors.js";
 import { holdForge, renderReport, runDemo } from "../demo/run.js";
-import { printJson, printLine } from "./print.js";
+import { printJson, printLine, stdoutIsTty } from "./print.js";
 
 export const demoCommand: Command = {
   name: "demo",
@@ -38,7 +38,7 @@ Options:
     if (!Number.isInteger(concurrency) || concurrency < 1 || concurrency > 16) throw new UsageError("--concurrency must be an integer from 1 to 16");
     const timeout = values.timeout === undefined ? 900 : Number(values.timeout);
     if (!Number.isFinite(timeout) || timeout < 10) throw new UsageError("--timeout must be at least 10 seconds");
-    const tty = process.stdout.isTTY === true && values.json !== true;
+    const tty = stdoutIsTty() && values.json !== true;
     const report = await runDemo({
       ...(typeof values.worker === "string" ? { worker: values.worker } : {}),
       ...(typeof values.keep === "string" ? { keep: resolve(values.keep) } : {}),

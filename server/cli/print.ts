@@ -9,3 +9,8 @@ export function printLine(line: string): void {
 export function printJson(value: unknown, pretty = true): void {
   printLine(pretty ? JSON.stringify(value, null, 2) : JSON.stringify(value));
 }
+
+/** Whether stdout is a terminal (a live board can redraw in place). */
+export function stdoutIsTty(): boolean {
+  return process.stdout.isTTY === true;
+}
