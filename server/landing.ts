@@ -202,23 +202,18 @@ export function landPull(ctx: LandingContext, input: LandInput): Promise<LandRes
   return serialized(key, () => landSerialized(ctx, input));
 }
 
-let __t = Date.now(); const __lap = (w: string) => { const n = Date.now(); process.stderr.write(`LAP ${w}: ${n - __t}ms\n`); __t = n; };
 async function landSerialized(ctx: LandingContext, input: LandInput): Promise<LandResult> {
-  __t = Date.now();
   const pull = await ctx.forge.getPull(input.pr);
-  __lap('getPull');
   const foreign = notOurs(ctx, input, pull);
   if (foreign) return { outcome: "not_ours", why: foreign };
   const fenced = await fence(ctx, input);
   if (fenced) return fenced;
-  __lap('fence');
   if (pull.draft) return { outcome: "retry_later", why: `PR #${input.pr} is a draft` };
   if (pull.head.sha !== input.head) {
     return { outcome: "retry_later", why: `PR #${input.pr}'s head moved from ${short(input.head)} to ${short(pull.head.sha)} since it was gated` };
   }
 
   const lock = await acquireLock(ctx, input.issue);
-  __lap('lock');
   if (!lock.held) return { outcome: "busy", why: lock.why };
   try {
     return await landLocked(ctx, input, pull);
@@ -318,7 +313,6 @@ async function landRounds(ctx: LandingContext, lg: LandingGit, input: LandInput,
       return { outcome: "retry_later", why: `${headRef} moved from ${short(expected)} to ${short(tips.head)}: the new head must pass the gate first` };
     }
     const baseTip = tips.base;
-    __lap('fetchTips');
 
     if (await lg.isAncestor(baseTip, expected)) {
       // The gate must have passed on exactly this tree.
@@ -333,7 +327,7 @@ async function landRounds(ctx: LandingContext, lg: LandingGit, input: LandInput,
       } else {
         const required = ctx.requiredChecks ?? (await ctx.forge.requiredChecks(ctx.base));
         const checks = await ctx.forge.checksFor(expected);
-        const verdict = evaluateGate(checks, required); __lap('checks');
+        const verdict = evaluateGate(checks, required);
         if (verdict.state === "pending") {
           return { outcome: "retry_later", why: `checks on ${short(expected)} are not finished: ${verdict.pending.join(", ")}` };
         }
@@ -344,8 +338,7 @@ async function landRounds(ctx: LandingContext, lg: LandingGit, input: LandInput,
       }
       const fencedNow = await fence(ctx, input);
       if (fencedNow) return fencedNow;
-      __lap('fence2');
-      const landed = await landHead(ctx, lg, input, expected, baseTip); __lap('landHead');
+      const landed = await landHead(ctx, lg, input, expected, baseTip);
       if (landed.kind === "moved") continue; // the next round syncs with the new base
       if (landed.kind === "retry") return { outcome: "retry_later", why: landed.why };
       return finish(ctx, lg, input, headRef, expected, baseTip, landed, syncs);
@@ -428,13 +421,11 @@ async function finish(
   } catch {
     issueClosed = false; // the next tick sees it open without a claim... and the board says merged
   }
-  __lap('issue');
   let branchDeleted = false;
   if (ctx.config.landing.delete_branch) {
     const deleted = await lg.pushRef(null, `refs/heads/${headRef}`, head).catch(() => null);
     branchDeleted = deleted?.ok ?? false;
   }
-  __lap('delete');
   return {
     outcome: "merged",
     mergeSha: landed.mergeSha,
@@ -631,6 +622,7 @@ function checkEvidence(checks: Checks, failingNames: readonly string[], excerptB
 class LandingGit {
   private readonly dir: string;
   private readonly auth: GitAuth | null;
+  private ready = false;
 
   constructor(private readonly ctx: LandingContext) {
     this.dir = ctx.workRepo.repoDir;
@@ -639,7 +631,10 @@ class LandingGit {
 
   /** Fetches the base and the PR's branch into private refs; their tips now (null: gone). */
   async fetchTips(base: string, headRef: string, issue: number): Promise<{ base: string; head: string | null }> {
-    await this.ctx.workRepo.progress(issue, base); // creates the work repository on first use
+    if (!this.ready) {
+      await this.ctx.workRepo.progress(issue, base); // creates the work repository on first use
+      this.ready = true;
+    }
     const baseRef = `refs/afk-landing/${issue}/base`;
     const headLocal = `refs/afk-landing/${issue}/head`;
     const args = ["fetch", "--no-tags", "--no-write-fetch-head", "--no-recurse-submodules", "--quiet", "origin", `+refs/heads/${base}:${baseRef}`];

@@ -325,6 +325,7 @@ export class Project {
     for (const claim of set.mine) {
       const run = this.workers.get(claim.issue);
       const facts: LocalClaim = { worker: "none", kills: this.kills.get(claim.issue) ?? 0 };
+      let verdict: Verdict | null = null;
       if (run && !run.exitFacts) {
         facts.worker = "running";
         const progress = await this.deps.workRepo.progress(claim.issue, this.registration.base).catch(() => null);
@@ -363,20 +364,25 @@ export class Project {
           facts.changes = exit.changes;
           facts.verdict = exit.verdict ? { kind: exit.verdict.kind, reason: exit.verdict.reason } : null;
           facts.idleSeconds = Number.POSITIVE_INFINITY;
+          verdict = exit.verdict;
           if (exit.verdict) await this.postVerdict(claim.issue, run.attempt, exit.verdict);
         }
       } else if (claim.status === "no_pr") {
         // No worker here (a restart, a reclaim, a takeover): a verdict this fleet posted earlier
         // still speaks for the claim; otherwise it is dead and continued.
         const comments = await this.deps.conn.forge.listComments(claim.issue);
-        const verdict = latestVerdict(comments, this.deps.conn.login);
+        verdict = latestVerdict(comments, this.deps.conn.login);
         facts.verdict = verdict ? { kind: verdict.kind, reason: verdict.reason } : null;
         if (verdict) facts.worker = "exited";
         facts.outcome = verdict ? "verdict" : "nothing";
         facts.idleSeconds = Number.POSITIVE_INFINITY;
       }
-      if (facts.verdict?.kind === "blocked") {
-        facts.blockersOpen = openBlockers(snapshot, claim.issue);
+      if (verdict?.kind === "blocked") {
+        // The worker's own word counts next to the graph's links: a blocker it found that nobody
+        // had linked is exactly the gap a human must hear about (not a reason to run it again).
+        const blockers = blockersOf(snapshot, claim.issue, verdict.blockedBy ?? []);
+        facts.blockers = blockers.all;
+        facts.blockersOpen = blockers.open;
       }
       local.set(claim.issue, facts);
     }
@@ -775,11 +781,14 @@ export class Project {
   }
 }
 
-function openBlockers(snapshot: Snapshot, n: number): number[] {
+/** The issues `n` waits on (linked in GitHub, or named by its worker's verdict), and the open ones. */
+function blockersOf(snapshot: Snapshot, n: number, named: readonly number[]): { all: number[]; open: number[] } {
   const open = new Set(snapshot.issues.map((i) => i.number));
   const issue = snapshot.issues.find((i) => i.number === n);
-  if (!issue) return [];
-  return issue.blockedBy.filter((b) => b.state === "open" && open.has(b.number)).map((b) => b.number);
+  const linked = issue?.blockedBy ?? [];
+  const closedLinks = new Set(linked.filter((b) => b.state !== "open").map((b) => b.number));
+  const all = [...new Set([...linked.map((b) => b.number), ...named])].filter((b) => b !== n).sort((a, b) => a - b);
+  return { all, open: all.filter((b) => open.has(b) && !closedLinks.has(b)) };
 }
 
 function issueUrl(htmlUrl: string, n: number): string {

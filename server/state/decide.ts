@@ -23,6 +23,8 @@ export interface LocalClaim {
   verdict?: { kind: VerdictKind; reason: string } | null;
   /** For a blocked verdict: blockers still open. */
   blockersOpen?: number[];
+  /** For a blocked verdict: every blocker known (linked in GitHub or named by the worker), open or not. */
+  blockers?: number[];
   /** For an exited worker: its result ("commits": push and open the PR). */
   outcome?: "commits" | "verdict" | "nothing";
   /** Times this host killed the claim's workers for hanging. */
@@ -171,6 +173,19 @@ export function decide(input: DecideInput): Decision {
         actions.push({ kind: "close_done", issue: claim.issue, sha: claim.sha, reason: verdict?.reason ?? "already satisfied" });
         break;
       case "redispatch":
+        if ((local.blockers ?? []).length === 0) {
+          // "Blocked" on nothing anyone can name: running it again would only say so again, for
+          // free and forever. A human has to find the dependency.
+          actions.push({
+            kind: "escalate",
+            issue: claim.issue,
+            sha: claim.sha,
+            pr: null,
+            why: "blocked, but neither the worker nor the issue's links name what it waits for: a gap in the dependency graph",
+            evidence: verdict ? { kind: "verdict", verdict: verdict.kind, reason: verdict.reason } : null,
+          });
+          break;
+        }
         births.push({ kind: "redispatch", issue: claim.issue, sha: claim.sha, why: classified.why });
         break;
       case "escalate_dependency":
