@@ -113,6 +113,7 @@ export class FleetHost implements Host {
         base: conn.base,
         namespace: namespace.namespace,
         gateMode: conn.config.gate.ci,
+        branchPrefix: conn.config.worktree.branch_prefix,
         now,
       }),
       conn.forge.listLabels(),

@@ -15,7 +15,7 @@ export class Board {
   private readonly upserter: BoardUpserter;
 
   constructor(
-    private readonly forge: Forge,
+    forge: Forge,
     login: string,
     private readonly clock: () => Date,
     private readonly who: { instance: string; host: string } = { instance: "", host: "" },
@@ -47,7 +47,9 @@ export class Board {
   async terminal(issue: number, phase: "merged" | "escalated", attempt: number, maxAttempts: number, extra: { pr?: number; note?: string } = {}): Promise<void> {
     const h = this.enter(issue, phase, attempt);
     await this.upserter.upsert(issue, this.render(issue, phase, h, maxAttempts, extra.pr ?? null, this.who.instance, this.who.host));
+    // The issue leaves the fleet: a later claim (a human handed it back) looks its board up anew.
     this.history.delete(issue);
+    this.upserter.forget(issue);
   }
 
   private render(issue: number, phase: BoardPhase, h: History, maxAttempts: number, pr: number | null, instance: string, host: string): string {
@@ -65,9 +67,5 @@ export class Board {
       instance: instance || this.who.instance,
       host: host || this.who.host,
     });
-  }
-
-  get forgeForTests(): Forge {
-    return this.forge;
   }
 }

@@ -22,6 +22,7 @@ import { quotaPause, type QuotaDetection } from "./workers/quota.js";
 import type { BriefFailure } from "./workers/brief.js";
 import { Landing, type LandOutcome } from "./project-landing.js";
 import { Board, type BoardPhase } from "./project-board.js";
+import { neutralizeMarkers, renderEscalation, renderRetryNote } from "./board.js";
 
 export interface Registration {
   repo: string;
@@ -82,12 +83,21 @@ export class Project {
   private readonly verdictPosted = new Set<string>();
   private readonly breaker: CircuitBreaker;
   private trip: CircuitTrip | null = null;
+  /**
+   * Issues of a trip still to be put back. The sweep runs inside a tick, on that tick's fresh
+   * snapshot: a trip during the tick that dispatched them would find none of their claims in an
+   * older working set (leaving phantom locks), and a tick running beside it would retry them.
+   */
+  private readonly unswept = new Set<number>();
+  /** Per issue, its attempt count before its first fast death since the breaker last closed. */
+  private readonly attemptsBeforeDeaths = new Map<number, number>();
   private quota: Pause | null = null;
   private stopping = false;
+  /** Claims released since the stop began, by whichever tick released them: the stop reports them all. */
+  private readonly drained = new Set<number>();
   private stopped = false;
   private emptyTicks = 0;
   private lastReport: TickReport | null = null;
-  private lastSet: WorkingSet | null = null;
   private lastIssues = new Map<number, Snapshot["issues"][number]>();
   private wake: (() => void) | null = null;
   private loopDone: Promise<void> | null = null;
@@ -161,6 +171,7 @@ export class Project {
   reset(): void {
     this.breaker.reset();
     this.trip = null;
+    this.attemptsBeforeDeaths.clear();
     this.quota = null;
     this.log("info", "reset", "births resumed: breaker reset and quota pause cleared");
     this.nudge();
@@ -183,7 +194,8 @@ export class Project {
     await this.loopDone;
     if (report.in_flight === 0) await this.deps.lease.retire().catch(() => undefined);
     this.log("info", "stopped", `stopped; ${report.in_flight} claim(s) with a PR kept for a later run or a peer`);
-    return report;
+    // The loop's own tick, woken by the workers' exits, may have done the releasing.
+    return { ...report, released: [...this.drained].sort((a, b) => a - b) };
   }
 
   isStopped(): boolean {
@@ -250,8 +262,13 @@ export class Project {
       await this.deps.lease.heartbeat();
       const snapshot = await this.snapshot(now);
       this.deps.lease.observe(snapshot.heartbeats);
-      const set = rebuild(snapshot, this.registration.config, this.registration.instance, now);
-      this.lastSet = set;
+      let set = rebuild(snapshot, this.registration.config, this.registration.instance, now);
+      if (this.unswept.size > 0) {
+        // The breaker owns these issues now: no decision of this tick may retry or continue them.
+        const owned = new Set(this.unswept);
+        await this.sweep(set, snapshot);
+        set = { ...set, mine: set.mine.filter((m) => !owned.has(m.issue)) };
+      }
       const local = await this.localFacts(set, snapshot, now);
       const paused = this.birthsPaused();
       const decision = decide({
@@ -287,6 +304,7 @@ export class Project {
       this.log("error", "tick_failed", `tick failed: ${report.error}`, undefined, errorData(error));
     }
     report.in_flight = Math.max(0, report.in_flight);
+    if (this.stopping) for (const n of report.released) this.drained.add(n);
     this.lastReport = report;
     this.deps.lanes.append("monitor", { event: "tick", msg: summaryLine(report), data: { ...report } });
     return report;
@@ -300,6 +318,7 @@ export class Project {
       base: this.registration.base,
       namespace: this.deps.namespace,
       gateMode: this.registration.config.gate.ci,
+      branchPrefix: this.registration.config.worktree.branch_prefix,
       now,
     });
   }
@@ -443,7 +462,7 @@ export class Project {
           return;
         }
         await this.deps.lease.fence(action.issue, action.sha);
-        await forge.createComment(action.issue, `Closing: the fleet's worker found this already satisfied.\n\n> ${oneLine(action.reason)}`);
+        await forge.createComment(action.issue, `Closing: the fleet's worker found this already satisfied.\n\n> ${neutralizeMarkers(oneLine(action.reason))}`);
         await forge.closeIssue(action.issue, "completed");
         await this.board.terminal(action.issue, "merged", this.attemptOf(issues.get(action.issue)), cfg.retry + 1, { note: "closed as already satisfied" });
         await this.deps.lease.release(action.issue, action.sha);
@@ -537,7 +556,7 @@ export class Project {
       }
       // A worker that cannot even start is a fast death: the breaker counts it.
       this.log("error", "birth_failed", `#${issue.number}: could not start a worker: ${(error as Error).message}`, issue.number, errorData(error));
-      this.recordDeath(issue.number, 0, false, false);
+      this.recordDeath(issue.number, attempt, 0, false, false);
       return false;
     }
   }
@@ -546,39 +565,65 @@ export class Project {
     const run = this.workers.get(issue);
     const facts = run?.exitFacts;
     if (run && facts) {
-      this.recordDeath(issue, facts.exit.durationMs, facts.quota, facts.exit.killReason !== null || facts.outcome.kind !== "nothing");
+      this.recordDeath(issue, run.attempt, facts.exit.durationMs, facts.quota, facts.exit.killReason !== null || facts.outcome.kind !== "nothing");
     }
     this.nudge();
   }
 
-  private recordDeath(issue: number, durationMs: number, quota: boolean, productive: boolean): void {
-    const trip = this.breaker.recordExit({ issue, durationMs, at: this.deps.clock().getTime(), quota, productive, killed: false });
+  private recordDeath(issue: number, attempt: number, durationMs: number, quota: boolean, productive: boolean): void {
+    const exit = { issue, durationMs, at: this.deps.clock().getTime(), quota, productive, killed: false };
+    if (this.breaker.isFastDeath(exit) && !this.attemptsBeforeDeaths.has(issue)) this.attemptsBeforeDeaths.set(issue, attempt - 1);
+    const trip = this.breaker.recordExit(exit);
     if (trip && !this.trip) {
       this.trip = trip;
+      for (const death of trip.deaths) this.unswept.add(death.issue);
       this.log("error", "breaker_tripped", `circuit breaker tripped: ${trip.deaths.length} fast worker deaths; births parked until project_reset`);
-      void this.sweep(trip).catch((error: unknown) => this.log("error", "sweep_failed", `breaker sweep failed: ${(error as Error).message}`));
+      this.nudge();
     }
   }
 
-  /** After a trip: every affected issue goes back to the backlog with a note and a runner-error label. */
-  private async sweep(trip: CircuitTrip): Promise<void> {
+  /**
+   * After a trip: every affected issue goes back to the backlog with a note and a runner-error
+   * label, its claim released and any attempt the fast deaths spent given back — the command
+   * failed, not the issue. An issue whose sweep fails stays pending for the next tick.
+   */
+  private async sweep(set: WorkingSet, snapshot: Snapshot): Promise<void> {
     const { forge } = this.deps.conn;
     const cfg = this.registration.config;
-    const issues = [...new Set(trip.deaths.map((d) => d.issue))].sort((a, b) => a - b);
-    await forge.ensureLabel({ name: cfg.labels.runner_error, color: "b60205", description: "afk-mcp: the worker command failed to run" });
-    for (const n of issues) {
-      const claim = this.lastSet?.mine.find((m) => m.issue === n);
-      await forge.createComment(
-        n,
-        `The fleet stopped starting workers: the worker command died within seconds ${trip.deaths.length} times in a row ` +
-          `(circuit breaker). This issue goes back to the backlog untouched by this run; fix the command, then call project_reset.`,
-      );
-      await forge.addLabels(n, [cfg.labels.ready, cfg.labels.runner_error]);
-      await forge.removeLabel(n, cfg.labels.escalate);
-      if (claim) await this.deps.lease.release(n, claim.sha).catch(() => false);
-      this.forget(n);
+    const deaths = this.trip?.deaths.length ?? 0;
+    const swept: number[] = [];
+    try {
+      await forge.ensureLabel({ name: cfg.labels.runner_error, color: "b60205", description: "afk-mcp: the worker command failed to run" });
+      for (const n of [...this.unswept].sort((a, b) => a - b)) {
+        const claim = set.mine.find((m) => m.issue === n);
+        const issue = snapshot.issues.find((i) => i.number === n);
+        const run = this.workers.get(n);
+        if (run && !run.exitFacts) await run.handle.kill("circuit breaker tripped");
+        if (claim) await this.deps.lease.release(n, claim.sha).catch(() => false);
+        if (issue) {
+          await forge.createComment(
+            n,
+            `The fleet stopped starting workers: the worker command died within seconds ${deaths} times in a row ` +
+              `(circuit breaker). This issue goes back to the backlog untouched by this run; fix the command, then call project_reset.`,
+          );
+          const before = this.attemptsBeforeDeaths.get(n) ?? 0;
+          for (const label of issue.labels) {
+            const k = parseAttemptLabel(label, cfg.labels.attempt_prefix);
+            if (k !== null && k > before) await forge.removeLabel(n, label);
+          }
+          const restore = before > 0 ? [attemptLabel(before, cfg.labels.attempt_prefix)] : [];
+          await forge.addLabels(n, [cfg.labels.ready, cfg.labels.runner_error, ...restore]);
+          await forge.removeLabel(n, cfg.labels.escalate);
+        }
+        this.forget(n);
+        this.attemptsBeforeDeaths.delete(n);
+        this.unswept.delete(n);
+        swept.push(n);
+      }
+    } catch (error) {
+      this.log("error", "sweep_failed", `breaker sweep failed (retried next tick): ${(error as Error).message}`, undefined, errorData(error));
     }
-    this.log("warn", "breaker_swept", `swept ${issues.length} issue(s) after the breaker tripped: ${issues.map((n) => `#${n}`).join(", ")}`);
+    if (swept.length > 0) this.log("warn", "breaker_swept", `swept ${swept.length} issue(s) after the breaker tripped: ${swept.map((n) => `#${n}`).join(", ")}`);
   }
 
   private onQuota(issue: number, detection: QuotaDetection): void {
@@ -647,7 +692,10 @@ export class Project {
     if (pr) {
       const detail = await forge.getPull(pr).catch(() => null);
       if (detail?.head.sha) this.replaceable.set(n, detail.head.sha);
-      await forge.createComment(pr, `Attempt ${attempt} of ${cfg.retry + 1} failed: ${brief.summary}. The fleet is trying again from a fresh branch.`);
+      await forge.createComment(
+        pr,
+        renderRetryNote({ issue: n, attempt, maxAttempts: cfg.retry + 1, why: brief.summary, evidence: { kind: brief.kind, summary: brief.summary, excerpt: brief.excerpt }, pr: null }),
+      );
       await forge.closePull(pr);
     }
     const run = this.workers.get(n);
@@ -674,15 +722,18 @@ export class Project {
     await forge.ensureLabel({ name: cfg.labels.escalate, color: "d93f0b", description: "afk-mcp: needs a human" });
     await forge.addLabels(n, [cfg.labels.escalate]);
     if (cfg.board.escalate_comment) {
-      const lines = [
-        `**afk-mcp gave up on this issue and hands it to a human** (\`${cfg.labels.escalate}\`).`,
-        "",
-        `Where it got stuck: ${why}.`,
-      ];
-      if (brief) lines.push("", `Last failure: ${brief.summary}`, ...(brief.excerpt ? ["", "```", brief.excerpt.slice(-3000).replace(/```/g, "ʼʼʼ"), "```"] : []));
-      if (pr) lines.push("", `Pull request: #${pr}`);
-      lines.push("", `Branch: \`${this.deps.workRepo.branchName(n, issue?.title ?? "")}\` keeps the last attempt's work. Logs: \`logs {lane: "supervisor", issue: ${n}}\`.`);
-      await forge.createComment(n, lines.join("\n"));
+      // Rendered by board.ts, which neutralizes markers: quoted CI output must never read as
+      // a verdict or a board written by the fleet's own login.
+      const body = renderEscalation({
+        issue: n,
+        why,
+        attempts: this.attemptOf(issue) + 1,
+        evidence: brief ? { kind: brief.kind, summary: brief.summary, excerpt: brief.excerpt } : null,
+        pr: pr ? { number: pr, url: `${this.deps.conn.info.htmlUrl.replace(/\/$/, "")}/pull/${pr}` } : null,
+        links: [],
+        labels: { ready: cfg.labels.ready, escalate: cfg.labels.escalate },
+      });
+      await forge.createComment(n, `${body}\n\nBranch \`${this.deps.workRepo.branchName(n, issue?.title ?? "")}\` keeps the last attempt's work; logs: \`logs {lane: "supervisor", issue: ${n}}\`.`);
     }
     this.forget(n);
     this.log("warn", "escalated", `#${n}: escalated to ${cfg.labels.escalate}: ${why}`, n);
@@ -714,7 +765,7 @@ export class Project {
         );
         return;
       case "gate_red":
-        await this.failure(n, action.sha, action.pr, { kind: "gate", summary: `the local gate failed: ${outcome.evidence.summary}`, excerpt: outcome.evidence.excerpt }, set, issues);
+        await this.failure(n, action.sha, action.pr, { kind: "gate", summary: `${outcome.evidence.kind === "local" ? "the local gate" : "CI"} failed on the synced head: ${outcome.evidence.summary}`, excerpt: outcome.evidence.excerpt }, set, issues);
         return;
       case "fenced":
         this.forget(n);

@@ -72,8 +72,19 @@ const rows: Row[] = [
     pending: ["ci"],
   },
   { name: "required status context with no statuses at all is pending", required: required("ci"), state: "pending", pending: ["ci"] },
-  { name: "nothing required, nothing reported: green (an empty combined status is not pending)", required: required(), state: "green" },
-  { name: "checks not read at all, nothing required: green", required: required(), state: "green", noChecks: true },
+  {
+    name: "nothing required, nothing reported: pending (no CI has looked at the head yet)",
+    required: required(),
+    state: "pending",
+    pending: ["(no check has reported on this head yet)"],
+  },
+  {
+    name: "checks not read at all, nothing required: pending",
+    required: required(),
+    state: "pending",
+    pending: ["(no check has reported on this head yet)"],
+    noChecks: true,
+  },
   { name: "checks not read at all, something required: pending", required: required("ci"), state: "pending", noChecks: true },
   {
     name: "nothing required: every reported check counts",

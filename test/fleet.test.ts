@@ -24,6 +24,8 @@ const WORKER = join(ROOT, "test", "support", "workers", "scripted.sh");
 const REPO = "afk/demo";
 const READY = "ready-for-agent";
 const HUMAN = "ready-for-human";
+/** The escalation comment (board.ts renders it). */
+const ESCALATION = /<!-- afk:escalation -->|to a human/;
 
 /** Durations of the loop run at this fraction: 5 s pacing → 0.25 s, a 60 s stall → 3 s. */
 const SCALE = 0.05;
@@ -64,6 +66,13 @@ after(async () => {
 
 /** Stops the scenario's fleet (killing its workers) and removes its forge and directories. */
 async function shutdown(s: Scenario): Promise<void> {
+  if (process.env.FLEET_DEBUG) {
+    for (const r of await lane(s, "supervisor").catch(() => [])) console.error(`${r.ts} ${r.level} ${r.event}: ${r.msg}`);
+    const t = (await lane(s, "monitor").catch(() => [])).map((r) => Date.parse(r.ts));
+    const gaps = t.slice(1).map((x, i) => x - t[i]!);
+    console.error(`TICKS ${s.issues.length} issues: ${t.length} ticks, gaps ms ${gaps.join(",")}`);
+    for (const r of await lane(s, "liveness").catch(() => [])) console.error(`${r.ts} LIVENESS ${r.event}: ${r.msg}`);
+  }
   await s.host.stop({ repo: REPO, stop_workers: true }).catch(() => undefined);
   await s.host.close().catch(() => undefined);
   await s.client.close().catch(() => undefined);
@@ -376,7 +385,7 @@ describe("the fleet on a local forge, through MCP, with scripted workers", { con
     assert.match(secondBrief, /The previous attempt failed[\s\S]*giving-up[\s\S]*attempt 1 could not make it work/);
     assert.equal(existsSync(join(s.planDir, `${hard}.3.brief`)), false, "no third attempt with retry: 1");
     const hardNotes = await comments(s, hard);
-    const escalation = hardNotes.find((c) => c.includes("hands it to a human"));
+    const escalation = hardNotes.find((c) => ESCALATION.test(c));
     assert.ok(escalation, hardNotes.join("\n---\n"));
     assert.match(escalation, /failed 2 attempt/);
     assert.match(escalation, /attempt 2 could not make it work/);
@@ -384,7 +393,7 @@ describe("the fleet on a local forge, through MCP, with scripted workers", { con
     // blocked by an open issue the graph did not know about: a dependency gap for a human.
     const blockedIssue = await issue(s, blocked);
     assert.deepEqual(labelsOf(blockedIssue), [HUMAN]);
-    const blockedNote = (await comments(s, blocked)).find((c) => c.includes("hands it to a human"));
+    const blockedNote = (await comments(s, blocked)).find((c) => ESCALATION.test(c));
     assert.ok(blockedNote);
     assert.match(blockedNote, new RegExp(`blocked by open issue\\(s\\) #${blocker}`));
     assert.equal(existsSync(join(s.planDir, `${blocked}.2.brief`)), false, "a dependency gap is not retried");
@@ -550,10 +559,17 @@ describe("the fleet on a local forge, through MCP, with scripted workers", { con
     await until(s, `#${withPr}'s PR`, async () => pullFor(s, withPr));
     const before = await until(s, "the plan with both claims", async () => {
       const st = await call(s.client, "status", { repo: REPO, scope: "project" });
-      return st.plan.mine.length === 2 && st.plan.mine.some((m: Json) => m.pr !== null) ? st : null;
+      return st.plan.mine.length === 2 && /merges held for/.test(st.last_tick ?? "") ? st : null;
     });
     assert.equal(before.registration.merges, "held");
-    assert.match(before.last_tick, /merges held for/);
+    assert.match(before.last_tick, new RegExp(`merges held for #${withPr}$`));
+    assert.deepEqual(
+      before.plan.mine.map((m: Json) => [m.issue, m.status, m.pr !== null]),
+      [
+        [withPr, "awaiting_merge", true],
+        [coding, "no_pr", false],
+      ],
+    );
     const workers = await call(s.client, "status", { repo: REPO, scope: "worker" });
     const running = workers.workers.find((w: Json) => w.issue === coding);
     assert.equal(running?.state, "running");
@@ -566,9 +582,10 @@ describe("the fleet on a local forge, through MCP, with scripted workers", { con
 
     const after = await call(s.client, "status", { repo: REPO, scope: "project" });
     assert.equal(after.registration, null);
+    // (Now planned with the repository's own config, whose gate waits for CI.)
     assert.deepEqual(
-      after.plan.mine.map((m: Json) => [m.issue, m.status]),
-      [[withPr, "awaiting_merge"]],
+      after.plan.mine.map((m: Json) => [m.issue, m.pr]),
+      [[withPr, before.plan.mine[0].pr]],
     );
     assert.deepEqual(
       after.plan.dispatch.map((d: Json) => d.number),

@@ -133,6 +133,32 @@ describe("mergeability", () => {
     assert.equal((await api(forge, "GET", pulls(`/${pr.number}`))).body.mergeable_state, "clean");
   });
 
+  it("enforces protection on pushes: required checks, deletion, admin bypass", async () => {
+    const alice = await cloneRepo(forge, forge.users.alice);
+    await api(forge, "PUT", repoPath(forge, "/branches/main/protection"), { required_status_checks: { strict: false, contexts: ["ci"] }, enforce_admins: false });
+    try {
+      await git(alice, "fetch", "--quiet", "origin");
+      await git(alice, "checkout", "--quiet", "-B", "direct", "origin/main");
+      const sha = await commitFile(alice, "direct.txt", "direct\n");
+      await assert.rejects(git(alice, "push", "--quiet", "origin", "HEAD:main"), /protected branch hook declined[\s\S]*|Required status check "ci" is expected/);
+      assert.notEqual(await mainTip(), sha, "a refused push changes nothing");
+      // CI sees the commit on a branch (unprotected), then the same commit may land on main.
+      await git(alice, "push", "--quiet", "origin", "HEAD:refs/heads/direct");
+      await pass(sha);
+      await git(alice, "push", "--quiet", "origin", "HEAD:main");
+      assert.equal(await mainTip(), sha);
+      await assert.rejects(git(alice, "push", "--quiet", "origin", ":main"), /declined/);
+      // The default user is an admin and protection does not enforce admins: it bypasses.
+      await commitFile(work, "admin.txt", "admin\n");
+      await git(work, "fetch", "--quiet", "origin");
+      await git(work, "rebase", "--quiet", "origin/main");
+      await git(work, "push", "--quiet", "origin", "HEAD:main");
+      assert.equal(await mainTip(), (await git(work, "rev-parse", "HEAD")).stdout);
+    } finally {
+      await api(forge, "DELETE", repoPath(forge, "/branches/main/protection"));
+    }
+  });
+
   it("only admins manage protection", async () => {
     const r = await api(forge, "PUT", repoPath(forge, "/branches/main/protection"), { required_status_checks: null }, { token: forge.users.alice });
     assert.equal(r.status, 403);

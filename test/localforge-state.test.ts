@@ -188,9 +188,12 @@ describe("control surface", () => {
 describe("forgeMain", () => {
   it("prints one JSON line, serves, and shuts down cleanly on SIGTERM", async () => {
     const dir = await tempDir();
-    const index = fileURLToPath(new URL("../server/gh/localforge/index.ts", import.meta.url));
+    // Runs from source under tsx and from dist/ after `npm run build`: use this file's extension.
+    const fromSource = import.meta.url.endsWith(".ts");
+    const index = fileURLToPath(new URL(`../server/gh/localforge/index.${fromSource ? "ts" : "js"}`, import.meta.url));
     const script = `import { forgeMain } from ${JSON.stringify(index)};\nawait forgeMain({ dir: ${JSON.stringify(dir)} }, (l) => process.stdout.write(l + "\\n"));\n`;
-    const child = spawn(process.execPath, ["--import", "tsx", "--input-type=module", "-e", script], { stdio: ["ignore", "pipe", "inherit"] });
+    const loader = fromSource ? ["--import", "tsx"] : [];
+    const child = spawn(process.execPath, [...loader, "--input-type=module", "-e", script], { stdio: ["ignore", "pipe", "inherit"] });
     const line = await new Promise<string>((ok, fail) => {
       let buf = "";
       child.stdout.setEncoding("utf8").on("data", (d: string) => {

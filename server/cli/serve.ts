@@ -4,6 +4,19 @@ import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js"
 import type { Command } from "./command.js";
 import { FleetHost } from "../host.js";
 import { createServer } from "../server.js";
+import { UsageError } from "../gh/errors.js";
+
+/**
+ * AFK_TIME_SCALE (0 < x <= 1) shortens the loop's pacing and thresholds: for tests and
+ * demos on a local forge, never for a real fleet.
+ */
+export function timeScaleFromEnv(env: NodeJS.ProcessEnv): number {
+  const raw = env.AFK_TIME_SCALE;
+  if (raw === undefined || raw === "") return 1;
+  const scale = Number(raw);
+  if (!Number.isFinite(scale) || scale <= 0 || scale > 1) throw new UsageError(`AFK_TIME_SCALE must be a number in (0, 1], got ${JSON.stringify(raw)}`);
+  return scale;
+}
 
 export const serveCommand: Command = {
   name: "serve",
@@ -18,7 +31,7 @@ Options:
   --read-only   register only the read-only tools (status, logs): a monitoring session`,
   options: { "read-only": { type: "boolean" } },
   async run(values) {
-    const host = new FleetHost();
+    const host = new FleetHost({ timeScale: timeScaleFromEnv(process.env) });
     const server = createServer(host, { readOnly: values["read-only"] === true });
     const transport = new StdioServerTransport();
     await server.connect(transport);

@@ -17,6 +17,8 @@ export interface GatherOptions {
   namespace: string;
   /** "required": read checks on the fleet's PR heads; "local": checks are never read. */
   gateMode: "required" | "local";
+  /** `worktree.branch_prefix`: the fleet's own PRs are the ones on these branches. */
+  branchPrefix?: string;
   now: Date;
 }
 
@@ -36,7 +38,7 @@ export async function gatherSnapshot(forge: Forge, refs: RefStore, options: Gath
   const snapPulls = await Promise.all(
     pulls.map(async (pull) => {
       const snap = snapshotPull(pull);
-      if (options.gateMode === "required" && isFleetPull(pull, repo, options.base)) {
+      if (options.gateMode === "required" && isFleetPull(pull, repo, options.base, options.branchPrefix)) {
         snap.checks = await forge.checksFor(pull.head.sha);
       }
       return snap;
@@ -100,11 +102,11 @@ function snapshotPull(pull: PullRequest): SnapshotPull {
 }
 
 /** The fleet reads checks only for its own PRs: same repository, a fleet branch, our base. */
-export function isFleetPull(pull: PullRequest, repo: string, base: string): boolean {
+export function isFleetPull(pull: PullRequest, repo: string, base: string, branchPrefix?: string): boolean {
   return (
     pull.head.repoFullName !== null &&
     pull.head.repoFullName.toLowerCase() === repo.toLowerCase() &&
-    parseFleetBranch(pull.head.ref) !== null &&
+    parseFleetBranch(pull.head.ref, branchPrefix) !== null &&
     pull.base.ref === base
   );
 }

@@ -68,10 +68,15 @@ function latestStatuses(statuses: readonly CommitStatus[]): Map<string, CommitSt
 
 /**
  * Evaluates `checks` (on the head that would land) against the branch's required checks.
- * A required context nobody has reported yet is pending, never green. With nothing required and
- * nothing reported, the gate is green: an empty combined status is only "pending" when a status
- * context is required.
+ * A required context nobody has reported yet is pending, never green. With nothing required,
+ * every check reported on the head must pass — and a head no check has reported on yet is
+ * pending, not green: GitHub would merge it, but the fleet never lands a head that no CI has
+ * looked at (a just-opened PR whose CI has not registered yet). A repository with no CI at all
+ * uses `gate.ci: "local"` instead.
  */
+/** The pending entry of a head on which no check has reported (and none is required). */
+export const NO_CHECK_YET = "(no check has reported on this head yet)";
+
 export function evaluateGate(checks: Checks | undefined, required: RequiredChecks): GateResult {
   const runs = latestRuns(checks?.checkRuns ?? []);
   const statuses = latestStatuses(checks?.statuses ?? []);
@@ -97,6 +102,7 @@ export function evaluateGate(checks: Checks | undefined, required: RequiredCheck
       pending.push(name);
     }
   }
+  if (names.size === 0) pending.push(NO_CHECK_YET);
   failing.sort((a, b) => compareStrings(a.name, b.name));
   pending.sort(compareStrings);
   const state: GateState = failing.length > 0 ? "red" : pending.length > 0 ? "pending" : "green";

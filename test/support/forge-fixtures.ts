@@ -3,6 +3,7 @@
 // in temporary clones. Git runs asynchronously: the forge serves from this same process, so
 // a synchronous child process would deadlock it.
 import { execFile } from "node:child_process";
+import { rmSync } from "node:fs";
 import { mkdtemp, rm, writeFile, mkdir } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
@@ -24,8 +25,16 @@ export interface TestForge extends RunningForge {
   dispose(): Promise<void>;
 }
 
+const scratch: string[] = [];
+process.once("exit", () => {
+  for (const dir of scratch) rmSync(dir, { recursive: true, force: true });
+});
+
+/** A fresh directory under the OS temp dir, removed when the test process exits. */
 export async function tempDir(prefix = "afk-forge-"): Promise<string> {
-  return mkdtemp(join(tmpdir(), prefix));
+  const dir = await mkdtemp(join(tmpdir(), prefix));
+  scratch.push(dir);
+  return dir;
 }
 
 /** A forge in a fresh temp directory whose every REST answer is validated against GitHub's schemas. */

@@ -5,6 +5,7 @@
 // the REST API already shows the new heads and any merges.
 import { spawn } from "node:child_process";
 import type { IncomingMessage, ServerResponse } from "node:http";
+import { parsePushCommands, refusalReport, type PushCommands } from "./pkt-line.js";
 import type { ForgeUrls } from "./render.js";
 
 const GIT_PATH = /^\/([^/]+)\/([^/]+?)(?:\.git)?(\/(?:info\/refs|git-upload-pack|git-receive-pack|HEAD|objects\/[0-9a-zA-Z/._-]+))$/;
@@ -32,9 +33,66 @@ export interface GitRequest {
   remoteUser: string | null;
   /** Runs after a receive-pack finished and before the response ends. */
   afterPush: () => Promise<void>;
+  /** Decides on a push from its command list before git sees it; a refusal changes nothing. */
+  screenPush?: (cmds: PushCommands) => { reasons: Map<string, string>; message: string } | null;
 }
 
-export function serveGit(g: GitRequest): Promise<void> {
+interface PushPrefix {
+  /** The bytes read so far, to be replayed to the backend. */
+  buffered: Buffer;
+  cmds: PushCommands | null;
+  ended: boolean;
+}
+
+/** Reads a receive-pack body up to the end of its command list, then pauses it. */
+function readPushCommands(req: IncomingMessage): Promise<PushPrefix> {
+  return new Promise((resolve, reject) => {
+    let buf = Buffer.alloc(0);
+    const finish = (cmds: PushCommands | null, ended: boolean): void => {
+      req.off("data", onData);
+      req.off("end", onEnd);
+      req.off("error", reject);
+      req.pause();
+      resolve({ buffered: buf, cmds, ended });
+    };
+    const onData = (chunk: Buffer): void => {
+      buf = Buffer.concat([buf, chunk]);
+      let cmds: PushCommands | null;
+      try {
+        cmds = parsePushCommands(buf);
+      } catch {
+        // Not ours to judge: let git answer the malformed request.
+        finish(null, false);
+        return;
+      }
+      if (cmds) finish(cmds, false);
+    };
+    const onEnd = (): void => finish(null, true);
+    req.on("data", onData);
+    req.on("end", onEnd);
+    req.on("error", reject);
+  });
+}
+
+export async function serveGit(g: GitRequest): Promise<void> {
+  const { req, res } = g;
+  const receive = isReceivePack(g.pathInfo, new URLSearchParams(g.queryString)) && req.method === "POST";
+  let prefix: PushPrefix | null = null;
+  // A gzip-encoded push cannot be screened cheaply; git never compresses push requests.
+  if (receive && g.screenPush && !req.headers["content-encoding"]) {
+    prefix = await readPushCommands(req);
+    const refusal = prefix.cmds ? g.screenPush(prefix.cmds) : null;
+    if (refusal && prefix.cmds) {
+      req.resume();
+      res.writeHead(200, { "content-type": "application/x-git-receive-pack-result", "cache-control": "no-cache" });
+      res.end(refusalReport(prefix.cmds, refusal.reasons, refusal.message));
+      return;
+    }
+  }
+  return runBackend(g, receive, prefix);
+}
+
+function runBackend(g: GitRequest, receive: boolean, prefix: PushPrefix | null): Promise<void> {
   const { req, res } = g;
   const env: Record<string, string> = {
     PATH: process.env.PATH ?? "/usr/bin:/bin",
@@ -56,7 +114,6 @@ export function serveGit(g: GitRequest): Promise<void> {
   const proto = req.headers["git-protocol"];
   if (typeof proto === "string") env.HTTP_GIT_PROTOCOL = proto;
   if (g.remoteUser) env.REMOTE_USER = g.remoteUser;
-  const receive = isReceivePack(g.pathInfo, new URLSearchParams(g.queryString)) && req.method === "POST";
 
   return new Promise((resolve) => {
     const child = spawn("git", ["http-backend"], { env, stdio: ["pipe", "pipe", "pipe"] });
@@ -65,7 +122,9 @@ export function serveGit(g: GitRequest): Promise<void> {
     child.stdin.on("error", () => {
       // The backend may stop reading early (e.g. on a bad request): not our failure.
     });
-    req.pipe(child.stdin);
+    if (prefix) child.stdin.write(prefix.buffered);
+    if (prefix?.ended) child.stdin.end();
+    else req.pipe(child.stdin);
 
     let head = Buffer.alloc(0);
     let headersSent = false;

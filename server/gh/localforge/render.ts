@@ -621,7 +621,7 @@ export class Render {
         enforcement_level: rsc ? "non_admins" : "off",
         contexts: rsc ? rsc.checks.map((c) => c.context) : [],
         checks: rsc ? rsc.checks.map((c) => ({ context: c.context, app_id: c.appId })) : [],
-        ...(rsc ? { strict: rsc.strict } : {}),
+        // No `strict` here: GitHub shows it only through the admin-only protection endpoint.
       },
     };
   }

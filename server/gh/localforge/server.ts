@@ -10,6 +10,7 @@ import { gitPathInfo, isReceivePack, serveGit } from "./git-http.js";
 import { HttpError, DOCS_URL } from "./http-errors.js";
 import { RequestMemo } from "./memo.js";
 import { syncPulls } from "./pull-sync.js";
+import { pushRefusal } from "./push-policy.js";
 import { rateLimitHeaders } from "./ratelimit.js";
 import type { Reply, RequestContext, Router } from "./router.js";
 import { isoNow, type UserRecord } from "./state.js";
@@ -139,6 +140,7 @@ async function handle(forge: LocalForge, router: Router, req: IncomingMessage, r
       pathInfo,
       queryString: url.search.slice(1),
       remoteUser: pusher,
+      screenPush: auth.kind === "user" ? (cmds) => pushRefusal(forge, auth.user, cmds.commands) : undefined,
       afterPush: () =>
         forge.writeLock.run(async () => {
           forge.state.data.pushedAt = isoNow();

@@ -1,0 +1,50 @@
+// Branch protection on git pushes, as GitHub's "protected branch hook" applies it: a push
+// that updates a protected branch must carry a commit whose required checks passed, and a
+// protected branch may not be deleted. Admins bypass classic protection unless it enforces
+// admins; rulesets here have no bypass actors. Decided from the push's command list, before
+// git receives anything, so a refused push changes nothing.
+import { ZERO_SHA } from "./bare-git.js";
+import { checkOutcomes } from "./checks.js";
+import type { LocalForge } from "./core.js";
+import type { RefCommand } from "./pkt-line.js";
+import { requiredChecksFor, rulesetsFor } from "./protection.js";
+import type { UserRecord } from "./state.js";
+
+export interface PushRefusal {
+  /** ref -> the short reason git prints in parentheses. */
+  reasons: Map<string, string>;
+  /** Lines git prints as "remote: ...". */
+  message: string;
+}
+
+export function pushRefusal(forge: LocalForge, user: UserRecord, commands: RefCommand[]): PushRefusal | null {
+  const problems: string[] = [];
+  const reasons = new Map<string, string>();
+  for (const c of commands) {
+    if (!c.ref.startsWith("refs/heads/")) continue;
+    const branch = c.ref.slice("refs/heads/".length);
+    const protection = forge.state.protection(branch);
+    const rulesets = rulesetsFor(forge, branch);
+    if (!protection && rulesets.length === 0) continue;
+    const bypass = user.admin && protection !== undefined && !protection.enforceAdmins && rulesets.length === 0;
+    if (bypass) continue;
+    const why: string[] = [];
+    if (c.new === ZERO_SHA) {
+      const rulesetForbids = rulesets.some((r) => r.rules.some((rule) => rule.type === "deletion"));
+      if ((protection && !protection.allowDeletions) || rulesetForbids) why.push("Cannot delete this protected branch.");
+    } else if (c.old !== ZERO_SHA) {
+      const required = requiredChecksFor(forge, branch);
+      const outcomes = checkOutcomes(forge, c.new);
+      for (const context of required.contexts) {
+        const o = outcomes.get(context);
+        if (o === "failure") why.push(`Required status check "${context}" is failing.`);
+        else if (o !== "success") why.push(`Required status check "${context}" is expected.`);
+      }
+    }
+    if (why.length > 0) {
+      reasons.set(c.ref, "protected branch hook declined");
+      problems.push(`error: GH006: Protected branch update failed for ${c.ref}.`, ...why.map((w) => `error: ${w}`));
+    }
+  }
+  return problems.length === 0 ? null : { reasons, message: problems.join("\n") };
+}

@@ -1,0 +1,155 @@
+// End to end through the stdio MCP server (the built binary): project_start on a local forge
+// seeded with the demo backlog and watched by the demo's CI runner drains it; status and logs
+// answer throughout; project_stop drains. Then the invariants: every issue reached its
+// expected end, every commit on the base is a tree CI passed, no claim ref is left behind.
+import { after, before, describe, it } from "node:test";
+import assert from "node:assert/strict";
+import { existsSync } from "node:fs";
+import { writeFile } from "node:fs/promises";
+import { join } from "node:path";
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+import { buildSeed, expectationsFor, ESCALATE_LABEL } from "../server/demo/backlog.js";
+import { startCiRunner, type CiRunner } from "../server/demo/ci-runner.js";
+import { workerShellCommand } from "../server/demo/worker-command.js";
+import { api, git, startTestForge, tempDir, type TestForge } from "./support/forge-fixtures.js";
+import { BIN } from "./support/paths.js";
+
+const REPO = "afk/demo";
+let forge: TestForge;
+let ci: CiRunner;
+let client: Client;
+let dir: string;
+
+type Tool = { structuredContent?: unknown; isError?: boolean; content?: unknown };
+
+before(async () => {
+  assert.ok(existsSync(BIN), `build first: ${BIN} is missing`);
+  dir = await tempDir("afk-e2e-");
+  const seed = join(dir, "seed.json");
+  await writeFile(seed, JSON.stringify(buildSeed()));
+  forge = await startTestForge({ dir: join(dir, "forge"), seed });
+  await api(forge, "PUT", `/repos/${REPO}/branches/main/protection`, {
+    required_status_checks: { strict: true, contexts: ["test"] },
+    enforce_admins: null,
+    required_pull_request_reviews: null,
+    restrictions: null,
+  });
+  ci = startCiRunner({ apiUrl: forge.apiUrl, token: forge.token, repo: REPO, gitUrl: forge.gitUrl, workDir: join(dir, "ci"), intervalMs: 300 });
+  const env: Record<string, string> = {
+    PATH: process.env.PATH ?? "/usr/bin:/bin",
+    HOME: process.env.HOME ?? dir,
+    GITHUB_API_URL: forge.apiUrl,
+    GITHUB_TOKEN: forge.token,
+    AFK_STATE_DIR: join(dir, "state"),
+    AFK_TIME_SCALE: "0.05",
+  };
+  client = new Client({ name: "afk-e2e", version: "0.0.0" });
+  await client.connect(new StdioClientTransport({ command: process.execPath, args: [BIN], env, stderr: "pipe" }));
+});
+
+after(async () => {
+  await client?.close();
+  await ci?.stop();
+  await forge?.dispose();
+});
+
+async function call(name: string, args: Record<string, unknown>): Promise<Record<string, unknown>> {
+  const result = (await client.callTool({ name, arguments: args })) as Tool;
+  assert.notEqual(result.isError, true, `${name}: ${JSON.stringify(result.content)}`);
+  return result.structuredContent as Record<string, unknown>;
+}
+
+interface IssueRow {
+  number: number;
+  state: string;
+  labels: { name: string }[];
+  pull_request?: unknown;
+}
+
+async function issues(): Promise<Map<number, IssueRow>> {
+  const rows = (await api(forge, "GET", `/repos/${REPO}/issues?state=all&per_page=100`)).body as IssueRow[];
+  return new Map(rows.filter((r) => !r.pull_request).map((r) => [r.number, r]));
+}
+
+describe("the demo backlog through the stdio MCP server", () => {
+  it("drains: every issue reaches its expected end, the base only holds gated trees, no claim is left", async () => {
+    const started = await call("project_start", {
+      repo: REPO,
+      worker_command: workerShellCommand(),
+      target: 3,
+      auto_merge: true,
+      config: { retry: 2, pacing: { busy_seconds: 5, idle_seconds: 5, long_idle_seconds: 5 } },
+    });
+    assert.equal((started.registration as { merges: string }).merges, "authorized");
+
+    const expectations = expectationsFor(2);
+    const maxAttempt = new Map<number, number>();
+    let statusCalls = 0;
+    let logRecords = 0;
+    const deadline = Date.now() + 8 * 60_000;
+    for (;;) {
+      await new Promise((resolve) => setTimeout(resolve, 1500));
+      const status = await call("status", { repo: REPO, scope: "worker" });
+      statusCalls += 1;
+      assert.ok(status.registration, "status shows the registration while the project runs");
+      const logs = await call("logs", { repo: REPO, lane: "supervisor", tail_lines: 20 });
+      logRecords = Math.max(logRecords, (logs.records as unknown[]).length);
+      const now = await issues();
+      for (const [n, row] of now) {
+        for (const l of row.labels) {
+          const m = /^afk-attempt\/(\d+)$/.exec(l.name);
+          if (m) maxAttempt.set(n, Math.max(maxAttempt.get(n) ?? 0, Number(m[1])));
+        }
+      }
+      const done = expectations.every((e) => {
+        const row = now.get(e.number);
+        if (!row) return false;
+        const escalated = row.labels.some((l) => l.name === ESCALATE_LABEL);
+        if (e.end === "escalated") return escalated;
+        if (e.end === "open_epic") return row.state === "open" && !escalated;
+        return row.state === "closed";
+      });
+      const workers = status.workers as { state: string }[];
+      if (done && workers.every((w) => w.state !== "running")) break;
+      assert.ok(Date.now() < deadline, `the backlog did not drain in time; last tick: ${String(status.last_tick)}`);
+    }
+    assert.ok(statusCalls > 0 && logRecords > 0, "status and logs answered throughout");
+
+    // Retries happened where the backlog says, and nowhere else.
+    for (const e of expectations) {
+      if (e.attempts !== undefined) assert.equal((maxAttempt.get(e.number) ?? 0) + 1, e.attempts, `#${e.number} ${e.title}: attempts`);
+    }
+
+    const stopped = await call("project_stop", { repo: REPO });
+    assert.match(String(stopped.message), /stopped/);
+
+    // No phantom locks: every terminal transition deleted its claim ref.
+    const clone = join(dir, "inspect");
+    await git(dir, "clone", "--quiet", forge.gitUrl, clone);
+    const claims = (await git(clone, "ls-remote", "origin", "refs/afk/claim/*")).stdout;
+    assert.equal(claims, "", `claim refs left behind:\n${claims}`);
+
+    // The Not Rocket Science Rule: every commit the fleet put on main has the tree of a head
+    // that CI passed (the CI runner posted "success" on it).
+    const log = (await git(clone, "log", "--first-parent", "--format=%H %T %an", "origin/main")).stdout.split("\n").filter(Boolean);
+    const seedCommits = log.slice(-1);
+    const passedTrees = new Set<string>();
+    const pulls = (await api(forge, "GET", `/repos/${REPO}/pulls?state=all&per_page=100`)).body as { head: { sha: string } }[];
+    for (const pull of pulls) {
+      const runs = (await api(forge, "GET", `/repos/${REPO}/commits/${pull.head.sha}/check-runs`)).body as { check_runs: { conclusion: string | null }[] };
+      if (runs.check_runs.some((r) => r.conclusion === "success")) {
+        await git(clone, "fetch", "--quiet", "origin", pull.head.sha).catch(() => undefined);
+        const tree = (await git(clone, "rev-parse", `${pull.head.sha}^{tree}`)).stdout;
+        passedTrees.add(tree);
+      }
+    }
+    for (const line of log) {
+      if (seedCommits.includes(line)) continue;
+      const [sha, tree] = line.split(" ");
+      assert.ok(passedTrees.has(tree!), `commit ${sha} on main has a tree no CI run passed`);
+    }
+    assert.ok(log.length >= 8, `the fleet landed the mergeable issues (main has ${log.length} commits)`);
+    assert.deepEqual(forge.violations(), [], "every forge answer matched GitHub's OpenAPI description");
+  });
+});
