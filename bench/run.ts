@@ -19,8 +19,10 @@ import { MemorySampler } from "./memory.js";
 import { rebuildSection } from "./rebuild-section.js";
 import { mib, round, type BenchContext, type Figure, type FigureValue, type Section, type SectionResult } from "./section.js";
 import { snapshotSection } from "./snapshot.js";
+import { workersSection } from "./fleet-workers.js";
+import { landingSection } from "./landing.js";
 
-const SECTIONS: Section[] = [snapshotSection(), rebuildSection];
+const SECTIONS: Section[] = [snapshotSection(), rebuildSection, workersSection(), landingSection()];
 
 const USAGE = `Usage: node dist/bench/run.js [--only NAME[,NAME]]... [--list]
 

@@ -182,6 +182,9 @@ export class FleetHost implements Host {
     const { conn } = connected;
     const key = projectKey(conn.repo);
     const existing = this.running.get(key);
+    if (existing && existing.draining() > 0) {
+      throw new UsageError(`project_start: ${conn.repo} is still stopping on this host: ${existing.draining()} worker(s) have yet to exit; wait, or end them with project_stop {stop_workers: true}`);
+    }
     if (existing && !existing.isStopped()) {
       throw new UsageError(`project_start: ${conn.repo} is already running on this host (instance ${this.instance}): use project_resize to change it, or project_stop first`);
     }
@@ -261,11 +264,18 @@ export class FleetHost implements Host {
     }
     const report = await running.project.stop(input.stop_workers === true);
     const view = registrationView(running.project);
-    this.running.delete(projectKey(running.project.registration.repo));
+    const draining = running.project.draining();
+    // A draining project stays registered (status shows it, a new start is refused) until its
+    // last worker has exited.
+    if (running.project.isStopped()) this.running.delete(projectKey(running.project.registration.repo));
+    const settled = `released ${report.released.length} claim(s) without a PR; ${Math.max(0, report.in_flight - draining)} claim(s) with a PR kept`;
     return {
       registration: view,
       plan: null,
-      message: `stopped: released ${report.released.length} claim(s) without a PR; ${report.in_flight} claim(s) with a PR kept`,
+      message:
+        draining > 0
+          ? `stopping: ${settled}; ${draining} worker(s) still running: each claim is settled when its worker exits (a finished worker's commits still get their PR), then the project ends; project_stop {stop_workers: true} ends them now`
+          : `stopped: ${settled}`,
     };
   }
 
@@ -295,9 +305,14 @@ export class FleetHost implements Host {
     }
   }
 
-  /** Stops every running project (the server is shutting down). */
+  /**
+   * Stops every running project (the server is shutting down). Their workers are ended: nobody
+   * would watch them or turn their work into PRs once this process is gone, and a worker left
+   * running would meet the next session's worker in its worktree. Committed work stays on the
+   * branch and is continued by the next run.
+   */
   async close(): Promise<void> {
-    await Promise.all([...this.running.values()].map((p) => (p.isStopped() ? undefined : p.stop(false).catch(() => undefined))));
+    await Promise.all([...this.running.values()].map((p) => (p.isStopped() ? undefined : p.stop(true).catch(() => undefined))));
     for (const lanes of this.lanes.values()) lanes.close();
   }
 

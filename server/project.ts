@@ -127,8 +127,8 @@ export class Project {
   private async loop(): Promise<void> {
     while (!this.stopped) {
       const report = await this.tick();
-      if (this.stopping && report.in_flight === 0) break;
-      if (this.stopping && this.workers.size === 0) break;
+      // Draining: the project ends once no worker is left, each exit handled by a tick.
+      if (this.stopping && (report.in_flight === 0 || this.workers.size === 0)) break;
       const seconds = pace({
         lastSummary: { moved: report.moved, inFlight: report.in_flight + this.workers.size },
         emptyTicks: this.emptyTicks,
@@ -137,6 +137,14 @@ export class Project {
       await this.sleep(seconds * 1000 * this.deps.timeScale);
     }
     this.stopped = true;
+    if (this.stopping) await this.finish();
+  }
+
+  /** The end of a stop: with no claim left, the lease goes too. */
+  private async finish(): Promise<void> {
+    const last = this.lastReport;
+    if (last && last.error === null && last.in_flight === 0) await this.deps.lease.retire().catch(() => undefined);
+    this.log("info", "stopped", `stopped; ${last?.in_flight ?? 0} claim(s) with a PR kept for a later run or a peer`);
   }
 
   private sleep(ms: number): Promise<void> {
@@ -179,7 +187,10 @@ export class Project {
 
   /**
    * Drain: start nothing, release claims that have no PR, keep those with one (a peer or a
-   * later run lands them). With stopWorkers, running workers are killed first.
+   * later run lands them). With stopWorkers, running workers are killed first; without, the
+   * loop goes on until each has exited and its result is handled (a finished worker's commits
+   * still become a PR), and only then does the project end. Returning earlier and leaving them
+   * running unwatched would let a new start on this host put a second worker in their worktrees.
    */
   async stop(stopWorkers: boolean): Promise<TickReport> {
     this.stopping = true;
@@ -189,13 +200,21 @@ export class Project {
     }
     this.nudge();
     const report = await this.tick();
-    this.stopped = true;
-    this.nudge();
-    await this.loopDone;
-    if (report.in_flight === 0) await this.deps.lease.retire().catch(() => undefined);
-    this.log("info", "stopped", `stopped; ${report.in_flight} claim(s) with a PR kept for a later run or a peer`);
+    if (this.workers.size > 0 && this.loopDone && !this.stopped) {
+      this.log("info", "draining", `stopping: ${this.workers.size} worker(s) still running; the project ends once they have exited`);
+    } else {
+      this.stopped = true;
+      this.nudge();
+      if (this.loopDone) await this.loopDone;
+      else await this.finish();
+    }
     // The loop's own tick, woken by the workers' exits, may have done the releasing.
     return { ...report, released: [...this.drained].sort((a, b) => a - b) };
+  }
+
+  /** Workers a stopping project still waits for (0 once it has ended, or when it is not stopping). */
+  draining(): number {
+    return this.stopping && !this.stopped ? this.workers.size : 0;
   }
 
   isStopped(): boolean {
@@ -232,6 +251,8 @@ export class Project {
   /** One reconciliation pass. Ticks never overlap: a second caller waits for the first. */
   async tick(): Promise<TickReport> {
     while (this.ticking) await this.ticking.catch(() => undefined);
+    // An ended project touches nothing more (its lease may already be retired).
+    if (this.stopped && this.lastReport) return this.lastReport;
     this.ticking = this.runTick();
     try {
       return await this.ticking;
@@ -269,6 +290,7 @@ export class Project {
         await this.sweep(set, snapshot);
         set = { ...set, mine: set.mine.filter((m) => !owned.has(m.issue)) };
       }
+      await this.dropOrphans(set);
       const local = await this.localFacts(set, snapshot, now);
       const paused = this.birthsPaused();
       const decision = decide({
@@ -321,6 +343,23 @@ export class Project {
       branchPrefix: this.registration.config.worktree.branch_prefix,
       now,
     });
+  }
+
+  /**
+   * A worker whose claim is no longer ours (taken over by another instance, or gone) must not
+   * work on: the issue may already have its next worker elsewhere (invariant 1). Every worker
+   * here was born before this snapshot, after its claim was made, so absence means loss.
+   */
+  private async dropOrphans(set: WorkingSet): Promise<void> {
+    const mine = new Set(set.mine.map((m) => m.issue));
+    for (const [n, run] of [...this.workers]) {
+      if (mine.has(n)) continue;
+      if (!run.exitFacts) {
+        this.log("warn", "claim_lost", `#${n}: our claim is gone (taken over or deleted); ending its worker`, n);
+        await run.handle.kill("the claim was lost");
+      }
+      this.forget(n);
+    }
   }
 
   private birthsPaused(): Pause | null {
@@ -379,6 +418,7 @@ export class Project {
         } else {
           facts.worker = "exited";
           facts.outcome = exit.outcome.kind;
+          facts.killed = exit.exit.killReason !== null;
           facts.commitsAhead = exit.commitsAhead;
           facts.changes = exit.changes;
           facts.verdict = exit.verdict ? { kind: exit.verdict.kind, reason: exit.verdict.reason } : null;

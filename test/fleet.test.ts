@@ -4,7 +4,7 @@
 // on stdin. Each scenario gets its own forge and fleet and they run concurrently; every
 // assertion is about outcomes on the forge (issues, labels, comments, PRs, refs), the lanes
 // and the processes, never about how long something took.
-import { after, describe, it } from "node:test";
+import { after, describe, it, type TestContext } from "node:test";
 import assert from "node:assert/strict";
 import { spawn, type ChildProcess } from "node:child_process";
 import { existsSync } from "node:fs";
@@ -64,8 +64,16 @@ after(async () => {
   await Promise.all(scenarios.map((s) => shutdown(s)));
 });
 
-/** Stops the scenario's fleet (killing its workers) and removes its forge and directories. */
-async function shutdown(s: Scenario): Promise<void> {
+const shutdowns = new Map<Scenario, Promise<void>>();
+
+/** Stops the scenario's fleet (killing its workers) and removes its forge and directories. Once. */
+function shutdown(s: Scenario): Promise<void> {
+  let done = shutdowns.get(s);
+  if (!done) shutdowns.set(s, (done = dispose(s)));
+  return done;
+}
+
+async function dispose(s: Scenario): Promise<void> {
   if (process.env.FLEET_DEBUG) {
     for (const r of await lane(s, "supervisor").catch(() => [])) console.error(`${r.ts} ${r.level} ${r.event}: ${r.msg}`);
     const t = (await lane(s, "monitor").catch(() => [])).map((r) => Date.parse(r.ts));
@@ -82,8 +90,11 @@ async function shutdown(s: Scenario): Promise<void> {
   await rm(s.planDir, { recursive: true, force: true });
 }
 
-/** A forge with the ready label and the issues, a plan directory, a host and an MCP client. */
-async function scenario(issues: IssueSpec[], options: { instance?: string; stateDir?: string } = {}): Promise<Scenario> {
+/**
+ * A forge with the ready label and the issues, a plan directory, a host and an MCP client; all
+ * of it goes when the test ends (an idle fleet still ticks, and the others need the CPU).
+ */
+async function scenario(t: TestContext, issues: IssueSpec[], options: { instance?: string } = {}): Promise<Scenario> {
   const forge = await startTestForge();
   for (const name of [READY, "plain"]) {
     const r = await api(forge, "POST", repoPath(forge, "/labels"), { name, color: "0e8a16" });
@@ -97,7 +108,7 @@ async function scenario(issues: IssueSpec[], options: { instance?: string; state
     numbers.push(r.body.number as number);
     if (spec.plan) await writeFile(join(planDir, String(r.body.number)), `${spec.plan}\n`);
   }
-  const stateDir = options.stateDir ?? (await tempDir("afk-state-"));
+  const stateDir = await tempDir("afk-state-");
   const env = {
     GITHUB_API_URL: forge.apiUrl,
     GITHUB_TOKEN: forge.token,
@@ -109,6 +120,7 @@ async function scenario(issues: IssueSpec[], options: { instance?: string; state
   const { host, client } = await connectHost(env, options.instance);
   const s: Scenario = { forge, client, host, env, stateDir, planDir, issues: numbers };
   scenarios.push(s);
+  t.after(() => shutdown(s));
   return s;
 }
 
@@ -274,12 +286,12 @@ async function unexpectedErrors(s: Scenario, allowed: string[] = []): Promise<st
 // ---- the scenarios ------------------------------------------------------------------------------
 
 describe("the fleet on a local forge, through MCP, with scripted workers", { concurrency: true }, () => {
-  it("lands a worker's commits, and survives hostile issue text", { timeout: 170_000 }, async () => {
+  it("lands a worker's commits, and survives hostile issue text", { timeout: 170_000 }, async (t) => {
     const marker = `/tmp/pwned-${process.pid}-${Date.now().toString(36)}`;
     const shell = `$(touch ${marker}) \`touch ${marker}\`; touch ${marker} && echo "$HOME" '|' > /dev/null`;
     const huge = `# Huge\n\n$(touch ${marker})\n` + "All work and no play. ".repeat(5_000);
     const unicode = "Ünïcödé 🚀 émoji — עברית \u202Eevil\u202C \u200Bzero-width 日本語";
-    const s = await scenario([
+    const s = await scenario(t, [
       { title: "Add a greeting file", body: "Please add issue-1.txt.", plan: "commit" },
       { title: `Fix ${shell}`, body: `Steps:\n1. ${shell}\n2. \`\`\`sh\nrm -rf ~; ${shell}\n\`\`\`\n--- end ---`, plan: "commit" },
       { title: `${unicode}\nsecond line`, body: `${unicode}\n\n\u202Bمرحبا\u202C 👩‍👩‍👧 ${shell}`, plan: "commit" },
@@ -350,8 +362,8 @@ describe("the fleet on a local forge, through MCP, with scripted workers", { con
     assert.deepEqual(s.forge.violations(), []);
   });
 
-  it("honours verdicts: already-satisfied closes, giving-up retries then escalates, blocked escalates the gap", { timeout: 170_000 }, async () => {
-    const s = await scenario([
+  it("honours verdicts: already-satisfied closes, giving-up retries then escalates, blocked escalates the gap", { timeout: 170_000 }, async (t) => {
+    const s = await scenario(t, [
       { title: "Already there", plan: "satisfied" },
       { title: "Too hard", plan: "giving-up" },
       { title: "Needs the other one", plan: "blocked BLOCKER" },
@@ -359,7 +371,14 @@ describe("the fleet on a local forge, through MCP, with scripted workers", { con
     ]);
     const [done, hard, blocked, blocker] = s.issues as [number, number, number, number];
     await writeFile(join(s.planDir, String(blocked)), `blocked ${blocker}\n`);
+    await writeFile(join(s.planDir, `${hard}.2`), "await giving-up\n");
     await start(s, { config: { retry: 1 } });
+
+    // While the second attempt works, GitHub shows the retry on the issue itself.
+    await until(s, `#${hard}'s second attempt`, async () => existsSync(join(s.planDir, `${hard}.2.pid`)));
+    assert.deepEqual(labelsOf(await issue(s, hard)), ["afk-attempt/1", READY]);
+    assert.deepEqual(await claims(s).then((c) => c.includes(hard)), true, "the claim is kept across the retry");
+    await writeFile(join(s.planDir, `${hard}.2.go`), "");
 
     await until(s, `#${done} closed`, async () => (await issue(s, done)).state === "closed");
     await until(s, `#${hard} escalated`, async () => labelsOf(await issue(s, hard)).includes(HUMAN));
@@ -381,7 +400,6 @@ describe("the fleet on a local forge, through MCP, with scripted workers", { con
     assert.equal(retries.length, 1);
     const secondBrief = await readFile(join(s.planDir, `${hard}.2.brief`), "utf8");
     assert.match(secondBrief, /Attempt 2 of 2/);
-    assert.match(secondBrief, /Labels: .*afk-attempt\/1/, "the retry was labelled on the issue");
     assert.match(secondBrief, /The previous attempt failed[\s\S]*giving-up[\s\S]*attempt 1 could not make it work/);
     assert.equal(existsSync(join(s.planDir, `${hard}.3.brief`)), false, "no third attempt with retry: 1");
     const hardNotes = await comments(s, hard);
@@ -407,22 +425,24 @@ describe("the fleet on a local forge, through MCP, with scripted workers", { con
     assert.deepEqual(s.forge.violations(), []);
   });
 
-  it("kills a quietly hung worker at the kill threshold, but not a quiet one whose child is busy", { timeout: 170_000 }, async () => {
-    const s = await scenario([
+  it("kills a quietly hung worker at the kill threshold, but not a quiet one whose child is busy", { timeout: 170_000 }, async (t) => {
+    const s = await scenario(t, [
       { title: "Hangs", plan: "hang" },
-      { title: "Builds for a long time", plan: "busy 10" },
+      { title: "Builds for a long time", plan: "busy" },
     ]);
     const [hung, busy] = s.issues as [number, number];
-    // Stall after 3 s quiet and kill after 6 s (60 s and 120 s, scaled).
+    // A stall after 3 s quiet and a kill after 6 s (60 s and 120 s, scaled).
+    const killSeconds = 120 * SCALE;
     await start(s, { config: { stall: { quiet_seconds: 60, kill_seconds: 120 } } });
+    const quietFor = (r: LaneRecord) => Number(/after (\d+)s quiet/.exec(r.msg)?.[1] ?? NaN);
 
     const killed = await until(s, `#${hung} killed`, async () => (await events(s, "killed", hung))[0]);
     const liveness = await lane(s, "liveness", hung);
-    assert.ok(
-      liveness.findIndex((r) => r.event === "stall_candidate") < liveness.findIndex((r) => r.event === "killed"),
-      "reported as a stall candidate before the kill",
-    );
-    assert.ok(liveness.some((r) => r.event === "kill" && /quiet/.test(r.msg)));
+    const decision = liveness.find((r) => r.event === "kill")!;
+    assert.match(decision.msg, /\(quiet\)/);
+    assert.ok(quietFor(decision) >= killSeconds, `killed only past the kill threshold: ${decision.msg}`);
+    // Quiet but short of the threshold, it was at most reported (how often depends on the tick rate).
+    for (const r of liveness.filter((r) => quietFor(r) < killSeconds)) assert.equal(r.event, "stall_candidate");
     const pgid = killed.pid!;
     const exit = await until(s, `#${hung}'s exit`, async () => (await events(s, "worker_exited", hung))[0]);
     assert.equal(exit.data.kill_reason, "quiet past the kill threshold with no busy child");
@@ -430,9 +450,15 @@ describe("the fleet on a local forge, through MCP, with scripted workers", { con
     const child = Number(await readFile(join(s.planDir, `${hung}.1.child`), "utf8"));
     assert.equal(await alive(child), false, "its child too");
 
+    // The busy one: seen busy while quiet past the kill threshold, and left alone.
+    const seen = await until(s, `#${busy} busy past the kill threshold`, async () =>
+      (await events(s, "busy", busy)).find((r) => quietFor(r) > killSeconds),
+    );
+    assert.match(seen.msg, /process tree used|running and using CPU/);
+    await ticks(s, 2);
+    await writeFile(join(s.planDir, `${busy}.1.go`), "");
     await until(s, `#${busy}'s PR`, async () => pullFor(s, busy));
     const busyLiveness = await lane(s, "liveness", busy);
-    assert.ok(busyLiveness.some((r) => r.event === "busy"), "the busy child was seen");
     assert.equal(busyLiveness.filter((r) => r.event === "killed" || r.event === "kill").length, 0, "never killed");
     const busyExit = (await events(s, "worker_exited", busy))[0]!;
     assert.equal(busyExit.data.kill_reason, null);
@@ -443,8 +469,8 @@ describe("the fleet on a local forge, through MCP, with scripted workers", { con
     assert.deepEqual(s.forge.violations(), []);
   });
 
-  it("trips the circuit breaker on fast deaths, sweeps the issues back, and resumes on project_reset", { timeout: 170_000 }, async () => {
-    const s = await scenario([
+  it("trips the circuit breaker on fast deaths, sweeps the issues back, and resumes on project_reset", { timeout: 170_000 }, async (t) => {
+    const s = await scenario(t, [
       { title: "One", plan: "die" },
       { title: "Two", plan: "die" },
       { title: "Three", plan: "die" },
@@ -483,8 +509,8 @@ describe("the fleet on a local forge, through MCP, with scripted workers", { con
     assert.deepEqual(s.forge.violations(), []);
   });
 
-  it("pauses births fleet-wide on a usage limit, spends no attempt and keeps the claim", { timeout: 170_000 }, async () => {
-    const s = await scenario([
+  it("pauses births fleet-wide on a usage limit, spends no attempt and keeps the claim", { timeout: 170_000 }, async (t) => {
+    const s = await scenario(t, [
       { title: "Hits the limit", plan: "quota" },
       { title: "Would be next", plan: "commit" },
     ]);
@@ -511,12 +537,22 @@ describe("the fleet on a local forge, through MCP, with scripted workers", { con
     assert.equal((await events(s, "worker_born", next)).length, 0, "no birth for the next issue");
     assert.ok((await lane(s, "worker", limited)).some((r) => r.msg.includes("hit your usage limit")));
 
+    // The operator clears the pause: the kept claim is continued first (still attempt 1), then the next issue.
+    await writeFile(join(s.planDir, String(limited)), "commit\n");
+    await call(s.client, "project_reset", { repo: REPO });
+    await until(s, `#${limited}'s PR`, async () => pullFor(s, limited));
+    const reborn = (await events(s, "worker_born", limited)).at(-1)!;
+    assert.equal(reborn.attempt, 1);
+    assert.equal(reborn.data.tier, 1);
+    await until(s, `#${next}'s PR`, async () => pullFor(s, next));
+    assert.deepEqual(labelsOf(await issue(s, limited)), [READY]);
+
     assert.deepEqual(await unexpectedErrors(s), []);
     assert.deepEqual(s.forge.violations(), []);
   });
 
-  it("continues a crashed host's committed work in the same worktree", { timeout: 170_000 }, async () => {
-    const s = await scenario([{ title: "Two steps", plan: "two-step" }], { instance: "crashy" });
+  it("continues a crashed host's committed work in the same worktree", { timeout: 170_000 }, async (t) => {
+    const s = await scenario(t, [{ title: "Two steps", plan: "two-step" }], { instance: "crashy" });
     const [n] = s.issues as [number];
     // Stop the host the MCP test client drives: the first run is a separate process we kill.
     const config = { ...BASE_CONFIG };
@@ -548,8 +584,8 @@ describe("the fleet on a local forge, through MCP, with scripted workers", { con
     assert.deepEqual(s.forge.violations(), []);
   });
 
-  it("project_stop drains: releases claims without a PR, keeps the one with a PR", { timeout: 170_000 }, async () => {
-    const s = await scenario([
+  it("project_stop drains: releases claims without a PR, keeps the one with a PR", { timeout: 170_000 }, async (t) => {
+    const s = await scenario(t, [
       { title: "Gets a PR", plan: "commit" },
       { title: "Still coding", plan: "hang" },
     ]);

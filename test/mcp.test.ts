@@ -82,10 +82,7 @@ describe("MCP server in memory", () => {
   it("registers no mutating tool in read-only mode", async () => {
     const client = await inMemoryClient({ readOnly: true });
     const { tools } = await client.listTools();
-    assert.deepEqual(
-      tools.map((t) => t.name),
-      ["status"],
-    );
+    assert.deepEqual(tools.map((t) => t.name).sort(), ["logs", "status"]);
     await client.close();
   });
 
@@ -164,12 +161,16 @@ describe("MCP server over stdio (the built binary)", () => {
     const transport = new StdioClientTransport({ command: process.execPath, args: [BIN], env, stderr: "pipe" });
     const client = new Client({ name: "afk-stdio-test", version: "0.0.0" });
     await client.connect(transport);
-    const { tools } = await client.listTools();
-    assert.deepEqual(tools.map((t) => t.name).sort(), ["status", "takeover"]);
-    const result = await client.callTool({ name: "status", arguments: { repo: "afk/demo" } });
-    assert.notEqual(result.isError, true, JSON.stringify(result.content));
-    const plan = (result.structuredContent as { plan: { repo: string } }).plan;
-    assert.equal(plan.repo, "afk/demo");
-    await client.close();
+    // Always close: a child left running would keep the test runner waiting forever.
+    try {
+      const { tools } = await client.listTools();
+      assert.deepEqual(tools.map((t) => t.name).sort(), ["logs", "project_reset", "project_resize", "project_start", "project_stop", "status", "takeover"]);
+      const result = await client.callTool({ name: "status", arguments: { repo: "afk/demo" } });
+      assert.notEqual(result.isError, true, JSON.stringify(result.content));
+      const plan = (result.structuredContent as { plan: { repo: string } }).plan;
+      assert.equal(plan.repo, "afk/demo");
+    } finally {
+      await client.close();
+    }
   });
 });

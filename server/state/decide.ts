@@ -29,6 +29,8 @@ export interface LocalClaim {
   outcome?: "commits" | "verdict" | "nothing";
   /** Times this host killed the claim's workers for hanging. */
   kills?: number;
+  /** For an exited worker: the fleet ended it (a stall, a stop), so its commits may be half-done. */
+  killed?: boolean;
 }
 
 export interface DecideInput {
@@ -149,7 +151,10 @@ export function decide(input: DecideInput): Decision {
     if (local.worker === "running") continue;
 
     if (input.stopping) {
-      actions.push({ kind: "release", issue: claim.issue, sha: claim.sha, why: "the project is stopping and the claim has no PR", killWorker: false });
+      // A worker that finished on its own while the project drains has a result: propose it,
+      // and the claim is kept with its PR. A killed one's commits may be half-done: release.
+      if (local.worker === "exited" && local.outcome === "commits" && !local.killed) actions.push({ kind: "open_pr", issue: claim.issue, sha: claim.sha });
+      else actions.push({ kind: "release", issue: claim.issue, sha: claim.sha, why: "the project is stopping and the claim has no PR", killWorker: false });
       continue;
     }
     if (local.worker === "exited" && local.outcome === "commits") {

@@ -2,10 +2,10 @@
 # A scripted stand-in for a coding agent, run by the fleet exactly as a real one is: the
 # project's worker_command (`sh .../scripted.sh`) in the issue's worktree, the brief on stdin.
 # What it does for an issue is read from the plan directory named by AFK_USER_PLAN (a variable
-# the default env_passthrough hands on): the file `<issue>.<attempt>`, else `<issue>`, holds
-# one line, "<behaviour> [argument]". It records what it saw in the plan directory for the
-# test: its pid (the process group), its stdin (the brief), the names of its environment.
-# Nothing it reads is ever evaluated: issue text is data.
+# the default env_passthrough hands on): the file `<issue>.<attempt>`, else `<issue>`, holds one
+# line, "<behaviour> [argument]", optionally prefixed by "await " (wait for the test's go-ahead).
+# It records what it saw in the plan directory for the test: its pid, its stdin (the brief), the
+# names of its environment. Nothing it reads is ever evaluated: issue text is data.
 set -u
 plan=${AFK_USER_PLAN:?AFK_USER_PLAN must name the plan directory}
 n=${AFK_ISSUE:?}
@@ -19,6 +19,13 @@ echo $$ >"$plan/$n.$a.pid"
 cat >"$plan/$n.$a.brief"
 env | sed 's/=.*//' | sort >"$plan/$n.$a.env"
 if [ "${GITHUB_TOKEN+set}" = set ] || [ "${GH_TOKEN+set}" = set ]; then echo leaked >"$plan/$n.$a.token"; fi
+if [ "$behaviour" = await ]; then
+  # "await <behaviour> [argument]": quietly wait for the test's go-ahead, <issue>.<attempt>.go.
+  while [ ! -e "$plan/$n.$a.go" ]; do sleep 0.1; done
+  behaviour=${arg%% *}
+  arg=${arg#"$behaviour"}
+  arg=${arg# }
+fi
 
 commit() {
   printf '%s\n' "$2" >"$1"
@@ -56,8 +63,9 @@ case $behaviour in
     wait
     ;;
   busy)
-    # Quiet, but a child burns CPU for $arg seconds (a long compile or test run), then commits.
-    node -e "const end = Date.now() + Number(process.argv[1]) * 1000; while (Date.now() < end) {}" "$arg"
+    # Quiet, but a child burns CPU (a long compile or test run) until the test creates
+    # <issue>.<attempt>.go in the plan directory; then it commits.
+    node -e "const fs = require('fs'); while (!fs.existsSync(process.argv[1])) {}" "$plan/$n.$a.go"
     commit "issue-$n.txt" "built $n" "fix #$n after a long build"
     ;;
   die)

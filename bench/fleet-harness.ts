@@ -1,0 +1,187 @@
+// What the fleet sections (workers, landing) share: a forge child process seeded with ready
+// issues, a FleetHost on it whose every worker is killed on the way out (even when the section
+// fails, even when the bench dies), lane readers, and /proc CPU readings.
+import { writeFile } from "node:fs/promises";
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import { FleetHost } from "../server/host.js";
+import type { ProjectStartInput } from "../server/host-api.js";
+import type { Seed } from "../server/gh/localforge/index.js";
+import { parseProcStat, readProcTable, TICKS_PER_SECOND } from "../server/workers/liveness.js";
+import { api } from "../test/support/forge-fixtures.js";
+import { startForgeProcess, type ForgeProcess } from "./forge-process.js";
+import type { BenchContext } from "./section.js";
+
+export const READY = "ready-for-agent";
+
+/** A forge child process with `issues` open issues, all labelled ready, in a section temp dir. */
+export async function readyForge(ctx: BenchContext, opts: { repo: string; issues: number; users?: string[] }): Promise<ForgeProcess> {
+  const seed: Seed = {
+    labels: [{ name: READY }],
+    issues: Array.from({ length: opts.issues }, (_, i) => ({ title: `Bench task ${i + 1}`, body: `Add the file for task ${i + 1}.`, labels: [READY] })),
+  };
+  const seedDir = await ctx.tempDir("afk-bench-seed-");
+  const seedPath = join(seedDir, "seed.json");
+  await writeFile(seedPath, JSON.stringify(seed));
+  const forge = await startForgeProcess({ dir: await ctx.tempDir("afk-bench-forge-"), repo: opts.repo, seed: seedPath, ...(opts.users ? { users: opts.users } : {}) });
+  ctx.defer(() => forge.close());
+  return forge;
+}
+
+export interface Accounting {
+  total: number;
+  counted: number;
+  not_modified: number;
+  by_route: Record<string, { total: number; counted: number; not_modified: number }>;
+  by_status: Record<string, number>;
+}
+
+export async function forgeAccounting(forge: ForgeProcess, reset = false): Promise<Accounting> {
+  const path = reset ? "/_forge/accounting/reset" : "/_forge/accounting";
+  const r = await api<Accounting>(forge, reset ? "POST" : "GET", path, undefined, { token: null });
+  if (r.status !== 200) throw new Error(`${path}: HTTP ${r.status}`);
+  return r.body;
+}
+
+// Worker process groups still alive when the bench exits are killed outright.
+const livePgids = new Set<number>();
+let exitHook = false;
+
+function killGroup(pgid: number): void {
+  try {
+    process.kill(-pgid, "SIGKILL");
+  } catch {
+    // already gone
+  }
+}
+
+export interface BenchFleet {
+  host: FleetHost;
+  repo: string;
+  stateDir: string;
+  /** Records the worker pids status shows, so cleanup can kill their groups if stop does not. */
+  track(pids: readonly (number | null)[]): void;
+  /** stop({stop_workers: true}), close, then SIGKILL whatever worker group is left. Idempotent. */
+  shutdown(): Promise<void>;
+}
+
+export async function benchFleet(ctx: BenchContext, forge: ForgeProcess, opts: { instance: string; timeScale: number }): Promise<BenchFleet> {
+  const stateDir = await ctx.tempDir("afk-bench-state-");
+  const env: NodeJS.ProcessEnv = { ...process.env, GITHUB_API_URL: forge.apiUrl, GITHUB_TOKEN: forge.token, AFK_STATE_DIR: stateDir };
+  delete env.GH_TOKEN;
+  delete env.AFK_CONFIG;
+  const host = new FleetHost({ env, instance: opts.instance, timeScale: opts.timeScale });
+  if (!exitHook) {
+    exitHook = true;
+    process.on("exit", () => {
+      for (const pgid of livePgids) killGroup(pgid);
+    });
+  }
+  const mine = new Set<number>();
+  let closing: Promise<void> | null = null;
+  const fleet: BenchFleet = {
+    host,
+    repo: forge.repo,
+    stateDir,
+    track(pids) {
+      for (const pid of pids) {
+        if (pid === null) continue;
+        mine.add(pid);
+        livePgids.add(pid);
+      }
+    },
+    shutdown() {
+      closing ??= (async () => {
+        const bounded = async <T>(p: Promise<T>, ms: number): Promise<T | undefined> => {
+          let timer: ReturnType<typeof setTimeout> | undefined;
+          try {
+            return await Promise.race([p.catch(() => undefined), new Promise<undefined>((ok) => { timer = setTimeout(() => ok(undefined), ms); })]);
+          } finally {
+            clearTimeout(timer);
+          }
+        };
+        try {
+          const status = await bounded(host.status({ repo: forge.repo, scope: "worker" }), 5_000);
+          if (status) fleet.track(status.workers.map((w) => w.pid));
+          await bounded(host.stop({ repo: forge.repo, stop_workers: true }), 30_000);
+          await bounded(host.close(), 10_000);
+        } finally {
+          for (const pgid of mine) {
+            killGroup(pgid);
+            livePgids.delete(pgid);
+          }
+        }
+      })();
+      return closing;
+    },
+  };
+  ctx.defer(() => fleet.shutdown());
+  return fleet;
+}
+
+export type StartConfig = NonNullable<ProjectStartInput["config"]>;
+
+export interface LaneRecord {
+  ts: string;
+  event: string;
+  msg: string;
+  issue?: number;
+  pid?: number;
+  data?: Record<string, unknown>;
+}
+
+export async function lane(fleet: BenchFleet, name: "supervisor" | "monitor", tail = 10_000): Promise<LaneRecord[]> {
+  const r = await fleet.host.logs({ repo: fleet.repo, lane: name, tail_lines: tail });
+  return r.records as unknown as LaneRecord[];
+}
+
+/** Sleeps `ms`. */
+export function pause(ms: number): Promise<void> {
+  return new Promise((ok) => setTimeout(ok, ms));
+}
+
+/** This process's reaped children's CPU (cutime + cstime), ms; null without /proc. */
+export function reapedChildrenCpuMs(): number | null {
+  try {
+    const text = readFileSync("/proc/self/stat", "utf8");
+    const f = text.slice(text.lastIndexOf(")") + 2).trim().split(/\s+/);
+    return ((Number(f[16 - 3]) + Number(f[17 - 3])) * 1000) / TICKS_PER_SECOND;
+  } catch {
+    return null;
+  }
+}
+
+/** A process's CPU, its own plus its reaped children's, ms; null when unreadable. */
+export function processCpuMs(pid: number): number | null {
+  try {
+    const entry = parseProcStat(readFileSync(`/proc/${pid}/stat`, "utf8"));
+    return entry ? (entry.ticks * 1000) / TICKS_PER_SECOND : null;
+  } catch {
+    return null;
+  }
+}
+
+/** Per process (pid:startTicks) CPU ms of every member of the given process groups; null without /proc. */
+export async function groupsCpu(pgids: ReadonlySet<number>): Promise<Map<string, number> | null> {
+  const table = await readProcTable();
+  if (table === null) return null;
+  const out = new Map<string, number>();
+  for (const p of table) if (pgids.has(p.pgrp)) out.set(`${p.pid}:${p.startTicks}`, (p.ticks * 1000) / TICKS_PER_SECOND);
+  return out;
+}
+
+/** CPU spent between two `groupsCpu` readings (processes born in between count from zero). */
+export function groupsCpuDelta(before: Map<string, number>, after: Map<string, number>): number {
+  let sum = 0;
+  for (const [key, ms] of after) sum += ms - (before.get(key) ?? 0);
+  return sum;
+}
+
+export function quantile(values: readonly number[], q: number): number | null {
+  if (values.length === 0) return null;
+  const sorted = [...values].sort((a, b) => a - b);
+  const pos = (sorted.length - 1) * q;
+  const lo = Math.floor(pos);
+  const hi = Math.ceil(pos);
+  return sorted[lo]! + (sorted[hi]! - sorted[lo]!) * (pos - lo);
+}

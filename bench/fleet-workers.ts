@@ -1,0 +1,162 @@
+// The host's cost of a full fleet: 20 workers live on 20 ready issues, each a quiet process that
+// neither prints nor commits, while the loop ticks about once a second (pacing.busy_seconds 5 at
+// time scale 0.2). Over a fixed window: the bench process's own CPU (it IS the host: tick loop,
+// snapshot, liveness probes), the CPU of the git processes the host ran and reaped, the workers'
+// own CPU (their process groups, from /proc), the forge child's CPU (what GitHub would spend),
+// and the bench process's RSS and heap. The forge runs in a child process.
+import { round, mib, type BenchContext, type Figure, type Section, type SectionResult } from "./section.js";
+import {
+  benchFleet,
+  forgeAccounting,
+  groupsCpu,
+  groupsCpuDelta,
+  lane,
+  pause,
+  processCpuMs,
+  quantile,
+  readyForge,
+  reapedChildrenCpuMs,
+  type StartConfig,
+} from "./fleet-harness.js";
+
+export interface WorkersSpec {
+  workers: number;
+  windowSeconds: number;
+  timeScale: number;
+  /** Give up waiting for every worker to be running after this long. */
+  birthTimeoutSeconds: number;
+}
+
+export const DEFAULT_WORKERS: WorkersSpec = { workers: 20, windowSeconds: 15, timeScale: 0.2, birthTimeoutSeconds: 75 };
+
+/** Reads the brief, then stays alive and silent until the fleet kills its group. */
+const QUIET_WORKER = "cat >/dev/null; exec sleep 600";
+
+export function workersSection(spec: WorkersSpec = DEFAULT_WORKERS): Section {
+  return {
+    name: "workers",
+    summary: `host CPU and memory with ${spec.workers} live, quiet workers, ticks every ~${round(5 * spec.timeScale, 2)} s`,
+    async run(ctx: BenchContext): Promise<SectionResult> {
+      const repo = "bench/workers";
+      ctx.log(`starting the forge with ${spec.workers} ready issues`);
+      const forge = await readyForge(ctx, { repo, issues: spec.workers });
+      const fleet = await benchFleet(ctx, forge, { instance: "bench-workers", timeScale: spec.timeScale });
+      const rssBefore = process.memoryUsage().rss;
+      const config: StartConfig = {
+        gate: { ci: "local", local_command: "true" },
+        pacing: { busy_seconds: 5, idle_seconds: 5, long_idle_seconds: 5 },
+      };
+      const t0 = performance.now();
+      await fleet.host.start({ repo, worker_command: QUIET_WORKER, target: spec.workers, auto_merge: true, config });
+
+      // Births: wait until every worker is running.
+      ctx.log(`waiting for ${spec.workers} workers`);
+      const deadline = Date.now() + spec.birthTimeoutSeconds * 1000;
+      let running = 0;
+      for (;;) {
+        const status = await fleet.host.status({ repo, scope: "worker" });
+        fleet.track(status.workers.map((w) => w.pid));
+        running = status.workers.filter((w) => w.state === "running").length;
+        if (running >= spec.workers) break;
+        if (Date.now() > deadline) {
+          const tail = (await lane(fleet, "supervisor", 20)).map((r) => `${r.event} ${r.msg}`).join("\n  ");
+          throw new Error(`only ${running} of ${spec.workers} workers running after ${spec.birthTimeoutSeconds} s; supervisor lane:\n  ${tail}`);
+        }
+        await pause(200);
+      }
+      const birthsMs = performance.now() - t0;
+      // Steady state: two whole ticks that saw every worker running (the births' board comments
+      // and first liveness samples are behind us), then the window.
+      ctx.log(`  ${running} workers running after ${Math.round(birthsMs)} ms; waiting for two steady ticks`);
+      const allRunningAt = Date.now();
+      for (;;) {
+        const steady = (await lane(fleet, "monitor", 50)).filter(
+          (r) => r.event === "tick" && Date.parse(String(r.data?.at)) >= allRunningAt && r.data?.workers === spec.workers,
+        );
+        if (steady.length >= 2) break;
+        if (Date.now() > deadline + 30_000) throw new Error("the fleet did not tick steadily with every worker running");
+        await pause(100);
+      }
+      ctx.log(`  measuring ${spec.windowSeconds} s`);
+      const pgids = new Set((await fleet.host.status({ repo, scope: "worker" })).workers.map((w) => w.pid).filter((p): p is number => p !== null));
+
+      // The window: nothing of the bench's own runs in it but a 50 ms memory sampler.
+      let peakRss = 0;
+      let peakHeap = 0;
+      const sample = (): void => {
+        const m = process.memoryUsage();
+        peakRss = Math.max(peakRss, m.rss);
+        peakHeap = Math.max(peakHeap, m.heapUsed);
+      };
+      await forgeAccounting(forge, true);
+      const workers0 = await groupsCpu(pgids);
+      const forge0 = processCpuMs(forge.pid);
+      const reaped0 = reapedChildrenCpuMs();
+      const wall0 = Date.now();
+      const perf0 = performance.now();
+      const cpu0 = process.cpuUsage();
+      sample();
+      const sampler = setInterval(sample, 50);
+      await pause(spec.windowSeconds * 1000);
+      clearInterval(sampler);
+      sample();
+      const cpu = process.cpuUsage(cpu0);
+      const windowMs = performance.now() - perf0;
+      const wall1 = Date.now();
+      const reaped1 = reapedChildrenCpuMs();
+      const forge1 = processCpuMs(forge.pid);
+      const workers1 = await groupsCpu(pgids);
+      const acc = await forgeAccounting(forge);
+      const heapEnd = process.memoryUsage().heapUsed;
+
+      const status = await fleet.host.status({ repo, scope: "worker" });
+      const liveAtEnd = status.workers.filter((w) => w.state === "running").length;
+      const ticks = (await lane(fleet, "monitor", 2_000)).filter((r) => r.event === "tick" && Date.parse(r.ts) >= wall0 && Date.parse(r.ts) < wall1);
+      const tickMs = ticks.map((r) => Date.parse(r.ts) - Date.parse(String(r.data?.at)));
+      const tickErrors = ticks.filter((r) => r.data?.error).length;
+
+      ctx.log("stopping the fleet and its workers");
+      const s0 = performance.now();
+      await fleet.shutdown();
+      const stopMs = performance.now() - s0;
+
+      const seconds = windowMs / 1000;
+      const hostCpuMs = (cpu.user + cpu.system) / 1000;
+      const reapedMs = reaped0 !== null && reaped1 !== null ? reaped1 - reaped0 : null;
+      const workersMs = workers0 && workers1 ? groupsCpuDelta(workers0, workers1) : null;
+      const forgeMs = forge0 !== null && forge1 !== null ? forge1 - forge0 : null;
+      const perTick = (ms: number | null): number | null => (ms === null || ticks.length === 0 ? null : round(ms / ticks.length, 1));
+      const figures: Figure[] = [
+        { key: "workers_live", label: "workers live (start … end of window)", value: `${running} … ${liveAtEnd}` },
+        { key: "births_ms", label: "project_start until all running", value: round(birthsMs, 0), unit: "ms" },
+        { key: "window_s", label: "measured window", value: round(seconds, 1), unit: "s" },
+        { key: "ticks", label: "ticks in the window", value: ticks.length },
+        { key: "tick_errors", label: "ticks that reported an error", value: tickErrors, goal: "0", ok: tickErrors === 0 },
+        { key: "tick_ms_median", label: "tick duration, median", value: tickMs.length ? round(quantile(tickMs, 0.5)!, 0) : null, unit: "ms" },
+        { key: "tick_ms_max", label: "tick duration, max", value: tickMs.length ? round(Math.max(...tickMs), 0) : null, unit: "ms" },
+        { key: "host_cpu_ms_per_s", label: "host CPU (bench process), per second", value: round(hostCpuMs / seconds, 1), unit: "ms/s" },
+        { key: "host_cpu_user_ms_per_s", label: "  of which user / system", value: `${round(cpu.user / 1000 / seconds, 1)} / ${round(cpu.system / 1000 / seconds, 1)}`, unit: "ms/s" },
+        { key: "host_cpu_ms_per_tick", label: "host CPU per tick", value: perTick(hostCpuMs), unit: "ms" },
+        { key: "host_children_cpu_ms_per_s", label: "host's reaped children (git) CPU, per second", value: reapedMs === null ? null : round(reapedMs / seconds, 1), unit: "ms/s" },
+        { key: "host_children_cpu_ms_per_tick", label: "host's reaped children (git) CPU per tick", value: perTick(reapedMs), unit: "ms" },
+        { key: "workers_cpu_ms_per_s", label: "workers' own CPU (their process groups), per second", value: workersMs === null ? null : round(workersMs / seconds, 1), unit: "ms/s" },
+        { key: "forge_cpu_ms_per_s", label: "forge child process CPU, per second", value: forgeMs === null ? null : round(forgeMs / seconds, 1), unit: "ms/s" },
+        { key: "requests_per_tick", label: "REST requests per tick (forge accounting)", value: ticks.length ? round(acc.total / ticks.length, 1) : null },
+        { key: "counted_per_tick", label: "rate-limit-counted requests per tick", value: ticks.length ? round(acc.counted / ticks.length, 1) : null },
+        { key: "rss_before_mib", label: "RSS before project_start", value: mib(rssBefore), unit: "MiB" },
+        { key: "rss_peak_mib", label: "RSS peak in the window (50 ms samples)", value: mib(peakRss), unit: "MiB" },
+        { key: "heap_peak_mib", label: "heapUsed peak in the window", value: mib(peakHeap), unit: "MiB" },
+        { key: "heap_end_mib", label: "heapUsed at the end of the window", value: mib(heapEnd), unit: "MiB" },
+        { key: "stop_ms", label: "project_stop with stop_workers", value: round(stopMs, 0), unit: "ms" },
+      ];
+      return {
+        figures,
+        details: { tick_ms: tickMs, window_by_route: acc.by_route, time_scale: spec.timeScale },
+        notes: [
+          `worker command: ${JSON.stringify(QUIET_WORKER)}; time scale ${spec.timeScale}, pacing.busy_seconds 5 (ticks every ~${round(5 * spec.timeScale, 2)} s after the last one ends)`,
+          `window requests: ${acc.total} total, ${acc.counted} counted, ${acc.not_modified} answered 304`,
+        ],
+      };
+    },
+  };
+}

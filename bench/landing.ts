@@ -1,0 +1,326 @@
+// Landing overhead: what the fleet adds between a worker's birth and its PR's merge when the
+// work and the CI take no time at all. N ready issues, workers that commit one file and exit at
+// once, target 3, auto_merge, squash landings. Per issue, from the supervisor lane:
+//   claim to merge  = worker_born → merged
+//   worker time     = worker_born → worker_exited (every attempt)
+//   CI time         = the check runs' durations on the PR (required-CI variant only)
+//   overhead        = claim to merge − worker time − CI time
+// which holds the tick cadence, the PR, the serialized landing queue (sync with the base, the
+// gate, the merge, its verification) and the board. Also: wall time from project_start until
+// the last issue landed, landings per minute, and REST requests per landed issue (the forge's
+// accounting, minus the CI runner's own requests in the required-CI variant).
+//
+// Two variants, each on a fresh forge child process: gate.ci "local" with `true` (instant local
+// gate), and gate.ci "required" with the demo's CI runner posting a "test" check run after an
+// instant `true`.
+import { writeFile } from "node:fs/promises";
+import { join } from "node:path";
+import { startCiRunner, type CiRunner } from "../server/demo/ci-runner.js";
+import { api } from "../test/support/forge-fixtures.js";
+import { round, type BenchContext, type Figure, type Section, type SectionResult } from "./section.js";
+import { benchFleet, forgeAccounting, lane, pause, quantile, readyForge, type LaneRecord, type StartConfig } from "./fleet-harness.js";
+
+export interface LandingSpec {
+  issues: number;
+  target: number;
+  timeScale: number;
+  /** A variant still landing after this long is reported as it stands. */
+  timeoutSeconds: number;
+  /** The CI runner's poll interval (required-CI variant). */
+  ciPollMs: number;
+}
+
+export const DEFAULT_LANDING: LandingSpec = { issues: 10, target: 3, timeScale: 0.05, timeoutSeconds: 80, ciPollMs: 200 };
+
+type Mode = "local" | "required";
+
+const WORKER_SCRIPT = [
+  "#!/bin/sh",
+  "cat > /dev/null",
+  'echo "work for $AFK_ISSUE" > "work-$AFK_ISSUE.txt"',
+  'git add -A && git -c user.name=w -c user.email=w@example.com -c commit.gpgsign=false commit -qm "work for #$AFK_ISSUE"',
+  "",
+].join("\n");
+
+interface IssueTimes {
+  issue: number;
+  claimToMergeMs: number;
+  workerMs: number;
+  ciMs: number;
+  ciRuns: number;
+  overheadMs: number;
+  /** worker_exited → pr_opened */
+  exitToPrMs: number | null;
+  /** pr_opened → merged */
+  prToMergeMs: number | null;
+  attempts: number;
+}
+
+interface VariantResult {
+  mode: Mode;
+  landed: number;
+  wallMs: number;
+  /** First to last landing, for the steady rate. */
+  spanMs: number;
+  ticks: number;
+  /** Gaps between two landings in the same tick: one landing's own duration, queue excluded. */
+  serviceMs: number[];
+  issues: IssueTimes[];
+  requests: { total: number; counted: number; not_modified: number };
+  ci: { requests: number; counted: number; runs: number } | null;
+  escalated: number[];
+  closedOnForge: number;
+  byRoute: Record<string, { total: number; counted: number; not_modified: number }>;
+}
+
+/** Counts the REST requests made with one token through globalThis.fetch (the CI runner's). */
+function countRequestsOf(token: string): { stats: { requests: number; counted: number }; restore: () => void } {
+  const original = globalThis.fetch;
+  const stats = { requests: 0, counted: 0 };
+  const authOf = (init: RequestInit | undefined): string | null => {
+    const h = init?.headers;
+    if (!h) return null;
+    if (h instanceof Headers) return h.get("authorization");
+    if (Array.isArray(h)) return h.find(([k]) => k.toLowerCase() === "authorization")?.[1] ?? null;
+    const rec = h as Record<string, string>;
+    return rec.authorization ?? rec.Authorization ?? null;
+  };
+  globalThis.fetch = async (input: Parameters<typeof fetch>[0], init?: Parameters<typeof fetch>[1]) => {
+    const res = await original(input, init);
+    if (authOf(init)?.includes(token)) {
+      stats.requests++;
+      if (res.status !== 304) stats.counted++;
+    }
+    return res;
+  };
+  return { stats, restore: () => void (globalThis.fetch = original) };
+}
+
+function ms(ts: string): number {
+  return Date.parse(ts);
+}
+
+/** Per-issue times from the supervisor lane, and the CI runs' durations per issue. */
+function perIssue(records: LaneRecord[], ciByIssue: Map<number, { ms: number; runs: number }>): IssueTimes[] {
+  const byIssue = new Map<number, LaneRecord[]>();
+  for (const r of records) {
+    if (r.issue === undefined) continue;
+    const list = byIssue.get(r.issue) ?? [];
+    list.push(r);
+    byIssue.set(r.issue, list);
+  }
+  const out: IssueTimes[] = [];
+  for (const [issue, list] of byIssue) {
+    const merged = list.find((r) => r.event === "merged");
+    const born = list.filter((r) => r.event === "worker_born");
+    if (!merged || born.length === 0) continue;
+    let workerMs = 0;
+    let lastExit: number | null = null;
+    for (const b of born) {
+      const exit = list.find((r) => r.event === "worker_exited" && ms(r.ts) >= ms(b.ts));
+      if (exit) {
+        workerMs += ms(exit.ts) - ms(b.ts);
+        lastExit = ms(exit.ts);
+      }
+    }
+    const pr = list.filter((r) => r.event === "pr_opened").at(-1);
+    const claimToMergeMs = ms(merged.ts) - ms(born[0]!.ts);
+    const ci = ciByIssue.get(issue) ?? { ms: 0, runs: 0 };
+    out.push({
+      issue,
+      claimToMergeMs,
+      workerMs,
+      ciMs: ci.ms,
+      ciRuns: ci.runs,
+      overheadMs: claimToMergeMs - workerMs - ci.ms,
+      exitToPrMs: pr && lastExit !== null ? ms(pr.ts) - lastExit : null,
+      prToMergeMs: pr ? ms(merged.ts) - ms(pr.ts) : null,
+      attempts: born.length,
+    });
+  }
+  return out.sort((a, b) => a.issue - b.issue);
+}
+
+async function runVariant(ctx: BenchContext, spec: LandingSpec, mode: Mode): Promise<VariantResult> {
+  const repo = `bench/landing-${mode}`;
+  ctx.log(`landing (${mode} gate): starting the forge with ${spec.issues} ready issues`);
+  const forge = await readyForge(ctx, { repo, issues: spec.issues, ...(mode === "required" ? { users: ["ci"] } : {}) });
+  const workDir = await ctx.tempDir("afk-bench-landing-");
+  const worker = join(workDir, "worker.sh");
+  await writeFile(worker, WORKER_SCRIPT);
+
+  // CI: required "test" checks on main, and the demo's runner posting them with its own token.
+  let ci: CiRunner | null = null;
+  let ciCount: ReturnType<typeof countRequestsOf> | null = null;
+  const ciStarted = new Map<number, { at: number; issue: number }>();
+  const ciByIssue = new Map<number, { ms: number; runs: number }>();
+  if (mode === "required") {
+    const ciToken = forge.users.ci;
+    if (!ciToken) throw new Error("the forge has no user ci");
+    const protection = await api(forge, "PUT", `/repos/${repo}/branches/main/protection`, {
+      required_status_checks: { strict: true, contexts: ["test"] },
+      enforce_admins: null,
+      required_pull_request_reviews: null,
+      restrictions: null,
+    });
+    if (protection.status !== 200) throw new Error(`branch protection: HTTP ${protection.status}`);
+    ciCount = countRequestsOf(ciToken);
+    ctx.defer(ciCount.restore);
+    ci = startCiRunner({
+      apiUrl: forge.apiUrl,
+      token: ciToken,
+      repo,
+      gitUrl: forge.gitUrl,
+      workDir: join(workDir, "ci"),
+      intervalMs: spec.ciPollMs,
+      testCommand: ["true"],
+      onLog: (line) => {
+        const now = Date.now();
+        const start = /^ci: testing #(\d+) \S*?\/(\d+)-\S* @ /.exec(line);
+        if (start) ciStarted.set(Number(start[1]), { at: now, issue: Number(start[2]) });
+        const end = /^ci: #(\d+) @ [0-9a-f]+: /.exec(line);
+        const began = end ? ciStarted.get(Number(end[1])) : undefined;
+        if (end && began) {
+          const t = ciByIssue.get(began.issue) ?? { ms: 0, runs: 0 };
+          ciByIssue.set(began.issue, { ms: t.ms + (now - began.at), runs: t.runs + 1 });
+          ciStarted.delete(Number(end[1]));
+        }
+      },
+    });
+    const runner = ci;
+    ctx.defer(() => runner.stop());
+  }
+
+  const fleet = await benchFleet(ctx, forge, { instance: `bench-land-${mode}`, timeScale: spec.timeScale });
+  const config: StartConfig = {
+    gate: mode === "local" ? { ci: "local", local_command: "true" } : { ci: "required" },
+    landing: { strategy: "squash" },
+    pacing: { busy_seconds: 5, idle_seconds: 5, long_idle_seconds: 5 },
+  };
+  await forgeAccounting(forge, true);
+  if (ciCount) ciCount.stats.requests = ciCount.stats.counted = 0;
+
+  const t0 = Date.now();
+  await fleet.host.start({ repo, worker_command: `sh ${worker}`, target: spec.target, auto_merge: true, config });
+  const deadline = t0 + spec.timeoutSeconds * 1000;
+  let records: LaneRecord[] = [];
+  let merged: LaneRecord[] = [];
+  let escalated: number[] = [];
+  for (;;) {
+    records = await lane(fleet, "supervisor");
+    merged = records.filter((r) => r.event === "merged");
+    escalated = [...new Set(records.filter((r) => r.event === "escalated").map((r) => r.issue!))];
+    if (merged.length + escalated.length >= spec.issues || Date.now() > deadline) break;
+    await pause(100);
+  }
+  // Read the counts at once: what the fleet spends idling afterwards is not landing.
+  const acc = await forgeAccounting(forge);
+  const ciStats = ciCount ? { ...ciCount.stats } : null;
+  const tickEnds = (await lane(fleet, "monitor")).filter((r) => r.event === "tick" && ms(r.ts) >= t0).map((r) => ms(r.ts));
+  ctx.log(`  ${merged.length} landed${escalated.length ? `, ${escalated.length} escalated` : ""} after ${Date.now() - t0} ms; stopping`);
+
+  await fleet.shutdown();
+  const ciRuns = ci?.stats().runs ?? 0;
+  await ci?.stop();
+  ciCount?.restore();
+  const issues = (await api<{ state: string; pull_request?: unknown }[]>(forge, "GET", `/repos/${repo}/issues?state=all&per_page=100`)).body.filter((i) => !i.pull_request);
+  await forge.close();
+
+  const mergedTs = merged.map((r) => ms(r.ts)).sort((a, b) => a - b);
+  const last = mergedTs.at(-1) ?? Date.now();
+  const serviceMs: number[] = [];
+  for (let i = 1; i < mergedTs.length; i++) {
+    const [a, b] = [mergedTs[i - 1]!, mergedTs[i]!];
+    if (!tickEnds.some((t) => t > a && t < b)) serviceMs.push(b - a);
+  }
+  return {
+    mode,
+    landed: merged.length,
+    wallMs: last - t0,
+    spanMs: mergedTs.length > 1 ? last - mergedTs[0]! : 0,
+    ticks: tickEnds.filter((t) => t <= last).length + 1,
+    serviceMs,
+    issues: perIssue(records, ciByIssue),
+    requests: {
+      total: acc.total - (ciStats?.requests ?? 0),
+      counted: acc.counted - (ciStats?.counted ?? 0),
+      not_modified: acc.not_modified,
+    },
+    ci: ciStats ? { ...ciStats, runs: ciRuns } : null,
+    escalated,
+    closedOnForge: issues.filter((i) => i.state === "closed").length,
+    byRoute: acc.by_route,
+  };
+}
+
+function figuresOf(spec: LandingSpec, v: VariantResult): Figure[] {
+  const p = v.mode;
+  const label = v.mode === "local" ? "local gate" : "required CI";
+  const q = (values: number[], at: number): number | null => {
+    const x = quantile(values, at);
+    return x === null ? null : round(x, 0);
+  };
+  const overhead = v.issues.map((i) => i.overheadMs);
+  const perMin = v.wallMs > 0 ? round((v.landed * 60_000) / v.wallMs, 1) : null;
+  const figures: Figure[] = [
+    { key: `${p}_landed`, label: `${label}: issues landed`, value: `${v.landed} of ${spec.issues}`, goal: `${spec.issues}`, ok: v.landed === spec.issues && v.closedOnForge === spec.issues },
+    { key: `${p}_wall_ms`, label: `${label}: project_start until the last landing`, value: round(v.wallMs, 0), unit: "ms" },
+    { key: `${p}_landings_per_min`, label: `${label}: landings per minute (over that wall)`, value: perMin },
+    {
+      key: `${p}_steady_landings_per_min`,
+      label: `${label}: landings per minute (first to last landing)`,
+      value: v.spanMs > 0 ? round(((v.landed - 1) * 60_000) / v.spanMs, 1) : null,
+    },
+    { key: `${p}_claim_to_merge_ms_median`, label: `${label}: worker_born → merged, median`, value: q(v.issues.map((i) => i.claimToMergeMs), 0.5), unit: "ms" },
+    { key: `${p}_worker_ms_median`, label: `${label}: worker time, median`, value: q(v.issues.map((i) => i.workerMs), 0.5), unit: "ms" },
+  ];
+  if (v.ci) {
+    figures.push(
+      { key: `${p}_ci_ms_median`, label: `${label}: CI run time per issue (check runs), median`, value: q(v.issues.map((i) => i.ciMs), 0.5), unit: "ms" },
+      { key: `${p}_ci_runs_per_issue`, label: `${label}: check runs per landed issue`, value: v.landed ? round(v.ci.runs / v.landed, 1) : null },
+    );
+  }
+  figures.push(
+    { key: `${p}_overhead_ms_median`, label: `${label}: landing overhead per issue, median`, value: q(overhead, 0.5), unit: "ms" },
+    { key: `${p}_overhead_ms_p90`, label: `${label}: landing overhead per issue, p90`, value: q(overhead, 0.9), unit: "ms" },
+    { key: `${p}_landing_ms_median`, label: `${label}:   one landing, median (next landing in the same tick)`, value: q(v.serviceMs, 0.5), unit: "ms" },
+    { key: `${p}_exit_to_pr_ms_median`, label: `${label}:   worker exit → PR opened, median`, value: q(v.issues.flatMap((i) => (i.exitToPrMs === null ? [] : [i.exitToPrMs])), 0.5), unit: "ms" },
+    { key: `${p}_pr_to_merge_ms_median`, label: `${label}:   PR opened → merged, median`, value: q(v.issues.flatMap((i) => (i.prToMergeMs === null ? [] : [i.prToMergeMs])), 0.5), unit: "ms" },
+    { key: `${p}_ticks`, label: `${label}: ticks until the last landing (incl. its own)`, value: v.ticks },
+    { key: `${p}_requests_per_issue`, label: `${label}: REST requests per landed issue (fleet)`, value: v.landed ? round(v.requests.total / v.landed, 1) : null },
+    { key: `${p}_counted_per_issue`, label: `${label}: rate-limit-counted per landed issue (fleet)`, value: v.landed ? round(v.requests.counted / v.landed, 1) : null },
+  );
+  if (v.ci) figures.push({ key: `${p}_ci_requests`, label: `${label}: CI runner's own requests (not in the above)`, value: v.ci.requests });
+  return figures;
+}
+
+export function landingSection(spec: LandingSpec = DEFAULT_LANDING): Section {
+  return {
+    name: "landing",
+    summary: `landing overhead with instant workers and instant CI: ${spec.issues} issues, target ${spec.target}, squash`,
+    async run(ctx: BenchContext): Promise<SectionResult> {
+      const variants: VariantResult[] = [];
+      for (const mode of ["local", "required"] as const) variants.push(await runVariant(ctx, spec, mode));
+      const notes = [
+        `time scale ${spec.timeScale}, pacing.busy_seconds 5: ticks every ~${round(5 * spec.timeScale * 1000, 0)} ms after the previous one ends (a worker's exit wakes the loop at once)`,
+        `overhead = (worker_born → merged) − worker time − CI run time; it includes waiting in the serialized landing queue (target ${spec.target})`,
+        `required CI: the demo's CI runner, polling every ${spec.ciPollMs} ms, test command \`true\`; its CI time is its runs' own duration, so its polling delay is counted as overhead`,
+      ];
+      for (const v of variants) {
+        if (v.escalated.length > 0) notes.push(`${v.mode}: escalated ${v.escalated.map((n) => `#${n}`).join(", ")}`);
+        if (v.closedOnForge !== v.landed) notes.push(`${v.mode}: ${v.closedOnForge} issues closed on the forge, ${v.landed} landings in the lane`);
+        notes.push(
+          `${v.mode}: per issue overhead ms: ${v.issues.map((i) => `#${i.issue} ${Math.round(i.overheadMs)}${i.attempts > 1 ? ` (${i.attempts} attempts)` : ""}`).join(", ")}`,
+          `${v.mode}: requests ${v.requests.total} (${v.requests.counted} counted, ${v.requests.not_modified} answered 304)${v.ci ? `, plus the CI runner's ${v.ci.requests}` : ""}`,
+        );
+      }
+      return {
+        figures: variants.flatMap((v) => figuresOf(spec, v)),
+        details: Object.fromEntries(
+          variants.map((v) => [v.mode, { issues: v.issues, requests: v.requests, ci: v.ci, by_route: v.byRoute, time_scale: spec.timeScale }]),
+        ),
+        notes,
+      };
+    },
+  };
+}
