@@ -7,7 +7,7 @@ import { join } from "node:path";
 import { FleetHost } from "../server/host.js";
 import type { ProjectStartInput } from "../server/host-api.js";
 import type { Seed } from "../server/gh/localforge/index.js";
-import { parseProcStat, readProcTable, TICKS_PER_SECOND } from "../server/workers/liveness.js";
+import { parseProcStat, processGroupMembers, readProcTable, TICKS_PER_SECOND } from "../server/workers/liveness.js";
 import { api } from "../test/support/forge-fixtures.js";
 import { startForgeProcess, type ForgeProcess } from "./forge-process.js";
 import type { BenchContext } from "./section.js";
@@ -63,6 +63,8 @@ export interface BenchFleet {
   track(pids: readonly (number | null)[]): void;
   /** stop({stop_workers: true}), close, then SIGKILL whatever worker group is left. Idempotent. */
   shutdown(): Promise<void>;
+  /** Worker process groups still alive after stop({stop_workers: true}) (killed by shutdown). */
+  leftovers(): number;
 }
 
 export async function benchFleet(ctx: BenchContext, forge: ForgeProcess, opts: { instance: string; timeScale: number }): Promise<BenchFleet> {
@@ -73,11 +75,16 @@ export async function benchFleet(ctx: BenchContext, forge: ForgeProcess, opts: {
   const host = new FleetHost({ env, instance: opts.instance, timeScale: opts.timeScale });
   if (!exitHook) {
     exitHook = true;
+    // Workers run in their own sessions: an interrupted bench would leave them behind.
     process.on("exit", () => {
       for (const pgid of livePgids) killGroup(pgid);
     });
+    for (const [signal, code] of [["SIGINT", 130], ["SIGTERM", 143]] as const) {
+      process.once(signal, () => process.exit(code));
+    }
   }
   const mine = new Set<number>();
+  let leftovers = 0;
   let closing: Promise<void> | null = null;
   const fleet: BenchFleet = {
     host,
@@ -90,6 +97,7 @@ export async function benchFleet(ctx: BenchContext, forge: ForgeProcess, opts: {
         livePgids.add(pid);
       }
     },
+    leftovers: () => leftovers,
     shutdown() {
       closing ??= (async () => {
         const bounded = async <T>(p: Promise<T>, ms: number): Promise<T | undefined> => {
@@ -105,6 +113,15 @@ export async function benchFleet(ctx: BenchContext, forge: ForgeProcess, opts: {
           if (status) fleet.track(status.workers.map((w) => w.pid));
           await bounded(host.stop({ repo: forge.repo, stop_workers: true }), 30_000);
           await bounded(host.close(), 10_000);
+          // A worker born by a tick that was running when the stop came is not among those the
+          // stop killed: every worker this fleet ever started is in the supervisor lane.
+          const born = await bounded(lane(fleet, "supervisor"), 5_000);
+          for (const r of born ?? []) if (r.event === "worker_born" && r.pid !== undefined) fleet.track([r.pid]);
+          for (const pgid of mine) {
+            const members = await processGroupMembers(pgid);
+            if (members && members.length > 0) leftovers += 1;
+          }
+          if (leftovers > 0) ctx.log(`  ${leftovers} worker process group(s) outlived project_stop {stop_workers: true}: killed`);
         } finally {
           for (const pgid of mine) {
             killGroup(pgid);

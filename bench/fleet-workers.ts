@@ -80,7 +80,7 @@ export function workersSection(spec: WorkersSpec = DEFAULT_WORKERS): Section {
       ctx.log(`  measuring ${spec.windowSeconds} s`);
       const pgids = new Set((await fleet.host.status({ repo, scope: "worker" })).workers.map((w) => w.pid).filter((p): p is number => p !== null));
 
-      // The window: nothing of the bench's own runs in it but a 50 ms memory sampler.
+      // The window: nothing of the bench's own runs in it but a 100 ms memory sampler.
       let peakRss = 0;
       let peakHeap = 0;
       const sample = (): void => {
@@ -95,10 +95,16 @@ export function workersSection(spec: WorkersSpec = DEFAULT_WORKERS): Section {
       const wall0 = Date.now();
       const perf0 = performance.now();
       const cpu0 = process.cpuUsage();
+      // The run-wide 20 ms sampler would bill its own memoryUsage() calls to the host: paused.
+      ctx.memory.stop();
       sample();
-      const sampler = setInterval(sample, 50);
-      await pause(spec.windowSeconds * 1000);
-      clearInterval(sampler);
+      const sampler = setInterval(sample, 100);
+      try {
+        await pause(spec.windowSeconds * 1000);
+      } finally {
+        clearInterval(sampler);
+        ctx.memory.start();
+      }
       sample();
       const cpu = process.cpuUsage(cpu0);
       const windowMs = performance.now() - perf0;
@@ -144,10 +150,11 @@ export function workersSection(spec: WorkersSpec = DEFAULT_WORKERS): Section {
         { key: "requests_per_tick", label: "REST requests per tick (forge accounting)", value: ticks.length ? round(acc.total / ticks.length, 1) : null },
         { key: "counted_per_tick", label: "rate-limit-counted requests per tick", value: ticks.length ? round(acc.counted / ticks.length, 1) : null },
         { key: "rss_before_mib", label: "RSS before project_start", value: mib(rssBefore), unit: "MiB" },
-        { key: "rss_peak_mib", label: "RSS peak in the window (50 ms samples)", value: mib(peakRss), unit: "MiB" },
+        { key: "rss_peak_mib", label: "RSS peak in the window (100 ms samples)", value: mib(peakRss), unit: "MiB" },
         { key: "heap_peak_mib", label: "heapUsed peak in the window", value: mib(peakHeap), unit: "MiB" },
         { key: "heap_end_mib", label: "heapUsed at the end of the window", value: mib(heapEnd), unit: "MiB" },
         { key: "stop_ms", label: "project_stop with stop_workers", value: round(stopMs, 0), unit: "ms" },
+        { key: "worker_groups_left", label: "worker process groups alive after the stop", value: fleet.leftovers(), goal: "0", ok: fleet.leftovers() === 0 },
       ];
       return {
         figures,

@@ -7,9 +7,8 @@
 //   node dist/bench/run.js --list           the section names
 //
 // Adding a figure: write a Section (bench/section.ts) returning figures and append it to
-// SECTIONS below. Planned next: "fleet" (host CPU/RSS with 20 live workers), "landing"
-// (overhead per issue, landings per minute). Everything stays on 127.0.0.1; each section
-// registers its own cleanup with ctx.defer / ctx.tempDir, which run even on failure.
+// SECTIONS below. Everything stays on 127.0.0.1; each section registers its own cleanup with
+// ctx.defer / ctx.tempDir, which run even on failure.
 import { mkdtemp, rm } from "node:fs/promises";
 import { cpus, loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
@@ -22,7 +21,7 @@ import { snapshotSection } from "./snapshot.js";
 import { workersSection } from "./fleet-workers.js";
 import { landingSection } from "./landing.js";
 
-const SECTIONS: Section[] = [snapshotSection(), rebuildSection, workersSection(), landingSection()];
+const SECTIONS: Section[] = [snapshotSection(), rebuildSection, workersSection(), landingSection("local"), landingSection("required")];
 
 const USAGE = `Usage: node dist/bench/run.js [--only NAME[,NAME]]... [--list]
 
