@@ -65,6 +65,9 @@ export interface TickReport {
   error: string | null;
 }
 
+/** The second look at a worker's CPU when the first sample could not say (see localFacts). */
+const BUSY_RESAMPLE_MS = 1_000;
+
 interface Pause {
   until: Date | null;
   reason: string;
@@ -393,16 +396,25 @@ export class Project {
           tracker = new BusyTracker();
           this.busy.set(claim.issue, tracker);
         }
-        const reading = await tracker.sample(run.handle.pid);
-        const decision = assessLiveness({
-          now: now.getTime(),
-          activityAt: activity,
-          startedAt: run.startedAt,
-          stallSeconds: cfg.stall.quiet_seconds * scale,
-          killSeconds: cfg.stall.kill_seconds * scale,
-          maxRuntimeSeconds: cfg.worker.max_runtime_seconds * scale,
-          busyDescendant: reading.busy === true,
-        });
+        let reading = await tracker.sample(run.handle.pid);
+        const assess = () =>
+          assessLiveness({
+            now: now.getTime(),
+            activityAt: activity,
+            startedAt: run.startedAt,
+            stallSeconds: cfg.stall.quiet_seconds * scale,
+            killSeconds: cfg.stall.kill_seconds * scale,
+            maxRuntimeSeconds: cfg.worker.max_runtime_seconds * scale,
+            busyDescendant: reading.busy === true,
+          });
+        let decision = assess();
+        if (decision.state === "kill" && decision.cause === "quiet" && reading.busy === "unknown") {
+          // A first sample cannot tell busy from idle (the tick cadence can be slower than the
+          // kill threshold): look again before ending a tree that may be compiling.
+          await new Promise((resolve) => setTimeout(resolve, BUSY_RESAMPLE_MS));
+          reading = await tracker.sample(run.handle.pid);
+          decision = assess();
+        }
         facts.liveness = decision.state === "kill" ? "kill" : decision.state === "busy" ? "busy" : decision.state === "stall_candidate" ? "stall_candidate" : "active";
         facts.idleSeconds = (now.getTime() - activity) / 1000;
         if (decision.state !== "active") {
@@ -560,6 +572,8 @@ export class Project {
   private async birthFor(issue: Snapshot["issues"][number], attempt: number, mode: BirthInput["mode"], claimSha: string): Promise<boolean> {
     const existing = this.workers.get(issue.number);
     if (existing && !existing.exitFacts) return true;
+    // A tick already acting when a stop arrived must not start a worker after stop killed the rest.
+    if (this.stopping) return false;
     const cfg = this.registration.config;
     try {
       await this.deps.lease.fence(issue.number, claimSha);

@@ -107,6 +107,8 @@ export async function birth(input: BirthInput, deps: RunDeps): Promise<WorkerRun
   });
   const scanner = new QuotaScanner({ quotaPatterns: deps.config.worker.quota_patterns, authPatterns: deps.config.worker.auth_patterns });
   let run: WorkerRun | null = null;
+  // A limit printed before the run object exists still marks the run (not a failed attempt).
+  let quotaSeen = false;
   const handle = await startWorker({
     command: input.command,
     cwd: prepared.path,
@@ -116,12 +118,14 @@ export async function birth(input: BirthInput, deps: RunDeps): Promise<WorkerRun
       deps.lanes.append("worker", { event: "output", msg: line, issue: n, attempt: input.attempt, data: { stream } });
       const detection = scanner.push(line, new Date());
       if (detection) {
+        quotaSeen = true;
         if (run) run.quota = true;
         deps.onQuota(n, detection);
       }
     },
   });
   run = new WorkerRun(n, input.attempt, prepared, handle, verdictPath);
+  run.quota = quotaSeen;
   deps.lanes.append("supervisor", {
     event: "worker_born",
     msg: `#${n}: worker started (attempt ${input.attempt}, tier ${prepared.tier}) in ${prepared.path}`,

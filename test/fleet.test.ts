@@ -27,13 +27,13 @@ const HUMAN = "ready-for-human";
 /** The escalation comment (board.ts renders it). */
 const ESCALATION = /<!-- afk:escalation -->|to a human/;
 
-/** Durations of the loop run at this fraction: 5 s pacing → 0.25 s, a 60 s stall → 3 s. */
+/** Durations of the loop run at this fraction: 10 s pacing → 0.5 s, a 60 s stall → 3 s. */
 const SCALE = 0.05;
 
-/** Config every scenario starts from: a local gate, brisk pacing. */
+/** Config every scenario starts from: a local gate, brisk pacing (a worker's exit wakes the loop at once). */
 const BASE_CONFIG = {
   gate: { ci: "local", local_command: "true" },
-  pacing: { busy_seconds: 5, idle_seconds: 5, long_idle_seconds: 5 },
+  pacing: { busy_seconds: 10, idle_seconds: 10, long_idle_seconds: 10 },
 };
 
 interface IssueSpec {
@@ -74,12 +74,11 @@ function shutdown(s: Scenario): Promise<void> {
 }
 
 async function dispose(s: Scenario): Promise<void> {
+  // FLEET_DEBUG=1: the scenario's supervisor and liveness lanes on stderr, for a failure's story.
   if (process.env.FLEET_DEBUG) {
-    for (const r of await lane(s, "supervisor").catch(() => [])) console.error(`${r.ts} ${r.level} ${r.event}: ${r.msg}`);
-    const t = (await lane(s, "monitor").catch(() => [])).map((r) => Date.parse(r.ts));
-    const gaps = t.slice(1).map((x, i) => x - t[i]!);
-    console.error(`TICKS ${s.issues.length} issues: ${t.length} ticks, gaps ms ${gaps.join(",")}`);
-    for (const r of await lane(s, "liveness").catch(() => [])) console.error(`${r.ts} LIVENESS ${r.event}: ${r.msg}`);
+    for (const name of ["supervisor", "liveness"] as const) {
+      for (const r of await lane(s, name).catch(() => [])) console.error(`${r.ts} ${name} ${r.event}: ${r.msg}`);
+    }
   }
   await s.host.stop({ repo: REPO, stop_workers: true }).catch(() => undefined);
   await s.host.close().catch(() => undefined);
@@ -225,28 +224,39 @@ function worktreeOf(s: Scenario, n: number): string {
 
 // ---- processes ----------------------------------------------------------------------------------
 
-/** Live (non-zombie) processes of a process group. */
-async function groupMembers(pgid: number): Promise<number[]> {
+// Pids are reused quickly on a busy machine (pid_max may be 32768): a process counts as one of
+// a scenario's workers only if it carries that scenario's plan directory in its environment
+// (every worker and its children inherit AFK_USER_PLAN).
+
+async function ours(pid: number, planDir: string): Promise<boolean> {
+  const environ = await readFile(`/proc/${pid}/environ`, "utf8").catch(() => "");
+  return environ.split("\0").includes(`AFK_USER_PLAN=${planDir}`);
+}
+
+/** Live (non-zombie) processes of a scenario's process group. */
+async function groupMembers(s: Scenario, pgid: number): Promise<number[]> {
   const table = await readProcTable();
   assert.ok(table, "these tests read /proc");
-  return table.filter((p) => p.pgrp === pgid && p.state !== "Z" && p.state !== "X").map((p) => p.pid);
+  const members = table.filter((p) => p.pgrp === pgid && p.state !== "Z" && p.state !== "X").map((p) => p.pid);
+  const mine: number[] = [];
+  for (const pid of members) if (await ours(pid, s.planDir)) mine.push(pid);
+  return mine;
 }
 
-async function alive(pid: number): Promise<boolean> {
+async function alive(s: Scenario, pid: number): Promise<boolean> {
   const table = await readProcTable();
-  return (table ?? []).some((p) => p.pid === pid && p.state !== "Z" && p.state !== "X");
+  return (table ?? []).some((p) => p.pid === pid && p.state !== "Z" && p.state !== "X") && (await ours(pid, s.planDir));
 }
 
-/** Safety net: ends the process groups of workers this file started (their pids are recorded). */
+/** Safety net: ends the process groups of this scenario's workers that are somehow still alive. */
 async function killRecordedGroups(planDir: string): Promise<void> {
   const names = await readdir(planDir).catch(() => [] as string[]);
   for (const name of names.filter((f) => f.endsWith(".pid"))) {
     const pid = Number((await readFile(join(planDir, name), "utf8")).trim());
-    const table = (await readProcTable()) ?? [];
-    const me = table.find((p) => p.pid === pid);
-    if (!me) continue;
+    const entry = ((await readProcTable()) ?? []).find((p) => p.pid === pid);
+    if (!entry || !(await ours(pid, planDir))) continue;
     try {
-      process.kill(-me.pgrp, "SIGKILL");
+      process.kill(-entry.pgrp, "SIGKILL");
     } catch {
       // already gone
     }
@@ -258,7 +268,7 @@ async function killRecordedGroups(planDir: string): Promise<void> {
 const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 
 /** Polls `probe` until it returns something truthy; the timeout is a guard, not an assertion on time. */
-async function until<T>(s: Scenario, what: string, probe: () => Promise<T | null | undefined | false>, timeoutMs = 90_000): Promise<T> {
+async function until<T>(s: Scenario, what: string, probe: () => Promise<T | null | undefined | false>, timeoutMs = 120_000): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const value = await probe();
@@ -286,7 +296,7 @@ async function unexpectedErrors(s: Scenario, allowed: string[] = []): Promise<st
 // ---- the scenarios ------------------------------------------------------------------------------
 
 describe("the fleet on a local forge, through MCP, with scripted workers", { concurrency: true }, () => {
-  it("lands a worker's commits, and survives hostile issue text", { timeout: 170_000 }, async (t) => {
+  it("lands a worker's commits, and survives hostile issue text", { timeout: 240_000 }, async (t) => {
     const marker = `/tmp/pwned-${process.pid}-${Date.now().toString(36)}`;
     const shell = `$(touch ${marker}) \`touch ${marker}\`; touch ${marker} && echo "$HOME" '|' > /dev/null`;
     const huge = `# Huge\n\n$(touch ${marker})\n` + "All work and no play. ".repeat(5_000);
@@ -299,7 +309,9 @@ describe("the fleet on a local forge, through MCP, with scripted workers", { con
     ]);
     assert.ok(Buffer.byteLength(huge) > 100_000);
     const [normal, shelly, uni, big] = s.issues as [number, number, number, number];
-    const started = await start(s, { auto_merge: true });
+    // A real gate: it fails unless it runs in a checkout that holds the worker's file.
+    const gate = { ci: "local", local_command: "test -f README.md && ls issue-*.txt >/dev/null" };
+    const started = await start(s, { auto_merge: true, config: { gate } });
     assert.equal(started.registration.merges, "authorized");
 
     for (const n of s.issues) {
@@ -323,6 +335,8 @@ describe("the fleet on a local forge, through MCP, with scripted workers", { con
     }
     assert.equal((await pullFor(s, big)) ?? null, null, "already-satisfied opens no PR");
     assert.equal(existsSync(worktreeOf(s, big)), false);
+    // The worker's output went to its lane.
+    assert.ok((await lane(s, "worker", normal)).some((r) => r.msg === `working on #${normal} (attempt 1)`));
 
     // Workers get no token: neither by value nor by name.
     for (const n of s.issues) {
@@ -362,7 +376,7 @@ describe("the fleet on a local forge, through MCP, with scripted workers", { con
     assert.deepEqual(s.forge.violations(), []);
   });
 
-  it("honours verdicts: already-satisfied closes, giving-up retries then escalates, blocked escalates the gap", { timeout: 170_000 }, async (t) => {
+  it("honours verdicts: already-satisfied closes, giving-up retries then escalates, blocked escalates the gap", { timeout: 240_000 }, async (t) => {
     const s = await scenario(t, [
       { title: "Already there", plan: "satisfied" },
       { title: "Too hard", plan: "giving-up" },
@@ -377,7 +391,7 @@ describe("the fleet on a local forge, through MCP, with scripted workers", { con
     // While the second attempt works, GitHub shows the retry on the issue itself.
     await until(s, `#${hard}'s second attempt`, async () => existsSync(join(s.planDir, `${hard}.2.pid`)));
     assert.deepEqual(labelsOf(await issue(s, hard)), ["afk-attempt/1", READY]);
-    assert.deepEqual(await claims(s).then((c) => c.includes(hard)), true, "the claim is kept across the retry");
+    assert.ok((await claims(s)).includes(hard), "the claim is kept across the retry");
     await writeFile(join(s.planDir, `${hard}.2.go`), "");
 
     await until(s, `#${done} closed`, async () => (await issue(s, done)).state === "closed");
@@ -425,7 +439,7 @@ describe("the fleet on a local forge, through MCP, with scripted workers", { con
     assert.deepEqual(s.forge.violations(), []);
   });
 
-  it("kills a quietly hung worker at the kill threshold, but not a quiet one whose child is busy", { timeout: 170_000 }, async (t) => {
+  it("kills a quietly hung worker at the kill threshold, but not a quiet one whose child is busy", { timeout: 240_000 }, async (t) => {
     const s = await scenario(t, [
       { title: "Hangs", plan: "hang" },
       { title: "Builds for a long time", plan: "busy" },
@@ -444,11 +458,11 @@ describe("the fleet on a local forge, through MCP, with scripted workers", { con
     // Quiet but short of the threshold, it was at most reported (how often depends on the tick rate).
     for (const r of liveness.filter((r) => quietFor(r) < killSeconds)) assert.equal(r.event, "stall_candidate");
     const pgid = killed.pid!;
-    const exit = await until(s, `#${hung}'s exit`, async () => (await events(s, "worker_exited", hung))[0]);
+    const exit = await until(s, `#${hung}'s exit`, async () => (await events(s, "worker_exited", hung)).find((r) => r.ts >= killed.ts));
     assert.equal(exit.data.kill_reason, "quiet past the kill threshold with no busy child");
-    assert.deepEqual(await groupMembers(pgid), [], "the worker's process group is gone");
+    assert.deepEqual(await groupMembers(s, pgid), [], "the worker's process group is gone");
     const child = Number(await readFile(join(s.planDir, `${hung}.1.child`), "utf8"));
-    assert.equal(await alive(child), false, "its child too");
+    assert.equal(await alive(s, child), false, "its child too");
 
     // The busy one: seen busy while quiet past the kill threshold, and left alone.
     const seen = await until(s, `#${busy} busy past the kill threshold`, async () =>
@@ -469,7 +483,30 @@ describe("the fleet on a local forge, through MCP, with scripted workers", { con
     assert.deepEqual(s.forge.violations(), []);
   });
 
-  it("trips the circuit breaker on fast deaths, sweeps the issues back, and resumes on project_reset", { timeout: 170_000 }, async (t) => {
+  it("looks twice before killing: a busy worker first seen past the kill threshold lives", { timeout: 240_000 }, async (t) => {
+    const s = await scenario(t, [{ title: "Compiles quietly", plan: "busy" }]);
+    const [n] = s.issues as [number];
+    // Ticks every 15 s (300 s paced, scaled), a kill after 6 s quiet: the first look at the
+    // worker comes long after the threshold, with no earlier CPU sample to compare.
+    const killSeconds = 120 * SCALE;
+    await start(s, {
+      config: { stall: { quiet_seconds: 60, kill_seconds: 120 }, pacing: { busy_seconds: 300, idle_seconds: 300, long_idle_seconds: 300 } },
+    });
+    const first = await until(s, "the first look at the worker", async () => (await lane(s, "liveness", n))[0]);
+    assert.equal(first.event, "busy", first.msg);
+    assert.ok(Number(/after (\d+)s quiet/.exec(first.msg)?.[1]) > killSeconds, first.msg);
+    await writeFile(join(s.planDir, `${n}.1.go`), "");
+    await until(s, `#${n}'s PR`, async () => pullFor(s, n));
+    assert.deepEqual(
+      (await lane(s, "liveness", n)).filter((r) => r.event === "kill" || r.event === "killed"),
+      [],
+    );
+    assert.equal((await events(s, "worker_exited", n))[0]!.data.kill_reason, null);
+    assert.deepEqual(await unexpectedErrors(s), []);
+    assert.deepEqual(s.forge.violations(), []);
+  });
+
+  it("trips the circuit breaker on fast deaths, sweeps the issues back, and resumes on project_reset", { timeout: 240_000 }, async (t) => {
     const s = await scenario(t, [
       { title: "One", plan: "die" },
       { title: "Two", plan: "die" },
@@ -509,7 +546,7 @@ describe("the fleet on a local forge, through MCP, with scripted workers", { con
     assert.deepEqual(s.forge.violations(), []);
   });
 
-  it("pauses births fleet-wide on a usage limit, spends no attempt and keeps the claim", { timeout: 170_000 }, async (t) => {
+  it("pauses births fleet-wide on a usage limit, spends no attempt and keeps the claim", { timeout: 240_000 }, async (t) => {
     const s = await scenario(t, [
       { title: "Hits the limit", plan: "quota" },
       { title: "Would be next", plan: "commit" },
@@ -551,7 +588,7 @@ describe("the fleet on a local forge, through MCP, with scripted workers", { con
     assert.deepEqual(s.forge.violations(), []);
   });
 
-  it("continues a crashed host's committed work in the same worktree", { timeout: 170_000 }, async (t) => {
+  it("continues a crashed host's committed work in the same worktree", { timeout: 240_000 }, async (t) => {
     const s = await scenario(t, [{ title: "Two steps", plan: "two-step" }], { instance: "crashy" });
     const [n] = s.issues as [number];
     // Stop the host the MCP test client drives: the first run is a separate process we kill.
@@ -559,13 +596,14 @@ describe("the fleet on a local forge, through MCP, with scripted workers", { con
     const host = spawnHost(s.env, "crashy", { repo: REPO, worker_command: `sh ${WORKER}`, target: 1, config });
     await until(s, "the first commit", async () => existsSync(join(s.planDir, `${n}.step1`)));
     const firstPid = Number(await readFile(join(s.planDir, `${n}.1.pid`), "utf8"));
+    assert.ok(await ours(firstPid, s.planDir), "the first worker is running");
     const firstGroup = ((await readProcTable()) ?? []).find((p) => p.pid === firstPid)!.pgrp;
 
     // The crash: the host dies at once (SIGKILL, nothing released), then its worker's group.
     host.kill("SIGKILL");
     await new Promise((r) => host.once("exit", r));
     process.kill(-firstGroup, "SIGKILL");
-    await until(s, "the first worker gone", async () => (await groupMembers(firstGroup)).length === 0);
+    await until(s, "the first worker gone", async () => (await groupMembers(s, firstGroup)).length === 0);
     assert.deepEqual(await claims(s), [n], "the crashed host's claim is still there");
     assert.deepEqual(await heartbeats(s), ["crashy"]);
 
@@ -584,18 +622,19 @@ describe("the fleet on a local forge, through MCP, with scripted workers", { con
     assert.deepEqual(s.forge.violations(), []);
   });
 
-  it("project_stop drains: releases claims without a PR, keeps the one with a PR", { timeout: 170_000 }, async (t) => {
+  it("project_stop drains: releases claims without a PR, keeps those with one, lets running workers finish", { timeout: 240_000 }, async (t) => {
     const s = await scenario(t, [
       { title: "Gets a PR", plan: "commit" },
+      { title: "Finishes while the fleet stops", plan: "await commit" },
       { title: "Still coding", plan: "hang" },
     ]);
-    const [withPr, coding] = s.issues as [number, number];
+    const [withPr, finishing, coding] = s.issues as [number, number, number];
     await start(s, { config: { stall: { quiet_seconds: 3600, kill_seconds: 7200 }, worker: { max_runtime_seconds: 86_400 } } });
 
     await until(s, `#${withPr}'s PR`, async () => pullFor(s, withPr));
-    const before = await until(s, "the plan with both claims", async () => {
+    const before = await until(s, "the plan with three claims, one held for merge", async () => {
       const st = await call(s.client, "status", { repo: REPO, scope: "project" });
-      return st.plan.mine.length === 2 && /merges held for/.test(st.last_tick ?? "") ? st : null;
+      return st.plan.mine.length === 3 && /merges held for/.test(st.last_tick ?? "") ? st : null;
     });
     assert.equal(before.registration.merges, "held");
     assert.match(before.last_tick, new RegExp(`merges held for #${withPr}$`));
@@ -603,33 +642,95 @@ describe("the fleet on a local forge, through MCP, with scripted workers", { con
       before.plan.mine.map((m: Json) => [m.issue, m.status, m.pr !== null]),
       [
         [withPr, "awaiting_merge", true],
+        [finishing, "no_pr", false],
         [coding, "no_pr", false],
       ],
     );
-    const workers = await call(s.client, "status", { repo: REPO, scope: "worker" });
-    const running = workers.workers.find((w: Json) => w.issue === coding);
-    assert.equal(running?.state, "running");
-    assert.deepEqual(await claims(s), [withPr, coding]);
+    const workers = await until(s, "two running workers", async () => {
+      const st = await call(s.client, "status", { repo: REPO, scope: "worker" });
+      return st.workers.filter((w: Json) => w.state === "running").length === 2 ? st.workers : null;
+    });
+    const pidOf = (n: number) => workers.find((w: Json) => w.issue === n).pid as number;
 
+    // A plain stop drains: nothing new starts, the running workers may finish.
+    const draining = await call(s.client, "project_stop", { repo: REPO });
+    assert.match(draining.message, /^stopping: released 0 claim\(s\) without a PR; 1 claim\(s\) with a PR kept; 2 worker\(s\) still running/);
+    const mid = await call(s.client, "status", { repo: REPO, scope: "worker" });
+    assert.notEqual(mid.registration, null, "still registered while it drains");
+    assert.deepEqual(mid.births, { paused: true, reason: "stopping", until: null });
+    const again = await s.client.callTool({ name: "project_start", arguments: { repo: REPO, worker_command: `sh ${WORKER}`, config: BASE_CONFIG } });
+    assert.equal(again.isError, true, "no second project beside a draining one");
+    assert.match((again.content as { text: string }[])[0]!.text, /still stopping/);
+
+    // One finishes on its own: its commits still become a PR, and that claim is kept.
+    await writeFile(join(s.planDir, `${finishing}.1.go`), "");
+    await until(s, `#${finishing}'s PR while draining`, async () => pullFor(s, finishing));
+    assert.deepEqual(await claims(s), [withPr, finishing, coding]);
+
+    // The other never would: stop_workers ends it, and its claim (no PR) is released.
     const stopped = await call(s.client, "project_stop", { repo: REPO, stop_workers: true });
-    assert.match(stopped.message, /released 1 claim\(s\) without a PR; 1 claim\(s\) with a PR kept/);
-    assert.deepEqual(await claims(s), [withPr]);
-    assert.deepEqual(await groupMembers(running.pid), [], "the running worker was stopped");
+    assert.match(stopped.message, /^stopped: released 1 claim\(s\) without a PR; 2 claim\(s\) with a PR kept$/);
+    assert.deepEqual(await claims(s), [withPr, finishing]);
+    assert.deepEqual(await groupMembers(s, pidOf(coding)), [], "the running worker was stopped");
+    assert.deepEqual(await groupMembers(s, pidOf(finishing)), []);
 
     const after = await call(s.client, "status", { repo: REPO, scope: "project" });
     assert.equal(after.registration, null);
     // (Now planned with the repository's own config, whose gate waits for CI.)
     assert.deepEqual(
-      after.plan.mine.map((m: Json) => [m.issue, m.pr]),
-      [[withPr, before.plan.mine[0].pr]],
+      after.plan.mine.map((m: Json) => [m.issue, m.pr !== null]),
+      [
+        [withPr, true],
+        [finishing, true],
+      ],
     );
     assert.deepEqual(
       after.plan.dispatch.map((d: Json) => d.number),
       [coding],
       "the released issue is back on the frontier",
     );
-    assert.equal((await pullFor(s, withPr)).state, "open", "the PR stays for a later run or a peer");
-    assert.deepEqual(await heartbeats(s), [s.host.instance], "a claim is still held: the lease stays");
+    for (const n of [withPr, finishing]) assert.equal((await pullFor(s, n)).state, "open", "PRs stay for a later run or a peer");
+    assert.deepEqual(await heartbeats(s), [s.host.instance], "claims are still held: the lease stays");
+    const log = (await lane(s, "supervisor")).map((r) => r.event);
+    assert.ok(log.includes("draining") && log.at(-1) === "stopped", log.join(","));
+
+    assert.deepEqual(await unexpectedErrors(s), []);
+    assert.deepEqual(s.forge.violations(), []);
+  });
+
+  it("ends its worker when another instance takes the claim over (one worker per issue)", { timeout: 240_000 }, async (t) => {
+    const s = await scenario(t, [{ title: "Long job", plan: "hang" }], { instance: "first" });
+    const [n] = s.issues as [number];
+    await start(s, { config: { stall: { quiet_seconds: 3600, kill_seconds: 7200 }, worker: { max_runtime_seconds: 86_400 } } });
+    const pid = await until(s, "the worker", async () => {
+      const st = await call(s.client, "status", { repo: REPO, scope: "worker" });
+      return st.workers.find((w: Json) => w.issue === n && w.state === "running")?.pid as number | undefined;
+    });
+
+    // A second host (another state directory, as on another machine) takes the claim on a human's word.
+    const peerState = await tempDir("afk-state-peer-");
+    const peer = await connectHost({ ...s.env, AFK_STATE_DIR: peerState }, "second");
+    t.after(async () => {
+      await peer.client.close();
+      await peer.host.close();
+      await rm(peerState, { recursive: true, force: true });
+    });
+    const refused = await call(peer.client, "takeover", { repo: REPO, instance: "first" });
+    assert.equal(refused.action, "confirm", "a live lease is not taken without confirm");
+    const taken = await call(peer.client, "takeover", { repo: REPO, instance: "first", confirm: true });
+    assert.deepEqual(
+      taken.taken.map((c: Json) => c.issue),
+      [n],
+    );
+
+    await until(s, "the first host to notice", async () => (await events(s, "claim_lost", n))[0]);
+    await until(s, "its worker gone", async () => (await groupMembers(s, pid)).length === 0);
+    const listed = await call(peer.client, "takeover", { repo: REPO, list: true });
+    assert.deepEqual(listed.instances.find((r: Json) => r.instance === "second").claims, [n]);
+    assert.deepEqual(listed.instances.find((r: Json) => r.instance === "first")?.claims ?? [], []);
+    assert.equal((await pullFor(s, n)) ?? null, null, "the first host pushed nothing");
+    await ticks(s, 2);
+    assert.equal((await events(s, "worker_born", n)).length, 1, "and started nothing more for it");
 
     assert.deepEqual(await unexpectedErrors(s), []);
     assert.deepEqual(s.forge.violations(), []);

@@ -63,9 +63,12 @@ case $behaviour in
     wait
     ;;
   busy)
-    # Quiet, but a child burns CPU (a long compile or test run) until the test creates
-    # <issue>.<attempt>.go in the plan directory; then it commits.
-    node -e "const fs = require('fs'); while (!fs.existsSync(process.argv[1])) {}" "$plan/$n.$a.go"
+    # Quiet, but a child keeps half a core busy (a long compile or test run) until the test
+    # creates <issue>.<attempt>.go in the plan directory; then it commits.
+    node -e "
+      const fs = require('fs');
+      const burn = () => { const end = Date.now() + 50; while (Date.now() < end) {} if (!fs.existsSync(process.argv[1])) setTimeout(burn, 50); };
+      burn();" "$plan/$n.$a.go"
     commit "issue-$n.txt" "built $n" "fix #$n after a long build"
     ;;
   die)
