@@ -85,6 +85,8 @@ export class Project {
   /** Issues whose verdict marker this host already posted. */
   private readonly verdictPosted = new Set<string>();
   private readonly breaker: CircuitBreaker;
+  /** The issue whose PR was synced with the base and whose CI runs: it lands next. */
+  private landingSlot: number | null = null;
   private trip: CircuitTrip | null = null;
   /**
    * Issues of a trip still to be put back. The sweep runs inside a tick, on that tick's fresh
@@ -389,7 +391,13 @@ export class Project {
       let verdict: Verdict | null = null;
       if (run && !run.exitFacts) {
         facts.worker = "running";
-        const progress = await this.deps.workRepo.progress(claim.issue, this.registration.base).catch(() => null);
+        // Output is the cheapest sign of life: while it is recent, the worktree scan (git
+        // processes and a file walk per worker per tick) cannot change the verdict, so skip it.
+        const quietMs = now.getTime() - run.handle.lastOutputAt();
+        const progress =
+          quietMs < (cfg.stall.quiet_seconds * scale * 1000) / 2
+            ? null
+            : await this.deps.workRepo.progress(claim.issue, this.registration.base).catch(() => null);
         const activity = activityAt(run.handle.lastOutputAt(), progress?.worktreeMtime ?? null, progress?.lastCommitAt ?? null) ?? run.startedAt;
         let tracker = this.busy.get(claim.issue);
         if (!tracker) {
@@ -489,8 +497,18 @@ export class Project {
         report.merges_held.push(action.issue);
         return;
       case "land": {
+        // One landing slot (required CI): once a PR was synced with the base and waits for its
+        // CI, other green PRs wait too, and after a landing the rest wait for the next tick. Syncing
+        // every waiting PR after each landing would restart CI on all of them for nothing.
+        const slot = this.landingSlot;
+        const slotBusy = slot !== null && slot !== action.issue && set.mine.some((m) => m.issue === slot && m.issueOpen && m.status !== "failure");
+        // A local gate syncs and gates inside the landing, so several may land in one tick.
+        if (slotBusy || (report.merged.length > 0 && cfg.gate.ci === "required")) return;
+        if (slot !== null && !slotBusy) this.landingSlot = null;
         const issue = issues.get(action.issue);
         const outcome = await this.landing.land({ issue: action.issue, title: issue?.title ?? `#${action.issue}`, claimSha: action.sha, pr: action.pr, head: action.head });
+        if (outcome.outcome === "synced") this.landingSlot = action.issue;
+        else if (this.landingSlot === action.issue && outcome.outcome !== "busy" && outcome.outcome !== "retry_later") this.landingSlot = null;
         await this.afterLanding(action, outcome, set, report);
         return;
       }

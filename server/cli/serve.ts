@@ -39,8 +39,8 @@ Options:
       transport.onclose = () => resolve();
       process.stdin.on("end", () => resolve());
     });
-    // The session that registered the projects is gone: drain them (claims with a PR are
-    // kept; a later session continues the rest from GitHub).
+    // The session that registered the projects is gone: stop them and their workers (claims
+    // with a PR are kept; committed work stays on its branch for a later session to continue).
     await host.close();
     await server.close();
     return 0;
