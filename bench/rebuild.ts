@@ -4,6 +4,7 @@
 import { pathToFileURL } from "node:url";
 import { rebuild, type RebuildConfig } from "../server/state/rebuild.js";
 import type { Snapshot, SnapshotIssue, SnapshotPull, ClaimRef, Heartbeat } from "../server/state/snapshot.js";
+import { mulberry32 as prng } from "../server/gh/localforge/prng.js";
 
 export interface RebuildBench {
   issues: number;
@@ -38,18 +39,6 @@ const CONFIG: RebuildConfig = {
   gate: { ci: "required" },
   lease: { ttl_seconds: 4500, heartbeat_seconds: 600 },
 };
-
-/** A small deterministic PRNG (mulberry32). */
-function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 /** A backlog shaped like a real one: mostly ready issues, some epics, chains of blockers, PRs, claims. */
 export function generateSnapshot(issueCount: number, seed = 1): Snapshot {

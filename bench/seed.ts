@@ -9,6 +9,7 @@ import type { RunningForge, Seed, SeedIssue } from "../server/gh/localforge/inde
 import { formatClaimMessage, formatHeartbeatMessage } from "../server/state/snapshot.js";
 import { fleetBranchName } from "../server/state/markers.js";
 import { api, authedGitUrl, git, repoPath } from "../test/support/forge-fixtures.js";
+import { mulberry32 as prng } from "../server/gh/localforge/prng.js";
 
 export interface BacklogSpec {
   issues: number;
@@ -45,18 +46,6 @@ export interface SeededBacklog {
   check_runs: number;
   statuses: number;
   seed_ms: number;
-}
-
-/** A small deterministic PRNG (mulberry32), so every run seeds the same backlog. */
-function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
 }
 
 const PROSE = "Implement the behaviour described here, with tests, and keep the public API unchanged. ".repeat(6);

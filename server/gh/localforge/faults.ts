@@ -2,6 +2,7 @@
 // rate limits and latency on chosen routes (seeded, so a failing run can be replayed), and
 // one-shot faults that arm the next merge ("answer 405", "the base moves first").
 import { HttpError } from "./http-errors.js";
+import { mulberry32 } from "./prng.js";
 
 export interface FaultSpec {
   /** "METHOD /template" exactly, or a substring of it or of the request path; absent: every route. */
@@ -17,18 +18,6 @@ export interface FaultSpec {
 
 export type OnceKind = "merge_405" | "base_moves_before_merge";
 export const ONCE_KINDS: readonly OnceKind[] = ["merge_405", "base_moves_before_merge"];
-
-/** mulberry32: tiny, fast, good enough to decide "fail this request?". */
-function mulberry32(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 export class Faults {
   private specs: FaultSpec[] = [];
