@@ -77,6 +77,8 @@ export class Project {
   readonly registration: Registration;
   private readonly workers = new Map<number, WorkerRun>();
   private readonly kills = new Map<number, number>();
+  private readonly redispatches = new Map<number, number>();
+  private readonly livenessState = new Map<number, string>();
   private readonly busy = new Map<number, BusyTracker>();
   /** Evidence of the last failure per issue, for the next attempt's brief. */
   private readonly lastFailure = new Map<number, BriefFailure>();
@@ -387,7 +389,7 @@ export class Project {
     const scale = this.deps.timeScale;
     for (const claim of set.mine) {
       const run = this.workers.get(claim.issue);
-      const facts: LocalClaim = { worker: "none", kills: this.kills.get(claim.issue) ?? 0 };
+      const facts: LocalClaim = { worker: "none", kills: this.kills.get(claim.issue) ?? 0, redispatches: this.redispatches.get(claim.issue) ?? 0 };
       let verdict: Verdict | null = null;
       if (run && !run.exitFacts) {
         facts.worker = "running";
@@ -425,7 +427,11 @@ export class Project {
         }
         facts.liveness = decision.state === "kill" ? "kill" : decision.state === "busy" ? "busy" : decision.state === "stall_candidate" ? "stall_candidate" : "active";
         facts.idleSeconds = (now.getTime() - activity) / 1000;
-        if (decision.state !== "active") {
+        // One record per change of state, not one per tick: a worker quiet for an hour would
+        // otherwise fill the lane with the same line.
+        const previous = this.livenessState.get(claim.issue);
+        this.livenessState.set(claim.issue, decision.state);
+        if (decision.state !== "active" && decision.state !== previous) {
           this.deps.lanes.append("liveness", { event: decision.state, msg: `#${claim.issue}: ${decision.state} after ${Math.round(decision.quietSeconds)}s quiet${decision.cause ? ` (${decision.cause})` : ""}${reading.busy ? `; ${reading.why}` : ""}`, issue: claim.issue, pid: run.handle.pid });
         }
       } else if (run?.exitFacts) {
@@ -538,6 +544,7 @@ export class Project {
         await this.deps.lease.release(action.issue, action.sha);
         await this.deps.workRepo.remove(action.issue, { deleteBranch: true }).catch(() => undefined);
         this.forget(action.issue);
+        await this.clearRunnerError(action.issue);
         report.closed.push(action.issue);
         this.log("info", "closed_done", `#${action.issue}: closed as already satisfied`, action.issue);
         return;
@@ -546,6 +553,7 @@ export class Project {
       case "recover": {
         const issue = issues.get(action.issue);
         if (!issue) return;
+        if (action.kind === "redispatch") this.redispatches.set(action.issue, (this.redispatches.get(action.issue) ?? 0) + 1);
         await this.birthFor(issue, this.attemptOf(issue) + 1, "continue", action.sha);
         return;
       }
@@ -819,6 +827,7 @@ export class Project {
         await this.board.terminal(n, "merged", set.mine.find((m) => m.issue === n)?.attempt ?? 0, this.registration.config.retry + 1, { pr: action.pr });
         await this.deps.lease.release(n, action.sha);
         if (this.registration.config.worktree.cleanup) await this.deps.workRepo.remove(n, { deleteBranch: true }).catch(() => undefined);
+        await this.clearRunnerError(n);
         this.forget(n);
         report.merged.push(n);
         this.log("info", "merged", `#${n}: landed PR #${action.pr} as ${outcome.mergeSha?.slice(0, 12) ?? "?"}`, n, { ...outcome });
@@ -875,9 +884,20 @@ export class Project {
     }
   }
 
+  /** A breaker sweep's runner-error label is stale once the issue got done after all. */
+  private async clearRunnerError(n: number): Promise<void> {
+    const label = this.registration.config.labels.runner_error;
+    const labels = this.lastIssues.get(n)?.labels ?? [];
+    if (labels.some((l) => l.toLowerCase() === label.toLowerCase())) {
+      await this.deps.conn.forge.removeLabel(n, label).catch(() => undefined);
+    }
+  }
+
   private forget(n: number): void {
     this.workers.delete(n);
     this.kills.delete(n);
+    this.redispatches.delete(n);
+    this.livenessState.delete(n);
     this.busy.delete(n);
     this.lastFailure.delete(n);
   }

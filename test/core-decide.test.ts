@@ -58,6 +58,11 @@ const finished = (killed: boolean): LocalClaim => ({ worker: "exited", outcome: 
 const rows: { name: string; in: DecideInput; kinds: string[] }[] = [
   { name: "blocked by an open issue nobody linked: escalate the gap", in: input([claim(1)], { 1: blocked([7], [7]) }), kinds: ["escalate"] },
   { name: "blocked, every named blocker closed now: dispatch again on the same claim", in: input([claim(1)], { 1: blocked([7], []) }), kinds: ["redispatch"] },
+  {
+    name: "blocked again after two free re-dispatches: escalate instead of looping",
+    in: input([claim(1)], { 1: { ...blocked([7], []), redispatches: 2 } }),
+    kinds: ["escalate"],
+  },
   { name: "blocked on nothing anyone can name: escalate, never an endless redispatch", in: input([claim(1)], { 1: blocked([], []) }), kinds: ["escalate"] },
   { name: "stopping, a worker that finished on its own: its commits become a PR", in: input([claim(1)], { 1: finished(false) }, { stopping: true }), kinds: ["open_pr"] },
   { name: "stopping, a killed worker's commits: release, never proposed", in: input([claim(1)], { 1: finished(true) }, { stopping: true }), kinds: ["release"] },

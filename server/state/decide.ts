@@ -29,6 +29,8 @@ export interface LocalClaim {
   outcome?: "commits" | "verdict" | "nothing";
   /** Times this host killed the claim's workers for hanging. */
   kills?: number;
+  /** Times this host dispatched the claim again after a blocked verdict whose blockers had closed. */
+  redispatches?: number;
   /** For an exited worker: the fleet ended it (a stall, a stop), so its commits may be half-done. */
   killed?: boolean;
 }
@@ -47,6 +49,8 @@ export interface DecideInput {
   /** Draining: release what has no PR, start nothing. */
   stopping: boolean;
   idleGraceSeconds: number;
+  /** Free re-dispatches after "blocked" before a claim that keeps saying so is escalated. */
+  maxRedispatches?: number;
   /** Kills of a hanging worker before the claim counts as a failed attempt. */
   maxKills?: number;
 }
@@ -187,6 +191,19 @@ export function decide(input: DecideInput): Decision {
             sha: claim.sha,
             pr: null,
             why: "blocked, but neither the worker nor the issue's links name what it waits for: a gap in the dependency graph",
+            evidence: verdict ? { kind: "verdict", verdict: verdict.kind, reason: verdict.reason } : null,
+          });
+          break;
+        }
+        if ((local.redispatches ?? 0) >= (input.maxRedispatches ?? 2)) {
+          // Its blockers closed and it still says "blocked": a redispatch is free, so without a
+          // bound it would loop forever. A human has to find what it really waits for.
+          actions.push({
+            kind: "escalate",
+            issue: claim.issue,
+            sha: claim.sha,
+            pr: null,
+            why: `still blocked after ${local.redispatches ?? 0} re-dispatch(es) once its blockers closed: a gap in the dependency graph`,
             evidence: verdict ? { kind: "verdict", verdict: verdict.kind, reason: verdict.reason } : null,
           });
           break;

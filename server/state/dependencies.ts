@@ -43,16 +43,21 @@ export function isOpenNumber(n: number, sets: OpenSets): boolean {
 export function analyzeDependencies(
   issues: readonly SnapshotIssue[],
   sets: OpenSets,
-  factsOf: (issue: SnapshotIssue) => Pick<IssueFacts, "blockers" | "openLinks">,
+  factsOf: (issue: SnapshotIssue, index: number) => Pick<IssueFacts, "blockers" | "openLinks">,
 ): DependencyAnalysis {
   const openBlockers = new Map<number, number[]>();
-  for (const issue of issues) {
-    const { blockers: named, openLinks } = factsOf(issue);
+  for (let i = 0; i < issues.length; i++) {
+    const issue = issues[i]!;
+    const { blockers: named, openLinks } = factsOf(issue, i);
     if (named.length === 0) continue;
-    const open = named.filter(
-      (n) => isOpenNumber(n, sets) || (openLinks.length > 0 && openLinks.includes(n) && !sets.knownClosed.has(n)),
-    );
-    if (open.length > 0) {
+    let open: number[] | null = null;
+    for (let j = 0; j < named.length; j++) {
+      const n = named[j]!;
+      if (isOpenNumber(n, sets) || (openLinks.length > 0 && openLinks.includes(n) && !sets.knownClosed.has(n))) {
+        (open ??= []).push(n);
+      }
+    }
+    if (open !== null) {
       openBlockers.set(issue.number, open);
     }
   }

@@ -27,6 +27,15 @@ const PRD_LABEL_START = /^prd:/i;
 // One scan of the body decides whether either parser needs to run at all.
 const BODY_HINT = /prd|blocked[ \t]+by/gi;
 
+/** Whether `s` holds an ASCII capital or any non-ASCII character (which may lower-case). */
+function mayHaveUpperCase(s: string): boolean {
+  for (let i = 0; i < s.length; i++) {
+    const c = s.charCodeAt(i);
+    if ((c >= 0x41 && c <= 0x5a) || c >= 0x80) return true;
+  }
+  return false;
+}
+
 /** Derives an issue's facts; pass the same `attemptPrefix` the config names. */
 export function issueFacts(issue: SnapshotIssue, repo: string, attemptPrefix: string): IssueFacts {
   return issueFactsWith(issue, repo, attemptLabelParser(attemptPrefix));
@@ -38,12 +47,22 @@ export function issueFactsWith(
   repo: string,
   parseAttempt: (label: string) => number | null,
 ): IssueFacts {
-  const labels: string[] = [];
+  // Labels are nearly always lower-case already: share the issue's own list until one differs.
+  const source = issue.labels;
+  let labels: string[] | null = null;
   let prdRefs: Set<number> | null = null;
   let attempt = 0;
   let hasAttempt = false;
-  for (const label of issue.labels) {
-    labels.push(label.toLowerCase());
+  for (let i = 0; i < source.length; i++) {
+    const label = source[i]!;
+    if (labels !== null) labels.push(label.toLowerCase());
+    else if (mayHaveUpperCase(label)) {
+      const lower = label.toLowerCase();
+      if (lower !== label) {
+        labels = source.slice(0, i);
+        labels.push(lower);
+      }
+    }
     const n = parseAttempt(label);
     if (n !== null) {
       hasAttempt = true;
@@ -84,5 +103,5 @@ export function issueFactsWith(
     sortedUnique(blockers);
     if (openLinks !== NONE) sortedUnique(openLinks);
   }
-  return { labels, prdRefs: prdRefs ?? NO_NUMBERS, blockers, openLinks, attempt, hasAttempt };
+  return { labels: labels ?? source, prdRefs: prdRefs ?? NO_NUMBERS, blockers, openLinks, attempt, hasAttempt };
 }

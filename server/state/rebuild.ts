@@ -8,9 +8,9 @@ import { fingerprintOf } from "./fingerprint.js";
 import { computeFrontier, humanReservation, type ClaimOnIssue, type Frontier, type IssueRow } from "./frontier.js";
 import { classifyClaims, isFresh, latestHeartbeats, type ClaimSets, type MineClaim, type PeerClaim, type StaleClaim } from "./inflight.js";
 import { parseClosingRefs } from "./links.js";
-import { issueFactsWith } from "./facts.js";
+import { issueFactsWith, type IssueFacts } from "./facts.js";
 import { attemptLabelParser, FLEET_BRANCH_PREFIX, parseFleetBranch } from "./markers.js";
-import { selectorContext, selectorPriority } from "./selectors.js";
+import { compileSelectors, selectorContext } from "./selectors.js";
 import { assertInstanceId, canonicalSnapshot, type Snapshot, type SnapshotPull } from "./snapshot.js";
 import { countStragglers, type Stragglers } from "./stragglers.js";
 
@@ -85,6 +85,30 @@ function indexPulls(pulls: readonly SnapshotPull[], repo: string, base: string, 
   return { linkedPullsOf, fleetPullOf, closes };
 }
 
+/** Rows by issue number, over rows sorted by ascending number (no per-rebuild hash table). */
+class RowIndex {
+  constructor(private readonly rows: readonly IssueRow[]) {}
+
+  get(n: number): IssueRow | undefined {
+    const rows = this.rows;
+    let lo = 0;
+    let hi = rows.length - 1;
+    while (lo <= hi) {
+      const mid = (lo + hi) >>> 1;
+      const row = rows[mid]!;
+      const m = row.issue.number;
+      if (m === n) return row;
+      if (m < n) lo = mid + 1;
+      else hi = mid - 1;
+    }
+    return undefined;
+  }
+
+  has(n: number): boolean {
+    return this.get(n) !== undefined;
+  }
+}
+
 export function rebuild(snapshot: Snapshot, config: RebuildConfig, instance: string, now: Date): WorkingSet {
   assertInstanceId(instance);
   const nowMs = now.getTime();
@@ -109,16 +133,22 @@ export function rebuild(snapshot: Snapshot, config: RebuildConfig, instance: str
   const selectors = effectiveSelectors(config);
   const ctx = selectorContext(repo, login, snap.issues, labels);
   const parseAttempt = attemptLabelParser(labels.attempt_prefix);
-  const rows: IssueRow[] = [];
-  const rowOf = new Map<number, IssueRow>();
-  for (const issue of snap.issues) {
+  const priorityOf = compileSelectors(selectors, ctx);
+  const issueCount = snap.issues.length;
+  const rows: IssueRow[] = new Array<IssueRow>(issueCount);
+  const issueFacts: IssueFacts[] = new Array<IssueFacts>(issueCount);
+  const lowerLabels: (readonly string[])[] = new Array<readonly string[]>(issueCount);
+  for (let i = 0; i < issueCount; i++) {
+    const issue = snap.issues[i]!;
     const facts = issueFactsWith(issue, repo, parseAttempt);
-    const row: IssueRow = { issue, facts, priority: selectorPriority(selectors, issue, facts, ctx) ?? -1 };
-    rows.push(row);
-    rowOf.set(issue.number, row);
+    rows[i] = { issue, facts, priority: priorityOf(issue, facts) };
+    issueFacts[i] = facts;
+    lowerLabels[i] = facts.labels;
   }
+  // The canonical snapshot lists issues by ascending number: look rows up by binary search.
+  const rowOf = new RowIndex(rows);
 
-  const deps = analyzeDependencies(snap.issues, { openIssues: rowOf, openPulls, knownClosed }, (issue) => rowOf.get(issue.number)!.facts);
+  const deps = analyzeDependencies(snap.issues, { openIssues: rowOf, openPulls, knownClosed }, (_issue, i) => issueFacts[i]!);
 
   const claimedIssues = new Set(snap.claims.map((c) => c.issue));
   const sets = classifyClaims(snap.claims, snap.heartbeats, {
@@ -182,10 +212,7 @@ export function rebuild(snapshot: Snapshot, config: RebuildConfig, instance: str
     stale: sets.stale,
     lease: sets.lease,
     cycles: deps.cycles,
-    fingerprint: fingerprintOf(snap, sets, { issueFacts: rows.map((r) => r.facts), closes, freshInstances: fresh }),
-    stragglers: countStragglers(
-      snap.issues,
-      rows.map((r) => r.facts.labels),
-    ),
+    fingerprint: fingerprintOf(snap, sets, { issueFacts, closes, freshInstances: fresh }),
+    stragglers: countStragglers(snap.issues, lowerLabels),
   };
 }
