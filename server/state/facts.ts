@@ -74,7 +74,7 @@ export function issueFactsWith(
       if (prd !== null) (prdRefs ??= new Set()).add(prd);
     }
   }
-  let written: number[] = [];
+  let written: number[] = NONE;
   // One pass over the body says which parsers have anything to find (`test` allocates no match:
   // the last character matched tells the alternatives apart).
   let prd = false;

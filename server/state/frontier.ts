@@ -111,33 +111,63 @@ export function humanReservation(
   artefacts: { claimed: boolean; fleetPull: number | null },
   labels: CoreLabels,
 ): Extract<ExclusionReason, { kind: "human_reserved" }> | null {
-  if (facts.labels.includes(labels.escalate.toLowerCase())) {
+  return reservationWith(facts, selected, artefacts.claimed, artefacts.fleetPull, lowerLabels(labels));
+}
+
+/** The configured labels a frontier compares, lower-cased once. */
+interface LowerLabels {
+  labels: CoreLabels;
+  escalate: string;
+  hold: string | undefined;
+  ready: string;
+  epic: readonly string[];
+}
+
+function lowerLabels(labels: CoreLabels): LowerLabels {
+  return {
+    labels,
+    escalate: labels.escalate.toLowerCase(),
+    hold: labels.hold !== undefined ? labels.hold.toLowerCase() : undefined,
+    ready: labels.ready.toLowerCase(),
+    epic: labels.epic.map((l) => l.toLowerCase()),
+  };
+}
+
+function reservationWith(
+  facts: Pick<IssueFacts, "labels" | "hasAttempt">,
+  selected: boolean,
+  claimed: boolean,
+  fleetPull: number | null,
+  lower: LowerLabels,
+): Extract<ExclusionReason, { kind: "human_reserved" }> | null {
+  const labels = lower.labels;
+  if (facts.labels.includes(lower.escalate)) {
     return { kind: "human_reserved", via: "escalate_label", label: labels.escalate };
   }
-  if (labels.hold !== undefined && facts.labels.includes(labels.hold.toLowerCase())) {
-    return { kind: "human_reserved", via: "hold_label", label: labels.hold };
+  if (lower.hold !== undefined && facts.labels.includes(lower.hold)) {
+    return { kind: "human_reserved", via: "hold_label", label: labels.hold! };
   }
-  if (selected || facts.labels.includes(labels.ready.toLowerCase())) {
+  if (selected || facts.labels.includes(lower.ready)) {
+    return null;
+  }
+  if (!facts.hasAttempt && !claimed && fleetPull === null) {
     return null;
   }
   const found: string[] = [];
   if (facts.hasAttempt) found.push("attempt label");
-  if (artefacts.claimed) found.push("claim");
-  if (artefacts.fleetPull !== null) found.push(`fleet PR #${artefacts.fleetPull}`);
-  if (found.length === 0) {
-    return null;
-  }
+  if (claimed) found.push("claim");
+  if (fleetPull !== null) found.push(`fleet PR #${fleetPull}`);
   return { kind: "human_reserved", via: "ready_label_removed", label: labels.ready, artefacts: found };
 }
 
 function epicReason(
   issue: SnapshotIssue,
   facts: IssueFacts,
-  labels: CoreLabels,
+  lower: LowerLabels,
 ): Extract<ExclusionReason, { kind: "epic" }> | null {
-  for (const label of labels.epic) {
-    if (facts.labels.includes(label.toLowerCase())) {
-      return { kind: "epic", via: "label", label };
+  for (let i = 0; i < lower.epic.length; i++) {
+    if (facts.labels.includes(lower.epic[i]!)) {
+      return { kind: "epic", via: "label", label: lower.labels.epic[i]! };
     }
   }
   const count = Math.max(issue.subIssues.length, issue.subIssueCount ?? 0);
@@ -146,24 +176,25 @@ function epicReason(
 
 /** The one reason an issue is not dispatchable, or null when it is. */
 export function exclusionFor(row: IssueRow, input: FrontierInput): ExclusionReason | null {
+  return exclusionWith(row, input, lowerLabels(input.labels));
+}
+
+function exclusionWith(row: IssueRow, input: FrontierInput, lower: LowerLabels): ExclusionReason | null {
   const { issue, facts } = row;
   const selected = row.priority >= 0;
   const claim = input.claimOf.get(issue.number);
-  const reserved = humanReservation(
-    facts,
-    selected,
-    { claimed: claim !== undefined, fleetPull: input.fleetPullOf.get(issue.number) ?? null },
-    input.labels,
-  );
+  const reserved = reservationWith(facts, selected, claim !== undefined, input.fleetPullOf.get(issue.number) ?? null, lower);
   if (reserved) return reserved;
   if (!selected) return { kind: "not_selected" };
-  const epic = epicReason(issue, facts, input.labels);
+  const epic = epicReason(issue, facts, lower);
   if (epic) return epic;
   if (claim) return { kind: "claimed", instance: claim.instance, host: claim.host, sha: claim.sha, state: claim.state };
   const pulls = input.linkedPullsOf.get(issue.number);
   if (pulls && pulls.length > 0) return { kind: "open_pr", pulls: [...pulls] };
-  const others = issue.assignees.filter((a) => !sameLogin(a, input.login));
-  if (others.length > 0) return { kind: "assigned", assignees: [...others].sort() };
+  if (issue.assignees.length > 0) {
+    const others = issue.assignees.filter((a) => !sameLogin(a, input.login));
+    if (others.length > 0) return { kind: "assigned", assignees: others.sort() };
+  }
   const cycle = input.deps.cycleOf.get(issue.number);
   if (cycle) return { kind: "cycle", members: [...cycle] };
   const blockers = input.deps.openBlockers.get(issue.number);
@@ -207,22 +238,51 @@ export function compareDispatch(a: DispatchItem, b: DispatchItem): number {
 export function computeFrontier(input: FrontierInput): Frontier {
   const dispatch: DispatchItem[] = [];
   const excluded: Excluded[] = [];
+  const lower = lowerLabels(input.labels);
   const high = input.labels.priority_high.toLowerCase();
-  for (const row of input.rows) {
-    const reason = exclusionFor(row, input);
+  const rows = input.rows;
+  let ascending = true;
+  let maxSelector = -1;
+  for (let i = 0; i < rows.length; i++) {
+    const row = rows[i]!;
+    const number = row.issue.number;
+    if (i > 0 && number <= rows[i - 1]!.issue.number) ascending = false;
+    const reason = exclusionWith(row, input, lower);
     if (reason) {
-      excluded.push({ number: row.issue.number, reason, text: describeExclusion(reason) });
+      excluded.push({ number, reason, text: describeExclusion(reason) });
       continue;
     }
+    if (row.priority > maxSelector) maxSelector = row.priority;
     dispatch.push({
-      number: row.issue.number,
+      number,
       title: row.issue.title,
       selector: row.priority,
       high: row.facts.labels.includes(high),
       attempt: row.facts.attempt,
     });
   }
+  if (ascending && maxSelector < 64) {
+    // Rows come by ascending number (as rebuild passes them): the excluded list is in order
+    // already, and the dispatch order is a stable bucketing by (selector, high) — no sort.
+    return { dispatch: bucketDispatch(dispatch, maxSelector + 1), excluded };
+  }
   dispatch.sort(compareDispatch);
   excluded.sort((a, b) => a.number - b.number);
   return { dispatch, excluded };
+}
+
+/** `compareDispatch` order for items already in ascending number order (selectors < buckets/2). */
+function bucketDispatch(items: readonly DispatchItem[], selectors: number): DispatchItem[] {
+  const counts = new Int32Array(selectors * 2 + 1);
+  for (let i = 0; i < items.length; i++) {
+    const item = items[i]!;
+    counts[item.selector * 2 + (item.high ? 0 : 1) + 1]!++;
+  }
+  for (let b = 1; b < counts.length; b++) counts[b]! += counts[b - 1]!;
+  const out = new Array<DispatchItem>(items.length);
+  for (let i = 0; i < items.length; i++) {
+    const item = items[i]!;
+    out[counts[item.selector * 2 + (item.high ? 0 : 1)]!++] = item;
+  }
+  return out;
 }

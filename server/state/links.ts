@@ -119,16 +119,52 @@ function matchesBetween(re: RegExp, text: string, at: number, end: number): bool
   return re.test(text) && re.lastIndex === end;
 }
 
+function isBlank(c: number): boolean {
+  return c === 0x20 || c === 0x09;
+}
+
 /** Index of the start of the first line that is a `Blocked by` heading, or -1. */
 function firstBlockedByHeading(text: string): number {
   BLOCKED_BY_WORDS.lastIndex = 0;
-  for (let m = BLOCKED_BY_WORDS.exec(text); m !== null; m = BLOCKED_BY_WORDS.exec(text)) {
-    const start = lineStart(text, m.index);
-    if (matchesBetween(HEADING_PREFIX_AT, text, start, m.index)) {
+  while (BLOCKED_BY_WORDS.test(text)) {
+    // The match is "blocked", a run of blanks, "by": walk back from its end (`test` builds no
+    // match array).
+    let index = BLOCKED_BY_WORDS.lastIndex - 2;
+    while (index > 0 && isBlank(text.charCodeAt(index - 1))) index--;
+    index -= 7;
+    const resume = BLOCKED_BY_WORDS.lastIndex;
+    const start = lineStart(text, index);
+    if (matchesBetween(HEADING_PREFIX_AT, text, start, index)) {
       return start;
     }
+    BLOCKED_BY_WORDS.lastIndex = resume;
   }
   return -1;
+}
+
+function isWordOrSlash(c: number): boolean {
+  return (
+    (c >= 0x30 && c <= 0x39) || (c >= 0x41 && c <= 0x5a) || (c >= 0x61 && c <= 0x7a) || c === 0x5f || c === 0x2f
+  );
+}
+
+/**
+ * Where a bare `#N` reference at `at` ends (what `REF_AT` matches there without a slug), or -1
+ * when the text at `at` is not one: `#`, 1-10 digits not starting with 0, then no `[\w/]`.
+ */
+function plainRefEnd(text: string, at: number): number {
+  if (text.charCodeAt(at) !== 0x23 /* # */) return -1;
+  const first = text.charCodeAt(at + 1);
+  if (first < 0x31 || first > 0x39) return -1;
+  let end = at + 2;
+  while (end < text.length && end - at <= 10) {
+    const c = text.charCodeAt(end);
+    if (c < 0x30 || c > 0x39) break;
+    end++;
+  }
+  // More than ten digits, or a word character or slash right after: no match (as the regex).
+  if (end < text.length && isWordOrSlash(text.charCodeAt(end))) return -1;
+  return end;
 }
 
 /**
@@ -157,6 +193,15 @@ export function parseBlockedBySection(body: string, repo: string): number[] {
         // The item's leading run of references: "#12", "#12, #13", "#12 and #13".
         let at = LIST_ITEM_AT.lastIndex;
         while (at < end) {
+          const plain = plainRefEnd(text, at);
+          if (plain > 0) {
+            // "#12": the common case, read without a match array.
+            found.push(Number(text.slice(at + 1, plain)));
+            REF_SEPARATOR_AT.lastIndex = plain;
+            REF_SEPARATOR_AT.test(text);
+            at = REF_SEPARATOR_AT.lastIndex;
+            continue;
+          }
           REF_AT.lastIndex = at;
           const m = REF_AT.exec(text);
           if (!m) break;
