@@ -3,6 +3,7 @@
 // it (sync by merge, push under a lease). A dead worker's progress is continued, never thrown
 // away: `prepare` reuses the worktree (tier 1), recreates it at the branch tip (tier 2), and
 // only with nothing to continue starts from the freshly fetched base (tier 3).
+import { existsSync } from "node:fs";
 import { mkdir, readFile, rename, rm, stat, unlink } from "node:fs/promises";
 import { dirname, join, resolve } from "node:path";
 import { assertSafeBranchName, gitFailure, type GitAuth } from "../gh/git.js";
@@ -501,7 +502,11 @@ export class WorkRepo {
     if (found.state === "stale") await this.git.run(["worktree", "prune"]);
     if (found.state !== "foreign") return null;
     const path = this.worktreePath(issue);
-    const target = join(this.worktreeRoot, ".displaced", `issue-${issue}-${stamp(this.now())}`);
+    // Unique even for two displacements within one second: moving onto an existing directory
+    // would nest the worktree inside the earlier one.
+    const base = join(this.worktreeRoot, ".displaced", `issue-${issue}-${stamp(this.now())}`);
+    let target = base;
+    for (let n = 2; existsSync(target); n += 1) target = `${base}-${n}`;
     await mkdir(dirname(target), { recursive: true });
     if (found.registered) {
       await this.git.run(["worktree", "move", path, target]);
