@@ -9,6 +9,7 @@ import { rebuild } from "../server/state/rebuild.js";
 import type { Snapshot } from "../server/state/snapshot.js";
 import { DEFAULT_CONFIG } from "../schemas/config.js";
 import { startTestForge, tempDir, type TestForge } from "./support/forge-fixtures.js";
+import { snapshotIssue } from "./support/snapshots.js";
 
 const NS = "refs/afk";
 const TTL = 600;
@@ -39,19 +40,7 @@ function snapshotOf(refs: ReturnType<typeof parseNamespace>, issues: number[]): 
     defaultBranch: "main",
     base: "main",
     takenAt: new Date().toISOString(),
-    issues: issues.map((number) => ({
-      number,
-      id: 1000 + number,
-      title: `issue ${number}`,
-      body: "",
-      labels: ["ready-for-agent"],
-      author: "alice",
-      assignees: [],
-      milestone: null,
-      blockedBy: [],
-      subIssues: [],
-      parent: null,
-    })),
+    issues: issues.map((number) => snapshotIssue(number)),
     pulls: [],
     claims: refs.claims,
     heartbeats: refs.heartbeats,

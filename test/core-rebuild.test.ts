@@ -9,6 +9,7 @@ import { rebuild, type RebuildConfig, type WorkingSet } from "../server/state/re
 import type { ExclusionKind } from "../server/state/frontier.js";
 import type { MineStatus, StaleReason } from "../server/state/inflight.js";
 import type { Selector } from "../server/state/selectors.js";
+import { snapshotIssue } from "./support/snapshots.js";
 import {
   formatClaimMessage,
   claimRefFrom,
@@ -45,22 +46,7 @@ function ago(seconds: number): string {
   return new Date(NOW.getTime() - seconds * 1000).toISOString();
 }
 
-function issue(number: number, over: Partial<SnapshotIssue> = {}): SnapshotIssue {
-  return {
-    number,
-    id: 1000 + number,
-    title: `issue ${number}`,
-    body: "",
-    labels: ["ready-for-agent"],
-    author: "alice",
-    assignees: [],
-    milestone: null,
-    blockedBy: [],
-    subIssues: [],
-    parent: null,
-    ...over,
-  };
-}
+const issue = snapshotIssue;
 
 function pull(number: number, over: Partial<SnapshotPull> = {}): SnapshotPull {
   return {
