@@ -9,6 +9,7 @@ import type { CoreConfig } from "../server/state/config.js";
 import { pace, type PaceInput } from "../server/state/pace.js";
 import { rebuild, type RebuildConfig } from "../server/state/rebuild.js";
 import type { Snapshot, SnapshotIssue } from "../server/state/snapshot.js";
+import { snapshotIssue } from "./support/snapshots.js";
 
 // Compile-time: these assignments fail `tsc` if the config and the core drift apart.
 const asCore: CoreConfig = DEFAULT_CONFIG;
@@ -19,20 +20,7 @@ const asFleet = (c: FleetConfig): CoreConfig => c;
 const NOW = new Date("2025-06-01T12:00:00.000Z");
 
 function issue(number: number, labels: string[], over: Partial<SnapshotIssue> = {}): SnapshotIssue {
-  return {
-    number,
-    id: number,
-    title: `issue ${number}`,
-    body: "",
-    labels,
-    author: "alice",
-    assignees: [],
-    milestone: null,
-    blockedBy: [],
-    subIssues: [],
-    parent: null,
-    ...over,
-  };
+  return snapshotIssue(number, { labels, ...over });
 }
 
 function snapshot(issues: SnapshotIssue[]): Snapshot {
