@@ -4,9 +4,9 @@
 import { writeFile } from "node:fs/promises";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
-import { FleetHost } from "../server/host.js";
-import type { ProjectStartInput } from "../server/host-api.js";
-import type { Seed } from "../server/gh/localforge/index.js";
+import { FleetHost } from "../server/host/host.js";
+import type { ProjectStartInput } from "../server/host/api.js";
+import type { Seed } from "../server/localforge/index.js";
 import { parseProcStat, processGroupMembers, readProcTable, TICKS_PER_SECOND } from "../server/workers/liveness.js";
 import { api } from "../test/support/forge-fixtures.js";
 import { startForgeProcess, type ForgeProcess } from "./forge-process.js";

@@ -5,7 +5,7 @@
 // Every key has a default, so `{}` is a complete config; objects are strict, so a typo is an
 // error rather than a silently ignored setting. Cross-field rules (kill after stall, heartbeat
 // well inside the lease, a local gate needs a command) are refinements whose issues carry the
-// key path, so server/config.ts can name the key and the fix.
+// key path, so server/host/config-load.ts can name the key and the fix.
 import { z } from "zod";
 
 /** Usage-limit messages of the agent CLIs we know (see RUNTIMES.md). Matched case-insensitively. */

@@ -1,7 +1,7 @@
 // createServer(host): builds the MCP server around a host; the binary only picks the
 // transport. A read-only server registers no tool that changes anything.
 import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
-import type { Host } from "./host-api.js";
+import type { Host } from "./host/api.js";
 import { isReadOnly, registerDefinedTool, type ToolDefinition } from "./tools/define.js";
 import { statusTool } from "./tools/status.js";
 import { takeoverTool } from "./tools/takeover.js";

@@ -13,7 +13,7 @@ import {
   renderEscalation,
   renderRetryNote,
   type BoardInput,
-} from "../server/board.js";
+} from "../server/board/render.js";
 import { createGitHubForge } from "../server/gh/github-forge.js";
 import { BOARD_MARKER, isBoardComment, parseVerdict } from "../server/state/markers.js";
 import { api, repoPath, startTestForge, type TestForge } from "./support/forge-fixtures.js";

@@ -9,7 +9,7 @@ import { parseArgs } from "node:util";
 import { DEFAULT_CONFIG, fleetConfigJsonSchema } from "../schemas/config.js";
 import type { ParsedValues } from "../server/cli/command.js";
 import { configCommand } from "../server/cli/config.js";
-import { ConfigError } from "../server/config.js";
+import { ConfigError } from "../server/host/config-load.js";
 import { UsageError } from "../server/gh/errors.js";
 
 /** Runs the command as server/cli.ts would (same parseArgs call), capturing stdout. */

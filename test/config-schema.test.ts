@@ -6,7 +6,7 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { Ajv2020 } from "ajv/dist/2020.js";
 import { DEFAULT_CONFIG, fleetConfigJsonSchema } from "../schemas/config.js";
-import { parseConfig } from "../server/config.js";
+import { parseConfig } from "../server/host/config-load.js";
 import {
   EXAMPLE,
   REFERENCE_FILE,

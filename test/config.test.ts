@@ -17,7 +17,7 @@ import {
   overridesFromAssignments,
   parseConfig,
   parseConfigText,
-} from "../server/config.js";
+} from "../server/host/config-load.js";
 import { UsageError } from "../server/gh/errors.js";
 
 interface SchemaNode {

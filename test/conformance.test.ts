@@ -14,7 +14,7 @@ import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
-import { startForge } from "../server/gh/localforge/index.js";
+import { startForge } from "../server/localforge/index.js";
 import { conformanceRecorder } from "./support/conformance.js";
 import { LISTED_OPERATIONS } from "./support/openapi.js";
 

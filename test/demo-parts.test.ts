@@ -11,7 +11,7 @@ import { BACKLOG, RECIPES, buildSeed, expectations, expectationsFor, issueNumber
 import { failureExcerpt, startCiRunner, type CiRunner } from "../server/demo/ci-runner.js";
 import { SAMPLE_FILES } from "../server/demo/sample.js";
 import { workerArgv, workerShellCommand } from "../server/demo/worker-command.js";
-import { startForge, type RunningForge } from "../server/gh/localforge/index.js";
+import { startForge, type RunningForge } from "../server/localforge/index.js";
 import { renderBrief } from "../server/workers/brief.js";
 import { api, cloneRepo, git, repoPath, tempDir } from "./support/forge-fixtures.js";
 

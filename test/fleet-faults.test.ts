@@ -8,7 +8,7 @@ import { after, before, describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { writeFile } from "node:fs/promises";
 import { join } from "node:path";
-import { FleetHost } from "../server/host.js";
+import { FleetHost } from "../server/host/host.js";
 import { api, cloneRepo, commitFile, git, pushBranch, startTestForge, tempDir, type TestForge } from "./support/forge-fixtures.js";
 
 const REPO = "afk/demo";

@@ -14,7 +14,7 @@ import { fileURLToPath } from "node:url";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { InMemoryTransport } from "@modelcontextprotocol/sdk/inMemory.js";
 import { createServer } from "../server/server.js";
-import { FleetHost } from "../server/host.js";
+import { FleetHost } from "../server/host/host.js";
 import { BRIEF_BODY_MAX_BYTES } from "../server/workers/brief.js";
 import { readProcTable } from "../server/workers/liveness.js";
 import { api, git, repoPath, startTestForge, tempDir, type TestForge } from "./support/forge-fixtures.js";

@@ -13,7 +13,7 @@ import { DEFAULT_CONFIG, type FleetConfig } from "../schemas/config.js";
 import type { Forge, PullDetail } from "../server/gh/forge.js";
 import { createGitHubForge, type GitHubForge } from "../server/gh/github-forge.js";
 import { GitRefStore } from "../server/gh/gitrefs.js";
-import { formatLandingLock, landPull, landingLockRef, readCheckEvidence, type LandResult, type LandingContext } from "../server/landing.js";
+import { formatLandingLock, landPull, landingLockRef, readCheckEvidence, type LandResult, type LandingContext } from "../server/landing/land.js";
 import { Lease } from "../server/state/claims.js";
 import { GateCache, gateEnv, runGate } from "../server/workers/gate.js";
 import { WorkRepo } from "../server/workers/worktrees.js";

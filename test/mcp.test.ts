@@ -9,7 +9,7 @@ import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { InMemoryTransport } from "@modelcontextprotocol/sdk/inMemory.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { createServer } from "../server/server.js";
-import { FleetHost } from "../server/host.js";
+import { FleetHost } from "../server/host/host.js";
 import { GitRefStore } from "../server/gh/gitrefs.js";
 import { Lease } from "../server/state/claims.js";
 import { api, startTestForge, tempDir, type TestForge } from "./support/forge-fixtures.js";

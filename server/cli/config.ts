@@ -1,7 +1,7 @@
 // `afk-mcp config`: validate a fleet config and print its canonical form (every key present,
 // defaults filled), the JSON that the rest of the fleet runs on.
 import { fleetConfigJsonSchema } from "../../schemas/config.js";
-import { CONFIG_FILE_PATH, loadConfigFile, loadRepoConfig, mergeConfig, overridesFromAssignments } from "../config.js";
+import { CONFIG_FILE_PATH, loadConfigFile, loadRepoConfig, mergeConfig, overridesFromAssignments } from "../host/config-load.js";
 import { UsageError } from "../gh/errors.js";
 import type { Command } from "./command.js";
 import { printJson } from "./print.js";

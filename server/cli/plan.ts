@@ -1,8 +1,8 @@
 // `afk-mcp plan`: the dry-run plan in a terminal — the same gather and rebuild a tick runs,
 // stopped before act.
 import type { Command } from "./command.js";
-import { FleetHost } from "../host.js";
-import { renderPlan } from "../plan.js";
+import { FleetHost } from "../host/host.js";
+import { renderPlan } from "../host/plan.js";
 import { printJson, printLine } from "./print.js";
 import { UsageError } from "../gh/errors.js";
 

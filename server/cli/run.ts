@@ -1,9 +1,9 @@
 // `afk-mcp run`: the same host the MCP server holds, headless, for terminals and servers.
 // Prints one summary line per tick; Ctrl-C drains (releases claims without a PR) and exits.
 import type { Command } from "./command.js";
-import { FleetHost } from "../host.js";
+import { FleetHost } from "../host/host.js";
 import { UsageError } from "../gh/errors.js";
-import { overridesFromAssignments } from "../config.js";
+import { overridesFromAssignments } from "../host/config-load.js";
 import { printLine } from "./print.js";
 
 export const runCommand: Command = {

@@ -2,7 +2,7 @@
 // JSON-RPC; diagnostics go to stderr.
 import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js";
 import type { Command } from "./command.js";
-import { FleetHost } from "../host.js";
+import { FleetHost } from "../host/host.js";
 import { createServer } from "../server.js";
 import { UsageError } from "../gh/errors.js";
 

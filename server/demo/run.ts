@@ -5,8 +5,8 @@
 import { mkdtemp, rm, writeFile, mkdir } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { startForge, type RunningForge } from "../gh/localforge/index.js";
-import { FleetHost } from "../host.js";
+import { startForge, type RunningForge } from "../localforge/index.js";
+import { FleetHost } from "../host/host.js";
 import { buildSeed, expectationsFor, ESCALATE_LABEL, type Expectation } from "./backlog.js";
 import { startCiRunner, type CiRunner } from "./ci-runner.js";
 import { workerShellCommand } from "./worker-command.js";

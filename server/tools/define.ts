@@ -5,7 +5,7 @@
 import type { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import type { CallToolResult, ToolAnnotations } from "@modelcontextprotocol/sdk/types.js";
 import type { z } from "zod";
-import type { Host } from "../host-api.js";
+import type { Host } from "../host/api.js";
 import { describeFailure } from "./failure.js";
 
 export type ToolKind = "read" | "update" | "destructive";

@@ -1,6 +1,6 @@
 // Text renderings shared by the project tools.
-import type { ProjectResult } from "../host-api.js";
-import { renderPlan } from "../plan.js";
+import type { ProjectResult } from "../host/api.js";
+import { renderPlan } from "../host/plan.js";
 
 export function renderProject(result: ProjectResult): string {
   const lines = [result.message];

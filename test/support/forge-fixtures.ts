@@ -8,7 +8,7 @@ import { mkdtemp, rm, writeFile, mkdir } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { promisify } from "node:util";
-import { startForge, type ForgeOptions, type RunningForge } from "../../server/gh/localforge/index.js";
+import { startForge, type ForgeOptions, type RunningForge } from "../../server/localforge/index.js";
 import { conformanceRecorder, type ConformanceRecorder } from "./conformance.js";
 
 const pexec = promisify(execFile);

@@ -8,7 +8,7 @@ import { optionalBoolean, requiredString } from "./input.js";
 import { actor } from "./issues.js";
 import { syncPulls } from "./pull-sync.js";
 import type { Reply, RequestContext, Router } from "./router.js";
-import { assertSafeRefName } from "../refstore.js";
+import { assertSafeRefName } from "../gh/refstore.js";
 
 const REPO = "/repos/{owner}/{repo}";
 /** Namespaces GitHub keeps for itself ("deny updating a hidden ref"). */

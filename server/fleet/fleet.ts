@@ -2,27 +2,27 @@
 // the working set, adds what only this host knows (its workers, their exits, the breaker, a
 // quota pause), decides, and acts — one action at a time, landings strictly serialized.
 // Everything durable is written to GitHub as it happens, so a crash loses nothing.
-import type { FleetConfig } from "../schemas/config.js";
-import type { Connection } from "./connection.js";
-import type { LaneWriter } from "./lanes/index.js";
-import { gatherSnapshot } from "./gh/gather.js";
-import { ForgeError } from "./gh/errors.js";
-import type { Issue } from "./gh/forge.js";
-import { FencedError, type Lease } from "./state/claims.js";
-import { decide, type Action, type FailureEvidence, type LocalClaim } from "./state/decide.js";
-import { rebuild, type WorkingSet } from "./state/rebuild.js";
-import { pace } from "./state/pace.js";
-import { attemptLabel, formatVerdict, latestVerdict, parseAttemptLabel, type Verdict } from "./state/markers.js";
-import type { Snapshot } from "./state/snapshot.js";
+import type { FleetConfig } from "../../schemas/config.js";
+import type { Connection } from "../host/connection.js";
+import type { LaneWriter } from "../lanes/index.js";
+import { gatherSnapshot } from "../gh/gather.js";
+import { ForgeError } from "../gh/errors.js";
+import type { Issue } from "../gh/forge.js";
+import { FencedError, type Lease } from "../state/claims.js";
+import { decide, type Action, type FailureEvidence, type LocalClaim } from "../state/decide.js";
+import { rebuild, type WorkingSet } from "../state/rebuild.js";
+import { pace } from "../state/pace.js";
+import { attemptLabel, formatVerdict, latestVerdict, parseAttemptLabel, type Verdict } from "../state/markers.js";
+import type { Snapshot } from "../state/snapshot.js";
 import { birth, type BirthInput, type WorkerRun } from "./worker-runs.js";
-import type { WorkRepo } from "./workers/worktrees.js";
-import { CircuitBreaker, type CircuitTrip } from "./workers/breaker.js";
-import { assessLiveness, activityAt, BusyTracker } from "./workers/liveness.js";
-import { quotaPause, type QuotaDetection } from "./workers/quota.js";
-import type { BriefFailure } from "./workers/brief.js";
-import { Landing, type LandOutcome } from "./project-landing.js";
-import { Board, type BoardPhase } from "./project-board.js";
-import { neutralizeMarkers, renderEscalation, renderRetryNote } from "./board.js";
+import type { WorkRepo } from "../workers/worktrees.js";
+import { CircuitBreaker, type CircuitTrip } from "../workers/breaker.js";
+import { assessLiveness, activityAt, BusyTracker } from "../workers/liveness.js";
+import { quotaPause, type QuotaDetection } from "../workers/quota.js";
+import type { BriefFailure } from "../workers/brief.js";
+import { Landing, type LandOutcome } from "../landing/fleet-landing.js";
+import { Board, type BoardPhase } from "../board/fleet-board.js";
+import { neutralizeMarkers, renderEscalation, renderRetryNote } from "../board/render.js";
 
 export interface Registration {
   repo: string;

@@ -11,9 +11,9 @@
 // Every other comment the fleet writes with untrusted text in it (CI output, check titles) goes
 // through `neutralizeMarkers`: the fleet's own login honours `<!-- afk:... -->` markers, so a
 // CI log that printed one must not turn into a verdict or a board when the fleet quotes it.
-import type { Comment, Forge } from "./gh/forge.js";
-import { ForgeError, UsageError } from "./gh/errors.js";
-import { BOARD_MARKER, DEFAULT_ESCALATE_LABEL, DEFAULT_READY_LABEL, sameLogin } from "./state/markers.js";
+import type { Comment, Forge } from "../gh/forge.js";
+import { ForgeError, UsageError } from "../gh/errors.js";
+import { BOARD_MARKER, DEFAULT_ESCALATE_LABEL, DEFAULT_READY_LABEL, sameLogin } from "../state/markers.js";
 
 export type BoardPhase = "claimed" | "coding" | "pr_open" | "ci_failed" | "awaiting_merge" | "merged" | "escalated";
 

@@ -4,7 +4,7 @@
 // while `git http-backend` is receiving a push into the same repository.
 import { execFile, spawn } from "node:child_process";
 import { rm } from "node:fs/promises";
-import { GitError } from "../errors.js";
+import { GitError } from "../gh/errors.js";
 
 export const ZERO_SHA = "0000000000000000000000000000000000000000";
 

@@ -4,8 +4,8 @@ import { existsSync } from "node:fs";
 import { readFile } from "node:fs/promises";
 import { isAbsolute, join, relative, resolve } from "node:path";
 import type { z } from "zod";
-import { FleetConfigSchema, fleetConfigJsonSchema, type FleetConfig } from "../schemas/config.js";
-import { UsageError } from "./gh/errors.js";
+import { FleetConfigSchema, fleetConfigJsonSchema, type FleetConfig } from "../../schemas/config.js";
+import { UsageError } from "../gh/errors.js";
 
 /**
  * Where a repository commits its fleet config, relative to the repository root.

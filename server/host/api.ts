@@ -13,7 +13,7 @@ import type {
   statusOutput,
   takeoverInput,
   takeoverOutput,
-} from "../schemas/tools.js";
+} from "../../schemas/tools.js";
 
 type Out<S extends z.ZodRawShape> = z.infer<z.ZodObject<S>>;
 type In<S extends z.ZodRawShape> = z.input<z.ZodObject<S>>;

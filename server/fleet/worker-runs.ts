@@ -3,15 +3,15 @@
 // usage-limit messages, and, when it exits, read what it left (commits, a verdict).
 import { mkdir, rm } from "node:fs/promises";
 import { join } from "node:path";
-import type { FleetConfig } from "../schemas/config.js";
-import type { LaneWriter } from "./lanes/index.js";
-import type { WorkRepo, PreparedWorktree } from "./workers/worktrees.js";
-import { writeBrief, type BriefFailure } from "./workers/brief.js";
-import { workerEnv } from "./workers/env.js";
-import { startWorker, type WorkerExit, type WorkerHandle } from "./workers/spawn.js";
-import { QuotaScanner, type QuotaDetection } from "./workers/quota.js";
-import { readVerdictFile, VerdictFileError, workerOutcome, type WorkerOutcome } from "./workers/outcome.js";
-import type { Verdict } from "./state/markers.js";
+import type { FleetConfig } from "../../schemas/config.js";
+import type { LaneWriter } from "../lanes/index.js";
+import type { WorkRepo, PreparedWorktree } from "../workers/worktrees.js";
+import { writeBrief, type BriefFailure } from "../workers/brief.js";
+import { workerEnv } from "../workers/env.js";
+import { startWorker, type WorkerExit, type WorkerHandle } from "../workers/spawn.js";
+import { QuotaScanner, type QuotaDetection } from "../workers/quota.js";
+import { readVerdictFile, VerdictFileError, workerOutcome, type WorkerOutcome } from "../workers/outcome.js";
+import type { Verdict } from "../state/markers.js";
 
 export interface BirthInput {
   repo: string;

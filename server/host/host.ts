@@ -16,23 +16,23 @@ import type {
   StatusResult,
   TakeoverInput,
   TakeoverResult,
-} from "./host-api.js";
-import type { PlanOutput } from "../schemas/tools.js";
+} from "./api.js";
+import type { PlanOutput } from "../../schemas/tools.js";
 import { connect, newInstanceId, type Connection, type ConnectOptions } from "./connection.js";
-import { gatherSnapshot } from "./gh/gather.js";
-import type { Logger } from "./gh/octokit.js";
-import { UsageError } from "./gh/errors.js";
+import { gatherSnapshot } from "../gh/gather.js";
+import type { Logger } from "../gh/octokit.js";
+import { UsageError } from "../gh/errors.js";
 import { evaluatePreconditions } from "./preconditions.js";
 import { planView } from "./plan.js";
-import { Lease, parseNamespace } from "./state/claims.js";
-import { rebuild } from "./state/rebuild.js";
-import { assertInstanceId } from "./state/snapshot.js";
+import { Lease, parseNamespace } from "../state/claims.js";
+import { rebuild } from "../state/rebuild.js";
+import { assertInstanceId } from "../state/snapshot.js";
 import { probeNamespace, type NamespaceProbe } from "./namespace-probe.js";
-import { Project, summaryLine, type Registration } from "./project.js";
-import { stateDir } from "./paths.js";
-import { laneDir, openLanes, queryLane, LaneQueryError, type LaneWriter } from "./lanes/index.js";
-import { workRepoFor } from "./workers/worktrees.js";
-import { parseSlug, formatSlug } from "./gh/slug.js";
+import { Project, summaryLine, type Registration } from "../fleet/fleet.js";
+import { stateDir } from "../paths.js";
+import { laneDir, openLanes, queryLane, LaneQueryError, type LaneWriter } from "../lanes/index.js";
+import { workRepoFor } from "../workers/worktrees.js";
+import { parseSlug, formatSlug } from "../gh/slug.js";
 import { preconditionsPass } from "./preconditions.js";
 
 export interface HostOptions {

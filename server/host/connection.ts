@@ -3,17 +3,17 @@
 // branch (never from a worker's branch, which could otherwise rewrite its own gate).
 import { hostname } from "node:os";
 import { customAlphabet } from "nanoid";
-import type { FleetConfig } from "../schemas/config.js";
-import { apiBaseUrl, resolveToken } from "./gh/auth.js";
-import { UsageError } from "./gh/errors.js";
-import type { Forge, RepoInfo } from "./gh/forge.js";
-import { git, type GitAuth } from "./gh/git.js";
-import { createGitHubForge, type GitHubForge } from "./gh/github-forge.js";
-import { GitRefStore } from "./gh/gitrefs.js";
-import { stderrLogger, type Logger } from "./gh/octokit.js";
-import { formatSlug, parseSlug } from "./gh/slug.js";
-import { CONFIG_FILE_PATH, mergeConfig, parseConfigText } from "./config.js";
-import { controlRepoDir, stateDir } from "./paths.js";
+import type { FleetConfig } from "../../schemas/config.js";
+import { apiBaseUrl, resolveToken } from "../gh/auth.js";
+import { UsageError } from "../gh/errors.js";
+import type { Forge, RepoInfo } from "../gh/forge.js";
+import { git, type GitAuth } from "../gh/git.js";
+import { createGitHubForge, type GitHubForge } from "../gh/github-forge.js";
+import { GitRefStore } from "../gh/gitrefs.js";
+import { stderrLogger, type Logger } from "../gh/octokit.js";
+import { formatSlug, parseSlug } from "../gh/slug.js";
+import { CONFIG_FILE_PATH, mergeConfig, parseConfigText } from "./config-load.js";
+import { controlRepoDir, stateDir } from "../paths.js";
 
 /** A fresh instance id: lowercase letters and digits, valid under the instance grammar. */
 export const newInstanceId = customAlphabet("0123456789abcdefghijklmnopqrstuvwxyz", 12);

@@ -1,8 +1,8 @@
 // The hard preconditions of a fleet, each checked up front and each failing with a message
 // that names the fix. `status` shows them in the plan; `project_start` refuses on any error.
-import type { FleetConfig } from "../schemas/config.js";
-import type { Label, RepoInfo, RequiredChecks } from "./gh/forge.js";
-import { sameLabel } from "./state/markers.js";
+import type { FleetConfig } from "../../schemas/config.js";
+import type { Label, RepoInfo, RequiredChecks } from "../gh/forge.js";
+import { sameLabel } from "../state/markers.js";
 
 export interface Precondition {
   name: string;

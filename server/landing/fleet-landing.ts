@@ -1,10 +1,10 @@
 // The project's side of landing: one LandingContext per project (one gate cache, the claim
 // lease, the work repository), and red-gate evidence for the next attempt's brief.
-import type { FleetConfig } from "../schemas/config.js";
-import type { BriefFailure } from "./workers/brief.js";
-import { GateCache } from "./workers/gate.js";
-import { landPull, readCheckEvidence, type LandInput, type LandResult } from "./landing.js";
-import type { ProjectDeps } from "./project.js";
+import type { FleetConfig } from "../../schemas/config.js";
+import type { BriefFailure } from "../workers/brief.js";
+import { GateCache } from "../workers/gate.js";
+import { landPull, readCheckEvidence, type LandInput, type LandResult } from "./land.js";
+import type { ProjectDeps } from "../fleet/fleet.js";
 
 export type LandOutcome = LandResult;
 

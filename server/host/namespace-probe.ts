@@ -1,8 +1,8 @@
 // Can the fleet write its claim refs? An org ruleset may forbid refs/afk/*; then claims fall
 // back to a namespace under refs/heads/ (with a warning: those are branches, and pushes there
 // may trigger "on: push" CI). The probe writes one ref and deletes it, leaving nothing behind.
-import { GitError } from "./gh/errors.js";
-import type { RefStore } from "./gh/refstore.js";
+import { GitError } from "../gh/errors.js";
+import type { RefStore } from "../gh/refstore.js";
 
 export interface NamespaceProbe {
   namespace: string;

@@ -1,7 +1,7 @@
 // The project's side of the status board: the phase history this host has seen for each
 // issue (in memory: the board is a projection, never read back) and one upsert per change.
-import type { Forge } from "./gh/forge.js";
-import { BoardUpserter, renderBoard, type BoardPhase } from "./board.js";
+import type { Forge } from "../gh/forge.js";
+import { BoardUpserter, renderBoard, type BoardPhase } from "./render.js";
 
 export type { BoardPhase };
 

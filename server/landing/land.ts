@@ -18,18 +18,18 @@
 // serialized per repository in this process (a promise chain) and across hosts (a lock ref
 // `<namespace>/lock/landing`, created compare-and-swap, stale after a TTL, always released).
 import { join } from "node:path";
-import type { Checks, Forge, MergeMethod, PullDetail, RequiredChecks } from "./gh/forge.js";
-import { ForgeError, GitError } from "./gh/errors.js";
-import { git, gitRaw, type GitAuth, type GitResult } from "./gh/git.js";
-import type { RefStore } from "./gh/refstore.js";
-import { redactText } from "./lanes/redact.js";
-import { FencedError, type Lease } from "./state/claims.js";
-import { evaluateGate } from "./state/gate.js";
-import { parseFleetBranch, sameLogin } from "./state/markers.js";
-import { assertInstanceId } from "./state/snapshot.js";
-import type { FleetConfig } from "../schemas/config.js";
-import { GateCache, gateCommit, gateEnv, type GateCommitResult } from "./workers/gate.js";
-import { PushRejectedError, WorktreeError, type WorkRepo } from "./workers/worktrees.js";
+import type { Checks, Forge, MergeMethod, PullDetail, RequiredChecks } from "../gh/forge.js";
+import { ForgeError, GitError } from "../gh/errors.js";
+import { git, gitRaw, type GitAuth, type GitResult } from "../gh/git.js";
+import type { RefStore } from "../gh/refstore.js";
+import { redactText } from "../lanes/redact.js";
+import { FencedError, type Lease } from "../state/claims.js";
+import { evaluateGate } from "../state/gate.js";
+import { parseFleetBranch, sameLogin } from "../state/markers.js";
+import { assertInstanceId } from "../state/snapshot.js";
+import type { FleetConfig } from "../../schemas/config.js";
+import { GateCache, gateCommit, gateEnv, type GateCommitResult } from "../workers/gate.js";
+import { PushRejectedError, WorktreeError, type WorkRepo } from "../workers/worktrees.js";
 
 export type LandingStrategy = FleetConfig["landing"]["strategy"];
 

@@ -1,10 +1,10 @@
 // The dry-run plan: a working set and the preconditions, rendered as the `status` tool and
 // `afk-mcp plan` show them. A plan is a tick stopped before act: the same gather and rebuild.
-import type { PlanOutput } from "../schemas/tools.js";
-import type { RateLimit } from "./gh/forge.js";
+import type { PlanOutput } from "../../schemas/tools.js";
+import type { RateLimit } from "../gh/forge.js";
 import type { Precondition } from "./preconditions.js";
 import { preconditionsPass } from "./preconditions.js";
-import type { WorkingSet } from "./state/rebuild.js";
+import type { WorkingSet } from "../state/rebuild.js";
 
 export interface PlanFacts {
   set: WorkingSet;
