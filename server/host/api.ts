@@ -39,3 +39,19 @@ export interface Host {
   reset(input: ProjectResetInput): Promise<ProjectResult>;
   logs(input: LogsInput): Promise<LogsResult>;
 }
+
+/**
+ * What a host pushes to the sessions that listen (MCP resources/subscribe, logging
+ * notifications). `board` fires at most once per tick and only when the repository's board
+ * (registration, workers, in-flight PRs, pauses) changed; `repos` when a repository starts
+ * or stops; `log` for supervisor-lane records at warning level or above.
+ */
+export type HostEvent =
+  | { kind: "board"; repo: string }
+  | { kind: "repos" }
+  | { kind: "log"; repo: string; level: "info" | "warning" | "error"; lane: string; message: string; at: string };
+
+/** A host that can push events; the in-process host and the daemon client both implement it. */
+export interface EventSource {
+  subscribe(listener: (event: HostEvent) => void): () => void;
+}
