@@ -23,6 +23,7 @@ import type { BriefFailure } from "../workers/brief.js";
 import { Landing, type LandOutcome } from "../landing/fleet-landing.js";
 import { Board, type BoardPhase } from "../board/fleet-board.js";
 import { neutralizeMarkers, renderEscalation, renderRetryNote } from "../board/render.js";
+import { releaseClaimsWithoutPr } from "./drain.js";
 
 export interface Registration {
   repo: string;
@@ -107,6 +108,8 @@ export class Project {
   private lastReport: TickReport | null = null;
   private lastIssues = new Map<number, Snapshot["issues"][number]>();
   private wake: (() => void) | null = null;
+  /** Claims this instance holds as of its last tick (what an abrupt exit would leave behind). */
+  private held = new Set<number>();
   private loopDone: Promise<void> | null = null;
   private ticking: Promise<TickReport> | null = null;
   private readonly landing: Landing;
@@ -147,11 +150,34 @@ export class Project {
     if (this.stopping) await this.finish();
   }
 
-  /** The end of a stop: with no claim left, the lease goes too. */
+  /**
+   * The end of a stop: every claim without an open PR is released (read from GitHub now, see
+   * drain.ts), and with no claim left the lease goes too.
+   */
   private async finish(): Promise<void> {
-    const last = this.lastReport;
-    if (last && last.error === null && last.in_flight === 0) await this.deps.lease.retire().catch(() => undefined);
-    this.log("info", "stopped", `stopped; ${last?.in_flight ?? 0} claim(s) with a PR kept for a later run or a peer`);
+    const busy = new Set([...this.workers].filter(([, run]) => !run.exitFacts).map(([n]) => n));
+    const { conn } = this.deps;
+    let kept: number[] | null = null;
+    for (let attempt = 0; attempt < 3 && kept === null; attempt += 1) {
+      try {
+        const drained = await releaseClaimsWithoutPr(
+          { refs: conn.refs, forge: conn.forge, lease: this.deps.lease, namespace: this.deps.namespace, login: conn.login, branchPrefix: this.registration.config.worktree.branch_prefix },
+          busy,
+        );
+        for (const n of drained.released) {
+          this.drained.add(n);
+          this.held.delete(n);
+          this.forget(n);
+          await this.releaseBoard(n, "the fleet stopped before this issue had a PR");
+          this.log("info", "released", `#${n}: claim released (the project stopped and it has no PR)`, n);
+        }
+        kept = drained.kept;
+      } catch (error) {
+        this.log("warn", "drain_failed", `stop: could not check for claims without a PR (${(error as Error).message}); ${attempt < 2 ? "trying again" : "giving up: they are reclaimed once the lease lapses"}`, undefined, errorData(error));
+      }
+    }
+    if (kept !== null && kept.length === 0) await this.deps.lease.retire().catch(() => undefined);
+    this.log("info", "stopped", `stopped; ${kept?.length ?? this.held.size} claim(s) with a PR kept for a later run or a peer`);
   }
 
   private sleep(ms: number): Promise<void> {
@@ -253,6 +279,11 @@ export class Project {
     return this.lastReport;
   }
 
+  /** The claims this instance held at its last tick, ascending. */
+  heldClaims(): number[] {
+    return [...this.held].sort((a, b) => a - b);
+  }
+
   // ---- one tick -------------------------------------------------------------------------------
 
   /** One reconciliation pass. Ticks never overlap: a second caller waits for the first. */
@@ -322,6 +353,8 @@ export class Project {
         }
       }
       await this.renderBoards(set, report);
+      const ended = new Set([...report.merged, ...report.escalated, ...report.closed, ...report.released]);
+      this.held = new Set([...set.mine.map((m) => m.issue), ...report.dispatched, ...report.reclaimed].filter((n) => !ended.has(n)));
       report.in_flight = set.mine.length + report.dispatched.length + report.reclaimed.length - report.merged.length - report.escalated.length - report.closed.length - report.released.length;
       report.frontier_remaining = Math.max(0, set.frontier.dispatch.length - report.dispatched.length);
       report.workers = [...this.workers.values()].filter((r) => !r.exitFacts).length;
@@ -487,6 +520,7 @@ export class Project {
         this.forget(action.issue);
         report.released.push(action.issue);
         this.log("info", "released", `#${action.issue}: claim released (${action.why})`, action.issue);
+        await this.releaseBoard(action.issue, action.why);
         return;
       }
       case "kill": {
@@ -558,6 +592,8 @@ export class Project {
         return;
       }
       case "reclaim": {
+        // A stop forbids new claims, even for a tick that decided before it came.
+        if (this.stopping && !action.thenRelease) return;
         const outcome = await this.deps.lease.reclaim(action.issue, action.sha);
         if (!outcome.won) return;
         this.log("info", "reclaimed", `#${action.issue}: reclaimed a stale claim from ${action.from ?? "an unknown instance"}`, action.issue);
@@ -573,7 +609,7 @@ export class Project {
       }
       case "dispatch": {
         const issue = issues.get(action.issue);
-        if (!issue) return;
+        if (!issue || this.stopping) return;
         const claimed = await this.deps.lease.claim(action.issue);
         if (!claimed.won) {
           this.log("info", "claim_lost", `#${action.issue}: a peer claimed it first`, action.issue);
@@ -680,6 +716,7 @@ export class Project {
         const run = this.workers.get(n);
         if (run && !run.exitFacts) await run.handle.kill("circuit breaker tripped");
         if (claim) await this.deps.lease.release(n, claim.sha).catch(() => false);
+        await this.releaseBoard(n, "the circuit breaker tripped: the worker command kept dying within seconds");
         if (issue) {
           await forge.createComment(
             n,
@@ -872,16 +909,26 @@ export class Project {
     }
   }
 
-  private async renderBoards(set: WorkingSet, _report: TickReport): Promise<void> {
+  private async renderBoards(set: WorkingSet, report: TickReport): Promise<void> {
     if (!this.registration.config.board.enabled) return;
+    // A claim this tick let go has its last board already (merged, escalated, released).
+    const ended = new Set([...report.merged, ...report.escalated, ...report.closed, ...report.released]);
     for (const claim of set.mine) {
-      if (!claim.issueOpen) continue;
+      if (!claim.issueOpen || ended.has(claim.issue)) continue;
       const phase: BoardPhase =
         claim.status === "awaiting_merge" ? "awaiting_merge" : claim.status === "awaiting_ci" ? "pr_open" : claim.status === "failure" ? "ci_failed" : this.workers.has(claim.issue) ? "coding" : "claimed";
       await this.board
         .show(claim.issue, phase, claim.attempt, this.registration.config.retry + 1, claim.pr, this.registration.instance, this.deps.conn.hostName)
         .catch((error: unknown) => this.log("warn", "board_failed", `#${claim.issue}: board not updated: ${(error as Error).message}`, claim.issue));
     }
+  }
+
+  /** Marks the board of a claim let go unfinished as released (best effort: a projection). */
+  private async releaseBoard(n: number, note: string): Promise<void> {
+    if (!this.registration.config.board.enabled) return;
+    await this.board
+      .released(n, this.registration.config.retry + 1, note)
+      .catch((error: unknown) => this.log("warn", "board_failed", `#${n}: board not marked released: ${(error as Error).message}`, n));
   }
 
   /** A breaker sweep's runner-error label is stale once the issue got done after all. */
