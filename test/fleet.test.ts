@@ -743,7 +743,7 @@ describe("the fleet on a local forge, through MCP, with scripted workers", { con
  */
 function spawnHost(env: Record<string, string>, instance: string, input: Record<string, unknown>): ChildProcess {
   const here = fileURLToPath(import.meta.url);
-  const hostModule = join(here, "..", "..", "server", here.endsWith(".ts") ? "host.ts" : "host.js");
+  const hostModule = join(here, "..", "..", "server", "host", here.endsWith(".ts") ? "host.ts" : "host.js");
   const script = [
     `import { FleetHost } from ${JSON.stringify(hostModule)};`,
     `const host = new FleetHost({ env: ${JSON.stringify(env)}, instance: ${JSON.stringify(instance)}, timeScale: ${SCALE} });`,
