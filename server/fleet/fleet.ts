@@ -19,6 +19,8 @@ import type { WorkRepo } from "../workers/worktrees.js";
 import { CircuitBreaker, type CircuitTrip } from "../workers/breaker.js";
 import { assessLiveness, activityAt, BusyTracker } from "../workers/liveness.js";
 import { quotaPause, type QuotaDetection } from "../workers/quota.js";
+import { fenced, pauseReason } from "../workers/runtime-failures.js";
+import { redactText } from "../lanes/redact.js";
 import type { BriefFailure } from "../workers/brief.js";
 import { Landing, type LandOutcome } from "../landing/fleet-landing.js";
 import { Board, type BoardPhase } from "../board/fleet-board.js";
@@ -98,6 +100,8 @@ export class Project {
   private readonly unswept = new Set<number>();
   /** Per issue, its attempt count before its first fast death since the breaker last closed. */
   private readonly attemptsBeforeDeaths = new Map<number, number>();
+  /** Per issue, the last lines its worker printed before a fast death: the breaker quotes them. */
+  private readonly deathLines = new Map<number, string[]>();
   private quota: Pause | null = null;
   private stopping = false;
   /** Claims released since the stop began, by whichever tick released them: the stop reports them all. */
@@ -185,6 +189,7 @@ export class Project {
   /** Clears the circuit breaker and any quota pause. */
   reset(): void {
     this.breaker.reset();
+    this.deathLines.clear();
     this.trip = null;
     this.attemptsBeforeDeaths.clear();
     this.quota = null;
@@ -371,7 +376,7 @@ export class Project {
 
   private birthsPaused(): Pause | null {
     if (this.stopping) return { until: null, reason: "stopping" };
-    if (this.trip) return { until: null, reason: `circuit breaker tripped after ${this.trip.deaths.length} fast worker deaths: fix the worker command, then project_reset` };
+    if (this.trip) return { until: null, reason: `circuit breaker tripped after ${this.trip.deaths.length} fast worker deaths${this.tripQuote()}: fix the worker command, then project_reset` };
     if (this.quota) {
       if (this.quota.until && this.quota.until.getTime() <= this.deps.clock().getTime()) {
         this.quota = null;
@@ -636,7 +641,7 @@ export class Project {
       }
       // A worker that cannot even start is a fast death: the breaker counts it.
       this.log("error", "birth_failed", `#${issue.number}: could not start a worker: ${(error as Error).message}`, issue.number, errorData(error));
-      this.recordDeath(issue.number, attempt, 0, false, false);
+      this.recordDeath(issue.number, attempt, 0, false, false, [(error as Error).message]);
       return false;
     }
   }
@@ -645,19 +650,22 @@ export class Project {
     const run = this.workers.get(issue);
     const facts = run?.exitFacts;
     if (run && facts) {
-      this.recordDeath(issue, run.attempt, facts.exit.durationMs, facts.quota, facts.exit.killReason !== null || facts.outcome.kind !== "nothing");
+      this.recordDeath(issue, run.attempt, facts.exit.durationMs, facts.quota, facts.exit.killReason !== null || facts.outcome.kind !== "nothing", facts.lastLines);
     }
     this.nudge();
   }
 
-  private recordDeath(issue: number, attempt: number, durationMs: number, quota: boolean, productive: boolean): void {
+  private recordDeath(issue: number, attempt: number, durationMs: number, quota: boolean, productive: boolean, lastLines: string[]): void {
     const exit = { issue, durationMs, at: this.deps.clock().getTime(), quota, productive, killed: false };
     if (this.breaker.isFastDeath(exit) && !this.attemptsBeforeDeaths.has(issue)) this.attemptsBeforeDeaths.set(issue, attempt - 1);
+    if (this.breaker.isFastDeath(exit)) this.deathLines.set(issue, this.redacted(lastLines));
     const trip = this.breaker.recordExit(exit);
     if (trip && !this.trip) {
       this.trip = trip;
       for (const death of trip.deaths) this.unswept.add(death.issue);
-      this.log("error", "breaker_tripped", `circuit breaker tripped: ${trip.deaths.length} fast worker deaths; births parked until project_reset`);
+      this.log("error", "breaker_tripped", `circuit breaker tripped: ${trip.deaths.length} fast worker deaths${this.tripQuote()}; births parked until project_reset`, undefined, {
+        last_output: Object.fromEntries(trip.deaths.map((d) => [d.issue, this.deathLines.get(d.issue) ?? []])),
+      });
       this.nudge();
     }
   }
@@ -681,10 +689,12 @@ export class Project {
         if (run && !run.exitFacts) await run.handle.kill("circuit breaker tripped");
         if (claim) await this.deps.lease.release(n, claim.sha).catch(() => false);
         if (issue) {
+          const lines = this.deathLines.get(n) ?? [];
           await forge.createComment(
             n,
             `The fleet stopped starting workers: the worker command died within seconds ${deaths} times in a row ` +
-              `(circuit breaker). This issue goes back to the backlog untouched by this run; fix the command, then call project_reset.`,
+              `(circuit breaker). This issue goes back to the backlog untouched by this run; fix the command, then call project_reset.` +
+              (lines.length > 0 ? `\n\nThe last lines its worker printed:\n\n${fenced(lines.map((l) => neutralizeMarkers(l)))}` : "\n\nIts worker printed nothing."),
           );
           const before = this.attemptsBeforeDeaths.get(n) ?? 0;
           for (const label of issue.labels) {
@@ -707,15 +717,27 @@ export class Project {
   }
 
   private onQuota(issue: number, detection: QuotaDetection): void {
-    const pause = quotaPause(detection, this.deps.clock(), { backoffSeconds: 900 * this.deps.timeScale });
-    const reason =
-      detection.kind === "auth"
-        ? `the worker's login expired or is missing (${oneLine(detection.text)}): sign the agent in again, then project_reset`
-        : `usage limit reached (${oneLine(detection.text)})${pause.until ? `: births paused until ${pause.until.toISOString()}` : ""}`;
+    // A lost network usually comes back within minutes; a usage limit without a reset time, later.
+    const backoffSeconds = detection.kind === "network" ? 300 : 900;
+    const pause = quotaPause(detection, this.deps.clock(), { backoffSeconds: backoffSeconds * this.deps.timeScale });
+    const reason = pauseReason({ ...detection, text: this.redacted([detection.text])[0]! }, pause.until);
     if (!this.quota || (pause.until && this.quota.until && pause.until > this.quota.until) || pause.until === null) {
       this.quota = { until: pause.until, reason };
     }
-    this.log("warn", detection.kind === "auth" ? "auth_expired" : "quota", `#${issue}: ${reason}`, issue);
+    const event = { auth: "auth_expired", refusal: "runtime_refused", network: "network_down", quota: "quota" }[detection.kind];
+    this.log("warn", event, `#${issue}: ${reason}`, issue, { kind: detection.kind, runtime: detection.runtime });
+  }
+
+  /** Worker output bound for GitHub or status: the fleet's token and every known key shape removed. */
+  private redacted(lines: readonly string[]): string[] {
+    return lines.map((line) => redactText(line, [this.deps.conn.token]));
+  }
+
+  /** The last lines of the death that tripped the breaker, for its reason: bounded, one line. */
+  private tripQuote(): string {
+    const last = this.trip?.deaths.at(-1);
+    const lines = last ? (this.deathLines.get(last.issue) ?? []).slice(-3) : [];
+    return lines.length > 0 ? `; the last, #${last!.issue}, printed: ${oneLine(lines.join(" ⏎ "))}` : "";
   }
 
   private async postVerdict(issue: number, attempt: number, verdict: Verdict): Promise<void> {
