@@ -9,6 +9,8 @@ import type { WorkingSet } from "../state/rebuild.js";
 import type { Snapshot } from "../state/snapshot.js";
 import { CircuitBreaker, type CircuitTrip } from "../workers/breaker.js";
 import { quotaPause, type QuotaDetection } from "../workers/quota.js";
+import { fenced, pauseReason } from "../workers/runtime-failures.js";
+import { neutralizeMarkers } from "../board/render.js";
 import type { IssueMemories } from "./issue-memory.js";
 import { errorData, oneLine, type SupervisorLog } from "./supervisor-log.js";
 
@@ -36,6 +38,8 @@ export class BirthGuard {
   private readonly unswept = new Set<number>();
   /** Per issue, its attempt count before its first fast death since the breaker last closed. */
   private readonly attemptsBeforeDeaths = new Map<number, number>();
+  /** Per issue, the last lines its worker printed before a fast death: the breaker quotes them. */
+  private readonly deathLines = new Map<number, string[]>();
   private quota: Pause | null = null;
 
   constructor(
@@ -43,6 +47,8 @@ export class BirthGuard {
     private readonly timeScale: number,
     private readonly clock: () => Date,
     private readonly log: SupervisorLog,
+    /** Worker output bound for GitHub or status: the fleet's token and every known key shape removed. */
+    private readonly redacted: (lines: readonly string[]) => string[],
   ) {
     this.breaker = new CircuitBreaker({ k: circuit.k, windowSeconds: circuit.window_seconds * timeScale, fastDeathSeconds: circuit.fast_death_seconds * timeScale });
   }
@@ -50,7 +56,7 @@ export class BirthGuard {
   /** Why births are held now (a stop, a trip, a pause not yet over), or null. */
   paused(stopping: boolean): Pause | null {
     if (stopping) return { until: null, reason: "stopping" };
-    if (this.trip) return { until: null, reason: `circuit breaker tripped after ${this.trip.deaths.length} fast worker deaths: fix the worker command, then project_reset` };
+    if (this.trip) return { until: null, reason: `circuit breaker tripped after ${this.trip.deaths.length} fast worker deaths${this.tripQuote()}: fix the worker command, then project_reset` };
     if (this.quota) {
       if (this.quota.until && this.quota.until.getTime() <= this.clock().getTime()) {
         this.quota = null;
@@ -64,6 +70,7 @@ export class BirthGuard {
   /** Clears the breaker and any quota pause. */
   reset(): void {
     this.breaker.reset();
+    this.deathLines.clear();
     this.trip = null;
     this.attemptsBeforeDeaths.clear();
     this.quota = null;
@@ -75,27 +82,37 @@ export class BirthGuard {
   }
 
   /** Counts a worker's end; true when it tripped the breaker just now. */
-  recordDeath(issue: number, attempt: number, durationMs: number, quota: boolean, productive: boolean): boolean {
+  recordDeath(issue: number, attempt: number, durationMs: number, quota: boolean, productive: boolean, lastLines: string[]): boolean {
     const exit = { issue, durationMs, at: this.clock().getTime(), quota, productive, killed: false };
     if (this.breaker.isFastDeath(exit) && !this.attemptsBeforeDeaths.has(issue)) this.attemptsBeforeDeaths.set(issue, attempt - 1);
+    if (this.breaker.isFastDeath(exit)) this.deathLines.set(issue, this.redacted(lastLines));
     const trip = this.breaker.recordExit(exit);
     if (!trip || this.trip) return false;
     this.trip = trip;
     for (const death of trip.deaths) this.unswept.add(death.issue);
-    this.log("error", "breaker_tripped", `circuit breaker tripped: ${trip.deaths.length} fast worker deaths; births parked until project_reset`);
+    this.log("error", "breaker_tripped", `circuit breaker tripped: ${trip.deaths.length} fast worker deaths${this.tripQuote()}; births parked until project_reset`, undefined, {
+      last_output: Object.fromEntries(trip.deaths.map((d) => [d.issue, this.deathLines.get(d.issue) ?? []])),
+    });
     return true;
   }
 
   onQuota(issue: number, detection: QuotaDetection): void {
-    const pause = quotaPause(detection, this.clock(), { backoffSeconds: 900 * this.timeScale });
-    const reason =
-      detection.kind === "auth"
-        ? `the worker's login expired or is missing (${oneLine(detection.text)}): sign the agent in again, then project_reset`
-        : `usage limit reached (${oneLine(detection.text)})${pause.until ? `: births paused until ${pause.until.toISOString()}` : ""}`;
+    // A lost network usually comes back within minutes; a usage limit without a reset time, later.
+    const backoffSeconds = detection.kind === "network" ? 300 : 900;
+    const pause = quotaPause(detection, this.clock(), { backoffSeconds: backoffSeconds * this.timeScale });
+    const reason = pauseReason({ ...detection, text: this.redacted([detection.text])[0]! }, pause.until);
     if (!this.quota || (pause.until && this.quota.until && pause.until > this.quota.until) || pause.until === null) {
       this.quota = { until: pause.until, reason };
     }
-    this.log("warn", detection.kind === "auth" ? "auth_expired" : "quota", `#${issue}: ${reason}`, issue);
+    const event = { auth: "auth_expired", refusal: "runtime_refused", network: "network_down", quota: "quota" }[detection.kind];
+    this.log("warn", event, `#${issue}: ${reason}`, issue, { kind: detection.kind, runtime: detection.runtime });
+  }
+
+  /** The last lines of the death that tripped the breaker, for its reason: bounded, one line. */
+  private tripQuote(): string {
+    const last = this.trip?.deaths.at(-1);
+    const lines = last ? (this.deathLines.get(last.issue) ?? []).slice(-3) : [];
+    return lines.length > 0 ? `; the last, #${last!.issue}, printed: ${oneLine(lines.join(" ⏎ "))}` : "";
   }
 
   /**
@@ -116,10 +133,12 @@ export class BirthGuard {
         if (run && !run.exitFacts) await run.handle.kill("circuit breaker tripped");
         if (claim) await lease.release(n, claim.sha).catch(() => false);
         if (issue) {
+          const lines = this.deathLines.get(n) ?? [];
           await forge.createComment(
             n,
             `The fleet stopped starting workers: the worker command died within seconds ${deaths} times in a row ` +
-              `(circuit breaker). This issue goes back to the backlog untouched by this run; fix the command, then call project_reset.`,
+              `(circuit breaker). This issue goes back to the backlog untouched by this run; fix the command, then call project_reset.` +
+              (lines.length > 0 ? `\n\nThe last lines its worker printed:\n\n${fenced(lines.map((l) => neutralizeMarkers(l)))}` : "\n\nIts worker printed nothing."),
           );
           const before = this.attemptsBeforeDeaths.get(n) ?? 0;
           for (const label of issue.labels) {

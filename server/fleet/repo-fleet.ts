@@ -21,6 +21,7 @@ import type { FleetDeps, Registration } from "./registration.js";
 import { errorData, errorText, supervisorLog, type SupervisorLog } from "./supervisor-log.js";
 import { emptyReport, summaryLine, type TickReport } from "./tick-report.js";
 import { birth, type BirthInput } from "./worker-runs.js";
+import { redactText } from "../lanes/redact.js";
 
 export type { FleetDeps, Registration } from "./registration.js";
 export { summaryLine, type TickReport } from "./tick-report.js";
@@ -49,7 +50,7 @@ export class RepoFleet implements FleetRuntime {
   ) {
     this.registration = registration;
     this.log = supervisorLog(deps.lanes, registration.instance);
-    this.guard = new BirthGuard(registration.config.circuit, deps.timeScale, deps.clock, this.log);
+    this.guard = new BirthGuard(registration.config.circuit, deps.timeScale, deps.clock, this.log, (lines) => lines.map((line) => redactText(line, [deps.conn.token])));
     this.landing = new Landing(deps, () => this.registration.config);
     this.board = new Board(deps.conn.forge, deps.conn.login, deps.clock, { instance: registration.instance, host: deps.conn.hostName });
   }
@@ -362,7 +363,7 @@ export class RepoFleet implements FleetRuntime {
       }
       // A worker that cannot even start is a fast death: the breaker counts it.
       this.log("error", "birth_failed", `#${issue.number}: could not start a worker: ${(error as Error).message}`, issue.number, errorData(error));
-      if (this.guard.recordDeath(issue.number, attempt, 0, false, false)) this.nudge();
+      if (this.guard.recordDeath(issue.number, attempt, 0, false, false, [(error as Error).message])) this.nudge();
       return false;
     }
   }
@@ -371,7 +372,7 @@ export class RepoFleet implements FleetRuntime {
     const run = this.memory.run(issue);
     const facts = run?.exitFacts;
     if (run && facts) {
-      this.guard.recordDeath(issue, run.attempt, facts.exit.durationMs, facts.quota, facts.exit.killReason !== null || facts.outcome.kind !== "nothing");
+      this.guard.recordDeath(issue, run.attempt, facts.exit.durationMs, facts.quota, facts.exit.killReason !== null || facts.outcome.kind !== "nothing", facts.lastLines);
     }
     this.nudge();
   }
