@@ -6,6 +6,8 @@ import type { Forge } from "../gh/forge.js";
 import type { RefStore } from "../gh/refstore.js";
 import { parseNamespace, type Lease } from "../state/claims.js";
 import { parseFleetBranch, sameLogin } from "../state/markers.js";
+import type { FleetRuntime } from "./effects/effect.js";
+import { errorData, errorText } from "./supervisor-log.js";
 
 export interface DrainDeps {
   refs: RefStore;
@@ -46,4 +48,44 @@ export async function releaseClaimsWithoutPr(deps: DrainDeps, busy: ReadonlySet<
     if (await deps.lease.release(claim.issue, claim.sha)) released.push(claim.issue);
   }
   return { released, kept };
+}
+
+/** The fleet a drain works for: its lease, connection, board and voice. */
+type DrainingFleet = Pick<FleetRuntime, "registration" | "deps" | "memory" | "board" | "log">;
+
+/**
+ * Runs releaseClaimsWithoutPr for a stopping fleet, trying again on a flaky answer, and marks
+ * each released claim's board. Returns the claims kept with a PR, or null when GitHub could not
+ * be read (they are then reclaimed once the lease lapses).
+ */
+export async function drainClaims(fleet: DrainingFleet, busy: ReadonlySet<number>, onReleased: (issue: number) => void): Promise<number[] | null> {
+  const { conn, lease, namespace } = fleet.deps;
+  for (let attempt = 0; attempt < 3; attempt += 1) {
+    try {
+      const drained = await releaseClaimsWithoutPr(
+        { refs: conn.refs, forge: conn.forge, lease, namespace, login: conn.login, branchPrefix: fleet.registration.config.worktree.branch_prefix },
+        busy,
+      );
+      for (const n of drained.released) {
+        onReleased(n);
+        fleet.memory.forget(n);
+        fleet.log("info", "released", `#${n}: claim released (the project stopped and it has no PR)`, n);
+        await releasedBoard(fleet, n, "the fleet stopped before this issue had a PR");
+      }
+      return drained.kept;
+    } catch (error) {
+      const next = attempt < 2 ? "trying again" : "giving up: they are reclaimed once the lease lapses";
+      fleet.log("warn", "drain_failed", `stop: could not check for claims without a PR (${errorText(error)}); ${next}`, undefined, errorData(error));
+    }
+  }
+  return null;
+}
+
+/** Marks the board of a claim let go unfinished as released (best effort: it is a projection). */
+export async function releasedBoard(fleet: Pick<FleetRuntime, "registration" | "board" | "log">, n: number, note: string): Promise<void> {
+  const cfg = fleet.registration.config;
+  if (!cfg.board.enabled) return;
+  await fleet.board
+    .released(n, cfg.retry + 1, note)
+    .catch((error: unknown) => fleet.log("warn", "board_failed", `#${n}: board not marked released: ${(error as Error).message}`, n));
 }
