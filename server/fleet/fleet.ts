@@ -105,6 +105,9 @@ export class Project {
   private stopped = false;
   private emptyTicks = 0;
   private lastReport: TickReport | null = null;
+  /** The last tick's working set, so status can answer from it instead of gathering again. */
+  private lastSet: { set: WorkingSet; at: Date } | null = null;
+  private nextTickAt: Date | null = null;
   private lastIssues = new Map<number, Snapshot["issues"][number]>();
   private wake: (() => void) | null = null;
   private loopDone: Promise<void> | null = null;
@@ -141,6 +144,7 @@ export class Project {
         emptyTicks: this.emptyTicks,
         config: this.registration.config,
       });
+      this.nextTickAt = new Date(this.deps.clock().getTime() + seconds * 1000 * this.deps.timeScale);
       await this.sleep(seconds * 1000 * this.deps.timeScale);
     }
     this.stopped = true;
@@ -253,6 +257,11 @@ export class Project {
     return this.lastReport;
   }
 
+  /** The last tick's working set and when it was gathered; when the next tick is due. */
+  view(): { set: WorkingSet; at: Date; nextTickAt: Date | null } | null {
+    return this.lastSet ? { ...this.lastSet, nextTickAt: this.nextTickAt } : null;
+  }
+
   // ---- one tick -------------------------------------------------------------------------------
 
   /** One reconciliation pass. Ticks never overlap: a second caller waits for the first. */
@@ -313,6 +322,7 @@ export class Project {
       report.births_held = decision.birthsHeld ?? (paused ? paused.reason : null);
       const issues = new Map(snapshot.issues.map((i) => [i.number, i]));
       this.lastIssues = issues;
+      this.lastSet = { set, at: now };
       for (const action of decision.actions) {
         if (this.stopped) break;
         try {
