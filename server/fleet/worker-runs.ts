@@ -10,6 +10,7 @@ import { writeBrief, type BriefFailure } from "../workers/brief.js";
 import { workerEnv } from "../workers/env.js";
 import { startWorker, type WorkerExit, type WorkerHandle } from "../workers/spawn.js";
 import { QuotaScanner, type QuotaDetection } from "../workers/quota.js";
+import { OutputTail } from "../workers/runtime-failures.js";
 import { readVerdictFile, VerdictFileError, workerOutcome, type WorkerOutcome } from "../workers/outcome.js";
 import type { Verdict } from "../state/markers.js";
 
@@ -44,8 +45,10 @@ export interface ExitFacts {
   verdict: Verdict | null;
   commitsAhead: number;
   changes: boolean;
-  /** The run hit a usage limit: no attempt is spent, births pause. */
+  /** The run hit a usage limit, a login or network failure: no attempt is spent, births pause. */
   quota: boolean;
+  /** The last lines it printed (for a breaker's comment and status). */
+  lastLines: string[];
 }
 
 export class WorkerRun {
@@ -61,6 +64,7 @@ export class WorkerRun {
     readonly prepared: PreparedWorktree,
     readonly handle: WorkerHandle,
     readonly verdictPath: string,
+    readonly tail: OutputTail,
   ) {
     this.startedAt = handle.startedAt;
   }
@@ -105,10 +109,14 @@ export async function birth(input: BirthInput, deps: RunDeps): Promise<WorkerRun
       AFK_VERDICT_FILE: verdictPath,
     },
   });
-  const scanner = new QuotaScanner({ quotaPatterns: deps.config.worker.quota_patterns, authPatterns: deps.config.worker.auth_patterns });
+  const w = deps.config.worker;
+  const scanner = new QuotaScanner({ quotaPatterns: w.quota_patterns, authPatterns: w.auth_patterns, refusalPatterns: w.refusal_patterns, networkPatterns: w.network_patterns });
+  const tail = new OutputTail();
   let run: WorkerRun | null = null;
   // A limit printed before the run object exists still marks the run (not a failed attempt).
   let quotaSeen = false;
+  // An agent retrying without a network would do so until the max runtime: end it.
+  let endFor: string | null = null;
   const handle = await startWorker({
     command: input.command,
     cwd: prepared.path,
@@ -116,16 +124,22 @@ export async function birth(input: BirthInput, deps: RunDeps): Promise<WorkerRun
     briefPath,
     onLine: (stream, line) => {
       deps.lanes.append("worker", { event: "output", msg: line, issue: n, attempt: input.attempt, data: { stream } });
+      tail.push(line);
       const detection = scanner.push(line, new Date());
       if (detection) {
         quotaSeen = true;
         if (run) run.quota = true;
         deps.onQuota(n, detection);
+        if (detection.kind === "network" && endFor === null) {
+          endFor = "the agent cannot reach its API";
+          if (run) void run.handle.kill(endFor).catch(() => undefined);
+        }
       }
     },
   });
-  run = new WorkerRun(n, input.attempt, prepared, handle, verdictPath);
+  run = new WorkerRun(n, input.attempt, prepared, handle, verdictPath, tail);
   run.quota = quotaSeen;
+  if (endFor !== null) void handle.kill(endFor).catch(() => undefined);
   deps.lanes.append("supervisor", {
     event: "worker_born",
     msg: `#${n}: worker started (attempt ${input.attempt}, tier ${prepared.tier}) in ${prepared.path}`,
@@ -172,5 +186,5 @@ async function readExit(run: WorkerRun, exit: WorkerExit, deps: RunDeps, base: s
     attempt: run.attempt,
     data: { code: exit.code, signal: exit.signal, duration_ms: exit.durationMs, kill_reason: exit.killReason, commits_ahead: commitsAhead, verdict: verdict?.kind ?? null, notes: outcome.notes, quota: run.quota },
   });
-  return { exit, outcome, verdict, commitsAhead, changes, quota: run.quota };
+  return { exit, outcome, verdict, commitsAhead, changes, quota: run.quota, lastLines: run.tail.last() };
 }
