@@ -14,7 +14,7 @@ import { rebuild, type WorkingSet } from "../state/rebuild.js";
 import { pace } from "../state/pace.js";
 import { attemptLabel, formatVerdict, latestVerdict, parseAttemptLabel, type Verdict } from "../state/markers.js";
 import type { Snapshot } from "../state/snapshot.js";
-import { birth, type BirthInput, type WorkerRun } from "./worker-runs.js";
+import { adopt, birth, type BirthInput, type RunDeps, type WorkerRun } from "./worker-runs.js";
 import type { WorkRepo } from "../workers/worktrees.js";
 import { CircuitBreaker, type CircuitTrip } from "../workers/breaker.js";
 import { assessLiveness, activityAt, BusyTracker } from "../workers/liveness.js";
@@ -388,7 +388,7 @@ export class Project {
     const cfg = this.registration.config;
     const scale = this.deps.timeScale;
     for (const claim of set.mine) {
-      const run = this.workers.get(claim.issue);
+      const run = this.workers.get(claim.issue) ?? (claim.status === "no_pr" ? await this.adoptOrphan(claim.issue) : undefined);
       const facts: LocalClaim = { worker: "none", kills: this.kills.get(claim.issue) ?? 0, redispatches: this.redispatches.get(claim.issue) ?? 0 };
       let verdict: Verdict | null = null;
       if (run && !run.exitFacts) {
@@ -614,15 +614,7 @@ export class Project {
           mode,
           command: this.registration.workerCommand,
         },
-        {
-          workRepo: this.deps.workRepo,
-          config: cfg,
-          lanes: this.deps.lanes,
-          runDir: this.deps.runDir,
-          onQuota: (n, detection) => this.onQuota(n, detection),
-          onExit: (n) => this.onExit(n),
-          ...(this.deps.env ? { env: this.deps.env } : {}),
-        },
+        this.runDeps(),
       );
       this.workers.set(issue.number, run);
       this.busy.delete(issue.number);
@@ -639,6 +631,27 @@ export class Project {
       this.recordDeath(issue.number, attempt, 0, false, false);
       return false;
     }
+  }
+
+  private runDeps(): RunDeps {
+    return {
+      workRepo: this.deps.workRepo,
+      config: this.registration.config,
+      lanes: this.deps.lanes,
+      runDir: this.deps.runDir,
+      onQuota: (n, detection) => this.onQuota(n, detection),
+      onExit: (n) => this.onExit(n),
+      ...(this.deps.env ? { env: this.deps.env } : {}),
+    };
+  }
+
+  /** A claim of ours with no worker here may still have one a crashed host process left running. */
+  private async adoptOrphan(issue: number): Promise<WorkerRun | undefined> {
+    const run = await adopt(issue, this.registration.base, this.runDeps()).catch(() => null);
+    if (!run) return undefined;
+    this.workers.set(issue, run);
+    this.board.enter(issue, "coding");
+    return run;
   }
 
   private onExit(issue: number): void {
