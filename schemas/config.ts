@@ -7,6 +7,7 @@
 // well inside the lease, a local gate needs a command) are refinements whose issues carry the
 // key path, so server/host/config-load.ts can name the key and the fix.
 import { z } from "zod";
+import { unknownKeyError } from "./nearest.js";
 
 /** Usage-limit messages of the agent CLIs we know (see RUNTIMES.md). Matched case-insensitively. */
 export const DEFAULT_QUOTA_PATTERNS: readonly string[] = [
@@ -135,42 +136,45 @@ const LabelsSchema = z
   })
   .describe("Label names the fleet reads and writes. Compared case-insensitively.");
 
-const SelectorSchema = z
-  .strictObject({
-    label: labelName
-      .nullable()
-      .optional()
-      .describe("Label the issue must carry. Omitted: `labels.ready`. `null`: no label filter (then at least one other facet is required)."),
-    issues: z
-      .array(z.number().int().positive())
-      .min(1)
-      .nullable()
-      .default(null)
-      .describe("Only these issue numbers. `null`: any issue."),
-    tags: z
-      .array(z.string().min(1).regex(/^\S(?:.*\S)?$/, "a tag must not start or end with whitespace"))
-      .default(() => [])
-      .describe("The issue must carry every one of these tags (labels `labels.tag_prefix` + tag). Empty: no tag filter."),
-    user: z
-      .string()
-      .regex(/^(?:@me|[A-Za-z0-9](?:[A-Za-z0-9]|-(?=[A-Za-z0-9])){0,38}(?:\[bot\])?)$/, 'expected a GitHub login or "@me"')
-      .nullable()
-      .default(null)
-      .describe('Only issues opened by this GitHub login; "@me" is the login of the token the fleet runs as. `null`: any author.'),
-    epic: z
-      .number()
-      .int()
-      .positive()
-      .nullable()
-      .default(null)
-      .describe("Only sub-issues of this epic (issue number). `null`: no epic filter."),
-    milestone: z
-      .string()
-      .min(1)
-      .nullable()
-      .default(null)
-      .describe("Only issues in the milestone with this exact title. `null`: any milestone or none."),
-  })
+const selectorShape = {
+  label: labelName
+    .nullable()
+    .optional()
+    .describe("Label the issue must carry. Omitted: `labels.ready`. `null`: no label filter (then at least one other facet is required)."),
+  issues: z
+    .array(z.number().int().positive())
+    .min(1)
+    .nullable()
+    .default(null)
+    .describe("Only these issue numbers. `null`: any issue."),
+  tags: z
+    .array(z.string().min(1).regex(/^\S(?:.*\S)?$/, "a tag must not start or end with whitespace"))
+    .default(() => [])
+    .describe("The issue must carry every one of these tags (labels `labels.tag_prefix` + tag). Empty: no tag filter."),
+  user: z
+    .string()
+    .regex(/^(?:@me|[A-Za-z0-9](?:[A-Za-z0-9]|-(?=[A-Za-z0-9])){0,38}(?:\[bot\])?)$/, 'expected a GitHub login or "@me"')
+    .nullable()
+    .default(null)
+    .describe('Only issues opened by this GitHub login; "@me" is the login of the token the fleet runs as. `null`: any author.'),
+  epic: z
+    .number()
+    .int()
+    .positive()
+    .nullable()
+    .default(null)
+    .describe("Only sub-issues of this epic (issue number). `null`: no epic filter."),
+  milestone: z
+    .string()
+    .min(1)
+    .nullable()
+    .default(null)
+    .describe("Only issues in the milestone with this exact title. `null`: any milestone or none."),
+};
+
+/** One selector: the config's `selectors[]` and the selectors the MCP tools accept are this one schema. */
+export const SelectorSchema = z
+  .strictObject(selectorShape, { error: unknownKeyError(Object.keys(selectorShape)) })
   .superRefine((selector, ctx) => {
     const narrowed =
       selector.issues !== null || selector.tags.length > 0 || selector.user !== null || selector.epic !== null || selector.milestone !== null;

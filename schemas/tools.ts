@@ -1,11 +1,12 @@
 // Input and output shapes of the MCP tools. Inputs use the names DESIGN.md promises every
 // client and script; outputs are what `structuredContent` carries (snake_case, like the config).
 import { z } from "zod";
+import { SelectorSchema, fleetConfigJsonSchema } from "./config.js";
 
-export const repoInput = z
-  .string()
-  .min(1)
-  .max(200)
+/** A string that means something: blank or whitespace-only text is refused, not stored. */
+const text = (max: number) => z.string().max(max).regex(/\S/, "must not be blank");
+
+export const repoInput = text(200)
   .optional()
   .describe('The repository, "owner/name". Default: the GitHub origin of the server\'s working directory.');
 
@@ -170,31 +171,21 @@ export const takeoverOutput = {
   message: z.string(),
 };
 
-const selectorInput = z
-  .object({
-    label: z.string().min(1).max(100).nullable().optional().describe("Label the issue must carry (default: the ready label; null: none)."),
-    issues: z.array(z.number().int().positive()).max(1000).nullable().optional().describe("Only these issue numbers."),
-    tags: z.array(z.string().min(1).max(100)).max(20).optional().describe("Every one of these tags (labels tag:<tag>)."),
-    user: z.string().min(1).max(39).nullable().optional().describe('Only issues opened by this login ("@me": the fleet\'s own).'),
-    epic: z.number().int().positive().nullable().optional().describe("Only sub-issues of this epic."),
-    milestone: z.string().min(1).max(255).nullable().optional().describe("Only issues in this milestone."),
-  })
-  .strict();
-
 export const projectStartInput = {
   repo: repoInput,
-  worker_command: z
-    .string()
-    .min(1)
-    .max(4000)
+  worker_command: text(4000)
     .optional()
     .describe(
       'The shell command that starts one worker agent in its worktree, run as is by your shell (e.g. claude -p "$(cat "$AFK_BRIEF")" --permission-mode bypassPermissions). The brief is also on stdin and in {brief}. Required unless dry_run.',
     ),
   target: z.number().int().min(1).max(64).optional().describe("How many workers at once (default: the config's concurrency)."),
-  selectors: z.array(selectorInput).max(20).optional().describe("Ordered selectors: the first picks first (default: the ready label)."),
-  config: z.record(z.string(), z.unknown()).optional().describe("Config overrides, merged over the repository's .github/afk.json."),
-  base: z.string().min(1).max(255).optional().describe("The branch to land on (default: the config's base, else the default branch)."),
+  selectors: z.array(SelectorSchema).max(20).optional().describe("Ordered selectors: the first picks first (default: the ready label)."),
+  config: z
+    .record(z.string(), z.unknown())
+    .meta(configKeysSchema())
+    .optional()
+    .describe("Config overrides, merged over the repository's .github/afk.json and validated like it (every key of schemas/config.schema.json)."),
+  base: text(255).optional().describe("The branch to land on (default: the config's base, else the default branch)."),
   dry_run: z.boolean().optional().describe("Validate and return the first plan, acting on nothing."),
   auto_merge: z
     .boolean()
@@ -205,8 +196,8 @@ export const projectStartInput = {
 export const projectResizeInput = {
   repo: repoInput,
   target: z.number().int().min(1).max(64).optional().describe("New width, applied at the next birth."),
-  worker_command: z.string().min(1).max(4000).optional().describe("New worker command, used for the next birth."),
-  selectors: z.array(selectorInput).max(20).optional().describe("New ordered selectors."),
+  worker_command: text(4000).optional().describe("New worker command, used for the next birth."),
+  selectors: z.array(SelectorSchema).max(20).optional().describe("New ordered selectors."),
 };
 
 export const projectStopInput = {
@@ -220,7 +211,7 @@ export const logsInput = {
   repo: repoInput,
   lane: z.enum(["supervisor", "worker", "monitor", "liveness"]).describe("Which log lane."),
   issue: z.number().int().positive().optional().describe("Only records about this issue."),
-  since: z.string().max(40).optional().describe('Only records since this ISO time or this long ago ("15m", "2h", "1d").'),
+  since: text(40).optional().describe('Only records since this ISO time or this long ago ("15m", "2h", "1d").'),
   tail_lines: z.number().int().min(1).max(5000).optional().describe("At most this many of the newest records (default 200)."),
 };
 
@@ -235,3 +226,22 @@ export const logsOutput = {
   records: z.array(z.record(z.string(), z.unknown())),
   truncated: z.boolean(),
 };
+
+/**
+ * The config's JSON Schema as the `config` argument advertises it: every key, type, enum and
+ * bound (so a client can complete and check it), without the prose and defaults that would
+ * make tools/list several times larger. The host validates the merged config in full.
+ */
+function configKeysSchema(): Record<string, unknown> {
+  const strip = (node: unknown): unknown => {
+    if (Array.isArray(node)) return node.map(strip);
+    if (node === null || typeof node !== "object") return node;
+    const out: Record<string, unknown> = {};
+    for (const [key, value] of Object.entries(node)) {
+      if (key === "description" || key === "default" || key === "title" || key === "$schema") continue;
+      out[key] = key === "properties" ? Object.fromEntries(Object.entries(value as object).filter(([k]) => k !== "$schema").map(([k, v]) => [k, strip(v)])) : strip(value);
+    }
+    return out;
+  };
+  return strip(fleetConfigJsonSchema()) as Record<string, unknown>;
+}

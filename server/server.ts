@@ -2,7 +2,7 @@
 // transport. A read-only server registers no tool that changes anything.
 import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import type { Host } from "./host/api.js";
-import { isReadOnly, registerDefinedTool, type ToolDefinition } from "./tools/define.js";
+import { isReadOnly, type Tool } from "./tools/define.js";
 import { statusTool } from "./tools/status.js";
 import { takeoverTool } from "./tools/takeover.js";
 import { projectStartTool } from "./tools/project-start.js";
@@ -12,8 +12,7 @@ import { projectResetTool } from "./tools/project-reset.js";
 import { logsTool } from "./tools/logs.js";
 import { version } from "./version.js";
 
-// eslint-disable-next-line @typescript-eslint/no-explicit-any -- a heterogeneous list of tool definitions
-export const TOOLS: ToolDefinition<any, any>[] = [
+export const TOOLS: readonly Tool[] = [
   projectStartTool,
   projectResizeTool,
   projectStopTool,
@@ -39,7 +38,7 @@ export function createServer(host: Host, options: ServerOptions = {}): McpServer
   );
   for (const tool of TOOLS) {
     if (options.readOnly && !isReadOnly(tool)) continue;
-    registerDefinedTool(server, host, tool);
+    tool.register(server, host);
   }
   return server;
 }

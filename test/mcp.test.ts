@@ -3,7 +3,7 @@
 import { after, before, describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { existsSync } from "node:fs";
-import { readFile, writeFile } from "node:fs/promises";
+import { readdir, readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { InMemoryTransport } from "@modelcontextprotocol/sdk/inMemory.js";
@@ -15,7 +15,7 @@ import { Lease } from "../server/state/claims.js";
 import { api, startTestForge, tempDir, type TestForge } from "./support/forge-fixtures.js";
 import { BIN, ROOT } from "./support/paths.js";
 
-const SNAPSHOT = join(ROOT, "test", "__toolsnaps__", "tools.json");
+const SNAPSHOTS = join(ROOT, "test", "__toolsnaps__");
 
 let forge: TestForge;
 let env: Record<string, string>;
@@ -50,20 +50,26 @@ async function inMemoryClient(options: { readOnly?: boolean } = {}): Promise<Cli
 }
 
 describe("MCP server in memory", () => {
-  it("lists its tools exactly as the committed snapshot says", async () => {
+  it("lists each tool exactly as its committed snapshot says (description included)", async () => {
     const client = await inMemoryClient();
     const { tools } = await client.listTools();
-    const snapshot = JSON.stringify(
-      tools.map((t) => ({ name: t.name, title: t.title, annotations: t.annotations, inputSchema: t.inputSchema, outputSchema: t.outputSchema })),
-      null,
-      2,
-    );
-    if (process.env.UPDATE_TOOLSNAPS === "1" || !existsSync(SNAPSHOT)) await writeFile(SNAPSHOT, snapshot + "\n");
-    assert.equal(
-      snapshot + "\n",
-      await readFile(SNAPSHOT, "utf8"),
-      "tools/list changed: review the diff, then refresh with UPDATE_TOOLSNAPS=1 npm run test:one -- test/mcp.test.ts",
-    );
+    const update = process.env.UPDATE_TOOLSNAPS === "1";
+    const problems: string[] = [];
+    for (const t of tools) {
+      const file = join(SNAPSHOTS, `${t.name}.snap`);
+      const snapshot = JSON.stringify(
+        { name: t.name, title: t.title, description: t.description, annotations: t.annotations, inputSchema: t.inputSchema, outputSchema: t.outputSchema },
+        null,
+        2,
+      ) + "\n";
+      if (update) await writeFile(file, snapshot);
+      // A missing snapshot fails like a changed one: it is written only on request, never silently.
+      else if (!existsSync(file)) problems.push(`${t.name}: no snapshot at test/__toolsnaps__/${t.name}.snap`);
+      else if ((await readFile(file, "utf8")) !== snapshot) problems.push(`${t.name}: tools/list differs from test/__toolsnaps__/${t.name}.snap`);
+    }
+    const stale = (await readdir(SNAPSHOTS)).filter((f) => !tools.some((t) => `${t.name}.snap` === f));
+    for (const f of stale) problems.push(`${f}: a snapshot for no tool (delete it)`);
+    assert.deepEqual(problems, [], "review the diff, then refresh with UPDATE_TOOLSNAPS=1 node --test dist/test/mcp.test.js (after npm run build)");
     await client.close();
   });
 
@@ -76,6 +82,43 @@ describe("MCP server in memory", () => {
     assert.equal(status?.annotations?.destructiveHint, false);
     assert.equal(takeover?.annotations?.readOnlyHint, false);
     assert.equal(takeover?.annotations?.destructiveHint, true);
+    await client.close();
+  });
+
+  it("derives hints from what each tool does: logs reads only local files, project_start can land on the base", async () => {
+    const client = await inMemoryClient();
+    const { tools } = await client.listTools();
+    const byName = new Map(tools.map((t) => [t.name, t]));
+    assert.equal(byName.get("logs")?.annotations?.openWorldHint, false);
+    assert.equal(byName.get("status")?.annotations?.openWorldHint, true);
+    assert.equal(byName.get("project_start")?.annotations?.destructiveHint, true);
+    await client.close();
+  });
+
+  it("refuses what it would otherwise drop or keep uselessly: unknown keys (named, with the nearest), blank strings, a selector picking everything", async () => {
+    const client = await inMemoryClient();
+    const textOf = (r: Awaited<ReturnType<Client["callTool"]>>) => (r.content as { text: string }[])[0]!.text;
+    const typo = await client.callTool({ name: "project_start", arguments: { repo: "afk/demo", worker_command: "true", autoMerge: true } });
+    assert.equal(typo.isError, true);
+    assert.match(textOf(typo), /unknown key "autoMerge" \(did you mean "auto_merge"\?\)/);
+    const blank = await client.callTool({ name: "project_start", arguments: { repo: "afk/demo", worker_command: "   " } });
+    assert.equal(blank.isError, true);
+    assert.match(textOf(blank), /must not be blank/);
+    const everything = await client.callTool({ name: "project_resize", arguments: { repo: "afk/demo", selectors: [{ label: null }] } });
+    assert.equal(everything.isError, true);
+    assert.match(textOf(everything), /would pick every open issue/);
+    const nested = await client.callTool({ name: "project_resize", arguments: { repo: "afk/demo", selectors: [{ lable: "x" }] } });
+    assert.equal(nested.isError, true);
+    assert.match(textOf(nested), /unknown key "lable" \(did you mean "label"\?\)/);
+    const badConfig = await client.callTool({ name: "project_start", arguments: { repo: "afk/demo", dry_run: true, config: { concurency: 2 } } });
+    assert.equal(badConfig.isError, true);
+    assert.match(textOf(badConfig), /concurency.*did you mean "concurrency"/);
+    const { tools } = await client.listTools();
+    const start = tools.find((t) => t.name === "project_start")!;
+    assert.equal(start.inputSchema.additionalProperties, false);
+    const config = (start.inputSchema.properties as Record<string, { properties?: Record<string, unknown>; additionalProperties?: unknown }>).config!;
+    assert.equal(config.additionalProperties, false);
+    assert.ok(config.properties?.concurrency, "the config argument advertises the config's keys");
     await client.close();
   });
 

@@ -6,6 +6,9 @@ import { isAbsolute, join, relative, resolve } from "node:path";
 import type { z } from "zod";
 import { FleetConfigSchema, fleetConfigJsonSchema, type FleetConfig } from "../../schemas/config.js";
 import { UsageError } from "../gh/errors.js";
+import { nearest, nearestKey, normalizeKey } from "../../schemas/nearest.js";
+
+export { editDistance } from "../../schemas/nearest.js";
 
 /**
  * Where a repository commits its fleet config, relative to the repository root.
@@ -286,60 +289,6 @@ function allKeyPaths(): string[][] {
   };
   walk(jsonSchema(), []);
   return out;
-}
-
-// --- nearest names ----------------------------------------------------------------------
-
-function normalizeKey(key: string): string {
-  return key
-    .replace(/([a-z0-9])([A-Z])/g, "$1_$2")
-    .replace(/-/g, "_")
-    .toLowerCase();
-}
-
-function nearestKey(key: string, candidates: readonly string[]): string | null {
-  const norm = normalizeKey(key);
-  const exact = candidates.find((c) => c === norm);
-  if (exact) return exact;
-  // "ttl" for "ttl_seconds", "timeout" for "timeout_seconds".
-  const extended = candidates.filter((c) => c.startsWith(`${norm}_`));
-  if (extended.length === 1) return extended[0]!;
-  return nearest(norm, candidates);
-}
-
-/** The candidate closest to `word` by edit distance, when it is close enough to be a typo. */
-function nearest(word: string, candidates: readonly string[]): string | null {
-  const target = word.toLowerCase();
-  const limit = target.length <= 4 ? 1 : target.length <= 8 ? 2 : 3;
-  let best: string | null = null;
-  let bestDistance = Infinity;
-  for (const candidate of candidates) {
-    const d = editDistance(target, candidate.toLowerCase());
-    if (d < bestDistance) {
-      best = candidate;
-      bestDistance = d;
-    }
-  }
-  return best !== null && bestDistance <= limit && bestDistance < Math.max(target.length, 1) ? best : null;
-}
-
-/** Damerau-Levenshtein distance (optimal string alignment: a swap of neighbours costs 1). */
-export function editDistance(a: string, b: string): number {
-  const rows = a.length + 1;
-  const cols = b.length + 1;
-  const d: number[] = new Array<number>(rows * cols).fill(0);
-  const at = (i: number, j: number) => d[i * cols + j]!;
-  for (let i = 0; i < rows; i++) d[i * cols] = i;
-  for (let j = 0; j < cols; j++) d[j] = j;
-  for (let i = 1; i < rows; i++) {
-    for (let j = 1; j < cols; j++) {
-      const cost = a[i - 1] === b[j - 1] ? 0 : 1;
-      let v = Math.min(at(i - 1, j) + 1, at(i, j - 1) + 1, at(i - 1, j - 1) + cost);
-      if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1]) v = Math.min(v, at(i - 2, j - 2) + 1);
-      d[i * cols + j] = v;
-    }
-  }
-  return at(a.length, b.length);
 }
 
 // --- JSON helpers -----------------------------------------------------------------------

@@ -1,37 +1,57 @@
-// How a tool is declared: one kind (read / update / destructive) from which every MCP hint
-// is derived, zod input and output schemas, and a short handler that calls the host.
-// Expected failures (bad input, GitHub refusals, missing credentials) become `isError`
-// results whose text names the problem and the fix; only bugs escape as exceptions.
+// How a tool is declared: one kind (read / update / destructive) and one world (GitHub or
+// local files) from which every MCP hint is derived, a strict zod input and an output shape,
+// and a short handler that calls the host. `defineTool` erases the generics so the server's
+// tool list is a plain `Tool[]`. Expected failures (bad input, GitHub refusals, missing
+// credentials) become `isError` results whose text names the problem and the fix; only bugs
+// escape as exceptions. Every result passes through `bound` (budget.ts) on its way out.
 import type { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import type { CallToolResult, ToolAnnotations } from "@modelcontextprotocol/sdk/types.js";
-import type { z } from "zod";
+import { z } from "zod";
 import type { Host } from "../host/api.js";
+import { unknownKeyError } from "../../schemas/nearest.js";
 import { describeFailure } from "./failure.js";
+import { bound, DEFAULT_BUDGET, type Budget } from "./budget.js";
 
 export type ToolKind = "read" | "update" | "destructive";
 
-export interface ToolDefinition<I extends z.ZodRawShape, O extends z.ZodRawShape> {
+/** What the handler may use besides the host: progress for long calls (a no-op when the client sent no token). */
+export interface ToolContext {
+  progress(message: string, done: number, total?: number): Promise<void>;
+}
+
+export interface ToolSpec<I extends z.ZodRawShape, O extends z.ZodRawShape> {
   name: string;
   title: string;
   description: string;
   kind: ToolKind;
+  /** "github" (the default): the tool talks to GitHub; "local": it reads only this machine's files. */
+  world?: "github" | "local";
   /** Calling twice with the same arguments has no further effect. */
   idempotent?: boolean;
   input: I;
   output: O;
-  handler(host: Host, args: z.infer<z.ZodObject<I>>): Promise<z.infer<z.ZodObject<O>>>;
-  /** A short human rendering of the structured result (the `text` content). */
+  handler(host: Host, args: z.output<z.ZodObject<I>>, context: ToolContext): Promise<z.infer<z.ZodObject<O>>>;
+  /** The human rendering of the structured result (the `text` content): says what matters in it. */
   render(result: z.infer<z.ZodObject<O>>): string;
 }
 
-export function annotationsFor(kind: ToolKind, idempotent = false, title?: string): ToolAnnotations {
+/** A defined tool with its types erased: what the server registers and the tests list. */
+export interface Tool {
+  readonly name: string;
+  readonly kind: ToolKind;
+  readonly annotations: ToolAnnotations;
+  /** The strict input object (unknown keys refused with the nearest valid key). */
+  readonly inputSchema: z.ZodObject;
+  register(server: McpServer, host: Host, budget?: Budget): void;
+}
+
+export function annotationsFor(kind: ToolKind, idempotent = false, title?: string, world: "github" | "local" = "github"): ToolAnnotations {
   return {
     ...(title ? { title } : {}),
     readOnlyHint: kind === "read",
     destructiveHint: kind === "destructive",
     idempotentHint: kind === "read" ? true : idempotent,
-    // Every tool talks to GitHub, an open world outside this process.
-    openWorldHint: true,
+    openWorldHint: world === "github",
   };
 }
 
@@ -40,32 +60,44 @@ export function isReadOnly(def: { kind: ToolKind }): boolean {
   return def.kind === "read";
 }
 
-export function registerDefinedTool<I extends z.ZodRawShape, O extends z.ZodRawShape>(
-  server: McpServer,
-  host: Host,
-  def: ToolDefinition<I, O>,
-): void {
-  server.registerTool(
-    def.name,
-    {
-      title: def.title,
-      description: def.description,
-      inputSchema: def.input,
-      outputSchema: def.output,
-      annotations: annotationsFor(def.kind, def.idempotent ?? false, def.title),
+/** The strict object a tool's input shape describes: `additionalProperties: false`, typos named. */
+export function strictInput<I extends z.ZodRawShape>(shape: I): z.ZodObject<I, z.core.$strict> {
+  return z.strictObject(shape, { error: unknownKeyError(Object.keys(shape)) });
+}
+
+export function defineTool<I extends z.ZodRawShape, O extends z.ZodRawShape>(spec: ToolSpec<I, O>): Tool {
+  const inputSchema = strictInput(spec.input);
+  const annotations = annotationsFor(spec.kind, spec.idempotent ?? false, spec.title, spec.world);
+  return {
+    name: spec.name,
+    kind: spec.kind,
+    annotations,
+    inputSchema,
+    register(server, host, budget = DEFAULT_BUDGET) {
+      server.registerTool<O, z.ZodObject<I, z.core.$strict>>(
+        spec.name,
+        { title: spec.title, description: spec.description, inputSchema, outputSchema: spec.output, annotations },
+        async (args, extra): Promise<CallToolResult> => {
+          const token = extra._meta?.progressToken;
+          const context: ToolContext = {
+            async progress(message, done, total) {
+              if (token === undefined) return;
+              await extra.sendNotification({
+                method: "notifications/progress",
+                params: { progressToken: token, progress: done, ...(total !== undefined ? { total } : {}), message },
+              });
+            },
+          };
+          try {
+            const result = await spec.handler(host, args as z.output<z.ZodObject<I>>, context);
+            return bound(result as Record<string, unknown>, (r) => spec.render(r as z.infer<z.ZodObject<O>>), budget);
+          } catch (error) {
+            const failure = describeFailure(error);
+            if (!failure) throw error;
+            return bound(null, () => failure, budget, true);
+          }
+        },
+      );
     },
-    (async (args: z.infer<z.ZodObject<I>>): Promise<CallToolResult> => {
-      try {
-        const result = await def.handler(host, args);
-        return {
-          content: [{ type: "text", text: def.render(result) }],
-          structuredContent: result as Record<string, unknown>,
-        };
-      } catch (error) {
-        const failure = describeFailure(error);
-        if (!failure) throw error;
-        return { isError: true, content: [{ type: "text", text: failure }] };
-      }
-    }) as never,
-  );
+  };
 }

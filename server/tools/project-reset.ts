@@ -1,9 +1,9 @@
 // `project_reset`: clear the circuit breaker (and a usage-limit pause) so births resume.
 import { projectOutput, projectResetInput } from "../../schemas/tools.js";
-import type { ToolDefinition } from "./define.js";
+import { defineTool } from "./define.js";
 import { renderProject } from "./render.js";
 
-export const projectResetTool: ToolDefinition<typeof projectResetInput, typeof projectOutput> = {
+export const projectResetTool = defineTool({
   name: "project_reset",
   title: "Reset the circuit breaker",
   description:
@@ -13,4 +13,4 @@ export const projectResetTool: ToolDefinition<typeof projectResetInput, typeof p
   output: projectOutput,
   handler: (host, args) => host.reset(args),
   render: renderProject,
-};
+});

@@ -1,10 +1,10 @@
 // `project_resize`: change a running project's width, worker command or selectors; applied at
 // the next birth (running workers are left alone).
 import { projectOutput, projectResizeInput } from "../../schemas/tools.js";
-import type { ToolDefinition } from "./define.js";
+import { defineTool } from "./define.js";
 import { renderProject } from "./render.js";
 
-export const projectResizeTool: ToolDefinition<typeof projectResizeInput, typeof projectOutput> = {
+export const projectResizeTool = defineTool({
   name: "project_resize",
   title: "Resize or re-aim a running fleet",
   description: "Changes the target width, the worker command or the ordered selectors of a running project. Applied at the next worker birth; running workers finish as they are.",
@@ -14,4 +14,4 @@ export const projectResizeTool: ToolDefinition<typeof projectResizeInput, typeof
   output: projectOutput,
   handler: (host, args) => host.resize(args),
   render: renderProject,
-};
+});

@@ -2,10 +2,10 @@
 // validated up front (config, credentials, preconditions); `dry_run` returns the first plan
 // and acts on nothing. Landing needs `auto_merge: true`, visible in the client's approval.
 import { projectOutput, projectStartInput } from "../../schemas/tools.js";
-import type { ToolDefinition } from "./define.js";
+import { defineTool } from "./define.js";
 import { renderProject } from "./render.js";
 
-export const projectStartTool: ToolDefinition<typeof projectStartInput, typeof projectOutput> = {
+export const projectStartTool = defineTool({
   name: "project_start",
   title: "Start an unattended fleet on a repository",
   description:
@@ -13,9 +13,10 @@ export const projectStartTool: ToolDefinition<typeof projectStartInput, typeof p
     "runs worker_command in a git worktree per issue, pushes branches and opens PRs, gates them on CI, and — only with " +
     "auto_merge: true — lands green PRs one at a time. Failing issues are retried, then escalated to ready-for-human. " +
     "Returns the registration and the first plan. With dry_run: true, validates and plans without acting.",
-  kind: "update",
+  // Destructive: with auto_merge it lands PRs on the base branch, which no later call undoes.
+  kind: "destructive",
   input: projectStartInput,
   output: projectOutput,
   handler: (host, args) => host.start(args),
   render: renderProject,
-};
+});

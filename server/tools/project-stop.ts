@@ -1,10 +1,10 @@
 // `project_stop`: drain. No new workers; claims without a PR are released, those with a PR
 // are kept for a later run or a peer; optionally the running workers are killed first.
 import { projectOutput, projectStopInput } from "../../schemas/tools.js";
-import type { ToolDefinition } from "./define.js";
+import { defineTool } from "./define.js";
 import { renderProject } from "./render.js";
 
-export const projectStopTool: ToolDefinition<typeof projectStopInput, typeof projectOutput> = {
+export const projectStopTool = defineTool({
   name: "project_stop",
   title: "Stop (drain) a running fleet",
   description:
@@ -15,4 +15,4 @@ export const projectStopTool: ToolDefinition<typeof projectStopInput, typeof pro
   output: projectOutput,
   handler: (host, args) => host.stop(args),
   render: renderProject,
-};
+});

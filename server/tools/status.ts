@@ -3,9 +3,9 @@
 // rate limit); "issue" says where one issue stands; "worker" lists live workers.
 import { statusInput, statusOutput } from "../../schemas/tools.js";
 import { renderPlan } from "../host/plan.js";
-import type { ToolDefinition } from "./define.js";
+import { defineTool } from "./define.js";
 
-export const statusTool: ToolDefinition<typeof statusInput, typeof statusOutput> = {
+export const statusTool = defineTool({
   name: "status",
   title: "Fleet status and dry-run plan",
   description:
@@ -22,4 +22,4 @@ export const statusTool: ToolDefinition<typeof statusInput, typeof statusOutput>
     if (result.workers.length === 0) return "no live workers";
     return result.workers.map((w) => `#${w.issue}  ${w.state}${w.pid ? `  pid ${w.pid}` : ""}`).join("\n");
   },
-};
+});

@@ -1,9 +1,9 @@
 // `takeover`: list the fleet instances GitHub remembers, or take a dead one's claims now
 // instead of waiting for its lease to lapse. A fresh lease is refused without `confirm`.
 import { takeoverInput, takeoverOutput } from "../../schemas/tools.js";
-import type { ToolDefinition } from "./define.js";
+import { defineTool } from "./define.js";
 
-export const takeoverTool: ToolDefinition<typeof takeoverInput, typeof takeoverOutput> = {
+export const takeoverTool = defineTool({
   name: "takeover",
   title: "Take over a dead fleet's claims",
   description:
@@ -23,4 +23,4 @@ export const takeoverTool: ToolDefinition<typeof takeoverInput, typeof takeoverO
     );
     return [result.message, ...rows].join("\n");
   },
-};
+});
