@@ -1,7 +1,7 @@
-// `afk-mcp run`: the same host the MCP server holds, headless, for terminals and servers.
-// Prints one summary line per tick; Ctrl-C drains (releases claims without a PR) and exits.
+// `afk-mcp run`: a session from a terminal. It registers the project with this machine's daemon
+// and renews it while it runs; prints one summary line per tick; Ctrl-C drains and exits.
 import type { Command } from "./command.js";
-import { FleetHost } from "../host/host.js";
+import { DaemonClient } from "../daemon/client.js";
 import { UsageError } from "../gh/errors.js";
 import { overridesFromAssignments } from "../host/config-load.js";
 import { printLine } from "./print.js";
@@ -13,8 +13,10 @@ export const runCommand: Command = {
 
 Runs the fleet on a repository from this terminal: claims ready issues, starts the worker
 command in a worktree per issue, opens PRs, gates them, and with --auto-merge lands green
-PRs one at a time. Prints one line per tick. Ctrl-C drains: claims without a PR are
-released, claims with an open PR are kept for a later run.
+PRs one at a time. Prints one line per tick. The fleet runs in this machine's afk-mcp
+daemon (started if needed); this command is a session that renews its registration, so
+if it is killed the registration lapses after registration.ttl_seconds and drains. Ctrl-C
+drains now: claims without a PR are released, claims with an open PR are kept.
 
 Options:
   --repo OWNER/NAME     the repository (default: the origin of the current directory)
@@ -25,6 +27,8 @@ Options:
   --base BRANCH         the branch to land on (default: the config's, else the default branch)
   --set KEY=VALUE       a config override, e.g. --set gate.ci=local (repeatable)
   --dry-run             validate and print the first plan; act on nothing
+  --persist             the registration never lapses (registration.ttl_seconds: null): for a
+                        server under a supervisor; stop it with project_stop or daemon stop
 
 Example:
   afk-mcp run --repo me/app --auto-merge \\
@@ -37,6 +41,7 @@ Example:
     base: { type: "string" },
     set: { type: "string", multiple: true },
     "dry-run": { type: "boolean" },
+    persist: { type: "boolean" },
   },
   async run(values) {
     const dryRun = values["dry-run"] === true;
@@ -46,8 +51,9 @@ Example:
       target = Number(values.target);
       if (!Number.isInteger(target) || target < 1 || target > 64) throw new UsageError(`--target must be an integer from 1 to 64, got ${JSON.stringify(values.target)}`);
     }
-    const overrides = Array.isArray(values.set) ? overridesFromAssignments(values.set.map(String)) : {};
-    const host = new FleetHost();
+    const overrides: Record<string, unknown> = Array.isArray(values.set) ? overridesFromAssignments(values.set.map(String)) : {};
+    if (values.persist === true) overrides.registration = { ...((overrides.registration as object | undefined) ?? {}), ttl_seconds: null };
+    const host = new DaemonClient();
     const started = await host.start({
       ...(typeof values.repo === "string" ? { repo: values.repo } : {}),
       ...(typeof values.worker === "string" ? { worker_command: values.worker } : {}),

@@ -2,7 +2,7 @@
 // JSON-RPC; diagnostics go to stderr.
 import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js";
 import type { Command } from "./command.js";
-import { FleetHost } from "../host/host.js";
+import { DaemonClient } from "../daemon/client.js";
 import { createServer } from "../server.js";
 import { UsageError } from "../gh/errors.js";
 
@@ -24,14 +24,18 @@ export const serveCommand: Command = {
   usage: `Usage: afk-mcp [serve] [--read-only]
 
 Serves the MCP tools on stdio; an MCP client (Claude Code, Codex, the MCP inspector) starts
-it with "npx afk-mcp". Credentials: GITHUB_TOKEN, else GH_TOKEN, else "gh auth token";
+it with "npx afk-mcp". Every call goes to this machine's afk-mcp daemon, started on the first
+call that needs it (see "afk-mcp daemon --help"); status and logs work without one. Credentials: GITHUB_TOKEN, else GH_TOKEN, else "gh auth token";
 GITHUB_API_URL for GitHub Enterprise or the local forge.
 
 Options:
   --read-only   register only the read-only tools (status, logs): a monitoring session`,
   options: { "read-only": { type: "boolean" } },
   async run(values) {
-    const host = new FleetHost({ timeScale: timeScaleFromEnv(process.env) });
+    // A thin client: the fleet lives in the per-machine daemon, so closing this session (or
+    // killing it) touches no worker. What it started lapses once it stops renewing.
+    timeScaleFromEnv(process.env);
+    const host = new DaemonClient();
     const server = createServer(host, { readOnly: values["read-only"] === true });
     const transport = new StdioServerTransport();
     await server.connect(transport);
@@ -39,8 +43,6 @@ Options:
       transport.onclose = () => resolve();
       process.stdin.on("end", () => resolve());
     });
-    // The session that registered the projects is gone: stop them and their workers (claims
-    // with a PR are kept; committed work stays on its branch for a later session to continue).
     await host.close();
     await server.close();
     return 0;

@@ -15,15 +15,16 @@ import {
 } from "../../schemas/tools.js";
 import { ForgeError, GitError, UsageError, type ForgeErrorKind } from "../gh/errors.js";
 import { RefNameError } from "../gh/refstore.js";
+import { strictInput } from "../tools/define.js";
 
 /** A request line longer than this closes the connection (a session never needs more). */
 export const MAX_REQUEST_BYTES = 1024 * 1024;
 /** A reply line longer than this is refused by the client (a plan over thousands of issues fits). */
 export const MAX_REPLY_BYTES = 32 * 1024 * 1024;
 
-type Method<S extends z.ZodRawShape> = { input: z.ZodObject<S>; call(host: Host, args: z.infer<z.ZodObject<S>>): Promise<unknown> };
+type Method<S extends z.ZodRawShape> = { input: z.ZodObject<S, z.core.$strict>; call(host: Host, args: z.infer<z.ZodObject<S>>): Promise<unknown> };
 function method<S extends z.ZodRawShape>(shape: S, call: (host: Host, args: z.infer<z.ZodObject<S>>) => Promise<unknown>): Method<S> {
-  return { input: z.object(shape).strict(), call };
+  return { input: strictInput(shape), call };
 }
 
 /** Every Host method a session may call over the socket. */
@@ -40,7 +41,7 @@ export const HOST_METHODS = {
 export type HostMethod = keyof typeof HOST_METHODS;
 
 /** Calls the daemon itself answers (not the Host): its identity, renewals, events, shutdown. */
-export const DAEMON_METHODS = ["hello", "renew", "subscribe", "shutdown"] as const;
+export const DAEMON_METHODS = ["hello", "registrations", "renew", "subscribe", "shutdown"] as const;
 
 export const requestSchema = z
   .object({

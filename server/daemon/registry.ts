@@ -56,6 +56,7 @@ export class Registry {
 
   async start(input: ProjectStartInput, session: string | undefined): Promise<ProjectResult> {
     const existing = input.repo ? this.entries.get(key(input.repo)) : undefined;
+    // (A draining one refuses below, in the host: its workers have yet to exit.)
     if (existing && !existing.draining && !input.dry_run) {
       // A second session adopts it: it is answered with the registration and renews it too.
       if (session) existing.sessions.set(session, this.deadline(existing.ttlMs));
@@ -104,7 +105,15 @@ export class Registry {
   async stop(input: ProjectStopInput): Promise<ProjectResult> {
     const result = await this.host.stop(input);
     const repo = result.registration?.repo ?? input.repo;
-    if (repo) this.entries.delete(key(repo));
+    if (repo) {
+      const k = key(repo);
+      // Still draining (workers finishing): kept, marked, so a daemon restarted meanwhile
+      // resumes the drain and adopts those workers; the sweep forgets it once it has ended.
+      const draining = this.host.registrations().some((r) => key(r.repo) === k);
+      const entry = this.entries.get(k);
+      if (draining && entry) entry.draining = true;
+      else this.entries.delete(k);
+    }
     await this.persist();
     return result;
   }

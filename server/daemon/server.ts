@@ -117,6 +117,8 @@ export class DaemonServer {
     switch (request.method) {
       case "hello":
         return this.options.info;
+      case "registrations":
+        return registry.rows().map(({ idle: _idle, ...row }) => row);
       case "renew":
         if (!request.session) throw new UsageError("renew: the request names no session");
         return registry.renew(request.session);

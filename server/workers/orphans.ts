@@ -89,8 +89,10 @@ export async function liveOrphan(path: string): Promise<PidRecord | null> {
     return null;
   }
   if (await recordAlive(record)) return record;
-  // The leader is gone; leftovers in its group (same pgid, leader dead) are ours to end.
-  if (await groupAlive(record.pgid)) await endGroup(record.pgid, 2_000);
+  // The leader is gone. Its group's leftovers are ours to end, but only while no process holds
+  // the leader's pid: a group id is not reused while any member lives, so then they are ours;
+  // a live process with that pid is a stranger (a recycled pid) and its group is not touched.
+  if ((await processStartTime(record.pgid)) === null && (await groupAlive(record.pgid))) await endGroup(record.pgid, 2_000);
   await removePidFile(path);
   return null;
 }
@@ -120,7 +122,8 @@ export function adoptedHandle(record: PidRecord, graceMs = 10_000): WorkerHandle
   const finish = async (): Promise<void> => {
     if (done) return;
     done = true;
-    await endGroup(record.pgid, 2_000);
+    // Leftovers of the group, unless the leader's pid was already recycled (see liveOrphan).
+    if ((await processStartTime(record.pgid)) === null) await endGroup(record.pgid, 2_000);
     resolveExit({ code: null, signal: null, durationMs: Date.now() - record.started_at, killReason });
   };
   const watch = async (): Promise<void> => {
