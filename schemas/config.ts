@@ -32,9 +32,46 @@ export const DEFAULT_QUOTA_PATTERNS: readonly string[] = [
 
 /** Expired or missing agent logins: pause the fleet and tell the operator. */
 export const DEFAULT_AUTH_PATTERNS: readonly string[] = [
+  // Claude Code ("Not logged in · Please run /login", "Invalid API key · Please run /login",
+  // "Failed to authenticate. API Error: 403 ...")
   "OAuth token has expired",
   "Not logged in\\b.*(?:/login|log in)",
   "Invalid API key",
+  "Failed to authenticate\\. API Error: 40[13]",
+  '"subtype"\\s*:\\s*"api_retry".*"error_status"\\s*:\\s*40[13]\\b',
+  // Codex ("Reconnecting... 1/5 (unexpected status 401 Unauthorized: ...)", then turn.failed)
+  "unexpected status 40[13] (?:Unauthorized|Forbidden)",
+  // Gemini CLI (no auth method; a 403 from Code Assist; a rejected key)
+  "Please set an Auth method in your .*settings\\.json",
+  '"status"\\s*:\\s*"(?:PERMISSION_DENIED|UNAUTHENTICATED)"',
+  "API key not valid\\. Please pass a valid API key",
+  // cursor-agent
+  "Authentication required\\. Please run .*(?:cursor-agent|agent) login",
+  "\\[unauthenticated\\]",
+  // aider and other litellm-based runtimes
+  "litellm\\.AuthenticationError",
+  "The API provider is not able to authenticate you",
+];
+
+/** A runtime refusing to run as configured (Claude Code's bypass mode as root): pause until an operator acts. */
+export const DEFAULT_REFUSAL_PATTERNS: readonly string[] = [
+  "--dangerously-skip-permissions cannot be used with root/sudo privileges",
+];
+
+/**
+ * An agent that cannot reach its API and retries in a loop (Codex: "Reconnecting... waiting for
+ * network"). Only a repeated match counts (see QuotaScanner): one blip is not an outage.
+ */
+export const DEFAULT_NETWORK_PATTERNS: readonly string[] = [
+  // Codex
+  "Reconnecting\\.\\.\\. (?:waiting for network|\\d+/\\d+ \\(stream disconnected before completion: (?:failed to lookup address|error sending request|Connection))",
+  // Claude Code, --output-format stream-json: a retry with no HTTP status is a connection failure
+  '"subtype"\\s*:\\s*"api_retry".*"error_status"\\s*:\\s*null',
+  "API Error: (?:Connection error|Request timed out)",
+  // Gemini CLI
+  "Retrying with backoff\\.\\.\\. Error: .*fetch failed",
+  // aider and other litellm-based runtimes
+  "litellm\\.APIConnectionError",
 ];
 
 const intIn = (min: number, max: number) => z.number().int().min(min).max(max);
@@ -256,6 +293,14 @@ const WorkerSchema = z
       .array(regexSource)
       .default(() => [...DEFAULT_AUTH_PATTERNS])
       .describe("Regular expressions (case-insensitive) that recognise an expired or missing agent login. A match pauses births fleet-wide until an operator acts, and spends no attempt."),
+    refusal_patterns: z
+      .array(regexSource)
+      .default(() => [...DEFAULT_REFUSAL_PATTERNS])
+      .describe("Regular expressions (case-insensitive) that recognise an agent refusing to run as configured (Claude Code's bypass mode as root). A match pauses births fleet-wide until an operator acts, and spends no attempt."),
+    network_patterns: z
+      .array(regexSource)
+      .default(() => [...DEFAULT_NETWORK_PATTERNS])
+      .describe("Regular expressions (case-insensitive) that recognise an agent retrying because it cannot reach its API. Three matches in one run end that worker and pause births for a backoff; no attempt is spent."),
   })
   .superRefine((worker, ctx) => {
     worker.env_passthrough.forEach((pattern, i) => {

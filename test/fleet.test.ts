@@ -19,6 +19,7 @@ import { BRIEF_BODY_MAX_BYTES } from "../server/workers/brief.js";
 import { readProcTable } from "../server/workers/liveness.js";
 import { api, git, repoPath, startTestForge, tempDir, type TestForge } from "./support/forge-fixtures.js";
 import { ROOT } from "./support/paths.js";
+import { RUNTIME_TEXTS } from "./support/runtime-texts.js";
 
 const WORKER = join(ROOT, "test", "support", "workers", "scripted.sh");
 const REPO = "afk/demo";
@@ -520,13 +521,17 @@ describe("the fleet on a local forge, through MCP, with scripted workers", { con
     const status = await call(s.client, "status", { repo: REPO, scope: "worker" });
     assert.equal(status.births.paused, true);
     assert.match(status.births.reason, /circuit breaker/);
+    // It quotes what the worker said before dying, in status and on each issue.
+    assert.match(status.births.reason, /printed: scripted worker: cannot start for #\d+ \(simulated\)/);
 
     await until(s, "every claim released", async () => (await claims(s)).length === 0);
     for (const n of s.issues) {
       const swept = await issue(s, n);
       assert.equal(swept.state, "open");
       assert.deepEqual(labelsOf(swept), [READY, "runner-error"].sort(), `#${n}: back in the backlog, marked runner-error, no attempt spent`);
-      assert.ok((await comments(s, n)).some((c) => /circuit breaker/.test(c)), `#${n} was told why`);
+      const note = (await comments(s, n)).find((c) => /circuit breaker/.test(c));
+      assert.ok(note, `#${n} was told why`);
+      assert.ok(note.includes(`\`\`\`text\nscripted worker: cannot start for #${n} (simulated)\n\`\`\``), note);
     }
     // Births stay parked: a few more ticks start nobody.
     const bornBefore = (await events(s, "worker_born")).length;
@@ -584,6 +589,56 @@ describe("the fleet on a local forge, through MCP, with scripted workers", { con
     await until(s, `#${next}'s PR`, async () => pullFor(s, next));
     assert.deepEqual(labelsOf(await issue(s, limited)), [READY]);
 
+    assert.deepEqual(await unexpectedErrors(s), []);
+    assert.deepEqual(s.forge.violations(), []);
+  });
+
+  it("pauses on a runtime's login, root refusal or lost network: no attempt spent, no breaker, the fix said", { timeout: 240_000 }, async (t) => {
+    const text = (runtime: string, kind: string, situation: RegExp) => RUNTIME_TEXTS.find((r) => r.runtime === runtime && r.kind === kind && situation.test(r.situation))!.line;
+    const s = await scenario(t, [
+      { title: "Codex without a valid login", plan: "await print codex-401.out 1" },
+      { title: "Claude Code as root", plan: "await print claude-root.out 1" },
+      { title: "Codex offline", plan: "await loop codex-offline.out" },
+    ]);
+    const [unauthorized, root, offline] = s.issues as [number, number, number];
+    await writeFile(join(s.planDir, "codex-401.out"), `${text("codex", "auth", /five/)}\n`.repeat(5) + `${text("codex", "auth", /final/)}\n`);
+    await writeFile(join(s.planDir, "claude-root.out"), `${text("claude", "refusal", /root/)}\n`);
+    await writeFile(join(s.planDir, "codex-offline.out"), `${text("codex", "network", /until killed/)}\n`);
+    // Three quick deaths would trip this breaker if they counted.
+    await start(s, { config: { circuit: { k: 2, fast_death_seconds: 3600, window_seconds: 3600 } } });
+    // All three running before any fails: the first pause must not keep the others from showing theirs.
+    for (const n of s.issues) await until(s, `#${n}'s worker`, async () => existsSync(join(s.planDir, `${n}.1.pid`)));
+    for (const n of s.issues) await writeFile(join(s.planDir, `${n}.1.go`), "");
+
+    const auth = await until(s, "the login pause", async () => (await events(s, "auth_expired", unauthorized))[0]);
+    assert.match(auth.msg, /unexpected status 401 Unauthorized.*codex login/);
+    const refused = await until(s, "the refusal pause", async () => (await events(s, "runtime_refused", root))[0]);
+    assert.match(refused.msg, /root\/sudo.*IS_SANDBOX=1/);
+    const down = await until(s, "the network pause", async () => (await events(s, "network_down", offline))[0]);
+    assert.match(down.msg, /waiting for network.*DNS and proxy/);
+    // The looping one is ended, not left to retry until its max runtime.
+    const ended = await until(s, `#${offline}'s exit`, async () => (await events(s, "worker_exited", offline))[0]);
+    assert.equal(ended.data.kill_reason, "the agent cannot reach its API");
+    for (const n of [unauthorized, root]) await until(s, `#${n}'s exit`, async () => (await events(s, "worker_exited", n))[0]);
+    await ticks(s, 3);
+
+    const status = await call(s.client, "status", { repo: REPO, scope: "worker" });
+    assert.equal(status.births.paused, true);
+    assert.match(status.births.reason, /project_reset/);
+    assert.deepEqual(await events(s, "breaker_tripped"), [], "pauses are not fast deaths");
+    assert.deepEqual(await claims(s), [...s.issues].sort((a, b) => a - b), "every claim kept");
+    for (const n of s.issues) {
+      assert.deepEqual(labelsOf(await issue(s, n)), [READY], `#${n}: no attempt spent, not escalated`);
+      assert.equal((await events(s, "worker_born", n)).length, 1, `#${n}: not restarted while paused`);
+    }
+
+    // The operator fixes the login and the network, then resets: each continues at attempt 1.
+    for (const n of s.issues) await writeFile(join(s.planDir, String(n)), "commit\n");
+    await call(s.client, "project_reset", { repo: REPO });
+    for (const n of s.issues) {
+      await until(s, `#${n}'s PR`, async () => pullFor(s, n));
+      assert.equal((await events(s, "worker_born", n)).at(-1)!.attempt, 1);
+    }
     assert.deepEqual(await unexpectedErrors(s), []);
     assert.deepEqual(s.forge.violations(), []);
   });
@@ -743,7 +798,7 @@ describe("the fleet on a local forge, through MCP, with scripted workers", { con
  */
 function spawnHost(env: Record<string, string>, instance: string, input: Record<string, unknown>): ChildProcess {
   const here = fileURLToPath(import.meta.url);
-  const hostModule = join(here, "..", "..", "server", here.endsWith(".ts") ? "host.ts" : "host.js");
+  const hostModule = join(here, "..", "..", "server", "host", here.endsWith(".ts") ? "host.ts" : "host.js");
   const script = [
     `import { FleetHost } from ${JSON.stringify(hostModule)};`,
     `const host = new FleetHost({ env: ${JSON.stringify(env)}, instance: ${JSON.stringify(instance)}, timeScale: ${SCALE} });`,

@@ -583,11 +583,9 @@ describe("runGate", () => {
 
   it("kills the whole process group on timeout", async () => {
     const dir = await tempDir("afk-gate-");
-    const started = Date.now();
     const run = await runGate({ ...base, cwd: dir, timeoutSeconds: 1, killGraceMs: 500, command: 'sleep 30 & echo "bg $!"; sleep 30' });
     assert.equal(run.timedOut, true);
     assert.equal(run.passed, false);
-    assert.ok(Date.now() - started < 15_000);
     assert.match(run.excerpt, /killed after 1s/);
     const pid = Number(/bg (\d+)/.exec(run.excerpt)?.[1]);
     assert.ok(pid > 0);

@@ -270,14 +270,12 @@ describe("worktrees", { concurrency: 4 }, () => {
     for (const [title, slug] of table) assert.equal(safeSlug(title), slug, title);
     assert.equal(issueBranchName(7, "🔥🚀🎉"), "afk/7");
 
-    const started = Date.now();
     for (const [issue, title] of [[20, hostile[0]!], [21, hostile[1]!], [22, hostile[2]!], [23, "x".repeat(100_000)]] as const) {
       const p = await fx.wr.prepare({ issue, title, base: "main" });
       assert.equal(p.tier, 3);
       assert.equal(p.path, join(fx.wr.worktreeRoot, `issue-${issue}`));
     }
     assert.equal(existsSync(marker), false);
-    assert.ok(Date.now() - started < 10_000);
   });
 
   test("progress reports commits ahead, dirtiness, the last commit and the newest mtime", async (t) => {
@@ -308,14 +306,17 @@ describe("worktrees", { concurrency: 4 }, () => {
     assert.ok(dirty.worktreeMtime!.getTime() >= fresh.worktreeMtime!.getTime());
 
     await rm(join(p.path, "node_modules"), { recursive: true });
+    // Commit dates have whole seconds: bound the last one by the clock around the commits.
+    const before = Math.floor(Date.now() / 1000) * 1000;
     await workerCommit(p.path, "notes.txt", "untracked\n", "one");
     const sha = await workerCommit(p.path, "two.txt", "two\n", "two");
+    const afterCommits = Date.now();
     const ahead = await fx.wr.progress(8, "main");
     assert.equal(ahead.commitsAhead, 2);
     assert.equal(ahead.dirty, false);
     assert.equal(ahead.head, sha);
     assert.ok(ahead.lastCommitAt instanceof Date);
-    assert.ok(Math.abs(ahead.lastCommitAt.getTime() - Date.now()) < 60_000);
+    assert.ok(ahead.lastCommitAt.getTime() >= before && ahead.lastCommitAt.getTime() <= afterCommits, ahead.lastCommitAt.toISOString());
 
     // Without the worktree, the branch's facts are still there.
     await fx.wr.remove(8);

@@ -10,6 +10,7 @@ import { writeBrief, type BriefFailure } from "../workers/brief.js";
 import { workerEnv } from "../workers/env.js";
 import { startWorker, type WorkerExit, type WorkerHandle } from "../workers/spawn.js";
 import { QuotaScanner, type QuotaDetection } from "../workers/quota.js";
+import { OutputTail } from "../workers/runtime-failures.js";
 import { readVerdictFile, VerdictFileError, workerOutcome, type WorkerOutcome } from "../workers/outcome.js";
 import { adoptedHandle, endOrphan, liveOrphan, pidFilePath, processStartTime, removePidFile, writePidFile } from "../workers/orphans.js";
 import type { Verdict } from "../state/markers.js";
@@ -45,8 +46,10 @@ export interface ExitFacts {
   verdict: Verdict | null;
   commitsAhead: number;
   changes: boolean;
-  /** The run hit a usage limit: no attempt is spent, births pause. */
+  /** The run hit a usage limit, a login or network failure: no attempt is spent, births pause. */
   quota: boolean;
+  /** The last lines it printed (for a breaker's comment and status). */
+  lastLines: string[];
 }
 
 export class WorkerRun {
@@ -62,6 +65,7 @@ export class WorkerRun {
     readonly prepared: PreparedWorktree,
     readonly handle: WorkerHandle,
     readonly verdictPath: string,
+    readonly tail: OutputTail,
   ) {
     this.startedAt = handle.startedAt;
   }
@@ -111,10 +115,14 @@ export async function birth(input: BirthInput, deps: RunDeps): Promise<WorkerRun
       AFK_VERDICT_FILE: verdictPath,
     },
   });
-  const scanner = new QuotaScanner({ quotaPatterns: deps.config.worker.quota_patterns, authPatterns: deps.config.worker.auth_patterns });
+  const w = deps.config.worker;
+  const scanner = new QuotaScanner({ quotaPatterns: w.quota_patterns, authPatterns: w.auth_patterns, refusalPatterns: w.refusal_patterns, networkPatterns: w.network_patterns });
+  const tail = new OutputTail();
   let run: WorkerRun | null = null;
   // A limit printed before the run object exists still marks the run (not a failed attempt).
   let quotaSeen = false;
+  // An agent retrying without a network would do so until the max runtime: end it.
+  let endFor: string | null = null;
   const handle = await startWorker({
     command: input.command,
     cwd: prepared.path,
@@ -122,21 +130,27 @@ export async function birth(input: BirthInput, deps: RunDeps): Promise<WorkerRun
     briefPath,
     onLine: (stream, line) => {
       deps.lanes.append("worker", { event: "output", msg: line, issue: n, attempt: input.attempt, data: { stream } });
+      tail.push(line);
       const detection = scanner.push(line, new Date());
       if (detection) {
         quotaSeen = true;
         if (run) run.quota = true;
         deps.onQuota(n, detection);
+        if (detection.kind === "network" && endFor === null) {
+          endFor = "the agent cannot reach its API";
+          if (run) void run.handle.kill(endFor).catch(() => undefined);
+        }
       }
     },
   });
-  run = new WorkerRun(n, input.attempt, prepared, handle, verdictPath);
+  run = new WorkerRun(n, input.attempt, prepared, handle, verdictPath, tail);
   run.quota = quotaSeen;
   const pidFile = pidFilePath(dir);
   const start = await processStartTime(handle.pid);
   if (start !== null) {
     await writePidFile(pidFile, { pid: handle.pid, pgid: handle.pgid, start, started_at: handle.startedAt, issue: n, attempt: input.attempt, worktree: prepared.path, command: handle.commandLine });
   }
+  if (endFor !== null) void handle.kill(endFor).catch(() => undefined);
   deps.lanes.append("supervisor", {
     event: "worker_born",
     msg: `#${n}: worker started (attempt ${input.attempt}, tier ${prepared.tier}) in ${prepared.path}`,
@@ -171,7 +185,7 @@ export async function adopt(issue: number, base: string, deps: RunDeps): Promise
   if (!record || record.issue !== issue) return null;
   const branch = await deps.workRepo.progress(issue, base).then((p) => p.branch ?? "", () => "");
   const prepared: PreparedWorktree = { path: record.worktree, branch, tier: 1, head: "", baseSha: "", baseContained: true, remoteSha: null, remoteContained: null, backupRefs: [], displaced: null };
-  const run = new WorkerRun(issue, record.attempt, prepared, adoptedHandle(record), join(dir, "verdict.json"));
+  const run = new WorkerRun(issue, record.attempt, prepared, adoptedHandle(record), join(dir, "verdict.json"), new OutputTail());
   deps.lanes.append("supervisor", { event: "worker_adopted", msg: `#${issue}: adopted worker pid ${record.pid} (attempt ${record.attempt}) left running by an earlier host process`, issue, attempt: record.attempt, pid: record.pid });
   settle(run, deps, base, pidFile);
   return run;
@@ -205,5 +219,5 @@ async function readExit(run: WorkerRun, exit: WorkerExit, deps: RunDeps, base: s
     attempt: run.attempt,
     data: { code: exit.code, signal: exit.signal, duration_ms: exit.durationMs, kill_reason: exit.killReason, commits_ahead: commitsAhead, verdict: verdict?.kind ?? null, notes: outcome.notes, quota: run.quota },
   });
-  return { exit, outcome, verdict, commitsAhead, changes, quota: run.quota };
+  return { exit, outcome, verdict, commitsAhead, changes, quota: run.quota, lastLines: run.tail.last() };
 }

@@ -1,11 +1,17 @@
-// Usage limits and expired logins in a worker's output (RUNTIMES.md lesson 7): recognise the
-// message, work out when the limit resets, and pause births until then. A quota is a pause, not
-// a failure: it spends no attempt and trips no breaker.
+// Usage limits, expired logins, refusals and lost networks in a worker's output (RUNTIMES.md
+// lesson 7): recognise the message, work out when the limit resets, and pause births until then.
+// Each is a pause, not a failure: it spends no attempt and trips no breaker.
 //
-// The messages themselves are config (`worker.quota_patterns`, `worker.auth_patterns`); the
-// reset-time forms every runtime prints are here, one parser each, table-tested.
+// The messages themselves are config (`worker.quota_patterns`, `auth_patterns`,
+// `refusal_patterns`, `network_patterns`); the reset-time forms every runtime prints are here,
+// one parser each, table-tested.
 
-export type QuotaKind = "quota" | "auth";
+/**
+ * quota: a usage limit (births resume at its reset); auth: a missing or expired login; refusal:
+ * the runtime will not run as configured (bypass mode as root); network: it cannot reach its
+ * API and retries in a loop (births resume after a backoff).
+ */
+export type QuotaKind = "quota" | "auth" | "refusal" | "network";
 export type AgentRuntime = "claude" | "codex" | "gemini" | "cursor" | "aider" | "unknown";
 
 export interface QuotaDetection {
@@ -22,6 +28,8 @@ export interface QuotaDetection {
 export interface QuotaMatchers {
   quotaPatterns: readonly string[];
   authPatterns: readonly string[];
+  refusalPatterns?: readonly string[];
+  networkPatterns?: readonly string[];
   /** IANA zone for times printed without one. Default: the host's zone. */
   localTimeZone?: string;
 }
@@ -91,7 +99,11 @@ function echoedContent(line: string): boolean {
 
 /** Which CLI printed it, from its wording. Codex and cursor share "You've hit your usage limit". */
 export function inferRuntime(text: string): AgentRuntime {
-  if (/litellm|retryDelay|aider/i.test(text)) return "aider";
+  if (/litellm|retryDelay|aider|API provider is not able/i.test(text)) return "aider";
+  if (/dangerously-skip-permissions|"subtype"\s*:\s*"api_retry"|Failed to authenticate\. API Error/i.test(text)) return "claude";
+  if (/Reconnecting\.\.\.|unexpected status \d{3}|responses_websocket/i.test(text)) return "codex";
+  if (/set an Auth method|PERMISSION_DENIED|UNAUTHENTICATED|Retrying with backoff/i.test(text)) return "gemini";
+  if (/\[unauthenticated\]|(?:cursor-agent|\bagent) login/i.test(text)) return "cursor";
   if (/claude|anthropic|rate_limit_event|\/login\b/i.test(text)) return "claude";
   if (/[∙·•]\s*resets\b|hit your (?:weekly )?limit\b/i.test(text)) return "claude";
   if (/monthly cycle|cursor/i.test(text)) return "cursor";
@@ -101,20 +113,26 @@ export function inferRuntime(text: string): AgentRuntime {
 }
 
 /**
- * One line of worker output → a usage-limit or login problem, or null. Auth patterns are tried
- * first: an expired login needs an operator, which is the stronger signal.
+ * One line of worker output → a usage-limit, login, refusal or network problem, or null. Those
+ * that need an operator are tried first (the stronger signal): a Codex 401 arrives inside a
+ * "Reconnecting..." line, and is a login problem, not a network one.
  */
 export function detectQuota(line: string, matchers: QuotaMatchers, now: Date): QuotaDetection | null {
   const text = stripAnsi(line.length > LINE_SCAN_MAX ? line.slice(0, LINE_SCAN_MAX) : line);
-  const auth = regexes(matchers.authPatterns).some((re) => re.test(text));
-  const quota = !auth && regexes(matchers.quotaPatterns).some((re) => re.test(text));
-  if (!auth && !quota) return null;
+  const order: [QuotaKind, readonly string[] | undefined][] = [
+    ["auth", matchers.authPatterns],
+    ["refusal", matchers.refusalPatterns],
+    ["quota", matchers.quotaPatterns],
+    ["network", matchers.networkPatterns],
+  ];
+  const kind = order.find(([, patterns]) => patterns !== undefined && regexes(patterns).some((re) => re.test(text)))?.[0];
+  if (kind === undefined) return null;
   if (echoedContent(text)) return null;
   const shown = text.trim();
   return {
-    kind: auth ? "auth" : "quota",
+    kind,
     runtime: inferRuntime(text),
-    resetAt: auth ? null : parseResetTime(text, now, matchers.localTimeZone),
+    resetAt: kind === "quota" ? parseResetTime(text, now, matchers.localTimeZone) : null,
     text: shown.length > TEXT_MAX ? `${shown.slice(0, TEXT_MAX)}…` : shown,
   };
 }
@@ -348,7 +366,7 @@ export const DEFAULT_MAX_PAUSE_SECONDS = 8 * 86_400;
 
 /** How long births stay paused after a detection. Pure. */
 export function quotaPause(detection: QuotaDetection, now: Date, opts: QuotaPauseOptions): QuotaPause {
-  if (detection.kind === "auth") return { until: null, basis: "operator", resetAt: null };
+  if (detection.kind === "auth" || detection.kind === "refusal") return { until: null, basis: "operator", resetAt: null };
   const nowMs = now.getTime();
   const max = (opts.maxPauseSeconds ?? DEFAULT_MAX_PAUSE_SECONDS) * 1000;
   const reset = detection.resetAt;
@@ -362,6 +380,9 @@ export function quotaPause(detection: QuotaDetection, now: Date, opts: QuotaPaus
   return { until: new Date(nowMs + backoff), basis: "backoff", resetAt: reset };
 }
 
+/** See QuotaScanner: Codex gives up after 5 reconnects, Claude Code after 10 retries. */
+export const NETWORK_REPEATS = 3;
+
 // ---- several lines -----------------------------------------------------------------------------
 
 /**
@@ -371,10 +392,13 @@ export function quotaPause(detection: QuotaDetection, now: Date, opts: QuotaPaus
  */
 export class QuotaScanner {
   private pending: { detection: QuotaDetection; linesLeft: number } | null = null;
+  private networkLines = 0;
 
   constructor(
     private readonly matchers: QuotaMatchers,
     private readonly lookahead = 20,
+    /** Network lines before it counts as an outage: each runtime retries a blip by itself. */
+    private readonly networkRepeats = NETWORK_REPEATS,
   ) {}
 
   /**
@@ -383,6 +407,10 @@ export class QuotaScanner {
    */
   push(line: string, now: Date): QuotaDetection | null {
     const detection = detectQuota(line, this.matchers, now);
+    if (detection?.kind === "network") {
+      this.networkLines += 1;
+      return this.networkLines === this.networkRepeats ? detection : null;
+    }
     if (detection) {
       const open = detection.kind === "quota" && detection.resetAt === null;
       if (open && this.pending) {

@@ -72,7 +72,24 @@ case $behaviour in
     commit "issue-$n.txt" "built $n" "fix #$n after a long build"
     ;;
   die)
+    echo "scripted worker: cannot start for #$n (simulated)" >&2
     exit 1
+    ;;
+  print)
+    # "print <file> [exit code]": what a real agent CLI prints when it cannot work (the test
+    # writes the file into the plan directory; see test/support/runtime-texts.ts), then exit.
+    file=${arg%% *}
+    code=${arg#"$file"}
+    code=${code# }
+    cat "$plan/$file"
+    exit "${code:-1}"
+    ;;
+  loop)
+    # "loop <file>": print it again and again, as an agent retrying without a network does.
+    while :; do
+      cat "$plan/$arg"
+      sleep 0.2
+    done
     ;;
   quota)
     echo "You've hit your usage limit. Try again in 5m."
