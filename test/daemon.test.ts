@@ -13,6 +13,7 @@ import { DaemonClient } from "../server/daemon/client.js";
 import { readProcTable } from "../server/workers/liveness.js";
 import { processStartTime } from "../server/workers/orphans.js";
 import { daemonPaths } from "../server/daemon/paths.js";
+import { UsageError } from "../server/gh/errors.js";
 import { api, git, repoPath } from "./support/forge-fixtures.js";
 import { BIN } from "./support/paths.js";
 import { alive, BASE_CONFIG, cli, daemonPid, daemonWorld, teardown, until, workerPids, type DaemonWorld } from "./support/daemon-fixtures.js";
@@ -124,6 +125,20 @@ describe("afk-mcp daemon", () => {
       await assert.rejects(session(w).status({ repo: REPO, scope: "worker" }), /owned by uid 65534, not by you/);
       await chown(paths.socket, 0, 0);
     }
+  });
+
+  it("a daemon that dies mid-call: the call fails with the fix, the next one restarts it", async () => {
+    const w = await world([]);
+    const s = session(w);
+    const first = await s.takeover({ repo: REPO, list: true });
+    assert.equal(first.action, "list");
+    const pid = s.daemon()!.pid;
+    const inFlight = s.takeover({ repo: REPO, list: true });
+    process.kill(pid, "SIGKILL");
+    await assert.rejects(inFlight, (error: Error) => error instanceof UsageError && /went away during takeover.*call again/.test(error.message));
+    const next = await s.takeover({ repo: REPO, list: true });
+    assert.equal(next.action, "list");
+    assert.ok(s.daemon()!.pid !== pid && alive(s.daemon()!.pid), "a new daemon answered");
   });
 
   it("kill -9 of the MCP server touches no worker: a new session sees them and their commits become PRs", async () => {

@@ -56,6 +56,9 @@ export async function socketProblem(path: string): Promise<string | null> {
   return null;
 }
 
+/** The daemon's connection closed before it answered (it crashed or was killed). */
+export class DaemonGone extends UsageError {}
+
 interface Pending {
   method: string;
   resolve(value: unknown): void;
@@ -80,7 +83,7 @@ class Connection {
     socket.on("close", () => {
       this.closed = true;
       for (const [, p] of this.pending) {
-        p.reject(new UsageError(`the afk-mcp daemon went away during ${p.method} (it may have crashed; see ${this.logPath}): call again, the next call starts it again; its workers keep running and are adopted`));
+        p.reject(new DaemonGone(`the afk-mcp daemon went away during ${p.method} (it may have crashed; see ${this.logPath}): call again, the next call starts it again; its workers keep running and are adopted`));
       }
       this.pending.clear();
       this.onClose();
@@ -263,17 +266,31 @@ export class DaemonClient implements Host, EventSource {
     return (await this.connection(false)) ?? (await this.connection(await this.leftBehind()));
   }
 
+  /** A read: safe to ask once more when the daemon went away before answering. */
+  private async read<T>(method: "status" | "logs", input: object, local: () => Promise<T>): Promise<T> {
+    for (let attempt = 0; ; attempt += 1) {
+      const conn = await this.readConnection();
+      if (!conn) return local();
+      try {
+        return (await conn.request(method, input)) as T;
+      } catch (error) {
+        if (!(error instanceof DaemonGone) || attempt > 0) throw error;
+      }
+    }
+  }
+
   async status(input: StatusInput): Promise<StatusResult> {
-    const conn = await this.readConnection();
-    if (!conn) return { ...(await this.localHost().status(input)), daemon: null };
-    const result = (await conn.request("status", input)) as StatusResult;
-    return { ...result, daemon: { pid: this.info!.pid, version: this.info!.version, session_version: this.version, skew: this.skew() } };
+    let local = false;
+    const result = await this.read<StatusResult>("status", input, async () => {
+      local = true;
+      return { ...(await this.localHost().status(input)), daemon: null };
+    });
+    if (local || !this.info) return result;
+    return { ...result, daemon: { pid: this.info.pid, version: this.info.version, session_version: this.version, skew: this.skew() } };
   }
 
   async logs(input: LogsInput): Promise<LogsResult> {
-    const conn = await this.readConnection();
-    if (!conn) return this.localHost().logs(input);
-    return (await conn.request("logs", input)) as LogsResult;
+    return this.read<LogsResult>("logs", input, () => this.localHost().logs(input));
   }
 
   async start(input: ProjectStartInput): Promise<ProjectResult> {

@@ -114,6 +114,8 @@ export async function workerPids(planDir: string): Promise<Map<string, number>> 
 
 /** Stops the world's daemon (ending workers), kills what any worker left, closes the forge. */
 export async function teardown(world: DaemonWorld): Promise<void> {
+  // DAEMON_DEBUG=1: the daemon's own log on stderr, for a failure's story.
+  if (process.env.DAEMON_DEBUG) console.error(await readFile(daemonPaths(world.env).log, "utf8").catch(() => "(no daemon log)"));
   await cli(world.env, "daemon", "stop", "--kill-workers");
   const pid = await daemonPid(world.env);
   if (pid !== null && alive(pid)) process.kill(pid, "SIGKILL");
