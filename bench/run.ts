@@ -20,8 +20,9 @@ import { mib, round, type BenchContext, type Figure, type FigureValue, type Sect
 import { snapshotSection } from "./snapshot.js";
 import { workersSection } from "./fleet-workers.js";
 import { landingSection } from "./landing.js";
+import { daemonSection } from "./daemon.js";
 
-const SECTIONS: Section[] = [snapshotSection(), rebuildSection, workersSection(), landingSection("local"), landingSection("required")];
+const SECTIONS: Section[] = [snapshotSection(), rebuildSection, workersSection(), landingSection("local"), landingSection("required"), daemonSection()];
 
 const USAGE = `Usage: node dist/bench/run.js [--only NAME[,NAME]]... [--list]
 
