@@ -141,6 +141,16 @@ describe("afk-mcp daemon", () => {
     assert.ok(s.daemon()!.pid !== pid && alive(s.daemon()!.pid), "a new daemon answered");
   });
 
+  it("a start the preconditions refuse registers nothing", async () => {
+    const w = await world(["one"]);
+    const s = session(w);
+    await assert.rejects(s.start(startInput(w, { labels: { ready: "no-such-label" } })), (error: Error) => error instanceof UsageError && /project_start refused: ready_label/.test(error.message));
+    const status = await s.status({ repo: REPO });
+    assert.deepEqual(status.registrations, [], "nothing registered");
+    assert.deepEqual(await claims(w), [], "nothing claimed");
+    assert.equal((await s.renew()), 0, "this session renews nothing");
+  });
+
   it("kill -9 of the MCP server touches no worker: a new session sees them and their commits become PRs", async () => {
     const w = await world(["one", "two"]);
     const transport = new StdioClientTransport({ command: process.execPath, args: [BIN], env: w.env, stderr: "pipe" });
