@@ -7,5 +7,6 @@ import { serveCommand } from "./serve.js";
 import { runCommand } from "./run.js";
 import { demoCommand } from "./demo.js";
 import { daemonCommand } from "./daemon.js";
+import { doctorCommand } from "./doctor.js";
 
-export const commands: Command[] = [serveCommand, demoCommand, runCommand, daemonCommand, planCommand, configCommand, forgeCommand];
+export const commands: Command[] = [serveCommand, demoCommand, runCommand, daemonCommand, planCommand, configCommand, doctorCommand, forgeCommand];

@@ -1,10 +1,13 @@
 // `afk-mcp run`: a session from a terminal. It registers the project with this machine's daemon
-// and renews it while it runs; prints one summary line per tick; Ctrl-C drains and exits.
+// and renews it while it runs; prints one summary line per tick. Ctrl-C, SIGTERM or SIGHUP
+// drains (see server/host/shutdown.ts); a second one also ends the running workers at once.
 import type { Command } from "./command.js";
 import { DaemonClient } from "../daemon/client.js";
 import { UsageError } from "../gh/errors.js";
 import { overridesFromAssignments } from "../host/config-load.js";
 import { printLine } from "./print.js";
+import { watchShutdown } from "../host/shutdown.js";
+import { timeScaleFromEnv } from "./serve.js";
 
 export const runCommand: Command = {
   name: "run",
@@ -14,9 +17,11 @@ export const runCommand: Command = {
 Runs the fleet on a repository from this terminal: claims ready issues, starts the worker
 command in a worktree per issue, opens PRs, gates them, and with --auto-merge lands green
 PRs one at a time. Prints one line per tick. The fleet runs in this machine's afk-mcp
-daemon (started if needed); this command is a session that renews its registration, so
-if it is killed the registration lapses after registration.ttl_seconds and drains. Ctrl-C
-drains now: claims without a PR are released, claims with an open PR are kept.
+daemon (started if needed); this command is a session that renews its registration, so if
+it is killed the registration lapses after registration.ttl_seconds and drains. Ctrl-C (or
+SIGTERM, SIGHUP) drains now: claims without a PR are released, running workers finish in
+the daemon and their commits still become PRs, claims with an open PR are kept. A second
+Ctrl-C ends the running workers at once (their commits are kept on their branches).
 
 Options:
   --repo OWNER/NAME     the repository (default: the origin of the current directory)
@@ -53,38 +58,56 @@ Example:
     }
     const overrides: Record<string, unknown> = Array.isArray(values.set) ? overridesFromAssignments(values.set.map(String)) : {};
     if (values.persist === true) overrides.registration = { ...((overrides.registration as object | undefined) ?? {}), ttl_seconds: null };
+    timeScaleFromEnv(process.env);
     const host = new DaemonClient();
-    const started = await host.start({
-      ...(typeof values.repo === "string" ? { repo: values.repo } : {}),
-      ...(typeof values.worker === "string" ? { worker_command: values.worker } : {}),
-      ...(target !== undefined ? { target } : {}),
-      ...(typeof values.base === "string" ? { base: values.base } : {}),
-      config: overrides,
-      auto_merge: values["auto-merge"] === true,
-      dry_run: dryRun,
-    });
+    // Watching from before the start: a signal that comes while the project starts still drains it.
+    const shutdown = dryRun
+      ? null
+      : watchShutdown({
+          say: printLine,
+          abandon: async () => {
+            const ended = await host.stop({ ...(typeof values.repo === "string" ? { repo: values.repo } : {}), stop_workers: true });
+            return ended.message;
+          },
+        });
+    let started: Awaited<ReturnType<DaemonClient["start"]>>;
+    try {
+      started = await host.start({
+        ...(typeof values.repo === "string" ? { repo: values.repo } : {}),
+        ...(typeof values.worker === "string" ? { worker_command: values.worker } : {}),
+        ...(target !== undefined ? { target } : {}),
+        ...(typeof values.base === "string" ? { base: values.base } : {}),
+        config: overrides,
+        auto_merge: values["auto-merge"] === true,
+        dry_run: dryRun,
+      });
+    } catch (error) {
+      shutdown?.dispose();
+      throw error;
+    }
     printLine(started.message);
-    if (dryRun || !started.registration) return 0;
+    if (!shutdown || !started.registration) {
+      shutdown?.dispose();
+      return 0;
+    }
     const repo = started.registration.repo;
     let last: string | null = null;
-    let interrupted = false;
-    const onSignal = (): void => {
-      interrupted = true;
-    };
-    process.once("SIGINT", onSignal);
-    process.once("SIGTERM", onSignal);
-    while (!interrupted) {
-      await new Promise((resolve) => setTimeout(resolve, 1000));
+    let stopRequested = false;
+    void shutdown.requested.then(() => (stopRequested = true));
+    while (!stopRequested) {
+      await Promise.race([new Promise((resolve) => setTimeout(resolve, 1000)), shutdown.requested]);
+      if (stopRequested) break;
       const status = await host.status({ repo, scope: "worker" });
       if (status.last_tick && status.last_tick !== last) {
         last = status.last_tick;
         printLine(`${new Date().toISOString()}  ${last}`);
       }
     }
-    printLine("stopping: draining claims without a PR…");
+    // The daemon watches the running workers to the end: their commits still become PRs.
     const stopped = await host.stop({ repo });
     printLine(stopped.message);
     await host.close();
+    shutdown.dispose();
     return 0;
   },
 };

@@ -5,6 +5,7 @@ import type { Command } from "./command.js";
 import { DaemonClient } from "../daemon/client.js";
 import { createServer } from "../server.js";
 import { UsageError } from "../gh/errors.js";
+import { watchShutdown } from "../host/shutdown.js";
 
 /**
  * AFK_TIME_SCALE (0 < x <= 1) shortens the loop's pacing and thresholds: for tests and
@@ -37,14 +38,20 @@ Options:
     timeScaleFromEnv(process.env);
     const host = new DaemonClient();
     const server = createServer(host, { readOnly: values["read-only"] === true });
-    const transport = new StdioServerTransport();
-    await server.connect(transport);
-    await new Promise<void>((resolve) => {
-      transport.onclose = () => resolve();
-      process.stdin.on("end", () => resolve());
+    // stdout is the protocol: the operator's lines go to stderr.
+    const shutdown = watchShutdown({
+      say: (line) => process.stderr.write(`afk-mcp: ${line}\n`),
+      abandon: async () => "this session holds no worker and no claim: the daemon does",
+      stdin: process.stdin,
     });
+    const transport = new StdioServerTransport();
+    transport.onclose = () => shutdown.request("closed");
+    await server.connect(transport);
+    await shutdown.requested;
+    // Only the renewals stop: the registrations this session made lapse after their TTL.
     await host.close();
     await server.close();
+    shutdown.dispose();
     return 0;
   },
 };

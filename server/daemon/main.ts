@@ -9,6 +9,7 @@ import { persistentInstance } from "./identity.js";
 import { Registry } from "./registry.js";
 import { DaemonServer } from "./server.js";
 import { version } from "../version.js";
+import { watchShutdown } from "../host/shutdown.js";
 
 export interface DaemonRun {
   /** Resolves with the exit code once the daemon has drained and closed. */
@@ -85,13 +86,10 @@ export async function runDaemon(options: DaemonMainOptions = {}): Promise<{ runn
       .finally(() => (sweeping = false));
   }, options.sweepMs ?? 1_000);
   // A supervisor's SIGTERM (or Ctrl-C in the foreground) ends workers: nobody would watch them.
-  // Their commits stay in the worktrees and are continued by the next daemon at once.
-  const onSignal = (signal: NodeJS.Signals): void => void shutdown(true, `got ${signal}`);
-  process.on("SIGTERM", onSignal);
-  process.on("SIGINT", onSignal);
-  void done.then(() => {
-    process.off("SIGTERM", onSignal);
-    process.off("SIGINT", onSignal);
-  });
+  // Their commits stay in the worktrees and are continued by the next daemon at once. A second
+  // signal abandons the drain (server/host/shutdown.ts, the one shutdown path).
+  const watch = watchShutdown({ say: log, abandon: () => host.abandon() });
+  void watch.requested.then((cause) => shutdown(true, `got ${cause}`));
+  void done.then(() => watch.dispose());
   return { running: { done } };
 }
