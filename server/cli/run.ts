@@ -1,6 +1,6 @@
 // `afk-mcp run`: a session from a terminal. It registers the project with this machine's daemon
 // and renews it while it runs; prints one summary line per tick. Ctrl-C, SIGTERM or SIGHUP
-// drains (see server/host/shutdown.ts); a second one also ends the running workers at once.
+// stops the project and its workers (see server/host/shutdown.ts); a second one exits at once.
 import type { Command } from "./command.js";
 import { DaemonClient } from "../daemon/client.js";
 import { UsageError } from "../gh/errors.js";
@@ -19,9 +19,9 @@ command in a worktree per issue, opens PRs, gates them, and with --auto-merge la
 PRs one at a time. Prints one line per tick. The fleet runs in this machine's afk-mcp
 daemon (started if needed); this command is a session that renews its registration, so if
 it is killed the registration lapses after registration.ttl_seconds and drains. Ctrl-C (or
-SIGTERM, SIGHUP) drains now: claims without a PR are released, running workers finish in
-the daemon and their commits still become PRs, claims with an open PR are kept. A second
-Ctrl-C ends the running workers at once (their commits are kept on their branches).
+SIGTERM, SIGHUP) stops it: workers are ended with their commits pushed to their branches,
+claims without a PR are released, claims with an open PR are kept for a later run. A second
+Ctrl-C exits at once; the daemon finishes the drain.
 
 Options:
   --repo OWNER/NAME     the repository (default: the origin of the current directory)
@@ -65,10 +65,8 @@ Example:
       ? null
       : watchShutdown({
           say: printLine,
-          abandon: async () => {
-            const ended = await host.stop({ ...(typeof values.repo === "string" ? { repo: values.repo } : {}), stop_workers: true });
-            return ended.message;
-          },
+          // The drain runs in the daemon and goes on without this process.
+          abandon: async () => `the daemon${host.daemon() ? ` (pid ${host.daemon()!.pid})` : ""} finishes the drain: it ends the workers and releases their claims`,
         });
     let started: Awaited<ReturnType<DaemonClient["start"]>>;
     try {
@@ -103,8 +101,9 @@ Example:
         printLine(`${new Date().toISOString()}  ${last}`);
       }
     }
-    // The daemon watches the running workers to the end: their commits still become PRs.
-    const stopped = await host.stop({ repo });
+    // Workers are ended, as a terminal's Ctrl-C means; their commits are checkpointed to their
+    // branches first, so the next run continues them.
+    const stopped = await host.stop({ repo, stop_workers: true });
     printLine(stopped.message);
     await host.close();
     shutdown.dispose();
