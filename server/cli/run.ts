@@ -26,6 +26,9 @@ Options:
   --set KEY=VALUE       a config override, e.g. --set gate.ci=local (repeatable)
   --dry-run             validate and print the first plan; act on nothing
 
+Environment: AFK_TIME_SCALE=F (0 < F <= 1) runs every duration of the loop at that fraction
+(pacing, leases, stall thresholds): for tests and the chaos harness, not for real agents.
+
 Example:
   afk-mcp run --repo me/app --auto-merge \\
     --worker 'claude -p "$(cat "$AFK_BRIEF")" --permission-mode bypassPermissions --max-turns 200'`,
@@ -47,7 +50,7 @@ Example:
       if (!Number.isInteger(target) || target < 1 || target > 64) throw new UsageError(`--target must be an integer from 1 to 64, got ${JSON.stringify(values.target)}`);
     }
     const overrides = Array.isArray(values.set) ? overridesFromAssignments(values.set.map(String)) : {};
-    const host = new FleetHost();
+    const host = new FleetHost({ timeScale: timeScaleFromEnv(process.env.AFK_TIME_SCALE) });
     const started = await host.start({
       ...(typeof values.repo === "string" ? { repo: values.repo } : {}),
       ...(typeof values.worker === "string" ? { worker_command: values.worker } : {}),
@@ -82,3 +85,11 @@ Example:
     return 0;
   },
 };
+
+/** AFK_TIME_SCALE, checked: a typo must not silently run a fleet at 1000 times its pace. */
+function timeScaleFromEnv(value: string | undefined): number {
+  if (value === undefined || value === "") return 1;
+  const scale = Number(value);
+  if (!(scale > 0 && scale <= 1)) throw new UsageError(`AFK_TIME_SCALE must be a number above 0 and at most 1, got ${JSON.stringify(value)}`);
+  return scale;
+}
