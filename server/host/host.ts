@@ -28,12 +28,14 @@ import { Lease, parseNamespace } from "../state/claims.js";
 import { rebuild } from "../state/rebuild.js";
 import { assertInstanceId } from "../state/snapshot.js";
 import { probeNamespace, type NamespaceProbe } from "./namespace-probe.js";
-import { Project, summaryLine, type Registration } from "../fleet/fleet.js";
+import { RepoFleet, summaryLine, type Registration } from "../fleet/repo-fleet.js";
 import { stateDir } from "../paths.js";
 import { laneDir, openLanes, queryLane, LaneQueryError, type LaneWriter } from "../lanes/index.js";
 import { workRepoFor } from "../workers/worktrees.js";
 import { parseSlug, formatSlug } from "../gh/slug.js";
 import { preconditionsPass } from "./preconditions.js";
+import { endWorkerGroupsNow } from "../workers/spawn.js";
+import { heldLandingLocks, releaseHeldLandingLocks } from "../landing/held-locks.js";
 
 export interface HostOptions {
   env?: NodeJS.ProcessEnv;
@@ -46,7 +48,8 @@ export interface HostOptions {
   timeScale?: number;
 }
 
-interface Connected {
+/** What the host holds per repository: its connection, this instance's lease there, and the ref namespace it may write. */
+interface RepoAccess {
   conn: Connection;
   lease: Lease;
   namespace: NamespaceProbe;
@@ -56,10 +59,10 @@ export class FleetHost implements Host {
   readonly instance: string;
   readonly hostName: string;
   private readonly clock: () => Date;
-  private readonly projects = new Map<string, Promise<Connected>>();
-  private readonly running = new Map<string, Project>();
+  private readonly projects = new Map<string, Promise<RepoAccess>>();
+  private readonly running = new Map<string, RepoFleet>();
   private readonly lanes = new Map<string, LaneWriter>();
-  private readonly connectedFor = new Map<string, Connected>();
+  private readonly accessFor = new Map<string, RepoAccess>();
 
   constructor(private readonly options: HostOptions = {}) {
     this.instance = options.instance ?? newInstanceId();
@@ -69,7 +72,7 @@ export class FleetHost implements Host {
   }
 
   /** Connects once per repository; a failed connection is not cached (fix and retry). */
-  private project(repo: string | undefined): Promise<Connected> {
+  private project(repo: string | undefined): Promise<RepoAccess> {
     const key = repo?.toLowerCase() ?? "(origin)";
     let pending = this.projects.get(key);
     if (!pending) {
@@ -80,7 +83,7 @@ export class FleetHost implements Host {
     return pending;
   }
 
-  private async open(repo: string | undefined, extra: Partial<ConnectOptions> = {}): Promise<Connected> {
+  private async open(repo: string | undefined, extra: Partial<ConnectOptions> = {}): Promise<RepoAccess> {
     const options: ConnectOptions = { repo, ...extra };
     if (this.options.env) options.env = this.options.env;
     if (this.options.cwd) options.cwd = this.options.cwd;
@@ -103,7 +106,7 @@ export class FleetHost implements Host {
     return this.planFor(running ? running.connected : await this.project(repo));
   }
 
-  private async planFor({ conn, namespace }: Connected): Promise<PlanOutput> {
+  private async planFor({ conn, namespace }: RepoAccess): Promise<PlanOutput> {
     const before = conn.forge.stats();
     const now = this.clock();
     const [snapshot, labels] = await Promise.all([
@@ -163,11 +166,11 @@ export class FleetHost implements Host {
 
   // ---- projects ---------------------------------------------------------------------------------
 
-  private runningFor(repo: string | undefined): { project: Project; connected: Connected } | null {
+  private runningFor(repo: string | undefined): { project: RepoFleet; connected: RepoAccess } | null {
     const key = repo ? projectKey(repo) : this.running.size === 1 ? [...this.running.keys()][0]! : null;
     if (!key) return null;
     const project = this.running.get(key);
-    const connected = this.connectedFor.get(key);
+    const connected = this.accessFor.get(key);
     if (!project || !connected || project.isStopped()) return null;
     return { project, connected };
   }
@@ -210,7 +213,7 @@ export class FleetHost implements Host {
       autoMerge: input.auto_merge === true,
       startedAt: this.clock().toISOString(),
     };
-    const project = new Project(registration, {
+    const project = new RepoFleet(registration, {
       conn,
       lease: connected.lease,
       namespace: connected.namespace.namespace,
@@ -230,7 +233,7 @@ export class FleetHost implements Host {
       env,
     });
     this.running.set(key, project);
-    this.connectedFor.set(key, connected);
+    this.accessFor.set(key, connected);
     lanes.append("supervisor", {
       event: "started",
       msg: `project started: target ${registration.target}, base ${registration.base}, merges ${registration.autoMerge ? "authorized" : "held"}`,
@@ -316,7 +319,28 @@ export class FleetHost implements Host {
     for (const lanes of this.lanes.values()) lanes.close();
   }
 
-  private requireRunning(repo: string | undefined, tool: string): { project: Project; connected: Connected } {
+  /**
+   * The process must exit now (a second signal during a drain): end every worker group at
+   * once and release a landing lock held mid-landing, then say what is left behind. Claims stay:
+   * a restart on this state dir continues them, any host reclaims them once the lease lapses.
+   */
+  async abandon(): Promise<string> {
+    const held = [...this.running.values()].flatMap((p) => p.heldClaims());
+    const workers = endWorkerGroupsNow();
+    const locking = heldLandingLocks();
+    const unlocked = locking > 0 ? await releaseHeldLandingLocks() : 0;
+    for (const lanes of this.lanes.values()) lanes.close();
+    const parts = [
+      held.length > 0
+        ? `left ${held.length} claim(s) (${held.map((n) => `#${n}`).join(", ")}): a restart continues them, another host reclaims them once the lease lapses`
+        : "left no claim",
+      `ended ${workers} worker process group(s)`,
+      locking === 0 ? "no landing was in progress" : unlocked === locking ? "released the landing lock" : "could not release the landing lock: it lapses after landing.lock_ttl_seconds",
+    ];
+    return parts.join("; ");
+  }
+
+  private requireRunning(repo: string | undefined, tool: string): { project: RepoFleet; connected: RepoAccess } {
     const running = this.runningFor(repo);
     if (!running) throw new UsageError(`${tool}: no project is running for ${repo ?? "this repository"} on this host: start one with project_start`);
     return running;
@@ -386,7 +410,7 @@ function projectKey(repo: string): string {
   return formatSlug(parseSlug(repo)).toLowerCase();
 }
 
-function registrationView(project: Project): NonNullable<StatusResult["registration"]> {
+function registrationView(project: RepoFleet): NonNullable<StatusResult["registration"]> {
   const r = project.registration;
   return {
     repo: r.repo,

@@ -1,10 +1,20 @@
-// The project's side of landing: one LandingContext per project (one gate cache, the claim
+// The fleet's side of landing: one LandingContext per running fleet (one gate cache, the claim
 // lease, the work repository), and red-gate evidence for the next attempt's brief.
 import type { FleetConfig } from "../../schemas/config.js";
 import type { BriefFailure } from "../workers/brief.js";
 import { GateCache } from "../workers/gate.js";
 import { landPull, readCheckEvidence, type LandInput, type LandResult } from "./land.js";
-import type { ProjectDeps } from "../fleet/fleet.js";
+import type { Connection } from "../host/connection.js";
+import type { Lease } from "../state/claims.js";
+import type { WorkRepo } from "../workers/worktrees.js";
+
+/** What landing needs from the fleet that runs it. */
+export interface LandingDeps {
+  conn: Pick<Connection, "forge" | "login" | "base" | "refs" | "token" | "info" | "hostName">;
+  lease: Lease;
+  workRepo: WorkRepo;
+  clock: () => Date;
+}
 
 export type LandOutcome = LandResult;
 
@@ -12,7 +22,7 @@ export class Landing {
   private readonly gateCache = new GateCache();
 
   constructor(
-    private readonly deps: ProjectDeps,
+    private readonly deps: LandingDeps,
     private readonly config: () => FleetConfig,
   ) {}
 

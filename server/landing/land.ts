@@ -18,18 +18,23 @@
 // serialized per repository in this process (a promise chain) and across hosts (a lock ref
 // `<namespace>/lock/landing`, created compare-and-swap, stale after a TTL, always released).
 import { join } from "node:path";
-import type { Checks, Forge, MergeMethod, PullDetail, RequiredChecks } from "../gh/forge.js";
-import { ForgeError, GitError } from "../gh/errors.js";
-import { git, gitRaw, type GitAuth, type GitResult } from "../gh/git.js";
+import type { Forge, MergeMethod, PullDetail, RequiredChecks } from "../gh/forge.js";
+import { ForgeError } from "../gh/errors.js";
+import type { GitAuth } from "../gh/git.js";
 import type { RefStore } from "../gh/refstore.js";
-import { redactText } from "../lanes/redact.js";
 import { FencedError, type Lease } from "../state/claims.js";
 import { evaluateGate } from "../state/gate.js";
 import { parseFleetBranch, sameLogin } from "../state/markers.js";
-import { assertInstanceId } from "../state/snapshot.js";
 import type { FleetConfig } from "../../schemas/config.js";
 import { GateCache, gateCommit, gateEnv, type GateCommitResult } from "../workers/gate.js";
 import { PushRejectedError, WorktreeError, type WorkRepo } from "../workers/worktrees.js";
+import { holdLandingLock } from "./held-locks.js";
+import { checkEvidence, type CiEvidence } from "./ci-evidence.js";
+import { LandingGit } from "./landing-git.js";
+import { acquireLock, DEFAULT_LOCK_TTL_SECONDS, landingLockRef, serialized } from "./landing-lock.js";
+
+export { formatLandingLock, landingLockRef, parseLandingLock, LANDING_LOCK_HEADER, type LandingLockMessage } from "./landing-lock.js";
+export { readCheckEvidence, type CiEvidence } from "./ci-evidence.js";
 
 export type LandingStrategy = FleetConfig["landing"]["strategy"];
 
@@ -60,7 +65,7 @@ export interface LandingContext {
   gateEnv?: Record<string, string>;
   /** The base's required checks, when the caller read them this tick (saves requests). */
   requiredChecks?: RequiredChecks;
-  /** Seconds after which another host may take the landing lock over; default 600 (+ the gate timeout for a local gate). */
+  /** Seconds after which another host may take the landing lock over; default `landing.lock_ttl_seconds` (+ the gate timeout for a local gate). */
   lockTtlSeconds?: number;
   now?: () => Date;
 }
@@ -74,14 +79,6 @@ export interface LandInput {
   pr: number;
   /** The head sha that was gated (whose checks the caller saw green). */
   head: string;
-}
-
-export interface CiEvidence {
-  kind: "ci";
-  summary: string;
-  excerpt: string;
-  /** The failing checks and where to read more. */
-  checks: Array<{ name: string; url: string | null }>;
 }
 
 export interface LocalGateEvidence {
@@ -126,68 +123,6 @@ export type LandResult =
 /** Syncs per call before giving up for this tick (the base keeps moving). */
 export const MAX_SYNC_ROUNDS = 3;
 const MAX_ITERATIONS = 10;
-const DEFAULT_LOCK_TTL_SECONDS = 600;
-
-export const LANDING_LOCK_HEADER = "afk-landing-lock";
-
-export function landingLockRef(namespace: string): string {
-  return `${namespace}/lock/landing`;
-}
-
-export interface LandingLockMessage {
-  instance: string;
-  host: string;
-  at: string;
-  issue: number;
-  ttlSeconds: number;
-}
-
-export function formatLandingLock(lock: LandingLockMessage): string {
-  assertInstanceId(lock.instance);
-  const host = lock.host.replace(/[^\x21-\x7e]/g, "?").slice(0, 255) || "?";
-  return `${LANDING_LOCK_HEADER}\ninstance=${lock.instance}\nhost=${host}\nat=${lock.at}\nissue=${lock.issue}\nttl=${lock.ttlSeconds}\n`;
-}
-
-/** The lock's facts, or null when the message is not a landing lock we can read. */
-export function parseLandingLock(message: string): LandingLockMessage | null {
-  const lines = message.replace(/\r\n/g, "\n").split("\n").map((l) => l.trim()).filter((l) => l !== "");
-  if (lines[0] !== LANDING_LOCK_HEADER) return null;
-  const fields = new Map<string, string>();
-  for (const line of lines.slice(1)) {
-    const eq = line.indexOf("=");
-    if (eq > 0) fields.set(line.slice(0, eq), line.slice(eq + 1));
-  }
-  const at = fields.get("at") ?? "";
-  const ttl = Number(fields.get("ttl"));
-  const issue = Number(fields.get("issue"));
-  if (Number.isNaN(Date.parse(at))) return null;
-  return {
-    instance: fields.get("instance") ?? "?",
-    host: fields.get("host") ?? "?",
-    at,
-    issue: Number.isInteger(issue) ? issue : 0,
-    // A TTL from another host's config is honoured, within sane bounds.
-    ttlSeconds: Number.isFinite(ttl) ? Math.min(Math.max(ttl, 60), 86_400) : DEFAULT_LOCK_TTL_SECONDS,
-  };
-}
-
-// ---- in-process serialization -------------------------------------------------------------
-
-const queues = new Map<string, Promise<unknown>>();
-
-function serialized<T>(key: string, job: () => Promise<T>): Promise<T> {
-  const previous = queues.get(key) ?? Promise.resolve();
-  const next = previous.then(job, job);
-  const tail: Promise<unknown> = next.then(
-    () => undefined,
-    () => undefined,
-  );
-  queues.set(key, tail);
-  void tail.then(() => {
-    if (queues.get(key) === tail) queues.delete(key);
-  });
-  return next;
-}
 
 // ---- the landing --------------------------------------------------------------------------
 
@@ -213,12 +148,16 @@ async function landSerialized(ctx: LandingContext, input: LandInput): Promise<La
     return { outcome: "retry_later", why: `PR #${input.pr}'s head moved from ${short(input.head)} to ${short(pull.head.sha)} since it was gated` };
   }
 
-  const lock = await acquireLock(ctx, input.issue);
+  const lock = await acquireLock(
+    { refs: ctx.refs, namespace: ctx.config.namespace, instance: ctx.instance, host: ctx.host, ttlSeconds: lockTtl(ctx), now: ctx.now ?? (() => new Date()) },
+    input.issue,
+  );
   if (!lock.held) return { outcome: "busy", why: lock.why };
+  const release = holdLandingLock(ctx.refs, landingLockRef(ctx.config.namespace), lock.sha);
   try {
     return await landLocked(ctx, input, pull);
   } finally {
-    await ctx.refs.remove(landingLockRef(ctx.config.namespace), lock.sha).catch(() => undefined);
+    await release().catch(() => undefined);
   }
 }
 
@@ -251,48 +190,15 @@ async function fence(ctx: LandingContext, input: LandInput): Promise<LandResult 
   }
 }
 
-interface HeldLock {
-  held: true;
-  sha: string;
-}
-
-async function acquireLock(ctx: LandingContext, issue: number): Promise<HeldLock | { held: false; why: string }> {
-  const ref = landingLockRef(ctx.config.namespace);
-  const now = ctx.now ?? (() => new Date());
-  const ttlSeconds = lockTtl(ctx);
-  const message = (): string => formatLandingLock({ instance: ctx.instance, host: ctx.host, at: now().toISOString(), issue, ttlSeconds });
-  for (let attempt = 0; attempt < 3; attempt += 1) {
-    const created = await ctx.refs.create(ref, message());
-    if (created.won) return { held: true, sha: created.sha };
-    const entry = (await ctx.refs.list(`${ctx.config.namespace}/lock/`)).find((e) => e.ref === ref);
-    if (!entry) continue; // released meanwhile: try again
-    const holder = parseLandingLock(entry.message);
-    const age = holder ? now().getTime() - Date.parse(holder.at) : Number.POSITIVE_INFINITY;
-    // Our own instance on our own host cannot be landing: landings are serialized in this
-    // process, so such a lock is left over from a crash of this instance.
-    const leftover = holder !== null && holder.instance === ctx.instance && holder.host === ctx.host;
-    if (holder && !leftover && age <= holder.ttlSeconds * 1000) {
-      return {
-        held: false,
-        why: `another host is landing: instance ${holder.instance} on ${holder.host} holds ${ref} since ${holder.at} (issue #${holder.issue})`,
-      };
-    }
-    // Stale (its holder died mid-landing) or unreadable: take it over from the sha we saw.
-    const swapped = await ctx.refs.swap(ref, entry.sha, message());
-    if (swapped.won) return { held: true, sha: swapped.sha };
-  }
-  return { held: false, why: `the landing lock ${ref} kept changing hands; trying again next tick` };
-}
-
 function lockTtl(ctx: LandingContext): number {
   if (ctx.lockTtlSeconds !== undefined) return ctx.lockTtlSeconds;
   // A local gate runs under the lock, up to MAX_SYNC_ROUNDS times.
   const gate = ctx.config.gate.ci === "local" ? ctx.config.gate.timeout_seconds * MAX_SYNC_ROUNDS : 0;
-  return DEFAULT_LOCK_TTL_SECONDS + gate;
+  return (ctx.config.landing.lock_ttl_seconds ?? DEFAULT_LOCK_TTL_SECONDS) + gate;
 }
 
 async function landLocked(ctx: LandingContext, input: LandInput, pull: PullDetail): Promise<LandResult> {
-  const lg = new LandingGit(ctx);
+  const lg = new LandingGit(ctx.workRepo, ctx.auth);
   try {
     return await landRounds(ctx, lg, input, pull);
   } finally {
@@ -537,255 +443,10 @@ function secretsOf(ctx: LandingContext): string[] {
   return ctx.auth?.token ? [ctx.auth.token] : [];
 }
 
-// ---- red-gate evidence from GitHub ------------------------------------------------------------
-
-/**
- * Why a PR's checks are red, re-read from GitHub (check run output title, summary and text;
- * status description and target URL), bounded to about `excerptBytes`. `failingNames` empty:
- * every failing check on the head.
- */
-export async function readCheckEvidence(forge: Forge, headSha: string, failingNames: readonly string[], excerptBytes: number): Promise<CiEvidence> {
-  const checks = await forge.checksFor(headSha);
-  return checkEvidence(checks, failingNames, excerptBytes, []);
-}
-
-const FAILING_STATUS = new Set(["failure", "error"]);
-const PASSING_CONCLUSION = new Set(["success", "neutral", "skipped"]);
-
-function checkEvidence(checks: Checks, failingNames: readonly string[], excerptBytes: number, secrets: readonly string[]): CiEvidence {
-  const runs = new Map<string, Checks["checkRuns"][number]>();
-  for (const run of checks.checkRuns) {
-    const seen = runs.get(run.name);
-    if (!seen || run.id > seen.id) runs.set(run.name, run);
-  }
-  const statuses = new Map<string, Checks["statuses"][number]>();
-  for (const status of checks.statuses) if (!statuses.has(status.context)) statuses.set(status.context, status);
-
-  let names = [...new Set(failingNames)];
-  if (names.length === 0) {
-    const failing = new Set<string>();
-    for (const run of runs.values()) if (run.status === "completed" && !PASSING_CONCLUSION.has(run.conclusion ?? "")) failing.add(run.name);
-    for (const status of statuses.values()) if (FAILING_STATUS.has(status.state)) failing.add(status.context);
-    names = [...failing];
-  }
-  names.sort();
-  const budget = Math.max(64, Math.floor(Math.max(0, excerptBytes) / Math.max(1, names.length)));
-  const sections: string[] = [];
-  const brief: string[] = [];
-  const links: CiEvidence["checks"] = [];
-  for (const name of names) {
-    const run = runs.get(name);
-    const status = statuses.get(name);
-    const parts: string[] = [];
-    const head: string[] = [];
-    if (run) {
-      const state = run.status === "completed" ? (run.conclusion ?? "no conclusion") : run.status;
-      head.push(`${name}: ${state}${run.title ? ` (${oneLine(run.title)})` : ""}`);
-      const url = run.htmlUrl ?? run.detailsUrl;
-      links.push({ name, url: safeUrl(url) });
-      parts.push(`== ${name} (check run: ${state}) ==`);
-      if (run.title) parts.push(run.title);
-      if (url && safeUrl(url)) parts.push(`details: ${url}`);
-      const headText = headBytes(parts.join("\n"), Math.floor(budget / 2));
-      const rest = Math.max(0, budget - byteLength(headText) - 1);
-      const summary = run.summary ? headBytes(run.summary, Math.floor(rest / 2)) : "";
-      const text = run.text ? tailBytes(run.text, rest - byteLength(summary)) : "";
-      sections.push([headText, summary, text].filter((s) => s !== "").join("\n"));
-    }
-    if (status) {
-      head.push(`${name}: ${status.state}${status.description ? ` (${oneLine(status.description)})` : ""}`);
-      if (!run) links.push({ name, url: safeUrl(status.targetUrl) });
-      const lines = [`== ${name} (status: ${status.state}) ==`];
-      if (status.description) lines.push(status.description);
-      if (status.targetUrl && safeUrl(status.targetUrl)) lines.push(`details: ${status.targetUrl}`);
-      sections.push(headBytes(lines.join("\n"), budget));
-    }
-    if (!run && !status) {
-      head.push(`${name}: not reported`);
-      links.push({ name, url: null });
-    }
-    brief.push(...head);
-  }
-  const summary = headBytes(
-    names.length === 0
-      ? `no failing check found on ${short(checks.sha)}`
-      : `${names.length === 1 ? "check" : `${names.length} checks`} failed on ${short(checks.sha)}: ${brief.join("; ")}`,
-    600,
-  );
-  const excerpt = tailBytes(sections.join("\n\n"), Math.max(0, excerptBytes));
-  return { kind: "ci", summary: redactText(summary, secrets), excerpt: redactText(excerpt, secrets), checks: links };
-}
-
-// ---- git in the work repository -----------------------------------------------------------------
-
-/** The few git moves the landing makes itself, in the project's bare work repository. */
-class LandingGit {
-  private readonly dir: string;
-  private readonly auth: GitAuth | null;
-  private ready = false;
-
-  constructor(private readonly ctx: LandingContext) {
-    this.dir = ctx.workRepo.repoDir;
-    this.auth = ctx.auth;
-  }
-
-  /** Fetches the base and the PR's branch into private refs; their tips now (null: gone). */
-  async fetchTips(base: string, headRef: string, issue: number): Promise<{ base: string; head: string | null }> {
-    if (!this.ready) {
-      await this.ctx.workRepo.progress(issue, base); // creates the work repository on first use
-      this.ready = true;
-    }
-    const baseRef = `refs/afk-landing/${issue}/base`;
-    const headLocal = `refs/afk-landing/${issue}/head`;
-    const args = ["fetch", "--no-tags", "--no-write-fetch-head", "--no-recurse-submodules", "--quiet", "origin", `+refs/heads/${base}:${baseRef}`];
-    const withHead = [...args, `+refs/heads/${headRef}:${headLocal}`];
-    const result = await this.networkRaw(withHead);
-    if (result.exitCode !== 0) {
-      if (!/couldn't find remote ref/i.test(result.stderr)) throw new GitError(`fetch of ${base} and ${headRef} failed: ${result.stderr.trim()}`, "git fetch", result.exitCode, result.stderr);
-      // Which one is missing? The base must exist; the head may be gone.
-      await this.network(args);
-      await gitRaw(["update-ref", "-d", headLocal], { cwd: this.dir });
-      return { base: (await this.revParse(baseRef))!, head: null };
-    }
-    const baseSha = await this.revParse(baseRef);
-    if (baseSha === null) throw new GitError(`cannot resolve the fetched ${base}`, "git rev-parse", 1, "");
-    return { base: baseSha, head: await this.revParse(headLocal) };
-  }
-
-  /** Deletes the refs fetchTips wrote (they would keep the objects alive for nothing). */
-  async dropPrivateRefs(issue: number): Promise<void> {
-    for (const ref of [`refs/afk-landing/${issue}/base`, `refs/afk-landing/${issue}/head`]) {
-      await gitRaw(["update-ref", "-d", ref], { cwd: this.dir });
-    }
-  }
-
-  async isAncestor(a: string, b: string): Promise<boolean> {
-    const result = await gitRaw(["merge-base", "--is-ancestor", a, b], { cwd: this.dir });
-    if (result.exitCode === 0) return true;
-    if (result.exitCode === 1) return false;
-    throw new GitError(`git merge-base --is-ancestor ${a} ${b} failed: ${result.stderr.trim()}`, "git merge-base", result.exitCode, result.stderr);
-  }
-
-  async revParse(ref: string): Promise<string | null> {
-    const result = await gitRaw(["rev-parse", "--verify", "--quiet", `${ref}^{commit}`], { cwd: this.dir });
-    const sha = result.stdout.trim();
-    return result.exitCode === 0 && sha !== "" ? sha : null;
-  }
-
-  async tree(sha: string): Promise<string | null> {
-    const result = await gitRaw(["rev-parse", "--verify", "--quiet", `${sha}^{tree}`], { cwd: this.dir });
-    return result.exitCode === 0 ? result.stdout.trim() : null;
-  }
-
-  /** `git merge --ff-only <sha>` in a worktree; false when it could not. */
-  async fastForward(worktree: string, sha: string): Promise<boolean> {
-    const result = await gitRaw(["merge", "--ff-only", "--quiet", sha], { cwd: worktree });
-    return result.exitCode === 0;
-  }
-
-  /**
-   * Pushes `sha` (null: deletes) to `ref` on origin only if it still holds `expected`. Not forced:
-   * a non-fast-forward is refused too. `lostRace`: the ref was not at `expected`.
-   */
-  async pushRef(sha: string | null, ref: string, expected: string): Promise<{ ok: true } | { ok: false; lostRace: boolean; why: string }> {
-    const args = ["-c", "push.gpgSign=false", "push", "--porcelain", "--no-verify", `--force-with-lease=${ref}:${expected}`, "origin", `${sha ?? ""}:${ref}`];
-    const result = await this.networkRaw(args);
-    if (result.exitCode === 0) return { ok: true };
-    const verdict = rejection(result.stdout, ref);
-    const why = verdict ?? (result.stderr.trim().split("\n").pop() || `exit code ${result.exitCode}`);
-    return { ok: false, lostRace: verdict !== null && /stale info|fetch first|non-fast-forward|already exists|incorrect old value|but expected|cannot lock ref/i.test(verdict), why };
-  }
-
-  /**
-   * After a merge: does the base now hold a commit whose tree is H's? `mergeSha` is what GitHub
-   * says it created; it must be on the base, and its tree must equal H's.
-   */
-  async verifyLanded(base: string, mergeSha: string, head: string, baseTip: string): Promise<{ verified: boolean; note: string | null }> {
-    const baseRef = `refs/afk-landing/verify/${base}`;
-    await this.network(["fetch", "--no-tags", "--no-write-fetch-head", "--quiet", "origin", `+refs/heads/${base}:${baseRef}`]);
-    let present = (await gitRaw(["cat-file", "-e", `${mergeSha}^{commit}`], { cwd: this.dir })).exitCode === 0;
-    if (!present) {
-      await this.networkRaw(["fetch", "--no-tags", "--no-write-fetch-head", "--quiet", "origin", mergeSha]);
-      present = (await gitRaw(["cat-file", "-e", `${mergeSha}^{commit}`], { cwd: this.dir })).exitCode === 0;
-    }
-    await gitRaw(["update-ref", "-d", baseRef], { cwd: this.dir });
-    if (!present) return { verified: false, note: `the merge commit ${short(mergeSha)} could not be fetched from ${base}` };
-    const [mergedTree, headTree] = await Promise.all([this.tree(mergeSha), this.tree(head)]);
-    const parent = await this.revParse(`${mergeSha}^1`);
-    if (mergedTree !== null && mergedTree === headTree) {
-      return { verified: true, note: parent === baseTip ? null : `the merge commit's parent is ${short(parent ?? "?")}, not ${short(baseTip)}, but its tree is the gated one` };
-    }
-    return {
-      verified: false,
-      note:
-        `the base moved inside the merge call: ${base} went from ${short(baseTip)} to ${short(parent ?? "?")} before GitHub merged, ` +
-        `so ${short(mergeSha)} has a tree that was never gated. Require branches to be up to date (strict status checks) or use landing.strategy "push"`,
-    };
-  }
-
-  private network(args: string[]): Promise<GitResult> {
-    return git(args, { cwd: this.dir, auth: this.auth });
-  }
-
-  private networkRaw(args: string[]): Promise<GitResult> {
-    return gitRaw(args, { cwd: this.dir, auth: this.auth });
-  }
-}
-
-// `git push --porcelain`: "!\t<src>:<dst>\t[rejected] (reason)" for a refused ref.
-function rejection(stdout: string, ref: string): string | null {
-  for (const line of stdout.split("\n")) {
-    const [flag, refs, summary] = line.split("\t");
-    if (flag === "!" && refs !== undefined && refs.endsWith(`:${ref}`)) return summary ?? "rejected";
-  }
-  return null;
-}
-
-// ---- small helpers ------------------------------------------------------------------------------
-
 function short(sha: string): string {
   return sha.slice(0, 12);
 }
 
 function formatSeconds(ms: number): string {
   return ms < 10_000 ? `${(ms / 1000).toFixed(1)}s` : `${Math.round(ms / 1000)}s`;
-}
-
-function oneLine(text: string): string {
-  const line = text.replace(/\s+/g, " ").trim();
-  return line.length > 160 ? `${line.slice(0, 159)}…` : line;
-}
-
-function safeUrl(url: string | null | undefined): string | null {
-  if (!url) return null;
-  try {
-    const parsed = new URL(url);
-    return parsed.protocol === "https:" || parsed.protocol === "http:" ? parsed.href : null;
-  } catch {
-    return null;
-  }
-}
-
-function byteLength(text: string): number {
-  return Buffer.byteLength(text, "utf8");
-}
-
-/** The first at most `limit` bytes of `text`, cut at a character boundary ("…" marks a cut). */
-export function headBytes(text: string, limit: number): string {
-  const bytes = Buffer.from(text, "utf8");
-  if (bytes.length <= limit) return text;
-  if (limit <= 3) return "";
-  let end = limit - 3; // room for "…"
-  while (end > 0 && (bytes[end]! & 0xc0) === 0x80) end -= 1;
-  return `${bytes.subarray(0, end).toString("utf8")}…`;
-}
-
-/** The last at most `limit` bytes of `text`, cut at a character boundary ("…" marks a cut). */
-export function tailBytes(text: string, limit: number): string {
-  const bytes = Buffer.from(text, "utf8");
-  if (bytes.length <= limit) return text;
-  if (limit <= 3) return "";
-  let start = bytes.length - (limit - 3);
-  while (start < bytes.length && (bytes[start]! & 0xc0) === 0x80) start += 1;
-  return `…${bytes.subarray(start).toString("utf8")}`;
 }

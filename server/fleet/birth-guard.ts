@@ -1,0 +1,169 @@
+// What may stop births: the circuit breaker (the worker command keeps dying within seconds)
+// and a usage-limit or expired-login pause. After a trip, the breaker's sweep puts the issues
+// of the fast deaths back in the backlog, giving back the attempts those deaths spent.
+import type { FleetConfig } from "../../schemas/config.js";
+import type { Forge } from "../gh/forge.js";
+import type { Lease } from "../state/claims.js";
+import { attemptLabel, parseAttemptLabel } from "../state/markers.js";
+import type { WorkingSet } from "../state/rebuild.js";
+import type { Snapshot } from "../state/snapshot.js";
+import { CircuitBreaker, type CircuitTrip } from "../workers/breaker.js";
+import { quotaPause, type QuotaDetection } from "../workers/quota.js";
+import { fenced, pauseReason } from "../workers/runtime-failures.js";
+import { neutralizeMarkers } from "../board/render.js";
+import type { IssueMemories } from "./issue-memory.js";
+import { errorData, oneLine, type SupervisorLog } from "./supervisor-log.js";
+
+export interface Pause {
+  until: Date | null;
+  reason: string;
+}
+
+export interface SweepDeps {
+  forge: Forge;
+  lease: Lease;
+  config: FleetConfig;
+  memory: IssueMemories;
+  log: SupervisorLog;
+  /** Called once an issue's claim is let go (its board is marked released). */
+  onReleased?: (issue: number) => Promise<void>;
+}
+
+export class BirthGuard {
+  private readonly breaker: CircuitBreaker;
+  private trip: CircuitTrip | null = null;
+  /**
+   * Issues of a trip still to be put back. The sweep runs inside a tick, on that tick's fresh
+   * snapshot: a trip during the tick that dispatched them would find none of their claims in an
+   * older working set (leaving phantom locks), and a tick running beside it would retry them.
+   */
+  private readonly unswept = new Set<number>();
+  /** Per issue, its attempt count before its first fast death since the breaker last closed. */
+  private readonly attemptsBeforeDeaths = new Map<number, number>();
+  /** Per issue, the last lines its worker printed before a fast death: the breaker quotes them. */
+  private readonly deathLines = new Map<number, string[]>();
+  private quota: Pause | null = null;
+
+  constructor(
+    circuit: FleetConfig["circuit"],
+    private readonly timeScale: number,
+    private readonly clock: () => Date,
+    private readonly log: SupervisorLog,
+    /** Worker output bound for GitHub or status: the fleet's token and every known key shape removed. */
+    private readonly redacted: (lines: readonly string[]) => string[],
+  ) {
+    this.breaker = new CircuitBreaker({ k: circuit.k, windowSeconds: circuit.window_seconds * timeScale, fastDeathSeconds: circuit.fast_death_seconds * timeScale });
+  }
+
+  /** Why births are held now (a stop, a trip, a pause not yet over), or null. */
+  paused(stopping: boolean): Pause | null {
+    if (stopping) return { until: null, reason: "stopping" };
+    if (this.trip) return { until: null, reason: `circuit breaker tripped after ${this.trip.deaths.length} fast worker deaths${this.tripQuote()}: fix the worker command, then project_reset` };
+    if (this.quota) {
+      if (this.quota.until && this.quota.until.getTime() <= this.clock().getTime()) {
+        this.quota = null;
+        return null;
+      }
+      return this.quota;
+    }
+    return null;
+  }
+
+  /** Clears the breaker and any quota pause. */
+  reset(): void {
+    this.breaker.reset();
+    this.deathLines.clear();
+    this.trip = null;
+    this.attemptsBeforeDeaths.clear();
+    this.quota = null;
+  }
+
+  /** Issues a trip handed to the breaker that are not swept yet. */
+  owned(): ReadonlySet<number> {
+    return new Set(this.unswept);
+  }
+
+  /** Counts a worker's end; true when it tripped the breaker just now. */
+  recordDeath(issue: number, attempt: number, durationMs: number, quota: boolean, productive: boolean, lastLines: string[]): boolean {
+    const exit = { issue, durationMs, at: this.clock().getTime(), quota, productive, killed: false };
+    if (this.breaker.isFastDeath(exit) && !this.attemptsBeforeDeaths.has(issue)) this.attemptsBeforeDeaths.set(issue, attempt - 1);
+    if (this.breaker.isFastDeath(exit)) this.deathLines.set(issue, this.redacted(lastLines));
+    const trip = this.breaker.recordExit(exit);
+    if (!trip || this.trip) return false;
+    this.trip = trip;
+    for (const death of trip.deaths) this.unswept.add(death.issue);
+    this.log("error", "breaker_tripped", `circuit breaker tripped: ${trip.deaths.length} fast worker deaths${this.tripQuote()}; births parked until project_reset`, undefined, {
+      last_output: Object.fromEntries(trip.deaths.map((d) => [d.issue, this.deathLines.get(d.issue) ?? []])),
+    });
+    return true;
+  }
+
+  onQuota(issue: number, detection: QuotaDetection): void {
+    // A lost network usually comes back within minutes; a usage limit without a reset time, later.
+    const backoffSeconds = detection.kind === "network" ? 300 : 900;
+    const pause = quotaPause(detection, this.clock(), { backoffSeconds: backoffSeconds * this.timeScale });
+    const reason = pauseReason({ ...detection, text: this.redacted([detection.text])[0]! }, pause.until);
+    if (!this.quota || (pause.until && this.quota.until && pause.until > this.quota.until) || pause.until === null) {
+      this.quota = { until: pause.until, reason };
+    }
+    const event = { auth: "auth_expired", refusal: "runtime_refused", network: "network_down", quota: "quota" }[detection.kind];
+    this.log("warn", event, `#${issue}: ${reason}`, issue, { kind: detection.kind, runtime: detection.runtime });
+  }
+
+  /** The last lines of the death that tripped the breaker, for its reason: bounded, one line. */
+  private tripQuote(): string {
+    const last = this.trip?.deaths.at(-1);
+    const lines = last ? (this.deathLines.get(last.issue) ?? []).slice(-3) : [];
+    return lines.length > 0 ? `; the last, #${last!.issue}, printed: ${oneLine(lines.join(" ⏎ "))}` : "";
+  }
+
+  /**
+   * After a trip: every affected issue goes back to the backlog with a note and a runner-error
+   * label, its claim released and any attempt the fast deaths spent given back — the command
+   * failed, not the issue. An issue whose sweep fails stays pending for the next tick.
+   */
+  async sweep(set: WorkingSet, snapshot: Snapshot, deps: SweepDeps): Promise<void> {
+    const { forge, lease, config: cfg, memory } = deps;
+    const deaths = this.trip?.deaths.length ?? 0;
+    const swept: number[] = [];
+    try {
+      await forge.ensureLabel({ name: cfg.labels.runner_error, color: "b60205", description: "afk-mcp: the worker command failed to run" });
+      for (const n of [...this.unswept].sort((a, b) => a - b)) {
+        const claim = set.mine.find((m) => m.issue === n);
+        const issue = snapshot.issues.find((i) => i.number === n);
+        const run = memory.run(n);
+        if (run && !run.exitFacts) await run.handle.kill("circuit breaker tripped");
+        if (claim) await lease.release(n, claim.sha).catch(() => false);
+        await deps.onReleased?.(n);
+        if (issue) {
+          const lines = this.deathLines.get(n) ?? [];
+          await forge.createComment(
+            n,
+            `The fleet stopped starting workers: the worker command died within seconds ${deaths} times in a row ` +
+              `(circuit breaker). This issue goes back to the backlog untouched by this run; fix the command, then call project_reset.` +
+              (lines.length > 0 ? `\n\nThe last lines its worker printed:\n\n${fenced(lines.map((l) => neutralizeMarkers(l)))}` : "\n\nIts worker printed nothing."),
+          );
+          const before = this.attemptsBeforeDeaths.get(n) ?? 0;
+          for (const label of issue.labels) {
+            const k = parseAttemptLabel(label, cfg.labels.attempt_prefix);
+            if (k !== null && k > before) await forge.removeLabel(n, label);
+          }
+          const restore = before > 0 ? [attemptLabel(before, cfg.labels.attempt_prefix)] : [];
+          await forge.addLabels(n, [cfg.labels.ready, cfg.labels.runner_error, ...restore]);
+          await forge.removeLabel(n, cfg.labels.escalate);
+        }
+        memory.forget(n);
+        this.attemptsBeforeDeaths.delete(n);
+        this.unswept.delete(n);
+        swept.push(n);
+      }
+    } catch (error) {
+      deps.log("error", "sweep_failed", `breaker sweep failed (retried next tick): ${(error as Error).message}`, undefined, errorData(error));
+    }
+    if (swept.length > 0) deps.log("warn", "breaker_swept", `swept ${swept.length} issue(s) after the breaker tripped: ${swept.map((n) => `#${n}`).join(", ")}`);
+  }
+
+  hasUnswept(): boolean {
+    return this.unswept.size > 0;
+  }
+}

@@ -1,0 +1,47 @@
+// The shape of an effect: one small handler per action kind that decide can return, applying
+// it against GitHub, git and the workers. Handlers see the running fleet through FleetRuntime
+// and the tick they act in through TickScope.
+import type { Action } from "../../state/decide.js";
+import type { WorkingSet } from "../../state/rebuild.js";
+import type { SnapshotIssue } from "../../state/snapshot.js";
+import type { Board } from "../../board/fleet-board.js";
+import type { Landing } from "../../landing/fleet-landing.js";
+import type { IssueMemories } from "../issue-memory.js";
+import type { FleetDeps, Registration } from "../registration.js";
+import type { SupervisorLog } from "../supervisor-log.js";
+import type { TickReport } from "../tick-report.js";
+import type { BirthInput } from "../worker-runs.js";
+
+export interface FleetRuntime {
+  readonly registration: Registration;
+  readonly deps: FleetDeps;
+  readonly memory: IssueMemories;
+  readonly board: Board;
+  readonly landing: Landing;
+  /** The issue whose PR was synced with the base and whose CI runs: it lands next. */
+  landingSlot: number | null;
+  /** Births are held (a stop, the breaker, a quota pause). */
+  birthsHeld(): boolean;
+  /** Starts a worker for a claim we hold; false when it could not start. */
+  birthFor(issue: SnapshotIssue, attempt: number, mode: BirthInput["mode"], claimSha: string): Promise<boolean>;
+  readonly log: SupervisorLog;
+}
+
+/** The tick an effect runs in: its working set, the issues it saw, and the report it fills. */
+export interface TickScope {
+  set: WorkingSet;
+  issues: ReadonlyMap<number, SnapshotIssue>;
+  report: TickReport;
+}
+
+export type ActionKind = Action["kind"];
+export type ActionOf<K extends ActionKind> = Extract<Action, { kind: K }>;
+
+export interface Effect<K extends ActionKind> {
+  kind: K;
+  apply(fleet: FleetRuntime, tick: TickScope, action: ActionOf<K>): Promise<void>;
+}
+
+export function defineEffect<K extends ActionKind>(kind: K, apply: Effect<K>["apply"]): Effect<K> {
+  return { kind, apply };
+}

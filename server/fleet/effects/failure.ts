@@ -1,0 +1,118 @@
+// A failed attempt's way on: the retry ladder (attempt label, PR closed, a fresh worker) or,
+// past the retry limit, escalation to a human with the evidence of where it got stuck.
+import type { FailureEvidence } from "../../state/decide.js";
+import { attemptFromLabels, attemptLabel, parseAttemptLabel } from "../../state/markers.js";
+import type { SnapshotIssue } from "../../state/snapshot.js";
+import type { BriefFailure } from "../../workers/brief.js";
+import { renderEscalation, renderRetryNote } from "../../board/render.js";
+import { oneLine } from "../supervisor-log.js";
+import type { FleetRuntime, TickScope } from "./effect.js";
+
+export function attemptOf(fleet: FleetRuntime, issue: { labels: string[] } | undefined): number {
+  return issue ? attemptFromLabels(issue.labels, fleet.registration.config.labels.attempt_prefix) : 0;
+}
+
+export async function failure(fleet: FleetRuntime, tick: TickScope, n: number, claimSha: string, pr: number | null, evidence: FailureEvidence): Promise<void> {
+  const claim = tick.set.mine.find((m) => m.issue === n);
+  const attempt = claim?.attempt ?? attemptOf(fleet, tick.issues.get(n));
+  const retry = fleet.registration.config.retry;
+  if (attempt < retry) await retryIssue(fleet, tick, n, claimSha, attempt + 1, pr, evidence);
+  else await escalateIssue(fleet, n, claimSha, pr, `failed ${attempt + 1} attempt(s) (retry limit ${retry})`, evidence, tick.issues.get(n));
+}
+
+/** The retry ladder: the attempt label moves on, the PR closes, the next worker starts fresh. */
+export async function retryIssue(fleet: FleetRuntime, tick: TickScope, n: number, claimSha: string, attempt: number, pr: number | null, evidence: FailureEvidence): Promise<void> {
+  const { forge } = fleet.deps.conn;
+  const cfg = fleet.registration.config;
+  await fleet.deps.lease.fence(n, claimSha);
+  const brief = await evidenceForBrief(fleet, evidence);
+  const memory = fleet.memory.of(n);
+  memory.lastFailure = brief;
+  const issue = tick.issues.get(n);
+  await forge.ensureLabel({ name: attemptLabel(attempt, cfg.labels.attempt_prefix), color: "fbca04", description: "afk-mcp: retry count" });
+  await forge.addLabels(n, [attemptLabel(attempt, cfg.labels.attempt_prefix)]);
+  for (const label of issue?.labels ?? []) {
+    const k = parseAttemptLabel(label, cfg.labels.attempt_prefix);
+    if (k !== null && k !== attempt) await forge.removeLabel(n, label);
+  }
+  if (pr) {
+    const detail = await forge.getPull(pr).catch(() => null);
+    if (detail?.head.sha) memory.replaceable = detail.head.sha;
+    await forge.createComment(
+      pr,
+      renderRetryNote({ issue: n, attempt, maxAttempts: cfg.retry + 1, why: brief.summary, evidence: { kind: brief.kind, summary: brief.summary, excerpt: brief.excerpt }, pr: null }),
+    );
+    await forge.closePull(pr);
+  }
+  const run = fleet.memory.run(n);
+  if (run && !run.exitFacts) await run.handle.kill("retrying");
+  fleet.memory.endRun(n);
+  fleet.board.enter(n, "ci_failed");
+  fleet.log("info", "retry", `#${n}: attempt ${attempt + 1} of ${cfg.retry + 1} after: ${brief.summary}`, n, { attempt: attempt + 1 });
+  if (issue) {
+    const withLabel = { ...issue, labels: [...issue.labels.filter((l) => parseAttemptLabel(l, cfg.labels.attempt_prefix) === null), attemptLabel(attempt, cfg.labels.attempt_prefix)] };
+    if (!fleet.birthsHeld()) await fleet.birthFor(withLabel, attempt + 1, "fresh", claimSha);
+  }
+}
+
+export async function escalateIssue(
+  fleet: FleetRuntime,
+  n: number,
+  claimSha: string,
+  pr: number | null,
+  why: string,
+  evidence: FailureEvidence | null,
+  issue: SnapshotIssue | undefined,
+): Promise<void> {
+  const { forge } = fleet.deps.conn;
+  const cfg = fleet.registration.config;
+  const run = fleet.memory.run(n);
+  if (run && !run.exitFacts) await run.handle.kill("escalated");
+  const brief = evidence ? await evidenceForBrief(fleet, evidence) : null;
+  await fleet.board.terminal(n, "escalated", attemptOf(fleet, issue), cfg.retry + 1, { note: why });
+  await fleet.deps.lease.release(n, claimSha);
+  await forge.removeLabel(n, cfg.labels.ready);
+  for (const label of issue?.labels ?? []) if (parseAttemptLabel(label, cfg.labels.attempt_prefix) !== null) await forge.removeLabel(n, label);
+  await forge.ensureLabel({ name: cfg.labels.escalate, color: "d93f0b", description: "afk-mcp: needs a human" });
+  await forge.addLabels(n, [cfg.labels.escalate]);
+  if (cfg.board.escalate_comment) {
+    // Rendered by board/render.ts, which neutralizes markers: quoted CI output must never read
+    // as a verdict or a board written by the fleet's own login.
+    const body = renderEscalation({
+      issue: n,
+      why,
+      attempts: attemptOf(fleet, issue) + 1,
+      evidence: brief ? { kind: brief.kind, summary: brief.summary, excerpt: brief.excerpt } : null,
+      pr: pr ? { number: pr, url: `${fleet.deps.conn.info.htmlUrl.replace(/\/$/, "")}/pull/${pr}` } : null,
+      links: [],
+      labels: { ready: cfg.labels.ready, escalate: cfg.labels.escalate },
+    });
+    await forge.createComment(n, `${body}\n\nBranch \`${fleet.deps.workRepo.branchName(n, issue?.title ?? "")}\` keeps the last attempt's work; logs: \`logs {lane: "supervisor", issue: ${n}}\`.`);
+  }
+  fleet.memory.forget(n);
+  fleet.log("warn", "escalated", `#${n}: escalated to ${cfg.labels.escalate}: ${why}`, n);
+}
+
+async function evidenceForBrief(fleet: FleetRuntime, evidence: FailureEvidence): Promise<BriefFailure> {
+  switch (evidence.kind) {
+    case "ci":
+      return fleet.landing.ciEvidence(evidence.pr, evidence.failing);
+    case "verdict":
+      return { kind: evidence.verdict === "giving-up" ? "giving-up" : evidence.verdict, summary: `the worker's verdict was ${evidence.verdict}: ${oneLine(evidence.reason)}`, excerpt: "" };
+    case "no_result":
+      return { kind: "no-result", summary: evidence.why, excerpt: "" };
+    case "hung":
+      return { kind: "stalled", summary: `the worker went quiet past the kill threshold ${evidence.kills} time(s)`, excerpt: "" };
+    case "gate":
+      return { kind: "gate", summary: evidence.summary, excerpt: evidence.excerpt };
+  }
+}
+
+/** A breaker sweep's runner-error label is stale once the issue got done after all. */
+export async function clearRunnerError(fleet: FleetRuntime, tick: TickScope, n: number): Promise<void> {
+  const label = fleet.registration.config.labels.runner_error;
+  const labels = tick.issues.get(n)?.labels ?? [];
+  if (labels.some((l) => l.toLowerCase() === label.toLowerCase())) {
+    await fleet.deps.conn.forge.removeLabel(n, label).catch(() => undefined);
+  }
+}

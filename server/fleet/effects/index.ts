@@ -1,0 +1,37 @@
+// The applier: every action kind decide can return, mapped to its one handler.
+import type { Action } from "../../state/decide.js";
+import { closeDone } from "./close-done.js";
+import { dispatch } from "./dispatch.js";
+import type { ActionKind, Effect, FleetRuntime, TickScope } from "./effect.js";
+import { escalate } from "./escalate.js";
+import { hold } from "./hold.js";
+import { kill } from "./kill.js";
+import { land } from "./land.js";
+import { openPr } from "./open-pr.js";
+import { reclaim } from "./reclaim.js";
+import { recover } from "./recover.js";
+import { redispatch } from "./redispatch.js";
+import { release } from "./release.js";
+import { retry } from "./retry.js";
+
+const effects: { [K in ActionKind]: Effect<K> } = {
+  release,
+  kill,
+  hold,
+  land,
+  retry,
+  escalate,
+  open_pr: openPr,
+  close_done: closeDone,
+  redispatch,
+  recover,
+  reclaim,
+  dispatch,
+};
+
+export function applyAction(fleet: FleetRuntime, tick: TickScope, action: Action): Promise<void> {
+  const effect = effects[action.kind] as Effect<ActionKind>;
+  return effect.apply(fleet, tick, action as never);
+}
+
+export type { FleetRuntime, TickScope } from "./effect.js";

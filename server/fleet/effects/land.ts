@@ -1,0 +1,61 @@
+// land: a green PR of ours lands (see server/landing), one landing slot at a time under
+// required CI; the outcome moves the claim on (merged, retried, escalated) or waits.
+import type { LandOutcome } from "../../landing/fleet-landing.js";
+import { defineEffect, type ActionOf, type FleetRuntime, type TickScope } from "./effect.js";
+import { clearRunnerError, failure } from "./failure.js";
+
+export const land = defineEffect("land", async (fleet, tick, action) => {
+  const cfg = fleet.registration.config;
+  // One landing slot (required CI): once a PR was synced with the base and waits for its
+  // CI, other green PRs wait too, and after a landing the rest wait for the next tick. Syncing
+  // every waiting PR after each landing would restart CI on all of them for nothing.
+  const slot = fleet.landingSlot;
+  const slotBusy = slot !== null && slot !== action.issue && tick.set.mine.some((m) => m.issue === slot && m.issueOpen && m.status !== "failure");
+  // A local gate syncs and gates inside the landing, so several may land in one tick.
+  if (slotBusy || (tick.report.merged.length > 0 && cfg.gate.ci === "required")) return;
+  if (slot !== null && !slotBusy) fleet.landingSlot = null;
+  const issue = tick.issues.get(action.issue);
+  const outcome = await fleet.landing.land({ issue: action.issue, title: issue?.title ?? `#${action.issue}`, claimSha: action.sha, pr: action.pr, head: action.head });
+  if (outcome.outcome === "synced") fleet.landingSlot = action.issue;
+  else if (fleet.landingSlot === action.issue && outcome.outcome !== "busy" && outcome.outcome !== "retry_later") fleet.landingSlot = null;
+  await afterLanding(fleet, tick, action, outcome);
+});
+
+async function afterLanding(fleet: FleetRuntime, tick: TickScope, action: ActionOf<"land">, outcome: LandOutcome): Promise<void> {
+  const n = action.issue;
+  const cfg = fleet.registration.config;
+  switch (outcome.outcome) {
+    case "merged":
+      await fleet.board.terminal(n, "merged", tick.set.mine.find((m) => m.issue === n)?.attempt ?? 0, cfg.retry + 1, { pr: action.pr });
+      await fleet.deps.lease.release(n, action.sha);
+      if (cfg.worktree.cleanup) await fleet.deps.workRepo.remove(n, { deleteBranch: true }).catch(() => undefined);
+      await clearRunnerError(fleet, tick, n);
+      fleet.memory.forget(n);
+      tick.report.merged.push(n);
+      fleet.log("info", "merged", `#${n}: landed PR #${action.pr} as ${outcome.mergeSha?.slice(0, 12) ?? "?"}`, n, { ...outcome });
+      if (outcome.verified === false) {
+        fleet.log("error", "base_moved_during_merge", `#${n}: the base moved inside the merge call, so the landed tree was not the gated one; use landing.strategy "push" or require up-to-date branches`, n);
+      }
+      return;
+    case "conflict":
+      await failure(fleet, tick, n, action.sha, action.pr, {
+        kind: "gate",
+        summary: `merging ${fleet.registration.base} into the branch conflicts in ${outcome.files.join(", ")}`,
+        excerpt: outcome.files.join("\n"),
+      });
+      return;
+    case "gate_red":
+      await failure(fleet, tick, n, action.sha, action.pr, {
+        kind: "gate",
+        summary: `${outcome.evidence.kind === "local" ? "the local gate" : "CI"} failed on the synced head: ${outcome.evidence.summary}`,
+        excerpt: outcome.evidence.excerpt,
+      });
+      return;
+    case "fenced":
+      fleet.memory.forget(n);
+      fleet.log("warn", "fenced", `#${n}: our claim was taken over; nothing landed`, n);
+      return;
+    default:
+      fleet.log("info", `land_${outcome.outcome}`, `#${n}: ${outcome.why ?? outcome.outcome}`, n);
+  }
+}

@@ -1,0 +1,20 @@
+// reclaim: take over a dead peer's stale claim (compare-and-swap from its sha), then continue
+// its work, or drop it at once when the issue is closed (a phantom lock).
+import { defineEffect } from "./effect.js";
+import { attemptOf } from "./failure.js";
+
+export const reclaim = defineEffect("reclaim", async (fleet, tick, action) => {
+  // A tick that decided before births were held (a stop, a breaker trip) takes no new claim.
+  if (!action.thenRelease && fleet.birthsHeld()) return;
+  const outcome = await fleet.deps.lease.reclaim(action.issue, action.sha);
+  if (!outcome.won) return;
+  fleet.log("info", "reclaimed", `#${action.issue}: reclaimed a stale claim from ${action.from ?? "an unknown instance"}`, action.issue);
+  if (action.thenRelease) {
+    await fleet.deps.lease.release(action.issue, outcome.sha);
+    tick.report.released.push(action.issue);
+    return;
+  }
+  tick.report.reclaimed.push(action.issue);
+  const issue = tick.issues.get(action.issue);
+  if (issue) await fleet.birthFor(issue, attemptOf(fleet, issue) + 1, "continue", outcome.sha);
+});

@@ -1,0 +1,7 @@
+// retry: a failed attempt with retries left starts over on a fresh worker.
+import { defineEffect } from "./effect.js";
+import { retryIssue } from "./failure.js";
+
+export const retry = defineEffect("retry", async (fleet, tick, action) => {
+  await retryIssue(fleet, tick, action.issue, action.sha, action.attempt, action.pr, action.evidence);
+});

@@ -1,0 +1,67 @@
+// What this host remembers about each issue it works on beyond GitHub: its worker, the kills
+// and free re-dispatches so far, liveness, the last failure for the next brief. One record
+// per issue, so forgetting an issue (a terminal move, a lost claim) is one delete.
+import type { BriefFailure } from "../workers/brief.js";
+import type { BusyTracker } from "../workers/liveness.js";
+import type { WorkerRun } from "./worker-runs.js";
+
+export interface IssueMemory {
+  /** The worker this host runs (or ran, until its exit is handled) for the issue. */
+  run: WorkerRun | null;
+  /** Times this host killed the issue's workers for hanging. */
+  kills: number;
+  /** Free re-dispatches after a blocked verdict whose blockers had closed. */
+  redispatches: number;
+  /** The last liveness state logged: one liveness record per change, not per tick. */
+  liveness: string | null;
+  busy: BusyTracker | null;
+  /** Evidence of the last failure, for the next attempt's brief. */
+  lastFailure: BriefFailure | null;
+  /** The tip an earlier attempt pushed: a retry may replace it. */
+  replaceable: string | null;
+  /** Attempts whose verdict marker this host already posted. */
+  verdictsPosted: Set<number>;
+}
+
+export class IssueMemories {
+  private readonly records = new Map<number, IssueMemory>();
+
+  get(issue: number): IssueMemory | undefined {
+    return this.records.get(issue);
+  }
+
+  /** The issue's record, created empty on first use. */
+  of(issue: number): IssueMemory {
+    let record = this.records.get(issue);
+    if (!record) {
+      record = { run: null, kills: 0, redispatches: 0, liveness: null, busy: null, lastFailure: null, replaceable: null, verdictsPosted: new Set() };
+      this.records.set(issue, record);
+    }
+    return record;
+  }
+
+  forget(issue: number): void {
+    this.records.delete(issue);
+  }
+
+  run(issue: number): WorkerRun | undefined {
+    return this.records.get(issue)?.run ?? undefined;
+  }
+
+  /** The worker is gone (its exit handled, killed, or its result taken): the rest is kept. */
+  endRun(issue: number): void {
+    const record = this.records.get(issue);
+    if (record) record.run = null;
+  }
+
+  /** Every issue with a worker, running or exited and not yet handled. */
+  runs(): WorkerRun[] {
+    const runs: WorkerRun[] = [];
+    for (const record of this.records.values()) if (record.run) runs.push(record.run);
+    return runs;
+  }
+
+  hasRun(issue: number): boolean {
+    return (this.records.get(issue)?.run ?? null) !== null;
+  }
+}

@@ -1,0 +1,125 @@
+// What this host knows about each of its claims beyond GitHub, for decide: is its worker
+// running, how lively (output, worktree writes, commits, a busy child), what an exited worker
+// left (commits, a verdict), and which of a blocked issue's blockers are still open.
+import type { LocalClaim } from "../state/decide.js";
+import { latestVerdict, type Verdict } from "../state/markers.js";
+import type { WorkingSet } from "../state/rebuild.js";
+import type { Snapshot } from "../state/snapshot.js";
+import { activityAt, assessLiveness, BusyTracker } from "../workers/liveness.js";
+import type { IssueMemories } from "./issue-memory.js";
+import type { FleetDeps, Registration } from "./registration.js";
+
+/** The second look at a worker's CPU when the first sample could not say. */
+const BUSY_RESAMPLE_MS = 1_000;
+
+export interface FactsContext {
+  registration: Registration;
+  deps: FleetDeps;
+  memory: IssueMemories;
+  /** Posts an exited worker's verdict as a marker comment, once per attempt. */
+  postVerdict: (issue: number, attempt: number, verdict: Verdict) => Promise<void>;
+}
+
+export async function localFacts(ctx: FactsContext, set: WorkingSet, snapshot: Snapshot, now: Date): Promise<Map<number, LocalClaim>> {
+  const { registration, deps, memory } = ctx;
+  const local = new Map<number, LocalClaim>();
+  const cfg = registration.config;
+  const scale = deps.timeScale;
+  for (const claim of set.mine) {
+    const record = memory.get(claim.issue);
+    const run = record?.run ?? undefined;
+    const facts: LocalClaim = { worker: "none", kills: record?.kills ?? 0, redispatches: record?.redispatches ?? 0 };
+    let verdict: Verdict | null = null;
+    if (run && !run.exitFacts) {
+      facts.worker = "running";
+      // Output is the cheapest sign of life: while it is recent, the worktree scan (git
+      // processes and a file walk per worker per tick) cannot change the verdict, so skip it.
+      const quietMs = now.getTime() - run.handle.lastOutputAt();
+      const progress =
+        quietMs < (cfg.stall.quiet_seconds * scale * 1000) / 2 ? null : await deps.workRepo.progress(claim.issue, registration.base).catch(() => null);
+      const activity = activityAt(run.handle.lastOutputAt(), progress?.worktreeMtime ?? null, progress?.lastCommitAt ?? null) ?? run.startedAt;
+      const mem = memory.of(claim.issue);
+      const tracker = mem.busy ?? new BusyTracker();
+      mem.busy = tracker;
+      let reading = await tracker.sample(run.handle.pid);
+      const assess = () =>
+        assessLiveness({
+          now: now.getTime(),
+          activityAt: activity,
+          startedAt: run.startedAt,
+          stallSeconds: cfg.stall.quiet_seconds * scale,
+          killSeconds: cfg.stall.kill_seconds * scale,
+          maxRuntimeSeconds: cfg.worker.max_runtime_seconds * scale,
+          busyDescendant: reading.busy === true,
+        });
+      let decision = assess();
+      if (decision.state === "kill" && decision.cause === "quiet" && reading.busy === "unknown") {
+        // A first sample cannot tell busy from idle (the tick cadence can be slower than the
+        // kill threshold): look again before ending a tree that may be compiling.
+        await new Promise((resolve) => setTimeout(resolve, BUSY_RESAMPLE_MS));
+        reading = await tracker.sample(run.handle.pid);
+        decision = assess();
+      }
+      facts.liveness = decision.state === "kill" ? "kill" : decision.state === "busy" ? "busy" : decision.state === "stall_candidate" ? "stall_candidate" : "active";
+      facts.idleSeconds = (now.getTime() - activity) / 1000;
+      // One record per change of state, not one per tick: a worker quiet for an hour would
+      // otherwise fill the lane with the same line.
+      const previous = mem.liveness;
+      mem.liveness = decision.state;
+      if (decision.state !== "active" && decision.state !== previous) {
+        deps.lanes.append("liveness", {
+          event: decision.state,
+          msg: `#${claim.issue}: ${decision.state} after ${Math.round(decision.quietSeconds)}s quiet${decision.cause ? ` (${decision.cause})` : ""}${reading.busy ? `; ${reading.why}` : ""}`,
+          issue: claim.issue,
+          pid: run.handle.pid,
+        });
+      }
+    } else if (run?.exitFacts) {
+      const exit = run.exitFacts;
+      if (exit.quota) {
+        // A usage limit is a pause, not a failure: the claim waits (no attempt spent) and
+        // is continued once births resume.
+        facts.worker = "none";
+        memory.endRun(claim.issue);
+      } else {
+        facts.worker = "exited";
+        facts.outcome = exit.outcome.kind;
+        facts.killed = exit.exit.killReason !== null;
+        facts.commitsAhead = exit.commitsAhead;
+        facts.changes = exit.changes;
+        facts.verdict = exit.verdict ? { kind: exit.verdict.kind, reason: exit.verdict.reason } : null;
+        facts.idleSeconds = Number.POSITIVE_INFINITY;
+        verdict = exit.verdict;
+        if (exit.verdict) await ctx.postVerdict(claim.issue, run.attempt, exit.verdict);
+      }
+    } else if (claim.status === "no_pr") {
+      // No worker here (a restart, a reclaim, a takeover): a verdict this fleet posted earlier
+      // still speaks for the claim; otherwise it is dead and continued.
+      const comments = await deps.conn.forge.listComments(claim.issue);
+      verdict = latestVerdict(comments, deps.conn.login);
+      facts.verdict = verdict ? { kind: verdict.kind, reason: verdict.reason } : null;
+      if (verdict) facts.worker = "exited";
+      facts.outcome = verdict ? "verdict" : "nothing";
+      facts.idleSeconds = Number.POSITIVE_INFINITY;
+    }
+    if (verdict?.kind === "blocked") {
+      // The worker's own word counts next to the graph's links: a blocker it found that nobody
+      // had linked is exactly the gap a human must hear about (not a reason to run it again).
+      const blockers = blockersOf(snapshot, claim.issue, verdict.blockedBy ?? []);
+      facts.blockers = blockers.all;
+      facts.blockersOpen = blockers.open;
+    }
+    local.set(claim.issue, facts);
+  }
+  return local;
+}
+
+/** The issues `n` waits on (linked in GitHub, or named by its worker's verdict), and the open ones. */
+function blockersOf(snapshot: Snapshot, n: number, named: readonly number[]): { all: number[]; open: number[] } {
+  const open = new Set(snapshot.issues.map((i) => i.number));
+  const issue = snapshot.issues.find((i) => i.number === n);
+  const linked = issue?.blockedBy ?? [];
+  const closedLinks = new Set(linked.filter((b) => b.state !== "open").map((b) => b.number));
+  const all = [...new Set([...linked.map((b) => b.number), ...named])].filter((b) => b !== n).sort((a, b) => a - b);
+  return { all, open: all.filter((b) => open.has(b) && !closedLinks.has(b)) };
+}

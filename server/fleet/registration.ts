@@ -1,0 +1,31 @@
+// What a running fleet is given: its registration (the work policy a session or the CLI asked
+// for) and the parts the host lends it (connection, lease, work repository, lanes, clock).
+import type { FleetConfig } from "../../schemas/config.js";
+import type { Connection } from "../host/connection.js";
+import type { LaneWriter } from "../lanes/index.js";
+import type { Lease } from "../state/claims.js";
+import type { WorkRepo } from "../workers/worktrees.js";
+
+export interface Registration {
+  repo: string;
+  instance: string;
+  workerCommand: string;
+  target: number;
+  config: FleetConfig;
+  base: string;
+  autoMerge: boolean;
+  startedAt: string;
+}
+
+export interface FleetDeps {
+  conn: Connection;
+  lease: Lease;
+  namespace: string;
+  workRepo: WorkRepo;
+  lanes: LaneWriter;
+  runDir: string;
+  clock: () => Date;
+  /** Multiplies every duration of the loop (pacing, stall and kill thresholds): tests and the demo run faster. */
+  timeScale: number;
+  env?: Readonly<Record<string, string | undefined>>;
+}

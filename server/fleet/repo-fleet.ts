@@ -1,0 +1,405 @@
+// A running fleet on one repository: one registration's tick loop. Each tick gathers a
+// snapshot, rebuilds the working set, adds what only this host knows (its workers, their
+// exits, the breaker, a quota pause), decides, and applies the actions one at a time
+// (server/fleet/effects), landings strictly serialized. Everything durable is written to
+// GitHub as it happens, so a crash loses nothing.
+import type { FleetConfig } from "../../schemas/config.js";
+import { gatherSnapshot } from "../gh/gather.js";
+import { FencedError } from "../state/claims.js";
+import { decide, type Action } from "../state/decide.js";
+import { formatVerdict, type Verdict } from "../state/markers.js";
+import { pace } from "../state/pace.js";
+import { rebuild, type WorkingSet } from "../state/rebuild.js";
+import type { Snapshot, SnapshotIssue } from "../state/snapshot.js";
+import { Board, type BoardPhase } from "../board/fleet-board.js";
+import { Landing } from "../landing/fleet-landing.js";
+import { BirthGuard } from "./birth-guard.js";
+import { applyAction, type FleetRuntime } from "./effects/index.js";
+import { IssueMemories } from "./issue-memory.js";
+import { localFacts } from "./local-facts.js";
+import type { FleetDeps, Registration } from "./registration.js";
+import { errorData, errorText, supervisorLog, type SupervisorLog } from "./supervisor-log.js";
+import { emptyReport, summaryLine, type TickReport } from "./tick-report.js";
+import { birth, type BirthInput } from "./worker-runs.js";
+import { drainClaims, releasedBoard } from "./drain.js";
+import { redactText } from "../lanes/redact.js";
+
+export type { FleetDeps, Registration } from "./registration.js";
+export { summaryLine, type TickReport } from "./tick-report.js";
+
+export class RepoFleet implements FleetRuntime {
+  readonly registration: Registration;
+  readonly memory = new IssueMemories();
+  readonly board: Board;
+  readonly landing: Landing;
+  readonly log: SupervisorLog;
+  landingSlot: number | null = null;
+  private readonly guard: BirthGuard;
+  private stopping = false;
+  /** Claims released since the stop began, by whichever tick released them: the stop reports them all. */
+  private readonly drained = new Set<number>();
+  private stopped = false;
+  private emptyTicks = 0;
+  private lastReport: TickReport | null = null;
+  private wake: (() => void) | null = null;
+  /** Claims this instance holds as of its last tick (what an abrupt exit would leave behind). */
+  private held = new Set<number>();
+  private loopDone: Promise<void> | null = null;
+  private ticking: Promise<TickReport> | null = null;
+
+  constructor(
+    registration: Registration,
+    readonly deps: FleetDeps,
+  ) {
+    this.registration = registration;
+    this.log = supervisorLog(deps.lanes, registration.instance);
+    this.guard = new BirthGuard(registration.config.circuit, deps.timeScale, deps.clock, this.log, (lines) => lines.map((line) => redactText(line, [deps.conn.token])));
+    this.landing = new Landing(deps, () => this.registration.config);
+    this.board = new Board(deps.conn.forge, deps.conn.login, deps.clock, { instance: registration.instance, host: deps.conn.hostName });
+  }
+
+  // ---- lifecycle ------------------------------------------------------------------------------
+
+  /** Starts the loop in the background. */
+  start(): void {
+    if (this.loopDone) return;
+    this.loopDone = this.loop();
+  }
+
+  private async loop(): Promise<void> {
+    while (!this.stopped) {
+      const report = await this.tick();
+      // Draining: the fleet ends once no worker is left, each exit handled by a tick.
+      const workers = this.memory.runs().length;
+      if (this.stopping && (report.in_flight === 0 || workers === 0)) break;
+      const seconds = pace({
+        lastSummary: { moved: report.moved, inFlight: report.in_flight + workers },
+        emptyTicks: this.emptyTicks,
+        config: this.registration.config,
+      });
+      await this.sleep(seconds * 1000 * this.deps.timeScale);
+    }
+    this.stopped = true;
+    if (this.stopping) await this.finish();
+  }
+
+  /**
+   * The end of a stop: every claim without an open PR is released (read from GitHub now, see
+   * drain.ts), and with no claim left the lease goes too.
+   */
+  private async finish(): Promise<void> {
+    const busy = new Set(this.memory.runs().filter((run) => !run.exitFacts).map((run) => run.issue));
+    const kept = await drainClaims(this, busy, (n) => {
+      this.drained.add(n);
+      this.held.delete(n);
+    });
+    if (kept !== null && kept.length === 0) await this.deps.lease.retire().catch(() => undefined);
+    this.log("info", "stopped", `stopped; ${kept?.length ?? this.held.size} claim(s) with a PR kept for a later run or a peer`);
+  }
+
+  private sleep(ms: number): Promise<void> {
+    return new Promise((resolve) => {
+      const timer = setTimeout(done, Math.max(10, ms));
+      timer.unref?.();
+      function done(): void {
+        clearTimeout(timer);
+        resolve();
+      }
+      this.wake = () => {
+        this.wake = null;
+        done();
+      };
+    });
+  }
+
+  /** Wakes the loop now (a worker exited, a resize, a stop). */
+  nudge(): void {
+    this.wake?.();
+  }
+
+  resize(change: { target?: number | undefined; workerCommand?: string | undefined; selectors?: FleetConfig["selectors"] | undefined }): void {
+    if (change.target !== undefined) this.registration.target = change.target;
+    if (change.workerCommand !== undefined) this.registration.workerCommand = change.workerCommand;
+    if (change.selectors !== undefined) this.registration.config = { ...this.registration.config, selectors: change.selectors };
+    this.log("info", "resized", `target ${this.registration.target}; applied at the next birth`);
+    this.nudge();
+  }
+
+  /** Clears the circuit breaker and any quota pause. */
+  reset(): void {
+    this.guard.reset();
+    this.log("info", "reset", "births resumed: breaker reset and quota pause cleared");
+    this.nudge();
+  }
+
+  /**
+   * Drain: start nothing, release claims that have no PR, keep those with one (a peer or a
+   * later run lands them). With stopWorkers, running workers are killed first; without, the
+   * loop goes on until each has exited and its result is handled (a finished worker's commits
+   * still become a PR), and only then does the fleet end. Returning earlier and leaving them
+   * running unwatched would let a new start on this host put a second worker in their worktrees.
+   */
+  async stop(stopWorkers: boolean): Promise<TickReport> {
+    this.stopping = true;
+    if (stopWorkers) {
+      const runs = this.memory.runs();
+      await Promise.all(runs.map((run) => run.handle.kill("project stopped")));
+      await Promise.all(runs.map((run) => run.settling));
+    }
+    this.nudge();
+    const report = await this.tick();
+    const workers = this.memory.runs().length;
+    if (workers > 0 && this.loopDone && !this.stopped) {
+      this.log("info", "draining", `stopping: ${workers} worker(s) still running; the project ends once they have exited`);
+    } else {
+      this.stopped = true;
+      this.nudge();
+      if (this.loopDone) await this.loopDone;
+      else await this.finish();
+    }
+    // The loop's own tick, woken by the workers' exits, may have done the releasing.
+    return { ...report, released: [...this.drained].sort((a, b) => a - b) };
+  }
+
+  /** Workers a stopping fleet still waits for (0 once it has ended, or when it is not stopping). */
+  draining(): number {
+    return this.stopping && !this.stopped ? this.memory.runs().length : 0;
+  }
+
+  isStopped(): boolean {
+    return this.stopped;
+  }
+
+  // ---- views ----------------------------------------------------------------------------------
+
+  mergesHeld(): boolean {
+    return !this.registration.autoMerge;
+  }
+
+  workerRows(): { issue: number; state: string; pid: number | null; attempt: number; started_at: string }[] {
+    return this.memory.runs().map((run) => ({
+      issue: run.issue,
+      state: run.exitFacts ? `exited (${run.exitFacts.outcome.kind})` : run.quota ? "usage limit" : "running",
+      pid: run.exitFacts ? null : run.handle.pid,
+      attempt: run.attempt,
+      started_at: new Date(run.startedAt).toISOString(),
+    }));
+  }
+
+  births(): { paused: boolean; reason: string | null; until: string | null } {
+    const paused = this.guard.paused(this.stopping);
+    return { paused: paused !== null, reason: paused?.reason ?? null, until: paused?.until?.toISOString() ?? null };
+  }
+
+  report(): TickReport | null {
+    return this.lastReport;
+  }
+
+  /** The claims this instance held at its last tick, ascending. */
+  heldClaims(): number[] {
+    return [...this.held].sort((a, b) => a - b);
+  }
+
+  birthsHeld(): boolean {
+    return this.guard.paused(this.stopping) !== null;
+  }
+
+  // ---- one tick -------------------------------------------------------------------------------
+
+  /** One reconciliation pass. Ticks never overlap: a second caller waits for the first. */
+  async tick(): Promise<TickReport> {
+    while (this.ticking) await this.ticking.catch(() => undefined);
+    // An ended fleet touches nothing more (its lease may already be retired).
+    if (this.stopped && this.lastReport) return this.lastReport;
+    this.ticking = this.runTick();
+    try {
+      return await this.ticking;
+    } finally {
+      this.ticking = null;
+    }
+  }
+
+  private async runTick(): Promise<TickReport> {
+    const now = this.deps.clock();
+    const report = emptyReport(now);
+    try {
+      await this.deps.lease.heartbeat();
+      const snapshot = await this.snapshot(now);
+      this.deps.lease.observe(snapshot.heartbeats);
+      let set = rebuild(snapshot, this.registration.config, this.registration.instance, now);
+      if (this.guard.hasUnswept()) {
+        // The breaker owns these issues now: no decision of this tick may retry or continue them.
+        const owned = this.guard.owned();
+        await this.guard.sweep(set, snapshot, {
+          forge: this.deps.conn.forge,
+          lease: this.deps.lease,
+          config: this.registration.config,
+          memory: this.memory,
+          log: this.log,
+          onReleased: (n) => releasedBoard(this, n, "the circuit breaker tripped: the worker command kept dying within seconds"),
+        });
+        set = { ...set, mine: set.mine.filter((m) => !owned.has(m.issue)) };
+      }
+      await this.dropOrphans(set);
+      const local = await localFacts({ registration: this.registration, deps: this.deps, memory: this.memory, postVerdict: (n, a, v) => this.postVerdict(n, a, v) }, set, snapshot, now);
+      const paused = this.guard.paused(this.stopping);
+      const decision = decide({
+        set,
+        local,
+        target: this.registration.target,
+        retry: this.registration.config.retry,
+        autoMerge: this.registration.autoMerge,
+        birthsPaused: paused !== null,
+        stopping: this.stopping,
+        idleGraceSeconds: this.registration.config.idle_grace_seconds * this.deps.timeScale,
+      });
+      report.births_held = decision.birthsHeld ?? (paused ? paused.reason : null);
+      const issues = new Map(snapshot.issues.map((i) => [i.number, i]));
+      for (const action of decision.actions) {
+        if (this.stopped) break;
+        try {
+          await applyAction(this, { set, issues, report }, action);
+        } catch (error) {
+          this.actionFailed(action, error);
+        }
+      }
+      await this.renderBoards(set, report);
+      const ended = new Set([...report.merged, ...report.escalated, ...report.closed, ...report.released]);
+      this.held = new Set([...set.mine.map((m) => m.issue), ...report.dispatched, ...report.reclaimed].filter((n) => !ended.has(n)));
+      report.in_flight = set.mine.length + report.dispatched.length + report.reclaimed.length - report.merged.length - report.escalated.length - report.closed.length - report.released.length;
+      report.frontier_remaining = Math.max(0, set.frontier.dispatch.length - report.dispatched.length);
+      report.workers = this.memory.runs().filter((r) => !r.exitFacts).length;
+      report.moved =
+        report.merged.length + report.escalated.length + report.closed.length + report.dispatched.length + report.reclaimed.length + report.released.length > 0;
+      this.emptyTicks = report.frontier_remaining === 0 && report.in_flight <= 0 ? this.emptyTicks + 1 : 0;
+    } catch (error) {
+      report.error = error instanceof Error ? error.message : String(error);
+      this.log("error", "tick_failed", `tick failed: ${report.error}`, undefined, errorData(error));
+    }
+    report.in_flight = Math.max(0, report.in_flight);
+    if (this.stopping) for (const n of report.released) this.drained.add(n);
+    this.lastReport = report;
+    this.deps.lanes.append("monitor", { event: "tick", msg: summaryLine(report), data: { ...report } });
+    return report;
+  }
+
+  private snapshot(now: Date): Promise<Snapshot> {
+    const { conn } = this.deps;
+    return gatherSnapshot(conn.forge, conn.refs, {
+      login: conn.login,
+      defaultBranch: conn.info.defaultBranch,
+      base: this.registration.base,
+      namespace: this.deps.namespace,
+      gateMode: this.registration.config.gate.ci,
+      branchPrefix: this.registration.config.worktree.branch_prefix,
+      now,
+    });
+  }
+
+  /**
+   * A worker whose claim is no longer ours (taken over by another instance, or gone) must not
+   * work on: the issue may already have its next worker elsewhere (one worker per issue). Every
+   * worker here was born before this snapshot, after its claim was made, so absence means loss.
+   */
+  private async dropOrphans(set: WorkingSet): Promise<void> {
+    const mine = new Set(set.mine.map((m) => m.issue));
+    for (const run of this.memory.runs()) {
+      const n = run.issue;
+      if (mine.has(n)) continue;
+      if (!run.exitFacts) {
+        this.log("warn", "claim_lost", `#${n}: our claim is gone (taken over or deleted); ending its worker`, n);
+        await run.handle.kill("the claim was lost");
+      }
+      this.memory.forget(n);
+    }
+  }
+
+  private async postVerdict(issue: number, attempt: number, verdict: Verdict): Promise<void> {
+    const posted = this.memory.of(issue).verdictsPosted;
+    if (posted.has(attempt)) return;
+    posted.add(attempt);
+    await this.deps.conn.forge.createComment(issue, formatVerdict(verdict));
+  }
+
+  private async renderBoards(set: WorkingSet, report: TickReport): Promise<void> {
+    if (!this.registration.config.board.enabled) return;
+    // A claim this tick let go has its last board already (merged, escalated, released).
+    const ended = new Set([...report.merged, ...report.escalated, ...report.closed, ...report.released]);
+    for (const claim of set.mine) {
+      if (!claim.issueOpen || ended.has(claim.issue)) continue;
+      const phase: BoardPhase =
+        claim.status === "awaiting_merge" ? "awaiting_merge" : claim.status === "awaiting_ci" ? "pr_open" : claim.status === "failure" ? "ci_failed" : this.memory.hasRun(claim.issue) ? "coding" : "claimed";
+      await this.board
+        .show(claim.issue, phase, claim.attempt, this.registration.config.retry + 1, claim.pr, this.registration.instance, this.deps.conn.hostName)
+        .catch((error: unknown) => this.log("warn", "board_failed", `#${claim.issue}: board not updated: ${(error as Error).message}`, claim.issue));
+    }
+  }
+
+  private actionFailed(action: Action, error: unknown): void {
+    if (error instanceof FencedError) {
+      this.memory.forget(action.issue);
+      this.log("warn", "fenced", error.message, action.issue);
+      return;
+    }
+    this.log("error", "action_failed", `#${action.issue}: ${action.kind} failed: ${errorText(error)}`, action.issue, errorData(error));
+  }
+
+  // ---- births ---------------------------------------------------------------------------------
+
+  /** Starts a worker for a claim we hold. Returns false when it could not start. */
+  async birthFor(issue: SnapshotIssue, attempt: number, mode: BirthInput["mode"], claimSha: string): Promise<boolean> {
+    const existing = this.memory.run(issue.number);
+    if (existing && !existing.exitFacts) return true;
+    // A tick already acting when a stop arrived must not start a worker after stop killed the rest.
+    if (this.stopping) return false;
+    const cfg = this.registration.config;
+    try {
+      await this.deps.lease.fence(issue.number, claimSha);
+      const run = await birth(
+        {
+          repo: this.registration.repo,
+          issue: { number: issue.number, title: issue.title, body: issue.body, url: `${this.deps.conn.info.htmlUrl.replace(/\/$/, "")}/issues/${issue.number}`, labels: issue.labels },
+          base: this.registration.base,
+          attempt,
+          maxAttempts: cfg.retry + 1,
+          lastFailure: this.memory.get(issue.number)?.lastFailure ?? null,
+          mode,
+          command: this.registration.workerCommand,
+        },
+        {
+          workRepo: this.deps.workRepo,
+          config: cfg,
+          lanes: this.deps.lanes,
+          runDir: this.deps.runDir,
+          onQuota: (n, detection) => this.guard.onQuota(n, detection),
+          onExit: (n) => this.onExit(n),
+          ...(this.deps.env ? { env: this.deps.env } : {}),
+        },
+      );
+      const memory = this.memory.of(issue.number);
+      memory.run = run;
+      memory.busy = null;
+      this.board.enter(issue.number, "coding");
+      return true;
+    } catch (error) {
+      if (error instanceof FencedError) {
+        this.memory.forget(issue.number);
+        this.log("warn", "fenced", error.message, issue.number);
+        return false;
+      }
+      // A worker that cannot even start is a fast death: the breaker counts it.
+      this.log("error", "birth_failed", `#${issue.number}: could not start a worker: ${(error as Error).message}`, issue.number, errorData(error));
+      if (this.guard.recordDeath(issue.number, attempt, 0, false, false, [(error as Error).message])) this.nudge();
+      return false;
+    }
+  }
+
+  private onExit(issue: number): void {
+    const run = this.memory.run(issue);
+    const facts = run?.exitFacts;
+    if (run && facts) {
+      this.guard.recordDeath(issue, run.attempt, facts.exit.durationMs, facts.quota, facts.exit.killReason !== null || facts.outcome.kind !== "nothing", facts.lastLines);
+    }
+    this.nudge();
+  }
+}

@@ -1,0 +1,54 @@
+// What one tick did, for the monitor lane, status and the CLI: the issues each kind of move
+// touched, what is in flight, and why births or merges were held.
+export interface TickReport {
+  at: string;
+  merged: number[];
+  escalated: number[];
+  closed: number[];
+  dispatched: number[];
+  reclaimed: number[];
+  released: number[];
+  in_flight: number;
+  frontier_remaining: number;
+  workers: number;
+  births_held: string | null;
+  merges_held: number[];
+  moved: boolean;
+  error: string | null;
+}
+
+export function emptyReport(at: Date): TickReport {
+  return {
+    at: at.toISOString(),
+    merged: [],
+    escalated: [],
+    closed: [],
+    dispatched: [],
+    reclaimed: [],
+    released: [],
+    in_flight: 0,
+    frontier_remaining: 0,
+    workers: 0,
+    births_held: null,
+    merges_held: [],
+    moved: false,
+    error: null,
+  };
+}
+
+export function summaryLine(r: TickReport): string {
+  const parts = [
+    r.merged.length ? `merged ${r.merged.map((n) => `#${n}`).join(" ")}` : "",
+    r.dispatched.length ? `dispatched ${r.dispatched.map((n) => `#${n}`).join(" ")}` : "",
+    r.escalated.length ? `escalated ${r.escalated.map((n) => `#${n}`).join(" ")}` : "",
+    r.closed.length ? `closed ${r.closed.map((n) => `#${n}`).join(" ")}` : "",
+    r.reclaimed.length ? `reclaimed ${r.reclaimed.map((n) => `#${n}`).join(" ")}` : "",
+    `${r.in_flight} in flight`,
+    `${r.workers} worker(s)`,
+    `${r.frontier_remaining} ready`,
+    r.births_held ? `births held: ${r.births_held}` : "",
+    r.merges_held.length ? `merges held for ${r.merges_held.map((n) => `#${n}`).join(" ")}` : "",
+    r.error ? `error: ${r.error}` : "",
+  ];
+  return parts.filter(Boolean).join("; ");
+}

@@ -1,0 +1,132 @@
+// Why a red gate is red, as evidence a human and the next worker can act on: the failing checks'
+// titles, summaries and output, bounded and with secrets redacted.
+import type { Checks, Forge } from "../gh/forge.js";
+import { redactText } from "../lanes/redact.js";
+
+export interface CiEvidence {
+  kind: "ci";
+  summary: string;
+  excerpt: string;
+  /** The failing checks and where to read more. */
+  checks: Array<{ name: string; url: string | null }>;
+}
+
+/**
+ * Why a PR's checks are red, re-read from GitHub (check run output title, summary and text;
+ * status description and target URL), bounded to about `excerptBytes`. `failingNames` empty:
+ * every failing check on the head.
+ */
+export async function readCheckEvidence(forge: Forge, headSha: string, failingNames: readonly string[], excerptBytes: number): Promise<CiEvidence> {
+  const checks = await forge.checksFor(headSha);
+  return checkEvidence(checks, failingNames, excerptBytes, []);
+}
+
+const FAILING_STATUS = new Set(["failure", "error"]);
+const PASSING_CONCLUSION = new Set(["success", "neutral", "skipped"]);
+
+export function checkEvidence(checks: Checks, failingNames: readonly string[], excerptBytes: number, secrets: readonly string[]): CiEvidence {
+  const runs = new Map<string, Checks["checkRuns"][number]>();
+  for (const run of checks.checkRuns) {
+    const seen = runs.get(run.name);
+    if (!seen || run.id > seen.id) runs.set(run.name, run);
+  }
+  const statuses = new Map<string, Checks["statuses"][number]>();
+  for (const status of checks.statuses) if (!statuses.has(status.context)) statuses.set(status.context, status);
+
+  let names = [...new Set(failingNames)];
+  if (names.length === 0) {
+    const failing = new Set<string>();
+    for (const run of runs.values()) if (run.status === "completed" && !PASSING_CONCLUSION.has(run.conclusion ?? "")) failing.add(run.name);
+    for (const status of statuses.values()) if (FAILING_STATUS.has(status.state)) failing.add(status.context);
+    names = [...failing];
+  }
+  names.sort();
+  const budget = Math.max(64, Math.floor(Math.max(0, excerptBytes) / Math.max(1, names.length)));
+  const sections: string[] = [];
+  const brief: string[] = [];
+  const links: CiEvidence["checks"] = [];
+  for (const name of names) {
+    const run = runs.get(name);
+    const status = statuses.get(name);
+    const parts: string[] = [];
+    const head: string[] = [];
+    if (run) {
+      const state = run.status === "completed" ? (run.conclusion ?? "no conclusion") : run.status;
+      head.push(`${name}: ${state}${run.title ? ` (${oneLine(run.title)})` : ""}`);
+      const url = run.htmlUrl ?? run.detailsUrl;
+      links.push({ name, url: safeUrl(url) });
+      parts.push(`== ${name} (check run: ${state}) ==`);
+      if (run.title) parts.push(run.title);
+      if (url && safeUrl(url)) parts.push(`details: ${url}`);
+      const headText = headBytes(parts.join("\n"), Math.floor(budget / 2));
+      const rest = Math.max(0, budget - byteLength(headText) - 1);
+      const summary = run.summary ? headBytes(run.summary, Math.floor(rest / 2)) : "";
+      const text = run.text ? tailBytes(run.text, rest - byteLength(summary)) : "";
+      sections.push([headText, summary, text].filter((s) => s !== "").join("\n"));
+    }
+    if (status) {
+      head.push(`${name}: ${status.state}${status.description ? ` (${oneLine(status.description)})` : ""}`);
+      if (!run) links.push({ name, url: safeUrl(status.targetUrl) });
+      const lines = [`== ${name} (status: ${status.state}) ==`];
+      if (status.description) lines.push(status.description);
+      if (status.targetUrl && safeUrl(status.targetUrl)) lines.push(`details: ${status.targetUrl}`);
+      sections.push(headBytes(lines.join("\n"), budget));
+    }
+    if (!run && !status) {
+      head.push(`${name}: not reported`);
+      links.push({ name, url: null });
+    }
+    brief.push(...head);
+  }
+  const summary = headBytes(
+    names.length === 0
+      ? `no failing check found on ${short(checks.sha)}`
+      : `${names.length === 1 ? "check" : `${names.length} checks`} failed on ${short(checks.sha)}: ${brief.join("; ")}`,
+    600,
+  );
+  const excerpt = tailBytes(sections.join("\n\n"), Math.max(0, excerptBytes));
+  return { kind: "ci", summary: redactText(summary, secrets), excerpt: redactText(excerpt, secrets), checks: links };
+}
+
+function short(sha: string): string {
+  return sha.slice(0, 12);
+}
+
+function oneLine(text: string): string {
+  const line = text.replace(/\s+/g, " ").trim();
+  return line.length > 160 ? `${line.slice(0, 159)}…` : line;
+}
+
+function safeUrl(url: string | null | undefined): string | null {
+  if (!url) return null;
+  try {
+    const parsed = new URL(url);
+    return parsed.protocol === "https:" || parsed.protocol === "http:" ? parsed.href : null;
+  } catch {
+    return null;
+  }
+}
+
+function byteLength(text: string): number {
+  return Buffer.byteLength(text, "utf8");
+}
+
+/** The first at most `limit` bytes of `text`, cut at a character boundary ("…" marks a cut). */
+export function headBytes(text: string, limit: number): string {
+  const bytes = Buffer.from(text, "utf8");
+  if (bytes.length <= limit) return text;
+  if (limit <= 3) return "";
+  let end = limit - 3; // room for "…"
+  while (end > 0 && (bytes[end]! & 0xc0) === 0x80) end -= 1;
+  return `${bytes.subarray(0, end).toString("utf8")}…`;
+}
+
+/** The last at most `limit` bytes of `text`, cut at a character boundary ("…" marks a cut). */
+export function tailBytes(text: string, limit: number): string {
+  const bytes = Buffer.from(text, "utf8");
+  if (bytes.length <= limit) return text;
+  if (limit <= 3) return "";
+  let start = bytes.length - (limit - 3);
+  while (start < bytes.length && (bytes[start]! & 0xc0) === 0x80) start += 1;
+  return `…${bytes.subarray(start).toString("utf8")}`;
+}

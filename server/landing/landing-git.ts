@@ -1,0 +1,135 @@
+// The few git moves the landing makes itself in the fleet's bare work repository: fetching the
+// tips into private refs, ancestry, pushes guarded by a lease, and checking what a merge landed.
+import { git, gitRaw, type GitAuth, type GitResult } from "../gh/git.js";
+import { GitError } from "../gh/errors.js";
+import type { WorkRepo } from "../workers/worktrees.js";
+
+/** The few git moves the landing makes itself, in the project's bare work repository. */
+export class LandingGit {
+  private readonly dir: string;
+  private readonly auth: GitAuth | null;
+  private ready = false;
+
+  constructor(
+    private readonly workRepo: WorkRepo,
+    auth: GitAuth | null,
+  ) {
+    this.dir = workRepo.repoDir;
+    this.auth = auth;
+  }
+
+  /** Fetches the base and the PR's branch into private refs; their tips now (null: gone). */
+  async fetchTips(base: string, headRef: string, issue: number): Promise<{ base: string; head: string | null }> {
+    if (!this.ready) {
+      await this.workRepo.progress(issue, base); // creates the work repository on first use
+      this.ready = true;
+    }
+    const baseRef = `refs/afk-landing/${issue}/base`;
+    const headLocal = `refs/afk-landing/${issue}/head`;
+    const args = ["fetch", "--no-tags", "--no-write-fetch-head", "--no-recurse-submodules", "--quiet", "origin", `+refs/heads/${base}:${baseRef}`];
+    const withHead = [...args, `+refs/heads/${headRef}:${headLocal}`];
+    const result = await this.networkRaw(withHead);
+    if (result.exitCode !== 0) {
+      if (!/couldn't find remote ref/i.test(result.stderr)) throw new GitError(`fetch of ${base} and ${headRef} failed: ${result.stderr.trim()}`, "git fetch", result.exitCode, result.stderr);
+      // Which one is missing? The base must exist; the head may be gone.
+      await this.network(args);
+      await gitRaw(["update-ref", "-d", headLocal], { cwd: this.dir });
+      return { base: (await this.revParse(baseRef))!, head: null };
+    }
+    const baseSha = await this.revParse(baseRef);
+    if (baseSha === null) throw new GitError(`cannot resolve the fetched ${base}`, "git rev-parse", 1, "");
+    return { base: baseSha, head: await this.revParse(headLocal) };
+  }
+
+  /** Deletes the refs fetchTips wrote (they would keep the objects alive for nothing). */
+  async dropPrivateRefs(issue: number): Promise<void> {
+    for (const ref of [`refs/afk-landing/${issue}/base`, `refs/afk-landing/${issue}/head`]) {
+      await gitRaw(["update-ref", "-d", ref], { cwd: this.dir });
+    }
+  }
+
+  async isAncestor(a: string, b: string): Promise<boolean> {
+    const result = await gitRaw(["merge-base", "--is-ancestor", a, b], { cwd: this.dir });
+    if (result.exitCode === 0) return true;
+    if (result.exitCode === 1) return false;
+    throw new GitError(`git merge-base --is-ancestor ${a} ${b} failed: ${result.stderr.trim()}`, "git merge-base", result.exitCode, result.stderr);
+  }
+
+  async revParse(ref: string): Promise<string | null> {
+    const result = await gitRaw(["rev-parse", "--verify", "--quiet", `${ref}^{commit}`], { cwd: this.dir });
+    const sha = result.stdout.trim();
+    return result.exitCode === 0 && sha !== "" ? sha : null;
+  }
+
+  async tree(sha: string): Promise<string | null> {
+    const result = await gitRaw(["rev-parse", "--verify", "--quiet", `${sha}^{tree}`], { cwd: this.dir });
+    return result.exitCode === 0 ? result.stdout.trim() : null;
+  }
+
+  /** `git merge --ff-only <sha>` in a worktree; false when it could not. */
+  async fastForward(worktree: string, sha: string): Promise<boolean> {
+    const result = await gitRaw(["merge", "--ff-only", "--quiet", sha], { cwd: worktree });
+    return result.exitCode === 0;
+  }
+
+  /**
+   * Pushes `sha` (null: deletes) to `ref` on origin only if it still holds `expected`. Not forced:
+   * a non-fast-forward is refused too. `lostRace`: the ref was not at `expected`.
+   */
+  async pushRef(sha: string | null, ref: string, expected: string): Promise<{ ok: true } | { ok: false; lostRace: boolean; why: string }> {
+    const args = ["-c", "push.gpgSign=false", "push", "--porcelain", "--no-verify", `--force-with-lease=${ref}:${expected}`, "origin", `${sha ?? ""}:${ref}`];
+    const result = await this.networkRaw(args);
+    if (result.exitCode === 0) return { ok: true };
+    const verdict = rejection(result.stdout, ref);
+    const why = verdict ?? (result.stderr.trim().split("\n").pop() || `exit code ${result.exitCode}`);
+    return { ok: false, lostRace: verdict !== null && /stale info|fetch first|non-fast-forward|already exists|incorrect old value|but expected|cannot lock ref/i.test(verdict), why };
+  }
+
+  /**
+   * After a merge: does the base now hold a commit whose tree is H's? `mergeSha` is what GitHub
+   * says it created; it must be on the base, and its tree must equal H's.
+   */
+  async verifyLanded(base: string, mergeSha: string, head: string, baseTip: string): Promise<{ verified: boolean; note: string | null }> {
+    const baseRef = `refs/afk-landing/verify/${base}`;
+    await this.network(["fetch", "--no-tags", "--no-write-fetch-head", "--quiet", "origin", `+refs/heads/${base}:${baseRef}`]);
+    let present = (await gitRaw(["cat-file", "-e", `${mergeSha}^{commit}`], { cwd: this.dir })).exitCode === 0;
+    if (!present) {
+      await this.networkRaw(["fetch", "--no-tags", "--no-write-fetch-head", "--quiet", "origin", mergeSha]);
+      present = (await gitRaw(["cat-file", "-e", `${mergeSha}^{commit}`], { cwd: this.dir })).exitCode === 0;
+    }
+    await gitRaw(["update-ref", "-d", baseRef], { cwd: this.dir });
+    if (!present) return { verified: false, note: `the merge commit ${short(mergeSha)} could not be fetched from ${base}` };
+    const [mergedTree, headTree] = await Promise.all([this.tree(mergeSha), this.tree(head)]);
+    const parent = await this.revParse(`${mergeSha}^1`);
+    if (mergedTree !== null && mergedTree === headTree) {
+      return { verified: true, note: parent === baseTip ? null : `the merge commit's parent is ${short(parent ?? "?")}, not ${short(baseTip)}, but its tree is the gated one` };
+    }
+    return {
+      verified: false,
+      note:
+        `the base moved inside the merge call: ${base} went from ${short(baseTip)} to ${short(parent ?? "?")} before GitHub merged, ` +
+        `so ${short(mergeSha)} has a tree that was never gated. Require branches to be up to date (strict status checks) or use landing.strategy "push"`,
+    };
+  }
+
+  private network(args: string[]): Promise<GitResult> {
+    return git(args, { cwd: this.dir, auth: this.auth });
+  }
+
+  private networkRaw(args: string[]): Promise<GitResult> {
+    return gitRaw(args, { cwd: this.dir, auth: this.auth });
+  }
+}
+
+// `git push --porcelain`: "!\t<src>:<dst>\t[rejected] (reason)" for a refused ref.
+export function rejection(stdout: string, ref: string): string | null {
+  for (const line of stdout.split("\n")) {
+    const [flag, refs, summary] = line.split("\t");
+    if (flag === "!" && refs !== undefined && refs.endsWith(`:${ref}`)) return summary ?? "rejected";
+  }
+  return null;
+}
+
+function short(sha: string): string {
+  return sha.slice(0, 12);
+}

@@ -1,0 +1,110 @@
+// The landing lock: landings are serialized per repository in this process (a promise chain)
+// and across hosts (a lock ref `<namespace>/lock/landing`, created compare-and-swap, stale after
+// a TTL, always released by its holder).
+import type { RefStore } from "../gh/refstore.js";
+import { assertInstanceId } from "../state/snapshot.js";
+
+export const DEFAULT_LOCK_TTL_SECONDS = 600;
+
+export const LANDING_LOCK_HEADER = "afk-landing-lock";
+
+export function landingLockRef(namespace: string): string {
+  return `${namespace}/lock/landing`;
+}
+
+export interface LandingLockMessage {
+  instance: string;
+  host: string;
+  at: string;
+  issue: number;
+  ttlSeconds: number;
+}
+
+export function formatLandingLock(lock: LandingLockMessage): string {
+  assertInstanceId(lock.instance);
+  const host = lock.host.replace(/[^\x21-\x7e]/g, "?").slice(0, 255) || "?";
+  return `${LANDING_LOCK_HEADER}\ninstance=${lock.instance}\nhost=${host}\nat=${lock.at}\nissue=${lock.issue}\nttl=${lock.ttlSeconds}\n`;
+}
+
+/** The lock's facts, or null when the message is not a landing lock we can read. */
+export function parseLandingLock(message: string): LandingLockMessage | null {
+  const lines = message.replace(/\r\n/g, "\n").split("\n").map((l) => l.trim()).filter((l) => l !== "");
+  if (lines[0] !== LANDING_LOCK_HEADER) return null;
+  const fields = new Map<string, string>();
+  for (const line of lines.slice(1)) {
+    const eq = line.indexOf("=");
+    if (eq > 0) fields.set(line.slice(0, eq), line.slice(eq + 1));
+  }
+  const at = fields.get("at") ?? "";
+  const ttl = Number(fields.get("ttl"));
+  const issue = Number(fields.get("issue"));
+  if (Number.isNaN(Date.parse(at))) return null;
+  return {
+    instance: fields.get("instance") ?? "?",
+    host: fields.get("host") ?? "?",
+    at,
+    issue: Number.isInteger(issue) ? issue : 0,
+    // A TTL from another host's config is honoured, within sane bounds.
+    ttlSeconds: Number.isFinite(ttl) ? Math.min(Math.max(ttl, 60), 86_400) : DEFAULT_LOCK_TTL_SECONDS,
+  };
+}
+
+const queues = new Map<string, Promise<unknown>>();
+
+export function serialized<T>(key: string, job: () => Promise<T>): Promise<T> {
+  const previous = queues.get(key) ?? Promise.resolve();
+  const next = previous.then(job, job);
+  const tail: Promise<unknown> = next.then(
+    () => undefined,
+    () => undefined,
+  );
+  queues.set(key, tail);
+  void tail.then(() => {
+    if (queues.get(key) === tail) queues.delete(key);
+  });
+  return next;
+}
+
+/** Who takes the lock, and where. */
+export interface LockTaker {
+  refs: RefStore;
+  namespace: string;
+  instance: string;
+  host: string;
+  ttlSeconds: number;
+  now: () => Date;
+}
+
+export interface HeldLock {
+  held: true;
+  sha: string;
+}
+
+/** Takes the landing lock for `issue`, taking over a stale one; or says who holds it. */
+export async function acquireLock(ctx: LockTaker, issue: number): Promise<HeldLock | { held: false; why: string }> {
+  const ref = landingLockRef(ctx.namespace);
+  const now = ctx.now;
+  const ttlSeconds = ctx.ttlSeconds;
+  const message = (): string => formatLandingLock({ instance: ctx.instance, host: ctx.host, at: now().toISOString(), issue, ttlSeconds });
+  for (let attempt = 0; attempt < 3; attempt += 1) {
+    const created = await ctx.refs.create(ref, message());
+    if (created.won) return { held: true, sha: created.sha };
+    const entry = (await ctx.refs.list(`${ctx.namespace}/lock/`)).find((e) => e.ref === ref);
+    if (!entry) continue; // released meanwhile: try again
+    const holder = parseLandingLock(entry.message);
+    const age = holder ? now().getTime() - Date.parse(holder.at) : Number.POSITIVE_INFINITY;
+    // Our own instance on our own host cannot be landing: landings are serialized in this
+    // process, so such a lock is left over from a crash of this instance.
+    const leftover = holder !== null && holder.instance === ctx.instance && holder.host === ctx.host;
+    if (holder && !leftover && age <= holder.ttlSeconds * 1000) {
+      return {
+        held: false,
+        why: `another host is landing: instance ${holder.instance} on ${holder.host} holds ${ref} since ${holder.at} (issue #${holder.issue})`,
+      };
+    }
+    // Stale (its holder died mid-landing) or unreadable: take it over from the sha we saw.
+    const swapped = await ctx.refs.swap(ref, entry.sha, message());
+    if (swapped.won) return { held: true, sha: swapped.sha };
+  }
+  return { held: false, why: `the landing lock ${ref} kept changing hands; trying again next tick` };
+}
