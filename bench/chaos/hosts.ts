@@ -50,7 +50,7 @@ export function startHost(world: World, opts: HostOptions): Host {
     "--set", "retry=1",
     // A 5-minute lease (the shortest allowed; 15 s at the harness's time scale): with the default
     // 75 minutes, a host restarted without its identity waits that long for its own claims.
-    "--set", "lease.ttl_seconds=300", "--set", "lease.heartbeat_seconds=60",
+    "--set", "lease.ttl_seconds=300", "--set", "lease.heartbeat_seconds=120",
     "--set", "pacing.busy_seconds=10", "--set", "pacing.idle_seconds=10", "--set", "pacing.long_idle_seconds=20",
   ];
   const env: Record<string, string> = {
