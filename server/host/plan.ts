@@ -5,6 +5,7 @@ import type { RateLimit } from "../gh/forge.js";
 import type { Precondition } from "./preconditions.js";
 import { preconditionsPass } from "./preconditions.js";
 import type { WorkingSet } from "../state/rebuild.js";
+import { reviewNeed } from "../state/reviews.js";
 
 export interface PlanFacts {
   set: WorkingSet;
@@ -31,6 +32,7 @@ export function planView(facts: PlanFacts): PlanOutput {
       issue: m.issue,
       sha: m.sha,
       status: m.status,
+      review: m.status === "awaiting_review" && m.review ? reviewNeed(m.review) : null,
       pr: m.pr,
       attempt: m.attempt,
       failing: m.failing,
@@ -61,7 +63,9 @@ export function renderPlan(plan: PlanOutput): string {
   for (const e of plan.excluded) lines.push(`  #${e.number}  ${e.text}`);
   if (plan.mine.length > 0) {
     lines.push("", `mine (${plan.mine.length}):`);
-    for (const m of plan.mine) lines.push(`  #${m.issue}  ${m.status}${m.pr ? `  PR #${m.pr}` : ""}${m.failing.length ? `  failing: ${m.failing.join(", ")}` : ""}`);
+    for (const m of plan.mine) {
+      lines.push(`  #${m.issue}  ${m.status}${m.pr ? `  PR #${m.pr}` : ""}${m.failing.length ? `  failing: ${m.failing.join(", ")}` : ""}${m.review ? `  ${m.review}` : ""}`);
+    }
   }
   if (plan.peers_live.length + plan.peers_stale.length > 0) {
     lines.push("", "peers:");
