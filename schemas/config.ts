@@ -269,6 +269,13 @@ const LandingSchema = z
       .boolean()
       .default(true)
       .describe("Delete the worker branch after its PR lands."),
+    lock_ttl_seconds: intIn(60, 86_400)
+      .default(600)
+      .describe("Seconds after which another host may take over the landing lock (`<namespace>/lock/landing`) of a host that died mid-landing. A local gate's time (`gate.timeout_seconds` per sync round) is added, since it runs under the lock. A clean stop always releases the lock at once."),
+    allow_untested_race: z
+      .boolean()
+      .default(false)
+      .describe('Accept a landing under which the base can move to a tree no gate ran: the merge API ("squash" or "merge") on a base that does not require branches to be up to date, where a commit landing inside the merge call is merged with the PR unseen. Off: such a setup is refused with the fix (use "push", or require up-to-date branches on the base).'),
   })
   .describe("Landing: green PRs land one at a time, each after a sync with the current base and a fresh gate.");
 
@@ -301,6 +308,9 @@ const WorkerSchema = z
       .array(regexSource)
       .default(() => [...DEFAULT_NETWORK_PATTERNS])
       .describe("Regular expressions (case-insensitive) that recognise an agent retrying because it cannot reach its API. Three matches in one run end that worker and pause births for a backoff; no attempt is spent."),
+    checkpoint_seconds: intIn(30, 86_400)
+      .default(300)
+      .describe("While a worker runs, its new commits are pushed to its branch this often (fenced by the claim), and once more when it exits: a host on another machine continues from the branch tip instead of starting over."),
   })
   .superRefine((worker, ctx) => {
     worker.env_passthrough.forEach((pattern, i) => {
@@ -395,7 +405,7 @@ const PacingSchema = z
   .strictObject({
     busy_seconds: intIn(5, 3_600)
       .default(90)
-      .describe("Seconds between ticks while anything is moving (work in flight, something just landed or was dispatched)."),
+      .describe("Seconds between ticks while anything is moving (work in flight, something just landed or was dispatched), unless an event comes first: a worker's exit, a watched check concluding, the base moving or a landing finishing wakes the loop at once (see `pacing.watch_seconds`)."),
     idle_seconds: intIn(5, 86_400)
       .default(1_500)
       .describe("Seconds between ticks when the last tick found nothing to do."),
@@ -405,6 +415,9 @@ const PacingSchema = z
     idle_ticks_before_sleep: intIn(1, 1_000)
       .default(3)
       .describe("Consecutive empty ticks (nothing to dispatch, nothing in flight) before the long idle cadence."),
+    watch_seconds: intIn(1, 600)
+      .default(10)
+      .describe("While a PR's required checks run (or a green PR waits for the base), the fleet looks at them this often between ticks, sooner right after a push, with conditional requests that cost no rate limit while nothing changed; a concluded check, a moved base, a worker's exit or a finished landing wake the loop at once. Nothing is watched when nothing waits."),
   })
   .superRefine((pacing, ctx) => {
     if (pacing.idle_seconds < pacing.busy_seconds) {
