@@ -167,9 +167,16 @@ interface LaneRecord {
   data?: Json;
 }
 
+/** The whole lane, oldest first, read a page at a time through logs' cursor. */
 async function lane(s: Scenario, name: "supervisor" | "worker" | "monitor" | "liveness", issue?: number): Promise<LaneRecord[]> {
-  const out = await call(s.client, "logs", { repo: REPO, lane: name, tail_lines: 5000, ...(issue !== undefined ? { issue } : {}) });
-  return out.records as LaneRecord[];
+  const pages: LaneRecord[][] = [];
+  let cursor: string | null = null;
+  do {
+    const out = await call(s.client, "logs", { repo: REPO, lane: name, tail_lines: 5000, ...(issue !== undefined ? { issue } : {}), ...(cursor ? { cursor } : {}) });
+    pages.unshift(out.records as LaneRecord[]);
+    cursor = out.next_cursor as string | null;
+  } while (cursor);
+  return pages.flat();
 }
 
 const events = async (s: Scenario, event: string, issue?: number): Promise<LaneRecord[]> =>
