@@ -45,6 +45,9 @@ export class RepoFleet implements FleetRuntime {
   private stopped = false;
   private emptyTicks = 0;
   private lastReport: TickReport | null = null;
+  /** The last tick's working set, so status can answer from it instead of gathering again. */
+  private lastSet: { set: WorkingSet; at: Date } | null = null;
+  private nextTickAt: Date | null = null;
   private readonly waiter = new Waiter();
   /** What the last tick asks the wait to watch (null after a failed tick: sleep, watch nothing). */
   private wakePlan: WakePlan | null = null;
@@ -86,6 +89,7 @@ export class RepoFleet implements FleetRuntime {
         emptyTicks: this.emptyTicks,
         config: this.registration.config,
       });
+      this.nextTickAt = new Date(this.deps.clock().getTime() + seconds * 1000 * this.deps.timeScale);
       await this.waitForEvent(seconds);
     }
     this.stopped = true;
@@ -203,6 +207,11 @@ export class RepoFleet implements FleetRuntime {
     return this.lastReport;
   }
 
+  /** The last tick's working set and when it was gathered; when the next tick is due. */
+  view(): { set: WorkingSet; at: Date; nextTickAt: Date | null } | null {
+    return this.lastSet ? { ...this.lastSet, nextTickAt: this.nextTickAt } : null;
+  }
+
   /** The claims this instance held at its last tick, ascending. */
   heldClaims(): number[] {
     return [...this.held].sort((a, b) => a - b);
@@ -263,6 +272,7 @@ export class RepoFleet implements FleetRuntime {
       });
       report.births_held = decision.birthsHeld ?? (paused ? paused.reason : null);
       const issues = new Map(snapshot.issues.map((i) => [i.number, i]));
+      this.lastSet = { set, at: now };
       const events: TickEvents = { pushed: [], blocked: [], settled: [] };
       for (const action of decision.actions) {
         if (this.stopped) break;
@@ -349,7 +359,7 @@ export class RepoFleet implements FleetRuntime {
     for (const claim of set.mine) {
       if (!claim.issueOpen || ended.has(claim.issue)) continue;
       const phase: BoardPhase =
-        claim.status === "awaiting_merge" ? "awaiting_merge" : claim.status === "awaiting_ci" ? "pr_open" : claim.status === "failure" ? "ci_failed" : this.memory.hasRun(claim.issue) ? "coding" : "claimed";
+        claim.status === "awaiting_merge" ? "awaiting_merge" : claim.status === "awaiting_review" ? "awaiting_review" : claim.status === "awaiting_ci" ? "pr_open" : claim.status === "failure" ? "ci_failed" : this.memory.hasRun(claim.issue) ? "coding" : "claimed";
       await this.board
         .show(claim.issue, phase, claim.attempt, this.registration.config.retry + 1, claim.pr, this.registration.instance, this.deps.conn.hostName)
         .catch((error: unknown) => this.log("warn", "board_failed", `#${claim.issue}: board not updated: ${(error as Error).message}`, claim.issue));
