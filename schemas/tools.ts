@@ -59,7 +59,9 @@ const excludedOutput = z.object({ number: z.number().int(), reason: z.string(), 
 const mineOutput = z.object({
   issue: z.number().int(),
   sha: z.string(),
-  status: z.enum(["awaiting_merge", "awaiting_ci", "failure", "no_pr"]),
+  status: z.enum(["awaiting_merge", "awaiting_review", "changes_requested", "awaiting_ci", "failure", "no_pr"]),
+  /** For awaiting_review: what a human must do before the PR can land. */
+  review: z.string().nullable(),
   pr: z.number().int().nullable(),
   attempt: z.number().int(),
   failing: z.array(z.string()),

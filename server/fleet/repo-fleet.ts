@@ -359,7 +359,7 @@ export class RepoFleet implements FleetRuntime {
     for (const claim of set.mine) {
       if (!claim.issueOpen || ended.has(claim.issue)) continue;
       const phase: BoardPhase =
-        claim.status === "awaiting_merge" ? "awaiting_merge" : claim.status === "awaiting_ci" ? "pr_open" : claim.status === "failure" ? "ci_failed" : this.memory.hasRun(claim.issue) ? "coding" : "claimed";
+        claim.status === "awaiting_merge" ? "awaiting_merge" : claim.status === "awaiting_review" ? "awaiting_review" : claim.status === "awaiting_ci" ? "pr_open" : claim.status === "failure" ? "ci_failed" : this.memory.hasRun(claim.issue) ? "coding" : "claimed";
       await this.board
         .show(claim.issue, phase, claim.attempt, this.registration.config.retry + 1, claim.pr, this.registration.instance, this.deps.conn.hostName)
         .catch((error: unknown) => this.log("warn", "board_failed", `#${claim.issue}: board not updated: ${(error as Error).message}`, claim.issue));

@@ -105,7 +105,7 @@ export class FleetHost implements Host {
     if (this.options.env) options.env = this.options.env;
     if (this.options.cwd) options.cwd = this.options.cwd;
     if (this.options.logger) options.logger = this.options.logger;
-    const conn = await connect(options);
+    const conn = withScaledLease(await connect(options), this.options.timeScale ?? 1);
     const instance = this.options.identity ? this.options.identity(conn.repo) : this.instance;
     const probeKey = `${projectKey(conn.repo)}\n${conn.config.namespace}\n${createHash("sha256").update(conn.token).digest("hex")}`;
     let namespace = this.probes.get(probeKey) ?? null;
@@ -514,7 +514,7 @@ function registrationView(project: RepoFleet): NonNullable<StatusResult["registr
 function locateIssue(plan: PlanOutput, number: number): NonNullable<StatusResult["issue"]> {
   // A claim says more than the exclusion it causes, so claims are looked up first.
   const mine = plan.mine.find((m) => m.issue === number);
-  if (mine) return { number, where: "mine", detail: `claimed by this instance: ${mine.status}${mine.pr ? ` (PR #${mine.pr})` : ""}` };
+  if (mine) return { number, where: "mine", detail: `claimed by this instance: ${mine.status}${mine.pr ? ` (PR #${mine.pr})` : ""}${mine.review ? `: ${mine.review}` : ""}` };
   const live = plan.peers_live.find((p) => p.issue === number);
   if (live) return { number, where: "peer_live", detail: `claimed by live instance ${live.instance ?? "?"} on ${live.host ?? "?"}` };
   const stale = plan.peers_stale.find((p) => p.issue === number);
@@ -524,4 +524,15 @@ function locateIssue(plan: PlanOutput, number: number): NonNullable<StatusResult
   const excluded = plan.excluded.find((e) => e.number === number);
   if (excluded) return { number, where: "excluded", detail: excluded.text };
   return { number, where: "not_open", detail: `#${number} is not an open issue of ${plan.repo}` };
+}
+
+/**
+ * Under a time scale (tests, the chaos harness) the lease runs at the loop's pace: a 5-minute
+ * lease lapses in 15 s at 0.05. Left at full length, a host restarted under a new identity would
+ * wait real minutes for claims its dead predecessor held, while everything else ran scaled.
+ */
+function withScaledLease(conn: Connection, scale: number): Connection {
+  if (scale === 1) return conn;
+  const lease = conn.config.lease;
+  return { ...conn, config: { ...conn.config, lease: { ...lease, ttl_seconds: lease.ttl_seconds * scale, heartbeat_seconds: lease.heartbeat_seconds * scale } } };
 }
