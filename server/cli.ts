@@ -61,7 +61,10 @@ export async function main(argv: string[]): Promise<number> {
     return await command.run(values, positionals);
   } catch (error) {
     if (error instanceof UsageError || isParseArgsError(error)) {
-      console.error(`${PROGRAM} ${command.name}: ${forTerminal((error as Error).message)}`);
+      // The host names the operation first ("project_reset: ..."): once worded for a terminal
+      // that is this very command, already named by the prefix.
+      const text = forTerminal((error as Error).message).replace(new RegExp(`^${PROGRAM} ${command.name}: `), "");
+      console.error(`${PROGRAM} ${command.name}: ${text}`);
       return 2;
     }
     throw error;
