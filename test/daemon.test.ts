@@ -116,6 +116,15 @@ describe("afk-mcp daemon", () => {
       });
       assert.ok(closed);
     }
+    // A well-formed call to a method it does not know is answered, not dropped.
+    const answer = await new Promise<string>((resolve) => {
+      const s = connect(paths.socket, () => s.write(JSON.stringify({ id: 7, method: "nope" }) + "\n"));
+      s.on("data", (d) => {
+        resolve(String(d));
+        s.destroy();
+      });
+    });
+    assert.match(answer, /"id":7,"error":\{"type":"usage","message":"unknown daemon method \\"nope\\"/);
     const ok = session(w);
     const status = await ok.status({ repo: REPO, scope: "worker" });
     assert.equal(status.daemon?.pid, await daemonPid(w.env), "still serving");
