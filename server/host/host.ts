@@ -135,6 +135,7 @@ export class FleetHost implements Host {
         namespace: namespace?.namespace ?? conn.config.namespace,
         gateMode: conn.config.gate.ci,
         branchPrefix: conn.config.worktree.branch_prefix,
+        reviews: conn.config.review.command !== null,
         now,
       }),
       conn.forge.listLabels(),
