@@ -48,7 +48,7 @@ async function issues(titles: string[]): Promise<number[]> {
   return numbers;
 }
 
-async function startFleet(config: Record<string, unknown>, target: number): Promise<void> {
+async function startFleet(config: Record<string, unknown>, target: number, autoMerge = true): Promise<void> {
   host = new FleetHost({
     env: { GITHUB_API_URL: forge.apiUrl, GITHUB_TOKEN: forge.token, AFK_STATE_DIR: await tempDir("afk-review-state-"), AFK_USER_PLAN: planDir, PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: process.env.HOME ?? "/tmp" },
     timeScale: 0.05,
@@ -57,7 +57,7 @@ async function startFleet(config: Record<string, unknown>, target: number): Prom
     repo: REPO,
     worker_command: `sh ${WORKER}`,
     target,
-    auto_merge: true,
+    auto_merge: autoMerge,
     config: { gate: { ci: "local", local_command: "true" }, landing: { strategy: "squash" }, pacing: { busy_seconds: 10, idle_seconds: 10, long_idle_seconds: 10 }, ...config },
   });
 }
@@ -213,5 +213,35 @@ describe("the review stage", () => {
     assert.equal(sup.records.filter((r) => r.event === "reviewer_born" && r.issue === hung).length, 2);
     assert.ok(sup.records.some((r) => r.event === "reviewer_exited" && r.issue === ok));
     await until("no claim left", async () => (await git(planDir, "ls-remote", forge.gitUrl, "refs/afk/claim/*")).stdout === "");
+  });
+
+  it("pins the reviewed head: a commit pushed after the approval is reviewed again, never taken as approved", { timeout: 240_000 }, async () => {
+    const [n] = (await issues(["pin me"])) as [number];
+    // Merges held (no auto_merge), so the approved PR stays open for a human to push to.
+    await startFleet({ review: { command: `sh ${REVIEWER}`, max_rounds: 3 } }, 1, false);
+    const pr = await until("the PR", () => pullFor(n, "open"));
+    const mark = async (): Promise<Array<{ verdict: string; head: string; round: number }>> => {
+      const reviews = (await api(forge, "GET", repoPath(forge, `/pulls/${pr.number}/reviews`))).body as Json[];
+      return reviews.map((r) => /afk:review (\{.*?\}) -->/.exec(r.body)).filter((m) => m !== null).map((m) => JSON.parse(m[1]!));
+    };
+    const first = await until("the first review", async () => ((await mark()).length === 1 ? (await mark())[0] : null));
+    assert.deepEqual([first.verdict, first.head], ["approve", pr.head.sha]);
+
+    // Alice pushes to the PR's branch after the approval.
+    const work = await tempDir("afk-review-alice-");
+    await git(work, "clone", "--quiet", forge.gitUrl, "repo");
+    const repo = join(work, "repo");
+    await git(repo, "checkout", "--quiet", pr.head.ref);
+    await writeFile(join(repo, "late.txt"), "pushed after the review\n");
+    await git(repo, "add", "late.txt");
+    await git(repo, "-c", "user.name=alice", "-c", "user.email=alice@example.com", "commit", "--quiet", "-m", "late change");
+    const late = (await git(repo, "rev-parse", "HEAD")).stdout;
+    await git(repo, "push", "--quiet", `http://alice:${forge.users.alice!}@${forge.gitUrl.replace(/^https?:\/\//, "")}`, `HEAD:refs/heads/${pr.head.ref}`);
+
+    const second = await until("a second review, of the new head", async () => ((await mark()).length >= 2 ? (await mark())[1] : null));
+    assert.deepEqual([second.verdict, second.head, second.round], ["approve", late, 2]);
+    const brief2 = await readFile(join(planDir, `${n}.review.2.brief`), "utf8");
+    assert.match(brief2, /\+pushed after the review/, `round 2 saw the late change:\n${brief2}`);
+    assert.equal((await api(forge, "GET", repoPath(forge, `/pulls/${pr.number}`))).body.merged, false);
   });
 });

@@ -18,9 +18,9 @@ export async function isCleanSyncOf(repoDir: string, reviewed: string, head: str
   return tree.exitCode === 0 && merged.stdout.split("\n")[0]!.trim() === tree.stdout.trim();
 }
 
-/** `git diff <base>...<head>` for a review brief, cut at `maxBytes`. */
-export async function reviewDiff(repoDir: string, base: string, head: string, maxBytes: number): Promise<{ diff: string; cut: boolean }> {
-  const result = await gitRaw(["diff", "--no-color", "--no-ext-diff", `refs/remotes/origin/${base}...${head}`], { cwd: repoDir });
+/** `git diff <baseSha>...<head>` for a review brief (both fetched already), cut at `maxBytes`. */
+export async function reviewDiff(repoDir: string, baseSha: string, head: string, maxBytes: number): Promise<{ diff: string; cut: boolean }> {
+  const result = await gitRaw(["diff", "--no-color", "--no-ext-diff", `${baseSha}...${head}`], { cwd: repoDir });
   if (result.exitCode !== 0) return { diff: `(the diff could not be computed here: ${result.stderr.trim().slice(0, 300)})`, cut: false };
   const buf = Buffer.from(result.stdout, "utf8");
   if (buf.length <= maxBytes) return { diff: result.stdout, cut: false };

@@ -1,5 +1,6 @@
 // review: start a reviewer on a green PR's head, through the same birth path as a worker (the
 // issue's worktree, continued at the PR head; liveness, stalls, quota and the breaker apply).
+import { LandingGit } from "../../landing/landing-git.js";
 import { reviewDiff } from "../../landing/review-pin.js";
 import { defineEffect } from "./effect.js";
 
@@ -9,7 +10,11 @@ export const review = defineEffect("review", async (fleet, tick, action) => {
   if (!issue || !claim) return;
   const cfg = fleet.registration.config;
   const base = fleet.registration.base;
-  const { diff, cut } = await reviewDiff(fleet.deps.workRepo.repoDir, base, action.head, cfg.review.diff_bytes);
+  // The head may have been pushed from elsewhere (a human, another host): fetch it first.
+  const { conn, workRepo } = fleet.deps;
+  const lg = new LandingGit(workRepo, { token: conn.token, url: conn.info.cloneUrl });
+  const tips = await lg.fetchTips(base, claim.headRef ?? "", action.issue);
+  const { diff, cut } = await reviewDiff(workRepo.repoDir, tips.base, action.head, cfg.review.diff_bytes).finally(() => lg.dropPrivateRefs(action.issue));
   const gate =
     cfg.gate.ci === "required"
       ? `green on this head: ${claim.gate ? "every required check passed" : "checks passed"}`
