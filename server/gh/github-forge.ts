@@ -350,12 +350,15 @@ export class GitHubForge implements Forge {
         { ref: sha, filter: "latest" },
         `list check runs of ${sha.slice(0, 12)}`,
       ),
-      this.pages<{ statuses?: RawStatus[] }>("GET /repos/{owner}/{repo}/commits/{ref}/status", { ref: sha }, `read the combined status of ${sha.slice(0, 12)}`),
+      // The status list, not the combined status: the combined one embeds the repository
+      // (its pushed_at), so every push anywhere in the repository changes its ETag and a watch
+      // of an unchanged head would pay for a 200. The list is newest first, as the gate expects.
+      this.pages<RawStatus[]>("GET /repos/{owner}/{repo}/commits/{ref}/statuses", { ref: sha }, `list the commit statuses of ${sha.slice(0, 12)}`),
     ]);
     return {
       sha,
       checkRuns: runs.flatMap((page) => (Array.isArray(page) ? page : (page.check_runs ?? []))).map(toCheckRun),
-      statuses: statuses.flatMap((page) => page.statuses ?? []).map(toStatus),
+      statuses: statuses.flat().map(toStatus),
     };
   }
 
