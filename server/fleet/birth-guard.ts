@@ -3,7 +3,7 @@
 // of the fast deaths back in the backlog, giving back the attempts those deaths spent.
 import type { FleetConfig } from "../../schemas/config.js";
 import type { Forge } from "../gh/forge.js";
-import type { Lease } from "../state/claims.js";
+import type { Lease } from "../gh/lease.js";
 import { attemptLabel, parseAttemptLabel } from "../state/markers.js";
 import type { WorkingSet } from "../state/rebuild.js";
 import type { Snapshot } from "../state/snapshot.js";

@@ -22,7 +22,8 @@ import type { Forge, MergeMethod, PullDetail, RequiredChecks } from "../gh/forge
 import { ForgeError } from "../gh/errors.js";
 import type { GitAuth } from "../gh/git.js";
 import type { RefStore } from "../gh/refstore.js";
-import { FencedError, type Lease } from "../state/claims.js";
+import { FencedError } from "../state/claims.js";
+import type { Lease } from "../gh/lease.js";
 import { evaluateGate } from "../state/gate.js";
 import { parseFleetBranch, sameLogin } from "../state/markers.js";
 import type { FleetConfig } from "../../schemas/config.js";

@@ -3,7 +3,7 @@
 // is theirs). My claims are further classified by the state of the PR that carries the work.
 
 import type { Heartbeat, ClaimRef, SnapshotPull } from "./snapshot.js";
-import type { RequiredChecks } from "../gh/forge.js";
+import type { RequiredChecks } from "./ports.js";
 import { evaluateGate, type GateResult } from "./gate.js";
 
 export type MineStatus = "awaiting_merge" | "awaiting_ci" | "failure" | "no_pr";
