@@ -269,6 +269,13 @@ const LandingSchema = z
       .boolean()
       .default(true)
       .describe("Delete the worker branch after its PR lands."),
+    lock_ttl_seconds: intIn(60, 86_400)
+      .default(600)
+      .describe("Seconds after which another host may take over the landing lock (`<namespace>/lock/landing`) of a host that died mid-landing. A local gate's time (`gate.timeout_seconds` per sync round) is added, since it runs under the lock. A clean stop always releases the lock at once."),
+    allow_untested_race: z
+      .boolean()
+      .default(false)
+      .describe('Accept a landing under which the base can move to a tree no gate ran: the merge API ("squash" or "merge") on a base that does not require branches to be up to date, where a commit landing inside the merge call is merged with the PR unseen. Off: such a setup is refused with the fix (use "push", or require up-to-date branches on the base).'),
   })
   .describe("Landing: green PRs land one at a time, each after a sync with the current base and a fresh gate.");
 
@@ -301,6 +308,9 @@ const WorkerSchema = z
       .array(regexSource)
       .default(() => [...DEFAULT_NETWORK_PATTERNS])
       .describe("Regular expressions (case-insensitive) that recognise an agent retrying because it cannot reach its API. Three matches in one run end that worker and pause births for a backoff; no attempt is spent."),
+    checkpoint_seconds: intIn(30, 86_400)
+      .default(300)
+      .describe("While a worker runs, its new commits are pushed to its branch this often (fenced by the claim), and once more when it exits: a host on another machine continues from the branch tip instead of starting over."),
   })
   .superRefine((worker, ctx) => {
     worker.env_passthrough.forEach((pattern, i) => {

@@ -133,6 +133,19 @@ describe("renderBoard", () => {
     assert.match(failed, /- \[ \] Checks green \(failed on this attempt\)/);
   });
 
+  it("shows a released claim as terminal, with why, instead of a stale phase", () => {
+    const released = renderBoard({
+      ...BASE,
+      phase: "released",
+      note: "the fleet stopped before this issue had a PR",
+      history: [...BASE.history, { phase: "released", since: "2026-03-01T12:00:00Z" }],
+    });
+    assert.match(released, /### afk-mcp: Released: back in the backlog/);
+    assert.match(released, /No fleet is working on this issue now: the fleet stopped before this issue had a PR\./);
+    assert.doesNotMatch(released, /- \[ \]/, "no checklist once released");
+    assert.match(released, /\| Released \| 2026-03-01 12:00 UTC \| — \|/);
+  });
+
   it("escapes hostile check names and URLs: no markers, no HTML, no broken tables", () => {
     const verdict = '<!-- afk:verdict {"kind":"already-satisfied","reason":"x"} -->';
     const board = renderBoard({

@@ -66,6 +66,21 @@ const rows: { name: string; in: DecideInput; kinds: string[] }[] = [
   { name: "blocked on nothing anyone can name: escalate, never an endless redispatch", in: input([claim(1)], { 1: blocked([], []) }), kinds: ["escalate"] },
   { name: "stopping, a worker that finished on its own: its commits become a PR", in: input([claim(1)], { 1: finished(false) }, { stopping: true }), kinds: ["open_pr"] },
   { name: "stopping, a killed worker's commits: release, never proposed", in: input([claim(1)], { 1: finished(true) }, { stopping: true }), kinds: ["release"] },
+  {
+    name: "stopping, a red PR with attempts left: the retry is recorded, then the claim between two attempts is released",
+    in: input([claim(1, { status: "failure", pr: 9, failing: ["ci"] })], {}, { stopping: true }),
+    kinds: ["retry", "release"],
+  },
+  {
+    name: "stopping, a hung worker killed with attempts left: release after the retry, never a birth",
+    in: input([claim(1)], { 1: { worker: "running", liveness: "kill", kills: 1 } }, { stopping: true }),
+    kinds: ["kill", "retry", "release"],
+  },
+  {
+    name: "stopping, a red PR out of attempts: escalate (terminal, releases the claim itself)",
+    in: input([claim(1, { status: "failure", pr: 9, failing: ["ci"], attempt: 2 })], {}, { stopping: true }),
+    kinds: ["escalate"],
+  },
   { name: "stopping, a worker still running: wait for it", in: input([claim(1)], { 1: { worker: "running", liveness: "active" } }, { stopping: true }), kinds: [] },
 ];
 

@@ -52,7 +52,23 @@ export class Board {
     this.upserter.forget(issue);
   }
 
-  private render(issue: number, phase: BoardPhase, h: History, maxAttempts: number, pr: number | null, instance: string, host: string): string {
+  /**
+   * The board of a claim the fleet let go without finishing it (a stop, a breaker sweep, a human
+   * taking it back): marked released, so it no longer says "Coding". A board only this fleet
+   * wrote is edited; an issue without one gets none.
+   */
+  async released(issue: number, maxAttempts: number, note: string): Promise<void> {
+    const h = this.enter(issue, "released");
+    const body = this.render(issue, "released", h, maxAttempts, null, this.who.instance, this.who.host, note);
+    try {
+      await this.upserter.upsert(issue, body, { onlyExisting: true });
+    } finally {
+      this.history.delete(issue);
+      this.upserter.forget(issue);
+    }
+  }
+
+  private render(issue: number, phase: BoardPhase, h: History, maxAttempts: number, pr: number | null, instance: string, host: string, note?: string): string {
     // Render with the time the phase began, not now: an unchanged phase renders the same text
     // tick after tick, so it costs no request.
     const last = h.phases[h.phases.length - 1];
@@ -66,6 +82,7 @@ export class Board {
       pr: pr ? { number: pr, url: "" } : null,
       instance: instance || this.who.instance,
       host: host || this.who.host,
+      ...(note ? { note } : {}),
     });
   }
 }

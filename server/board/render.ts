@@ -15,9 +15,9 @@ import type { Comment, Forge } from "../gh/forge.js";
 import { ForgeError, UsageError } from "../gh/errors.js";
 import { BOARD_MARKER, DEFAULT_ESCALATE_LABEL, DEFAULT_READY_LABEL, sameLogin } from "../state/markers.js";
 
-export type BoardPhase = "claimed" | "coding" | "pr_open" | "ci_failed" | "awaiting_merge" | "merged" | "escalated";
+export type BoardPhase = "claimed" | "coding" | "pr_open" | "ci_failed" | "awaiting_merge" | "merged" | "escalated" | "released";
 
-export const BOARD_PHASES: readonly BoardPhase[] = ["claimed", "coding", "pr_open", "ci_failed", "awaiting_merge", "merged", "escalated"];
+export const BOARD_PHASES: readonly BoardPhase[] = ["claimed", "coding", "pr_open", "ci_failed", "awaiting_merge", "merged", "escalated", "released"];
 
 /** Tags the fleet's escalation comment (so a restarted host can see it already posted one). */
 export const ESCALATION_MARKER = "<!-- afk:escalation -->";
@@ -48,6 +48,8 @@ export interface BoardInput {
   checks?: readonly BoardCheck[] | null;
   instance: string;
   host: string;
+  /** Why the fleet let go (a released board): one line, fleet-written, never issue text. */
+  note?: string | null;
 }
 
 const TITLES: Record<BoardPhase, string> = {
@@ -58,6 +60,7 @@ const TITLES: Record<BoardPhase, string> = {
   awaiting_merge: "Green: waiting to land",
   merged: "Merged",
   escalated: "Escalated: needs a human",
+  released: "Released: back in the backlog",
 };
 
 const NAMES: Record<BoardPhase, string> = {
@@ -68,13 +71,14 @@ const NAMES: Record<BoardPhase, string> = {
   awaiting_merge: "Waiting to land",
   merged: "Merged",
   escalated: "Escalated",
+  released: "Released",
 };
 
-const TERMINAL = new Set<BoardPhase>(["merged", "escalated"]);
+const TERMINAL = new Set<BoardPhase>(["merged", "escalated", "released"]);
 
 // The checklist a reader follows, and how far each phase has come along it.
 const STEPS = ["Claimed", "Coding", "PR open", "Checks green", "Merged"] as const;
-const REACHED: Record<BoardPhase, number> = { claimed: 1, coding: 2, pr_open: 3, ci_failed: 3, awaiting_merge: 4, merged: 5, escalated: 0 };
+const REACHED: Record<BoardPhase, number> = { claimed: 1, coding: 2, pr_open: 3, ci_failed: 3, awaiting_merge: 4, merged: 5, escalated: 0, released: 0 };
 
 /** History rows shown at most (the oldest are summarized). */
 const MAX_HISTORY_ROWS = 20;
@@ -94,6 +98,8 @@ export function renderBoard(input: BoardInput): string {
 
   if (input.phase === "escalated") {
     lines.push("The fleet stopped working on this issue; the comment below says where it got stuck.", "");
+  } else if (input.phase === "released") {
+    lines.push(`No fleet is working on this issue now${input.note ? `: ${escapeInline(input.note)}` : ""}. It stays in the backlog, and a fleet takes it up again when it is picked.`, "");
   } else {
     const reached = REACHED[input.phase];
     STEPS.forEach((step, i) => {
@@ -284,12 +290,13 @@ export class BoardUpserter {
     private readonly login: string,
   ) {}
 
-  upsert(issue: number, body: string): Promise<{ action: UpsertAction; commentId: number }> {
+  /** Writes the board; with `onlyExisting`, only edits one that exists (a release does not open a board). */
+  upsert(issue: number, body: string, options: { onlyExisting?: boolean } = {}): Promise<{ action: UpsertAction; commentId: number }> {
     if (!body.startsWith(BOARD_MARKER)) {
       return Promise.reject(new UsageError(`a board body must start with ${BOARD_MARKER}: render it with renderBoard`));
     }
     const previous = this.queues.get(issue) ?? Promise.resolve();
-    const job = (): Promise<{ action: UpsertAction; commentId: number }> => this.upsertNow(issue, body);
+    const job = (): Promise<{ action: UpsertAction; commentId: number }> => this.upsertNow(issue, body, options.onlyExisting === true);
     const next = previous.then(job, job);
     const tail = next.then(
       () => undefined,
@@ -307,13 +314,14 @@ export class BoardUpserter {
     this.known.delete(issue);
   }
 
-  private async upsertNow(issue: number, body: string): Promise<{ action: UpsertAction; commentId: number }> {
+  private async upsertNow(issue: number, body: string, onlyExisting: boolean): Promise<{ action: UpsertAction; commentId: number }> {
     let known = this.known.get(issue);
     if (!known) {
       const found = this.find(await this.forge.listComments(issue));
       known = { id: found?.id ?? null, body: found?.body ?? null };
       this.known.set(issue, known);
     }
+    if (onlyExisting && known.id === null) return { action: "unchanged", commentId: 0 };
     if (known.id !== null && known.body === body) return { action: "unchanged", commentId: known.id };
     if (known.id !== null) {
       try {

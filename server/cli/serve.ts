@@ -5,6 +5,7 @@ import type { Command } from "./command.js";
 import { FleetHost } from "../host/host.js";
 import { createServer } from "../server.js";
 import { UsageError } from "../gh/errors.js";
+import { watchShutdown } from "../host/shutdown.js";
 
 /**
  * AFK_TIME_SCALE (0 < x <= 1) shortens the loop's pacing and thresholds: for tests and
@@ -33,16 +34,21 @@ Options:
   async run(values) {
     const host = new FleetHost({ timeScale: timeScaleFromEnv(process.env) });
     const server = createServer(host, { readOnly: values["read-only"] === true });
-    const transport = new StdioServerTransport();
-    await server.connect(transport);
-    await new Promise<void>((resolve) => {
-      transport.onclose = () => resolve();
-      process.stdin.on("end", () => resolve());
+    // stdout is the protocol: the operator's lines go to stderr.
+    const shutdown = watchShutdown({
+      say: (line) => process.stderr.write(`afk-mcp: ${line}\n`),
+      abandon: () => host.abandon(),
+      stdin: process.stdin,
     });
+    const transport = new StdioServerTransport();
+    transport.onclose = () => shutdown.request("closed");
+    await server.connect(transport);
+    await shutdown.requested;
     // The session that registered the projects is gone: stop them and their workers (claims
-    // with a PR are kept; committed work stays on its branch for a later session to continue).
+    // with a PR are kept; committed work is checkpointed to its branch for a later session).
     await host.close();
     await server.close();
+    shutdown.dispose();
     return 0;
   },
 };

@@ -25,6 +25,8 @@ export interface SweepDeps {
   config: FleetConfig;
   memory: IssueMemories;
   log: SupervisorLog;
+  /** Called once an issue's claim is let go (its board is marked released). */
+  onReleased?: (issue: number) => Promise<void>;
 }
 
 export class BirthGuard {
@@ -132,6 +134,7 @@ export class BirthGuard {
         const run = memory.run(n);
         if (run && !run.exitFacts) await run.handle.kill("circuit breaker tripped");
         if (claim) await lease.release(n, claim.sha).catch(() => false);
+        await deps.onReleased?.(n);
         if (issue) {
           const lines = this.deathLines.get(n) ?? [];
           await forge.createComment(

@@ -21,6 +21,7 @@ import type { FleetDeps, Registration } from "./registration.js";
 import { errorData, errorText, supervisorLog, type SupervisorLog } from "./supervisor-log.js";
 import { emptyReport, summaryLine, type TickReport } from "./tick-report.js";
 import { birth, type BirthInput } from "./worker-runs.js";
+import { drainClaims, releasedBoard } from "./drain.js";
 import { redactText } from "../lanes/redact.js";
 
 export type { FleetDeps, Registration } from "./registration.js";
@@ -41,6 +42,8 @@ export class RepoFleet implements FleetRuntime {
   private emptyTicks = 0;
   private lastReport: TickReport | null = null;
   private wake: (() => void) | null = null;
+  /** Claims this instance holds as of its last tick (what an abrupt exit would leave behind). */
+  private held = new Set<number>();
   private loopDone: Promise<void> | null = null;
   private ticking: Promise<TickReport> | null = null;
 
@@ -80,11 +83,18 @@ export class RepoFleet implements FleetRuntime {
     if (this.stopping) await this.finish();
   }
 
-  /** The end of a stop: with no claim left, the lease goes too. */
+  /**
+   * The end of a stop: every claim without an open PR is released (read from GitHub now, see
+   * drain.ts), and with no claim left the lease goes too.
+   */
   private async finish(): Promise<void> {
-    const last = this.lastReport;
-    if (last && last.error === null && last.in_flight === 0) await this.deps.lease.retire().catch(() => undefined);
-    this.log("info", "stopped", `stopped; ${last?.in_flight ?? 0} claim(s) with a PR kept for a later run or a peer`);
+    const busy = new Set(this.memory.runs().filter((run) => !run.exitFacts).map((run) => run.issue));
+    const kept = await drainClaims(this, busy, (n) => {
+      this.drained.add(n);
+      this.held.delete(n);
+    });
+    if (kept !== null && kept.length === 0) await this.deps.lease.retire().catch(() => undefined);
+    this.log("info", "stopped", `stopped; ${kept?.length ?? this.held.size} claim(s) with a PR kept for a later run or a peer`);
   }
 
   private sleep(ms: number): Promise<void> {
@@ -185,6 +195,11 @@ export class RepoFleet implements FleetRuntime {
     return this.lastReport;
   }
 
+  /** The claims this instance held at its last tick, ascending. */
+  heldClaims(): number[] {
+    return [...this.held].sort((a, b) => a - b);
+  }
+
   birthsHeld(): boolean {
     return this.guard.paused(this.stopping) !== null;
   }
@@ -215,7 +230,14 @@ export class RepoFleet implements FleetRuntime {
       if (this.guard.hasUnswept()) {
         // The breaker owns these issues now: no decision of this tick may retry or continue them.
         const owned = this.guard.owned();
-        await this.guard.sweep(set, snapshot, { forge: this.deps.conn.forge, lease: this.deps.lease, config: this.registration.config, memory: this.memory, log: this.log });
+        await this.guard.sweep(set, snapshot, {
+          forge: this.deps.conn.forge,
+          lease: this.deps.lease,
+          config: this.registration.config,
+          memory: this.memory,
+          log: this.log,
+          onReleased: (n) => releasedBoard(this, n, "the circuit breaker tripped: the worker command kept dying within seconds"),
+        });
         set = { ...set, mine: set.mine.filter((m) => !owned.has(m.issue)) };
       }
       await this.dropOrphans(set);
@@ -241,7 +263,9 @@ export class RepoFleet implements FleetRuntime {
           this.actionFailed(action, error);
         }
       }
-      await this.renderBoards(set);
+      await this.renderBoards(set, report);
+      const ended = new Set([...report.merged, ...report.escalated, ...report.closed, ...report.released]);
+      this.held = new Set([...set.mine.map((m) => m.issue), ...report.dispatched, ...report.reclaimed].filter((n) => !ended.has(n)));
       report.in_flight = set.mine.length + report.dispatched.length + report.reclaimed.length - report.merged.length - report.escalated.length - report.closed.length - report.released.length;
       report.frontier_remaining = Math.max(0, set.frontier.dispatch.length - report.dispatched.length);
       report.workers = this.memory.runs().filter((r) => !r.exitFacts).length;
@@ -297,10 +321,12 @@ export class RepoFleet implements FleetRuntime {
     await this.deps.conn.forge.createComment(issue, formatVerdict(verdict));
   }
 
-  private async renderBoards(set: WorkingSet): Promise<void> {
+  private async renderBoards(set: WorkingSet, report: TickReport): Promise<void> {
     if (!this.registration.config.board.enabled) return;
+    // A claim this tick let go has its last board already (merged, escalated, released).
+    const ended = new Set([...report.merged, ...report.escalated, ...report.closed, ...report.released]);
     for (const claim of set.mine) {
-      if (!claim.issueOpen) continue;
+      if (!claim.issueOpen || ended.has(claim.issue)) continue;
       const phase: BoardPhase =
         claim.status === "awaiting_merge" ? "awaiting_merge" : claim.status === "awaiting_ci" ? "pr_open" : claim.status === "failure" ? "ci_failed" : this.memory.hasRun(claim.issue) ? "coding" : "claimed";
       await this.board

@@ -35,6 +35,8 @@ import { laneDir, openLanes, queryLane, LaneQueryError, type LaneWriter } from "
 import { workRepoFor } from "../workers/worktrees.js";
 import { parseSlug, formatSlug } from "../gh/slug.js";
 import { preconditionsPass } from "./preconditions.js";
+import { endWorkerGroupsNow } from "../workers/spawn.js";
+import { heldLandingLocks, releaseHeldLandingLocks } from "../landing/held-locks.js";
 
 export interface HostOptions {
   env?: NodeJS.ProcessEnv;
@@ -316,6 +318,27 @@ export class FleetHost implements Host {
   async close(): Promise<void> {
     await Promise.all([...this.running.values()].map((p) => (p.isStopped() ? undefined : p.stop(true).catch(() => undefined))));
     for (const lanes of this.lanes.values()) lanes.close();
+  }
+
+  /**
+   * The process must exit now (a second signal during a drain): end every worker group at
+   * once and release a landing lock held mid-landing, then say what is left behind. Claims stay:
+   * a restart on this state dir continues them, any host reclaims them once the lease lapses.
+   */
+  async abandon(): Promise<string> {
+    const held = [...this.running.values()].flatMap((p) => p.heldClaims());
+    const workers = endWorkerGroupsNow();
+    const locking = heldLandingLocks();
+    const unlocked = locking > 0 ? await releaseHeldLandingLocks() : 0;
+    for (const lanes of this.lanes.values()) lanes.close();
+    const parts = [
+      held.length > 0
+        ? `left ${held.length} claim(s) (${held.map((n) => `#${n}`).join(", ")}): a restart continues them, another host reclaims them once the lease lapses`
+        : "left no claim",
+      `ended ${workers} worker process group(s)`,
+      locking === 0 ? "no landing was in progress" : unlocked === locking ? "released the landing lock" : "could not release the landing lock: it lapses after landing.lock_ttl_seconds",
+    ];
+    return parts.join("; ");
   }
 
   private requireRunning(repo: string | undefined, tool: string): { project: RepoFleet; connected: RepoAccess } {

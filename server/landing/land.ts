@@ -29,6 +29,7 @@ import { parseFleetBranch, sameLogin } from "../state/markers.js";
 import type { FleetConfig } from "../../schemas/config.js";
 import { GateCache, gateCommit, gateEnv, type GateCommitResult } from "../workers/gate.js";
 import { PushRejectedError, WorktreeError, type WorkRepo } from "../workers/worktrees.js";
+import { holdLandingLock } from "./held-locks.js";
 import { checkEvidence, type CiEvidence } from "./ci-evidence.js";
 import { LandingGit } from "./landing-git.js";
 import { acquireLock, DEFAULT_LOCK_TTL_SECONDS, landingLockRef, serialized } from "./landing-lock.js";
@@ -65,7 +66,7 @@ export interface LandingContext {
   gateEnv?: Record<string, string>;
   /** The base's required checks, when the caller read them this tick (saves requests). */
   requiredChecks?: RequiredChecks;
-  /** Seconds after which another host may take the landing lock over; default 600 (+ the gate timeout for a local gate). */
+  /** Seconds after which another host may take the landing lock over; default `landing.lock_ttl_seconds` (+ the gate timeout for a local gate). */
   lockTtlSeconds?: number;
   now?: () => Date;
 }
@@ -153,10 +154,11 @@ async function landSerialized(ctx: LandingContext, input: LandInput): Promise<La
     input.issue,
   );
   if (!lock.held) return { outcome: "busy", why: lock.why };
+  const release = holdLandingLock(ctx.refs, landingLockRef(ctx.config.namespace), lock.sha);
   try {
     return await landLocked(ctx, input, pull);
   } finally {
-    await ctx.refs.remove(landingLockRef(ctx.config.namespace), lock.sha).catch(() => undefined);
+    await release().catch(() => undefined);
   }
 }
 
@@ -193,7 +195,7 @@ function lockTtl(ctx: LandingContext): number {
   if (ctx.lockTtlSeconds !== undefined) return ctx.lockTtlSeconds;
   // A local gate runs under the lock, up to MAX_SYNC_ROUNDS times.
   const gate = ctx.config.gate.ci === "local" ? ctx.config.gate.timeout_seconds * MAX_SYNC_ROUNDS : 0;
-  return DEFAULT_LOCK_TTL_SECONDS + gate;
+  return (ctx.config.landing.lock_ttl_seconds ?? DEFAULT_LOCK_TTL_SECONDS) + gate;
 }
 
 async function landLocked(ctx: LandingContext, input: LandInput, pull: PullDetail): Promise<LandResult> {

@@ -208,6 +208,7 @@ async function handle(forge: LocalForge, router: Router, req: IncomingMessage, r
     ...answer.headers,
     "x-github-api-version-selected": "2022-11-28",
     "x-github-media-type": "github.v3; format=json",
+    ...(user?.scopes ? { "x-oauth-scopes": user.scopes.join(", ") } : {}),
   };
   let status = answer.status;
   let body = answer.body;

@@ -11,6 +11,11 @@ export interface UserRecord {
   token: string;
   admin: boolean;
   createdAt: string;
+  /**
+   * A classic token's OAuth scopes, sent as `x-oauth-scopes` on every authenticated answer;
+   * absent for a fine-grained or app token, which GitHub answers without that header.
+   */
+  scopes?: string[];
 }
 
 export interface LabelRecord {

@@ -245,6 +245,16 @@ export function decide(input: DecideInput): Decision {
   // Retries start a fresh worker too: they take a slot like any birth.
   for (const action of actions) if (action.kind === "retry") births.push(action);
   const ordered: Action[] = actions.filter((a) => a.kind !== "retry");
+  if (input.stopping) {
+    // Draining: the retry's bookkeeping stands (attempt label, PR closed with its evidence), but
+    // no worker starts, so the claim would sit between two attempts with no PR: release it, and
+    // a later run dispatches the next attempt from the backlog.
+    for (const retry of births) {
+      if (retry.kind !== "retry") continue;
+      ordered.push(retry, { kind: "release", issue: retry.issue, sha: retry.sha, why: "the project is stopping between two attempts", killWorker: false });
+    }
+    return { actions: ordered, workers: running, birthsHeld: "stopping" };
+  }
 
   let room = Math.max(0, input.target - running);
   let birthsHeld: string | null = null;

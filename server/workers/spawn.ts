@@ -172,6 +172,21 @@ function signalGroup(pgid: number, signal: NodeJS.Signals): void {
   }
 }
 
+/** Process groups of workers started by this process and not yet ended (see endWorkerGroupsNow). */
+const liveGroups = new Set<number>();
+
+/**
+ * SIGKILLs every worker group this process started and has not seen end: the last act of a
+ * process that must exit at once (a second signal), so that no worker outlives its host
+ * unwatched. Synchronous on purpose. Returns how many groups were signalled.
+ */
+export function endWorkerGroupsNow(): number {
+  const groups = [...liveGroups];
+  for (const pgid of groups) signalGroup(pgid, "SIGKILL");
+  liveGroups.clear();
+  return groups.length;
+}
+
 /** Whether any live (non-zombie) process remains in the group. */
 export async function groupAlive(pgid: number): Promise<boolean> {
   const members = await processGroupMembers(pgid);
@@ -273,6 +288,7 @@ export async function startWorker(opts: StartWorkerOptions): Promise<WorkerHandl
   // After a successful spawn an 'error' can only be a failed signal; never let it crash the host.
   child.on("error", () => {});
   const pid = child.pid!;
+  liveGroups.add(pid);
   const startedAt = Date.now();
   let lastOutput = startedAt;
   const ring: TailLine[] = [];
@@ -320,6 +336,7 @@ export async function startWorker(opts: StartWorkerOptions): Promise<WorkerHandl
         } catch {
           // best effort
         }
+        liveGroups.delete(pid);
         await Promise.race([streamsClosed, sleep(DRAIN_MS)]);
         child.stdout?.destroy();
         child.stderr?.destroy();

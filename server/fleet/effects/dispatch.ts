@@ -3,7 +3,8 @@ import { defineEffect } from "./effect.js";
 
 export const dispatch = defineEffect("dispatch", async (fleet, tick, action) => {
   const issue = tick.issues.get(action.issue);
-  if (!issue) return;
+  // A tick that decided before births were held (a stop, a breaker trip) claims nothing new.
+  if (!issue || fleet.birthsHeld()) return;
   const claimed = await fleet.deps.lease.claim(action.issue);
   if (!claimed.won) {
     fleet.log("info", "claim_lost", `#${action.issue}: a peer claimed it first`, action.issue);

@@ -4,6 +4,8 @@ import { defineEffect } from "./effect.js";
 import { attemptOf } from "./failure.js";
 
 export const reclaim = defineEffect("reclaim", async (fleet, tick, action) => {
+  // A tick that decided before births were held (a stop, a breaker trip) takes no new claim.
+  if (!action.thenRelease && fleet.birthsHeld()) return;
   const outcome = await fleet.deps.lease.reclaim(action.issue, action.sha);
   if (!outcome.won) return;
   fleet.log("info", "reclaimed", `#${action.issue}: reclaimed a stale claim from ${action.from ?? "an unknown instance"}`, action.issue);

@@ -1,5 +1,6 @@
 // release: let go of a claim (the issue closed, a human took it back, a stop drained it).
 import { defineEffect } from "./effect.js";
+import { releasedBoard } from "../drain.js";
 
 export const release = defineEffect("release", async (fleet, tick, action) => {
   const run = fleet.memory.run(action.issue);
@@ -8,4 +9,5 @@ export const release = defineEffect("release", async (fleet, tick, action) => {
   fleet.memory.forget(action.issue);
   tick.report.released.push(action.issue);
   fleet.log("info", "released", `#${action.issue}: claim released (${action.why})`, action.issue);
+  await releasedBoard(fleet, action.issue, action.why);
 });
