@@ -4,7 +4,8 @@
 // answer: none of them may leave a claim nobody works on (invariant 4).
 import type { Forge } from "../gh/forge.js";
 import type { RefStore } from "../gh/refstore.js";
-import { parseNamespace, type Lease } from "../state/claims.js";
+import { parseNamespace } from "../state/claims.js";
+import type { Lease } from "../gh/lease.js";
 import { parseFleetBranch, sameLogin } from "../state/markers.js";
 import type { FleetRuntime } from "./effects/effect.js";
 import { errorData, errorText } from "./supervisor-log.js";
