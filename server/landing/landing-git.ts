@@ -1,6 +1,6 @@
 // The few git moves the landing makes itself in the fleet's bare work repository: fetching the
 // tips into private refs, ancestry, pushes guarded by a lease, and checking what a merge landed.
-import { git, gitRaw, type GitAuth, type GitResult } from "../gh/git.js";
+import { git, gitRaw, pushRejection, type GitAuth, type GitResult } from "../gh/git.js";
 import { GitError } from "../gh/errors.js";
 import type { WorkRepo } from "../workers/worktrees.js";
 
@@ -80,7 +80,7 @@ export class LandingGit {
     const args = ["-c", "push.gpgSign=false", "push", "--porcelain", "--no-verify", `--force-with-lease=${ref}:${expected}`, "origin", `${sha ?? ""}:${ref}`];
     const result = await this.networkRaw(args);
     if (result.exitCode === 0) return { ok: true };
-    const verdict = rejection(result.stdout, ref);
+    const verdict = pushRejection(result.stdout, ref);
     const why = verdict ?? (result.stderr.trim().split("\n").pop() || `exit code ${result.exitCode}`);
     return { ok: false, lostRace: verdict !== null && /stale info|fetch first|non-fast-forward|already exists|incorrect old value|but expected|cannot lock ref/i.test(verdict), why };
   }
@@ -121,14 +121,6 @@ export class LandingGit {
   }
 }
 
-// `git push --porcelain`: "!\t<src>:<dst>\t[rejected] (reason)" for a refused ref.
-export function rejection(stdout: string, ref: string): string | null {
-  for (const line of stdout.split("\n")) {
-    const [flag, refs, summary] = line.split("\t");
-    if (flag === "!" && refs !== undefined && refs.endsWith(`:${ref}`)) return summary ?? "rejected";
-  }
-  return null;
-}
 
 function short(sha: string): string {
   return sha.slice(0, 12);

@@ -2,7 +2,7 @@
 // (preconditions, frontier in order, exclusions with reasons, my claims, peers, stragglers,
 // rate limit); "issue" says where one issue stands; "worker" lists live workers.
 import { statusInput, statusOutput } from "../../schemas/tools.js";
-import { renderPlan } from "../host/plan.js";
+import { renderPlan } from "../host/api.js";
 import { defineTool } from "./define.js";
 
 export const statusTool = defineTool({
