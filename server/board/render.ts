@@ -15,9 +15,9 @@ import type { Comment, Forge } from "../gh/forge.js";
 import { ForgeError, UsageError } from "../gh/errors.js";
 import { BOARD_MARKER, DEFAULT_ESCALATE_LABEL, DEFAULT_READY_LABEL, sameLogin } from "../state/markers.js";
 
-export type BoardPhase = "claimed" | "coding" | "pr_open" | "ci_failed" | "awaiting_merge" | "merged" | "escalated" | "released";
+import { BOARD_PHASES, type BoardPhase } from "../state/board-phase.js";
 
-export const BOARD_PHASES: readonly BoardPhase[] = ["claimed", "coding", "pr_open", "ci_failed", "awaiting_merge", "merged", "escalated", "released"];
+export { BOARD_PHASES, type BoardPhase };
 
 /** Tags the fleet's escalation comment (so a restarted host can see it already posted one). */
 export const ESCALATION_MARKER = "<!-- afk:escalation -->";

@@ -60,7 +60,7 @@ export async function localFacts(ctx: FactsContext, set: WorkingSet, snapshot: S
         reading = await tracker.sample(run.handle.pid);
         decision = assess();
       }
-      facts.liveness = decision.state === "kill" ? "kill" : decision.state === "busy" ? "busy" : decision.state === "stall_candidate" ? "stall_candidate" : "active";
+      facts.liveness = decision.state;
       facts.idleSeconds = (now.getTime() - activity) / 1000;
       // One record per change of state, not one per tick: a worker quiet for an hour would
       // otherwise fill the lane with the same line.
@@ -101,6 +101,10 @@ export async function localFacts(ctx: FactsContext, set: WorkingSet, snapshot: S
       if (verdict) facts.worker = "exited";
       facts.outcome = verdict ? "verdict" : "nothing";
       facts.idleSeconds = Number.POSITIVE_INFINITY;
+    }
+    if (verdict?.kind === "already-satisfied") {
+      // Changes on the branch refute the verdict (decide retries instead of closing the issue).
+      facts.changes = await deps.workRepo.hasChangesAgainstBase(claim.issue, registration.base).catch(() => false);
     }
     if (verdict?.kind === "blocked") {
       // The worker's own word counts next to the graph's links: a blocker it found that nobody
