@@ -110,6 +110,16 @@ describe("doctor: the token and its scopes, against the local forge", () => {
     assert.equal(doctorExitCode(checks), 1);
   });
 
+  it("an empty GITHUB_TOKEN (what `${GITHUB_TOKEN:-}` gives an MCP server when unset) falls back to `gh auth token`", async () => {
+    const withGh = join(dir, "with-gh");
+    await mkdir(withGh, { recursive: true });
+    await writeFile(join(withGh, "gh"), `#!/bin/sh\n[ "$1 $2" = "auth token" ] && echo "${forge.token}" && exit 0\nexit 1\n`);
+    await chmod(join(withGh, "gh"), 0o755);
+    const c = byName(await runDoctor({ env: env({ GITHUB_API_URL: forge.apiUrl, GITHUB_TOKEN: "", PATH: withGh }), nodeVersion: "22.0.0" }));
+    assert.equal(c.token.status, "ok", c.token.detail);
+    assert.match(c.token.detail, /^from gh auth token, signed in as /);
+  });
+
   it("no token at all (no env, no gh on PATH): fails naming GITHUB_TOKEN and gh auth login; the API is not contacted", async () => {
     const c = byName(await runDoctor({ env: env({ GITHUB_API_URL: forge.apiUrl }), nodeVersion: "22.0.0" }));
     assert.equal(c.token.status, "fail");

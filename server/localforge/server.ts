@@ -133,6 +133,8 @@ async function handle(forge: LocalForge, router: Router, req: IncomingMessage, r
       return;
     }
     const pusher = auth.kind === "user" ? auth.user.login : null;
+    // The exchange itself is a POST; the GET of info/refs only advertises refs.
+    if (method === "POST") forge.accounting.recordGit(needsAuth ? "receive-pack" : "upload-pack");
     await serveGit({
       req,
       res,
@@ -227,7 +229,7 @@ async function handle(forge: LocalForge, router: Router, req: IncomingMessage, r
   }
   const budget = spend ? forge.rateLimits.spend(budgetKey) : forge.rateLimits.peek(budgetKey);
   Object.assign(headers, rateLimitHeaders(budget));
-  forge.accounting.record(routeKey, status, spend);
+  forge.accounting.record(routeKey, status, spend, method !== "GET" && method !== "HEAD");
   send(res, status, headers, body === undefined ? undefined : text, method === "HEAD");
   onResponse?.({ method, path: safeDecodePath(rawPath), rawPath, status, body: body === undefined ? null : body });
 }

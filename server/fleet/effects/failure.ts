@@ -41,6 +41,7 @@ export async function retryIssue(fleet: FleetRuntime, tick: TickScope, action: A
   const run = fleet.memory.run(n);
   if (run && !run.exitFacts) await run.handle.kill("retrying");
   fleet.memory.endRun(n);
+  tick.events.settled.push(n);
   fleet.board.enter(n, "ci_failed");
   fleet.log("info", "retry", `#${n}: attempt ${attempt + 1} of ${cfg.retry + 1} after: ${brief.summary}`, n, { attempt: attempt + 1 });
   if (issue) {

@@ -12,7 +12,14 @@ export const land = defineEffect("land", async (fleet, tick, action) => {
   if (action.exclusive && (tick.report.merged.length > 0 || fleet.landingSlot !== null)) return;
   const issue = tick.issues.get(action.issue);
   const outcome = await fleet.landing.land({ issue: action.issue, title: issue?.title ?? `#${action.issue}`, claimSha: action.sha, pr: action.pr, head: action.head });
-  if (outcome.outcome === "synced") fleet.landingSlot = action.issue;
+  if (outcome.outcome === "synced") {
+    fleet.landingSlot = action.issue;
+    // The synced head's checks start now: the wait watches them.
+    tick.events.pushed.push({ issue: action.issue, pr: action.pr, head: outcome.head });
+  } else if (outcome.outcome === "busy") {
+    // Another host holds the landing lock: its landing moves the base, which wakes us.
+    tick.events.blocked.push(action.issue);
+  }
   await afterLanding(fleet, tick, action, outcome);
 });
 
