@@ -12,7 +12,8 @@ import { quotaPause, type QuotaDetection } from "../workers/quota.js";
 import { fenced, pauseReason } from "../workers/runtime-failures.js";
 import { neutralizeMarkers } from "../board/render.js";
 import type { IssueMemories } from "./issue-memory.js";
-import { errorData, oneLine, type SupervisorLog } from "./supervisor-log.js";
+import { errorData, type SupervisorLog } from "./supervisor-log.js";
+import { oneLine } from "../text/text.js";
 
 export interface Pause {
   until: Date | null;

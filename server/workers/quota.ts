@@ -5,6 +5,7 @@
 // The messages themselves are config (`worker.quota_patterns`, `auth_patterns`,
 // `refusal_patterns`, `network_patterns`); the reset-time forms every runtime prints are here,
 // one parser each, table-tested.
+import { stripAnsi } from "../text/text.js";
 
 /**
  * quota: a usage limit (births resume at its reset); auth: a missing or expired login; refusal:
@@ -59,12 +60,7 @@ function regexes(patterns: readonly string[]): RegExp[] {
   return list;
 }
 
-// eslint-disable-next-line no-control-regex
-const ANSI = /\u001b\[[0-?]*[ -/]*[@-~]|\u001b\][^\u0007\u001b]*(?:\u0007|\u001b\\)|\u001b[@-_]/g;
-
-export function stripAnsi(text: string): string {
-  return text.replace(ANSI, "");
-}
+export { stripAnsi };
 
 // Structured (JSON-lines) events that carry what the agent read or said rather than what the
 // runtime reports: tool results (file contents, command output), model text, codex items. An

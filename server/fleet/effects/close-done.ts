@@ -1,7 +1,7 @@
 // close_done: the worker found the issue already satisfied and its branch changes nothing
 // (decide read that): close the issue with the worker's reason, and let the claim go.
 import { neutralizeMarkers } from "../../board/render.js";
-import { oneLine } from "../supervisor-log.js";
+import { oneLine } from "../../text/text.js";
 import { defineEffect } from "./effect.js";
 import { attemptOf, clearRunnerError } from "./failure.js";
 

@@ -6,7 +6,7 @@ import { attemptFromLabels, attemptLabel, parseAttemptLabel } from "../../state/
 import type { SnapshotIssue } from "../../state/snapshot.js";
 import type { BriefFailure } from "../../workers/brief.js";
 import { renderEscalation, renderRetryNote } from "../../board/render.js";
-import { oneLine } from "../supervisor-log.js";
+import { oneLine } from "../../text/text.js";
 import type { ActionOf, FleetRuntime, TickScope } from "./effect.js";
 
 export function attemptOf(fleet: FleetRuntime, issue: { labels: string[] } | undefined): number {
