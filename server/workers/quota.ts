@@ -1,5 +1,5 @@
-// Usage limits, expired logins, refusals and lost networks in a worker's output (RUNTIMES.md
-// lesson 7): recognise the message, work out when the limit resets, and pause births until then.
+// Usage limits, expired logins, refusals and lost networks in a worker's output (docs/architecture.md,
+// runtime lesson 7): recognise the message, work out when the limit resets, and pause births until then.
 // Each is a pause, not a failure: it spends no attempt and trips no breaker.
 //
 // The messages themselves are config (`worker.quota_patterns`, `auth_patterns`,
@@ -278,7 +278,7 @@ export function parseDuration(text: string): number | null {
 }
 
 /**
- * When a usage limit lifts, from any form in RUNTIMES.md; null when the text does not say
+ * When a usage limit lifts, from any form the agent runtimes print; null when the text does not say
  * ("try again later"). Wall-clock times are read in the zone the text names (an IANA name in
  * parentheses, or an abbreviation such as PST), else in `localTimeZone` (default: the host's).
  * A time of day already past is tomorrow's; a month and day already past, next year's.

@@ -49,7 +49,8 @@ export class WorkRepo {
   readonly repoDir: string;
   readonly worktreeRoot: string;
   readonly branchPrefix: string;
-  private readonly git: RepoGit;
+  /** The repository's git plumbing, shared with the landing's own moves. */
+  readonly git: RepoGit;
   private readonly branches: IssueBranches;
   private readonly now: () => Date;
   // Fetches and ref moves of one repository are serialized: two at once fight over ref locks,
