@@ -401,6 +401,18 @@ const LeaseSchema = z
   })
   .describe("The claim lease that lets several hosts share one repository safely.");
 
+const RegistrationSchema = z
+  .strictObject({
+    ttl_seconds: intIn(1, 86_400)
+      .nullable()
+      .default(300)
+      .describe("How long the daemon keeps a project's registration without a renewal. Each MCP session (or `afk-mcp run`) renews what it started every half of this; once nobody renews it (the laptop closed, the client exited), it lapses and drains exactly as `project_stop` does. `null`: never lapses, for a server under a supervisor; only through config or `afk-mcp run --persist`."),
+    idle_deregister_seconds: intIn(1, 604_800)
+      .default(1_800)
+      .describe("A project whose queue has drained (nothing ready, nothing in flight, no worker) for this long deregisters itself."),
+  })
+  .describe("How a project's registration with the per-machine daemon lives and ends.");
+
 const PacingSchema = z
   .strictObject({
     busy_seconds: intIn(5, 3_600)
@@ -483,6 +495,7 @@ const FleetConfigObject = z.strictObject({
     .describe('Ref namespace for claims and heartbeats (`<namespace>/claim/<issue>`, `<namespace>/heartbeat/<instance>`). If an org ruleset forbids it, "refs/heads/afk" works, at the cost of branches that may trigger push CI.'),
   pacing: PacingSchema.prefault({}),
   board: BoardSchema.prefault({}),
+  registration: RegistrationSchema.prefault({}),
 });
 
 /** The fleet config. Parse anything a user wrote; the output is canonical (every key present). */

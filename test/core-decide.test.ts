@@ -31,6 +31,7 @@ function mine(issue: number, over: Partial<MineClaim> = {}): MineClaim {
     gate: null,
     otherPulls: [],
     reservedByHuman: false,
+    review: null,
     ...over,
   };
 }
@@ -135,6 +136,28 @@ row("no slot: nothing held", world({ mine: [waiting(1)] }), [], (d) => assert.eq
 row("slot kept while its PR waits for CI, with no other PR", world({ mine: [waiting(1)] }, { landingSlot: 1 }), [], (d) => assert.equal(d.landingSlot, 1));
 row("held merges ignore the slot: hold every green PR", world({ mine: [waiting(1), green(2)] }, { landingSlot: 1, autoMerge: false }), ["hold#2"]);
 row("green PR while stopping: it still lands (a PR keeps its claim)", world({ mine: [green(1)] }, { stopping: true }), ["land#1"]);
+
+// Human reviews the base requires.
+const reviewGate = (state: "awaiting" | "changes_requested", over: Partial<NonNullable<MineClaim["review"]>> = {}): MineClaim["review"] => ({
+  state,
+  required: 1,
+  approvedBy: [],
+  changes: state === "changes_requested" ? [{ by: "alice", body: "rename it", at: null }] : [],
+  ...over,
+});
+row("green PR short of a required approval: await the review, keep the claim", world({ mine: [green(1, { status: "awaiting_review", review: reviewGate("awaiting") })] }), ["await_review#1"], (d) => {
+  const a = only(d, "await_review");
+  assert.deepEqual([a.pr, a.head, a.required, a.approvedBy], [101, "head1", 1, []]);
+});
+row("two approvals required, one given: still awaiting", world({ mine: [green(1, { status: "awaiting_review", review: reviewGate("awaiting", { required: 2, approvedBy: ["bob"] }) })] }), ["await_review#1"], (d) =>
+  assert.deepEqual(only(d, "await_review").approvedBy, ["bob"]),
+);
+row("awaiting review with no review facts: nothing to say", world({ mine: [green(1, { status: "awaiting_review", review: null })] }), []);
+row("awaiting review takes no worker slot", world({ mine: [green(1, { status: "awaiting_review", review: reviewGate("awaiting") })], ready: [ready(5), ready(6)] }), ["await_review#1", "dispatch#5", "dispatch#6"]);
+row("a human asked for changes: retry with the review as evidence", world({ mine: [green(1, { status: "changes_requested", review: reviewGate("changes_requested") })] }), ["retry#1"], (d) =>
+  assert.deepEqual(only(d, "retry").evidence, { kind: "review", pr: 101, changes: [{ by: "alice", body: "rename it" }] }),
+);
+row("changes requested, out of attempts: escalate", world({ mine: [green(1, { status: "changes_requested", attempt: 2, review: reviewGate("changes_requested") })] }), ["escalate#1"]);
 
 // PRs whose CI runs: nothing to do.
 row("CI pending: wait", world({ mine: [waiting(1)] }), []);
@@ -291,7 +314,7 @@ describe("decide, the table", () => {
   it("has well over a hundred rows and covers every action kind", () => {
     assert.ok(rows.length > 100, `${rows.length} rows`);
     const kinds = new Set(rows.flatMap((r) => decide(r.in).actions.map((a) => a.kind)));
-    assert.deepEqual([...kinds].sort(), ["close_done", "dispatch", "escalate", "hold", "kill", "land", "open_pr", "reclaim", "recover", "redispatch", "release", "retry"]);
+    assert.deepEqual([...kinds].sort(), ["await_review", "close_done", "dispatch", "escalate", "hold", "kill", "land", "open_pr", "reclaim", "recover", "redispatch", "release", "retry"]);
   });
 });
 
@@ -314,6 +337,8 @@ describe("failureAction, what a refused landing becomes", () => {
 describe("boardPhase", () => {
   const cases: Array<[MineClaim["status"], boolean, string]> = [
     ["awaiting_merge", false, "awaiting_merge"],
+    ["awaiting_review", false, "awaiting_review"],
+    ["changes_requested", false, "claimed"],
     ["awaiting_ci", false, "pr_open"],
     ["failure", true, "ci_failed"],
     ["no_pr", true, "coding"],

@@ -8,6 +8,7 @@ import type { Snapshot } from "../state/snapshot.js";
 import { activityAt, assessLiveness, BusyTracker } from "../workers/liveness.js";
 import type { IssueMemories } from "./issue-memory.js";
 import type { FleetDeps, Registration } from "./registration.js";
+import type { WorkerRun } from "./worker-runs.js";
 
 /** The second look at a worker's CPU when the first sample could not say. */
 const BUSY_RESAMPLE_MS = 1_000;
@@ -18,6 +19,8 @@ export interface FactsContext {
   memory: IssueMemories;
   /** Posts an exited worker's verdict as a marker comment, once per attempt. */
   postVerdict: (issue: number, attempt: number, verdict: Verdict) => Promise<void>;
+  /** A worker an earlier host process left running for a claim of ours, now watched here; undefined when none. */
+  adopt?: (issue: number) => Promise<WorkerRun | undefined>;
 }
 
 export async function localFacts(ctx: FactsContext, set: WorkingSet, snapshot: Snapshot, now: Date): Promise<Map<number, LocalClaim>> {
@@ -27,7 +30,7 @@ export async function localFacts(ctx: FactsContext, set: WorkingSet, snapshot: S
   const scale = deps.timeScale;
   for (const claim of set.mine) {
     const record = memory.get(claim.issue);
-    const run = record?.run ?? undefined;
+    const run = record?.run ?? (claim.status === "no_pr" && ctx.adopt ? await ctx.adopt(claim.issue) : undefined);
     const facts: LocalClaim = { worker: "none", kills: record?.kills ?? 0, redispatches: record?.redispatches ?? 0 };
     let verdict: Verdict | null = null;
     if (run && !run.exitFacts) {

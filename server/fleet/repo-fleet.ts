@@ -25,7 +25,7 @@ import { localFacts } from "./local-facts.js";
 import type { FleetDeps, Registration } from "./registration.js";
 import { errorData, errorText, supervisorLog, type SupervisorLog } from "./supervisor-log.js";
 import { emptyReport, summaryLine, type TickReport } from "./tick-report.js";
-import { birth, type BirthInput } from "./worker-runs.js";
+import { adopt, birth, type BirthInput, type RunDeps, type WorkerRun } from "./worker-runs.js";
 import { drainClaims, releasedBoard } from "./drain.js";
 import { redactText } from "../lanes/redact.js";
 
@@ -259,7 +259,7 @@ export class RepoFleet implements FleetRuntime {
         set = { ...set, mine: set.mine.filter((m) => !owned.has(m.issue)) };
       }
       await this.dropOrphans(set);
-      const local = await localFacts({ registration: this.registration, deps: this.deps, memory: this.memory, postVerdict: (n, a, v) => this.postVerdict(n, a, v) }, set, snapshot, now);
+      const local = await localFacts({ registration: this.registration, deps: this.deps, memory: this.memory, postVerdict: (n, a, v) => this.postVerdict(n, a, v), adopt: (n) => this.adoptOrphan(n) }, set, snapshot, now);
       const paused = this.guard.paused(this.stopping);
       const decision = decide({
         set,
@@ -404,15 +404,7 @@ export class RepoFleet implements FleetRuntime {
           mode,
           command: this.registration.workerCommand,
         },
-        {
-          workRepo: this.deps.workRepo,
-          config: cfg,
-          lanes: this.deps.lanes,
-          runDir: this.deps.runDir,
-          onQuota: (n, detection) => this.guard.onQuota(n, detection),
-          onExit: (n) => this.onExit(n),
-          ...(this.deps.env ? { env: this.deps.env } : {}),
-        },
+        this.runDeps(),
       );
       const memory = this.memory.of(issue.number);
       memory.run = run;
@@ -430,6 +422,29 @@ export class RepoFleet implements FleetRuntime {
       if (this.guard.recordDeath(issue.number, attempt, 0, false, false, [(error as Error).message])) this.nudge();
       return false;
     }
+  }
+
+  private runDeps(): RunDeps {
+    return {
+      workRepo: this.deps.workRepo,
+      config: this.registration.config,
+      lanes: this.deps.lanes,
+      runDir: this.deps.runDir,
+      onQuota: (n, detection) => this.guard.onQuota(n, detection),
+      onExit: (n) => this.onExit(n),
+      ...(this.deps.env ? { env: this.deps.env } : {}),
+    };
+  }
+
+  /** A claim of ours with no worker here may have one a crashed host process left running: watch it. */
+  private async adoptOrphan(issue: number): Promise<WorkerRun | undefined> {
+    const run = await adopt(issue, this.registration.base, this.runDeps()).catch(() => null);
+    if (!run) return undefined;
+    const memory = this.memory.of(issue);
+    memory.run = run;
+    memory.busy = null;
+    this.board.enter(issue, "coding");
+    return run;
   }
 
   private onExit(issue: number): void {

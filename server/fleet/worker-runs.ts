@@ -12,6 +12,7 @@ import { startWorker, type WorkerExit, type WorkerHandle } from "../workers/spaw
 import { QuotaScanner, type QuotaDetection } from "../workers/quota.js";
 import { OutputTail } from "../workers/runtime-failures.js";
 import { readVerdictFile, VerdictFileError, workerOutcome, type WorkerOutcome } from "../workers/outcome.js";
+import { adoptedHandle, endOrphan, liveOrphan, pidFilePath, processStartTime, removePidFile, writePidFile } from "../workers/orphans.js";
 import type { Verdict } from "../state/markers.js";
 
 export interface BirthInput {
@@ -77,9 +78,14 @@ export class WorkerRun {
 export async function birth(input: BirthInput, deps: RunDeps): Promise<WorkerRun> {
   const n = input.issue.number;
   const prepare = { issue: n, title: input.issue.title, base: input.base, attempt: input.attempt };
-  const prepared = input.mode === "fresh" ? await deps.workRepo.fresh(prepare) : await deps.workRepo.prepare(prepare);
   const dir = join(deps.runDir, `issue-${n}`);
   await mkdir(dir, { recursive: true, mode: 0o700 });
+  // A worker that outlived an earlier host process may still be in this worktree: never two.
+  const ended = await endOrphan(pidFilePath(dir));
+  if (ended !== null) {
+    deps.lanes.append("supervisor", { level: "warn", event: "orphan_ended", msg: `#${n}: ended orphan worker pid ${ended} left by an earlier host process before reusing its worktree`, issue: n, pid: ended });
+  }
+  const prepared = input.mode === "fresh" ? await deps.workRepo.fresh(prepare) : await deps.workRepo.prepare(prepare);
   const verdictPath = join(dir, "verdict.json");
   // A verdict from an earlier run must not speak for this one.
   await rm(verdictPath, { force: true });
@@ -139,6 +145,11 @@ export async function birth(input: BirthInput, deps: RunDeps): Promise<WorkerRun
   });
   run = new WorkerRun(n, input.attempt, prepared, handle, verdictPath, tail);
   run.quota = quotaSeen;
+  const pidFile = pidFilePath(dir);
+  const start = await processStartTime(handle.pid);
+  if (start !== null) {
+    await writePidFile(pidFile, { pid: handle.pid, pgid: handle.pgid, start, started_at: handle.startedAt, issue: n, attempt: input.attempt, worktree: prepared.path, command: handle.commandLine });
+  }
   if (endFor !== null) void handle.kill(endFor).catch(() => undefined);
   deps.lanes.append("supervisor", {
     event: "worker_born",
@@ -148,14 +159,36 @@ export async function birth(input: BirthInput, deps: RunDeps): Promise<WorkerRun
     pid: handle.pid,
     data: { tier: prepared.tier, branch: prepared.branch, head: prepared.head, base_sha: prepared.baseSha },
   });
-  const started = run;
-  started.settling = handle.exited.then(async (exit) => {
-    const facts = await readExit(started, exit, deps, input.base);
-    started.exitFacts = facts;
-    deps.onExit(n);
+  settle(run, deps, input.base, pidFile);
+  return run;
+}
+
+function settle(run: WorkerRun, deps: RunDeps, base: string, pidFile: string): void {
+  run.settling = run.handle.exited.then(async (exit) => {
+    await removePidFile(pidFile);
+    const facts = await readExit(run, exit, deps, base);
+    run.exitFacts = facts;
+    deps.onExit(run.issue);
     return facts;
   });
-  return started;
+}
+
+/**
+ * Takes over the live worker an earlier host process left for this issue (a daemon restarted
+ * after a crash): watched from here like one of ours, so the claim is continued at once and the
+ * worktree never gets a second worker. Null when there is none.
+ */
+export async function adopt(issue: number, base: string, deps: RunDeps): Promise<WorkerRun | null> {
+  const dir = join(deps.runDir, `issue-${issue}`);
+  const pidFile = pidFilePath(dir);
+  const record = await liveOrphan(pidFile);
+  if (!record || record.issue !== issue) return null;
+  const branch = await deps.workRepo.progress(issue, base).then((p) => p.branch ?? "", () => "");
+  const prepared: PreparedWorktree = { path: record.worktree, branch, tier: 1, head: "", baseSha: "", baseContained: true, remoteSha: null, remoteContained: null, backupRefs: [], displaced: null };
+  const run = new WorkerRun(issue, record.attempt, prepared, adoptedHandle(record), join(dir, "verdict.json"), new OutputTail());
+  deps.lanes.append("supervisor", { event: "worker_adopted", msg: `#${issue}: adopted worker pid ${record.pid} (attempt ${record.attempt}) left running by an earlier host process`, issue, attempt: record.attempt, pid: record.pid });
+  settle(run, deps, base, pidFile);
+  return run;
 }
 
 async function readExit(run: WorkerRun, exit: WorkerExit, deps: RunDeps, base: string): Promise<ExitFacts> {

@@ -1,10 +1,11 @@
 // The narrow interface between the fleet and GitHub: exactly what the fleet needs, in the
 // fleet's own words. The core never sees Octokit types; `octokit.ts` implements this over
 // REST, and tests point that implementation at the local forge over real HTTP. The types the
-// core needs too (checks, pull refs, links) are the core's ports, re-exported here.
-import type { Checks, IssueLink, IssueState, PullRef, RequiredChecks } from "../state/ports.js";
+// core needs too (checks, required checks, pull refs, reviews, links) are the core's ports,
+// re-exported here.
+import type { Checks, IssueLink, IssueState, PullRef, PullReview, RequiredChecks } from "../state/ports.js";
 
-export type { CheckRun, Checks, CommitStatus, IssueLink, IssueState, PullRef, RequiredChecks } from "../state/ports.js";
+export type { CheckRun, Checks, CommitStatus, IssueLink, IssueState, PullRef, PullReview, PullReviewState, RequiredChecks } from "../state/ports.js";
 
 export interface RepoSlug {
   owner: string;
@@ -143,6 +144,11 @@ export interface Forge {
   closePull(number: number): Promise<void>;
   /** Merges the base into the head (asynchronous on GitHub). */
   updatePullBranch(number: number, expectedHeadSha: string): Promise<void>;
+
+  /** Reviews of a pull request, oldest first. */
+  listReviews(number: number): Promise<PullReview[]>;
+  /** A review by the token's login: COMMENT only for the fleet's own PRs (GitHub refuses approving them). */
+  createReview(number: number, input: { event: "COMMENT" | "APPROVE" | "REQUEST_CHANGES"; body: string; commitId?: string }): Promise<PullReview>;
 
   checksFor(sha: string): Promise<Checks>;
   requiredChecks(branch: string): Promise<RequiredChecks>;

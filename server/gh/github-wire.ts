@@ -1,6 +1,6 @@
 // GitHub's REST payloads as the fleet reads them, and their mapping to the Forge's types. The
 // mapping happens here and nowhere else.
-import type { CheckRun, Comment, CommitStatus, IssueLink, PullRef, PullRequest } from "./forge.js";
+import type { CheckRun, Comment, CommitStatus, IssueLink, PullRef, PullRequest, PullReview, PullReviewState } from "./forge.js";
 
 // The parts of GitHub's JSON we read. Fields are optional where GitHub (or an older GHES)
 // may omit them, so a missing field degrades to a safe default instead of a crash.
@@ -82,7 +82,22 @@ export interface RawRule {
   parameters?: {
     required_status_checks?: { context?: string; integration_id?: number }[];
     strict_required_status_checks_policy?: boolean;
+    required_approving_review_count?: number;
+    dismiss_stale_reviews_on_push?: boolean;
   };
+}
+export interface RawReview {
+  id: number;
+  user?: RawUser | null;
+  author_association?: string;
+  state?: string;
+  body?: string | null;
+  commit_id?: string | null;
+  submitted_at?: string | null;
+}
+export interface RawProtection {
+  required_status_checks?: { strict?: boolean } | null;
+  required_pull_request_reviews?: { required_approving_review_count?: number; dismiss_stale_reviews?: boolean } | null;
 }
 export interface RawBranch {
   protected?: boolean;
@@ -160,4 +175,21 @@ export function toCheckRun(raw: RawCheckRun): CheckRun {
 
 export function toStatus(raw: RawStatus): CommitStatus {
   return { context: raw.context ?? "", state: raw.state ?? "pending", description: raw.description ?? null, targetUrl: raw.target_url ?? null };
+}
+
+
+const REVIEW_STATES = new Set<PullReviewState>(["APPROVED", "CHANGES_REQUESTED", "COMMENTED", "DISMISSED", "PENDING"]);
+
+export function toReview(raw: RawReview): PullReview {
+  const state = (raw.state ?? "").toUpperCase() as PullReviewState;
+  return {
+    id: raw.id,
+    author: raw.user?.login ?? "ghost",
+    association: raw.author_association ?? "NONE",
+    // An unknown state counts as a comment: it neither approves nor blocks.
+    state: REVIEW_STATES.has(state) ? state : "COMMENTED",
+    body: raw.body ?? "",
+    commitId: raw.commit_id ?? null,
+    submittedAt: raw.submitted_at ?? null,
+  };
 }

@@ -31,6 +31,7 @@ import { rebuild } from "../state/rebuild.js";
 import { assertInstanceId } from "../state/snapshot.js";
 import { probeNamespace, type NamespaceProbe } from "./namespace-probe.js";
 import { RepoFleet, summaryLine, type Registration } from "../fleet/repo-fleet.js";
+import { locateIssue, registrationView, takeoverResult } from "./views.js";
 import { stateDir } from "../paths.js";
 import { laneDir, openLanes, type LaneWriter } from "../lanes/index.js";
 import { readLogs } from "./logs.js";
@@ -49,10 +50,15 @@ export interface HostOptions {
   logger?: Logger;
   /** Multiplies the loop's durations (pacing, stall and kill thresholds): tests and the demo run faster. */
   timeScale?: number;
+  /** The instance id to act as on a repository (the daemon's, persisted per repository); default `instance`. */
+  identity?: (repo: string) => string;
+  /** This host is the machine's daemon (takeover marks its instances). */
+  daemon?: boolean;
 }
 
-/** What the host holds per repository: its connection, this instance's lease there, and the ref namespace it may write. */
+/** What the host holds per repository: its instance there, its connection, this instance's lease there, and the ref namespace it may write. */
 interface RepoAccess {
+  instance: string;
   conn: Connection;
   lease: Lease;
   /** The claim namespace as probed, or null when no call has needed to write yet. */
@@ -101,21 +107,22 @@ export class FleetHost implements Host {
     if (this.options.env) options.env = this.options.env;
     if (this.options.cwd) options.cwd = this.options.cwd;
     if (this.options.logger) options.logger = this.options.logger;
-    const conn = await connect(options);
+    const conn = withScaledLease(await connect(options), this.options.timeScale ?? 1);
+    const instance = this.options.identity ? this.options.identity(conn.repo) : this.instance;
     const probeKey = `${projectKey(conn.repo)}\n${conn.config.namespace}\n${createHash("sha256").update(conn.token).digest("hex")}`;
     let namespace = this.probes.get(probeKey) ?? null;
     if (probe && !namespace) {
-      namespace = await probeNamespace(conn.refs, conn.config.namespace, this.instance);
+      namespace = await probeNamespace(conn.refs, conn.config.namespace, instance);
       if (namespace.writable) this.probes.set(probeKey, namespace);
     }
     const lease = new Lease(
       conn.refs,
       { namespace: namespace?.namespace ?? conn.config.namespace, ttlSeconds: conn.config.lease.ttl_seconds, heartbeatSeconds: conn.config.lease.heartbeat_seconds },
-      this.instance,
+      instance,
       this.hostName,
       this.clock,
     );
-    return { conn, lease, namespace };
+    return { instance, conn, lease, namespace };
   }
 
   /** The dry-run plan: preconditions, then one gather and one rebuild. Acts on nothing. */
@@ -125,7 +132,7 @@ export class FleetHost implements Host {
   }
 
   private async planFor(connected: RepoAccess): Promise<PlanOutput> {
-    const { conn, namespace } = connected;
+    const { conn, namespace, instance } = connected;
     const before = conn.forge.stats();
     const now = this.clock();
     const [snapshot, labels] = await Promise.all([
@@ -151,7 +158,7 @@ export class FleetHost implements Host {
       requiredChecks: conn.config.gate.ci === "local" ? await conn.forge.requiredChecks(conn.base) : snapshot.requiredChecks,
     });
     connected.preconditions = preconditions;
-    const set = rebuild(snapshot, conn.config, this.instance, now);
+    const set = rebuild(snapshot, conn.config, instance, now);
     const after = conn.forge.stats();
     return planView({
       set,
@@ -178,6 +185,8 @@ export class FleetHost implements Host {
       births: running ? running.project.births() : null,
       last_tick: report ? `${report.at}: ${summaryLine(report)}` : null,
       next_tick: view?.nextTickAt?.toISOString() ?? null,
+      registrations: scope === "project" ? this.registrations() : [],
+      daemon: null,
     };
     if (scope === "worker") {
       return { scope, registration, plan: null, issue: null, workers: running ? running.project.workerRows() : [], source: null, ...extra };
@@ -240,7 +249,7 @@ export class FleetHost implements Host {
       throw new UsageError(`project_start: ${conn.repo} is still stopping on this host: ${existing.draining()} worker(s) have yet to exit; wait, or end them with project_stop {stop_workers: true}`);
     }
     if (existing && !existing.isStopped()) {
-      throw new UsageError(`project_start: ${conn.repo} is already running on this host (instance ${this.instance}): use project_resize to change it, or project_stop first`);
+      throw new UsageError(`project_start: ${conn.repo} is already running on this host (instance ${connected.instance}): use project_resize to change it, or project_stop first`);
     }
     const plan = await this.planFor(connected);
     const failed = plan.preconditions.filter((p) => !p.ok);
@@ -256,7 +265,7 @@ export class FleetHost implements Host {
     const lanes = this.lanesFor(conn.repo, [conn.token]);
     const registration: Registration = {
       repo: conn.repo,
-      instance: this.instance,
+      instance: connected.instance,
       workerCommand: input.worker_command!,
       target: input.target ?? conn.config.concurrency,
       config: conn.config,
@@ -288,7 +297,7 @@ export class FleetHost implements Host {
     lanes.append("supervisor", {
       event: "started",
       msg: `project started: target ${registration.target}, base ${registration.base}, merges ${registration.autoMerge ? "authorized" : "held"}`,
-      instance: this.instance,
+      instance: connected.instance,
       data: { target: registration.target, base: registration.base, auto_merge: registration.autoMerge },
     });
     project.start();
@@ -358,6 +367,38 @@ export class FleetHost implements Host {
     for (const lanes of this.lanes.values()) lanes.close();
   }
 
+  /** Every project this host runs (draining ones included), as status shows them. */
+  registrations(): RegistrationRow[] {
+    const rows: RegistrationRow[] = [];
+    for (const project of this.running.values()) {
+      if (project.isStopped()) continue;
+      const r = project.registration;
+      const report = project.report();
+      rows.push({
+        repo: r.repo,
+        instance: r.instance,
+        state: project.draining() > 0 ? "draining" : "running",
+        target: r.target,
+        selectors: r.config.selectors.map((sel) => ({ ...sel })),
+        sessions: [],
+        ttl_seconds: null,
+        renew_by: null,
+        last_poll: report?.at ?? null,
+        workers: project.workerRows().filter((w) => w.pid !== null).length,
+        idle: report !== null && report.error === null && report.frontier_remaining === 0 && report.in_flight === 0 && report.workers === 0,
+      });
+    }
+    return rows;
+  }
+
+  /** The registration TTL settings of a running project's config. */
+  registrationConfig(repo: string): { ttlSeconds: number | null; idleDeregisterSeconds: number } | null {
+    const running = this.runningFor(repo);
+    if (!running) return null;
+    const c = running.project.registration.config.registration;
+    return { ttlSeconds: c.ttl_seconds, idleDeregisterSeconds: c.idle_deregister_seconds };
+  }
+
   /**
    * The process must exit now (a second signal during a drain): end every worker group at
    * once and release a landing lock held mid-landing, then say what is left behind. Claims stay:
@@ -412,6 +453,7 @@ export class FleetHost implements Host {
       heartbeat_age_seconds: r.heartbeatAgeSeconds,
       fresh: r.fresh,
       is_me: r.isMe,
+      this_daemon: r.isMe && this.options.daemon === true,
     }));
     if (listing || input.instance === undefined) {
       return {
@@ -428,55 +470,26 @@ export class FleetHost implements Host {
     }
     const outcome = await lease.takeover(input.instance, claims, heartbeats, input.confirm ?? false);
     if (outcome.action === "taken" && outcome.taken.length > 0) await lease.heartbeat(true);
-    switch (outcome.action) {
-      case "confirm":
-        return { action: "confirm", instances: rows, from: outcome.instance, taken: [], lost: [], message: outcome.warning };
-      case "none":
-        return { action: "none", instances: rows, from: outcome.instance, taken: [], lost: [], message: outcome.reason };
-      case "taken":
-        return {
-          action: "taken",
-          instances: rows,
-          from: outcome.instance,
-          taken: outcome.taken,
-          lost: outcome.lost,
-          message:
-            `took ${outcome.taken.length} claim(s) from ${outcome.instance}` +
-            (outcome.lost.length ? `; lost ${outcome.lost.length} to a faster fleet (${outcome.lost.map((n) => `#${n}`).join(", ")})` : ""),
-        };
-    }
+    return takeoverResult(outcome, rows);
   }
 }
+
+export type RegistrationRow = StatusResult["registrations"][number] & {
+  /** Nothing ready, nothing in flight, no worker at the last poll. */
+  idle: boolean;
+};
 
 function projectKey(repo: string): string {
   return formatSlug(parseSlug(repo)).toLowerCase();
 }
 
-function registrationView(project: RepoFleet): NonNullable<StatusResult["registration"]> {
-  const r = project.registration;
-  return {
-    repo: r.repo,
-    instance: r.instance,
-    target: r.target,
-    worker_command: r.workerCommand,
-    base: r.base,
-    auto_merge: r.autoMerge,
-    merges: r.autoMerge ? "authorized" : "held",
-    started_at: r.startedAt,
-  };
-}
-
-function locateIssue(plan: PlanOutput, number: number): NonNullable<StatusResult["issue"]> {
-  // A claim says more than the exclusion it causes, so claims are looked up first.
-  const mine = plan.mine.find((m) => m.issue === number);
-  if (mine) return { number, where: "mine", detail: `claimed by this instance: ${mine.status}${mine.pr ? ` (PR #${mine.pr})` : ""}` };
-  const live = plan.peers_live.find((p) => p.issue === number);
-  if (live) return { number, where: "peer_live", detail: `claimed by live instance ${live.instance ?? "?"} on ${live.host ?? "?"}` };
-  const stale = plan.peers_stale.find((p) => p.issue === number);
-  if (stale) return { number, where: "stale", detail: `claimed by ${stale.instance ?? "an unknown instance"}, whose lease lapsed (${stale.stale_reason})` };
-  const dispatchAt = plan.dispatch.findIndex((d) => d.number === number);
-  if (dispatchAt >= 0) return { number, where: "dispatch", detail: `next to dispatch at position ${dispatchAt + 1} of ${plan.dispatch.length}` };
-  const excluded = plan.excluded.find((e) => e.number === number);
-  if (excluded) return { number, where: "excluded", detail: excluded.text };
-  return { number, where: "not_open", detail: `#${number} is not an open issue of ${plan.repo}` };
+/**
+ * Under a time scale (tests, the chaos harness) the lease runs at the loop's pace: a 5-minute
+ * lease lapses in 15 s at 0.05. Left at full length, a host restarted under a new identity would
+ * wait real minutes for claims its dead predecessor held, while everything else ran scaled.
+ */
+function withScaledLease(conn: Connection, scale: number): Connection {
+  if (scale === 1) return conn;
+  const lease = conn.config.lease;
+  return { ...conn, config: { ...conn.config, lease: { ...lease, ttl_seconds: lease.ttl_seconds * scale, heartbeat_seconds: lease.heartbeat_seconds * scale } } };
 }

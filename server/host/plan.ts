@@ -6,6 +6,7 @@ import type { Precondition } from "./preconditions.js";
 import { preconditionsPass } from "./preconditions.js";
 import type { WorkingSet } from "../state/rebuild.js";
 import { UsageError } from "../gh/errors.js";
+import { reviewNeed } from "../state/reviews.js";
 
 export interface PlanFacts {
   set: WorkingSet;
@@ -38,6 +39,7 @@ export function planView(facts: PlanFacts): PlanOutput {
       issue: m.issue,
       sha: m.sha,
       status: m.status,
+      review: m.status === "awaiting_review" && m.review ? reviewNeed(m.review) : null,
       pr: m.pr,
       attempt: m.attempt,
       failing: m.failing,
@@ -113,7 +115,9 @@ export function renderPlan(plan: PlanOutput): string {
   }
   if (plan.mine.length > 0) {
     lines.push("", `mine (${plan.mine.length}):`);
-    for (const m of plan.mine) lines.push(`  #${m.issue}  ${m.status}${m.pr ? `  PR #${m.pr}` : ""}${m.failing.length ? `  failing: ${m.failing.join(", ")}` : ""}`);
+    for (const m of plan.mine) {
+      lines.push(`  #${m.issue}  ${m.status}${m.pr ? `  PR #${m.pr}` : ""}${m.failing.length ? `  failing: ${m.failing.join(", ")}` : ""}${m.review ? `  ${m.review}` : ""}`);
+    }
   }
   if (plan.peers_live.length + plan.peers_stale.length > 0) {
     lines.push("", "peers:");

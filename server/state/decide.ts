@@ -66,7 +66,9 @@ export type FailureEvidence =
   | { kind: "verdict"; verdict: VerdictKind; reason: string }
   | { kind: "no_result"; why: string }
   | { kind: "hung"; kills: number }
-  | { kind: "gate"; summary: string; excerpt: string };
+  | { kind: "gate"; summary: string; excerpt: string }
+  /** A human with write access asked for changes on the PR: their words are the evidence. */
+  | { kind: "review"; pr: number; changes: Array<{ by: string; body: string }> };
 
 export type Action =
   | { kind: "release"; issue: number; sha: string; why: string; killWorker: boolean }
@@ -74,6 +76,8 @@ export type Action =
   /** `exclusive`: once a landing merged or synced this tick, this one waits for the next. */
   | { kind: "land"; issue: number; sha: string; pr: number; head: string; exclusive: boolean }
   | { kind: "hold"; issue: number; pr: number; why: string }
+  /** Green but short of required human approvals: keep the claim, say on the PR what is needed. */
+  | { kind: "await_review"; issue: number; pr: number; head: string; required: number; approvedBy: string[] }
   /** `startWorker`: the next attempt's worker starts now (false: births are held; a later tick recovers it). */
   | { kind: "retry"; issue: number; sha: string; attempt: number; pr: number | null; evidence: FailureEvidence; startWorker: boolean }
   | { kind: "escalate"; issue: number; sha: string; pr: number | null; why: string; evidence: FailureEvidence | null }
@@ -152,6 +156,15 @@ export function decide(input: DecideInput): Decision {
         } else if (!slotHolder || slotHolder.issue === claim.issue) {
           actions.push({ kind: "land", issue: claim.issue, sha: claim.sha, pr: claim.pr, head: claim.head, exclusive: input.oneLandingPerTick ?? false });
         }
+        continue;
+      case "awaiting_review":
+        // Held for a human: the claim stays, no worker runs, nothing else waits on it.
+        if (claim.pr !== null && claim.head !== null && claim.review) {
+          actions.push({ kind: "await_review", issue: claim.issue, pr: claim.pr, head: claim.head, required: claim.review.required, approvedBy: claim.review.approvedBy });
+        }
+        continue;
+      case "changes_requested":
+        actions.push(failureAction(claim, input, { kind: "review", pr: claim.pr ?? 0, changes: (claim.review?.changes ?? []).map((c) => ({ by: c.by, body: c.body })) }));
         continue;
       case "awaiting_ci":
         continue;

@@ -52,6 +52,24 @@ export interface RequiredChecks {
   source: "rulesets" | "protection" | "both" | "none";
   /** False when protection could not be read (no admin rights): treat as unknown. */
   readable: boolean;
+  /** Approving reviews the branch requires before a merge (protection or a ruleset); 0 or absent: none. */
+  approvals?: number;
+  /** An approval on an older head no longer counts (dismiss stale reviews). */
+  dismissStaleApprovals?: boolean;
+}
+
+export type PullReviewState = "APPROVED" | "CHANGES_REQUESTED" | "COMMENTED" | "DISMISSED" | "PENDING";
+
+export interface PullReview {
+  id: number;
+  author: string;
+  /** GitHub's author_association: OWNER, MEMBER and COLLABORATOR have write access. */
+  association: string;
+  state: PullReviewState;
+  body: string;
+  /** The head the review was made on. */
+  commitId: string | null;
+  submittedAt: string | null;
 }
 
 // ---- the ref store: refs in the fleet's hidden namespace, with compare-and-swap ----------------

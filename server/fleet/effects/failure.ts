@@ -100,6 +100,12 @@ async function evidenceForBrief(fleet: FleetRuntime, evidence: FailureEvidence):
       return { kind: "stalled", summary: `the worker went quiet past the kill threshold ${evidence.kills} time(s)`, excerpt: "" };
     case "gate":
       return { kind: "gate", summary: evidence.summary, excerpt: evidence.excerpt };
+    case "review":
+      return {
+        kind: "review",
+        summary: `${evidence.changes.map((c) => c.by).join(", ") || "a reviewer"} requested changes on PR #${evidence.pr}`,
+        excerpt: evidence.changes.map((c) => `${c.by}:\n${c.body}`).join("\n\n"),
+      };
   }
 }
 
