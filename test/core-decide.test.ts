@@ -8,33 +8,11 @@ import { boardPhase } from "../server/state/board-phase.js";
 import type { MineClaim, StaleClaim } from "../server/state/inflight.js";
 import type { DispatchItem } from "../server/state/frontier.js";
 import type { WorkingSet } from "../server/state/rebuild.js";
+import { mineClaim } from "./support/snapshots.js";
 
 // ---- builders ------------------------------------------------------------------------------
 
-function mine(issue: number, over: Partial<MineClaim> = {}): MineClaim {
-  return {
-    issue,
-    sha: `claim${issue}`,
-    instance: "me",
-    host: "h",
-    at: null,
-    issueOpen: true,
-    status: "no_pr",
-    pr: null,
-    head: null,
-    headRef: null,
-    draft: false,
-    attempt: 0,
-    failing: [],
-    pending: [],
-    checksRead: false,
-    gate: null,
-    otherPulls: [],
-    reservedByHuman: false,
-    review: null,
-    ...over,
-  };
-}
+const mine = (issue: number, over: Partial<MineClaim> = {}): MineClaim => mineClaim(issue, { sha: `claim${issue}`, ...over });
 const green = (issue: number, over: Partial<MineClaim> = {}): MineClaim => mine(issue, { status: "awaiting_merge", pr: 100 + issue, head: `head${issue}`, ...over });
 const waiting = (issue: number, over: Partial<MineClaim> = {}): MineClaim => mine(issue, { status: "awaiting_ci", pr: 100 + issue, head: `head${issue}`, ...over });
 const red = (issue: number, attempt = 0, over: Partial<MineClaim> = {}): MineClaim => mine(issue, { status: "failure", pr: 100 + issue, head: `head${issue}`, failing: ["ci"], attempt, ...over });
@@ -158,6 +136,17 @@ row("a human asked for changes: retry with the review as evidence", world({ mine
   assert.deepEqual(only(d, "retry").evidence, { kind: "review", pr: 101, changes: [{ by: "alice", body: "rename it" }] }),
 );
 row("changes requested, out of attempts: escalate", world({ mine: [green(1, { status: "changes_requested", attempt: 2, review: reviewGate("changes_requested") })] }), ["escalate#1"]);
+
+// The review stage (review.command set): a green PR is reviewed before it lands.
+const reviewOn = { review: { maxRounds: 2 } };
+const mark = (verdict: "approve" | "fix" | "refute" | "none", head: string, round: number) => ({ verdict, head, round });
+row("review stage, green PR never reviewed: a reviewer starts (round 1)", world({ mine: [green(1)] }, reviewOn), ["review#1"], (d) => assert.equal(only(d, "review").round, 1));
+row("review stage, reviewer still running: wait", world({ mine: [green(1)], local: { 1: { worker: "none", reviewer: "running", liveness: "active" } } }, reviewOn), []);
+row("review stage, reviewer exited: take its result", world({ mine: [green(1)], local: { 1: { worker: "none", reviewer: "exited" } } }, reviewOn), ["review_result#1"]);
+row("review stage, approved at this very head: land", world({ mine: [green(1, { reviewMarks: [mark("approve", "head1", 1)] })] }, reviewOn), ["land#1"]);
+row("review stage, approved an older head: review again", world({ mine: [green(1, { reviewMarks: [mark("approve", "old", 1)] })] }, reviewOn), ["review#1"], (d) => assert.equal(only(d, "review").round, 2));
+row("review stage, rounds spent without a pass: escalate", world({ mine: [green(1, { reviewMarks: [mark("none", "head1", 1), mark("none", "head1", 2)] })] }, reviewOn), ["escalate#1"]);
+row("review stage while births are paused: the reviewer waits", world({ mine: [green(1)] }, { ...reviewOn, birthsPaused: true }), []);
 
 // PRs whose CI runs: nothing to do.
 row("CI pending: wait", world({ mine: [waiting(1)] }), []);
@@ -314,7 +303,7 @@ describe("decide, the table", () => {
   it("has well over a hundred rows and covers every action kind", () => {
     assert.ok(rows.length > 100, `${rows.length} rows`);
     const kinds = new Set(rows.flatMap((r) => decide(r.in).actions.map((a) => a.kind)));
-    assert.deepEqual([...kinds].sort(), ["await_review", "close_done", "dispatch", "escalate", "hold", "kill", "land", "open_pr", "reclaim", "recover", "redispatch", "release", "retry"]);
+    assert.deepEqual([...kinds].sort(), ["await_review", "close_done", "dispatch", "escalate", "hold", "kill", "land", "open_pr", "reclaim", "recover", "redispatch", "release", "retry", "review", "review_result"]);
   });
 });
 

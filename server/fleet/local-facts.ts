@@ -6,6 +6,8 @@ import { latestVerdict, type Verdict } from "../state/markers.js";
 import type { WorkingSet } from "../state/rebuild.js";
 import type { Snapshot } from "../state/snapshot.js";
 import { activityAt, assessLiveness, BusyTracker } from "../workers/liveness.js";
+import { isCleanSyncOf } from "../landing/review-pin.js";
+import { pinnedHead } from "../state/review-stage.js";
 import type { IssueMemories } from "./issue-memory.js";
 import type { FleetDeps, Registration } from "./registration.js";
 import type { WorkerRun } from "./worker-runs.js";
@@ -35,6 +37,7 @@ export async function localFacts(ctx: FactsContext, set: WorkingSet, snapshot: S
     let verdict: Verdict | null = null;
     if (run && !run.exitFacts) {
       facts.worker = "running";
+      if (run.role === "reviewer") facts.reviewer = "running";
       // Output is the cheapest sign of life: while it is recent, the worktree scan (git
       // processes and a file walk per worker per tick) cannot change the verdict, so skip it.
       const quietMs = now.getTime() - run.handle.lastOutputAt();
@@ -84,6 +87,9 @@ export async function localFacts(ctx: FactsContext, set: WorkingSet, snapshot: S
         // is continued once births resume.
         facts.worker = "none";
         memory.endRun(claim.issue);
+      } else if (run.role === "reviewer") {
+        facts.worker = "exited";
+        facts.reviewer = "exited";
       } else {
         facts.worker = "exited";
         facts.outcome = exit.outcome.kind;
@@ -108,6 +114,10 @@ export async function localFacts(ctx: FactsContext, set: WorkingSet, snapshot: S
     if (verdict?.kind === "already-satisfied") {
       // Changes on the branch refute the verdict (decide retries instead of closing the issue).
       facts.changes = await deps.workRepo.hasChangesAgainstBase(claim.issue, registration.base).catch(() => false);
+    }
+    const pinned = pinnedHead(claim.reviewMarks);
+    if (pinned !== null && claim.head !== null && pinned !== claim.head && claim.status === "awaiting_merge") {
+      facts.pinHolds = await isCleanSyncOf(deps.workRepo.repoDir, pinned, claim.head, registration.base).catch(() => false);
     }
     if (verdict?.kind === "blocked") {
       // The worker's own word counts next to the graph's links: a blocker it found that nobody

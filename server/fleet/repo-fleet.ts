@@ -272,6 +272,7 @@ export class RepoFleet implements FleetRuntime {
         idleGraceSeconds: this.registration.config.idle_grace_seconds * this.deps.timeScale,
         landingSlot: this.landingSlot,
         oneLandingPerTick: this.registration.config.gate.ci === "required",
+        review: this.registration.config.review.command !== null ? { maxRounds: this.registration.config.review.max_rounds } : null,
       });
       this.landingSlot = decision.landingSlot;
       report.births_held = decision.birthsHeld ?? (paused ? paused.reason : null);
@@ -327,6 +328,7 @@ export class RepoFleet implements FleetRuntime {
       namespace: this.deps.namespace,
       gateMode: this.registration.config.gate.ci,
       branchPrefix: this.registration.config.worktree.branch_prefix,
+      reviews: this.registration.config.review.command !== null,
       now,
     });
   }
@@ -385,7 +387,7 @@ export class RepoFleet implements FleetRuntime {
   // ---- births ---------------------------------------------------------------------------------
 
   /** Starts a worker for a claim we hold. Returns false when it could not start. */
-  async birthFor(issue: SnapshotIssue, attempt: number, mode: BirthInput["mode"], claimSha: string): Promise<boolean> {
+  async birthFor(issue: SnapshotIssue, attempt: number, mode: BirthInput["mode"], claimSha: string, review?: BirthInput["review"]): Promise<boolean> {
     const existing = this.memory.run(issue.number);
     if (existing && !existing.exitFacts) return true;
     // A tick already acting when a stop arrived must not start a worker after stop killed the rest.
@@ -402,14 +404,15 @@ export class RepoFleet implements FleetRuntime {
           maxAttempts: cfg.retry + 1,
           lastFailure: this.memory.get(issue.number)?.lastFailure ?? null,
           mode,
-          command: this.registration.workerCommand,
+          command: review ? (cfg.review.command ?? "") : this.registration.workerCommand,
+          ...(review ? { review } : {}),
         },
         this.runDeps(),
       );
       const memory = this.memory.of(issue.number);
       memory.run = run;
       memory.busy = null;
-      this.board.enter(issue.number, "coding");
+      if (!review) this.board.enter(issue.number, "coding");
       return true;
     } catch (error) {
       if (error instanceof FencedError) {
@@ -418,7 +421,7 @@ export class RepoFleet implements FleetRuntime {
         return false;
       }
       // A worker that cannot even start is a fast death: the breaker counts it.
-      this.log("error", "birth_failed", `#${issue.number}: could not start a worker: ${(error as Error).message}`, issue.number, errorData(error));
+      this.log("error", "birth_failed", `#${issue.number}: could not start a ${review ? "reviewer" : "worker"}: ${(error as Error).message}`, issue.number, errorData(error));
       if (this.guard.recordDeath(issue.number, attempt, 0, false, false, [(error as Error).message])) this.nudge();
       return false;
     }

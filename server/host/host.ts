@@ -6,6 +6,7 @@ import { hostname } from "node:os";
 import { join } from "node:path";
 import type {
   Host,
+  HostEvent,
   LogsInput,
   LogsResult,
   ProjectResetInput,
@@ -13,28 +14,28 @@ import type {
   ProjectResult,
   ProjectStartInput,
   ProjectStopInput,
+  RepoListing,
   StatusInput,
   StatusResult,
   TakeoverInput,
   TakeoverResult,
 } from "./api.js";
 import type { PlanOutput } from "../../schemas/tools.js";
-import { connect, newInstanceId, type Connection, type ConnectOptions } from "./connection.js";
-import { gatherSnapshot } from "../gh/gather.js";
+import { connect, newInstanceId, originSlug, type Connection, type ConnectOptions } from "./connection.js";
 import type { Logger } from "../gh/octokit.js";
 import { UsageError } from "../gh/errors.js";
-import { evaluatePreconditions } from "./preconditions.js";
 import { pagePlan, planView } from "./plan.js";
 import { parseNamespace } from "../state/claims.js";
 import { Lease } from "../gh/lease.js";
-import { rebuild } from "../state/rebuild.js";
 import { assertInstanceId } from "../state/snapshot.js";
 import { probeNamespace, type NamespaceProbe } from "./namespace-probe.js";
 import { RepoFleet, summaryLine, type Registration } from "../fleet/repo-fleet.js";
-import { locateIssue, registrationView, takeoverResult } from "./views.js";
 import { stateDir } from "../paths.js";
 import { laneDir, openLanes, type LaneWriter } from "../lanes/index.js";
 import { readLogs } from "./logs.js";
+import { HostEvents } from "./events.js";
+import { locateIssue, registrationView, takeoverResult } from "./views.js";
+import { planFor, type RepoAccess } from "./repo-access.js";
 import { workRepoFor } from "../workers/worktrees.js";
 import { parseSlug, formatSlug } from "../gh/slug.js";
 import { preconditionsPass } from "./preconditions.js";
@@ -56,18 +57,9 @@ export interface HostOptions {
   daemon?: boolean;
 }
 
-/** What the host holds per repository: its instance there, its connection, this instance's lease there, and the ref namespace it may write. */
-interface RepoAccess {
-  instance: string;
-  conn: Connection;
-  lease: Lease;
-  /** The claim namespace as probed, or null when no call has needed to write yet. */
-  namespace: NamespaceProbe | null;
-  /** The preconditions of the last full plan (a plan from a fleet tick reuses them). */
-  preconditions?: PlanOutput["preconditions"];
-}
 
 export class FleetHost implements Host {
+  private readonly events = new HostEvents((repo) => this.boardKey(repo));
   readonly instance: string;
   readonly hostName: string;
   private readonly clock: () => Date;
@@ -83,6 +75,28 @@ export class FleetHost implements Host {
     assertInstanceId(this.instance);
     this.hostName = options.hostName ?? hostname();
     this.clock = options.clock ?? (() => new Date());
+  }
+
+  subscribe(listener: (event: HostEvent) => void): () => void {
+    return this.events.subscribe(listener);
+  }
+
+  /** The board as a change detector sees it: what a subscriber would see change, or null when not running. */
+  private boardKey(repo: string): string | null {
+    const running = this.runningFor(repo);
+    if (!running) return null;
+    return JSON.stringify([
+      registrationView(running.project),
+      running.project.births(),
+      running.project.workerRows().map((w) => [w.issue, w.state]),
+      running.project.view()?.set.mine.map((m) => [m.issue, m.status, m.pr]) ?? [],
+    ]);
+  }
+
+  async repos(): Promise<RepoListing> {
+    const running = [...this.running.values()].filter((p) => !p.isStopped()).map((p) => p.registration.repo);
+    const origin = await originSlug(this.options.cwd ?? process.cwd()).catch(() => null);
+    return { running, origin };
   }
 
   /** Connects once per repository; a failed connection is not cached (fix and retry). */
@@ -128,51 +142,9 @@ export class FleetHost implements Host {
   /** The dry-run plan: preconditions, then one gather and one rebuild. Acts on nothing. */
   async plan(repo?: string): Promise<PlanOutput> {
     const running = this.runningFor(repo);
-    return this.planFor(running ? running.connected : await this.project(repo));
+    return planFor(running ? running.connected : await this.project(repo), this.clock);
   }
 
-  private async planFor(connected: RepoAccess): Promise<PlanOutput> {
-    const { conn, namespace, instance } = connected;
-    const before = conn.forge.stats();
-    const now = this.clock();
-    const [snapshot, labels] = await Promise.all([
-      gatherSnapshot(conn.forge, conn.refs, {
-        login: conn.login,
-        defaultBranch: conn.info.defaultBranch,
-        base: conn.base,
-        namespace: namespace?.namespace ?? conn.config.namespace,
-        gateMode: conn.config.gate.ci,
-        branchPrefix: conn.config.worktree.branch_prefix,
-        now,
-      }),
-      conn.forge.listLabels(),
-    ]);
-    const preconditions = evaluatePreconditions({
-      repo: conn.repo,
-      info: conn.info,
-      labels,
-      base: conn.base,
-      baseSha: conn.baseSha,
-      config: conn.config,
-      namespace,
-      requiredChecks: conn.config.gate.ci === "local" ? await conn.forge.requiredChecks(conn.base) : snapshot.requiredChecks,
-    });
-    connected.preconditions = preconditions;
-    const set = rebuild(snapshot, conn.config, instance, now);
-    const after = conn.forge.stats();
-    return planView({
-      set,
-      login: conn.login,
-      base: conn.base,
-      preconditions,
-      rateLimit: conn.forge.rateLimit(),
-      requests: {
-        total: after.total - before.total,
-        counted: after.counted - before.counted,
-        notModified: after.notModified - before.notModified,
-      },
-    });
-  }
 
   async status(input: StatusInput): Promise<StatusResult> {
     const scope = input.scope ?? "project";
@@ -251,7 +223,7 @@ export class FleetHost implements Host {
     if (existing && !existing.isStopped()) {
       throw new UsageError(`project_start: ${conn.repo} is already running on this host (instance ${connected.instance}): use project_resize to change it, or project_stop first`);
     }
-    const plan = await this.planFor(connected);
+    const plan = await planFor(connected, this.clock);
     const failed = plan.preconditions.filter((p) => !p.ok);
     if (input.dry_run) {
       return { registration: null, plan: pagePlan(plan, false), message: failed.length ? `dry run: ${failed.length} precondition(s) fail: ${failed.map((p) => p.message).join("; ")}` : "dry run: a start would be accepted; nothing was done" };
@@ -301,6 +273,7 @@ export class FleetHost implements Host {
       data: { target: registration.target, base: registration.base, auto_merge: registration.autoMerge },
     });
     project.start();
+    this.events.emit({ kind: "repos" });
     return {
       registration: registrationView(project),
       plan: pagePlan(plan, false),
@@ -331,6 +304,7 @@ export class FleetHost implements Host {
     // A draining project stays registered (status shows it, a new start is refused) until its
     // last worker has exited.
     if (running.project.isStopped()) this.running.delete(projectKey(running.project.registration.repo));
+    this.events.emit({ kind: "repos" });
     const settled = `released ${report.released.length} claim(s) without a PR; ${Math.max(0, report.in_flight - draining)} claim(s) with a PR kept`;
     return {
       registration: view,
@@ -431,7 +405,11 @@ export class FleetHost implements Host {
     let lanes = this.lanes.get(key);
     if (!lanes) {
       const slug = parseSlug(repo);
-      lanes = openLanes({ dir: laneDir(stateDir(this.options.env ?? process.env), slug.owner, slug.name), secrets: () => secrets });
+      lanes = openLanes({
+        dir: laneDir(stateDir(this.options.env ?? process.env), slug.owner, slug.name),
+        secrets: () => secrets,
+        onRecord: (lane, line) => this.events.observe(repo, lane, line),
+      });
       this.lanes.set(key, lanes);
     }
     return lanes;

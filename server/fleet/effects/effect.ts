@@ -24,7 +24,7 @@ export interface FleetRuntime {
   /** Births are held (a stop, the breaker, a quota pause). */
   birthsHeld(): boolean;
   /** Starts a worker for a claim we hold; false when it could not start. */
-  birthFor(issue: SnapshotIssue, attempt: number, mode: BirthInput["mode"], claimSha: string): Promise<boolean>;
+  birthFor(issue: SnapshotIssue, attempt: number, mode: BirthInput["mode"], claimSha: string, review?: BirthInput["review"]): Promise<boolean>;
   readonly log: SupervisorLog;
   /** Applies a follow-up action the core chose from an effect's outcome (a landing that failed its gate). */
   apply(tick: TickScope, action: Action): Promise<void>;

@@ -1,7 +1,7 @@
 // A failed attempt's two ways on, as decide chose: the retry ladder (attempt label, PR closed,
 // a fresh worker) or, past the retry limit, escalation to a human with the evidence of where it
 // got stuck.
-import type { FailureEvidence } from "../../state/decide.js";
+import { failureAction, type FailureEvidence } from "../../state/decide.js";
 import { attemptFromLabels, attemptLabel, parseAttemptLabel } from "../../state/markers.js";
 import type { SnapshotIssue } from "../../state/snapshot.js";
 import type { BriefFailure } from "../../workers/brief.js";
@@ -11,6 +11,13 @@ import type { ActionOf, FleetRuntime, TickScope } from "./effect.js";
 
 export function attemptOf(fleet: FleetRuntime, issue: { labels: string[] } | undefined): number {
   return issue ? attemptFromLabels(issue.labels, fleet.registration.config.labels.attempt_prefix) : 0;
+}
+
+/** An attempt an effect found failed (a landing its gate refused, a refuted review): the core says retry or escalate. */
+export async function failedAttempt(fleet: FleetRuntime, tick: TickScope, at: { issue: number; sha: string; pr: number }, evidence: FailureEvidence): Promise<void> {
+  const claim = tick.set.mine.find((m) => m.issue === at.issue) ?? { ...at, attempt: attemptOf(fleet, tick.issues.get(at.issue)) };
+  const policy = { retry: fleet.registration.config.retry, birthsPaused: fleet.birthsHeld(), stopping: false };
+  await fleet.apply(tick, failureAction({ ...claim, sha: at.sha, pr: at.pr }, policy, evidence));
 }
 
 /** The retry ladder: the attempt label moves on, the PR closes, the next worker starts fresh. */
@@ -100,6 +107,8 @@ async function evidenceForBrief(fleet: FleetRuntime, evidence: FailureEvidence):
       return { kind: "stalled", summary: `the worker went quiet past the kill threshold ${evidence.kills} time(s)`, excerpt: "" };
     case "gate":
       return { kind: "gate", summary: evidence.summary, excerpt: evidence.excerpt };
+    case "review_findings":
+      return { kind: "review-findings", summary: `the reviewer refuted PR #${evidence.pr}`, excerpt: evidence.findings };
     case "review":
       return {
         kind: "review",

@@ -2,8 +2,7 @@
 // required CI; the outcome moves the claim on (merged, retried, escalated) or waits.
 import type { LandOutcome } from "../../landing/fleet-landing.js";
 import { defineEffect, type ActionOf, type FleetRuntime, type TickScope } from "./effect.js";
-import { failureAction, type FailureEvidence } from "../../state/decide.js";
-import { attemptOf, clearRunnerError } from "./failure.js";
+import { clearRunnerError, failedAttempt } from "./failure.js";
 
 export const land = defineEffect("land", async (fleet, tick, action) => {
   // Decide made this landing exclusive (required CI): a merge or a sync earlier in this tick
@@ -40,14 +39,14 @@ async function afterLanding(fleet: FleetRuntime, tick: TickScope, action: Action
       }
       return;
     case "conflict":
-      await failed(fleet, tick, action, {
+      await failedAttempt(fleet, tick, action, {
         kind: "gate",
         summary: `merging ${fleet.registration.base} into the branch conflicts in ${outcome.files.join(", ")}`,
         excerpt: outcome.files.join("\n"),
       });
       return;
     case "gate_red":
-      await failed(fleet, tick, action, {
+      await failedAttempt(fleet, tick, action, {
         kind: "gate",
         summary: `${outcome.evidence.kind === "local" ? "the local gate" : "CI"} failed on the synced head: ${outcome.evidence.summary}`,
         excerpt: outcome.evidence.excerpt,
@@ -60,10 +59,4 @@ async function afterLanding(fleet: FleetRuntime, tick: TickScope, action: Action
     default:
       fleet.log("info", `land_${outcome.outcome}`, `#${n}: ${outcome.why ?? outcome.outcome}`, n);
   }
-}
-
-/** A landing its gate refused is a failed attempt: the core says retry or escalate. */
-async function failed(fleet: FleetRuntime, tick: TickScope, action: ActionOf<"land">, evidence: FailureEvidence): Promise<void> {
-  const claim = tick.set.mine.find((m) => m.issue === action.issue) ?? { issue: action.issue, sha: action.sha, pr: action.pr, attempt: attemptOf(fleet, tick.issues.get(action.issue)) };
-  await fleet.apply(tick, failureAction({ ...claim, sha: action.sha, pr: action.pr }, { retry: fleet.registration.config.retry, birthsPaused: fleet.birthsHeld(), stopping: false }, evidence));
 }
