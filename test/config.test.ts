@@ -471,7 +471,7 @@ test("schema: every object refuses unknown keys", () => {
 
 const matchesAny = (patterns: readonly string[], line: string) => patterns.some((p) => new RegExp(p, "i").test(line));
 
-test("quota patterns: recognise every usage-limit message in RUNTIMES.md, and not ordinary output", () => {
+test("quota patterns: recognise every usage-limit message the agent runtimes print, and not ordinary output", () => {
   const quota = [
     "Claude AI usage limit reached|1755615600",
     "Claude usage limit reached. Your limit will reset at 5pm (Europe/Warsaw).",
