@@ -88,7 +88,7 @@ export class RepoFleet implements FleetRuntime {
       const seconds = pace({
         lastSummary: { moved: report.moved, inFlight: report.in_flight + workers },
         emptyTicks: this.emptyTicks,
-        config: this.registration.config,
+        config: loopPacing(this.registration.config, this.deps.timeScale),
       });
       this.nextTickAt = new Date(this.deps.clock().getTime() + seconds * 1000 * this.deps.timeScale);
       await this.waitForEvent(seconds);
@@ -458,4 +458,15 @@ export class RepoFleet implements FleetRuntime {
     }
     this.nudge();
   }
+}
+
+/**
+ * pace() counts in loop seconds, which the loop multiplies by the time scale; the lease in a
+ * scaled host's config is already in real seconds (see withScaledLease in server/host/host.ts),
+ * so its cap is taken back to loop seconds here, or a scaled loop would tick scale² fast.
+ */
+function loopPacing(config: FleetConfig, timeScale: number): Pick<FleetConfig, "pacing" | "lease"> {
+  if (timeScale === 1) return config;
+  const { lease } = config;
+  return { pacing: config.pacing, lease: { ...lease, ttl_seconds: lease.ttl_seconds / timeScale, heartbeat_seconds: lease.heartbeat_seconds / timeScale } };
 }
