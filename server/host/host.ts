@@ -6,6 +6,7 @@ import { hostname } from "node:os";
 import { join } from "node:path";
 import type {
   Host,
+  HostEvent,
   LogsInput,
   LogsResult,
   ProjectResetInput,
@@ -13,13 +14,14 @@ import type {
   ProjectResult,
   ProjectStartInput,
   ProjectStopInput,
+  RepoListing,
   StatusInput,
   StatusResult,
   TakeoverInput,
   TakeoverResult,
 } from "./api.js";
 import type { PlanOutput } from "../../schemas/tools.js";
-import { connect, newInstanceId, type Connection, type ConnectOptions } from "./connection.js";
+import { connect, newInstanceId, originSlug, type Connection, type ConnectOptions } from "./connection.js";
 import { gatherSnapshot } from "../gh/gather.js";
 import type { Logger } from "../gh/octokit.js";
 import { UsageError } from "../gh/errors.js";
@@ -33,6 +35,8 @@ import { RepoFleet, summaryLine, type Registration } from "../fleet/repo-fleet.j
 import { stateDir } from "../paths.js";
 import { laneDir, openLanes, type LaneWriter } from "../lanes/index.js";
 import { readLogs } from "./logs.js";
+import { HostEvents } from "./events.js";
+import { locateIssue, registrationView } from "./views.js";
 import { workRepoFor } from "../workers/worktrees.js";
 import { parseSlug, formatSlug } from "../gh/slug.js";
 import { preconditionsPass } from "./preconditions.js";
@@ -48,10 +52,15 @@ export interface HostOptions {
   logger?: Logger;
   /** Multiplies the loop's durations (pacing, stall and kill thresholds): tests and the demo run faster. */
   timeScale?: number;
+  /** The instance id to act as on a repository (the daemon's, persisted per repository); default `instance`. */
+  identity?: (repo: string) => string;
+  /** This host is the machine's daemon (takeover marks its instances). */
+  daemon?: boolean;
 }
 
-/** What the host holds per repository: its connection, this instance's lease there, and the ref namespace it may write. */
+/** What the host holds per repository: its instance there, its connection, this instance's lease there, and the ref namespace it may write. */
 interface RepoAccess {
+  instance: string;
   conn: Connection;
   lease: Lease;
   /** The claim namespace as probed, or null when no call has needed to write yet. */
@@ -61,6 +70,7 @@ interface RepoAccess {
 }
 
 export class FleetHost implements Host {
+  private readonly events = new HostEvents((repo) => this.boardKey(repo));
   readonly instance: string;
   readonly hostName: string;
   private readonly clock: () => Date;
@@ -76,6 +86,28 @@ export class FleetHost implements Host {
     assertInstanceId(this.instance);
     this.hostName = options.hostName ?? hostname();
     this.clock = options.clock ?? (() => new Date());
+  }
+
+  subscribe(listener: (event: HostEvent) => void): () => void {
+    return this.events.subscribe(listener);
+  }
+
+  /** The board as a change detector sees it: what a subscriber would see change, or null when not running. */
+  private boardKey(repo: string): string | null {
+    const running = this.runningFor(repo);
+    if (!running) return null;
+    return JSON.stringify([
+      registrationView(running.project),
+      running.project.births(),
+      running.project.workerRows().map((w) => [w.issue, w.state]),
+      running.project.view()?.set.mine.map((m) => [m.issue, m.status, m.pr]) ?? [],
+    ]);
+  }
+
+  async repos(): Promise<RepoListing> {
+    const running = [...this.running.values()].filter((p) => !p.isStopped()).map((p) => p.registration.repo);
+    const origin = await originSlug(this.options.cwd ?? process.cwd()).catch(() => null);
+    return { running, origin };
   }
 
   /** Connects once per repository; a failed connection is not cached (fix and retry). */
@@ -101,20 +133,21 @@ export class FleetHost implements Host {
     if (this.options.cwd) options.cwd = this.options.cwd;
     if (this.options.logger) options.logger = this.options.logger;
     const conn = withScaledLease(await connect(options), this.options.timeScale ?? 1);
+    const instance = this.options.identity ? this.options.identity(conn.repo) : this.instance;
     const probeKey = `${projectKey(conn.repo)}\n${conn.config.namespace}\n${createHash("sha256").update(conn.token).digest("hex")}`;
     let namespace = this.probes.get(probeKey) ?? null;
     if (probe && !namespace) {
-      namespace = await probeNamespace(conn.refs, conn.config.namespace, this.instance);
+      namespace = await probeNamespace(conn.refs, conn.config.namespace, instance);
       if (namespace.writable) this.probes.set(probeKey, namespace);
     }
     const lease = new Lease(
       conn.refs,
       { namespace: namespace?.namespace ?? conn.config.namespace, ttlSeconds: conn.config.lease.ttl_seconds, heartbeatSeconds: conn.config.lease.heartbeat_seconds },
-      this.instance,
+      instance,
       this.hostName,
       this.clock,
     );
-    return { conn, lease, namespace };
+    return { instance, conn, lease, namespace };
   }
 
   /** The dry-run plan: preconditions, then one gather and one rebuild. Acts on nothing. */
@@ -124,7 +157,7 @@ export class FleetHost implements Host {
   }
 
   private async planFor(connected: RepoAccess): Promise<PlanOutput> {
-    const { conn, namespace } = connected;
+    const { conn, namespace, instance } = connected;
     const before = conn.forge.stats();
     const now = this.clock();
     const [snapshot, labels] = await Promise.all([
@@ -135,6 +168,7 @@ export class FleetHost implements Host {
         namespace: namespace?.namespace ?? conn.config.namespace,
         gateMode: conn.config.gate.ci,
         branchPrefix: conn.config.worktree.branch_prefix,
+        reviews: conn.config.review.command !== null,
         now,
       }),
       conn.forge.listLabels(),
@@ -150,7 +184,7 @@ export class FleetHost implements Host {
       requiredChecks: conn.config.gate.ci === "local" ? await conn.forge.requiredChecks(conn.base) : snapshot.requiredChecks,
     });
     connected.preconditions = preconditions;
-    const set = rebuild(snapshot, conn.config, this.instance, now);
+    const set = rebuild(snapshot, conn.config, instance, now);
     const after = conn.forge.stats();
     return planView({
       set,
@@ -177,6 +211,8 @@ export class FleetHost implements Host {
       births: running ? running.project.births() : null,
       last_tick: report ? `${report.at}: ${summaryLine(report)}` : null,
       next_tick: view?.nextTickAt?.toISOString() ?? null,
+      registrations: scope === "project" ? this.registrations() : [],
+      daemon: null,
     };
     if (scope === "worker") {
       return { scope, registration, plan: null, issue: null, workers: running ? running.project.workerRows() : [], source: null, ...extra };
@@ -239,7 +275,7 @@ export class FleetHost implements Host {
       throw new UsageError(`project_start: ${conn.repo} is still stopping on this host: ${existing.draining()} worker(s) have yet to exit; wait, or end them with project_stop {stop_workers: true}`);
     }
     if (existing && !existing.isStopped()) {
-      throw new UsageError(`project_start: ${conn.repo} is already running on this host (instance ${this.instance}): use project_resize to change it, or project_stop first`);
+      throw new UsageError(`project_start: ${conn.repo} is already running on this host (instance ${connected.instance}): use project_resize to change it, or project_stop first`);
     }
     const plan = await this.planFor(connected);
     const failed = plan.preconditions.filter((p) => !p.ok);
@@ -255,7 +291,7 @@ export class FleetHost implements Host {
     const lanes = this.lanesFor(conn.repo, [conn.token]);
     const registration: Registration = {
       repo: conn.repo,
-      instance: this.instance,
+      instance: connected.instance,
       workerCommand: input.worker_command!,
       target: input.target ?? conn.config.concurrency,
       config: conn.config,
@@ -287,10 +323,11 @@ export class FleetHost implements Host {
     lanes.append("supervisor", {
       event: "started",
       msg: `project started: target ${registration.target}, base ${registration.base}, merges ${registration.autoMerge ? "authorized" : "held"}`,
-      instance: this.instance,
+      instance: connected.instance,
       data: { target: registration.target, base: registration.base, auto_merge: registration.autoMerge },
     });
     project.start();
+    this.events.emit({ kind: "repos" });
     return {
       registration: registrationView(project),
       plan: pagePlan(plan, false),
@@ -321,6 +358,7 @@ export class FleetHost implements Host {
     // A draining project stays registered (status shows it, a new start is refused) until its
     // last worker has exited.
     if (running.project.isStopped()) this.running.delete(projectKey(running.project.registration.repo));
+    this.events.emit({ kind: "repos" });
     const settled = `released ${report.released.length} claim(s) without a PR; ${Math.max(0, report.in_flight - draining)} claim(s) with a PR kept`;
     return {
       registration: view,
@@ -357,6 +395,38 @@ export class FleetHost implements Host {
     for (const lanes of this.lanes.values()) lanes.close();
   }
 
+  /** Every project this host runs (draining ones included), as status shows them. */
+  registrations(): RegistrationRow[] {
+    const rows: RegistrationRow[] = [];
+    for (const project of this.running.values()) {
+      if (project.isStopped()) continue;
+      const r = project.registration;
+      const report = project.report();
+      rows.push({
+        repo: r.repo,
+        instance: r.instance,
+        state: project.draining() > 0 ? "draining" : "running",
+        target: r.target,
+        selectors: r.config.selectors.map((sel) => ({ ...sel })),
+        sessions: [],
+        ttl_seconds: null,
+        renew_by: null,
+        last_poll: report?.at ?? null,
+        workers: project.workerRows().filter((w) => w.pid !== null).length,
+        idle: report !== null && report.error === null && report.frontier_remaining === 0 && report.in_flight === 0 && report.workers === 0,
+      });
+    }
+    return rows;
+  }
+
+  /** The registration TTL settings of a running project's config. */
+  registrationConfig(repo: string): { ttlSeconds: number | null; idleDeregisterSeconds: number } | null {
+    const running = this.runningFor(repo);
+    if (!running) return null;
+    const c = running.project.registration.config.registration;
+    return { ttlSeconds: c.ttl_seconds, idleDeregisterSeconds: c.idle_deregister_seconds };
+  }
+
   /**
    * The process must exit now (a second signal during a drain): end every worker group at
    * once and release a landing lock held mid-landing, then say what is left behind. Claims stay:
@@ -389,7 +459,11 @@ export class FleetHost implements Host {
     let lanes = this.lanes.get(key);
     if (!lanes) {
       const slug = parseSlug(repo);
-      lanes = openLanes({ dir: laneDir(stateDir(this.options.env ?? process.env), slug.owner, slug.name), secrets: () => secrets });
+      lanes = openLanes({
+        dir: laneDir(stateDir(this.options.env ?? process.env), slug.owner, slug.name),
+        secrets: () => secrets,
+        onRecord: (lane, line) => this.events.observe(repo, lane, line),
+      });
       this.lanes.set(key, lanes);
     }
     return lanes;
@@ -411,6 +485,7 @@ export class FleetHost implements Host {
       heartbeat_age_seconds: r.heartbeatAgeSeconds,
       fresh: r.fresh,
       is_me: r.isMe,
+      this_daemon: r.isMe && this.options.daemon === true,
     }));
     if (listing || input.instance === undefined) {
       return {
@@ -447,37 +522,13 @@ export class FleetHost implements Host {
   }
 }
 
+export type RegistrationRow = StatusResult["registrations"][number] & {
+  /** Nothing ready, nothing in flight, no worker at the last poll. */
+  idle: boolean;
+};
+
 function projectKey(repo: string): string {
   return formatSlug(parseSlug(repo)).toLowerCase();
-}
-
-function registrationView(project: RepoFleet): NonNullable<StatusResult["registration"]> {
-  const r = project.registration;
-  return {
-    repo: r.repo,
-    instance: r.instance,
-    target: r.target,
-    worker_command: r.workerCommand,
-    base: r.base,
-    auto_merge: r.autoMerge,
-    merges: r.autoMerge ? "authorized" : "held",
-    started_at: r.startedAt,
-  };
-}
-
-function locateIssue(plan: PlanOutput, number: number): NonNullable<StatusResult["issue"]> {
-  // A claim says more than the exclusion it causes, so claims are looked up first.
-  const mine = plan.mine.find((m) => m.issue === number);
-  if (mine) return { number, where: "mine", detail: `claimed by this instance: ${mine.status}${mine.pr ? ` (PR #${mine.pr})` : ""}${mine.review ? `: ${mine.review}` : ""}` };
-  const live = plan.peers_live.find((p) => p.issue === number);
-  if (live) return { number, where: "peer_live", detail: `claimed by live instance ${live.instance ?? "?"} on ${live.host ?? "?"}` };
-  const stale = plan.peers_stale.find((p) => p.issue === number);
-  if (stale) return { number, where: "stale", detail: `claimed by ${stale.instance ?? "an unknown instance"}, whose lease lapsed (${stale.stale_reason})` };
-  const dispatchAt = plan.dispatch.findIndex((d) => d.number === number);
-  if (dispatchAt >= 0) return { number, where: "dispatch", detail: `next to dispatch at position ${dispatchAt + 1} of ${plan.dispatch.length}` };
-  const excluded = plan.excluded.find((e) => e.number === number);
-  if (excluded) return { number, where: "excluded", detail: excluded.text };
-  return { number, where: "not_open", detail: `#${number} is not an open issue of ${plan.repo}` };
 }
 
 /**
