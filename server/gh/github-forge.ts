@@ -18,6 +18,7 @@ import type {
   RepoInfo,
   RepoSlug,
   RequiredChecks,
+  DirectPush,
 } from "./forge.js";
 import { ForgeError, UsageError } from "./errors.js";
 import { createClient, type GitHubClient, type Logger } from "./octokit.js";
@@ -107,6 +108,14 @@ interface RawRule {
     strict_required_status_checks_policy?: boolean;
   };
 }
+/** Ruleset rules that refuse a plain push to a branch (GitHub's rule types). */
+const PUSH_REFUSING_RULES = new Set(["pull_request", "update", "required_deployments", "required_signatures"]);
+
+interface RawProtection {
+  required_pull_request_reviews?: unknown;
+  restrictions?: unknown;
+}
+
 interface RawBranch {
   protected?: boolean;
   protection?: {
@@ -391,6 +400,29 @@ export class GitHubForge implements Forge {
     const contexts = [...new Set([...fromRules, ...fromProtection])].sort();
     const source = fromRules.size > 0 && fromProtection.size > 0 ? "both" : fromRules.size > 0 ? "rulesets" : fromProtection.size > 0 ? "protection" : "none";
     return { contexts, strict, source, readable: rulesReadable && protectionReadable };
+  }
+
+  async directPush(branch: string): Promise<DirectPush> {
+    const refusing: string[] = [];
+    try {
+      const rules = await this.all<RawRule>("GET /repos/{owner}/{repo}/rules/branches/{branch}", { branch }, `read the rules of branch ${branch}`);
+      for (const rule of rules) if (rule.type && PUSH_REFUSING_RULES.has(rule.type)) refusing.push(`a ruleset's "${rule.type}" rule`);
+    } catch (error) {
+      if (!(error instanceof ForgeError) || (error.kind !== "not_found" && error.kind !== "forbidden")) throw error;
+      return { allowed: null, why: `the rules of ${branch} could not be read` };
+    }
+    const raw = await this.get<RawBranch>("GET /repos/{owner}/{repo}/branches/{branch}", { branch }, `read branch ${branch}`);
+    if (raw.protected) {
+      try {
+        const detail = await this.get<RawProtection>("GET /repos/{owner}/{repo}/branches/{branch}/protection", { branch }, `read the protection of branch ${branch}`);
+        if (detail.required_pull_request_reviews) refusing.push("branch protection requiring pull request reviews");
+        if (detail.restrictions) refusing.push("branch protection restricting who may push");
+      } catch (error) {
+        if (!(error instanceof ForgeError) || (error.kind !== "not_found" && error.kind !== "forbidden")) throw error;
+        if (refusing.length === 0) return { allowed: null, why: `${branch} is protected and its protection could not be read (no admin rights)` };
+      }
+    }
+    return refusing.length > 0 ? { allowed: false, why: refusing.join(" and ") } : { allowed: true, why: "" };
   }
 
   private get slug(): string {

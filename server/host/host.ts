@@ -36,6 +36,7 @@ import { parseSlug, formatSlug } from "../gh/slug.js";
 import { preconditionsPass } from "./preconditions.js";
 import { endWorkerGroupsNow } from "../workers/spawn.js";
 import { heldLandingLocks, releaseHeldLandingLocks } from "../landing/held-locks.js";
+import { chooseLanding, type LandingChoice } from "../state/landing-choice.js";
 
 export interface HostOptions {
   env?: NodeJS.ProcessEnv;
@@ -106,7 +107,12 @@ export class FleetHost implements Host {
     return this.planFor(running ? running.connected : await this.project(repo));
   }
 
-  private async planFor({ conn, namespace }: RepoAccess): Promise<PlanOutput> {
+  private async planFor(access: RepoAccess, autoMerge: boolean | null = null): Promise<PlanOutput> {
+    return (await this.assess(access, autoMerge)).plan;
+  }
+
+  /** The plan, and the landing chosen for the base as it is protected now. */
+  private async assess({ conn, namespace }: RepoAccess, autoMerge: boolean | null): Promise<{ plan: PlanOutput; landing: LandingChoice }> {
     const before = conn.forge.stats();
     const now = this.clock();
     const [snapshot, labels] = await Promise.all([
@@ -121,6 +127,18 @@ export class FleetHost implements Host {
       }),
       conn.forge.listLabels(),
     ]);
+    const requiredChecks = conn.config.gate.ci === "local" ? await conn.forge.requiredChecks(conn.base) : snapshot.requiredChecks;
+    const directPush = conn.baseSha
+      ? await conn.forge.directPush(conn.base).catch((error: unknown) => ({ allowed: null, why: `its rules could not be read: ${(error as Error).message}` }))
+      : { allowed: null, why: "the base does not exist" };
+    const landing = chooseLanding({
+      base: conn.base,
+      strategy: conn.config.landing.strategy,
+      allowUntestedRace: conn.config.landing.allow_untested_race,
+      directPush: conn.info.permissions.push ? directPush : { allowed: false, why: "the token has no push access" },
+      strict: requiredChecks.strict ? true : requiredChecks.readable ? false : null,
+      requiresChecks: requiredChecks.contexts.length > 0,
+    });
     const preconditions = evaluatePreconditions({
       repo: conn.repo,
       info: conn.info,
@@ -129,11 +147,13 @@ export class FleetHost implements Host {
       baseSha: conn.baseSha,
       config: conn.config,
       namespace,
-      requiredChecks: conn.config.gate.ci === "local" ? await conn.forge.requiredChecks(conn.base) : snapshot.requiredChecks,
+      requiredChecks,
+      landing,
+      autoMerge,
     });
     const set = rebuild(snapshot, conn.config, this.instance, now);
     const after = conn.forge.stats();
-    return planView({
+    const plan = planView({
       set,
       login: conn.login,
       base: conn.base,
@@ -145,6 +165,7 @@ export class FleetHost implements Host {
         notModified: after.notModified - before.notModified,
       },
     });
+    return { plan, landing };
   }
 
   async status(input: StatusInput): Promise<StatusResult> {
@@ -191,7 +212,7 @@ export class FleetHost implements Host {
     if (existing && !existing.isStopped()) {
       throw new UsageError(`project_start: ${conn.repo} is already running on this host (instance ${this.instance}): use project_resize to change it, or project_stop first`);
     }
-    const plan = await this.planFor(connected);
+    const { plan, landing } = await this.assess(connected, input.auto_merge === true);
     const failed = plan.preconditions.filter((p) => !p.ok);
     if (input.dry_run) {
       return { registration: null, plan, message: failed.length ? `dry run: ${failed.length} precondition(s) fail: ${failed.map((p) => p.message).join("; ")}` : "dry run: a start would be accepted; nothing was done" };
@@ -208,7 +229,8 @@ export class FleetHost implements Host {
       instance: this.instance,
       workerCommand: input.worker_command!,
       target: input.target ?? conn.config.concurrency,
-      config: conn.config,
+      // "auto" becomes the landing chosen for the base as it is protected now.
+      config: landing.method ? { ...conn.config, landing: { ...conn.config.landing, strategy: landing.method } } : conn.config,
       base: conn.base,
       autoMerge: input.auto_merge === true,
       startedAt: this.clock().toISOString(),
