@@ -22,6 +22,7 @@ import { errorData, errorText, supervisorLog, type SupervisorLog } from "./super
 import { emptyReport, summaryLine, type TickReport } from "./tick-report.js";
 import { birth, type BirthInput } from "./worker-runs.js";
 import { drainClaims, releasedBoard } from "./drain.js";
+import { GarbageCollector } from "./garbage.js";
 import { redactText } from "../lanes/redact.js";
 
 export type { FleetDeps, Registration } from "./registration.js";
@@ -35,6 +36,7 @@ export class RepoFleet implements FleetRuntime {
   readonly log: SupervisorLog;
   landingSlot: number | null = null;
   private readonly guard: BirthGuard;
+  private readonly garbage: GarbageCollector;
   private stopping = false;
   /** Claims released since the stop began, by whichever tick released them: the stop reports them all. */
   private readonly drained = new Set<number>();
@@ -55,6 +57,15 @@ export class RepoFleet implements FleetRuntime {
     this.log = supervisorLog(deps.lanes, registration.instance);
     this.guard = new BirthGuard(registration.config.circuit, deps.timeScale, deps.clock, this.log, (lines) => lines.map((line) => redactText(line, [deps.conn.token])));
     this.landing = new Landing(deps, () => this.registration.config);
+    this.garbage = new GarbageCollector({
+      refs: deps.conn.refs,
+      namespace: deps.namespace,
+      instance: registration.instance,
+      ttlSeconds: registration.config.lease.ttl_seconds,
+      everyMs: registration.config.lease.heartbeat_seconds * 1000 * deps.timeScale,
+      clock: deps.clock,
+      log: this.log,
+    });
     this.board = new Board(deps.conn.forge, deps.conn.login, deps.clock, { instance: registration.instance, host: deps.conn.hostName });
   }
 
@@ -224,6 +235,7 @@ export class RepoFleet implements FleetRuntime {
     const report = emptyReport(now);
     try {
       await this.deps.lease.heartbeat();
+      await this.garbage.collectIfDue().catch((error: unknown) => this.log("warn", "garbage_failed", `garbage sweep failed (tried again later): ${errorText(error)}`, undefined, errorData(error)));
       const snapshot = await this.snapshot(now);
       this.deps.lease.observe(snapshot.heartbeats);
       let set = rebuild(snapshot, this.registration.config, this.registration.instance, now);
