@@ -23,6 +23,7 @@ import { emptyReport, summaryLine, type TickReport } from "./tick-report.js";
 import { birth, type BirthInput } from "./worker-runs.js";
 import { drainClaims, releasedBoard } from "./drain.js";
 import { GarbageCollector } from "./garbage.js";
+import { Checkpoints } from "./checkpoint.js";
 import { redactText } from "../lanes/redact.js";
 
 export type { FleetDeps, Registration } from "./registration.js";
@@ -37,6 +38,7 @@ export class RepoFleet implements FleetRuntime {
   landingSlot: number | null = null;
   private readonly guard: BirthGuard;
   private readonly garbage: GarbageCollector;
+  private readonly checkpoints: Checkpoints;
   private stopping = false;
   /** Claims released since the stop began, by whichever tick released them: the stop reports them all. */
   private readonly drained = new Set<number>();
@@ -63,6 +65,14 @@ export class RepoFleet implements FleetRuntime {
       instance: registration.instance,
       ttlSeconds: registration.config.lease.ttl_seconds,
       everyMs: registration.config.lease.heartbeat_seconds * 1000 * deps.timeScale,
+      clock: deps.clock,
+      log: this.log,
+    });
+    this.checkpoints = new Checkpoints({
+      workRepo: deps.workRepo,
+      lease: deps.lease,
+      base: registration.base,
+      everyMs: registration.config.worker.checkpoint_seconds * 1000 * deps.timeScale,
       clock: deps.clock,
       log: this.log,
     });
@@ -253,6 +263,7 @@ export class RepoFleet implements FleetRuntime {
         set = { ...set, mine: set.mine.filter((m) => !owned.has(m.issue)) };
       }
       await this.dropOrphans(set);
+      await this.checkpointRunning(set);
       const local = await localFacts({ registration: this.registration, deps: this.deps, memory: this.memory, postVerdict: (n, a, v) => this.postVerdict(n, a, v) }, set, snapshot, now);
       const paused = this.guard.paused(this.stopping);
       const decision = decide({
@@ -326,6 +337,18 @@ export class RepoFleet implements FleetRuntime {
     }
   }
 
+  /** The periodic checkpoint of each running worker whose period is up. */
+  private async checkpointRunning(set: WorkingSet): Promise<void> {
+    for (const run of this.memory.runs()) {
+      if (run.exitFacts || !this.checkpoints.due(run.issue, run.startedAt)) continue;
+      const claim = set.mine.find((m) => m.issue === run.issue);
+      if (!claim) continue;
+      await this.checkpoints
+        .push(run.issue, claim.sha, "periodic")
+        .catch((error: unknown) => this.log("warn", "checkpoint_failed", `#${run.issue}: checkpoint not pushed (tried again next period): ${errorText(error)}`, run.issue, errorData(error)));
+    }
+  }
+
   private async postVerdict(issue: number, attempt: number, verdict: Verdict): Promise<void> {
     const posted = this.memory.of(issue).verdictsPosted;
     if (posted.has(attempt)) return;
@@ -385,6 +408,7 @@ export class RepoFleet implements FleetRuntime {
           runDir: this.deps.runDir,
           onQuota: (n, detection) => this.guard.onQuota(n, detection),
           onExit: (n) => this.onExit(n),
+          checkpoint: (n) => this.checkpoints.push(n, claimSha, "exit"),
           ...(this.deps.env ? { env: this.deps.env } : {}),
         },
       );

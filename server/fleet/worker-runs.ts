@@ -36,6 +36,8 @@ export interface RunDeps {
   onQuota: (issue: number, detection: QuotaDetection) => void;
   /** Called once the worker has exited (wake the loop). */
   onExit: (issue: number) => void;
+  /** Pushes the commits an exited worker left (its last checkpoint), before its exit is handled. */
+  checkpoint?: (issue: number) => Promise<unknown>;
   env?: Readonly<Record<string, string | undefined>>;
 }
 
@@ -151,6 +153,12 @@ export async function birth(input: BirthInput, deps: RunDeps): Promise<WorkerRun
   const started = run;
   started.settling = handle.exited.then(async (exit) => {
     const facts = await readExit(started, exit, deps, input.base);
+    // Pushed before anything else happens to the claim (a stop releases it right after).
+    if (facts.commitsAhead > 0 && deps.checkpoint) {
+      await deps.checkpoint(n).catch((error: unknown) =>
+        deps.lanes.append("supervisor", { level: "warn", event: "checkpoint_failed", msg: `#${n}: the exit checkpoint failed: ${(error as Error).message}`, issue: n }),
+      );
+    }
     started.exitFacts = facts;
     deps.onExit(n);
     return facts;
