@@ -343,8 +343,8 @@ export class FleetHost implements Host {
 
   /**
    * The process must exit now (a second signal during a drain): end every worker group at
-   * once and release a landing lock held mid-landing, then say what is left behind. Claims stay:
-   * a restart on this state dir continues them, any host reclaims them once the lease lapses.
+   * once and release a landing lock held mid-landing, then say what is left behind. Claims stay
+   * (their commits are on their branches as of the last checkpoint) for a restart or a peer.
    */
   async abandon(): Promise<string> {
     const held = [...this.running.values()].flatMap((p) => p.heldClaims());
@@ -354,7 +354,7 @@ export class FleetHost implements Host {
     for (const lanes of this.lanes.values()) lanes.close();
     const parts = [
       held.length > 0
-        ? `left ${held.length} claim(s) (${held.map((n) => `#${n}`).join(", ")}): a restart continues them, another host reclaims them once the lease lapses`
+        ? `left ${held.length} claim(s) (${held.map((n) => `#${n}`).join(", ")}): the same instance continues them when it restarts; any host reclaims them once the lease lapses, or at once with takeover`
         : "left no claim",
       `ended ${workers} worker process group(s)`,
       locking === 0 ? "no landing was in progress" : unlocked === locking ? "released the landing lock" : "could not release the landing lock: it lapses after landing.lock_ttl_seconds",
