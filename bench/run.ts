@@ -19,9 +19,9 @@ import { rebuildSection } from "./rebuild-section.js";
 import { mib, round, type BenchContext, type Figure, type FigureValue, type Section, type SectionResult } from "./section.js";
 import { snapshotSection } from "./snapshot.js";
 import { workersSection } from "./fleet-workers.js";
-import { landingSection } from "./landing.js";
+import { landingSection, REAL_TIME_LANDING } from "./landing.js";
 
-const SECTIONS: Section[] = [snapshotSection(), rebuildSection, workersSection(), landingSection("local"), landingSection("required")];
+const SECTIONS: Section[] = [snapshotSection(), rebuildSection, workersSection(), landingSection("local"), landingSection("required"), landingSection("required", REAL_TIME_LANDING, "landing-real-time")];
 
 const USAGE = `Usage: node dist/bench/run.js [--only NAME[,NAME]]... [--list]
 

@@ -405,7 +405,7 @@ const PacingSchema = z
   .strictObject({
     busy_seconds: intIn(5, 3_600)
       .default(90)
-      .describe("Seconds between ticks while anything is moving (work in flight, something just landed or was dispatched)."),
+      .describe("Seconds between ticks while anything is moving (work in flight, something just landed or was dispatched), unless an event comes first: a worker's exit, a watched check concluding, the base moving or a landing finishing wakes the loop at once (see `pacing.watch_seconds`)."),
     idle_seconds: intIn(5, 86_400)
       .default(1_500)
       .describe("Seconds between ticks when the last tick found nothing to do."),
@@ -415,6 +415,9 @@ const PacingSchema = z
     idle_ticks_before_sleep: intIn(1, 1_000)
       .default(3)
       .describe("Consecutive empty ticks (nothing to dispatch, nothing in flight) before the long idle cadence."),
+    watch_seconds: intIn(1, 600)
+      .default(10)
+      .describe("While a PR's required checks run (or a green PR waits for the base), the fleet looks at them this often between ticks, sooner right after a push, with conditional requests that cost no rate limit while nothing changed; a concluded check, a moved base, a worker's exit or a finished landing wake the loop at once. Nothing is watched when nothing waits."),
   })
   .superRefine((pacing, ctx) => {
     if (pacing.idle_seconds < pacing.busy_seconds) {

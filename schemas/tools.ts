@@ -17,6 +17,11 @@ export const statusInput = {
     .default("project")
     .describe('"project": the registration and the dry-run plan; "worker": live workers; "issue": one issue (needs `issue`).'),
   issue: z.number().int().positive().optional().describe("The issue number, for scope \"issue\"."),
+  detail: z
+    .boolean()
+    .optional()
+    .describe("Scope project: list every dispatchable and excluded issue, a page at a time (default: a summary with counts per exclusion reason)."),
+  cursor: text(100).optional().describe("Scope project with detail: the next_cursor of the previous page."),
 };
 
 export const takeoverInput = {
@@ -54,7 +59,9 @@ const excludedOutput = z.object({ number: z.number().int(), reason: z.string(), 
 const mineOutput = z.object({
   issue: z.number().int(),
   sha: z.string(),
-  status: z.enum(["awaiting_merge", "awaiting_ci", "failure", "no_pr"]),
+  status: z.enum(["awaiting_merge", "awaiting_review", "changes_requested", "awaiting_ci", "failure", "no_pr"]),
+  /** For awaiting_review: what a human must do before the PR can land. */
+  review: z.string().nullable(),
   pr: z.number().int().nullable(),
   attempt: z.number().int(),
   failing: z.array(z.string()),
@@ -89,6 +96,16 @@ export const planOutput = z.object({
   rate_limit: z.object({ limit: z.number(), remaining: z.number(), reset: z.number(), used: z.number() }).nullable(),
   requests: z.object({ total: z.number().int(), counted: z.number().int(), not_modified: z.number().int() }),
   fingerprint: z.string(),
+  totals: z
+    .object({ dispatch: z.number().int(), excluded: z.number().int(), needs_human: z.number().int() })
+    .describe("Full counts: dispatch, excluded and needs_human may list only a page or a summary of them."),
+  excluded_by_reason: z.record(z.string(), z.number().int()).describe("How many open issues each exclusion reason keeps out."),
+  needs_human: z
+    .array(z.object({ number: z.number().int(), why: z.string() }))
+    .describe("Issues only a human can move: escalated or reserved, in a dependency cycle, or this instance's failed PRs."),
+  page: z
+    .object({ detail: z.boolean(), offset: z.number().int(), next_cursor: z.string().nullable() })
+    .describe("Which rows of dispatch then excluded this answer lists; pass next_cursor to status {detail: true, cursor} for the next page."),
 });
 
 export type PlanOutput = z.infer<typeof planOutput>;
@@ -126,6 +143,11 @@ export const statusOutput = {
     .nullable()
     .describe("Whether new workers may start (circuit breaker, usage limit, stopping)."),
   last_tick: z.string().nullable().describe("The last tick's one-line summary."),
+  next_tick: z.string().nullable().describe("When the running fleet's next tick is due."),
+  source: z
+    .object({ from: z.enum(["fleet_tick", "gathered"]), at: z.string(), age_seconds: z.number() })
+    .nullable()
+    .describe('Where the plan comes from: the running fleet\'s last tick ("fleet_tick", with its age) or a fresh read of GitHub ("gathered").'),
 };
 
 export const instanceRowOutput = z.object({
@@ -189,7 +211,8 @@ export const logsInput = {
   lane: z.enum(["supervisor", "worker", "monitor", "liveness"]).describe("Which log lane."),
   issue: z.number().int().positive().optional().describe("Only records about this issue."),
   since: text(40).optional().describe('Only records since this ISO time or this long ago ("15m", "2h", "1d").'),
-  tail_lines: z.number().int().min(1).max(5000).optional().describe("At most this many of the newest records (default 200)."),
+  tail_lines: z.number().int().min(1).max(5000).optional().describe("At most this many of the newest records (default 200); the answer also stops at its byte budget."),
+  cursor: text(100).optional().describe("The next_cursor of the previous answer: continue with the records before it."),
 };
 
 export const projectOutput = {
@@ -200,8 +223,9 @@ export const projectOutput = {
 
 export const logsOutput = {
   lane: z.string(),
-  records: z.array(z.record(z.string(), z.unknown())),
-  truncated: z.boolean(),
+  records: z.array(z.record(z.string(), z.unknown())).describe("Oldest first; a record cut to fit carries truncated: true."),
+  truncated: z.boolean().describe("Older matching records exist: pass next_cursor to read them."),
+  next_cursor: z.string().nullable(),
 };
 
 /**

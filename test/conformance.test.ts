@@ -245,6 +245,14 @@ test("the local forge conforms to GitHub's OpenAPI description on every operatio
       await step(200, "GET", `${repo}/issues?state=open&per_page=100`); // lists PRs too
       await step(200, "GET", `${repo}/issues/${p1}`);
 
+      // --- reviews: nobody approves their own PR; comments are fine
+      await step(422, "POST", `${repo}/pulls/${p1}/reviews`, { event: "APPROVE" });
+      await step(422, "POST", `${repo}/pulls/${p1}/reviews`, { event: "COMMENT" }); // a comment needs a body
+      await step(200, "POST", `${repo}/pulls/${p1}/reviews`, { event: "COMMENT", body: "Reads well." });
+      await step(200, "POST", `${repo}/pulls/${p1}/reviews`, { body: "a draft" }); // PENDING
+      await step(200, "GET", `${repo}/pulls/${p1}/reviews`);
+      await step(404, "GET", `${repo}/pulls/99999/reviews`);
+
       // --- statuses and check runs on the PR head
       await step(200, "GET", `${repo}/commits/${featureSha}/status`); // pending, no statuses yet
       await step(201, "POST", `${repo}/statuses/${featureSha}`, { state: "pending", context: "ci/build", description: "Building" });

@@ -25,6 +25,7 @@ function claim(issue: number, over: Partial<MineClaim> = {}): MineClaim {
     gate: null,
     otherPulls: [],
     reservedByHuman: false,
+    review: null,
     ...over,
   };
 }

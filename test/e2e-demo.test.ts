@@ -14,6 +14,7 @@ import { startCiRunner, type CiRunner } from "../server/demo/ci-runner.js";
 import { workerShellCommand } from "../server/demo/worker-command.js";
 import { api, git, startTestForge, tempDir, type TestForge } from "./support/forge-fixtures.js";
 import { BIN } from "./support/paths.js";
+import { assertBaseOnGatedTrees } from "./support/nrsr.js";
 
 const REPO = "afk/demo";
 let forge: TestForge;
@@ -132,24 +133,8 @@ describe("the demo backlog through the stdio MCP server", () => {
 
     // The Not Rocket Science Rule: every commit the fleet put on main has the tree of a head
     // that CI passed (the CI runner posted "success" on it).
-    const log = (await git(clone, "log", "--first-parent", "--format=%H %T %an", "origin/main")).stdout.split("\n").filter(Boolean);
-    const seedCommits = log.slice(-1);
-    const passedTrees = new Set<string>();
-    const pulls = (await api(forge, "GET", `/repos/${REPO}/pulls?state=all&per_page=100`)).body as { head: { sha: string } }[];
-    for (const pull of pulls) {
-      const runs = (await api(forge, "GET", `/repos/${REPO}/commits/${pull.head.sha}/check-runs`)).body as { check_runs: { conclusion: string | null }[] };
-      if (runs.check_runs.some((r) => r.conclusion === "success")) {
-        await git(clone, "fetch", "--quiet", "origin", pull.head.sha).catch(() => undefined);
-        const tree = (await git(clone, "rev-parse", `${pull.head.sha}^{tree}`)).stdout;
-        passedTrees.add(tree);
-      }
-    }
-    for (const line of log) {
-      if (seedCommits.includes(line)) continue;
-      const [sha, tree] = line.split(" ");
-      assert.ok(passedTrees.has(tree!), `commit ${sha} on main has a tree no CI run passed`);
-    }
-    assert.ok(log.length >= 8, `the fleet landed the mergeable issues (main has ${log.length} commits)`);
+    const landed = await assertBaseOnGatedTrees(forge, REPO, clone);
+    assert.ok(landed.length >= 7, `the fleet landed the mergeable issues (main has ${landed.length} commits besides the seed)`);
     assert.deepEqual(forge.violations(), [], "every forge answer matched GitHub's OpenAPI description");
   });
 });

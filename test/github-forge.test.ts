@@ -277,8 +277,27 @@ describe("GitHubForge over the local forge", () => {
     assert.notEqual(moved, head, "the head moved to a merge of the base");
   });
 
+  test("reviews: the fleet may comment on its own PR, never approve it; a peer's approval lists with its association", async () => {
+    const head = await pushBranch("afk/reviewed", "reviewed.txt", "reviewed\n");
+    const pull = await forge.createPull({ title: "reviewed", body: "", head: "afk/reviewed", base: "main" });
+    const note = await forge.createReview(pull.number, { event: "COMMENT", body: "the fleet's review", commitId: head });
+    assert.deepEqual([note.state, note.commitId, note.body], ["COMMENTED", head, "the fleet's review"]);
+    await assert.rejects(forge.createReview(pull.number, { event: "APPROVE", body: "" }), (error: unknown) => error instanceof ForgeError && error.kind === "validation");
+    const peer = createGitHubForge({ repo: REPO, token: handle.users.peer!, baseUrl: handle.apiUrl, fast: true, logger: silentLogger });
+    await peer.createReview(pull.number, { event: "APPROVE", body: "lgtm" });
+    const reviews = await forge.listReviews(pull.number);
+    assert.deepEqual(
+      reviews.map((r) => [r.author, r.state, r.association]),
+      [
+        ["afk-bot", "COMMENTED", "OWNER"],
+        ["peer", "APPROVED", "COLLABORATOR"],
+      ],
+    );
+  });
+
   test("requiredChecks unites rulesets and classic protection", async () => {
-    assert.deepEqual(await forge.requiredChecks("main"), { contexts: [], strict: false, source: "none", readable: true });
+    const none = { approvals: 0, dismissStaleApprovals: false };
+    assert.deepEqual(await forge.requiredChecks("main"), { contexts: [], strict: false, source: "none", readable: true, ...none });
 
     await pushBranch("release", "release.txt", "release\n");
     await api("PUT", `/repos/${REPO}/branches/release/protection`, {
@@ -287,7 +306,7 @@ describe("GitHubForge over the local forge", () => {
       required_pull_request_reviews: null,
       restrictions: null,
     });
-    assert.deepEqual(await forge.requiredChecks("release"), { contexts: ["ci/build"], strict: true, source: "protection", readable: true });
+    assert.deepEqual(await forge.requiredChecks("release"), { contexts: ["ci/build"], strict: true, source: "protection", readable: true, ...none });
 
     await api("POST", `/repos/${REPO}/rulesets`, {
       name: "release checks",
@@ -296,12 +315,33 @@ describe("GitHubForge over the local forge", () => {
       conditions: { ref_name: { include: ["refs/heads/release"], exclude: [] } },
       rules: [{ type: "required_status_checks", parameters: { strict_required_status_checks_policy: false, required_status_checks: [{ context: "lint" }, { context: "ci/build" }] } }],
     });
-    assert.deepEqual(await forge.requiredChecks("release"), { contexts: ["ci/build", "lint"], strict: true, source: "both", readable: true });
+    assert.deepEqual(await forge.requiredChecks("release"), { contexts: ["ci/build", "lint"], strict: true, source: "both", readable: true, ...none });
 
     // A collaborator without admin rights reads the same contexts.
     const peer = createGitHubForge({ repo: REPO, token: handle.users.peer!, baseUrl: handle.apiUrl, fast: true, logger: silentLogger });
     const seenByPeer = await peer.requiredChecks("release");
     assert.deepEqual(seenByPeer.contexts, ["ci/build", "lint"]);
+
+    // Required approvals: from protection (admin-only to read) and from a ruleset's pull_request rule.
+    await api("PUT", `/repos/${REPO}/branches/release/protection`, {
+      required_status_checks: { strict: true, contexts: ["ci/build"] },
+      enforce_admins: null,
+      required_pull_request_reviews: { required_approving_review_count: 1, dismiss_stale_reviews: true },
+      restrictions: null,
+    });
+    const withReviews = await forge.requiredChecks("release");
+    assert.deepEqual([withReviews.approvals, withReviews.dismissStaleApprovals], [1, true]);
+    const peerView = await peer.requiredChecks("release");
+    assert.equal(peerView.readable, false, "protection needs admin rights: a peer cannot know all it requires");
+    await api("POST", `/repos/${REPO}/rulesets`, {
+      name: "release reviews",
+      target: "branch",
+      enforcement: "active",
+      conditions: { ref_name: { include: ["refs/heads/release"], exclude: [] } },
+      rules: [{ type: "pull_request", parameters: { required_approving_review_count: 2 } }],
+    });
+    assert.equal((await peer.requiredChecks("release")).approvals, 2, "rulesets are readable with read access");
+    assert.equal((await forge.requiredChecks("release")).approvals, 2, "the strictest rule wins");
 
     await assert.rejects(forge.requiredChecks("no-such-branch"), (error: unknown) => error instanceof ForgeError && error.kind === "not_found");
   });

@@ -359,6 +359,8 @@ describe("landPull against the local forge", () => {
       const pull = await f.gh.getPull(n);
       return { ...pull, head: { ...pull.head, repoFullName: "mallory/demo" } };
     };
+    // The landing reads the PR through the open-PR list first (a conditional read).
+    forked.listOpenPulls = async () => (await f.gh.listOpenPulls()).map((pull) => ({ ...pull, head: { ...pull.head, repoFullName: "mallory/demo" } }));
     const fork = expectOutcome(
       await landPull({ ...context(f), forge: forked }, { issue: other.issue, title: other.title, claimSha: other.claimSha, pr: other.pr, head: other.head }),
       "not_ours",

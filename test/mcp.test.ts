@@ -129,19 +129,27 @@ describe("MCP server in memory", () => {
     await client.close();
   });
 
-  it("status returns the dry-run plan as structured content", async () => {
+  it("status returns the dry-run plan as structured content: a summary by default, every row with detail", async () => {
     const client = await inMemoryClient();
+    type Plan = { dispatch: { number: number }[]; excluded: { number: number; reason: string; text: string }[]; excluded_by_reason: Record<string, number>; ready: boolean };
     const result = await client.callTool({ name: "status", arguments: { repo: "afk/demo", scope: "project" } });
     assert.notEqual(result.isError, true, JSON.stringify(result.content));
-    const plan = (result.structuredContent as { plan: { dispatch: { number: number }[]; excluded: { number: number; reason: string; text: string }[]; ready: boolean } }).plan;
+    const plan = (result.structuredContent as { plan: Plan }).plan;
     assert.deepEqual(
       plan.dispatch.map((d) => d.number),
       [1, 2, 3],
     );
-    assert.deepEqual(plan.excluded, [{ number: 4, reason: "epic", text: plan.excluded[0]!.text }]);
+    assert.deepEqual(plan.excluded, []);
+    assert.deepEqual(plan.excluded_by_reason, { epic: 1 });
     assert.equal(plan.ready, true);
     const text = (result.content as { type: string; text: string }[])[0]!.text;
     assert.match(text, /dispatch \(3, in order\)/);
+    assert.match(text, /excluded \(1: 1 epic\)/);
+    assert.match(text, /not running on this host/);
+    assert.match(text, /plan: read from GitHub now/);
+    const detailed = await client.callTool({ name: "status", arguments: { repo: "afk/demo", detail: true } });
+    const rows = (detailed.structuredContent as { plan: Plan }).plan.excluded;
+    assert.deepEqual(rows, [{ number: 4, reason: "epic", text: rows[0]!.text }]);
     await client.close();
   });
 

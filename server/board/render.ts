@@ -15,9 +15,9 @@ import type { Comment, Forge } from "../gh/forge.js";
 import { ForgeError, UsageError } from "../gh/errors.js";
 import { BOARD_MARKER, DEFAULT_ESCALATE_LABEL, DEFAULT_READY_LABEL, sameLogin } from "../state/markers.js";
 
-export type BoardPhase = "claimed" | "coding" | "pr_open" | "ci_failed" | "awaiting_merge" | "merged" | "escalated" | "released";
+export type BoardPhase = "claimed" | "coding" | "pr_open" | "ci_failed" | "awaiting_review" | "awaiting_merge" | "merged" | "escalated" | "released";
 
-export const BOARD_PHASES: readonly BoardPhase[] = ["claimed", "coding", "pr_open", "ci_failed", "awaiting_merge", "merged", "escalated", "released"];
+export const BOARD_PHASES: readonly BoardPhase[] = ["claimed", "coding", "pr_open", "ci_failed", "awaiting_review", "awaiting_merge", "merged", "escalated", "released"];
 
 /** Tags the fleet's escalation comment (so a restarted host can see it already posted one). */
 export const ESCALATION_MARKER = "<!-- afk:escalation -->";
@@ -57,6 +57,7 @@ const TITLES: Record<BoardPhase, string> = {
   coding: "Coding: a worker is implementing this issue",
   pr_open: "PR open: waiting for checks",
   ci_failed: "Checks failed: retrying",
+  awaiting_review: "Green: waiting for a human's approving review (see the PR)",
   awaiting_merge: "Green: waiting to land",
   merged: "Merged",
   escalated: "Escalated: needs a human",
@@ -68,6 +69,7 @@ const NAMES: Record<BoardPhase, string> = {
   coding: "Coding",
   pr_open: "PR open",
   ci_failed: "Checks failed",
+  awaiting_review: "Waiting for review",
   awaiting_merge: "Waiting to land",
   merged: "Merged",
   escalated: "Escalated",
@@ -78,7 +80,7 @@ const TERMINAL = new Set<BoardPhase>(["merged", "escalated", "released"]);
 
 // The checklist a reader follows, and how far each phase has come along it.
 const STEPS = ["Claimed", "Coding", "PR open", "Checks green", "Merged"] as const;
-const REACHED: Record<BoardPhase, number> = { claimed: 1, coding: 2, pr_open: 3, ci_failed: 3, awaiting_merge: 4, merged: 5, escalated: 0, released: 0 };
+const REACHED: Record<BoardPhase, number> = { claimed: 1, coding: 2, pr_open: 3, ci_failed: 3, awaiting_review: 4, awaiting_merge: 4, merged: 5, escalated: 0, released: 0 };
 
 /** History rows shown at most (the oldest are summarized). */
 const MAX_HISTORY_ROWS = 20;

@@ -6,5 +6,6 @@ import { planCommand } from "./plan.js";
 import { serveCommand } from "./serve.js";
 import { runCommand } from "./run.js";
 import { demoCommand } from "./demo.js";
+import { doctorCommand } from "./doctor.js";
 
-export const commands: Command[] = [serveCommand, demoCommand, runCommand, planCommand, configCommand, forgeCommand];
+export const commands: Command[] = [serveCommand, demoCommand, runCommand, planCommand, configCommand, doctorCommand, forgeCommand];

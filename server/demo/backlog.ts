@@ -20,6 +20,11 @@ export interface CommitStep {
    * attempt number, so a step that repeats still makes a new commit (a new head for CI).
    */
   files: Record<string, string>;
+  /**
+   * More commits, each after the worker's delay: a worker killed between them leaves part of
+   * its work committed (the chaos harness measures whether a later run continues it).
+   */
+  then?: { message: string; files: Record<string, string> }[];
 }
 
 export interface VerdictStep {

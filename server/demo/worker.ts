@@ -126,26 +126,34 @@ async function writeVerdict(env: NodeJS.ProcessEnv, verdict: string, reason: str
   say(`verdict ${verdict} written to ${path}`);
 }
 
-async function runStep(step: RecipeStep, cwd: string, attempt: number, env: NodeJS.ProcessEnv): Promise<void> {
+async function runStep(step: RecipeStep, cwd: string, attempt: number, env: NodeJS.ProcessEnv, pauseMs: number): Promise<void> {
   if (step.kind === "verdict") {
     await writeVerdict(env, step.verdict, step.reason);
     return;
   }
-  const paths = Object.keys(step.files).sort();
+  await commitFiles(cwd, step.message, step.files, attempt);
+  for (const next of step.then ?? []) {
+    if (pauseMs > 0) await new Promise((ok) => setTimeout(ok, pauseMs));
+    await commitFiles(cwd, next.message, next.files, attempt);
+  }
+}
+
+async function commitFiles(cwd: string, message: string, files: Record<string, string>, attempt: number): Promise<void> {
+  const paths = Object.keys(files).sort();
   for (const path of paths) {
     const full = safePath(cwd, path);
     await mkdir(dirname(full), { recursive: true });
-    await writeFile(full, step.files[path]!.split("{{attempt}}").join(String(attempt)));
+    await writeFile(full, files[path]!.split("{{attempt}}").join(String(attempt)));
     say(`wrote ${path}`);
   }
   await git(cwd, ["add", "--", ...paths]);
   if (!(await hasStagedChanges(cwd))) {
-    // A repeated step on a branch that already has it: the earlier commit stands.
+    // A repeated step on a branch that already has it (a continued run): the earlier commit stands.
     say("nothing new to commit: the branch already has this change");
     return;
   }
-  await git(cwd, [...GIT_IDENTITY, "commit", "--quiet", "--no-verify", "-m", `${step.message}\n\nScripted demo worker, attempt ${attempt}.`]);
-  say(`committed ${await git(cwd, ["rev-parse", "--short", "HEAD"])}: ${step.message}`);
+  await git(cwd, [...GIT_IDENTITY, "commit", "--quiet", "--no-verify", "-m", `${message}\n\nScripted demo worker, attempt ${attempt}.`]);
+  say(`committed ${await git(cwd, ["rev-parse", "--short", "HEAD"])}: ${message}`);
 }
 
 export async function main(argv: readonly string[] = process.argv.slice(2), env: NodeJS.ProcessEnv = process.env): Promise<number> {
@@ -168,7 +176,7 @@ export async function main(argv: readonly string[] = process.argv.slice(2), env:
     say(`thinking for ${pause} ms`);
     await new Promise((ok) => setTimeout(ok, pause));
   }
-  await runStep(stepFor(recipe, attempt), cwd, attempt, env);
+  await runStep(stepFor(recipe, attempt), cwd, attempt, env, pause);
   say("done");
   return 0;
 }

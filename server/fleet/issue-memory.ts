@@ -21,6 +21,8 @@ export interface IssueMemory {
   replaceable: string | null;
   /** Attempts whose verdict marker this host already posted. */
   verdictsPosted: Set<number>;
+  /** The PR on which the "awaiting review" note is known to be posted. */
+  reviewNoticePr: number | null;
 }
 
 export class IssueMemories {
@@ -34,7 +36,7 @@ export class IssueMemories {
   of(issue: number): IssueMemory {
     let record = this.records.get(issue);
     if (!record) {
-      record = { run: null, kills: 0, redispatches: 0, liveness: null, busy: null, lastFailure: null, replaceable: null, verdictsPosted: new Set() };
+      record = { run: null, kills: 0, redispatches: 0, liveness: null, busy: null, lastFailure: null, replaceable: null, verdictsPosted: new Set(), reviewNoticePr: null };
       this.records.set(issue, record);
     }
     return record;

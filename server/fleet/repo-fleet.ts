@@ -15,6 +15,10 @@ import { Board, type BoardPhase } from "../board/fleet-board.js";
 import { Landing } from "../landing/fleet-landing.js";
 import { BirthGuard } from "./birth-guard.js";
 import { applyAction, type FleetRuntime } from "./effects/index.js";
+import type { TickEvents } from "./effects/effect.js";
+import { Waiter } from "./waiter.js";
+import { planWake, type WakePlan } from "../state/wake.js";
+import type { RequiredChecks } from "../gh/forge.js";
 import { IssueMemories } from "./issue-memory.js";
 import { localFacts } from "./local-facts.js";
 import type { FleetDeps, Registration } from "./registration.js";
@@ -45,7 +49,14 @@ export class RepoFleet implements FleetRuntime {
   private stopped = false;
   private emptyTicks = 0;
   private lastReport: TickReport | null = null;
-  private wake: (() => void) | null = null;
+  /** The last tick's working set, so status can answer from it instead of gathering again. */
+  private lastSet: { set: WorkingSet; at: Date } | null = null;
+  private nextTickAt: Date | null = null;
+  private readonly waiter = new Waiter();
+  /** What the last tick asks the wait to watch (null after a failed tick: sleep, watch nothing). */
+  private wakePlan: WakePlan | null = null;
+  /** The base's required checks as the last snapshot read them (the watch evaluates heads against them). */
+  private required: RequiredChecks = { contexts: [], strict: false, source: "none", readable: true };
   /** Claims this instance holds as of its last tick (what an abrupt exit would leave behind). */
   private held = new Set<number>();
   private loopDone: Promise<void> | null = null;
@@ -93,12 +104,14 @@ export class RepoFleet implements FleetRuntime {
       // Draining: the fleet ends once no worker is left, each exit handled by a tick.
       const workers = this.memory.runs().length;
       if (this.stopping && (report.in_flight === 0 || workers === 0)) break;
+      if (this.wakePlan?.now) continue;
       const seconds = pace({
         lastSummary: { moved: report.moved, inFlight: report.in_flight + workers },
         emptyTicks: this.emptyTicks,
         config: this.registration.config,
       });
-      await this.sleep(seconds * 1000 * this.deps.timeScale);
+      this.nextTickAt = new Date(this.deps.clock().getTime() + seconds * 1000 * this.deps.timeScale);
+      await this.waitForEvent(seconds);
     }
     this.stopped = true;
     if (this.stopping) await this.finish();
@@ -118,24 +131,23 @@ export class RepoFleet implements FleetRuntime {
     this.log("info", "stopped", `stopped; ${kept?.length ?? this.held.size} claim(s) with a PR kept for a later run or a peer`);
   }
 
-  private sleep(ms: number): Promise<void> {
-    return new Promise((resolve) => {
-      const timer = setTimeout(done, Math.max(10, ms));
-      timer.unref?.();
-      function done(): void {
-        clearTimeout(timer);
-        resolve();
-      }
-      this.wake = () => {
-        this.wake = null;
-        done();
-      };
-    });
-  }
-
   /** Wakes the loop now (a worker exited, a resize, a stop). */
   nudge(): void {
-    this.wake?.();
+    this.waiter.nudge();
+  }
+
+  /** Sleeps until the next tick is due or an event the wake plan watches comes first. */
+  private async waitForEvent(seconds: number): Promise<void> {
+    const plan = this.wakePlan;
+    const cause = await this.waiter.wait(seconds * 1000 * this.deps.timeScale, plan, {
+      forge: this.deps.conn.forge,
+      refs: this.deps.conn.refs,
+      base: this.registration.base,
+      required: this.required,
+      pacing: this.registration.config.pacing,
+      timeScale: this.deps.timeScale,
+    });
+    if (cause === "checks" || cause === "base") this.deps.lanes.append("monitor", { event: "wake", msg: cause === "checks" ? "a watched check concluded" : "the base moved", data: { cause } });
   }
 
   resize(change: { target?: number | undefined; workerCommand?: string | undefined; selectors?: FleetConfig["selectors"] | undefined }): void {
@@ -216,6 +228,11 @@ export class RepoFleet implements FleetRuntime {
     return this.lastReport;
   }
 
+  /** The last tick's working set and when it was gathered; when the next tick is due. */
+  view(): { set: WorkingSet; at: Date; nextTickAt: Date | null } | null {
+    return this.lastSet ? { ...this.lastSet, nextTickAt: this.nextTickAt } : null;
+  }
+
   /** The claims this instance held at its last tick, ascending. */
   heldClaims(): number[] {
     return [...this.held].sort((a, b) => a - b);
@@ -278,10 +295,12 @@ export class RepoFleet implements FleetRuntime {
       });
       report.births_held = decision.birthsHeld ?? (paused ? paused.reason : null);
       const issues = new Map(snapshot.issues.map((i) => [i.number, i]));
+      this.lastSet = { set, at: now };
+      const events: TickEvents = { pushed: [], blocked: [], settled: [] };
       for (const action of decision.actions) {
         if (this.stopped) break;
         try {
-          await applyAction(this, { set, issues, report }, action);
+          await applyAction(this, { set, issues, report, events }, action);
         } catch (error) {
           this.actionFailed(action, error);
         }
@@ -295,7 +314,19 @@ export class RepoFleet implements FleetRuntime {
       report.moved =
         report.merged.length + report.escalated.length + report.closed.length + report.dispatched.length + report.reclaimed.length + report.released.length > 0;
       this.emptyTicks = report.frontier_remaining === 0 && report.in_flight <= 0 ? this.emptyTicks + 1 : 0;
+      this.required = snapshot.requiredChecks;
+      this.wakePlan = planWake({
+        gateMode: this.registration.config.gate.ci,
+        autoMerge: this.registration.autoMerge,
+        claims: set.mine,
+        pushed: events.pushed,
+        settled: [...report.merged, ...report.escalated, ...report.closed, ...report.released, ...events.settled],
+        blocked: events.blocked,
+        landed: report.merged.length > 0,
+        stopping: this.stopping,
+      });
     } catch (error) {
+      this.wakePlan = null;
       report.error = error instanceof Error ? error.message : String(error);
       this.log("error", "tick_failed", `tick failed: ${report.error}`, undefined, errorData(error));
     }
@@ -363,7 +394,7 @@ export class RepoFleet implements FleetRuntime {
     for (const claim of set.mine) {
       if (!claim.issueOpen || ended.has(claim.issue)) continue;
       const phase: BoardPhase =
-        claim.status === "awaiting_merge" ? "awaiting_merge" : claim.status === "awaiting_ci" ? "pr_open" : claim.status === "failure" ? "ci_failed" : this.memory.hasRun(claim.issue) ? "coding" : "claimed";
+        claim.status === "awaiting_merge" ? "awaiting_merge" : claim.status === "awaiting_review" ? "awaiting_review" : claim.status === "awaiting_ci" ? "pr_open" : claim.status === "failure" ? "ci_failed" : this.memory.hasRun(claim.issue) ? "coding" : "claimed";
       await this.board
         .show(claim.issue, phase, claim.attempt, this.registration.config.retry + 1, claim.pr, this.registration.instance, this.deps.conn.hostName)
         .catch((error: unknown) => this.log("warn", "board_failed", `#${claim.issue}: board not updated: ${(error as Error).message}`, claim.issue));

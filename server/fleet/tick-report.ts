@@ -13,6 +13,8 @@ export interface TickReport {
   workers: number;
   births_held: string | null;
   merges_held: number[];
+  /** Green PRs held for a human's approving review. */
+  awaiting_review: number[];
   moved: boolean;
   error: string | null;
 }
@@ -31,6 +33,7 @@ export function emptyReport(at: Date): TickReport {
     workers: 0,
     births_held: null,
     merges_held: [],
+    awaiting_review: [],
     moved: false,
     error: null,
   };
@@ -48,6 +51,7 @@ export function summaryLine(r: TickReport): string {
     `${r.frontier_remaining} ready`,
     r.births_held ? `births held: ${r.births_held}` : "",
     r.merges_held.length ? `merges held for ${r.merges_held.map((n) => `#${n}`).join(" ")}` : "",
+    r.awaiting_review.length ? `awaiting review: ${r.awaiting_review.map((n) => `#${n}`).join(" ")}` : "",
     r.error ? `error: ${r.error}` : "",
   ];
   return parts.filter(Boolean).join("; ");

@@ -134,6 +134,24 @@ export interface RequiredChecks {
   source: "rulesets" | "protection" | "both" | "none";
   /** False when protection could not be read (no admin rights): treat as unknown. */
   readable: boolean;
+  /** Approving reviews the branch requires before a merge (protection or a ruleset); 0 or absent: none. */
+  approvals?: number;
+  /** An approval on an older head no longer counts (dismiss stale reviews). */
+  dismissStaleApprovals?: boolean;
+}
+
+export type PullReviewState = "APPROVED" | "CHANGES_REQUESTED" | "COMMENTED" | "DISMISSED" | "PENDING";
+
+export interface PullReview {
+  id: number;
+  author: string;
+  /** GitHub's author_association: OWNER, MEMBER and COLLABORATOR have write access. */
+  association: string;
+  state: PullReviewState;
+  body: string;
+  /** The head the review was made on. */
+  commitId: string | null;
+  submittedAt: string | null;
 }
 
 /** Whether the token may move a branch by a plain fast-forward push (no PR). */
@@ -200,6 +218,11 @@ export interface Forge {
   closePull(number: number): Promise<void>;
   /** Merges the base into the head (asynchronous on GitHub). */
   updatePullBranch(number: number, expectedHeadSha: string): Promise<void>;
+
+  /** Reviews of a pull request, oldest first. */
+  listReviews(number: number): Promise<PullReview[]>;
+  /** A review by the token's login: COMMENT only for the fleet's own PRs (GitHub refuses approving them). */
+  createReview(number: number, input: { event: "COMMENT" | "APPROVE" | "REQUEST_CHANGES"; body: string; commitId?: string }): Promise<PullReview>;
 
   checksFor(sha: string): Promise<Checks>;
   requiredChecks(branch: string): Promise<RequiredChecks>;

@@ -1,8 +1,9 @@
 // One place gathers everything a tick observes, with the fewest requests: the open issues and
 // PRs (paginated, each page conditional so an unchanged page answers 304 at no rate-limit
 // cost), dependency and sub-issue links only for issues whose summaries say they have some,
-// checks only on the heads of the fleet's own PRs, the base's required checks, and the claim
-// and heartbeat refs in one git fetch (which costs no REST rate limit at all).
+// checks only on the heads of the fleet's own PRs, the base's required checks (and required
+// approvals: then the reviews of the fleet's own PRs), and the claim and heartbeat refs in one
+// git fetch (which costs no REST rate limit at all).
 import type { Forge, Issue, PullRequest } from "./forge.js";
 import type { RefStore } from "./refstore.js";
 import type { Snapshot, SnapshotIssue, SnapshotPull } from "../state/snapshot.js";
@@ -28,18 +29,23 @@ export async function gatherSnapshot(forge: Forge, refs: RefStore, options: Gath
     forge.listOpenIssues(),
     forge.listOpenPulls(),
     refs.list(`${options.namespace}/`),
-    options.gateMode === "required"
-      ? forge.requiredChecks(options.base)
-      : Promise.resolve({ contexts: [], strict: false, source: "none" as const, readable: true }),
+    // Read under a local gate too: required approvals hold a PR whatever gates it.
+    forge.requiredChecks(options.base),
   ]);
+  const readReviews = (requiredChecks.approvals ?? 0) > 0;
   const { claims, heartbeats } = parseNamespace(options.namespace, entries);
 
   const snapIssues = await Promise.all(issues.map((issue) => snapshotIssue(forge, issue)));
   const snapPulls = await Promise.all(
     pulls.map(async (pull) => {
       const snap = snapshotPull(pull);
-      if (options.gateMode === "required" && isFleetPull(pull, repo, options.base, options.branchPrefix)) {
-        snap.checks = await forge.checksFor(pull.head.sha);
+      if (isFleetPull(pull, repo, options.base, options.branchPrefix)) {
+        const [checks, reviews] = await Promise.all([
+          options.gateMode === "required" ? forge.checksFor(pull.head.sha) : undefined,
+          readReviews ? forge.listReviews(pull.number) : undefined,
+        ]);
+        if (checks) snap.checks = checks;
+        if (reviews) snap.reviews = reviews;
       }
       return snap;
     }),

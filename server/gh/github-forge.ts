@@ -14,6 +14,8 @@ import type {
   MergeResult,
   PullDetail,
   PullRequest,
+  PullReview,
+  PullReviewState,
   RateLimit,
   RepoInfo,
   RepoSlug,
@@ -106,16 +108,27 @@ interface RawRule {
   parameters?: {
     required_status_checks?: { context?: string; integration_id?: number }[];
     strict_required_status_checks_policy?: boolean;
+    required_approving_review_count?: number;
+    dismiss_stale_reviews_on_push?: boolean;
   };
 }
 /** Ruleset rules that refuse a plain push to a branch (GitHub's rule types). */
 const PUSH_REFUSING_RULES = new Set(["pull_request", "update", "required_deployments", "required_signatures"]);
 
+interface RawReview {
+  id: number;
+  user?: RawUser | null;
+  author_association?: string;
+  state?: string;
+  body?: string | null;
+  commit_id?: string | null;
+  submitted_at?: string | null;
+}
 interface RawProtection {
-  required_pull_request_reviews?: unknown;
+  required_status_checks?: { strict?: boolean } | null;
+  required_pull_request_reviews?: { required_approving_review_count?: number; dismiss_stale_reviews?: boolean } | null;
   restrictions?: unknown;
 }
-
 interface RawBranch {
   protected?: boolean;
   protection?: {
@@ -342,22 +355,31 @@ export class GitHubForge implements Forge {
         { ref: sha, filter: "latest" },
         `list check runs of ${sha.slice(0, 12)}`,
       ),
-      this.pages<{ statuses?: RawStatus[] }>("GET /repos/{owner}/{repo}/commits/{ref}/status", { ref: sha }, `read the combined status of ${sha.slice(0, 12)}`),
+      // The status list, not the combined status: the combined one embeds the repository
+      // (its pushed_at), so every push anywhere in the repository changes its ETag and a watch
+      // of an unchanged head would pay for a 200. The list is newest first, as the gate expects.
+      this.pages<RawStatus[]>("GET /repos/{owner}/{repo}/commits/{ref}/statuses", { ref: sha }, `list the commit statuses of ${sha.slice(0, 12)}`),
     ]);
     return {
       sha,
       checkRuns: runs.flatMap((page) => (Array.isArray(page) ? page : (page.check_runs ?? []))).map(toCheckRun),
-      statuses: statuses.flatMap((page) => page.statuses ?? []).map(toStatus),
+      statuses: statuses.flat().map(toStatus),
     };
   }
 
   async requiredChecks(branch: string): Promise<RequiredChecks> {
     const fromRules = new Set<string>();
     let strict = false;
+    let approvals = 0;
+    let dismissStale = false;
     let rulesReadable = true;
     try {
       const rules = await this.all<RawRule>("GET /repos/{owner}/{repo}/rules/branches/{branch}", { branch }, `read the rules of branch ${branch}`);
       for (const rule of rules) {
+        if (rule.type === "pull_request") {
+          approvals = Math.max(approvals, rule.parameters?.required_approving_review_count ?? 0);
+          dismissStale ||= rule.parameters?.dismiss_stale_reviews_on_push === true;
+        }
         if (rule.type !== "required_status_checks") continue;
         for (const check of rule.parameters?.required_status_checks ?? []) if (check.context) fromRules.add(check.context);
         if (rule.parameters?.strict_required_status_checks_policy) strict = true;
@@ -375,21 +397,22 @@ export class GitHubForge implements Forge {
       if (raw.protected && required && required.enforcement_level !== "off") {
         for (const context of required.contexts ?? []) fromProtection.add(context);
         for (const check of required.checks ?? []) if (check.context) fromProtection.add(check.context);
-        if (required.strict !== undefined) {
-          strict ||= required.strict;
-        } else if (fromProtection.size > 0) {
-          // The branch summary omits `strict`; the protection endpoint has it but needs admin.
-          try {
-            const detail = await this.get<{ required_status_checks?: { strict?: boolean } | null }>(
-              "GET /repos/{owner}/{repo}/branches/{branch}/protection",
-              { branch },
-              `read the protection of branch ${branch}`,
-            );
-            strict ||= detail.required_status_checks?.strict ?? false;
-          } catch (error) {
-            if (!(error instanceof ForgeError) || (error.kind !== "not_found" && error.kind !== "forbidden")) throw error;
-            protectionReadable = false;
+        if (required.strict !== undefined) strict ||= required.strict;
+      }
+      if (raw.protected) {
+        // The branch summary shows neither `strict` nor required reviews; the protection
+        // endpoint has both but needs admin rights (without them, say protection is unreadable).
+        try {
+          const detail = await this.get<RawProtection>("GET /repos/{owner}/{repo}/branches/{branch}/protection", { branch }, `read the protection of branch ${branch}`);
+          strict ||= detail.required_status_checks?.strict ?? false;
+          const reviews = detail.required_pull_request_reviews;
+          if (reviews) {
+            approvals = Math.max(approvals, reviews.required_approving_review_count ?? 1);
+            dismissStale ||= reviews.dismiss_stale_reviews === true;
           }
+        } catch (error) {
+          if (!(error instanceof ForgeError) || (error.kind !== "not_found" && error.kind !== "forbidden")) throw error;
+          protectionReadable = false;
         }
       }
     } catch (error) {
@@ -399,7 +422,23 @@ export class GitHubForge implements Forge {
 
     const contexts = [...new Set([...fromRules, ...fromProtection])].sort();
     const source = fromRules.size > 0 && fromProtection.size > 0 ? "both" : fromRules.size > 0 ? "rulesets" : fromProtection.size > 0 ? "protection" : "none";
-    return { contexts, strict, source, readable: rulesReadable && protectionReadable };
+    return { contexts, strict, source, readable: rulesReadable && protectionReadable, approvals, dismissStaleApprovals: dismissStale };
+  }
+
+  async listReviews(number: number): Promise<PullReview[]> {
+    checkNumber(number, "pull request");
+    const raw = await this.all<RawReview>("GET /repos/{owner}/{repo}/pulls/{pull_number}/reviews", { pull_number: number }, `list the reviews of pull request #${number}`);
+    return raw.map(toReview);
+  }
+
+  async createReview(number: number, input: { event: "COMMENT" | "APPROVE" | "REQUEST_CHANGES"; body: string; commitId?: string }): Promise<PullReview> {
+    checkNumber(number, "pull request");
+    const raw = await this.call<RawReview>(
+      "POST /repos/{owner}/{repo}/pulls/{pull_number}/reviews",
+      { pull_number: number, event: input.event, body: input.body, ...(input.commitId ? { commit_id: input.commitId } : {}) },
+      `review pull request #${number}`,
+    );
+    return toReview(raw);
   }
 
   async directPush(branch: string): Promise<DirectPush> {
@@ -585,3 +624,19 @@ function toStatus(raw: RawStatus): CommitStatus {
 }
 
 type PullRef = PullRequest["head"];
+
+const REVIEW_STATES = new Set<PullReviewState>(["APPROVED", "CHANGES_REQUESTED", "COMMENTED", "DISMISSED", "PENDING"]);
+
+function toReview(raw: RawReview): PullReview {
+  const state = (raw.state ?? "").toUpperCase() as PullReviewState;
+  return {
+    id: raw.id,
+    author: raw.user?.login ?? "ghost",
+    association: raw.author_association ?? "NONE",
+    // An unknown state counts as a comment: it neither approves nor blocks.
+    state: REVIEW_STATES.has(state) ? state : "COMMENTED",
+    body: raw.body ?? "",
+    commitId: raw.commit_id ?? null,
+    submittedAt: raw.submitted_at ?? null,
+  };
+}

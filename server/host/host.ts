@@ -1,6 +1,7 @@
 // The host: the fleet's process-side state (one instance id, one connection per repository)
 // and the operations the MCP tools and the CLI call. It holds no durable state of its own:
 // every answer is rebuilt from GitHub.
+import { createHash } from "node:crypto";
 import { hostname } from "node:os";
 import { join } from "node:path";
 import type {
@@ -23,14 +24,15 @@ import { gatherSnapshot } from "../gh/gather.js";
 import type { Logger } from "../gh/octokit.js";
 import { UsageError } from "../gh/errors.js";
 import { evaluatePreconditions } from "./preconditions.js";
-import { planView } from "./plan.js";
+import { pagePlan, planView } from "./plan.js";
 import { Lease, parseNamespace } from "../state/claims.js";
 import { rebuild } from "../state/rebuild.js";
 import { assertInstanceId } from "../state/snapshot.js";
 import { probeNamespace, type NamespaceProbe } from "./namespace-probe.js";
 import { RepoFleet, summaryLine, type Registration } from "../fleet/repo-fleet.js";
 import { stateDir } from "../paths.js";
-import { laneDir, openLanes, queryLane, LaneQueryError, type LaneWriter } from "../lanes/index.js";
+import { laneDir, openLanes, type LaneWriter } from "../lanes/index.js";
+import { readLogs } from "./logs.js";
 import { workRepoFor } from "../workers/worktrees.js";
 import { parseSlug, formatSlug } from "../gh/slug.js";
 import { preconditionsPass } from "./preconditions.js";
@@ -53,7 +55,10 @@ export interface HostOptions {
 interface RepoAccess {
   conn: Connection;
   lease: Lease;
-  namespace: NamespaceProbe;
+  /** The claim namespace as probed, or null when no call has needed to write yet. */
+  namespace: NamespaceProbe | null;
+  /** The preconditions of the last full plan (a plan from a fleet tick reuses them). */
+  preconditions?: PlanOutput["preconditions"];
 }
 
 export class FleetHost implements Host {
@@ -64,6 +69,8 @@ export class FleetHost implements Host {
   private readonly running = new Map<string, RepoFleet>();
   private readonly lanes = new Map<string, LaneWriter>();
   private readonly accessFor = new Map<string, RepoAccess>();
+  /** Namespace probes that succeeded, per repository, namespace and token (never the token itself). */
+  private readonly probes = new Map<string, NamespaceProbe>();
 
   constructor(private readonly options: HostOptions = {}) {
     this.instance = options.instance ?? newInstanceId();
@@ -84,16 +91,26 @@ export class FleetHost implements Host {
     return pending;
   }
 
-  private async open(repo: string | undefined, extra: Partial<ConnectOptions> = {}): Promise<RepoAccess> {
+  /**
+   * Connects; with `probe`, also proves the claim namespace writable (a ref pushed and
+   * deleted). Read-only calls never probe: they use the result an earlier probe cached for
+   * this repository and token, else the configured namespace.
+   */
+  private async open(repo: string | undefined, extra: Partial<ConnectOptions> = {}, probe = false): Promise<RepoAccess> {
     const options: ConnectOptions = { repo, ...extra };
     if (this.options.env) options.env = this.options.env;
     if (this.options.cwd) options.cwd = this.options.cwd;
     if (this.options.logger) options.logger = this.options.logger;
-    const conn = await connect(options);
-    const namespace = await probeNamespace(conn.refs, conn.config.namespace, this.instance);
+    const conn = withScaledLease(await connect(options), this.options.timeScale ?? 1);
+    const probeKey = `${projectKey(conn.repo)}\n${conn.config.namespace}\n${createHash("sha256").update(conn.token).digest("hex")}`;
+    let namespace = this.probes.get(probeKey) ?? null;
+    if (probe && !namespace) {
+      namespace = await probeNamespace(conn.refs, conn.config.namespace, this.instance);
+      if (namespace.writable) this.probes.set(probeKey, namespace);
+    }
     const lease = new Lease(
       conn.refs,
-      { namespace: namespace.namespace, ttlSeconds: conn.config.lease.ttl_seconds, heartbeatSeconds: conn.config.lease.heartbeat_seconds },
+      { namespace: namespace?.namespace ?? conn.config.namespace, ttlSeconds: conn.config.lease.ttl_seconds, heartbeatSeconds: conn.config.lease.heartbeat_seconds },
       this.instance,
       this.hostName,
       this.clock,
@@ -112,7 +129,8 @@ export class FleetHost implements Host {
   }
 
   /** The plan, and the landing chosen for the base as it is protected now. */
-  private async assess({ conn, namespace }: RepoAccess, autoMerge: boolean | null): Promise<{ plan: PlanOutput; landing: LandingChoice }> {
+  private async assess(connected: RepoAccess, autoMerge: boolean | null): Promise<{ plan: PlanOutput; landing: LandingChoice }> {
+    const { conn, namespace } = connected;
     const before = conn.forge.stats();
     const now = this.clock();
     const [snapshot, labels] = await Promise.all([
@@ -120,7 +138,7 @@ export class FleetHost implements Host {
         login: conn.login,
         defaultBranch: conn.info.defaultBranch,
         base: conn.base,
-        namespace: namespace.namespace,
+        namespace: namespace?.namespace ?? conn.config.namespace,
         gateMode: conn.config.gate.ci,
         branchPrefix: conn.config.worktree.branch_prefix,
         now,
@@ -151,6 +169,7 @@ export class FleetHost implements Host {
       landing,
       autoMerge,
     });
+    connected.preconditions = preconditions;
     const set = rebuild(snapshot, conn.config, this.instance, now);
     const after = conn.forge.stats();
     const plan = planView({
@@ -173,16 +192,47 @@ export class FleetHost implements Host {
     if (scope === "issue" && input.issue === undefined) throw new UsageError('status: scope "issue" needs `issue` (the issue number)');
     const running = this.runningFor(input.repo);
     const registration = running ? registrationView(running.project) : null;
+    const view = running?.project.view() ?? null;
+    const report = running?.project.report() ?? null;
     const extra = {
       births: running ? running.project.births() : null,
-      last_tick: running?.project.report() ? summaryLine(running.project.report()!) : null,
+      last_tick: report ? `${report.at}: ${summaryLine(report)}` : null,
+      next_tick: view?.nextTickAt?.toISOString() ?? null,
     };
     if (scope === "worker") {
-      return { scope, registration, plan: null, issue: null, workers: running ? running.project.workerRows() : [], ...extra };
+      return { scope, registration, plan: null, issue: null, workers: running ? running.project.workerRows() : [], source: null, ...extra };
     }
-    const plan = await this.plan(input.repo);
-    if (scope === "project") return { scope, registration, plan, issue: null, workers: [], ...extra };
-    return { scope, registration, plan: null, issue: locateIssue(plan, input.issue!), workers: [], ...extra };
+    const { plan, source } = await this.currentPlan(input.repo);
+    if (scope === "project") return { scope, registration, plan: pagePlan(plan, input.detail === true, input.cursor), issue: null, workers: [], source, ...extra };
+    return { scope, registration, plan: null, issue: locateIssue(plan, input.issue!), workers: [], source, ...extra };
+  }
+
+  /**
+   * The plan status shows: from the running fleet's last tick while that is recent (no
+   * request to GitHub at all), else gathered afresh. Either way the answer says which.
+   */
+  private async currentPlan(repo: string | undefined): Promise<{ plan: PlanOutput; source: NonNullable<StatusResult["source"]> }> {
+    const running = this.runningFor(repo);
+    const view = running?.project.view();
+    const now = this.clock();
+    if (running && view && running.connected.preconditions) {
+      const age = (now.getTime() - view.at.getTime()) / 1000;
+      const { config } = running.project.registration;
+      if (age <= config.pacing.idle_seconds * (this.options.timeScale ?? 1)) {
+        const { conn } = running.connected;
+        const plan = planView({
+          set: view.set,
+          login: conn.login,
+          base: conn.base,
+          preconditions: running.connected.preconditions,
+          rateLimit: conn.forge.rateLimit(),
+          requests: { total: 0, counted: 0, notModified: 0 },
+        });
+        return { plan, source: { from: "fleet_tick", at: view.at.toISOString(), age_seconds: Math.round(age * 10) / 10 } };
+      }
+    }
+    const plan = await this.plan(repo);
+    return { plan, source: { from: "gathered", at: now.toISOString(), age_seconds: 0 } };
   }
 
   // ---- projects ---------------------------------------------------------------------------------
@@ -202,7 +252,7 @@ export class FleetHost implements Host {
     }
     const overrides: Record<string, unknown> = { ...(input.config ?? {}) };
     if (input.selectors) overrides.selectors = input.selectors;
-    const connected = await this.open(input.repo, { overrides, ...(input.base ? { base: input.base } : {}) });
+    const connected = await this.open(input.repo, { overrides, ...(input.base ? { base: input.base } : {}) }, true);
     const { conn } = connected;
     const key = projectKey(conn.repo);
     const existing = this.running.get(key);
@@ -215,7 +265,7 @@ export class FleetHost implements Host {
     const { plan, landing } = await this.assess(connected, input.auto_merge === true);
     const failed = plan.preconditions.filter((p) => !p.ok);
     if (input.dry_run) {
-      return { registration: null, plan, message: failed.length ? `dry run: ${failed.length} precondition(s) fail: ${failed.map((p) => p.message).join("; ")}` : "dry run: a start would be accepted; nothing was done" };
+      return { registration: null, plan: pagePlan(plan, false), message: failed.length ? `dry run: ${failed.length} precondition(s) fail: ${failed.map((p) => p.message).join("; ")}` : "dry run: a start would be accepted; nothing was done" };
     }
     if (!preconditionsPass(plan.preconditions)) {
       throw new UsageError(`project_start refused: ${failed.map((p) => `${p.name}: ${p.message}`).join("; ")}`);
@@ -238,7 +288,7 @@ export class FleetHost implements Host {
     const project = new RepoFleet(registration, {
       conn,
       lease: connected.lease,
-      namespace: connected.namespace.namespace,
+      namespace: connected.namespace?.namespace ?? conn.config.namespace,
       workRepo: workRepoFor({
         stateDir: root,
         owner: slug.owner,
@@ -265,7 +315,7 @@ export class FleetHost implements Host {
     project.start();
     return {
       registration: registrationView(project),
-      plan,
+      plan: pagePlan(plan, false),
       message: `started ${conn.repo}: up to ${registration.target} worker(s); ${registration.autoMerge ? "green PRs land unattended" : "merges are held (start with auto_merge: true to land)"}`,
     };
   }
@@ -315,19 +365,7 @@ export class FleetHost implements Host {
     const repo = running?.project.registration.repo ?? (input.repo ? formatSlug(parseSlug(input.repo)) : null);
     if (!repo) throw new UsageError("logs: pass repo (\"owner/name\"): no project is running on this host");
     const slug = parseSlug(repo);
-    try {
-      const result = await queryLane({
-        dir: laneDir(stateDir(this.options.env ?? process.env), slug.owner, slug.name),
-        lane: input.lane,
-        ...(input.issue !== undefined ? { issue: input.issue } : {}),
-        ...(input.since !== undefined ? { since: input.since } : {}),
-        tail: input.tail_lines ?? 200,
-      });
-      return { lane: input.lane, records: result.records as unknown as Record<string, unknown>[], truncated: result.truncated };
-    } catch (error) {
-      if (error instanceof LaneQueryError) throw new UsageError(`logs: ${error.message}`);
-      throw error;
-    }
+    return readLogs(laneDir(stateDir(this.options.env ?? process.env), slug.owner, slug.name), input);
   }
 
   /**
@@ -380,9 +418,12 @@ export class FleetHost implements Host {
   }
 
   async takeover(input: TakeoverInput): Promise<TakeoverResult> {
-    const { lease, conn, namespace } = await this.project(input.repo);
-    const entries = await conn.refs.list(`${namespace.namespace}/`);
-    const { claims, heartbeats } = parseNamespace(namespace.namespace, entries);
+    const listing = input.list || input.instance === undefined;
+    // Listing reads refs only; taking claims writes them, so it needs the probed namespace.
+    const { lease, conn, namespace: probed } = listing ? await this.project(input.repo) : await this.open(input.repo, {}, true);
+    const namespace = probed?.namespace ?? conn.config.namespace;
+    const entries = await conn.refs.list(`${namespace}/`);
+    const { claims, heartbeats } = parseNamespace(namespace, entries);
     const rows = lease.instances(claims, heartbeats).map((r) => ({
       instance: r.instance,
       host: r.host,
@@ -393,7 +434,7 @@ export class FleetHost implements Host {
       fresh: r.fresh,
       is_me: r.isMe,
     }));
-    if (input.list || input.instance === undefined) {
+    if (listing || input.instance === undefined) {
       return {
         action: "list",
         instances: rows,
@@ -449,7 +490,7 @@ function registrationView(project: RepoFleet): NonNullable<StatusResult["registr
 function locateIssue(plan: PlanOutput, number: number): NonNullable<StatusResult["issue"]> {
   // A claim says more than the exclusion it causes, so claims are looked up first.
   const mine = plan.mine.find((m) => m.issue === number);
-  if (mine) return { number, where: "mine", detail: `claimed by this instance: ${mine.status}${mine.pr ? ` (PR #${mine.pr})` : ""}` };
+  if (mine) return { number, where: "mine", detail: `claimed by this instance: ${mine.status}${mine.pr ? ` (PR #${mine.pr})` : ""}${mine.review ? `: ${mine.review}` : ""}` };
   const live = plan.peers_live.find((p) => p.issue === number);
   if (live) return { number, where: "peer_live", detail: `claimed by live instance ${live.instance ?? "?"} on ${live.host ?? "?"}` };
   const stale = plan.peers_stale.find((p) => p.issue === number);
@@ -459,4 +500,15 @@ function locateIssue(plan: PlanOutput, number: number): NonNullable<StatusResult
   const excluded = plan.excluded.find((e) => e.number === number);
   if (excluded) return { number, where: "excluded", detail: excluded.text };
   return { number, where: "not_open", detail: `#${number} is not an open issue of ${plan.repo}` };
+}
+
+/**
+ * Under a time scale (tests, the chaos harness) the lease runs at the loop's pace: a 5-minute
+ * lease lapses in 15 s at 0.05. Left at full length, a host restarted under a new identity would
+ * wait real minutes for claims its dead predecessor held, while everything else ran scaled.
+ */
+function withScaledLease(conn: Connection, scale: number): Connection {
+  if (scale === 1) return conn;
+  const lease = conn.config.lease;
+  return { ...conn, config: { ...conn.config, lease: { ...lease, ttl_seconds: lease.ttl_seconds * scale, heartbeat_seconds: lease.heartbeat_seconds * scale } } };
 }

@@ -5,6 +5,8 @@ import type { RateLimit } from "../gh/forge.js";
 import type { Precondition } from "./preconditions.js";
 import { preconditionsPass } from "./preconditions.js";
 import type { WorkingSet } from "../state/rebuild.js";
+import { UsageError } from "../gh/errors.js";
+import { reviewNeed } from "../state/reviews.js";
 
 export interface PlanFacts {
   set: WorkingSet;
@@ -17,6 +19,12 @@ export interface PlanFacts {
 
 export function planView(facts: PlanFacts): PlanOutput {
   const { set } = facts;
+  const excludedByReason: Record<string, number> = {};
+  for (const e of set.frontier.excluded) excludedByReason[e.reason.kind] = (excludedByReason[e.reason.kind] ?? 0) + 1;
+  const needsHuman = [
+    ...set.frontier.excluded.filter((e) => e.reason.kind === "human_reserved" || e.reason.kind === "cycle").map((e) => ({ number: e.number, why: e.text })),
+    ...set.mine.filter((m) => m.status === "failure").map((m) => ({ number: m.issue, why: `PR #${m.pr ?? "?"} failed: ${m.failing.join(", ") || "checks failed"}` })),
+  ];
   return {
     repo: set.repo,
     instance: set.instance,
@@ -31,6 +39,7 @@ export function planView(facts: PlanFacts): PlanOutput {
       issue: m.issue,
       sha: m.sha,
       status: m.status,
+      review: m.status === "awaiting_review" && m.review ? reviewNeed(m.review) : null,
       pr: m.pr,
       attempt: m.attempt,
       failing: m.failing,
@@ -44,24 +53,71 @@ export function planView(facts: PlanFacts): PlanOutput {
     rate_limit: facts.rateLimit,
     requests: { total: facts.requests.total, counted: facts.requests.counted, not_modified: facts.requests.notModified },
     fingerprint: set.fingerprint,
+    totals: { dispatch: set.frontier.dispatch.length, excluded: set.frontier.excluded.length, needs_human: needsHuman.length },
+    excluded_by_reason: excludedByReason,
+    needs_human: needsHuman,
+    page: { detail: true, offset: 0, next_cursor: null },
   };
 }
 
-/** The plan as a terminal reads it. */
+/** How many issues a summary names: the next to dispatch, and those needing a human. */
+export const SUMMARY_ROWS = 10;
+export const SUMMARY_NEEDS_HUMAN = 50;
+/** Rows (dispatch, then excluded) per detail page: about 20 KB of JSON. */
+export const PAGE_ROWS = 150;
+
+/**
+ * The plan as status answers it: a summary (the first dispatchable issues, counts per
+ * exclusion reason, who needs a human), or with detail one page of the dispatch-then-excluded
+ * rows. The cursor is the offset of the next row; an unusable one is refused, never guessed.
+ */
+export function pagePlan(plan: PlanOutput, detail: boolean, cursor?: string): PlanOutput {
+  const needsHuman = plan.needs_human.slice(0, SUMMARY_NEEDS_HUMAN);
+  if (!detail) {
+    if (cursor !== undefined) throw new UsageError("status: cursor pages the detailed listing: pass detail: true with it");
+    return { ...plan, dispatch: plan.dispatch.slice(0, SUMMARY_ROWS), excluded: [], needs_human: needsHuman, page: { detail: false, offset: 0, next_cursor: null } };
+  }
+  const total = plan.dispatch.length + plan.excluded.length;
+  const offset = cursor === undefined ? 0 : Number(cursor);
+  if (!/^\d{1,9}$/.test(cursor ?? "0") || offset > total) {
+    throw new UsageError(`status: cursor ${JSON.stringify(cursor)} is not one this listing gave (rows 0-${total}): pass the next_cursor of the previous answer, or omit cursor to start over`);
+  }
+  const end = Math.min(total, offset + PAGE_ROWS);
+  const d = plan.dispatch.length;
+  return {
+    ...plan,
+    dispatch: plan.dispatch.slice(Math.min(offset, d), Math.min(end, d)),
+    excluded: plan.excluded.slice(Math.max(0, offset - d), Math.max(0, end - d)),
+    needs_human: needsHuman,
+    page: { detail: true, offset, next_cursor: end < total ? String(end) : null },
+  };
+}
+
+/** The plan as a terminal reads it; says when a list shows only part of its total. */
 export function renderPlan(plan: PlanOutput): string {
   const lines: string[] = [`plan for ${plan.repo} (base ${plan.base}, as ${plan.login}, instance ${plan.instance})`, ""];
   lines.push("preconditions:");
   for (const p of plan.preconditions) lines.push(`  ${p.severity === "ok" ? "ok  " : p.severity === "warn" ? "warn" : "FAIL"}  ${p.name}: ${p.message}`);
-  lines.push("", `dispatch (${plan.dispatch.length}, in order):`);
+  const of = (shown: number, total: number) => (shown === total ? `${total}` : `${shown} of ${total}`);
+  const pageNote = plan.page.detail ? (plan.page.offset > 0 ? `, from row ${plan.page.offset + 1}` : "") : "";
+  lines.push("", `dispatch (${of(plan.dispatch.length, plan.totals.dispatch)}, in order${pageNote}):`);
   for (const d of plan.dispatch) {
     lines.push(`  #${d.number}  ${d.title}${d.high ? "  [high]" : ""}${d.selector > 0 ? `  [selector ${d.selector + 1}]` : ""}${d.attempt > 0 ? `  [attempt ${d.attempt}]` : ""}`);
   }
-  if (plan.dispatch.length === 0) lines.push("  (nothing to dispatch)");
-  lines.push("", `excluded (${plan.excluded.length}):`);
+  if (plan.totals.dispatch === 0) lines.push("  (nothing to dispatch)");
+  const reasons = Object.entries(plan.excluded_by_reason).map(([k, n]) => `${n} ${k}`);
+  lines.push("", `excluded (${plan.totals.excluded}${reasons.length ? `: ${reasons.join(", ")}` : ""}):`);
   for (const e of plan.excluded) lines.push(`  #${e.number}  ${e.text}`);
+  if (!plan.page.detail && plan.totals.excluded > 0) lines.push("  (status {detail: true} lists them)");
+  if (plan.needs_human.length > 0) {
+    lines.push("", `needs a human (${of(plan.needs_human.length, plan.totals.needs_human)}):`);
+    for (const h of plan.needs_human) lines.push(`  #${h.number}  ${h.why}`);
+  }
   if (plan.mine.length > 0) {
     lines.push("", `mine (${plan.mine.length}):`);
-    for (const m of plan.mine) lines.push(`  #${m.issue}  ${m.status}${m.pr ? `  PR #${m.pr}` : ""}${m.failing.length ? `  failing: ${m.failing.join(", ")}` : ""}`);
+    for (const m of plan.mine) {
+      lines.push(`  #${m.issue}  ${m.status}${m.pr ? `  PR #${m.pr}` : ""}${m.failing.length ? `  failing: ${m.failing.join(", ")}` : ""}${m.review ? `  ${m.review}` : ""}`);
+    }
   }
   if (plan.peers_live.length + plan.peers_stale.length > 0) {
     lines.push("", "peers:");
@@ -75,6 +131,7 @@ export function renderPlan(plan: PlanOutput): string {
   }
   if (plan.rate_limit) lines.push("", `rate limit: ${plan.rate_limit.remaining}/${plan.rate_limit.limit} remaining`);
   lines.push(`requests: ${plan.requests.total} (${plan.requests.counted} counted, ${plan.requests.not_modified} answered 304)`);
+  if (plan.page.next_cursor !== null) lines.push(`more rows: status {detail: true, cursor: "${plan.page.next_cursor}"}`);
   lines.push(plan.ready ? "ready: a start would be accepted" : "not ready: fix the failed preconditions above");
   return lines.join("\n");
 }

@@ -98,6 +98,12 @@ export function evaluatePreconditions(facts: PreconditionFacts): Precondition[] 
     else if (facts.autoMerge === true) out.push(fail("landing", landing.message));
     else out.push(warn("landing", `${landing.message} (merges are held, so nothing lands; a start with auto_merge: true is refused until then)`));
   }
+  const approvals = required?.approvals ?? 0;
+  if (approvals > 0) {
+    const needs = `"${facts.base}" requires ${approvals} approving review${approvals === 1 ? "" : "s"}: the fleet never approves its own PRs, so each green PR waits as awaiting_review until a human with write access approves it`;
+    if (config.landing.strategy === "push") out.push(warn("reviews", `${needs}, and direct pushes to "${facts.base}" are refused: set landing.strategy to "squash" or "merge"`));
+    else out.push(ok("reviews", needs));
+  }
   return out;
 }
 

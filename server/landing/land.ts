@@ -18,7 +18,7 @@
 // serialized per repository in this process (a promise chain) and across hosts (a lock ref
 // `<namespace>/lock/landing`, created compare-and-swap, stale after a TTL, always released).
 import { join } from "node:path";
-import type { Forge, MergeMethod, PullDetail, RequiredChecks } from "../gh/forge.js";
+import type { Forge, MergeMethod, PullRequest, RequiredChecks } from "../gh/forge.js";
 import { ForgeError } from "../gh/errors.js";
 import type { GitAuth } from "../gh/git.js";
 import type { RefStore } from "../gh/refstore.js";
@@ -138,7 +138,7 @@ export function landPull(ctx: LandingContext, input: LandInput): Promise<LandRes
 }
 
 async function landSerialized(ctx: LandingContext, input: LandInput): Promise<LandResult> {
-  const pull = await ctx.forge.getPull(input.pr);
+  const pull = await readPull(ctx.forge, input.pr);
   const foreign = notOurs(ctx, input, pull);
   if (foreign) return { outcome: "not_ours", why: foreign };
   const fenced = await fence(ctx, input);
@@ -161,8 +161,20 @@ async function landSerialized(ctx: LandingContext, input: LandInput): Promise<La
   }
 }
 
+/**
+ * The PR as GitHub has it now, through the open-PR list: a conditional read, free (304) when
+ * no PR changed since this tick's snapshot listed them, where reading the PR itself costs a
+ * request every time. A PR missing from the list is read by number, to say why (merged, closed).
+ * The head's freshness does not rest on this read: git fetches the branch tip under the lock,
+ * and the merge names the gated sha.
+ */
+async function readPull(forge: Forge, number: number): Promise<PullRequest> {
+  const listed = (await forge.listOpenPulls()).find((p) => p.number === number);
+  return listed ?? (await forge.getPull(number));
+}
+
 /** Why a PR is not ours to land, or null when it is. */
-export function notOurs(ctx: Pick<LandingContext, "forge" | "login" | "base" | "config">, input: Pick<LandInput, "issue" | "pr">, pull: PullDetail): string | null {
+export function notOurs(ctx: Pick<LandingContext, "forge" | "login" | "base" | "config">, input: Pick<LandInput, "issue" | "pr">, pull: PullRequest): string | null {
   const repo = `${ctx.forge.repo.owner}/${ctx.forge.repo.name}`;
   const prefix = ctx.config.worktree.branch_prefix;
   if (pull.merged) return `PR #${input.pr} is already merged`;
@@ -197,7 +209,7 @@ function lockTtl(ctx: LandingContext): number {
   return (ctx.config.landing.lock_ttl_seconds ?? DEFAULT_LOCK_TTL_SECONDS) + gate;
 }
 
-async function landLocked(ctx: LandingContext, input: LandInput, pull: PullDetail): Promise<LandResult> {
+async function landLocked(ctx: LandingContext, input: LandInput, pull: PullRequest): Promise<LandResult> {
   const lg = new LandingGit(ctx.workRepo, ctx.auth);
   try {
     return await landRounds(ctx, lg, input, pull);
@@ -206,7 +218,7 @@ async function landLocked(ctx: LandingContext, input: LandInput, pull: PullDetai
   }
 }
 
-async function landRounds(ctx: LandingContext, lg: LandingGit, input: LandInput, pull: PullDetail): Promise<LandResult> {
+async function landRounds(ctx: LandingContext, lg: LandingGit, input: LandInput, pull: PullRequest): Promise<LandResult> {
   const headRef = pull.head.ref;
   const local = ctx.config.gate.ci === "local";
   let expected = input.head;

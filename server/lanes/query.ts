@@ -39,6 +39,8 @@ export interface LaneQuery {
   level?: LaneLevel;
   /** "now" for a relative `since`; defaults to the wall clock. */
   now?: Date;
+  /** Paging back: only records older than `ts` (epoch ms), and of those at exactly `ts` all but the newest `skip`. */
+  before?: { ts: number; skip: number };
 }
 
 export interface LaneQueryResult {
@@ -177,6 +179,7 @@ export async function queryLane(query: LaneQuery): Promise<LaneQueryResult> {
   let malformed = 0;
   let filesRead = 0;
   let done = false;
+  let skipAtBefore = query.before?.skip ?? 0;
 
   const onLine = (line: Buffer | null): Verdict => {
     if (line === null) {
@@ -209,6 +212,13 @@ export async function queryLane(query: LaneQuery): Promise<LaneQueryResult> {
       return "continue";
     }
     if (fields.lane !== query.lane) return "continue";
+    if (query.before !== undefined && at >= query.before.ts) {
+      if (at > query.before.ts) return "continue";
+      if (skipAtBefore > 0 && (query.issue === undefined || fields.issue === query.issue)) {
+        skipAtBefore -= 1;
+        return "continue";
+      }
+    }
     if (query.issue !== undefined && fields.issue !== query.issue) return "continue";
     if (minRank > 0 && LANE_LEVELS.indexOf(fields.level as LaneLevel) < minRank) return "continue";
     const parsed = laneRecord.safeParse(raw);

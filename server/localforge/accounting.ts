@@ -1,5 +1,6 @@
 // Request accounting for tests and benchmarks: how many REST requests the fleet made, how
-// many cost rate limit, how many were free 304s, per route template and per status.
+// many cost rate limit, how many were free 304s, per route template and per status; and what
+// changed the forge (REST writes and git pushes), so a test can prove a call wrote nothing.
 
 export interface Tally {
   total: number;
@@ -13,8 +14,22 @@ export class Accounting {
   private notModified = 0;
   private byRoute = new Map<string, Tally>();
   private byStatus = new Map<string, number>();
+  private writes = 0;
+  private gitFetches = 0;
+  private gitPushes = 0;
 
-  record(routeKey: string, status: number, counted: boolean): void {
+  /** A git smart-HTTP exchange (not a REST request: it costs no rate limit). */
+  recordGit(service: "upload-pack" | "receive-pack"): void {
+    if (service === "receive-pack") {
+      this.gitPushes++;
+      this.writes++;
+    } else {
+      this.gitFetches++;
+    }
+  }
+
+  record(routeKey: string, status: number, counted: boolean, write = false): void {
+    if (write) this.writes++;
     const t = this.byRoute.get(routeKey) ?? { total: 0, counted: 0, not_modified: 0 };
     this.byRoute.set(routeKey, t);
     this.total++;
@@ -36,10 +51,23 @@ export class Accounting {
     this.notModified = 0;
     this.byRoute = new Map();
     this.byStatus = new Map();
+    this.writes = 0;
+    this.gitFetches = 0;
+    this.gitPushes = 0;
   }
 
-  snapshot(): { total: number; counted: number; not_modified: number; by_route: Record<string, Tally>; by_status: Record<string, number> } {
+  snapshot(): {
+    total: number;
+    counted: number;
+    not_modified: number;
+    by_route: Record<string, Tally>;
+    by_status: Record<string, number>;
+    writes: number;
+    git: { fetches: number; pushes: number };
+  } {
     return {
+      writes: this.writes,
+      git: { fetches: this.gitFetches, pushes: this.gitPushes },
       total: this.total,
       counted: this.counted,
       not_modified: this.notModified,

@@ -41,12 +41,21 @@ export async function handleControl(forge: LocalForge, method: string, path: str
       return { status: 200, body: forge.accounting.snapshot() };
     case "POST /_forge/users": {
       if (!isValidLogin(body.login)) throw new HttpError(422, "login must be a GitHub-style login (letters, digits, single hyphens)");
+      const scopes = body.scopes;
+      if (scopes !== undefined && scopes !== null && !(Array.isArray(scopes) && scopes.every((s) => typeof s === "string" && /^[a-z:_]+$/.test(s)))) {
+        throw new HttpError(422, 'scopes must be a list of classic OAuth scope names (e.g. ["repo", "workflow"]), or null for a fine-grained token');
+      }
       const existed = forge.state.user(body.login) !== undefined;
       const user = forge.addUser(body.login, false);
-      return { status: existed ? 200 : 201, body: { login: user.login, token: user.token } };
+      if (scopes !== undefined) {
+        if (scopes === null) delete user.scopes;
+        else user.scopes = [...(scopes as string[])];
+        forge.state.changed();
+      }
+      return { status: existed ? 200 : 201, body: { login: user.login, token: user.token, scopes: user.scopes ?? null } };
     }
     case "GET /_forge/users":
-      return { status: 200, body: forge.state.users().map((u) => ({ login: u.login, admin: u.admin })) };
+      return { status: 200, body: forge.state.users().map((u) => ({ login: u.login, admin: u.admin, scopes: u.scopes ?? null })) };
     default:
       throw notFound();
   }

@@ -10,6 +10,7 @@ import { actor } from "./issues.js";
 import { pullParam, type PullPair } from "./pulls.js";
 import { markMerged, syncPulls } from "./pull-sync.js";
 import { requiredChecksFor } from "./protection.js";
+import { approvalState, reviewRefusal } from "./reviews.js";
 import type { Reply, RequestContext, Router } from "./router.js";
 
 const PULL = "/repos/{owner}/{repo}/pulls/{pull_number}";
@@ -50,7 +51,7 @@ async function protectionRefusal(forge: LocalForge, pair: PullPair, headSha: str
     }
   }
   if (required.strict && !(await forge.isAncestor(baseSha, headSha))) return "Head branch is not up to date with the base branch.";
-  return null;
+  return reviewRefusal(approvalState(forge, pair, headSha));
 }
 
 async function mergePull(ctx: RequestContext): Promise<Reply> {

@@ -1,12 +1,13 @@
 // Branches, classic branch protection and repository rulesets: where a branch's required
-// status checks come from. Both sources are honoured at merge time, as on GitHub.
+// status checks and required approving reviews come from. Both sources are honoured at merge
+// time, as on GitHub.
 import type { LocalForge } from "./core.js";
 import { HttpError, notFound, validationFailed } from "./http-errors.js";
 import { oneOf, optionalString, requiredString } from "./input.js";
 import { requireAdmin } from "./issues.js";
 import { paginate } from "./paginate.js";
 import type { Reply, RequestContext, Router } from "./router.js";
-import { isoNow, type ProtectionRecord, type RequiredCheck, type RuleRecord, type RulesetRecord } from "./state.js";
+import { isoNow, type ProtectionRecord, type RequiredCheck, type RequiredReviews, type RuleRecord, type RulesetRecord } from "./state.js";
 
 const REPO = "/repos/{owner}/{repo}";
 
@@ -67,6 +68,27 @@ export function requiredChecksFor(forge: LocalForge, branch: string): RequiredCh
     }
   }
   return { contexts: [...contexts], strict };
+}
+
+/** Everything that requires approving reviews on `branch`: the strictest of protection and rulesets. */
+export function requiredReviewsFor(forge: LocalForge, branch: string): RequiredReviews {
+  const out: RequiredReviews = { count: 0, dismissStale: false, codeOwners: false };
+  const rr = forge.state.protection(branch)?.requiredReviews;
+  if (rr) {
+    out.count = Math.max(out.count, rr.count);
+    out.dismissStale ||= rr.dismissStale;
+    out.codeOwners ||= rr.codeOwners;
+  }
+  for (const r of rulesetsFor(forge, branch)) {
+    for (const rule of r.rules) {
+      if (rule.type !== "pull_request") continue;
+      const p = rule.parameters ?? {};
+      out.count = Math.max(out.count, typeof p.required_approving_review_count === "number" ? p.required_approving_review_count : 0);
+      out.dismissStale ||= p.dismiss_stale_reviews_on_push === true;
+      out.codeOwners ||= p.require_code_owner_review === true;
+    }
+  }
+  return out;
 }
 
 async function branchTip(ctx: RequestContext, branch: string): Promise<string> {
@@ -136,6 +158,17 @@ function readRequiredChecks(v: unknown): ProtectionRecord["requiredStatusChecks"
   return { strict: o.strict === true, checks };
 }
 
+function readRequiredReviews(v: unknown): RequiredReviews | null {
+  if (v === null || v === undefined) return null;
+  if (typeof v !== "object" || Array.isArray(v)) throw validationFailed([{ resource: "ProtectedBranch", field: "required_pull_request_reviews", code: "invalid" }]);
+  const o = v as Record<string, unknown>;
+  const count = o.required_approving_review_count ?? 1;
+  if (typeof count !== "number" || !Number.isInteger(count) || count < 0 || count > 6) {
+    throw validationFailed([{ resource: "ProtectedBranch", field: "required_pull_request_reviews.required_approving_review_count", code: "invalid" }]);
+  }
+  return { count, dismissStale: o.dismiss_stale_reviews === true, codeOwners: o.require_code_owner_reviews === true };
+}
+
 async function putProtection(ctx: RequestContext): Promise<Reply> {
   requireAdmin(ctx);
   const branch = ctx.params.branch ?? "";
@@ -145,6 +178,7 @@ async function putProtection(ctx: RequestContext): Promise<Reply> {
   const p: ProtectionRecord = {
     branch,
     requiredStatusChecks: readRequiredChecks(ctx.body.required_status_checks),
+    requiredReviews: readRequiredReviews(ctx.body.required_pull_request_reviews),
     enforceAdmins: enabledFlag(ctx.body.enforce_admins),
     requiredLinearHistory: enabledFlag(ctx.body.required_linear_history),
     allowForcePushes: enabledFlag(ctx.body.allow_force_pushes),
@@ -186,8 +220,26 @@ function readRules(v: unknown): RuleRecord[] {
         },
       };
     }
+    if (rule.type === "pull_request") return { type: rule.type, parameters: readPullRequestRule(rule.parameters) };
     return rule.parameters === undefined ? { type: rule.type } : { type: rule.type, parameters: rule.parameters as Record<string, unknown> };
   });
+}
+
+/** A ruleset's `pull_request` rule: every parameter GitHub marks required, defaults filled in. */
+function readPullRequestRule(v: unknown): Record<string, unknown> {
+  const p = (v ?? {}) as Record<string, unknown>;
+  const count = p.required_approving_review_count ?? 0;
+  if (typeof count !== "number" || !Number.isInteger(count) || count < 0 || count > 10) {
+    throw new HttpError(422, "Invalid rule 'pull_request': required_approving_review_count must be an integer from 0 to 10");
+  }
+  return {
+    ...p,
+    required_approving_review_count: count,
+    dismiss_stale_reviews_on_push: p.dismiss_stale_reviews_on_push === true,
+    require_code_owner_review: p.require_code_owner_review === true,
+    require_last_push_approval: p.require_last_push_approval === true,
+    required_review_thread_resolution: p.required_review_thread_resolution === true,
+  };
 }
 
 function createRuleset(ctx: RequestContext): Reply {

@@ -7,6 +7,7 @@ import { nullableString, oneOf, optionalBoolean, optionalString, queryEnum, requ
 import { actor, closeIssue, touch } from "./issues.js";
 import { paginate } from "./paginate.js";
 import { requiredChecksFor } from "./protection.js";
+import { approvalState, reviewRefusal } from "./reviews.js";
 import type { PullView } from "./render.js";
 import type { Reply, RequestContext, Router } from "./router.js";
 import { syncPullsIfStale } from "./pull-sync.js";
@@ -42,6 +43,7 @@ export async function mergeability(forge: LocalForge, pair: PullPair, headSha: s
   const required = requiredChecksFor(forge, pull.base);
   const outcomes = checkOutcomes(forge, headSha);
   if (required.contexts.some((c) => outcomes.get(c) !== "success")) return { mergeable: true, state: "blocked" };
+  if (reviewRefusal(approvalState(forge, pair, headSha)) !== null) return { mergeable: true, state: "blocked" };
   if (required.strict && !(await forge.isAncestor(baseSha, headSha))) return { mergeable: true, state: "behind" };
   const requiredSet = new Set(required.contexts);
   for (const [name, o] of outcomes) {

@@ -10,6 +10,7 @@ import type {
   LabelRecord,
   ProtectionRecord,
   PullRecord,
+  ReviewRecord,
   RuleRecord,
   RulesetRecord,
   StatusRecord,
@@ -650,7 +651,35 @@ export class Render {
         contexts_url: `${url}/required_status_checks/contexts`,
       };
     }
+    if (p.requiredReviews) {
+      out.required_pull_request_reviews = {
+        url: `${url}/required_pull_request_reviews`,
+        dismiss_stale_reviews: p.requiredReviews.dismissStale,
+        require_code_owner_reviews: p.requiredReviews.codeOwners,
+        required_approving_review_count: p.requiredReviews.count,
+        require_last_push_approval: false,
+      };
+    }
     return out;
+  }
+
+  /** `GET|POST /pulls/{n}/reviews`. */
+  review(r: ReviewRecord): Json {
+    const pullUrl = `${this.repoApi}/pulls/${r.pull}`;
+    const html = `${this.repoWeb}/pull/${r.pull}#pullrequestreview-${r.id}`;
+    return {
+      id: r.id,
+      node_id: nodeId("PRR_", r.id),
+      user: this.user(r.author),
+      body: r.body,
+      state: r.state,
+      html_url: html,
+      pull_request_url: pullUrl,
+      author_association: this.association(r.author),
+      _links: { html: { href: html }, pull_request: { href: pullUrl } },
+      ...(r.submittedAt ? { submitted_at: r.submittedAt } : {}),
+      commit_id: r.commitId,
+    };
   }
 
   ruleset(r: RulesetRecord): Json {

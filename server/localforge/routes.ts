@@ -10,6 +10,7 @@ import { registerPullRoutes } from "./pulls.js";
 import { registerRefRoutes } from "./refs.js";
 import { registerRelationRoutes } from "./relations.js";
 import { registerRepoRoutes } from "./repo.js";
+import { registerReviewRoutes } from "./reviews.js";
 import { Router } from "./router.js";
 
 export function buildRouter(): Router {
@@ -22,6 +23,7 @@ export function buildRouter(): Router {
   registerRefRoutes(router);
   registerPullRoutes(router);
   registerMergeRoutes(router);
+  registerReviewRoutes(router);
   registerCheckRoutes(router);
   registerProtectionRoutes(router);
   return router;

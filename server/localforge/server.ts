@@ -133,6 +133,8 @@ async function handle(forge: LocalForge, router: Router, req: IncomingMessage, r
       return;
     }
     const pusher = auth.kind === "user" ? auth.user.login : null;
+    // The exchange itself is a POST; the GET of info/refs only advertises refs.
+    if (method === "POST") forge.accounting.recordGit(needsAuth ? "receive-pack" : "upload-pack");
     await serveGit({
       req,
       res,
@@ -208,6 +210,7 @@ async function handle(forge: LocalForge, router: Router, req: IncomingMessage, r
     ...answer.headers,
     "x-github-api-version-selected": "2022-11-28",
     "x-github-media-type": "github.v3; format=json",
+    ...(user?.scopes ? { "x-oauth-scopes": user.scopes.join(", ") } : {}),
   };
   let status = answer.status;
   let body = answer.body;
@@ -226,7 +229,7 @@ async function handle(forge: LocalForge, router: Router, req: IncomingMessage, r
   }
   const budget = spend ? forge.rateLimits.spend(budgetKey) : forge.rateLimits.peek(budgetKey);
   Object.assign(headers, rateLimitHeaders(budget));
-  forge.accounting.record(routeKey, status, spend);
+  forge.accounting.record(routeKey, status, spend, method !== "GET" && method !== "HEAD");
   send(res, status, headers, body === undefined ? undefined : text, method === "HEAD");
   onResponse?.({ method, path: safeDecodePath(rawPath), rawPath, status, body: body === undefined ? null : body });
 }

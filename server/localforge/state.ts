@@ -11,6 +11,11 @@ export interface UserRecord {
   token: string;
   admin: boolean;
   createdAt: string;
+  /**
+   * A classic token's OAuth scopes, sent as `x-oauth-scopes` on every authenticated answer;
+   * absent for a fine-grained or app token, which GitHub answers without that header.
+   */
+  scopes?: string[];
 }
 
 export interface LabelRecord {
@@ -105,13 +110,37 @@ export interface RequiredCheck {
   appId: number | null;
 }
 
+/** `required_pull_request_reviews` of classic protection (a ruleset's `pull_request` rule says the same). */
+export interface RequiredReviews {
+  count: number;
+  dismissStale: boolean;
+  codeOwners: boolean;
+}
+
 export interface ProtectionRecord {
   branch: string;
   requiredStatusChecks: { strict: boolean; checks: RequiredCheck[] } | null;
+  /** Absent in state files written before reviews existed: read as null. */
+  requiredReviews?: RequiredReviews | null;
   enforceAdmins: boolean;
   requiredLinearHistory: boolean;
   allowForcePushes: boolean;
   allowDeletions: boolean;
+}
+
+export type ReviewState = "APPROVED" | "CHANGES_REQUESTED" | "COMMENTED" | "PENDING" | "DISMISSED";
+
+export interface ReviewRecord {
+  id: number;
+  /** The pull request's number. */
+  pull: number;
+  author: string;
+  state: ReviewState;
+  body: string;
+  /** The head the review was made on. */
+  commitId: string;
+  /** Null while PENDING (a draft review nobody else sees). */
+  submittedAt: string | null;
 }
 
 export interface RuleRecord {
@@ -147,6 +176,8 @@ export interface PersistedState {
   statuses: StatusRecord[];
   protections: ProtectionRecord[];
   rulesets: RulesetRecord[];
+  /** Absent in state files written before reviews existed. */
+  reviews?: ReviewRecord[];
 }
 
 /** GitHub's timestamps: ISO 8601 in UTC, seconds precision. */
@@ -173,6 +204,7 @@ export function emptyState(repo: string, defaultBranch: string): PersistedState 
     statuses: [],
     protections: [],
     rulesets: [],
+    reviews: [],
   };
 }
 
@@ -386,6 +418,17 @@ export class ForgeState {
 
   addRuleset(r: RulesetRecord): void {
     this.data.rulesets.push(r);
+    this.changed();
+  }
+
+  // Pull request reviews
+
+  reviewsFor(pull: number): readonly ReviewRecord[] {
+    return (this.data.reviews ?? []).filter((r) => r.pull === pull);
+  }
+
+  addReview(r: ReviewRecord): void {
+    (this.data.reviews ??= []).push(r);
     this.changed();
   }
 }

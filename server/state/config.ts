@@ -37,6 +37,8 @@ export interface PacingConfig {
   idle_seconds: number;
   long_idle_seconds: number;
   idle_ticks_before_sleep: number;
+  /** Seconds between looks at what a wait watches (required checks on waiting heads, the base); default 10. */
+  watch_seconds?: number;
 }
 
 /**

@@ -60,13 +60,17 @@ export type FailureEvidence =
   | { kind: "verdict"; verdict: VerdictKind; reason: string }
   | { kind: "no_result"; why: string }
   | { kind: "hung"; kills: number }
-  | { kind: "gate"; summary: string; excerpt: string };
+  | { kind: "gate"; summary: string; excerpt: string }
+  /** A human with write access asked for changes on the PR: their words are the evidence. */
+  | { kind: "review"; pr: number; changes: Array<{ by: string; body: string }> };
 
 export type Action =
   | { kind: "release"; issue: number; sha: string; why: string; killWorker: boolean }
   | { kind: "kill"; issue: number; why: string }
   | { kind: "land"; issue: number; sha: string; pr: number; head: string }
   | { kind: "hold"; issue: number; pr: number; why: string }
+  /** Green but short of required human approvals: keep the claim, say on the PR what is needed. */
+  | { kind: "await_review"; issue: number; pr: number; head: string; required: number; approvedBy: string[] }
   | { kind: "retry"; issue: number; sha: string; attempt: number; pr: number | null; evidence: FailureEvidence }
   | { kind: "escalate"; issue: number; sha: string; pr: number | null; why: string; evidence: FailureEvidence | null }
   | { kind: "open_pr"; issue: number; sha: string }
@@ -133,6 +137,15 @@ export function decide(input: DecideInput): Decision {
             ? { kind: "land", issue: claim.issue, sha: claim.sha, pr: claim.pr, head: claim.head }
             : { kind: "hold", issue: claim.issue, pr: claim.pr ?? 0, why: "merges are held: the project was started without auto_merge" },
         );
+        continue;
+      case "awaiting_review":
+        // Held for a human: the claim stays, no worker runs, nothing else waits on it.
+        if (claim.pr !== null && claim.head !== null && claim.review) {
+          actions.push({ kind: "await_review", issue: claim.issue, pr: claim.pr, head: claim.head, required: claim.review.required, approvedBy: claim.review.approvedBy });
+        }
+        continue;
+      case "changes_requested":
+        actions.push(failureAction(claim, input, { kind: "review", pr: claim.pr ?? 0, changes: (claim.review?.changes ?? []).map((c) => ({ by: c.by, body: c.body })) }));
         continue;
       case "awaiting_ci":
         continue;

@@ -149,7 +149,7 @@ export function fingerprintOf(snapshot: Snapshot, sets: ClaimSets, facts: Finger
   };
   line([FORMAT, snapshot.repo.toLowerCase(), snapshot.login.toLowerCase(), snapshot.base, snapshot.baseSha ?? null]);
   const rc = snapshot.requiredChecks;
-  line(["required", sortedStrings(rc.contexts), rc.strict, rc.source, rc.readable]);
+  line(["required", sortedStrings(rc.contexts), rc.strict, rc.source, rc.readable, rc.approvals ?? 0, rc.dismissStaleApprovals ?? false]);
   line(["closed", sortedNumbers(snapshot.knownClosed ?? [])]);
   // Issues dominate a large snapshot: each is folded into a 64-bit digest computed in place
   // (no per-issue strings to build, join and re-encode), and the digests go into sha256 with
@@ -191,6 +191,7 @@ export function fingerprintOf(snapshot: Snapshot, sets: ClaimSets, facts: Finger
       pull.baseRef,
       pull.updatedAt ?? null,
       checksDigest(pull.checks),
+      (pull.reviews ?? []).map((r) => [r.id, r.state, r.commitId]),
     ]);
   }
   // Claims with the set each landed in: a lease lapsing is a change even if no ref moved.

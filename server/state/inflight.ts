@@ -5,8 +5,13 @@
 import type { Heartbeat, ClaimRef, SnapshotPull } from "./snapshot.js";
 import type { RequiredChecks } from "../gh/forge.js";
 import { evaluateGate, type GateResult } from "./gate.js";
+import { evaluateReviews, type ReviewGate } from "./reviews.js";
 
-export type MineStatus = "awaiting_merge" | "awaiting_ci" | "failure" | "no_pr";
+/**
+ * awaiting_review: green (or, under a local gate, waiting to be gated at landing) but the base
+ * requires approvals a human has not given yet. changes_requested: a human asked for changes.
+ */
+export type MineStatus = "awaiting_merge" | "awaiting_review" | "changes_requested" | "awaiting_ci" | "failure" | "no_pr";
 
 interface ClaimBase {
   issue: number;
@@ -41,6 +46,8 @@ export interface MineClaim extends ClaimBase {
   otherPulls: number[];
   /** A human took the issue back (see frontier.ts `humanReservation`): stop and release. */
   reservedByHuman: boolean;
+  /** Required human approvals on the PR's head; null when the base requires none (or no PR). */
+  review: ReviewGate | null;
 }
 
 export interface PeerClaim extends ClaimBase {
@@ -66,6 +73,8 @@ export interface ClaimSets {
 
 export interface ClaimContext {
   instance: string;
+  /** The fleet's own login: its reviews never count as approvals. */
+  login?: string;
   nowMs: number;
   ttlSeconds: number;
   gateMode: "required" | "local";
@@ -174,7 +183,23 @@ function classifyMine(
   ctx: ClaimContext,
 ): MineClaim {
   const pr = ctx.fleetPullOf.get(base.issue) ?? null;
+  const classified = classifyByChecks(base, issue, ctx, pr);
+  if (!pr || classified.review === null) return classified;
+  // Required approvals come after the machine gate: a human asking for changes ends the attempt
+  // whatever CI says; a missing approval holds only what would otherwise land.
+  if (classified.review.state === "changes_requested") return { ...classified, status: "changes_requested" };
+  if (classified.review.state === "awaiting" && classified.status === "awaiting_merge") return { ...classified, status: "awaiting_review" };
+  return classified;
+}
+
+function classifyByChecks(
+  base: ClaimBase,
+  issue: { attempt: number; reservedByHuman: boolean } | undefined,
+  ctx: ClaimContext,
+  pr: SnapshotPull | null,
+): MineClaim {
   const otherPulls = (ctx.linkedPullsOf.get(base.issue) ?? []).filter((n) => n !== pr?.number);
+  const review = pr ? evaluateReviews(pr.reviews, ctx.requiredChecks, ctx.login ?? "", pr.head.sha) : null;
   const common = {
     ...base,
     pr: pr?.number ?? null,
@@ -184,6 +209,7 @@ function classifyMine(
     attempt: issue?.attempt ?? 0,
     otherPulls,
     reservedByHuman: issue?.reservedByHuman ?? false,
+    review: review && review.state !== "not_required" ? review : null,
   };
   if (!pr) {
     return { ...common, status: "no_pr", failing: [], pending: [], checksRead: false, gate: null };

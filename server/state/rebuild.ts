@@ -153,6 +153,7 @@ export function rebuild(snapshot: Snapshot, config: RebuildConfig, instance: str
   const claimedIssues = new Set(snap.claims.map((c) => c.issue));
   const sets = classifyClaims(snap.claims, snap.heartbeats, {
     instance,
+    login: snap.login,
     nowMs,
     ttlSeconds,
     gateMode: config.gate.ci,

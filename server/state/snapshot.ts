@@ -2,7 +2,7 @@
 // claim and heartbeat commit messages that the snapshot's claims and heartbeats are parsed from.
 // A message that does not parse is never trusted: it yields null, not a guess.
 
-import type { Checks, IssueLink, PullRef, RequiredChecks } from "../gh/forge.js";
+import type { Checks, IssueLink, PullRef, PullReview, RequiredChecks } from "../gh/forge.js";
 
 export interface SnapshotIssue {
   number: number;
@@ -38,6 +38,8 @@ export interface SnapshotPull {
   baseRef: string;
   /** Checks on `head.sha`, read only for the heads that matter (the fleet's own PRs). */
   checks?: Checks;
+  /** Reviews, read for the fleet's own PRs only when the base requires approvals. */
+  reviews?: PullReview[];
   updatedAt?: string;
 }
 

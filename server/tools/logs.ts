@@ -6,8 +6,9 @@ export const logsTool = defineTool({
   name: "logs",
   title: "Read a log lane",
   description:
-    'Returns the newest records of one lane: "supervisor" (decisions and actions), "worker" (worker output), "monitor" (one line per tick), ' +
-    '"liveness" (stalls and kills). Filter by issue and since ("15m", "2h" or an ISO time); tail_lines bounds the answer (default 200).',
+    'Returns the newest records of one lane of this machine\'s logs: "supervisor" (decisions and actions), "worker" (worker output), "monitor" (one line per tick), ' +
+    '"liveness" (stalls and kills). Filter by issue and since ("15m", "2h" or an ISO time); tail_lines bounds the count (default 200) and the answer stops at about 48 KB: ' +
+    "a record too long is cut (truncated: true), and next_cursor reads the older records.",
   kind: "read",
   // Lanes are this machine's files; GitHub is never asked.
   world: "local",
@@ -17,6 +18,7 @@ export const logsTool = defineTool({
   render(result) {
     if (result.records.length === 0) return `no ${result.lane} records`;
     const lines = result.records.map((r) => `${String(r.ts)} ${String(r.level ?? "info")} ${r.issue !== undefined ? `#${String(r.issue)} ` : ""}${String(r.msg ?? "")}`);
-    return (result.truncated ? ["(older records omitted)"] : []).concat(lines).join("\n");
+    if (result.next_cursor) lines.unshift(`(older records: logs {cursor: "${result.next_cursor}"})`);
+    return lines.join("\n");
   },
 });

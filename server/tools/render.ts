@@ -1,5 +1,5 @@
 // Text renderings shared by the project tools.
-import type { ProjectResult } from "../host/api.js";
+import type { ProjectResult, StatusResult } from "../host/api.js";
 import { renderPlan } from "../host/plan.js";
 
 export function renderProject(result: ProjectResult): string {
@@ -10,4 +10,30 @@ export function renderProject(result: ProjectResult): string {
   }
   if (result.plan) lines.push("", renderPlan(result.plan));
   return lines.join("\n");
+}
+
+/**
+ * What status's structured content says that a human or a model must not miss, as text
+ * (several clients show the model only the text): the registration, whether births are
+ * paused and why, merges held or authorised, the last and next tick, and where the plan
+ * comes from and how old it is.
+ */
+export function renderStatusHead(result: StatusResult): string[] {
+  const lines: string[] = [];
+  const r = result.registration;
+  if (r) {
+    lines.push(`running: ${r.repo}, instance ${r.instance}, target ${r.target} worker(s), base ${r.base}, since ${r.started_at}`);
+    lines.push(r.merges === "authorized" ? "merges: authorized (green PRs land unattended)" : "merges: HELD (started without auto_merge: green PRs wait for a human)");
+  } else {
+    lines.push("not running on this host (project_start starts it)");
+  }
+  if (result.births) {
+    lines.push(result.births.paused ? `births: PAUSED: ${result.births.reason ?? "no reason given"}${result.births.until ? ` (until ${result.births.until})` : ""}` : "births: open");
+  }
+  if (result.last_tick) lines.push(`last tick: ${result.last_tick}`);
+  if (result.next_tick) lines.push(`next tick: ${result.next_tick}`);
+  if (result.source) {
+    lines.push(result.source.from === "fleet_tick" ? `plan: from the fleet's last tick, ${result.source.age_seconds}s old` : `plan: read from GitHub now (${result.source.at})`);
+  }
+  return lines;
 }

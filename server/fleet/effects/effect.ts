@@ -11,6 +11,7 @@ import type { FleetDeps, Registration } from "../registration.js";
 import type { SupervisorLog } from "../supervisor-log.js";
 import type { TickReport } from "../tick-report.js";
 import type { BirthInput } from "../worker-runs.js";
+import type { WatchedHead } from "../../state/wake.js";
 
 export interface FleetRuntime {
   readonly registration: Registration;
@@ -32,6 +33,17 @@ export interface TickScope {
   set: WorkingSet;
   issues: ReadonlyMap<number, SnapshotIssue>;
   report: TickReport;
+  /** What the effects tell the wake plan (server/state/wake.ts). */
+  events: TickEvents;
+}
+
+export interface TickEvents {
+  /** Heads pushed to a PR (opened, synced with the base): their checks start now. */
+  pushed: WatchedHead[];
+  /** Green PRs that could not land because another landing held the lock. */
+  blocked: number[];
+  /** Issues settled other than in the report's lists (a retry closed the PR). */
+  settled: number[];
 }
 
 export type ActionKind = Action["kind"];

@@ -47,6 +47,7 @@ export async function retryIssue(fleet: FleetRuntime, tick: TickScope, n: number
   const run = fleet.memory.run(n);
   if (run && !run.exitFacts) await run.handle.kill("retrying");
   fleet.memory.endRun(n);
+  tick.events.settled.push(n);
   fleet.board.enter(n, "ci_failed");
   fleet.log("info", "retry", `#${n}: attempt ${attempt + 1} of ${cfg.retry + 1} after: ${brief.summary}`, n, { attempt: attempt + 1 });
   if (issue) {
@@ -105,6 +106,12 @@ async function evidenceForBrief(fleet: FleetRuntime, evidence: FailureEvidence):
       return { kind: "stalled", summary: `the worker went quiet past the kill threshold ${evidence.kills} time(s)`, excerpt: "" };
     case "gate":
       return { kind: "gate", summary: evidence.summary, excerpt: evidence.excerpt };
+    case "review":
+      return {
+        kind: "review",
+        summary: `${evidence.changes.map((c) => c.by).join(", ") || "a reviewer"} requested changes on PR #${evidence.pr}`,
+        excerpt: evidence.changes.map((c) => `${c.by}:\n${c.body}`).join("\n\n"),
+      };
   }
 }
 

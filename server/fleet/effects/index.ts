@@ -1,5 +1,6 @@
 // The applier: every action kind decide can return, mapped to its one handler.
 import type { Action } from "../../state/decide.js";
+import { awaitReview } from "./await-review.js";
 import { closeDone } from "./close-done.js";
 import { dispatch } from "./dispatch.js";
 import type { ActionKind, Effect, FleetRuntime, TickScope } from "./effect.js";
@@ -18,6 +19,7 @@ const effects: { [K in ActionKind]: Effect<K> } = {
   release,
   kill,
   hold,
+  await_review: awaitReview,
   land,
   retry,
   escalate,

@@ -16,8 +16,14 @@ export const land = defineEffect("land", async (fleet, tick, action) => {
   if (slot !== null && !slotBusy) fleet.landingSlot = null;
   const issue = tick.issues.get(action.issue);
   const outcome = await fleet.landing.land({ issue: action.issue, title: issue?.title ?? `#${action.issue}`, claimSha: action.sha, pr: action.pr, head: action.head });
-  if (outcome.outcome === "synced") fleet.landingSlot = action.issue;
-  else if (fleet.landingSlot === action.issue && outcome.outcome !== "busy" && outcome.outcome !== "retry_later") fleet.landingSlot = null;
+  if (outcome.outcome === "synced") {
+    fleet.landingSlot = action.issue;
+    // The synced head's checks start now: the wait watches them.
+    tick.events.pushed.push({ issue: action.issue, pr: action.pr, head: outcome.head });
+  } else if (outcome.outcome === "busy") {
+    // Another host holds the landing lock: its landing moves the base, which wakes us.
+    tick.events.blocked.push(action.issue);
+  } else if (fleet.landingSlot === action.issue && outcome.outcome !== "retry_later") fleet.landingSlot = null;
   await afterLanding(fleet, tick, action, outcome);
 });
 

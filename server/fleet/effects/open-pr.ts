@@ -13,6 +13,9 @@ export const openPr = defineEffect("open_pr", async (fleet, tick, action) => {
     const body = [`Closes #${n}`, "", `Opened by afk-mcp for #${n} (instance \`${registration.instance}\`).`, "", `Head: ${pushed.sha}`].join("\n");
     const pr = await forge.createPull({ title, body, head: pushed.branch, base: registration.base });
     fleet.log("info", "pr_opened", `#${n}: opened PR #${pr.number}`, n, { pr: pr.number, head: pushed.sha });
+    tick.events.pushed.push({ issue: n, pr: pr.number, head: pushed.sha });
+  } else {
+    tick.events.pushed.push({ issue: n, pr: open.number, head: pushed.sha });
   }
   fleet.memory.endRun(n);
   const memory = fleet.memory.get(n);

@@ -1,0 +1,132 @@
+// Hosts the way users start them: `afk-mcp run` in its own process group with its own
+// AFK_STATE_DIR; killed with SIGKILL (a crash) or stopped with SIGINT (Ctrl-C). And the
+// workers they leave: found in /proc by the worktree path in their environment.
+import { spawn, type ChildProcess } from "node:child_process";
+import { createWriteStream } from "node:fs";
+import { readFile } from "node:fs/promises";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { readProcTable } from "../../server/workers/liveness.js";
+import { workerShellCommand } from "../../server/demo/worker-command.js";
+import type { World } from "./world.js";
+import { REPO } from "./world.js";
+
+/** dist/bench/chaos/hosts.js -> dist/server/bin.js */
+const BIN = fileURLToPath(new URL("../../server/bin.js", import.meta.url));
+
+export interface HostOptions {
+  name: string;
+  stateDir: string;
+  logDir: string;
+  target: number;
+  /** AFK_TIME_SCALE: every duration of the loop at this fraction. */
+  timeScale: number;
+  /** Pause of the scripted worker before each commit. */
+  workerDelayMs: number;
+}
+
+export interface Host {
+  name: string;
+  stateDir: string;
+  pid: number;
+  startedAt: number;
+  exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+  alive(): boolean;
+}
+
+const live = new Set<ChildProcess>();
+let exitHook = false;
+
+export function startHost(world: World, opts: HostOptions): Host {
+  if (!exitHook) {
+    exitHook = true;
+    process.once("exit", () => {
+      for (const child of live) killGroup(child.pid!, "SIGKILL");
+    });
+  }
+  const worker = workerShellCommand({ AFK_DEMO_DELAY_MS: String(opts.workerDelayMs), AFK_DEMO_RECIPES: world.recipesPath });
+  const args = [
+    BIN, "run", "--repo", REPO, "--worker", worker, "--target", String(opts.target), "--auto-merge",
+    "--set", "retry=1",
+    // A 5-minute lease (the shortest allowed; 15 s at the harness's time scale): with the default
+    // 75 minutes, a host restarted without its identity waits that long for its own claims.
+    "--set", "lease.ttl_seconds=300", "--set", "lease.heartbeat_seconds=120",
+    "--set", "pacing.busy_seconds=10", "--set", "pacing.idle_seconds=10", "--set", "pacing.long_idle_seconds=20",
+  ];
+  const env: Record<string, string> = {
+    PATH: process.env.PATH ?? "/usr/bin:/bin",
+    HOME: process.env.HOME ?? "/tmp",
+    GITHUB_API_URL: world.forge.apiUrl,
+    GITHUB_TOKEN: world.forge.token,
+    AFK_STATE_DIR: opts.stateDir,
+    AFK_TIME_SCALE: String(opts.timeScale),
+  };
+  const log = createWriteStream(join(opts.logDir, `${opts.name}.log`), { flags: "a" });
+  const child = spawn(process.execPath, args, { env, detached: true, stdio: ["ignore", "pipe", "pipe"] });
+  child.stdout!.pipe(log, { end: false });
+  child.stderr!.pipe(log, { end: false });
+  live.add(child);
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => {
+    child.once("exit", (code, signal) => {
+      live.delete(child);
+      resolve({ code, signal });
+    });
+  });
+  return { name: opts.name, stateDir: opts.stateDir, pid: child.pid!, startedAt: Date.now(), exited, alive: () => live.has(child) };
+}
+
+export function killGroup(pgid: number, signal: NodeJS.Signals): void {
+  try {
+    process.kill(-pgid, signal);
+  } catch {
+    // already gone
+  }
+}
+
+/** A crash: the host's whole process group at once, nothing released. */
+export async function crash(host: Host): Promise<void> {
+  killGroup(host.pid, "SIGKILL");
+  await host.exited;
+}
+
+/** Ctrl-C, then wait; a host still there after `graceMs` is killed and reported. */
+export async function interrupt(host: Host, graceMs: number): Promise<{ code: number | null; signal: NodeJS.Signals | null; forced: boolean }> {
+  try {
+    process.kill(host.pid, "SIGINT");
+  } catch {
+    // already gone
+  }
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<"late">((resolve) => (timer = setTimeout(() => resolve("late"), graceMs)));
+  const first = await Promise.race([host.exited, late]);
+  clearTimeout(timer);
+  if (first !== "late") return { ...first, forced: false };
+  killGroup(host.pid, "SIGKILL");
+  return { ...(await host.exited), forced: true };
+}
+
+export interface WorkerProc {
+  pid: number;
+  pgid: number;
+  issue: number;
+  /** The state dir its worktree lives in: which host started it. */
+  stateDir: string;
+  worktree: string;
+}
+
+/** Worker process-group leaders whose worktree lies under `root`. */
+export async function findWorkers(root: string): Promise<WorkerProc[]> {
+  const table = (await readProcTable()) ?? [];
+  const out: WorkerProc[] = [];
+  for (const p of table) {
+    if (p.pid !== p.pgrp || p.state === "Z" || p.state === "X") continue;
+    const environ = await readFile(`/proc/${p.pid}/environ`, "utf8").catch(() => "");
+    if (!environ.includes("AFK_WORKTREE=")) continue;
+    const vars = new Map(environ.split("\0").map((kv) => [kv.slice(0, kv.indexOf("=")), kv.slice(kv.indexOf("=") + 1)] as const));
+    const worktree = vars.get("AFK_WORKTREE") ?? "";
+    if (!worktree.startsWith(`${root}/`)) continue;
+    const marker = worktree.indexOf("/worktrees/");
+    out.push({ pid: p.pid, pgid: p.pgrp, issue: Number(vars.get("AFK_ISSUE")), stateDir: marker < 0 ? "" : worktree.slice(0, marker), worktree });
+  }
+  return out;
+}
