@@ -20,8 +20,17 @@ import { mib, round, type BenchContext, type Figure, type FigureValue, type Sect
 import { snapshotSection } from "./snapshot.js";
 import { workersSection } from "./fleet-workers.js";
 import { landingSection, REAL_TIME_LANDING } from "./landing.js";
+import { daemonSection } from "./daemon.js";
 
-const SECTIONS: Section[] = [snapshotSection(), rebuildSection, workersSection(), landingSection("local"), landingSection("required"), landingSection("required", REAL_TIME_LANDING, "landing-real-time")];
+const SECTIONS: Section[] = [
+  snapshotSection(),
+  rebuildSection,
+  workersSection(),
+  landingSection("local"),
+  landingSection("required"),
+  landingSection("required", REAL_TIME_LANDING, "landing-real-time"),
+  daemonSection(),
+];
 
 const USAGE = `Usage: node dist/bench/run.js [--only NAME[,NAME]]... [--list]
 

@@ -401,6 +401,18 @@ const LeaseSchema = z
   })
   .describe("The claim lease that lets several hosts share one repository safely.");
 
+const RegistrationSchema = z
+  .strictObject({
+    ttl_seconds: intIn(1, 86_400)
+      .nullable()
+      .default(300)
+      .describe("How long the daemon keeps a project's registration without a renewal. Each MCP session (or `afk-mcp run`) renews what it started every half of this; once nobody renews it (the laptop closed, the client exited), it lapses and drains exactly as `project_stop` does. `null`: never lapses, for a server under a supervisor; only through config or `afk-mcp run --persist`."),
+    idle_deregister_seconds: intIn(1, 604_800)
+      .default(1_800)
+      .describe("A project whose queue has drained (nothing ready, nothing in flight, no worker) for this long deregisters itself."),
+  })
+  .describe("How a project's registration with the per-machine daemon lives and ends.");
+
 const PacingSchema = z
   .strictObject({
     busy_seconds: intIn(5, 3_600)
@@ -428,6 +440,23 @@ const PacingSchema = z
     }
   })
   .describe("Adaptive pacing of reconciliation ticks.");
+
+const ReviewSchema = z
+  .strictObject({
+    command: z
+      .string()
+      .min(1)
+      .nullable()
+      .default(null)
+      .describe('Shell command that reviews a gated PR before it lands, e.g. "claude -p --permission-mode acceptEdits". Opaque like the worker command: run in the issue\'s worktree at the PR head with a review brief on stdin (the issue, the diff, the gate evidence, the rules); it writes {"verdict": "approve" | "fix" | "refute", "findings": "..."} to $AFK_VERDICT_FILE. "fix": it committed fixes in place (the fleet pushes them and gates again). "refute": the findings go to the next attempt. null: no review stage.'),
+    max_rounds: intIn(1, 10)
+      .default(2)
+      .describe("Reviews of one PR (fix or refute rounds, a head pushed after a review) before the issue is escalated instead of reviewed again."),
+    diff_bytes: intIn(1_024, 1_000_000)
+      .default(100_000)
+      .describe("How much of the PR's diff the review brief quotes; the reviewer can read the rest in its worktree."),
+  })
+  .describe("An optional review stage between the machine gate and the landing, by an agent of your choosing. Reviewers get the same liveness, stall, quota and breaker handling as workers.");
 
 const BoardSchema = z
   .strictObject({
@@ -483,6 +512,8 @@ const FleetConfigObject = z.strictObject({
     .describe('Ref namespace for claims and heartbeats (`<namespace>/claim/<issue>`, `<namespace>/heartbeat/<instance>`). If an org ruleset forbids it, "refs/heads/afk" works, at the cost of branches that may trigger push CI.'),
   pacing: PacingSchema.prefault({}),
   board: BoardSchema.prefault({}),
+  review: ReviewSchema.prefault({}),
+  registration: RegistrationSchema.prefault({}),
 });
 
 /** The fleet config. Parse anything a user wrote; the output is canonical (every key present). */

@@ -123,6 +123,26 @@ export const registrationOutput = z
   })
   .nullable();
 
+export const registrationRowOutput = z.object({
+  repo: z.string(),
+  instance: z.string(),
+  state: z.enum(["running", "draining"]),
+  target: z.number().int(),
+  selectors: z.array(z.record(z.string(), z.unknown())),
+  sessions: z.array(z.string()).describe("The sessions renewing it (empty: none, or an in-process host)."),
+  ttl_seconds: z.number().int().nullable().describe("How long it lives unrenewed; null: until stopped."),
+  renew_by: z.string().nullable().describe("When it lapses and drains unless a session renews it; null: never."),
+  last_poll: z.string().nullable(),
+  workers: z.number().int().describe("Live workers."),
+});
+
+export const daemonOutput = z.object({
+  pid: z.number().int(),
+  version: z.string(),
+  session_version: z.string(),
+  skew: z.string().nullable().describe("Set when this session's afk-mcp version differs from the daemon's, with the fix."),
+});
+
 export const statusOutput = {
   scope: z.enum(["project", "worker", "issue"]),
   registration: registrationOutput.describe("The project this host runs for the repository, or null."),
@@ -143,6 +163,8 @@ export const statusOutput = {
     .nullable()
     .describe("Whether new workers may start (circuit breaker, usage limit, stopping)."),
   last_tick: z.string().nullable().describe("The last tick's one-line summary."),
+  registrations: z.array(registrationRowOutput).describe("Every registration on this machine (scope project)."),
+  daemon: daemonOutput.nullable().describe("The daemon serving this session, or null when none runs (status then reads GitHub and the lanes itself)."),
   next_tick: z.string().nullable().describe("When the running fleet's next tick is due."),
   source: z
     .object({ from: z.enum(["fleet_tick", "gathered"]), at: z.string(), age_seconds: z.number() })
@@ -159,6 +181,7 @@ export const instanceRowOutput = z.object({
   heartbeat_age_seconds: z.number().int().nullable(),
   fresh: z.boolean(),
   is_me: z.boolean(),
+  this_daemon: z.boolean().describe("The instance is this machine's afk-mcp daemon."),
 });
 
 export const takeoverOutput = {

@@ -3,32 +3,10 @@ import { describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { decide, type DecideInput, type LocalClaim } from "../server/state/decide.js";
 import type { MineClaim } from "../server/state/inflight.js";
+import { mineClaim } from "./support/snapshots.js";
 import type { WorkingSet } from "../server/state/rebuild.js";
 
-function claim(issue: number, over: Partial<MineClaim> = {}): MineClaim {
-  return {
-    issue,
-    sha: `sha${issue}`,
-    instance: "me",
-    host: "h",
-    at: null,
-    issueOpen: true,
-    status: "no_pr",
-    pr: null,
-    head: null,
-    headRef: null,
-    draft: false,
-    attempt: 0,
-    failing: [],
-    pending: [],
-    checksRead: false,
-    gate: null,
-    otherPulls: [],
-    reservedByHuman: false,
-    review: null,
-    ...over,
-  };
-}
+const claim = mineClaim;
 
 function input(mine: MineClaim[], local: Record<number, LocalClaim>, over: Partial<DecideInput> = {}): DecideInput {
   const set = {

@@ -1,4 +1,4 @@
-// End to end through the stdio MCP server (the built binary): project_start on a local forge
+// End to end through the stdio MCP server (the built binary) and the daemon it starts: project_start on a local forge
 // seeded with the demo backlog and watched by the demo's CI runner drains it; status and logs
 // answer throughout; project_stop drains. Then the invariants: every issue reached its
 // expected end, every commit on the base is a tree CI passed, no claim ref is left behind.
@@ -14,6 +14,7 @@ import { startCiRunner, type CiRunner } from "../server/demo/ci-runner.js";
 import { workerShellCommand } from "../server/demo/worker-command.js";
 import { api, git, startTestForge, tempDir, type TestForge } from "./support/forge-fixtures.js";
 import { BIN } from "./support/paths.js";
+import { cli } from "./support/daemon-fixtures.js";
 import { assertBaseOnGatedTrees } from "./support/nrsr.js";
 
 const REPO = "afk/demo";
@@ -21,6 +22,7 @@ let forge: TestForge;
 let ci: CiRunner;
 let client: Client;
 let dir: string;
+let daemonEnv: Record<string, string>;
 
 type Tool = { structuredContent?: unknown; isError?: boolean; content?: unknown };
 
@@ -45,12 +47,15 @@ before(async () => {
     AFK_STATE_DIR: join(dir, "state"),
     AFK_TIME_SCALE: "0.05",
   };
+  daemonEnv = env;
   client = new Client({ name: "afk-e2e", version: "0.0.0" });
   await client.connect(new StdioClientTransport({ command: process.execPath, args: [BIN], env, stderr: "pipe" }));
 });
 
 after(async () => {
   await client?.close();
+  // The project lives in the daemon the stdio server started: stop it (and its workers) too.
+  if (dir) await cli(daemonEnv, "daemon", "stop", "--kill-workers");
   await ci?.stop();
   await forge?.dispose();
 });

@@ -1,9 +1,12 @@
-// Human approvals honoured, for real: a local forge whose base requires one approving review,
-// a fleet with scripted workers (test/support/workers/scripted.sh). A green PR is held as
-// awaiting_review (status, the board, one note on the PR) with its claim kept; it lands once a
-// second forge user approves it. A request for changes ends the attempt, and the reviewer's
-// words reach the next worker's brief. The fleet never approves anything itself.
-import { after, before, describe, it } from "node:test";
+// Review before landing, for real: a local forge, a fleet with scripted workers
+// (test/support/workers/scripted.sh) and scripted reviewers (reviewer.sh).
+// Human approvals: a base that requires one approving review holds a green PR as awaiting_review
+// (status, the board, one note on the PR) with its claim kept; it lands once a second forge user
+// approves it. A request for changes ends the attempt, and the reviewer's words reach the next
+// worker's brief. The fleet never approves anything itself.
+// The review stage: approve lands, fix pushes the reviewer's commit and lands it, refute sends the
+// findings to the next attempt, a hanging reviewer is killed and the review runs again.
+import { afterEach, beforeEach, describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { existsSync } from "node:fs";
 import { readFile, writeFile } from "node:fs/promises";
@@ -13,6 +16,7 @@ import { api, git, repoPath, startTestForge, tempDir, type TestForge } from "./s
 import { ROOT } from "./support/paths.js";
 
 const WORKER = join(ROOT, "test", "support", "workers", "scripted.sh");
+const REVIEWER = join(ROOT, "test", "support", "workers", "reviewer.sh");
 const REPO = "afk/demo";
 const NOTE = "<!-- afk:awaiting-review -->";
 const ASK = "Please call the file greeting.txt, not issue-N.txt";
@@ -21,16 +25,46 @@ let forge: TestForge;
 let host: FleetHost;
 let planDir: string;
 
-before(async () => {
+beforeEach(async () => {
   forge = await startTestForge({ users: ["alice", "bob"] });
   planDir = await tempDir("afk-review-plan-");
 });
 
-after(async () => {
+afterEach(async () => {
   await host?.stop({ repo: REPO, stop_workers: true }).catch(() => undefined);
   await host?.close();
   await forge?.dispose();
 });
+
+/** Issues with the ready label, each with its scripted worker's plan ("commit" by default). */
+async function issues(titles: string[]): Promise<number[]> {
+  await api(forge, "POST", repoPath(forge, "/labels"), { name: "ready-for-agent" });
+  const numbers: number[] = [];
+  for (const title of titles) {
+    const n = (await api(forge, "POST", repoPath(forge, "/issues"), { title, labels: ["ready-for-agent"] })).body.number as number;
+    await writeFile(join(planDir, String(n)), "commit\n");
+    numbers.push(n);
+  }
+  return numbers;
+}
+
+async function startFleet(config: Record<string, unknown>, target: number, autoMerge = true): Promise<void> {
+  host = new FleetHost({
+    env: { GITHUB_API_URL: forge.apiUrl, GITHUB_TOKEN: forge.token, AFK_STATE_DIR: await tempDir("afk-review-state-"), AFK_USER_PLAN: planDir, PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: process.env.HOME ?? "/tmp" },
+    timeScale: 0.05,
+  });
+  await host.start({
+    repo: REPO,
+    worker_command: `sh ${WORKER}`,
+    target,
+    auto_merge: autoMerge,
+    config: { gate: { ci: "local", local_command: "true" }, landing: { strategy: "squash" }, pacing: { busy_seconds: 10, idle_seconds: 10, long_idle_seconds: 10 }, ...config },
+  });
+}
+
+async function closed(n: number): Promise<boolean> {
+  return (await api(forge, "GET", repoPath(forge, `/issues/${n}`))).body.state === "closed";
+}
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 type Json = any;
@@ -61,13 +95,8 @@ async function mineRow(n: number): Promise<Json | undefined> {
 
 describe("required approvals", () => {
   it("holds a green PR for a human's approval, lands it once approved, and retries on changes requested", { timeout: 300_000 }, async () => {
-    await api(forge, "POST", repoPath(forge, "/labels"), { name: "ready-for-agent" });
-    const numbers: number[] = [];
-    for (const title of ["greet in English", "greet in French"]) {
-      numbers.push((await api(forge, "POST", repoPath(forge, "/issues"), { title, labels: ["ready-for-agent"] })).body.number as number);
-    }
+    const numbers = await issues(["greet in English", "greet in French"]);
     const [approved, refused] = numbers as [number, number];
-    for (const n of numbers) await writeFile(join(planDir, String(n)), "commit\n");
     const protection = await api(forge, "PUT", repoPath(forge, "/branches/main/protection"), {
       required_status_checks: null,
       enforce_admins: true,
@@ -75,18 +104,7 @@ describe("required approvals", () => {
       restrictions: null,
     });
     assert.equal(protection.status, 200);
-
-    host = new FleetHost({
-      env: { GITHUB_API_URL: forge.apiUrl, GITHUB_TOKEN: forge.token, AFK_STATE_DIR: await tempDir("afk-review-state-"), AFK_USER_PLAN: planDir, PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: process.env.HOME ?? "/tmp" },
-      timeScale: 0.05,
-    });
-    await host.start({
-      repo: REPO,
-      worker_command: `sh ${WORKER}`,
-      target: 2,
-      auto_merge: true,
-      config: { gate: { ci: "local", local_command: "true" }, landing: { strategy: "squash" }, pacing: { busy_seconds: 10, idle_seconds: 10, long_idle_seconds: 10 } },
-    });
+    await startFleet({}, 2);
 
     // Held: both PRs are green and wait for a human, claims kept, one note per PR saying what is needed.
     for (const n of numbers) {
@@ -116,7 +134,7 @@ describe("required approvals", () => {
     const first = (await pullFor(approved, "open"))!;
     assert.equal((await api(forge, "POST", repoPath(forge, `/pulls/${first.number}/reviews`), { event: "APPROVE", body: "" }, as("alice"))).status, 200);
     await until(`#${approved} merged`, async () => (await pullFor(approved))?.merged_at);
-    await until(`#${approved} closed`, async () => (await api(forge, "GET", repoPath(forge, `/issues/${approved}`))).body.state === "closed");
+    await until(`#${approved} closed`, () => closed(approved));
 
     // Bob asks for changes on the second: the attempt ends and his words reach the next brief.
     const second = (await pullFor(refused, "open"))!;
@@ -136,7 +154,7 @@ describe("required approvals", () => {
     });
     await until(`#${refused} awaiting_review again`, async () => (await mineRow(refused))?.status === "awaiting_review");
     await api(forge, "POST", repoPath(forge, `/pulls/${next.number}/reviews`), { event: "APPROVE", body: "better" }, as("bob"));
-    await until(`#${refused} closed`, async () => (await api(forge, "GET", repoPath(forge, `/issues/${refused}`))).body.state === "closed");
+    await until(`#${refused} closed`, () => closed(refused));
 
     // The fleet never reviewed anything itself, and left no claim behind.
     for (const pr of [first.number, second.number, next.number]) {
@@ -146,5 +164,84 @@ describe("required approvals", () => {
     const notes = await api(forge, "GET", repoPath(forge, `/issues/${first.number}/comments`));
     assert.equal((notes.body as Json[]).filter((c) => c.body.includes(NOTE)).length, 1, "one note per PR, not one per tick");
     await until("no claim left", async () => (await git(planDir, "ls-remote", forge.gitUrl, "refs/afk/claim/*")).stdout === "");
+  });
+});
+
+describe("the review stage", () => {
+  it("approve lands, fix lands the reviewer's commit, refute retries with the findings, a hung reviewer is killed and the review runs again", { timeout: 300_000 }, async () => {
+    const [ok, fixed, refuted, hung] = (await issues(["approve me", "fix me", "refute me", "hang on me"])) as [number, number, number, number];
+    await writeFile(join(planDir, `${fixed}.review`), "fix\n");
+    await writeFile(join(planDir, `${refuted}.review.1`), "refute The greeting must say hello, not hi\n");
+    await writeFile(join(planDir, `${hung}.review.1`), "hang\n");
+    // A stall after 3 s quiet and a kill after 6 s (60 s and 120 s, scaled).
+    await startFleet({ review: { command: `sh ${REVIEWER}`, max_rounds: 2 }, retry: 1, stall: { quiet_seconds: 60, kill_seconds: 120 } }, 4);
+
+    for (const n of [ok, fixed, refuted, hung]) await until(`#${n} closed`, () => closed(n));
+
+    const reviewsOf = async (pr: number): Promise<Json[]> => (await api(forge, "GET", repoPath(forge, `/pulls/${pr}/reviews`))).body as Json[];
+    const marks = async (n: number): Promise<string[]> => {
+      const all: string[] = [];
+      const prs = (await api(forge, "GET", repoPath(forge, "/pulls?state=all&per_page=100"))).body as Json[];
+      for (const p of prs.filter((x) => x.head.ref.startsWith(`afk/${n}-`)).sort((a, b) => a.number - b.number)) {
+        for (const r of await reviewsOf(p.number)) {
+          const m = /afk:review (\{.*?\}) -->/.exec(r.body);
+          assert.equal(r.user.login, "afk-bot", "reviews are posted by the fleet's login");
+          assert.equal(r.state, "COMMENTED", "the fleet comments, it never approves its own PR");
+          if (m) all.push((JSON.parse(m[1]!) as { verdict: string }).verdict);
+        }
+      }
+      return all;
+    };
+    assert.deepEqual(await marks(ok), ["approve"]);
+    assert.deepEqual(await marks(fixed), ["fix"]);
+    assert.deepEqual(await marks(refuted), ["refute", "approve"]);
+    assert.deepEqual(await marks(hung), ["approve"], "the killed round left no verdict");
+
+    // Each reviewer got a review brief with the diff; the fix landed on the base.
+    const brief = await readFile(join(planDir, `${ok}.review.1.brief`), "utf8");
+    assert.match(brief, /# Review PR #\d+ for issue/);
+    assert.match(brief, new RegExp(`\\+done ${ok}`), "the diff is in the brief");
+    const inspect = await tempDir("afk-review-inspect-");
+    await git(inspect, "clone", "--quiet", forge.gitUrl, "repo");
+    assert.equal(existsSync(join(inspect, "repo", `review-fix-${fixed}.txt`)), true, "the reviewer's fix landed");
+    // The refutation's findings reached the next attempt's worker.
+    assert.match(await readFile(join(planDir, `${refuted}.2.brief`), "utf8"), /The greeting must say hello, not hi/);
+    // The hung reviewer was killed, and its lanes say so.
+    const killed = await host.logs({ repo: REPO, lane: "liveness", tail_lines: 500 });
+    assert.ok(killed.records.some((r) => r.event === "killed" && r.issue === hung), "the hung reviewer was killed");
+    const sup = await host.logs({ repo: REPO, lane: "supervisor", tail_lines: 2000 });
+    assert.equal(sup.records.filter((r) => r.event === "reviewer_born" && r.issue === hung).length, 2);
+    assert.ok(sup.records.some((r) => r.event === "reviewer_exited" && r.issue === ok));
+    await until("no claim left", async () => (await git(planDir, "ls-remote", forge.gitUrl, "refs/afk/claim/*")).stdout === "");
+  });
+
+  it("pins the reviewed head: a commit pushed after the approval is reviewed again, never taken as approved", { timeout: 240_000 }, async () => {
+    const [n] = (await issues(["pin me"])) as [number];
+    // Merges held (no auto_merge), so the approved PR stays open for a human to push to.
+    await startFleet({ review: { command: `sh ${REVIEWER}`, max_rounds: 3 } }, 1, false);
+    const pr = await until("the PR", () => pullFor(n, "open"));
+    const mark = async (): Promise<Array<{ verdict: string; head: string; round: number }>> => {
+      const reviews = (await api(forge, "GET", repoPath(forge, `/pulls/${pr.number}/reviews`))).body as Json[];
+      return reviews.map((r) => /afk:review (\{.*?\}) -->/.exec(r.body)).filter((m) => m !== null).map((m) => JSON.parse(m[1]!));
+    };
+    const first = await until("the first review", async () => ((await mark()).length === 1 ? (await mark())[0] : null));
+    assert.deepEqual([first.verdict, first.head], ["approve", pr.head.sha]);
+
+    // Alice pushes to the PR's branch after the approval.
+    const work = await tempDir("afk-review-alice-");
+    await git(work, "clone", "--quiet", forge.gitUrl, "repo");
+    const repo = join(work, "repo");
+    await git(repo, "checkout", "--quiet", pr.head.ref);
+    await writeFile(join(repo, "late.txt"), "pushed after the review\n");
+    await git(repo, "add", "late.txt");
+    await git(repo, "-c", "user.name=alice", "-c", "user.email=alice@example.com", "commit", "--quiet", "-m", "late change");
+    const late = (await git(repo, "rev-parse", "HEAD")).stdout;
+    await git(repo, "push", "--quiet", `http://alice:${forge.users.alice!}@${forge.gitUrl.replace(/^https?:\/\//, "")}`, `HEAD:refs/heads/${pr.head.ref}`);
+
+    const second = await until("a second review, of the new head", async () => ((await mark()).length >= 2 ? (await mark())[1] : null));
+    assert.deepEqual([second.verdict, second.head, second.round], ["approve", late, 2]);
+    const brief2 = await readFile(join(planDir, `${n}.review.2.brief`), "utf8");
+    assert.match(brief2, /\+pushed after the review/, `round 2 saw the late change:\n${brief2}`);
+    assert.equal((await api(forge, "GET", repoPath(forge, `/pulls/${pr.number}`))).body.merged, false);
   });
 });

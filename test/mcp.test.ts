@@ -220,6 +220,7 @@ describe("MCP server over stdio (the built binary)", () => {
       assert.notEqual(result.isError, true, JSON.stringify(result.content));
       const plan = (result.structuredContent as { plan: { repo: string } }).plan;
       assert.equal(plan.repo, "afk/demo");
+      assert.equal((result.structuredContent as { daemon: unknown }).daemon, null, "status reads GitHub itself: no daemon was started for it");
     } finally {
       await client.close();
     }

@@ -6,6 +6,7 @@ import { planCommand } from "./plan.js";
 import { serveCommand } from "./serve.js";
 import { runCommand } from "./run.js";
 import { demoCommand } from "./demo.js";
+import { daemonCommand } from "./daemon.js";
 import { doctorCommand } from "./doctor.js";
 
-export const commands: Command[] = [serveCommand, demoCommand, runCommand, planCommand, configCommand, doctorCommand, forgeCommand];
+export const commands: Command[] = [serveCommand, demoCommand, runCommand, daemonCommand, planCommand, configCommand, doctorCommand, forgeCommand];

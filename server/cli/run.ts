@@ -1,8 +1,8 @@
-// `afk-mcp run`: the same host the MCP server holds, headless, for terminals and servers.
-// Prints one summary line per tick; Ctrl-C, SIGTERM or SIGHUP drains (releases claims without a
-// PR) and exits; a second one exits at once, saying what it left (see server/host/shutdown.ts).
+// `afk-mcp run`: a session from a terminal. It registers the project with this machine's daemon
+// and renews it while it runs; prints one summary line per tick. Ctrl-C, SIGTERM or SIGHUP
+// stops the project and its workers (see server/host/shutdown.ts); a second one exits at once.
 import type { Command } from "./command.js";
-import { FleetHost } from "../host/host.js";
+import { DaemonClient } from "../daemon/client.js";
 import { UsageError } from "../gh/errors.js";
 import { overridesFromAssignments } from "../host/config-load.js";
 import { printLine } from "./print.js";
@@ -16,10 +16,12 @@ export const runCommand: Command = {
 
 Runs the fleet on a repository from this terminal: claims ready issues, starts the worker
 command in a worktree per issue, opens PRs, gates them, and with --auto-merge lands green
-PRs one at a time. Prints one line per tick. Ctrl-C (or SIGTERM, SIGHUP) drains: workers
-are ended with their commits pushed to their branches, claims without a PR are released,
-claims with an open PR are kept for a later run. A second Ctrl-C exits at once and says
-what it left behind.
+PRs one at a time. Prints one line per tick. The fleet runs in this machine's afk-mcp
+daemon (started if needed); this command is a session that renews its registration, so if
+it is killed the registration lapses after registration.ttl_seconds and drains. Ctrl-C (or
+SIGTERM, SIGHUP) stops it: workers are ended with their commits pushed to their branches,
+claims without a PR are released, claims with an open PR are kept for a later run. A second
+Ctrl-C exits at once; the daemon finishes the drain.
 
 Options:
   --repo OWNER/NAME     the repository (default: the origin of the current directory)
@@ -30,6 +32,8 @@ Options:
   --base BRANCH         the branch to land on (default: the config's, else the default branch)
   --set KEY=VALUE       a config override, e.g. --set gate.ci=local (repeatable)
   --dry-run             validate and print the first plan; act on nothing
+  --persist             the registration never lapses (registration.ttl_seconds: null): for a
+                        server under a supervisor; stop it with project_stop or daemon stop
 
 Example:
   afk-mcp run --repo me/app --auto-merge \\
@@ -42,6 +46,7 @@ Example:
     base: { type: "string" },
     set: { type: "string", multiple: true },
     "dry-run": { type: "boolean" },
+    persist: { type: "boolean" },
   },
   async run(values) {
     const dryRun = values["dry-run"] === true;
@@ -51,11 +56,19 @@ Example:
       target = Number(values.target);
       if (!Number.isInteger(target) || target < 1 || target > 64) throw new UsageError(`--target must be an integer from 1 to 64, got ${JSON.stringify(values.target)}`);
     }
-    const overrides = Array.isArray(values.set) ? overridesFromAssignments(values.set.map(String)) : {};
-    const host = new FleetHost({ timeScale: timeScaleFromEnv(process.env) });
+    const overrides: Record<string, unknown> = Array.isArray(values.set) ? overridesFromAssignments(values.set.map(String)) : {};
+    if (values.persist === true) overrides.registration = { ...((overrides.registration as object | undefined) ?? {}), ttl_seconds: null };
+    timeScaleFromEnv(process.env);
+    const host = new DaemonClient();
     // Watching from before the start: a signal that comes while the project starts still drains it.
-    const shutdown = dryRun ? null : watchShutdown({ say: printLine, abandon: () => host.abandon() });
-    let started: Awaited<ReturnType<FleetHost["start"]>>;
+    const shutdown = dryRun
+      ? null
+      : watchShutdown({
+          say: printLine,
+          // The drain runs in the daemon and goes on without this process.
+          abandon: async () => `the daemon${host.daemon() ? ` (pid ${host.daemon()!.pid})` : ""} finishes the drain: it ends the workers and releases their claims`,
+        });
+    let started: Awaited<ReturnType<DaemonClient["start"]>>;
     try {
       started = await host.start({
         ...(typeof values.repo === "string" ? { repo: values.repo } : {}),
@@ -88,8 +101,8 @@ Example:
         printLine(`${new Date().toISOString()}  ${last}`);
       }
     }
-    // Workers are ended: nobody would watch them once this process is gone. Their commits are
-    // checkpointed to their branches first, so the next run continues them.
+    // Workers are ended, as a terminal's Ctrl-C means; their commits are checkpointed to their
+    // branches first, so the next run continues them.
     const stopped = await host.stop({ repo, stop_workers: true });
     printLine(stopped.message);
     await host.close();

@@ -2,7 +2,7 @@
 // JSON-RPC; diagnostics go to stderr.
 import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js";
 import type { Command } from "./command.js";
-import { FleetHost } from "../host/host.js";
+import { DaemonClient } from "../daemon/client.js";
 import { createServer } from "../server.js";
 import { UsageError } from "../gh/errors.js";
 import { watchShutdown } from "../host/shutdown.js";
@@ -25,27 +25,30 @@ export const serveCommand: Command = {
   usage: `Usage: afk-mcp [serve] [--read-only]
 
 Serves the MCP tools on stdio; an MCP client (Claude Code, Codex, the MCP inspector) starts
-it with "npx afk-mcp". Credentials: GITHUB_TOKEN, else GH_TOKEN, else "gh auth token";
+it with "npx afk-mcp". Every call goes to this machine's afk-mcp daemon, started on the first
+call that needs it (see "afk-mcp daemon --help"); status and logs work without one. Credentials: GITHUB_TOKEN, else GH_TOKEN, else "gh auth token";
 GITHUB_API_URL for GitHub Enterprise or the local forge.
 
 Options:
   --read-only   register only the read-only tools (status, logs): a monitoring session`,
   options: { "read-only": { type: "boolean" } },
   async run(values) {
-    const host = new FleetHost({ timeScale: timeScaleFromEnv(process.env) });
+    // A thin client: the fleet lives in the per-machine daemon, so closing this session (or
+    // killing it) touches no worker. What it started lapses once it stops renewing.
+    timeScaleFromEnv(process.env);
+    const host = new DaemonClient();
     const server = createServer(host, { readOnly: values["read-only"] === true });
     // stdout is the protocol: the operator's lines go to stderr.
     const shutdown = watchShutdown({
       say: (line) => process.stderr.write(`afk-mcp: ${line}\n`),
-      abandon: () => host.abandon(),
+      abandon: async () => "this session holds no worker and no claim: the daemon does",
       stdin: process.stdin,
     });
     const transport = new StdioServerTransport();
     transport.onclose = () => shutdown.request("closed");
     await server.connect(transport);
     await shutdown.requested;
-    // The session that registered the projects is gone: stop them and their workers (claims
-    // with a PR are kept; committed work is checkpointed to its branch for a later session).
+    // Only the renewals stop: the registrations this session made lapse after their TTL.
     await host.close();
     await server.close();
     shutdown.dispose();

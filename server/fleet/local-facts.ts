@@ -6,8 +6,11 @@ import { latestVerdict, type Verdict } from "../state/markers.js";
 import type { WorkingSet } from "../state/rebuild.js";
 import type { Snapshot } from "../state/snapshot.js";
 import { activityAt, assessLiveness, BusyTracker } from "../workers/liveness.js";
+import { isCleanSyncOf } from "../landing/review-pin.js";
+import { pinnedHead } from "../state/review-stage.js";
 import type { IssueMemories } from "./issue-memory.js";
 import type { FleetDeps, Registration } from "./registration.js";
+import type { WorkerRun } from "./worker-runs.js";
 
 /** The second look at a worker's CPU when the first sample could not say. */
 const BUSY_RESAMPLE_MS = 1_000;
@@ -18,6 +21,8 @@ export interface FactsContext {
   memory: IssueMemories;
   /** Posts an exited worker's verdict as a marker comment, once per attempt. */
   postVerdict: (issue: number, attempt: number, verdict: Verdict) => Promise<void>;
+  /** A worker an earlier host process left running for a claim of ours, now watched here; undefined when none. */
+  adopt?: (issue: number) => Promise<WorkerRun | undefined>;
 }
 
 export async function localFacts(ctx: FactsContext, set: WorkingSet, snapshot: Snapshot, now: Date): Promise<Map<number, LocalClaim>> {
@@ -27,11 +32,12 @@ export async function localFacts(ctx: FactsContext, set: WorkingSet, snapshot: S
   const scale = deps.timeScale;
   for (const claim of set.mine) {
     const record = memory.get(claim.issue);
-    const run = record?.run ?? undefined;
+    const run = record?.run ?? (claim.status === "no_pr" && ctx.adopt ? await ctx.adopt(claim.issue) : undefined);
     const facts: LocalClaim = { worker: "none", kills: record?.kills ?? 0, redispatches: record?.redispatches ?? 0 };
     let verdict: Verdict | null = null;
     if (run && !run.exitFacts) {
       facts.worker = "running";
+      if (run.role === "reviewer") facts.reviewer = "running";
       // Output is the cheapest sign of life: while it is recent, the worktree scan (git
       // processes and a file walk per worker per tick) cannot change the verdict, so skip it.
       const quietMs = now.getTime() - run.handle.lastOutputAt();
@@ -81,6 +87,9 @@ export async function localFacts(ctx: FactsContext, set: WorkingSet, snapshot: S
         // is continued once births resume.
         facts.worker = "none";
         memory.endRun(claim.issue);
+      } else if (run.role === "reviewer") {
+        facts.worker = "exited";
+        facts.reviewer = "exited";
       } else {
         facts.worker = "exited";
         facts.outcome = exit.outcome.kind;
@@ -101,6 +110,10 @@ export async function localFacts(ctx: FactsContext, set: WorkingSet, snapshot: S
       if (verdict) facts.worker = "exited";
       facts.outcome = verdict ? "verdict" : "nothing";
       facts.idleSeconds = Number.POSITIVE_INFINITY;
+    }
+    const pinned = pinnedHead(claim.reviewMarks);
+    if (pinned !== null && claim.head !== null && pinned !== claim.head && claim.status === "awaiting_merge") {
+      facts.pinHolds = await isCleanSyncOf(deps.workRepo.repoDir, pinned, claim.head, registration.base).catch(() => false);
     }
     if (verdict?.kind === "blocked") {
       // The worker's own word counts next to the graph's links: a blocker it found that nobody

@@ -24,7 +24,7 @@ import { localFacts } from "./local-facts.js";
 import type { FleetDeps, Registration } from "./registration.js";
 import { errorData, errorText, supervisorLog, type SupervisorLog } from "./supervisor-log.js";
 import { emptyReport, summaryLine, type TickReport } from "./tick-report.js";
-import { birth, type BirthInput } from "./worker-runs.js";
+import { adopt, birth, type BirthInput, type RunDeps, type WorkerRun } from "./worker-runs.js";
 import { drainClaims, releasedBoard } from "./drain.js";
 import { GarbageCollector } from "./garbage.js";
 import { Checkpoints } from "./checkpoint.js";
@@ -43,6 +43,8 @@ export class RepoFleet implements FleetRuntime {
   private readonly guard: BirthGuard;
   private readonly garbage: GarbageCollector;
   private readonly checkpoints: Checkpoints;
+  /** Our claims' shas as last seen or made: the fence of an exit checkpoint. */
+  private readonly claimShas = new Map<number, string>();
   private stopping = false;
   /** Claims released since the stop began, by whichever tick released them: the stop reports them all. */
   private readonly drained = new Set<number>();
@@ -280,8 +282,9 @@ export class RepoFleet implements FleetRuntime {
         set = { ...set, mine: set.mine.filter((m) => !owned.has(m.issue)) };
       }
       await this.dropOrphans(set);
+      for (const claim of set.mine) this.claimShas.set(claim.issue, claim.sha);
       await this.checkpointRunning(set);
-      const local = await localFacts({ registration: this.registration, deps: this.deps, memory: this.memory, postVerdict: (n, a, v) => this.postVerdict(n, a, v) }, set, snapshot, now);
+      const local = await localFacts({ registration: this.registration, deps: this.deps, memory: this.memory, postVerdict: (n, a, v) => this.postVerdict(n, a, v), adopt: (n) => this.adoptOrphan(n) }, set, snapshot, now);
       const paused = this.guard.paused(this.stopping);
       const decision = decide({
         set,
@@ -292,6 +295,7 @@ export class RepoFleet implements FleetRuntime {
         birthsPaused: paused !== null,
         stopping: this.stopping,
         idleGraceSeconds: this.registration.config.idle_grace_seconds * this.deps.timeScale,
+        review: this.registration.config.review.command !== null ? { maxRounds: this.registration.config.review.max_rounds } : null,
       });
       report.births_held = decision.birthsHeld ?? (paused ? paused.reason : null);
       const issues = new Map(snapshot.issues.map((i) => [i.number, i]));
@@ -346,6 +350,7 @@ export class RepoFleet implements FleetRuntime {
       namespace: this.deps.namespace,
       gateMode: this.registration.config.gate.ci,
       branchPrefix: this.registration.config.worktree.branch_prefix,
+      reviews: this.registration.config.review.command !== null,
       now,
     });
   }
@@ -413,7 +418,7 @@ export class RepoFleet implements FleetRuntime {
   // ---- births ---------------------------------------------------------------------------------
 
   /** Starts a worker for a claim we hold. Returns false when it could not start. */
-  async birthFor(issue: SnapshotIssue, attempt: number, mode: BirthInput["mode"], claimSha: string): Promise<boolean> {
+  async birthFor(issue: SnapshotIssue, attempt: number, mode: BirthInput["mode"], claimSha: string, review?: BirthInput["review"]): Promise<boolean> {
     const existing = this.memory.run(issue.number);
     if (existing && !existing.exitFacts) return true;
     // A tick already acting when a stop arrived must not start a worker after stop killed the rest.
@@ -421,6 +426,7 @@ export class RepoFleet implements FleetRuntime {
     const cfg = this.registration.config;
     try {
       await this.deps.lease.fence(issue.number, claimSha);
+      this.claimShas.set(issue.number, claimSha);
       const run = await birth(
         {
           repo: this.registration.repo,
@@ -430,23 +436,15 @@ export class RepoFleet implements FleetRuntime {
           maxAttempts: cfg.retry + 1,
           lastFailure: this.memory.get(issue.number)?.lastFailure ?? null,
           mode,
-          command: this.registration.workerCommand,
+          command: review ? (cfg.review.command ?? "") : this.registration.workerCommand,
+          ...(review ? { review } : {}),
         },
-        {
-          workRepo: this.deps.workRepo,
-          config: cfg,
-          lanes: this.deps.lanes,
-          runDir: this.deps.runDir,
-          onQuota: (n, detection) => this.guard.onQuota(n, detection),
-          onExit: (n) => this.onExit(n),
-          checkpoint: (n) => this.checkpoints.push(n, claimSha, "exit"),
-          ...(this.deps.env ? { env: this.deps.env } : {}),
-        },
+        this.runDeps(),
       );
       const memory = this.memory.of(issue.number);
       memory.run = run;
       memory.busy = null;
-      this.board.enter(issue.number, "coding");
+      if (!review) this.board.enter(issue.number, "coding");
       return true;
     } catch (error) {
       if (error instanceof FencedError) {
@@ -455,10 +453,37 @@ export class RepoFleet implements FleetRuntime {
         return false;
       }
       // A worker that cannot even start is a fast death: the breaker counts it.
-      this.log("error", "birth_failed", `#${issue.number}: could not start a worker: ${(error as Error).message}`, issue.number, errorData(error));
+      this.log("error", "birth_failed", `#${issue.number}: could not start a ${review ? "reviewer" : "worker"}: ${(error as Error).message}`, issue.number, errorData(error));
       if (this.guard.recordDeath(issue.number, attempt, 0, false, false, [(error as Error).message])) this.nudge();
       return false;
     }
+  }
+
+  private runDeps(): RunDeps {
+    return {
+      workRepo: this.deps.workRepo,
+      config: this.registration.config,
+      lanes: this.deps.lanes,
+      runDir: this.deps.runDir,
+      onQuota: (n, detection) => this.guard.onQuota(n, detection),
+      onExit: (n) => this.onExit(n),
+      checkpoint: (n) => {
+        const sha = this.claimShas.get(n);
+        return sha ? this.checkpoints.push(n, sha, "exit") : Promise.resolve(null);
+      },
+      ...(this.deps.env ? { env: this.deps.env } : {}),
+    };
+  }
+
+  /** A claim of ours with no worker here may have one a crashed host process left running: watch it. */
+  private async adoptOrphan(issue: number): Promise<WorkerRun | undefined> {
+    const run = await adopt(issue, this.registration.base, this.runDeps()).catch(() => null);
+    if (!run) return undefined;
+    const memory = this.memory.of(issue);
+    memory.run = run;
+    memory.busy = null;
+    this.board.enter(issue, "coding");
+    return run;
   }
 
   private onExit(issue: number): void {

@@ -1,17 +1,20 @@
 // One worker run: prepare the issue's worktree (continuing any progress), write the brief,
-// start the user's command there, stream its output into the worker lane while watching for
+// start the user's command there (or, for the review stage, the reviewer's command with a
+// review brief: same path, same liveness, lanes and breaker), stream its output into the worker lane while watching for
 // usage-limit messages, and, when it exits, read what it left (commits, a verdict).
 import { mkdir, rm } from "node:fs/promises";
 import { join } from "node:path";
 import type { FleetConfig } from "../../schemas/config.js";
 import type { LaneWriter } from "../lanes/index.js";
 import type { WorkRepo, PreparedWorktree } from "../workers/worktrees.js";
-import { writeBrief, type BriefFailure } from "../workers/brief.js";
+import { writeBrief, type BriefFailure, type BriefInput } from "../workers/brief.js";
+import { readReviewVerdict, renderReviewBrief, type ReviewBriefInput, type ReviewVerdict } from "../workers/review-brief.js";
 import { workerEnv } from "../workers/env.js";
 import { startWorker, type WorkerExit, type WorkerHandle } from "../workers/spawn.js";
 import { QuotaScanner, type QuotaDetection } from "../workers/quota.js";
 import { OutputTail } from "../workers/runtime-failures.js";
 import { readVerdictFile, VerdictFileError, workerOutcome, type WorkerOutcome } from "../workers/outcome.js";
+import { adoptedHandle, endOrphan, liveOrphan, pidFilePath, processStartTime, removePidFile, writePidFile } from "../workers/orphans.js";
 import type { Verdict } from "../state/markers.js";
 
 export interface BirthInput {
@@ -24,6 +27,8 @@ export interface BirthInput {
   /** "fresh": tear down and start from the base (a retry); "continue": tiers 1-3. */
   mode: "fresh" | "continue";
   command: string;
+  /** Set for a reviewer: the review brief's facts (the worktree is continued at the PR head). */
+  review?: Omit<ReviewBriefInput, keyof BriefInput>;
 }
 
 export interface RunDeps {
@@ -51,6 +56,8 @@ export interface ExitFacts {
   quota: boolean;
   /** The last lines it printed (for a breaker's comment and status). */
   lastLines: string[];
+  /** A reviewer's verdict, or why it has none. */
+  review?: ReviewVerdict | string;
 }
 
 export class WorkerRun {
@@ -67,6 +74,9 @@ export class WorkerRun {
     readonly handle: WorkerHandle,
     readonly verdictPath: string,
     readonly tail: OutputTail,
+    readonly role: "worker" | "reviewer" = "worker",
+    /** For a reviewer: the head it reviews and its round. */
+    readonly reviewOf: { head: string; round: number } | null = null,
   ) {
     this.startedAt = handle.startedAt;
   }
@@ -79,13 +89,18 @@ export class WorkerRun {
 export async function birth(input: BirthInput, deps: RunDeps): Promise<WorkerRun> {
   const n = input.issue.number;
   const prepare = { issue: n, title: input.issue.title, base: input.base, attempt: input.attempt };
-  const prepared = input.mode === "fresh" ? await deps.workRepo.fresh(prepare) : await deps.workRepo.prepare(prepare);
   const dir = join(deps.runDir, `issue-${n}`);
   await mkdir(dir, { recursive: true, mode: 0o700 });
+  // A worker that outlived an earlier host process may still be in this worktree: never two.
+  const ended = await endOrphan(pidFilePath(dir));
+  if (ended !== null) {
+    deps.lanes.append("supervisor", { level: "warn", event: "orphan_ended", msg: `#${n}: ended orphan worker pid ${ended} left by an earlier host process before reusing its worktree`, issue: n, pid: ended });
+  }
+  const prepared = input.mode === "fresh" ? await deps.workRepo.fresh(prepare) : await deps.workRepo.prepare(prepare);
   const verdictPath = join(dir, "verdict.json");
   // A verdict from an earlier run must not speak for this one.
   await rm(verdictPath, { force: true });
-  const briefPath = await writeBrief(dir, {
+  const briefInput: BriefInput = {
     repo: input.repo,
     issue: input.issue,
     branch: prepared.branch,
@@ -95,7 +110,9 @@ export async function birth(input: BirthInput, deps: RunDeps): Promise<WorkerRun
     maxAttempts: input.maxAttempts,
     lastFailure: input.lastFailure,
     verdictPath,
-  });
+  };
+  const briefPath = await writeBrief(dir, briefInput, input.review ? renderReviewBrief({ ...briefInput, ...input.review }) : undefined);
+  const role = input.review ? "reviewer" : "worker";
   const env = workerEnv({
     ...(deps.env ? { base: deps.env } : {}),
     passthrough: deps.config.worker.env_passthrough,
@@ -139,37 +156,67 @@ export async function birth(input: BirthInput, deps: RunDeps): Promise<WorkerRun
       }
     },
   });
-  run = new WorkerRun(n, input.attempt, prepared, handle, verdictPath, tail);
+  run = new WorkerRun(n, input.attempt, prepared, handle, verdictPath, tail, role, input.review ? { head: input.review.head, round: input.review.round } : null);
   run.quota = quotaSeen;
+  const pidFile = pidFilePath(dir);
+  const start = await processStartTime(handle.pid);
+  if (start !== null) {
+    await writePidFile(pidFile, { pid: handle.pid, pgid: handle.pgid, start, started_at: handle.startedAt, issue: n, attempt: input.attempt, worktree: prepared.path, command: handle.commandLine });
+  }
   if (endFor !== null) void handle.kill(endFor).catch(() => undefined);
   deps.lanes.append("supervisor", {
-    event: "worker_born",
-    msg: `#${n}: worker started (attempt ${input.attempt}, tier ${prepared.tier}) in ${prepared.path}`,
+    event: `${role}_born`,
+    msg: input.review
+      ? `#${n}: reviewer started on PR #${input.review.pr.number} at ${input.review.head.slice(0, 12)} (round ${input.review.round} of ${input.review.maxRounds}) in ${prepared.path}`
+      : `#${n}: worker started (attempt ${input.attempt}, tier ${prepared.tier}) in ${prepared.path}`,
     issue: n,
     attempt: input.attempt,
     pid: handle.pid,
     data: { tier: prepared.tier, branch: prepared.branch, head: prepared.head, base_sha: prepared.baseSha },
   });
-  const started = run;
-  started.settling = handle.exited.then(async (exit) => {
-    const facts = await readExit(started, exit, deps, input.base);
+  settle(run, deps, input.base, pidFile);
+  return run;
+}
+
+function settle(run: WorkerRun, deps: RunDeps, base: string, pidFile: string): void {
+  run.settling = run.handle.exited.then(async (exit) => {
+    await removePidFile(pidFile);
+    const facts = await readExit(run, exit, deps, base);
     // Pushed before anything else happens to the claim (a stop releases it right after).
     if (facts.commitsAhead > 0 && deps.checkpoint) {
-      await deps.checkpoint(n).catch((error: unknown) =>
-        deps.lanes.append("supervisor", { level: "warn", event: "checkpoint_failed", msg: `#${n}: the exit checkpoint failed: ${(error as Error).message}`, issue: n }),
+      await deps.checkpoint(run.issue).catch((error: unknown) =>
+        deps.lanes.append("supervisor", { level: "warn", event: "checkpoint_failed", msg: `#${run.issue}: the exit checkpoint failed: ${(error as Error).message}`, issue: run.issue }),
       );
     }
-    started.exitFacts = facts;
-    deps.onExit(n);
+    run.exitFacts = facts;
+    deps.onExit(run.issue);
     return facts;
   });
-  return started;
+}
+
+/**
+ * Takes over the live worker an earlier host process left for this issue (a daemon restarted
+ * after a crash): watched from here like one of ours, so the claim is continued at once and the
+ * worktree never gets a second worker. Null when there is none.
+ */
+export async function adopt(issue: number, base: string, deps: RunDeps): Promise<WorkerRun | null> {
+  const dir = join(deps.runDir, `issue-${issue}`);
+  const pidFile = pidFilePath(dir);
+  const record = await liveOrphan(pidFile);
+  if (!record || record.issue !== issue) return null;
+  const branch = await deps.workRepo.progress(issue, base).then((p) => p.branch ?? "", () => "");
+  const prepared: PreparedWorktree = { path: record.worktree, branch, tier: 1, head: "", baseSha: "", baseContained: true, remoteSha: null, remoteContained: null, backupRefs: [], displaced: null };
+  const run = new WorkerRun(issue, record.attempt, prepared, adoptedHandle(record), join(dir, "verdict.json"), new OutputTail());
+  deps.lanes.append("supervisor", { event: "worker_adopted", msg: `#${issue}: adopted worker pid ${record.pid} (attempt ${record.attempt}) left running by an earlier host process`, issue, attempt: record.attempt, pid: record.pid });
+  settle(run, deps, base, pidFile);
+  return run;
 }
 
 async function readExit(run: WorkerRun, exit: WorkerExit, deps: RunDeps, base: string): Promise<ExitFacts> {
   const n = run.issue;
   let verdict: Verdict | null = null;
-  const read = await readVerdictFile(run.verdictPath);
+  const review = run.role === "reviewer" ? await readReviewVerdict(run.verdictPath) : undefined;
+  const read = run.role === "reviewer" ? null : await readVerdictFile(run.verdictPath);
   if (read instanceof VerdictFileError) {
     deps.lanes.append("supervisor", { level: "warn", event: "verdict_unreadable", msg: `#${n}: ${read.message}`, issue: n });
   } else {
@@ -188,11 +235,20 @@ async function readExit(run: WorkerRun, exit: WorkerExit, deps: RunDeps, base: s
   }
   const outcome = workerOutcome({ commitsAhead, dirty, verdict, prOpened: false });
   deps.lanes.append("supervisor", {
-    event: "worker_exited",
-    msg: `#${n}: worker exited (code ${exit.code ?? "none"}${exit.signal ? `, ${exit.signal}` : ""}) after ${Math.round(exit.durationMs / 1000)}s: ${outcome.kind}`,
+    event: `${run.role}_exited`,
+    msg: `#${n}: ${run.role} exited (code ${exit.code ?? "none"}${exit.signal ? `, ${exit.signal}` : ""}) after ${Math.round(exit.durationMs / 1000)}s: ${outcome.kind}`,
     issue: n,
     attempt: run.attempt,
-    data: { code: exit.code, signal: exit.signal, duration_ms: exit.durationMs, kill_reason: exit.killReason, commits_ahead: commitsAhead, verdict: verdict?.kind ?? null, notes: outcome.notes, quota: run.quota },
+    data: {
+      code: exit.code,
+      signal: exit.signal,
+      duration_ms: exit.durationMs,
+      kill_reason: exit.killReason,
+      commits_ahead: commitsAhead,
+      verdict: review === undefined ? (verdict?.kind ?? null) : typeof review === "string" ? null : review.verdict,
+      notes: outcome.notes,
+      quota: run.quota,
+    },
   });
-  return { exit, outcome, verdict, commitsAhead, changes, quota: run.quota, lastLines: run.tail.last() };
+  return { exit, outcome, verdict, commitsAhead, changes, quota: run.quota, lastLines: run.tail.last(), ...(review !== undefined ? { review } : {}) };
 }

@@ -20,6 +20,8 @@ export interface GatherOptions {
   gateMode: "required" | "local";
   /** `worktree.branch_prefix`: the fleet's own PRs are the ones on these branches. */
   branchPrefix?: string;
+  /** The review stage is on: read the fleet's PRs' reviews (its rounds are markers there). */
+  reviews?: boolean;
   now: Date;
 }
 
@@ -32,7 +34,7 @@ export async function gatherSnapshot(forge: Forge, refs: RefStore, options: Gath
     // Read under a local gate too: required approvals hold a PR whatever gates it.
     forge.requiredChecks(options.base),
   ]);
-  const readReviews = (requiredChecks.approvals ?? 0) > 0;
+  const readReviews = options.reviews === true || (requiredChecks.approvals ?? 0) > 0;
   const { claims, heartbeats } = parseNamespace(options.namespace, entries);
 
   const snapIssues = await Promise.all(issues.map((issue) => snapshotIssue(forge, issue)));

@@ -49,10 +49,15 @@ export interface HostOptions {
   logger?: Logger;
   /** Multiplies the loop's durations (pacing, stall and kill thresholds): tests and the demo run faster. */
   timeScale?: number;
+  /** The instance id to act as on a repository (the daemon's, persisted per repository); default `instance`. */
+  identity?: (repo: string) => string;
+  /** This host is the machine's daemon (takeover marks its instances). */
+  daemon?: boolean;
 }
 
-/** What the host holds per repository: its connection, this instance's lease there, and the ref namespace it may write. */
+/** What the host holds per repository: its instance there, its connection, this instance's lease there, and the ref namespace it may write. */
 interface RepoAccess {
+  instance: string;
   conn: Connection;
   lease: Lease;
   /** The claim namespace as probed, or null when no call has needed to write yet. */
@@ -102,20 +107,21 @@ export class FleetHost implements Host {
     if (this.options.cwd) options.cwd = this.options.cwd;
     if (this.options.logger) options.logger = this.options.logger;
     const conn = withScaledLease(await connect(options), this.options.timeScale ?? 1);
+    const instance = this.options.identity ? this.options.identity(conn.repo) : this.instance;
     const probeKey = `${projectKey(conn.repo)}\n${conn.config.namespace}\n${createHash("sha256").update(conn.token).digest("hex")}`;
     let namespace = this.probes.get(probeKey) ?? null;
     if (probe && !namespace) {
-      namespace = await probeNamespace(conn.refs, conn.config.namespace, this.instance);
+      namespace = await probeNamespace(conn.refs, conn.config.namespace, instance);
       if (namespace.writable) this.probes.set(probeKey, namespace);
     }
     const lease = new Lease(
       conn.refs,
       { namespace: namespace?.namespace ?? conn.config.namespace, ttlSeconds: conn.config.lease.ttl_seconds, heartbeatSeconds: conn.config.lease.heartbeat_seconds },
-      this.instance,
+      instance,
       this.hostName,
       this.clock,
     );
-    return { conn, lease, namespace };
+    return { instance, conn, lease, namespace };
   }
 
   /** The dry-run plan: preconditions, then one gather and one rebuild. Acts on nothing. */
@@ -130,7 +136,7 @@ export class FleetHost implements Host {
 
   /** The plan, and the landing chosen for the base as it is protected now. */
   private async assess(connected: RepoAccess, autoMerge: boolean | null): Promise<{ plan: PlanOutput; landing: LandingChoice }> {
-    const { conn, namespace } = connected;
+    const { conn, namespace, instance } = connected;
     const before = conn.forge.stats();
     const now = this.clock();
     const [snapshot, labels] = await Promise.all([
@@ -141,6 +147,7 @@ export class FleetHost implements Host {
         namespace: namespace?.namespace ?? conn.config.namespace,
         gateMode: conn.config.gate.ci,
         branchPrefix: conn.config.worktree.branch_prefix,
+        reviews: conn.config.review.command !== null,
         now,
       }),
       conn.forge.listLabels(),
@@ -170,7 +177,7 @@ export class FleetHost implements Host {
       autoMerge,
     });
     connected.preconditions = preconditions;
-    const set = rebuild(snapshot, conn.config, this.instance, now);
+    const set = rebuild(snapshot, conn.config, instance, now);
     const after = conn.forge.stats();
     const plan = planView({
       set,
@@ -198,6 +205,8 @@ export class FleetHost implements Host {
       births: running ? running.project.births() : null,
       last_tick: report ? `${report.at}: ${summaryLine(report)}` : null,
       next_tick: view?.nextTickAt?.toISOString() ?? null,
+      registrations: scope === "project" ? this.registrations() : [],
+      daemon: null,
     };
     if (scope === "worker") {
       return { scope, registration, plan: null, issue: null, workers: running ? running.project.workerRows() : [], source: null, ...extra };
@@ -260,7 +269,7 @@ export class FleetHost implements Host {
       throw new UsageError(`project_start: ${conn.repo} is still stopping on this host: ${existing.draining()} worker(s) have yet to exit; wait, or end them with project_stop {stop_workers: true}`);
     }
     if (existing && !existing.isStopped()) {
-      throw new UsageError(`project_start: ${conn.repo} is already running on this host (instance ${this.instance}): use project_resize to change it, or project_stop first`);
+      throw new UsageError(`project_start: ${conn.repo} is already running on this host (instance ${connected.instance}): use project_resize to change it, or project_stop first`);
     }
     const { plan, landing } = await this.assess(connected, input.auto_merge === true);
     const failed = plan.preconditions.filter((p) => !p.ok);
@@ -276,7 +285,7 @@ export class FleetHost implements Host {
     const lanes = this.lanesFor(conn.repo, [conn.token]);
     const registration: Registration = {
       repo: conn.repo,
-      instance: this.instance,
+      instance: connected.instance,
       workerCommand: input.worker_command!,
       target: input.target ?? conn.config.concurrency,
       // "auto" becomes the landing chosen for the base as it is protected now.
@@ -309,7 +318,7 @@ export class FleetHost implements Host {
     lanes.append("supervisor", {
       event: "started",
       msg: `project started: target ${registration.target}, base ${registration.base}, merges ${registration.autoMerge ? "authorized" : "held"}`,
-      instance: this.instance,
+      instance: connected.instance,
       data: { target: registration.target, base: registration.base, auto_merge: registration.autoMerge },
     });
     project.start();
@@ -379,6 +388,38 @@ export class FleetHost implements Host {
     for (const lanes of this.lanes.values()) lanes.close();
   }
 
+  /** Every project this host runs (draining ones included), as status shows them. */
+  registrations(): RegistrationRow[] {
+    const rows: RegistrationRow[] = [];
+    for (const project of this.running.values()) {
+      if (project.isStopped()) continue;
+      const r = project.registration;
+      const report = project.report();
+      rows.push({
+        repo: r.repo,
+        instance: r.instance,
+        state: project.draining() > 0 ? "draining" : "running",
+        target: r.target,
+        selectors: r.config.selectors.map((sel) => ({ ...sel })),
+        sessions: [],
+        ttl_seconds: null,
+        renew_by: null,
+        last_poll: report?.at ?? null,
+        workers: project.workerRows().filter((w) => w.pid !== null).length,
+        idle: report !== null && report.error === null && report.frontier_remaining === 0 && report.in_flight === 0 && report.workers === 0,
+      });
+    }
+    return rows;
+  }
+
+  /** The registration TTL settings of a running project's config. */
+  registrationConfig(repo: string): { ttlSeconds: number | null; idleDeregisterSeconds: number } | null {
+    const running = this.runningFor(repo);
+    if (!running) return null;
+    const c = running.project.registration.config.registration;
+    return { ttlSeconds: c.ttl_seconds, idleDeregisterSeconds: c.idle_deregister_seconds };
+  }
+
   /**
    * The process must exit now (a second signal during a drain): end every worker group at
    * once and release a landing lock held mid-landing, then say what is left behind. Claims stay
@@ -433,6 +474,7 @@ export class FleetHost implements Host {
       heartbeat_age_seconds: r.heartbeatAgeSeconds,
       fresh: r.fresh,
       is_me: r.isMe,
+      this_daemon: r.isMe && this.options.daemon === true,
     }));
     if (listing || input.instance === undefined) {
       return {
@@ -468,6 +510,11 @@ export class FleetHost implements Host {
     }
   }
 }
+
+export type RegistrationRow = StatusResult["registrations"][number] & {
+  /** Nothing ready, nothing in flight, no worker at the last poll. */
+  idle: boolean;
+};
 
 function projectKey(repo: string): string {
   return formatSlug(parseSlug(repo)).toLowerCase();

@@ -5,6 +5,7 @@ import type { WorkingSet } from "./rebuild.js";
 import type { MineClaim } from "./inflight.js";
 import { classifyNoPr } from "./classify.js";
 import type { VerdictKind } from "./markers.js";
+import { pinnedHead } from "./review-stage.js";
 
 export type WorkerState = "running" | "exited" | "none";
 
@@ -33,6 +34,10 @@ export interface LocalClaim {
   redispatches?: number;
   /** For an exited worker: the fleet ended it (a stall, a stop), so its commits may be half-done. */
   killed?: boolean;
+  /** The review stage: this host's reviewer for the claim's PR is running, or exited with a result to take. */
+  reviewer?: "running" | "exited";
+  /** The PR's head is not the pinned (reviewed) head but a clean sync merge of it with the base. */
+  pinHolds?: boolean;
 }
 
 export interface DecideInput {
@@ -53,6 +58,8 @@ export interface DecideInput {
   maxRedispatches?: number;
   /** Kills of a hanging worker before the claim counts as a failed attempt. */
   maxKills?: number;
+  /** The review stage (`review.command` set): green PRs are reviewed before they land. */
+  review?: { maxRounds: number } | null;
 }
 
 export type FailureEvidence =
@@ -62,7 +69,9 @@ export type FailureEvidence =
   | { kind: "hung"; kills: number }
   | { kind: "gate"; summary: string; excerpt: string }
   /** A human with write access asked for changes on the PR: their words are the evidence. */
-  | { kind: "review"; pr: number; changes: Array<{ by: string; body: string }> };
+  | { kind: "review"; pr: number; changes: Array<{ by: string; body: string }> }
+  /** The review stage's reviewer refuted the PR: its findings are the evidence. */
+  | { kind: "review_findings"; pr: number; findings: string };
 
 export type Action =
   | { kind: "release"; issue: number; sha: string; why: string; killWorker: boolean }
@@ -78,7 +87,11 @@ export type Action =
   | { kind: "redispatch"; issue: number; sha: string; why: string }
   | { kind: "recover"; issue: number; sha: string; why: string }
   | { kind: "reclaim"; issue: number; sha: string; from: string | null; thenRelease: boolean }
-  | { kind: "dispatch"; issue: number; title: string; attempt: number };
+  | { kind: "dispatch"; issue: number; title: string; attempt: number }
+  /** Start a reviewer on the PR's head (a birth: it takes a worker slot). */
+  | { kind: "review"; issue: number; sha: string; pr: number; head: string; round: number }
+  /** A reviewer exited: post its verdict on the PR, push its fixes, or send the findings back. */
+  | { kind: "review_result"; issue: number; sha: string; pr: number; head: string; round: number };
 
 export interface Decision {
   actions: Action[];
@@ -108,6 +121,43 @@ function failureAction(claim: MineClaim, input: DecideInput, evidence: FailureEv
   };
 }
 
+/**
+ * The review stage for a green PR: true when a passing review pins this head (or the head is a
+ * clean sync of the pinned one) so it may land; otherwise the step it takes instead is pushed.
+ */
+function reviewPassed(claim: MineClaim, local: LocalClaim, input: DecideInput, actions: Action[], births: Action[]): boolean {
+  const pr = claim.pr!;
+  const head = claim.head!;
+  const rounds = claim.reviewMarks.length;
+  if (local.reviewer === "running") {
+    if (local.liveness === "kill") {
+      actions.push({ kind: "kill", issue: claim.issue, why: "the reviewer went quiet past the kill threshold with no busy child" });
+      const kills = (local.kills ?? 0) + 1;
+      if (kills >= (input.maxKills ?? 2)) actions.push(failureAction(claim, input, { kind: "hung", kills }));
+    }
+    return false;
+  }
+  if (local.reviewer === "exited") {
+    actions.push({ kind: "review_result", issue: claim.issue, sha: claim.sha, pr, head, round: rounds + 1 });
+    return false;
+  }
+  const pinned = pinnedHead(claim.reviewMarks);
+  if (pinned !== null && (pinned === head || local.pinHolds === true)) return true;
+  if (rounds >= input.review!.maxRounds) {
+    actions.push({
+      kind: "escalate",
+      issue: claim.issue,
+      sha: claim.sha,
+      pr,
+      why: `the review stage did not pass PR #${pr} at its head in ${rounds} round(s) (review.max_rounds ${input.review!.maxRounds})`,
+      evidence: null,
+    });
+    return false;
+  }
+  if (!input.stopping) births.push({ kind: "review", issue: claim.issue, sha: claim.sha, pr, head, round: rounds + 1 });
+  return false;
+}
+
 export function decide(input: DecideInput): Decision {
   const actions: Action[] = [];
   const births: Action[] = [];
@@ -132,6 +182,7 @@ export function decide(input: DecideInput): Decision {
 
     switch (claim.status) {
       case "awaiting_merge":
+        if (input.review && claim.pr !== null && claim.head !== null && !reviewPassed(claim, local, input, actions, births)) continue;
         actions.push(
           input.autoMerge && claim.pr !== null && claim.head !== null
             ? { kind: "land", issue: claim.issue, sha: claim.sha, pr: claim.pr, head: claim.head }

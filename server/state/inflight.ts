@@ -6,6 +6,7 @@ import type { Heartbeat, ClaimRef, SnapshotPull } from "./snapshot.js";
 import type { RequiredChecks } from "../gh/forge.js";
 import { evaluateGate, type GateResult } from "./gate.js";
 import { evaluateReviews, type ReviewGate } from "./reviews.js";
+import { reviewMarks, type ReviewMark } from "./review-stage.js";
 
 /**
  * awaiting_review: green (or, under a local gate, waiting to be gated at landing) but the base
@@ -48,6 +49,8 @@ export interface MineClaim extends ClaimBase {
   reservedByHuman: boolean;
   /** Required human approvals on the PR's head; null when the base requires none (or no PR). */
   review: ReviewGate | null;
+  /** The review stage's rounds on the PR (the fleet's own markers), oldest first. */
+  reviewMarks: ReviewMark[];
 }
 
 export interface PeerClaim extends ClaimBase {
@@ -210,6 +213,7 @@ function classifyByChecks(
     otherPulls,
     reservedByHuman: issue?.reservedByHuman ?? false,
     review: review && review.state !== "not_required" ? review : null,
+    reviewMarks: pr ? reviewMarks(pr.reviews, ctx.login ?? "") : [],
   };
   if (!pr) {
     return { ...common, status: "no_pr", failing: [], pending: [], checksRead: false, gate: null };

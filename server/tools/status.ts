@@ -1,6 +1,7 @@
 // `status`: what the fleet would do now, read-only. Scope "project" is the dry-run plan
 // (preconditions, frontier in order, exclusions with reasons, my claims, peers, stragglers,
-// rate limit); "issue" says where one issue stands; "worker" lists live workers.
+// rate limit) plus this machine's daemon and registrations; "issue" says where one issue
+// stands; "worker" lists live workers.
 import { statusInput, statusOutput } from "../../schemas/tools.js";
 import { renderPlan } from "../host/plan.js";
 import { defineTool } from "./define.js";
@@ -20,9 +21,19 @@ export const statusTool = defineTool({
   handler: (host, args) => host.status(args),
   render(result) {
     const head = renderStatusHead(result);
-    if (result.scope === "project" && result.plan) return [...head, "", renderPlan(result.plan)].join("\n");
+    if (result.scope === "project" && result.plan) return [...head, ...machineLines(result), "", renderPlan(result.plan)].join("\n");
     if (result.scope === "issue" && result.issue) return [...head, "", `#${result.issue.number}: ${result.issue.where} — ${result.issue.detail}`].join("\n");
     if (result.workers.length === 0) return [...head, "", "no live workers"].join("\n");
     return [...head, "", ...result.workers.map((w) => `#${w.issue}  ${w.state}${w.pid ? `  pid ${w.pid}` : ""}  attempt ${w.attempt}  since ${w.started_at}`)].join("\n");
   },
 });
+
+/** This machine's side: the daemon (and any version skew) and every registration it holds. */
+function machineLines(result: { registrations: { repo: string; state: string; target: number; workers: number; sessions: string[]; renew_by: string | null; last_poll: string | null }[]; daemon: { pid: number; version: string; skew: string | null } | null }): string[] {
+  const lines = [result.daemon ? `daemon: pid ${result.daemon.pid}, afk-mcp ${result.daemon.version}` : "daemon: none running (this answer was read from GitHub directly)"];
+  if (result.daemon?.skew) lines.push(`version skew: ${result.daemon.skew}`);
+  for (const r of result.registrations) {
+    lines.push(`registration ${r.repo}: ${r.state}, target ${r.target}, ${r.workers} worker(s), renewed by ${r.sessions.length} session(s), lapses ${r.renew_by ?? "never"}, last poll ${r.last_poll ?? "-"}`);
+  }
+  return lines;
+}

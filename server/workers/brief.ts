@@ -49,7 +49,7 @@ export interface BriefInput {
 // eslint-disable-next-line no-control-regex
 const CONTROL = /[\u0000-\u0008\u000b-\u001f\u007f]/g;
 
-function clean(text: string): string {
+export function clean(text: string): string {
   return text.replace(/\r\n?/g, "\n").replace(CONTROL, "");
 }
 
@@ -84,12 +84,12 @@ function fenceFor(text: string): string {
   return "`".repeat(Math.max(3, longest + 1));
 }
 
-function fenced(text: string, info = ""): string {
+export function fenced(text: string, info = ""): string {
   const fence = fenceFor(text);
   return `${fence}${info}\n${text}${text.endsWith("\n") ? "" : "\n"}${fence}`;
 }
 
-function code(text: string): string {
+export function code(text: string): string {
   // Inline code for paths and names we generated; a backtick would break it, so double up.
   return text.includes("`") ? `\`\` ${text} \`\`` : `\`${text}\``;
 }
@@ -204,17 +204,17 @@ export function renderBrief(input: BriefInput): string {
 }
 
 /**
- * Renders the brief and writes it to `dir/brief-<issue>-<attempt>.md` with mode 0600 (the
+ * Renders the brief (or writes `rendered`, another role's brief) and writes it to `dir/brief-<issue>-<attempt>.md` with mode 0600 (the
  * directory is created 0700), atomically: a reader never sees half a brief. Returns the path.
  */
-export async function writeBrief(dir: string, input: BriefInput): Promise<string> {
+export async function writeBrief(dir: string, input: BriefInput, rendered?: string): Promise<string> {
   if (!Number.isSafeInteger(input.issue.number) || input.issue.number <= 0) {
     throw new Error(`brief: invalid issue number ${JSON.stringify(input.issue.number)}`);
   }
   if (!Number.isSafeInteger(input.attempt) || input.attempt <= 0) {
     throw new Error(`brief: invalid attempt ${JSON.stringify(input.attempt)}`);
   }
-  const text = renderBrief(input);
+  const text = rendered ?? renderBrief(input);
   await mkdir(dir, { recursive: true, mode: 0o700 });
   const path = join(dir, `brief-${input.issue.number}-${input.attempt}.md`);
   const temp = join(dir, `.brief-${input.issue.number}-${input.attempt}.${randomBytes(6).toString("hex")}.tmp`);

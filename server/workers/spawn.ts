@@ -209,7 +209,7 @@ async function waitGroupGone(pgid: number, ms: number): Promise<boolean> {
 }
 
 /** Ends every process of the group: SIGTERM, then SIGKILL after `graceMs`. */
-async function endGroup(pgid: number, graceMs: number): Promise<void> {
+export async function endGroup(pgid: number, graceMs: number): Promise<void> {
   if (!(await groupAlive(pgid))) return;
   signalGroup(pgid, "SIGTERM");
   if (await waitGroupGone(pgid, graceMs)) return;

@@ -1,4 +1,6 @@
-// Builders of snapshot pieces for tests of the core: a ready issue with overridable fields.
+// Builders of snapshot pieces for tests of the core: a ready issue, and one of my claims
+// (no PR yet), each with overridable fields.
+import type { MineClaim } from "../../server/state/inflight.js";
 import type { SnapshotIssue } from "../../server/state/snapshot.js";
 
 export function snapshotIssue(number: number, over: Partial<SnapshotIssue> = {}): SnapshotIssue {
@@ -14,6 +16,32 @@ export function snapshotIssue(number: number, over: Partial<SnapshotIssue> = {})
     blockedBy: [],
     subIssues: [],
     parent: null,
+    ...over,
+  };
+}
+
+export function mineClaim(issue: number, over: Partial<MineClaim> = {}): MineClaim {
+  return {
+    issue,
+    sha: `sha${issue}`,
+    instance: "me",
+    host: "h",
+    at: null,
+    issueOpen: true,
+    status: "no_pr",
+    pr: null,
+    head: null,
+    headRef: null,
+    draft: false,
+    attempt: 0,
+    failing: [],
+    pending: [],
+    checksRead: false,
+    gate: null,
+    otherPulls: [],
+    reservedByHuman: false,
+    review: null,
+    reviewMarks: [],
     ...over,
   };
 }

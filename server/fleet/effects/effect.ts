@@ -24,7 +24,7 @@ export interface FleetRuntime {
   /** Births are held (a stop, the breaker, a quota pause). */
   birthsHeld(): boolean;
   /** Starts a worker for a claim we hold; false when it could not start. */
-  birthFor(issue: SnapshotIssue, attempt: number, mode: BirthInput["mode"], claimSha: string): Promise<boolean>;
+  birthFor(issue: SnapshotIssue, attempt: number, mode: BirthInput["mode"], claimSha: string, review?: BirthInput["review"]): Promise<boolean>;
   readonly log: SupervisorLog;
 }
 

@@ -106,6 +106,8 @@ async function evidenceForBrief(fleet: FleetRuntime, evidence: FailureEvidence):
       return { kind: "stalled", summary: `the worker went quiet past the kill threshold ${evidence.kills} time(s)`, excerpt: "" };
     case "gate":
       return { kind: "gate", summary: evidence.summary, excerpt: evidence.excerpt };
+    case "review_findings":
+      return { kind: "review-findings", summary: `the reviewer refuted PR #${evidence.pr}`, excerpt: evidence.findings };
     case "review":
       return {
         kind: "review",

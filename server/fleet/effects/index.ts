@@ -1,6 +1,8 @@
 // The applier: every action kind decide can return, mapped to its one handler.
 import type { Action } from "../../state/decide.js";
 import { awaitReview } from "./await-review.js";
+import { review } from "./review.js";
+import { reviewResult } from "./review-result.js";
 import { closeDone } from "./close-done.js";
 import { dispatch } from "./dispatch.js";
 import type { ActionKind, Effect, FleetRuntime, TickScope } from "./effect.js";
@@ -20,6 +22,8 @@ const effects: { [K in ActionKind]: Effect<K> } = {
   kill,
   hold,
   await_review: awaitReview,
+  review,
+  review_result: reviewResult,
   land,
   retry,
   escalate,

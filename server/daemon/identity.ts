@@ -1,0 +1,37 @@
+// The fleet's instance id per repository, persisted in the state dir: a daemon restarted after
+// a crash is the same instance, so it recognises its claims and heartbeat at once and continues
+// them from its worktrees instead of waiting out a lease TTL as a stranger.
+import { mkdirSync, readFileSync, writeFileSync, renameSync } from "node:fs";
+import { dirname, join } from "node:path";
+import { newInstanceId } from "../host/connection.js";
+import { parseSlug } from "../gh/slug.js";
+import { assertInstanceId } from "../state/snapshot.js";
+
+function identityFile(root: string, repo: string): string {
+  const slug = parseSlug(repo);
+  return join(root, "identity", slug.owner.toLowerCase(), `${slug.name.toLowerCase()}.instance`);
+}
+
+/** The persisted instance id of a repository, or null when none was made yet (or it is unreadable). */
+export function readInstance(root: string, repo: string): string | null {
+  try {
+    const id = readFileSync(identityFile(root, repo), "utf8").trim();
+    assertInstanceId(id);
+    return id;
+  } catch {
+    return null;
+  }
+}
+
+/** The persisted instance id of a repository, made and written on first use. */
+export function persistentInstance(root: string, repo: string): string {
+  const existing = readInstance(root, repo);
+  if (existing) return existing;
+  const file = identityFile(root, repo);
+  mkdirSync(dirname(file), { recursive: true, mode: 0o700 });
+  const id = newInstanceId();
+  const tmp = `${file}.${process.pid}.tmp`;
+  writeFileSync(tmp, id + "\n", { mode: 0o600 });
+  renameSync(tmp, file);
+  return id;
+}

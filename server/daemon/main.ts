@@ -1,0 +1,95 @@
+// The daemon process: takes the state dir's lock (a second daemon exits saying which pid runs),
+// holds the FleetHost with this machine's persisted instance ids, serves the socket, resumes the
+// registrations a crashed predecessor kept, sweeps renewals, and drains before it exits.
+import { mkdir } from "node:fs/promises";
+import { FleetHost } from "../host/host.js";
+import { acquireLock, StateLockHeld } from "./lock.js";
+import { daemonPaths } from "./paths.js";
+import { persistentInstance } from "./identity.js";
+import { Registry } from "./registry.js";
+import { DaemonServer } from "./server.js";
+import { version } from "../version.js";
+import { watchShutdown } from "../host/shutdown.js";
+
+export interface DaemonRun {
+  /** Resolves with the exit code once the daemon has drained and closed. */
+  done: Promise<number>;
+}
+
+export interface DaemonMainOptions {
+  env?: NodeJS.ProcessEnv;
+  timeScale?: number;
+  /** Where the daemon's own lines go (stderr: the log file when detached, the terminal in the foreground). */
+  log?: (line: string) => void;
+  /** How often registrations are swept (default 1 s). */
+  sweepMs?: number;
+}
+
+/** Runs a daemon in this process. Resolves `null` when another daemon holds the state dir. */
+export async function runDaemon(options: DaemonMainOptions = {}): Promise<{ running: DaemonRun } | { held: number }> {
+  const env = options.env ?? process.env;
+  const paths = daemonPaths(env);
+  const log = options.log ?? ((line: string) => console.error(`${new Date().toISOString()} afk-mcp daemon: ${line}`));
+  await mkdir(paths.dir, { recursive: true, mode: 0o700 });
+  let lock: { release(): Promise<void> };
+  try {
+    lock = await acquireLock(paths.lock, paths.dir);
+  } catch (error) {
+    if (error instanceof StateLockHeld) return { held: error.holder.pid };
+    throw error;
+  }
+  const host = new FleetHost({ env, daemon: true, timeScale: options.timeScale ?? 1, identity: (repo) => persistentInstance(paths.root, repo) });
+  const registry = new Registry(host, { file: paths.registrations, log });
+  let finish!: (code: number) => void;
+  const done = new Promise<number>((resolve) => (finish = resolve));
+  let stopping = false;
+  const shutdown = async (killWorkers: boolean, why: string): Promise<void> => {
+    if (stopping) return;
+    stopping = true;
+    server.refuseStarts();
+    clearInterval(sweeper);
+    log(`${why}: draining every registration${killWorkers ? " and ending its workers" : " (running workers finish first)"}`);
+    let lastCount = -1;
+    await registry.drainAll(killWorkers, (workers) => {
+      if (workers !== lastCount) log(`waiting for ${workers} worker(s) to exit`);
+      lastCount = workers;
+    });
+    await host.close();
+    await server.close();
+    await lock.release();
+    log("stopped");
+    finish(0);
+  };
+  const server = new DaemonServer({
+    socket: paths.socket,
+    host,
+    registry,
+    info: { pid: process.pid, version, started_at: new Date().toISOString(), state_dir: paths.root },
+    onShutdown: (killWorkers) => void shutdown(killWorkers, "asked to stop"),
+    log,
+  });
+  try {
+    await server.listen();
+  } catch (error) {
+    await lock.release();
+    throw error;
+  }
+  log(`listening on ${paths.socket} (pid ${process.pid}, afk-mcp ${version})`);
+  await registry.restore().catch((error: unknown) => log(`could not resume registrations: ${(error as Error).message}`));
+  let sweeping = false;
+  const sweeper = setInterval(() => {
+    if (sweeping || stopping) return;
+    sweeping = true;
+    void registry
+      .sweep()
+      .catch((error: unknown) => log(`sweep failed: ${(error as Error).message}`))
+      .finally(() => (sweeping = false));
+  }, options.sweepMs ?? 1_000);
+  // A supervisor's SIGTERM (or Ctrl-C in the foreground) ends workers: nobody would watch them.
+  // Their commits stay in the worktrees and are continued by the next daemon at once. A second
+  // signal abandons the drain (server/host/shutdown.ts, the one shutdown path).
+  const watch = watchShutdown({ say: log, abandon: () => host.abandon() });
+  void watch.requested.then((cause) => shutdown(true, `got ${cause}`));
+  void done.then(() => watch.dispose());
+  return { running: { done } };
+}

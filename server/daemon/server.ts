@@ -1,0 +1,157 @@
+// The daemon's socket server: one Unix socket in the state dir, owner-only, serving the Host
+// methods (through the registrations for what starts, resizes and stops projects) plus the
+// daemon's own calls (hello, renew, subscribe, shutdown). A malformed or oversized line closes
+// that connection and nothing else.
+import { createServer, type Server, type Socket } from "node:net";
+import { chmod, rm } from "node:fs/promises";
+import type { z } from "zod";
+import type { EventSource, Host, HostEvent } from "../host/api.js";
+import { HOST_METHODS, LineReader, MAX_REQUEST_BYTES, requestSchema, toWireError, type HostMethod, type Reply, type Request } from "./protocol.js";
+import { UsageError } from "../gh/errors.js";
+import type { Registry } from "./registry.js";
+import { version } from "../version.js";
+
+export interface DaemonInfo {
+  pid: number;
+  version: string;
+  started_at: string;
+  state_dir: string;
+}
+
+export interface DaemonServerOptions {
+  socket: string;
+  host: Host & Partial<EventSource>;
+  registry: Registry;
+  info: DaemonInfo;
+  /** Called once a session asks the daemon to stop (after the reply is sent). */
+  onShutdown: (killWorkers: boolean) => void;
+  log: (message: string) => void;
+}
+
+export class DaemonServer {
+  private server: Server | null = null;
+  private readonly sockets = new Set<Socket>();
+  private shuttingDown = false;
+
+  constructor(private readonly options: DaemonServerOptions) {}
+
+  /** Listens on the socket (any file there is stale: the caller holds the state dir's lock). */
+  async listen(): Promise<void> {
+    const { socket } = this.options;
+    await rm(socket, { force: true });
+    const server = createServer((conn) => this.accept(conn));
+    // The socket is created owner-only: no window in which another user could connect.
+    const umask = process.umask(0o177);
+    try {
+      await new Promise<void>((resolve, reject) => {
+        server.once("error", reject);
+        server.listen(socket, () => {
+          server.off("error", reject);
+          resolve();
+        });
+      });
+    } finally {
+      process.umask(umask);
+    }
+    await chmod(socket, 0o600);
+    this.server = server;
+  }
+
+  /** No new projects from here on: the daemon is draining to exit. */
+  refuseStarts(): void {
+    this.shuttingDown = true;
+  }
+
+  async close(): Promise<void> {
+    for (const s of this.sockets) s.destroy();
+    await new Promise<void>((resolve) => (this.server ? this.server.close(() => resolve()) : resolve()));
+    await rm(this.options.socket, { force: true });
+  }
+
+  private accept(conn: Socket): void {
+    this.sockets.add(conn);
+    const unsubscribers: (() => void)[] = [];
+    const send = (reply: Reply): void => {
+      if (!conn.destroyed) conn.write(JSON.stringify(reply) + "\n");
+    };
+    const reader = new LineReader(
+      MAX_REQUEST_BYTES,
+      (line) => {
+        let request: Request;
+        try {
+          request = requestSchema.parse(JSON.parse(line));
+        } catch {
+          this.options.log("closed a connection that sent a malformed message");
+          conn.destroy();
+          return;
+        }
+        void this.handle(request, send, unsubscribers);
+      },
+      () => {
+        this.options.log(`closed a connection that sent a message over ${MAX_REQUEST_BYTES} bytes`);
+        conn.destroy();
+      },
+    );
+    conn.on("data", (chunk: Buffer) => {
+      if (!conn.destroyed) reader.push(chunk);
+    });
+    conn.on("error", () => conn.destroy());
+    conn.on("close", () => {
+      this.sockets.delete(conn);
+      for (const off of unsubscribers) off();
+    });
+  }
+
+  private async handle(request: Request, send: (reply: Reply) => void, unsubscribers: (() => void)[]): Promise<void> {
+    const { id } = request;
+    try {
+      send({ id, result: await this.dispatch(request, send, unsubscribers) });
+    } catch (error) {
+      send({ id, error: toWireError(error) });
+    }
+  }
+
+  private async dispatch(request: Request, send: (reply: Reply) => void, unsubscribers: (() => void)[]): Promise<unknown> {
+    const { registry, host } = this.options;
+    const params = request.params ?? {};
+    switch (request.method) {
+      case "hello":
+        return this.options.info;
+      case "registrations":
+        return registry.rows().map(({ idle: _idle, ...row }) => row);
+      case "renew":
+        if (!request.session) throw new UsageError("renew: the request names no session");
+        return registry.renew(request.session);
+      case "subscribe": {
+        if (host.subscribe) {
+          unsubscribers.push(host.subscribe((event: HostEvent) => send({ id: request.id, event })));
+        }
+        return { subscribed: host.subscribe !== undefined };
+      }
+      case "shutdown": {
+        const killWorkers = params.kill_workers === true;
+        this.shuttingDown = true;
+        setImmediate(() => this.options.onShutdown(killWorkers));
+        return { draining: registry.rows().length, workers: registry.rows().reduce((n, r) => n + r.workers, 0) };
+      }
+    }
+    if (!(request.method in HOST_METHODS)) throw new UsageError(`unknown daemon method ${JSON.stringify(request.method)}: this daemon is afk-mcp ${version}`);
+    const name = request.method as HostMethod;
+    const args = HOST_METHODS[name].input.parse(params) as z.infer<(typeof HOST_METHODS)[HostMethod]["input"]>;
+    switch (name) {
+      case "start":
+        if (this.shuttingDown) throw new UsageError("project_start: this machine's afk-mcp daemon is stopping; call again in a moment (a new daemon starts)");
+        return registry.start(args as Parameters<Registry["start"]>[0], request.session);
+      case "resize":
+        return registry.resize(args as Parameters<Registry["resize"]>[0], request.session);
+      case "stop":
+        return registry.stop(args as Parameters<Registry["stop"]>[0]);
+      case "status": {
+        const result = await host.status(args as Parameters<Host["status"]>[0]);
+        return result.scope === "project" ? { ...result, registrations: registry.rows().map(({ idle: _idle, ...row }) => row) } : result;
+      }
+      default:
+        return (HOST_METHODS[name].call as (h: Host, a: unknown) => Promise<unknown>)(host, args);
+    }
+  }
+}

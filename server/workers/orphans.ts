@@ -1,0 +1,151 @@
+// Worker pid files, so that a worker that outlived a crashed daemon is found again: each
+// records the pid, its process group and the process's start time (a recycled pid never
+// matches it, so a stranger is never signalled). A live orphan is either adopted (watched
+// until it exits, its result handled as any worker's) or ended before its worktree is reused.
+import { execFile } from "node:child_process";
+import { readFile, rm, writeFile, rename } from "node:fs/promises";
+import { join } from "node:path";
+import { parseProcStat } from "./liveness.js";
+import { endGroup, groupAlive, type WorkerExit, type WorkerHandle } from "./spawn.js";
+
+export interface PidRecord {
+  pid: number;
+  pgid: number;
+  /** The process's start time as the OS reports it (ticks since boot on Linux, `ps lstart` elsewhere). */
+  start: string;
+  /** Epoch ms the fleet started it. */
+  started_at: number;
+  issue: number;
+  attempt: number;
+  worktree: string;
+  command: string;
+}
+
+export const PID_FILE = "worker.pid.json";
+
+/** The pid file of an issue's worker, beside its brief in the run directory. */
+export function pidFilePath(issueRunDir: string): string {
+  return join(issueRunDir, PID_FILE);
+}
+
+/** The start time of a live process, or null when there is no such process. */
+export async function processStartTime(pid: number): Promise<string | null> {
+  try {
+    const entry = parseProcStat(await readFile(`/proc/${pid}/stat`, "utf8"));
+    if (entry) return entry.state === "Z" ? null : `ticks:${entry.startTicks}`;
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === "ENOENT" && (await hasProc())) return null;
+  }
+  // No /proc (macOS, BSD): ps names the start to the second, enough with the pid.
+  return new Promise((resolve) => {
+    execFile("ps", ["-o", "lstart=", "-p", String(pid)], { timeout: 5_000 }, (error, stdout) => {
+      const text = String(stdout ?? "").trim();
+      resolve(error || text === "" ? null : `lstart:${text}`);
+    });
+  });
+}
+
+let procKnown: boolean | null = null;
+async function hasProc(): Promise<boolean> {
+  if (procKnown === null) procKnown = await readFile("/proc/self/stat", "utf8").then(() => true, () => false);
+  return procKnown;
+}
+
+/** Whether the process a record names is still the same live process. */
+export async function recordAlive(record: PidRecord): Promise<boolean> {
+  return (await processStartTime(record.pid)) === record.start;
+}
+
+export async function writePidFile(path: string, record: PidRecord): Promise<void> {
+  const tmp = `${path}.${process.pid}.tmp`;
+  await writeFile(tmp, JSON.stringify(record) + "\n", { mode: 0o600 });
+  await rename(tmp, path);
+}
+
+export async function readPidFile(path: string): Promise<PidRecord | null> {
+  try {
+    const parsed = JSON.parse(await readFile(path, "utf8")) as Partial<PidRecord>;
+    if (!Number.isInteger(parsed.pid) || !Number.isInteger(parsed.pgid) || typeof parsed.start !== "string") return null;
+    if ((parsed.pid ?? 0) <= 1 || (parsed.pgid ?? 0) <= 1) return null;
+    return parsed as PidRecord;
+  } catch {
+    return null;
+  }
+}
+
+export async function removePidFile(path: string): Promise<void> {
+  await rm(path, { force: true });
+}
+
+/**
+ * The live worker a pid file names, or null (no file, a dead or recycled pid: the stale file is
+ * removed). Its group may still hold children when the leader is gone; those are ended here,
+ * since nothing can adopt a group without its leader.
+ */
+export async function liveOrphan(path: string): Promise<PidRecord | null> {
+  const record = await readPidFile(path);
+  if (!record) {
+    await removePidFile(path);
+    return null;
+  }
+  if (await recordAlive(record)) return record;
+  // The leader is gone. Its group's leftovers are ours to end, but only while no process holds
+  // the leader's pid: a group id is not reused while any member lives, so then they are ours;
+  // a live process with that pid is a stranger (a recycled pid) and its group is not touched.
+  if ((await processStartTime(record.pgid)) === null && (await groupAlive(record.pgid))) await endGroup(record.pgid, 2_000);
+  await removePidFile(path);
+  return null;
+}
+
+/** Ends the live orphan a pid file names, if any: nothing may share its worktree. Returns its pid. */
+export async function endOrphan(path: string, graceMs = 10_000): Promise<number | null> {
+  const record = await liveOrphan(path);
+  if (!record) return null;
+  await endGroup(record.pgid, graceMs);
+  await removePidFile(path);
+  return record.pid;
+}
+
+const POLL_MS = 250;
+
+/**
+ * A handle on a worker another process started: it cannot read the worker's output or exit
+ * code (the pipes died with that process), so it watches the pid and, once the leader is gone,
+ * ends what is left of the group. Everything else reads the worktree, as for any worker.
+ */
+export function adoptedHandle(record: PidRecord, graceMs = 10_000): WorkerHandle {
+  const adoptedAt = Date.now();
+  let done = false;
+  let killReason: string | null = null;
+  let resolveExit!: (exit: WorkerExit) => void;
+  const exited = new Promise<WorkerExit>((resolve) => (resolveExit = resolve));
+  const finish = async (): Promise<void> => {
+    if (done) return;
+    done = true;
+    // Leftovers of the group, unless the leader's pid was already recycled (see liveOrphan).
+    if ((await processStartTime(record.pgid)) === null) await endGroup(record.pgid, 2_000);
+    resolveExit({ code: null, signal: null, durationMs: Date.now() - record.started_at, killReason });
+  };
+  const watch = async (): Promise<void> => {
+    while (!done && (await recordAlive(record))) await new Promise((r) => setTimeout(r, POLL_MS));
+    await finish();
+  };
+  void watch();
+  return {
+    pid: record.pid,
+    pgid: record.pgid,
+    startedAt: record.started_at,
+    shell: "",
+    commandLine: record.command,
+    exited,
+    async kill(reason: string): Promise<WorkerExit> {
+      killReason ??= reason;
+      if (!done) await endGroup(record.pgid, graceMs);
+      return exited;
+    },
+    // Its output went to the crashed process; the worktree speaks for its activity from here.
+    lastOutputAt: () => adoptedAt,
+    tail: () => [],
+    running: () => !done,
+  };
+}

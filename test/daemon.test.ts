@@ -1,0 +1,254 @@
+// The per-machine daemon for real: the built binary as daemon and as stdio MCP server, sessions
+// as DaemonClients in this process, the local forge over HTTP, quiet scripted workers. Each
+// scenario has its own forge and state dir and stops its daemon (and every worker) at the end.
+import { after, describe, it } from "node:test";
+import assert from "node:assert/strict";
+import { connect } from "node:net";
+import { chmod, stat } from "node:fs/promises";
+import { writeFile } from "node:fs/promises";
+import { join } from "node:path";
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+import { DaemonClient } from "../server/daemon/client.js";
+import { readProcTable } from "../server/workers/liveness.js";
+import { processStartTime } from "../server/workers/orphans.js";
+import { daemonPaths } from "../server/daemon/paths.js";
+import { UsageError } from "../server/gh/errors.js";
+import { api, git, repoPath } from "./support/forge-fixtures.js";
+import { BIN } from "./support/paths.js";
+import { alive, BASE_CONFIG, cli, daemonPid, daemonWorld, teardown, until, workerPids, type DaemonWorld } from "./support/daemon-fixtures.js";
+
+const REPO = "afk/demo";
+const worlds: DaemonWorld[] = [];
+const clients: DaemonClient[] = [];
+
+after(async () => {
+  for (const c of clients) await c.close().catch(() => undefined);
+  await Promise.all(worlds.map((w) => teardown(w)));
+});
+
+async function world(titles: string[], plan: "await" | "commit" = "await"): Promise<DaemonWorld> {
+  const w = await daemonWorld(titles, plan);
+  worlds.push(w);
+  return w;
+}
+
+function session(w: DaemonWorld, options: { version?: string } = {}): DaemonClient {
+  const c = new DaemonClient({ env: w.env, ...options });
+  clients.push(c);
+  return c;
+}
+
+function startInput(w: DaemonWorld, config: Record<string, unknown> = {}, target = w.issues.length) {
+  return { repo: REPO, worker_command: `sh ${w.worker}`, target, config: { ...BASE_CONFIG, ...config } };
+}
+
+async function claims(w: DaemonWorld): Promise<number[]> {
+  const { stdout } = await git(w.planDir, "ls-remote", w.forge.gitUrl, "refs/afk/claim/*");
+  return stdout.split("\n").filter(Boolean).map((l) => Number(l.split("\t")[1]!.split("/").pop())).sort((a, b) => a - b);
+}
+
+async function pullsFor(w: DaemonWorld): Promise<number[]> {
+  const r = await api(w.forge, "GET", repoPath(w.forge, "/pulls?state=all&per_page=100"));
+  return (r.body as { head: { ref: string } }[]).map((p) => Number(/^afk\/(\d+)/.exec(p.head.ref)?.[1])).sort((a, b) => a - b);
+}
+
+const go = (w: DaemonWorld, n: number) => writeFile(join(w.planDir, `${n}.go`), "");
+
+describe("afk-mcp daemon", () => {
+  it("one per state dir: an owner-only socket, a second start exits 0 naming it, status, stop", async () => {
+    const w = await world([]);
+    const first = await cli(w.env, "daemon");
+    assert.equal(first.code, 0, first.stderr);
+    assert.match(first.stdout, /started the afk-mcp daemon \(pid \d+\)/);
+    const pid = await daemonPid(w.env);
+    assert.ok(pid !== null && alive(pid));
+    const info = await stat(daemonPaths(w.env).socket);
+    assert.ok(info.isSocket());
+    assert.equal(info.mode & 0o777, 0o600, "the socket is owner-only");
+    const second = await cli(w.env, "daemon");
+    assert.equal(second.code, 0);
+    assert.match(second.stdout, new RegExp(`already running \\(pid ${pid}`));
+    const foreground = await cli(w.env, "daemon", "--foreground");
+    assert.equal(foreground.code, 0);
+    assert.match(foreground.stdout, new RegExp(`already running for this state dir \\(pid ${pid}\\)`));
+    const status = await cli(w.env, "daemon", "status");
+    assert.equal(status.code, 0);
+    assert.match(status.stdout, new RegExp(`pid ${pid}`));
+    const stopped = await cli(w.env, "daemon", "stop");
+    assert.equal(stopped.code, 0, stopped.stderr);
+    assert.equal(await processStartTime(pid!), null, "the daemon exited");
+    assert.equal((await cli(w.env, "daemon", "status")).code, 3);
+  });
+
+  it("racing starts end with exactly one daemon; a stale socket is replaced", async () => {
+    const w = await world([]);
+    const racers = await Promise.all([1, 2, 3].map(() => cli(w.env, "daemon")));
+    assert.ok(racers.every((r) => r.code === 0), racers.map((r) => r.stderr).join("\n"));
+    const pid = await daemonPid(w.env);
+    assert.ok(pid !== null);
+    const pids = new Set(racers.map((r) => Number(/pid (\d+)/.exec(r.stdout)?.[1])));
+    assert.deepEqual([...pids], [pid], "every starter names the same daemon");
+    // kill -9 leaves the socket file and the lock behind: the next start replaces both.
+    process.kill(pid!, "SIGKILL");
+    await until("the daemon to die", async () => !alive(pid!));
+    const again = await cli(w.env, "daemon");
+    assert.equal(again.code, 0, again.stderr);
+    const fresh = await daemonPid(w.env);
+    assert.ok(fresh !== null && fresh !== pid && alive(fresh));
+  });
+
+  it("refuses a socket open to others; closes a connection that sends garbage or too much, and keeps serving", async () => {
+    const w = await world([]);
+    assert.equal((await cli(w.env, "daemon")).code, 0);
+    const paths = daemonPaths(w.env);
+    for (const garbage of ["not json\n", JSON.stringify({ id: 1, method: "hello", extra: true }) + "\n", "x".repeat(1024 * 1024 + 10)]) {
+      const closed = await new Promise<boolean>((resolve) => {
+        const s = connect(paths.socket, () => s.write(garbage));
+        s.on("data", () => undefined);
+        s.on("close", () => resolve(true));
+        s.on("error", () => undefined);
+      });
+      assert.ok(closed);
+    }
+    const ok = session(w);
+    const status = await ok.status({ repo: REPO, scope: "worker" });
+    assert.equal(status.daemon?.pid, await daemonPid(w.env), "still serving");
+    await ok.close();
+    await chmod(paths.socket, 0o666);
+    const refused = session(w);
+    await assert.rejects(refused.status({ repo: REPO, scope: "worker" }), /mode 666, open to other users/);
+    if (process.getuid?.() === 0) {
+      const { chown } = await import("node:fs/promises");
+      await chmod(paths.socket, 0o600);
+      await chown(paths.socket, 65534, 65534);
+      await assert.rejects(session(w).status({ repo: REPO, scope: "worker" }), /owned by uid 65534, not by you/);
+      await chown(paths.socket, 0, 0);
+    }
+  });
+
+  it("a daemon that dies mid-call: the call fails with the fix, the next one restarts it", async () => {
+    const w = await world([]);
+    const s = session(w);
+    const first = await s.takeover({ repo: REPO, list: true });
+    assert.equal(first.action, "list");
+    const pid = s.daemon()!.pid;
+    const inFlight = s.takeover({ repo: REPO, list: true });
+    process.kill(pid, "SIGKILL");
+    await assert.rejects(inFlight, (error: Error) => error instanceof UsageError && /went away during takeover.*call again/.test(error.message));
+    const next = await s.takeover({ repo: REPO, list: true });
+    assert.equal(next.action, "list");
+    assert.ok(s.daemon()!.pid !== pid && alive(s.daemon()!.pid), "a new daemon answered");
+  });
+
+  it("a start the preconditions refuse registers nothing", async () => {
+    const w = await world(["one"]);
+    const s = session(w);
+    await assert.rejects(s.start(startInput(w, { labels: { ready: "no-such-label" } })), (error: Error) => error instanceof UsageError && /project_start refused: ready_label/.test(error.message));
+    const status = await s.status({ repo: REPO });
+    assert.deepEqual(status.registrations, [], "nothing registered");
+    assert.deepEqual(await claims(w), [], "nothing claimed");
+    assert.equal((await s.renew()), 0, "this session renews nothing");
+  });
+
+  it("kill -9 of the MCP server touches no worker: a new session sees them and their commits become PRs", async () => {
+    const w = await world(["one", "two"]);
+    const transport = new StdioClientTransport({ command: process.execPath, args: [BIN], env: w.env, stderr: "pipe" });
+    const mcp = new Client({ name: "afk-daemon-test", version: "0.0.0" });
+    await mcp.connect(transport);
+    const started = await mcp.callTool({ name: "project_start", arguments: startInput(w) });
+    assert.notEqual(started.isError, true, JSON.stringify(started.content));
+    await until("two workers", async () => (await workerPids(w.planDir)).size === 2);
+    const workers = [...(await workerPids(w.planDir)).values()];
+    process.kill(transport.pid!, "SIGKILL");
+    await until("the MCP server to die", async () => !alive(transport.pid!));
+    assert.ok(workers.every(alive), "both workers still run");
+    const next = session(w);
+    const status = await next.status({ repo: REPO, scope: "worker" });
+    const table = (await readProcTable()) ?? [];
+    assert.deepEqual(status.workers.map((r) => r.pid).sort(), workers.map((p) => table.find((e) => e.pid === p)?.pgrp).sort());
+    for (const n of w.issues) await go(w, n);
+    await until("a PR per issue", async () => (await pullsFor(w)).length === 2);
+    assert.deepEqual(await pullsFor(w), w.issues);
+    await mcp.close().catch(() => undefined);
+  });
+
+  it("a registration nobody renews lapses and drains: no claim without a PR is left", async () => {
+    const w = await world(["one", "two"]);
+    const s = session(w);
+    const started = await s.start(startInput(w, { registration: { ttl_seconds: 2 } }));
+    assert.match(started.message, /lapses and drains 2s after the last renewal/);
+    await until("two workers", async () => (await workerPids(w.planDir)).size === 2);
+    const row = (await s.status({ repo: REPO })).registrations.find((r) => r.repo === REPO);
+    assert.deepEqual(row?.sessions, [s.session]);
+    assert.ok(row?.renew_by);
+    // The session renews while it lives: well past one TTL the registration is still running.
+    await until("renewals past one TTL", async () => Date.parse((await s.status({ repo: REPO })).registrations[0]?.renew_by ?? "0") > Date.parse(row!.renew_by!) + 1000);
+    assert.equal((await s.status({ repo: REPO })).registrations[0]?.state, "running");
+    await s.close();
+    const watcher = session(w);
+    await until("the lapse to drain it", async () => (await watcher.status({ repo: REPO })).registrations[0]?.state === "draining");
+    // Its running workers finish and their commits still become PRs; nothing else is claimed.
+    for (const n of w.issues) await go(w, n);
+    await until("the drain to end", async () => (await watcher.status({ repo: REPO })).registrations.length === 0);
+    const prs = await pullsFor(w);
+    const left = await claims(w);
+    assert.deepEqual(left.filter((n) => !prs.includes(n)), [], "every claim left has a PR");
+    const lapsed = (await watcher.logs({ repo: REPO, lane: "supervisor", tail_lines: 500 })).records.length;
+    assert.ok(lapsed > 0);
+  });
+
+  it("kill -9 of the daemon mid-drain: the next call restarts it, it adopts its workers at once, no second worker anywhere", async () => {
+    const w = await world(["one", "two"]);
+    const s = session(w);
+    await s.start(startInput(w));
+    await until("two workers", async () => (await workerPids(w.planDir)).size === 2);
+    const before = await workerPids(w.planDir);
+    const stopped = await s.stop({ repo: REPO });
+    assert.match(stopped.message, /2 worker\(s\) still running/);
+    const pid = (await daemonPid(w.env))!;
+    process.kill(pid, "SIGKILL");
+    await until("the daemon to die", async () => !alive(pid));
+    assert.ok([...before.values()].every(alive), "the workers outlive the daemon");
+    // The next call (a read) restarts it: it left registrations behind.
+    const status = await s.status({ repo: REPO, scope: "worker" });
+    assert.ok(status.daemon && status.daemon.pid !== pid);
+    const adopted = await until("both workers adopted", async () => {
+      const rows = (await s.status({ repo: REPO, scope: "worker" })).workers;
+      return rows.length === 2 ? rows : null;
+    });
+    // The fleet knows a worker by its process group leader (the shell it started).
+    const table = (await readProcTable()) ?? [];
+    const groups = [...before.values()].map((p) => table.find((e) => e.pid === p)?.pgrp).sort();
+    assert.deepEqual(adopted.map((r) => r.pid).sort(), groups, "the same processes, adopted");
+    for (const n of w.issues) await go(w, n);
+    await until("a PR per issue", async () => (await pullsFor(w)).length === 2);
+    assert.deepEqual(await workerPids(w.planDir), before, "no issue got a second worker");
+    const lane = (await s.logs({ repo: REPO, lane: "supervisor", tail_lines: 1000 })).records;
+    assert.equal(lane.filter((r) => r.event === "worker_adopted").length, 2);
+    assert.equal(lane.filter((r) => r.event === "orphan_ended").length, 0);
+  });
+
+  it("two sessions on one daemon: one starts, the other adopts, resizes and sees the same workers; skew is reported", async () => {
+    const w = await world(["one", "two", "three"]);
+    const a = session(w);
+    const b = session(w, { version: "0.0.0-other" });
+    await a.start(startInput(w, {}, 1));
+    await until("one worker", async () => (await workerPids(w.planDir)).size === 1);
+    const adopted = await b.start(startInput(w, {}, 1));
+    assert.match(adopted.message, /already registered.*this session now renews it too/);
+    assert.match(adopted.message, /version skew: this session is afk-mcp 0\.0\.0-other/);
+    await b.resize({ repo: REPO, target: 3 });
+    await until("three workers", async () => (await workerPids(w.planDir)).size === 3);
+    const fromA = (await a.status({ repo: REPO, scope: "worker" })).workers.map((r) => r.pid).sort();
+    const fromB = (await b.status({ repo: REPO, scope: "worker" })).workers.map((r) => r.pid).sort();
+    assert.deepEqual(fromA, fromB);
+    assert.equal(fromA.length, 3);
+    const project = await b.status({ repo: REPO });
+    assert.deepEqual(project.registrations[0]?.sessions.sort(), [a.session, b.session].sort());
+    assert.match(project.daemon?.skew ?? "", /afk-mcp daemon restart/);
+    assert.equal((await a.status({ repo: REPO })).daemon?.skew, null);
+    const list = await a.takeover({ repo: REPO, list: true });
+    assert.ok(list.instances.some((r) => r.this_daemon && r.is_me));
+  });
+});

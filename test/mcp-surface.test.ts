@@ -1,0 +1,189 @@
+// The MCP surface at scale, through a real MCP client: every tool at its largest input against
+// a 1,500-issue backlog on the local forge and a 50 MB worker lane stays within the result
+// budget; status and logs page through everything by cursor, each row once; and the
+// read-only tools write nothing to GitHub (the forge's request accounting says so).
+import { after, before, describe, it } from "node:test";
+import assert from "node:assert/strict";
+import { createWriteStream } from "node:fs";
+import { mkdir, writeFile } from "node:fs/promises";
+import { join } from "node:path";
+import { once } from "node:events";
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { InMemoryTransport } from "@modelcontextprotocol/sdk/inMemory.js";
+import { createServer } from "../server/server.js";
+import { FleetHost } from "../server/host/host.js";
+import { laneDir } from "../server/lanes/paths.js";
+import { DEFAULT_BUDGET } from "../server/tools/budget.js";
+import { LOGS_RECORD_BYTES } from "../server/host/logs.js";
+import { api, startTestForge, tempDir, type TestForge } from "./support/forge-fixtures.js";
+
+const ISSUES = 1500;
+const LANE_BYTES = 50 * 1024 * 1024;
+const REPO = "afk/demo";
+
+let forge: TestForge;
+let client: Client;
+let laneRecords = 0;
+
+before(async () => {
+  const seedDir = await tempDir("afk-surface-seed-");
+  const issues = Array.from({ length: ISSUES }, (_, i) => {
+    const n = i + 1;
+    // Long titles, and a mix of reasons: most ready, some unlabelled, epics, escalated ones.
+    const labels = n % 10 === 0 ? [] : n % 25 === 1 ? ["ready-for-agent", "epic"] : n % 50 === 2 ? ["ready-for-human"] : ["ready-for-agent"];
+    return { title: `Issue ${n}: ${"a long title that a careless renderer would repeat in full ".repeat(3)}`, labels };
+  });
+  const seed = { labels: ["ready-for-agent", "ready-for-human", "epic"].map((name) => ({ name })), issues };
+  await writeFile(join(seedDir, "seed.json"), JSON.stringify(seed));
+  forge = await startTestForge({ seed: join(seedDir, "seed.json") });
+  const state = await tempDir("afk-surface-state-");
+  // A chatty worker lane: 50 MB of records, among them some far over any sane line length.
+  const dir = laneDir(state, "afk", "demo");
+  await mkdir(dir, { recursive: true });
+  const out = createWriteStream(join(dir, "worker.jsonl"));
+  const start = Date.parse("2026-01-01T00:00:00.000Z");
+  let written = 0;
+  while (written < LANE_BYTES) {
+    const huge = laneRecords % 500 === 7;
+    const record = {
+      ts: new Date(start + Math.floor(laneRecords / 3) * 1000).toISOString(),
+      lane: "worker",
+      level: "info",
+      event: "output",
+      msg: huge ? "x".repeat(200_000) : `line ${laneRecords} ${"worker output ".repeat(250)}`,
+      issue: (laneRecords % 40) + 1,
+    };
+    const line = JSON.stringify(record) + "\n";
+    written += Buffer.byteLength(line);
+    laneRecords += 1;
+    if (!out.write(line)) await once(out, "drain");
+  }
+  out.end();
+  await once(out, "finish");
+  const env = { GITHUB_API_URL: forge.apiUrl, GITHUB_TOKEN: forge.token, AFK_STATE_DIR: state, PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: process.env.HOME ?? "/tmp" };
+  const server = createServer(new FleetHost({ env, instance: "surface" }));
+  const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
+  client = new Client({ name: "afk-surface-test", version: "0.0.0" });
+  await Promise.all([server.connect(serverSide), client.connect(clientSide)]);
+});
+
+after(async () => {
+  await client?.close();
+  await forge?.dispose();
+});
+
+type Result = Awaited<ReturnType<Client["callTool"]>>;
+
+async function call(name: string, args: Record<string, unknown>): Promise<Result> {
+  const result = await client.callTool({ name, arguments: args });
+  const text = (result.content as { text: string }[])[0]!.text;
+  assert.ok(Buffer.byteLength(text) <= DEFAULT_BUDGET.textBytes, `${name}: text of ${Buffer.byteLength(text)} bytes`);
+  if (result.structuredContent) {
+    const size = Buffer.byteLength(JSON.stringify(result.structuredContent));
+    assert.ok(size <= DEFAULT_BUDGET.structuredBytes, `${name}: structured content of ${size} bytes`);
+  }
+  return result;
+}
+
+async function accounting(): Promise<{ writes: number; git: { pushes: number } }> {
+  return (await api(forge, "GET", "/_forge/accounting")).body as { writes: number; git: { pushes: number } };
+}
+
+describe("the MCP surface at scale", () => {
+  it("status pages through all 1,500 issues by cursor, each once, within the budget; the summary counts them", async () => {
+    const summary = await call("status", { repo: REPO });
+    const plan = (summary.structuredContent as { plan: { totals: { dispatch: number; excluded: number }; excluded_by_reason: Record<string, number>; dispatch: unknown[]; needs_human: unknown[] } }).plan;
+    assert.equal(plan.totals.dispatch + plan.totals.excluded, ISSUES);
+    assert.equal(plan.dispatch.length, 10);
+    assert.equal(plan.excluded_by_reason.not_selected, 150);
+    assert.equal(plan.excluded_by_reason.epic, 60);
+    assert.equal(plan.excluded_by_reason.human_reserved, 30);
+    assert.equal(plan.needs_human.length, 30);
+    const text = (summary.content as { text: string }[])[0]!.text;
+    assert.match(text, /dispatch \(10 of 1260, in order\)/);
+    assert.match(text, /excluded \(240: /);
+    for (const part of ["30 human_reserved", "150 not_selected", "60 epic"]) assert.ok(text.includes(part), part);
+
+    const seen = new Set<number>();
+    let cursor: string | null = null;
+    let pages = 0;
+    do {
+      const page = await call("status", { repo: REPO, detail: true, ...(cursor ? { cursor } : {}) });
+      const p = (page.structuredContent as { plan: { dispatch: { number: number }[]; excluded: { number: number }[]; page: { next_cursor: string | null } } }).plan;
+      for (const row of [...p.dispatch.map((d) => d.number), ...p.excluded.map((e) => e.number)]) {
+        assert.ok(!seen.has(row), `#${row} listed twice`);
+        seen.add(row);
+      }
+      cursor = p.page.next_cursor;
+      pages += 1;
+    } while (cursor);
+    assert.equal(seen.size, ISSUES);
+    assert.ok(pages > 1);
+    const bad = await call("status", { repo: REPO, detail: true, cursor: "nonsense" });
+    assert.equal(bad.isError, true);
+    assert.match((bad.content as { text: string }[])[0]!.text, /next_cursor/);
+  });
+
+  it("logs at tail_lines 5000 on a 50 MB lane: bounded pages, long records cut with a marker, the cursor reaching older records without repeats", async () => {
+    let cursor: string | null = null;
+    const seen = new Set<string>();
+    let cut = 0;
+    for (let page = 0; page < 5; page++) {
+      const result = await call("logs", { repo: REPO, lane: "worker", tail_lines: 5000, ...(cursor ? { cursor } : {}) });
+      const out = result.structuredContent as { records: { msg: string; truncated?: boolean }[]; next_cursor: string | null; truncated: boolean };
+      assert.ok(out.records.length > 0);
+      assert.equal(out.truncated, true);
+      for (const r of out.records) {
+        assert.ok(Buffer.byteLength(JSON.stringify(r)) <= LOGS_RECORD_BYTES + 200, "one record stays within its share");
+        const key = /^line (\d+) /.exec(r.msg)?.[1] ?? r.msg.slice(0, 40);
+        if (!r.truncated) {
+          assert.ok(!seen.has(key), `record ${key} returned twice`);
+          seen.add(key);
+        } else {
+          cut += 1;
+          assert.match(r.msg, /\[record cut: \d+ bytes in the lane\]$/);
+        }
+      }
+      cursor = out.next_cursor;
+      assert.ok(cursor);
+    }
+    assert.ok(cut > 0, "the huge records came back cut, with the marker");
+    // The pages are consecutive: the newest record is the lane's last, and no line number is skipped.
+    const numbers = [...seen].map(Number).filter((n) => Number.isInteger(n)).sort((a, b) => a - b);
+    assert.equal(numbers.at(-1), laneRecords - 1);
+    const missing = numbers.filter((n, i) => i > 0 && n - numbers[i - 1]! > 1 && !((n - 1) % 500 === 7));
+    assert.deepEqual(missing, []);
+  });
+
+  it("the other tools at their largest inputs stay within the budget", async () => {
+    await call("status", { repo: REPO, scope: "issue", issue: ISSUES });
+    await call("status", { repo: REPO, scope: "worker" });
+    await call("takeover", { repo: REPO, list: true });
+    const selectors = Array.from({ length: 20 }, (_, i) => ({ issues: Array.from({ length: 1000 }, (_, j) => ((i * 1000 + j) % ISSUES) + 1) }));
+    const dry = await call("project_start", { repo: REPO, dry_run: true, selectors });
+    assert.notEqual(dry.isError, true, JSON.stringify(dry.content));
+    for (const [name, args] of [
+      ["project_resize", { repo: REPO, target: 64 }],
+      ["project_stop", { repo: REPO, stop_workers: true }],
+      ["project_reset", { repo: REPO }],
+    ] as const) {
+      await call(name, args);
+    }
+  });
+
+  it("status, logs and takeover {list} write nothing to GitHub: no REST write, no git push", async () => {
+    await api(forge, "POST", "/_forge/accounting/reset");
+    await call("status", { repo: REPO });
+    await call("status", { repo: REPO, detail: true });
+    await call("status", { repo: REPO, scope: "issue", issue: 3 });
+    await call("status", { repo: REPO, scope: "worker" });
+    await call("logs", { repo: REPO, lane: "worker", tail_lines: 10 });
+    await call("takeover", { repo: REPO, list: true });
+    const tally = await accounting();
+    assert.equal(tally.writes, 0);
+    assert.equal(tally.git.pushes, 0);
+    // The accounting does see writes: the same counter moves for one REST write.
+    await api(forge, "POST", `/repos/${REPO}/labels`, { name: "counted", color: "ededed" });
+    assert.equal((await accounting()).writes, 1);
+  });
+});
