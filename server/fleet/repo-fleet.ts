@@ -11,10 +11,11 @@ import { formatVerdict, type Verdict } from "../state/markers.js";
 import { pace } from "../state/pace.js";
 import { rebuild, type WorkingSet } from "../state/rebuild.js";
 import type { Snapshot, SnapshotIssue } from "../state/snapshot.js";
-import { Board, type BoardPhase } from "../board/fleet-board.js";
+import { Board } from "../board/fleet-board.js";
+import { boardPhase } from "../state/board-phase.js";
 import { Landing } from "../landing/fleet-landing.js";
 import { BirthGuard } from "./birth-guard.js";
-import { applyAction, type FleetRuntime } from "./effects/index.js";
+import { applyAction, type FleetRuntime, type TickScope } from "./effects/index.js";
 import type { TickEvents } from "./effects/effect.js";
 import { Waiter } from "./waiter.js";
 import { planWake, type WakePlan } from "../state/wake.js";
@@ -295,8 +296,11 @@ export class RepoFleet implements FleetRuntime {
         birthsPaused: paused !== null,
         stopping: this.stopping,
         idleGraceSeconds: this.registration.config.idle_grace_seconds * this.deps.timeScale,
+        landingSlot: this.landingSlot,
+        oneLandingPerTick: this.registration.config.gate.ci === "required",
         review: this.registration.config.review.command !== null ? { maxRounds: this.registration.config.review.max_rounds } : null,
       });
+      this.landingSlot = decision.landingSlot;
       report.births_held = decision.birthsHeld ?? (paused ? paused.reason : null);
       const issues = new Map(snapshot.issues.map((i) => [i.number, i]));
       this.lastSet = { set, at: now };
@@ -398,12 +402,15 @@ export class RepoFleet implements FleetRuntime {
     const ended = new Set([...report.merged, ...report.escalated, ...report.closed, ...report.released]);
     for (const claim of set.mine) {
       if (!claim.issueOpen || ended.has(claim.issue)) continue;
-      const phase: BoardPhase =
-        claim.status === "awaiting_merge" ? "awaiting_merge" : claim.status === "awaiting_review" ? "awaiting_review" : claim.status === "awaiting_ci" ? "pr_open" : claim.status === "failure" ? "ci_failed" : this.memory.hasRun(claim.issue) ? "coding" : "claimed";
+      const phase = boardPhase(claim, this.memory.hasRun(claim.issue));
       await this.board
         .show(claim.issue, phase, claim.attempt, this.registration.config.retry + 1, claim.pr, this.registration.instance, this.deps.conn.hostName)
         .catch((error: unknown) => this.log("warn", "board_failed", `#${claim.issue}: board not updated: ${(error as Error).message}`, claim.issue));
     }
+  }
+
+  apply(tick: TickScope, action: Action): Promise<void> {
+    return applyAction(this, tick, action);
   }
 
   private actionFailed(action: Action, error: unknown): void {

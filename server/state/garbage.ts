@@ -3,7 +3,7 @@
 // replaced), and a namespace probe older than an hour (a host killed mid-probe). Any host may
 // delete them; the delete is a compare-and-swap from the sha seen, so a ref that moved since
 // (an instance that came back) is left alone. Pure: entries and now in, refs to delete out.
-import type { RefEntry } from "../gh/refstore.js";
+import type { RefEntry } from "./ports.js";
 import { parseNamespace } from "./claims.js";
 
 export const PROBE_MAX_AGE_SECONDS = 3_600;
