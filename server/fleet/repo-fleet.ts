@@ -4,6 +4,7 @@
 // (server/fleet/effects), landings strictly serialized. Everything durable is written to
 // GitHub as it happens, so a crash loses nothing.
 import type { FleetConfig } from "../../schemas/config.js";
+import { OverlapFacts } from "./overlap-facts.js";
 import { gatherSnapshot } from "../gh/gather.js";
 import { FencedError } from "../state/claims.js";
 import { decide, type Action } from "../state/decide.js";
@@ -38,6 +39,8 @@ export class RepoFleet implements FleetRuntime {
   readonly landing: Landing;
   readonly log: SupervisorLog;
   landingSlot: number | null = null;
+  readonly earlyConflicts = new Map<number, string[]>();
+  private overlapFacts: OverlapFacts | null = null;
   private readonly guard: BirthGuard;
   private stopping = false;
   /** Claims released since the stop began, by whichever tick released them: the stop reports them all. */
@@ -260,6 +263,11 @@ export class RepoFleet implements FleetRuntime {
       await this.dropOrphans(set);
       const local = await localFacts({ registration: this.registration, deps: this.deps, memory: this.memory, postVerdict: (n, a, v) => this.postVerdict(n, a, v), adopt: (n) => this.adoptOrphan(n) }, set, snapshot, now);
       const paused = this.guard.paused(this.stopping);
+      const issues = new Map(snapshot.issues.map((i) => [i.number, i]));
+      this.overlapFacts ??= new OverlapFacts(this.deps.workRepo.repoDir, this.registration.base);
+      const overlap = await this.overlapFacts.read(set, issues).catch(() => null);
+      const conflicts = new Map(this.earlyConflicts);
+      this.earlyConflicts.clear();
       const decision = decide({
         set,
         local,
@@ -270,9 +278,14 @@ export class RepoFleet implements FleetRuntime {
         stopping: this.stopping,
         idleGraceSeconds: this.registration.config.idle_grace_seconds * this.deps.timeScale,
         review: this.registration.config.review.command !== null ? { maxRounds: this.registration.config.review.max_rounds } : null,
+        conflicts,
+        overlap,
       });
+      report.overlap_held = decision.overlapHolds.map((h) => ({ issue: h.issue, paths: h.paths, instead: h.instead }));
+      for (const h of decision.overlapHolds) {
+        this.log("info", "overlap_held", `#${h.issue}: started #${h.instead} first: in-flight PRs change ${h.paths.join(", ")}, which #${h.issue} names`, h.issue, { ...h });
+      }
       report.births_held = decision.birthsHeld ?? (paused ? paused.reason : null);
-      const issues = new Map(snapshot.issues.map((i) => [i.number, i]));
       this.lastSet = { set, at: now };
       const events: TickEvents = { pushed: [], blocked: [], settled: [] };
       for (const action of decision.actions) {
