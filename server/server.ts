@@ -11,6 +11,8 @@ import { projectStopTool } from "./tools/project-stop.js";
 import { projectResetTool } from "./tools/project-reset.js";
 import { logsTool } from "./tools/logs.js";
 import { version } from "./version.js";
+import { registerResources } from "./resources.js";
+import { registerPrompts } from "./prompts.js";
 
 export const TOOLS: readonly Tool[] = [
   projectStartTool,
@@ -31,14 +33,19 @@ export function createServer(host: Host, options: ServerOptions = {}): McpServer
   const server = new McpServer(
     { name: "afk-mcp", version },
     {
+      // Logging is declared here: the SDK answers logging/setLevel only for a server built with it.
+      capabilities: { logging: {} },
       instructions:
         "afk-mcp runs an unattended fleet of coding agents over a GitHub repository's issue backlog. " +
-        "Call status {repo} first: it shows the dry-run plan and any failed precondition with its fix.",
+        "Call status {repo} first: it shows the dry-run plan and any failed precondition with its fix. " +
+        "A running fleet's board is the resource afk://{owner}/{name}/board (subscribe for updates); supervisor warnings arrive as log messages.",
     },
   );
   for (const tool of TOOLS) {
     if (options.readOnly && !isReadOnly(tool)) continue;
     tool.register(server, host);
   }
+  registerResources(server, host);
+  registerPrompts(server, host);
   return server;
 }

@@ -10,6 +10,7 @@ import type {
   EventSource,
   Host,
   HostEvent,
+  RepoListing,
   LogsInput,
   LogsResult,
   ProjectResetInput,
@@ -329,6 +330,15 @@ export class DaemonClient implements Host, EventSource {
 
   async takeover(input: TakeoverInput): Promise<TakeoverResult> {
     return this.call<TakeoverResult>("takeover", input, true);
+  }
+
+  /** The fleets the daemon runs (none without a daemon), and this session's working directory's origin. */
+  async repos(): Promise<RepoListing> {
+    const origin = await originSlug(this.options.cwd ?? process.cwd()).catch(() => null);
+    const conn = await this.connection(false).catch(() => null);
+    if (!conn) return { running: [], origin };
+    const remote = (await conn.request("repos", {})) as RepoListing;
+    return { running: remote.running, origin };
   }
 
   subscribe(listener: (event: HostEvent) => void): () => void {

@@ -36,6 +36,7 @@ export const HOST_METHODS = {
   stop: method(projectStopInput, (h, a) => h.stop(a)),
   reset: method(projectResetInput, (h, a) => h.reset(a)),
   logs: method(logsInput, (h, a) => h.logs(a)),
+  repos: method({}, (h) => h.repos()),
 } as const;
 
 export type HostMethod = keyof typeof HOST_METHODS;

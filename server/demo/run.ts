@@ -46,6 +46,8 @@ export interface DemoReport {
   closedDone: number;
   seconds: number;
   requests: { total: number; counted: number; notModified: number };
+  /** The fleet's own requests that counted against its rate limit (the CI runner and the demo's watcher have their own user). */
+  fleetCounted: number | null;
   ci: { runs: number; passed: number; failed: number };
   forge: { apiUrl: string; gitUrl: string; token: string; dir: string } | null;
 }
@@ -65,8 +67,11 @@ export async function runDemo(options: DemoOptions): Promise<DemoReport> {
   await mkdir(dir, { recursive: true });
   const seedPath = join(dir, "seed.json");
   await writeFile(seedPath, JSON.stringify(buildSeed()));
-  const forge = await startForge({ dir: join(dir, "forge"), repo: REPO, seed: seedPath });
-  const api = client(forge);
+  // The CI runner and the demo's own watching use a user of their own, so the fleet's rate
+  // limit counts the fleet alone.
+  const forge = await startForge({ dir: join(dir, "forge"), repo: REPO, seed: seedPath, users: ["ci"] });
+  const api = client(forge, forge.token);
+  const watcher = client(forge, forge.users.ci ?? forge.token);
   // Required checks make the gate real: a PR lands only once CI passed on its head.
   await api("PUT", `/repos/${REPO}/branches/main/protection`, {
     required_status_checks: { strict: true, contexts: ["test"] },
@@ -74,9 +79,10 @@ export async function runDemo(options: DemoOptions): Promise<DemoReport> {
     required_pull_request_reviews: null,
     restrictions: null,
   });
+  const setupUsed = await rateLimitUsed(api);
   const ci: CiRunner = startCiRunner({
     apiUrl: forge.apiUrl,
-    token: forge.token,
+    token: forge.users.ci ?? forge.token,
     repo: REPO,
     gitUrl: forge.gitUrl,
     workDir: join(dir, "ci"),
@@ -103,7 +109,6 @@ export async function runDemo(options: DemoOptions): Promise<DemoReport> {
       auto_merge: true,
       config: {
         retry,
-        pacing: { busy_seconds: 5, idle_seconds: 5, long_idle_seconds: 5 },
       },
     });
     options.write(options.tty ? start.message : JSON.stringify({ started: start.registration }));
@@ -111,7 +116,7 @@ export async function runDemo(options: DemoOptions): Promise<DemoReport> {
     let last = "";
     for (;;) {
       await new Promise((resolve) => setTimeout(resolve, 1000));
-      const issues = await listIssues(api);
+      const issues = await listIssues(watcher);
       const status = await host.status({ repo: REPO, scope: "worker" });
       const now = Date.now();
       for (const e of expectations) {
@@ -133,7 +138,7 @@ export async function runDemo(options: DemoOptions): Promise<DemoReport> {
       });
       const settled = done && status.workers.every((w) => w.state !== "running");
       if (settled || now > deadline) {
-        report = await finalReport(expectations, issues, maxAttempt, firstSeen, endedAt, started, forge, api, ci, options.keep !== undefined);
+        report = await finalReport(expectations, issues, maxAttempt, firstSeen, endedAt, started, forge, api, ci, options.keep !== undefined, setupUsed);
         break;
       }
     }
@@ -160,11 +165,17 @@ export async function holdForge(write: (line: string) => void): Promise<void> {
 
 type Api = (method: string, path: string, body?: unknown) => Promise<unknown>;
 
-function client(forge: RunningForge): Api {
+/** What the token's rate limit has counted (GET /rate_limit itself costs nothing; its window is an hour, far longer than the demo). */
+async function rateLimitUsed(api: Api): Promise<number | null> {
+  const limit = (await api("GET", "/rate_limit").catch(() => null)) as { rate?: { used?: number } } | null;
+  return limit?.rate?.used ?? null;
+}
+
+function client(forge: RunningForge, token: string): Api {
   return async (method, path, body) => {
     const response = await fetch(`${forge.apiUrl}${path}`, {
       method,
-      headers: { authorization: `token ${forge.token}`, accept: "application/vnd.github+json", "content-type": "application/json" },
+      headers: { authorization: `token ${token}`, accept: "application/vnd.github+json", "content-type": "application/json" },
       ...(body === undefined ? {} : { body: JSON.stringify(body) }),
     });
     if (!response.ok) throw new Error(`demo: ${method} ${path} answered ${response.status}`);
@@ -245,6 +256,7 @@ async function finalReport(
   api: Api,
   ci: CiRunner,
   keep: boolean,
+  setupUsed: number | null,
 ): Promise<DemoReport> {
   const ends: IssueEnd[] = expectations.map((e) => {
     const issue = issues.get(e.number);
@@ -262,6 +274,7 @@ async function finalReport(
     };
   });
   const accounting = (await api("GET", "/_forge/accounting")) as { total: number; counted: number; not_modified: number };
+  const fleetUsed = await rateLimitUsed(api);
   const stats = ci.stats();
   return {
     ok: ends.every((e) => e.ok),
@@ -271,6 +284,7 @@ async function finalReport(
     closedDone: ends.filter((e) => e.actual === "closed_done").length,
     seconds: Math.round((Date.now() - started) / 1000),
     requests: { total: accounting.total, counted: accounting.counted, notModified: accounting.not_modified },
+    fleetCounted: fleetUsed === null || setupUsed === null ? null : fleetUsed - setupUsed,
     ci: { runs: stats.runs, passed: stats.passed, failed: stats.failed },
     forge: keep ? { apiUrl: forge.apiUrl, gitUrl: forge.gitUrl, token: forge.token, dir: forge.dir } : null,
   };
@@ -290,6 +304,10 @@ export function renderReport(report: DemoReport): string[] {
     `CI: ${report.ci.runs} runs (${report.ci.passed} passed, ${report.ci.failed} failed)`,
     `GitHub API requests: ${report.requests.total} (${report.requests.counted} counted against the rate limit, ${report.requests.notModified} answered 304)`,
   );
+  if (report.fleetCounted !== null) {
+    const landed = report.merged > 0 ? ` (${Math.round((report.fleetCounted / report.merged) * 10) / 10} per landed issue)` : "";
+    lines.push(`  of which the fleet's own, counted: ${report.fleetCounted}${landed}; the rest are the CI runner's and the demo's watching`);
+  }
   if (report.forge) lines.push(`forge: GITHUB_API_URL=${report.forge.apiUrl} GITHUB_TOKEN=${report.forge.token} (git ${report.forge.gitUrl}, dir ${report.forge.dir})`);
   return lines;
 }

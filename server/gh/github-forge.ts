@@ -152,6 +152,8 @@ type Params = Record<string, unknown>;
 
 export class GitHubForge implements Forge {
   private login: Promise<string> | null = null;
+  /** Labels this client made or found present, lower-cased. */
+  private readonly ensuredLabels = new Set<string>();
 
   constructor(
     readonly repo: RepoSlug,
@@ -236,15 +238,20 @@ export class GitHubForge implements Forge {
   }
 
   async ensureLabel(label: Label): Promise<void> {
+    // Once made (or found) by this client, a label is not made again: each attempt of each
+    // issue would otherwise pay a request for it. Should someone delete it meanwhile, adding
+    // it to an issue creates it again (GitHub does so for unknown label names).
+    const key = label.name.toLowerCase();
+    if (this.ensuredLabels.has(key)) return;
     const body: Params = { name: label.name, color: label.color.replace(/^#/, "") };
     if (label.description !== null) body.description = label.description;
     try {
       await this.call("POST /repos/{owner}/{repo}/labels", body, `create label ${JSON.stringify(label.name)}`);
     } catch (error) {
       // 422 already_exists: somebody (maybe us, a moment ago) made it. That is the goal.
-      if (error instanceof ForgeError && error.kind === "validation" && /already[ _]exists/i.test(error.message)) return;
-      throw error;
+      if (!(error instanceof ForgeError && error.kind === "validation" && /already[ _]exists/i.test(error.message))) throw error;
     }
+    this.ensuredLabels.add(key);
   }
 
   async addLabels(number: number, labels: string[]): Promise<void> {

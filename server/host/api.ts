@@ -30,7 +30,13 @@ export type ProjectResult = Out<typeof projectOutput>;
 export type LogsInput = In<typeof logsInput>;
 export type LogsResult = Out<typeof logsOutput>;
 
-export interface Host {
+/** The repositories a session can name: those this host runs fleets for, and the working directory's origin. */
+export interface RepoListing {
+  running: string[];
+  origin: string | null;
+}
+
+export interface Host extends EventSource {
   status(input: StatusInput): Promise<StatusResult>;
   takeover(input: TakeoverInput): Promise<TakeoverResult>;
   start(input: ProjectStartInput): Promise<ProjectResult>;
@@ -38,6 +44,7 @@ export interface Host {
   stop(input: ProjectStopInput): Promise<ProjectResult>;
   reset(input: ProjectResetInput): Promise<ProjectResult>;
   logs(input: LogsInput): Promise<LogsResult>;
+  repos(): Promise<RepoListing>;
 }
 
 /**

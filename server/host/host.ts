@@ -6,6 +6,7 @@ import { hostname } from "node:os";
 import { join } from "node:path";
 import type {
   Host,
+  HostEvent,
   LogsInput,
   LogsResult,
   ProjectResetInput,
@@ -13,13 +14,14 @@ import type {
   ProjectResult,
   ProjectStartInput,
   ProjectStopInput,
+  RepoListing,
   StatusInput,
   StatusResult,
   TakeoverInput,
   TakeoverResult,
 } from "./api.js";
 import type { PlanOutput } from "../../schemas/tools.js";
-import { connect, newInstanceId, type Connection, type ConnectOptions } from "./connection.js";
+import { connect, newInstanceId, originSlug, type Connection, type ConnectOptions } from "./connection.js";
 import { gatherSnapshot } from "../gh/gather.js";
 import type { Logger } from "../gh/octokit.js";
 import { UsageError } from "../gh/errors.js";
@@ -33,6 +35,8 @@ import { RepoFleet, summaryLine, type Registration } from "../fleet/repo-fleet.j
 import { stateDir } from "../paths.js";
 import { laneDir, openLanes, type LaneWriter } from "../lanes/index.js";
 import { readLogs } from "./logs.js";
+import { HostEvents } from "./events.js";
+import { locateIssue, registrationView } from "./views.js";
 import { workRepoFor } from "../workers/worktrees.js";
 import { parseSlug, formatSlug } from "../gh/slug.js";
 import { preconditionsPass } from "./preconditions.js";
@@ -66,6 +70,7 @@ interface RepoAccess {
 }
 
 export class FleetHost implements Host {
+  private readonly events = new HostEvents((repo) => this.boardKey(repo));
   readonly instance: string;
   readonly hostName: string;
   private readonly clock: () => Date;
@@ -81,6 +86,28 @@ export class FleetHost implements Host {
     assertInstanceId(this.instance);
     this.hostName = options.hostName ?? hostname();
     this.clock = options.clock ?? (() => new Date());
+  }
+
+  subscribe(listener: (event: HostEvent) => void): () => void {
+    return this.events.subscribe(listener);
+  }
+
+  /** The board as a change detector sees it: what a subscriber would see change, or null when not running. */
+  private boardKey(repo: string): string | null {
+    const running = this.runningFor(repo);
+    if (!running) return null;
+    return JSON.stringify([
+      registrationView(running.project),
+      running.project.births(),
+      running.project.workerRows().map((w) => [w.issue, w.state]),
+      running.project.view()?.set.mine.map((m) => [m.issue, m.status, m.pr]) ?? [],
+    ]);
+  }
+
+  async repos(): Promise<RepoListing> {
+    const running = [...this.running.values()].filter((p) => !p.isStopped()).map((p) => p.registration.repo);
+    const origin = await originSlug(this.options.cwd ?? process.cwd()).catch(() => null);
+    return { running, origin };
   }
 
   /** Connects once per repository; a failed connection is not cached (fix and retry). */
@@ -301,6 +328,7 @@ export class FleetHost implements Host {
       data: { target: registration.target, base: registration.base, auto_merge: registration.autoMerge },
     });
     project.start();
+    this.events.emit({ kind: "repos" });
     return {
       registration: registrationView(project),
       plan: pagePlan(plan, false),
@@ -331,6 +359,7 @@ export class FleetHost implements Host {
     // A draining project stays registered (status shows it, a new start is refused) until its
     // last worker has exited.
     if (running.project.isStopped()) this.running.delete(projectKey(running.project.registration.repo));
+    this.events.emit({ kind: "repos" });
     const settled = `released ${report.released.length} claim(s) without a PR; ${Math.max(0, report.in_flight - draining)} claim(s) with a PR kept`;
     return {
       registration: view,
@@ -431,7 +460,11 @@ export class FleetHost implements Host {
     let lanes = this.lanes.get(key);
     if (!lanes) {
       const slug = parseSlug(repo);
-      lanes = openLanes({ dir: laneDir(stateDir(this.options.env ?? process.env), slug.owner, slug.name), secrets: () => secrets });
+      lanes = openLanes({
+        dir: laneDir(stateDir(this.options.env ?? process.env), slug.owner, slug.name),
+        secrets: () => secrets,
+        onRecord: (lane, line) => this.events.observe(repo, lane, line),
+      });
       this.lanes.set(key, lanes);
     }
     return lanes;
@@ -497,35 +530,6 @@ export type RegistrationRow = StatusResult["registrations"][number] & {
 
 function projectKey(repo: string): string {
   return formatSlug(parseSlug(repo)).toLowerCase();
-}
-
-function registrationView(project: RepoFleet): NonNullable<StatusResult["registration"]> {
-  const r = project.registration;
-  return {
-    repo: r.repo,
-    instance: r.instance,
-    target: r.target,
-    worker_command: r.workerCommand,
-    base: r.base,
-    auto_merge: r.autoMerge,
-    merges: r.autoMerge ? "authorized" : "held",
-    started_at: r.startedAt,
-  };
-}
-
-function locateIssue(plan: PlanOutput, number: number): NonNullable<StatusResult["issue"]> {
-  // A claim says more than the exclusion it causes, so claims are looked up first.
-  const mine = plan.mine.find((m) => m.issue === number);
-  if (mine) return { number, where: "mine", detail: `claimed by this instance: ${mine.status}${mine.pr ? ` (PR #${mine.pr})` : ""}${mine.review ? `: ${mine.review}` : ""}` };
-  const live = plan.peers_live.find((p) => p.issue === number);
-  if (live) return { number, where: "peer_live", detail: `claimed by live instance ${live.instance ?? "?"} on ${live.host ?? "?"}` };
-  const stale = plan.peers_stale.find((p) => p.issue === number);
-  if (stale) return { number, where: "stale", detail: `claimed by ${stale.instance ?? "an unknown instance"}, whose lease lapsed (${stale.stale_reason})` };
-  const dispatchAt = plan.dispatch.findIndex((d) => d.number === number);
-  if (dispatchAt >= 0) return { number, where: "dispatch", detail: `next to dispatch at position ${dispatchAt + 1} of ${plan.dispatch.length}` };
-  const excluded = plan.excluded.find((e) => e.number === number);
-  if (excluded) return { number, where: "excluded", detail: excluded.text };
-  return { number, where: "not_open", detail: `#${number} is not an open issue of ${plan.repo}` };
 }
 
 /**

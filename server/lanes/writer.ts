@@ -34,6 +34,8 @@ export interface LaneWriterOptions {
   clock?: () => Date;
   /** Bound on one line in bytes (msg and data are cut to fit, with a marker). Default 8 KiB. */
   maxLineBytes?: number;
+  /** Sees each record as written (redacted, stamped): how the host pushes warnings and ticks to sessions. */
+  onRecord?: (lane: LaneName, line: string) => void;
   /** Told about a write that failed (disk full, directory removed). Default: ignore. */
   onError?: (error: Error, lane: LaneName) => void;
 }
@@ -60,6 +62,7 @@ export class LaneWriter {
   private readonly redactor: Redactor;
   private readonly clock: () => Date;
   private readonly onError: (error: Error, lane: LaneName) => void;
+  private readonly onRecord: ((lane: LaneName, line: string) => void) | undefined;
   private readonly open = new Map<LaneName, OpenLane>();
   private readonly pruned = new Set<LaneName>();
   private dirReady = false;
@@ -86,6 +89,7 @@ export class LaneWriter {
     this.redactor = createRedactor(options.secrets);
     this.clock = options.clock ?? (() => new Date());
     this.onError = options.onError ?? (() => {});
+    this.onRecord = options.onRecord;
   }
 
   /**
@@ -112,6 +116,7 @@ export class LaneWriter {
       while (offset < bytes.length) offset += writeSync(file.fd, bytes, offset, bytes.length - offset);
       file.size += bytes.length;
       this.counters.written += 1;
+      this.onRecord?.(lane, line);
     } catch (error) {
       this.counters.failed += 1;
       this.release(lane);

@@ -14,6 +14,8 @@ export class Accounting {
   private notModified = 0;
   private byRoute = new Map<string, Tally>();
   private byStatus = new Map<string, number>();
+  /** Per login, then per route: whose requests cost what (a fleet and its CI share a forge). */
+  private byUser = new Map<string, Map<string, Tally>>();
   private writes = 0;
   private gitFetches = 0;
   private gitPushes = 0;
@@ -28,8 +30,15 @@ export class Accounting {
     }
   }
 
-  record(routeKey: string, status: number, counted: boolean, write = false): void {
+  record(routeKey: string, status: number, counted: boolean, write = false, login = ""): void {
     if (write) this.writes++;
+    const mine = this.byUser.get(login) ?? new Map<string, Tally>();
+    this.byUser.set(login, mine);
+    const u = mine.get(routeKey) ?? { total: 0, counted: 0, not_modified: 0 };
+    mine.set(routeKey, u);
+    u.total++;
+    if (counted) u.counted++;
+    if (status === 304) u.not_modified++;
     const t = this.byRoute.get(routeKey) ?? { total: 0, counted: 0, not_modified: 0 };
     this.byRoute.set(routeKey, t);
     this.total++;
@@ -51,6 +60,7 @@ export class Accounting {
     this.notModified = 0;
     this.byRoute = new Map();
     this.byStatus = new Map();
+    this.byUser = new Map();
     this.writes = 0;
     this.gitFetches = 0;
     this.gitPushes = 0;
@@ -62,6 +72,7 @@ export class Accounting {
     not_modified: number;
     by_route: Record<string, Tally>;
     by_status: Record<string, number>;
+    by_user: Record<string, Record<string, Tally>>;
     writes: number;
     git: { fetches: number; pushes: number };
   } {
@@ -73,6 +84,7 @@ export class Accounting {
       not_modified: this.notModified,
       by_route: Object.fromEntries([...this.byRoute].map(([k, v]) => [k, { ...v }])),
       by_status: Object.fromEntries(this.byStatus),
+      by_user: Object.fromEntries([...this.byUser].map(([login, routes]) => [login, Object.fromEntries([...routes].map(([k, v]) => [k, { ...v }]))])),
     };
   }
 }

@@ -229,7 +229,7 @@ async function handle(forge: LocalForge, router: Router, req: IncomingMessage, r
   }
   const budget = spend ? forge.rateLimits.spend(budgetKey) : forge.rateLimits.peek(budgetKey);
   Object.assign(headers, rateLimitHeaders(budget));
-  forge.accounting.record(routeKey, status, spend, method !== "GET" && method !== "HEAD");
+  forge.accounting.record(routeKey, status, spend, method !== "GET" && method !== "HEAD", user?.login ?? "");
   send(res, status, headers, body === undefined ? undefined : text, method === "HEAD");
   onResponse?.({ method, path: safeDecodePath(rawPath), rawPath, status, body: body === undefined ? null : body });
 }

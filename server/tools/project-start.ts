@@ -17,6 +17,11 @@ export const projectStartTool = defineTool({
   kind: "destructive",
   input: projectStartInput,
   output: projectOutput,
-  handler: (host, args) => host.start(args),
+  async handler(host, args, context) {
+    await context.progress("preflight: checking the config, credentials and preconditions, then reading the backlog", 0, 1);
+    const result = await host.start(args);
+    await context.progress("done", 1, 1);
+    return result;
+  },
   render: renderProject,
 });

@@ -13,6 +13,11 @@ export const projectStopTool = defineTool({
   kind: "destructive",
   input: projectStopInput,
   output: projectOutput,
-  handler: (host, args) => host.stop(args),
+  async handler(host, args, context) {
+    await context.progress("draining: no new workers; releasing claims without a PR", 0, 1);
+    const result = await host.stop(args);
+    await context.progress("drained", 1, 1);
+    return result;
+  },
   render: renderProject,
 });

@@ -1,0 +1,124 @@
+// What the MCP server pushes and serves besides tools: the board, one issue's story and the
+// lanes as resources (with subscriptions: a board update at most once per tick, a list change
+// when a repository starts or stops), and the supervisor's warnings and errors as logging
+// notifications. Everything comes from the Host interface and its events, so the same code
+// serves an in-process host and a daemon client.
+import { McpServer, ResourceTemplate } from "@modelcontextprotocol/sdk/server/mcp.js";
+import { SubscribeRequestSchema, UnsubscribeRequestSchema, type ReadResourceResult } from "@modelcontextprotocol/sdk/types.js";
+import { LANE_NAMES } from "../schemas/lanes.js";
+import type { Host, HostEvent, StatusResult } from "./host/api.js";
+import { renderPlan } from "./host/plan.js";
+import { renderStatusHead } from "./tools/render.js";
+import { cutText, DEFAULT_BUDGET } from "./tools/budget.js";
+import { describeFailure } from "./tools/failure.js";
+import { UsageError } from "./gh/errors.js";
+
+export const boardUri = (repo: string): string => `afk://${repo}/board`;
+
+/** Registers the resources and wires the host's events to this server's session. */
+export function registerResources(server: McpServer, host: Host): void {
+  const slugOf = (vars: Record<string, string | string[]>) => `${String(vars.owner)}/${String(vars.repo)}`;
+  const repoCompletions = async (value: string) => {
+    const { running, origin } = await host.repos();
+    return [...new Set([...running, ...(origin ? [origin] : [])])].filter((r) => r.toLowerCase().startsWith(value.toLowerCase()));
+  };
+  const ownerComplete = async (value: string) => [...new Set((await repoCompletions("")).map((r) => r.split("/")[0]!))].filter((o) => o.startsWith(value));
+  const nameComplete = async (value: string) => (await repoCompletions("")).map((r) => r.split("/")[1]!).filter((n) => n.startsWith(value));
+
+  server.registerResource(
+    "board",
+    new ResourceTemplate("afk://{owner}/{repo}/board", {
+      list: async () => ({
+        resources: (await host.repos()).running.map((repo) => ({ uri: boardUri(repo), name: `${repo} board`, mimeType: "text/plain" })),
+      }),
+      complete: { owner: ownerComplete, repo: nameComplete },
+    }),
+    {
+      title: "Fleet board",
+      description: "The fleet at a glance: registration, births paused or not, merges held or authorized, last and next tick, workers, in-flight PRs, issues needing a human. Subscribe for an update at most once per tick.",
+      mimeType: "text/plain",
+    },
+    async (uri, vars) => guarded(uri.href, async () => renderBoard(await host.status({ repo: slugOf(vars), scope: "project" }), await host.status({ repo: slugOf(vars), scope: "worker" }))),
+  );
+
+  server.registerResource(
+    "issue",
+    new ResourceTemplate("afk://{owner}/{repo}/issue/{number}", { list: undefined, complete: { owner: ownerComplete, repo: nameComplete } }),
+    { title: "One issue's story", description: "Where one issue stands in the plan, and the supervisor's records about it (newest last).", mimeType: "text/plain" },
+    async (uri, vars) =>
+      guarded(uri.href, async () => {
+        const repo = slugOf(vars);
+        const issue = Number(vars.number);
+        const status = await host.status({ repo, scope: "issue", issue });
+        const logs = await host.logs({ repo, lane: "supervisor", issue, tail_lines: 100 });
+        const story = logs.records.map((r) => `${String(r.ts)} ${String(r.level)} ${String(r.msg)}`);
+        return [`#${issue}: ${status.issue?.where ?? "?"} — ${status.issue?.detail ?? ""}`, "", story.length ? "story:" : "no supervisor records about it yet", ...story].join("\n");
+      }),
+  );
+
+  server.registerResource(
+    "lane",
+    new ResourceTemplate("afk://{owner}/{repo}/lanes/{lane}", {
+      list: undefined,
+      complete: { owner: ownerComplete, repo: nameComplete, lane: (value) => LANE_NAMES.filter((l) => l.startsWith(value)) },
+    }),
+    { title: "A log lane", description: "The newest records of one lane (supervisor, worker, monitor, liveness); the logs tool pages further back.", mimeType: "text/plain" },
+    async (uri, vars) =>
+      guarded(uri.href, async () => {
+        const lane = String(vars.lane);
+        if (!(LANE_NAMES as readonly string[]).includes(lane)) throw new UsageError(`no lane "${lane}": use one of ${LANE_NAMES.join(", ")}`);
+        const out = await host.logs({ repo: slugOf(vars), lane: lane as (typeof LANE_NAMES)[number], tail_lines: 200 });
+        return out.records.map((r) => `${String(r.ts)} ${String(r.level)} ${r.issue !== undefined ? `#${String(r.issue)} ` : ""}${String(r.msg)}`).join("\n") || `no ${lane} records`;
+      }),
+  );
+
+  const subscribed = new Set<string>();
+  server.server.registerCapabilities({ resources: { subscribe: true, listChanged: true } });
+  server.server.setRequestHandler(SubscribeRequestSchema, async (request) => {
+    subscribed.add(request.params.uri);
+    return {};
+  });
+  server.server.setRequestHandler(UnsubscribeRequestSchema, async (request) => {
+    subscribed.delete(request.params.uri);
+    return {};
+  });
+
+  const onEvent = (event: HostEvent): void => {
+    if (!server.isConnected()) return;
+    if (event.kind === "board") {
+      const uri = boardUri(event.repo);
+      for (const s of subscribed) if (s.toLowerCase() === uri.toLowerCase()) void server.server.sendResourceUpdated({ uri: s }).catch(() => undefined);
+    } else if (event.kind === "repos") {
+      server.sendResourceListChanged();
+    } else {
+      void server.sendLoggingMessage({ level: event.level, logger: `afk/${event.repo}/${event.lane}`, data: `${event.at} ${event.message}` }).catch(() => undefined);
+    }
+  };
+  const unsubscribe = host.subscribe(onEvent);
+  const previous = server.server.onclose;
+  server.server.onclose = () => {
+    unsubscribe();
+    previous?.();
+  };
+}
+
+/** The board: status's head, the workers, and the plan's summary. */
+export function renderBoard(project: StatusResult, workers: StatusResult): string {
+  const lines = renderStatusHead(project);
+  lines.push("", `workers (${workers.workers.length}):`);
+  for (const w of workers.workers) lines.push(`  #${w.issue}  ${w.state}${w.pid ? `  pid ${w.pid}` : ""}  attempt ${w.attempt}`);
+  if (project.plan) lines.push("", renderPlan(project.plan));
+  return lines.join("\n");
+}
+
+async function guarded(uri: string, read: () => Promise<string>): Promise<ReadResourceResult> {
+  let text: string;
+  try {
+    text = await read();
+  } catch (error) {
+    const failure = describeFailure(error);
+    if (!failure) throw error;
+    text = `cannot read ${uri}: ${failure}`;
+  }
+  return { contents: [{ uri, mimeType: "text/plain", text: cutText(text, DEFAULT_BUDGET.textBytes) }] };
+}
