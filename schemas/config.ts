@@ -9,7 +9,7 @@
 import { z } from "zod";
 import { unknownKeyError } from "./nearest.js";
 
-/** Usage-limit messages of the agent CLIs we know (see RUNTIMES.md). Matched case-insensitively. */
+/** Usage-limit messages of the agent CLIs we know (docs/architecture.md, runtime lesson 7). Matched case-insensitively. */
 export const DEFAULT_QUOTA_PATTERNS: readonly string[] = [
   // Claude Code
   "Claude (?:AI )?usage limit reached",

@@ -275,7 +275,14 @@ describe("afk-mcp daemon", () => {
     assert.deepEqual(project.registrations[0]?.sessions.sort(), [a.session, b.session].sort());
     assert.match(project.daemon?.skew ?? "", /afk-mcp daemon restart/);
     assert.equal((await a.status({ repo: REPO })).daemon?.skew, null);
+    // Events reach every session: b hears a's stop as a change of repositories.
+    const heard: string[] = [];
+    b.subscribe((event) => heard.push(event.kind));
+    // The subscribe request goes out before this call on the same connection: live once it answers.
+    await b.status({ repo: REPO, scope: "worker" });
     const list = await a.takeover({ repo: REPO, list: true });
     assert.ok(list.instances.some((r) => r.this_daemon && r.is_me));
+    await a.stop({ repo: REPO, stop_workers: true });
+    await until("the repos event at b", async () => heard.includes("repos"));
   });
 });

@@ -14,7 +14,7 @@ import type { Forge, PullDetail } from "../server/gh/forge.js";
 import { createGitHubForge, type GitHubForge } from "../server/gh/github-forge.js";
 import { GitRefStore } from "../server/gh/gitrefs.js";
 import { formatLandingLock, landPull, landingLockRef, readCheckEvidence, type LandResult, type LandingContext } from "../server/landing/land.js";
-import { Lease } from "../server/state/claims.js";
+import { Lease } from "../server/gh/lease.js";
 import { GateCache, gateEnv, runGate } from "../server/workers/gate.js";
 import { WorkRepo } from "../server/workers/worktrees.js";
 import { api, cloneRepo, commitFile, git, repoPath, startTestForge, tempDir, type TestForge } from "./support/forge-fixtures.js";

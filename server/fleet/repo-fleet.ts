@@ -12,10 +12,11 @@ import { formatVerdict, type Verdict } from "../state/markers.js";
 import { pace } from "../state/pace.js";
 import { rebuild, type WorkingSet } from "../state/rebuild.js";
 import type { Snapshot, SnapshotIssue } from "../state/snapshot.js";
-import { Board, type BoardPhase } from "../board/fleet-board.js";
+import { Board } from "../board/fleet-board.js";
+import { boardPhase } from "../state/board-phase.js";
 import { Landing } from "../landing/fleet-landing.js";
 import { BirthGuard } from "./birth-guard.js";
-import { applyAction, type FleetRuntime } from "./effects/index.js";
+import { applyAction, type FleetRuntime, type TickScope } from "./effects/index.js";
 import type { TickEvents } from "./effects/effect.js";
 import { Waiter } from "./waiter.js";
 import { planWake, type WakePlan } from "../state/wake.js";
@@ -277,6 +278,8 @@ export class RepoFleet implements FleetRuntime {
         birthsPaused: paused !== null,
         stopping: this.stopping,
         idleGraceSeconds: this.registration.config.idle_grace_seconds * this.deps.timeScale,
+        landingSlot: this.landingSlot,
+        oneLandingPerTick: this.registration.config.gate.ci === "required",
         review: this.registration.config.review.command !== null ? { maxRounds: this.registration.config.review.max_rounds } : null,
         conflicts,
         overlap,
@@ -285,6 +288,7 @@ export class RepoFleet implements FleetRuntime {
       for (const h of decision.overlapHolds) {
         this.log("info", "overlap_held", `#${h.issue}: started #${h.instead} first: in-flight PRs change ${h.paths.join(", ")}, which #${h.issue} names`, h.issue, { ...h });
       }
+      this.landingSlot = decision.landingSlot;
       report.births_held = decision.birthsHeld ?? (paused ? paused.reason : null);
       this.lastSet = { set, at: now };
       const events: TickEvents = { pushed: [], blocked: [], settled: [] };
@@ -373,12 +377,15 @@ export class RepoFleet implements FleetRuntime {
     const ended = new Set([...report.merged, ...report.escalated, ...report.closed, ...report.released]);
     for (const claim of set.mine) {
       if (!claim.issueOpen || ended.has(claim.issue)) continue;
-      const phase: BoardPhase =
-        claim.status === "awaiting_merge" ? "awaiting_merge" : claim.status === "awaiting_review" ? "awaiting_review" : claim.status === "awaiting_ci" ? "pr_open" : claim.status === "failure" ? "ci_failed" : this.memory.hasRun(claim.issue) ? "coding" : "claimed";
+      const phase = boardPhase(claim, this.memory.hasRun(claim.issue));
       await this.board
         .show(claim.issue, phase, claim.attempt, this.registration.config.retry + 1, claim.pr, this.registration.instance, this.deps.conn.hostName)
         .catch((error: unknown) => this.log("warn", "board_failed", `#${claim.issue}: board not updated: ${(error as Error).message}`, claim.issue));
     }
+  }
+
+  apply(tick: TickScope, action: Action): Promise<void> {
+    return applyAction(this, tick, action);
   }
 
   private actionFailed(action: Action, error: unknown): void {

@@ -22,13 +22,11 @@ import type {
 } from "./api.js";
 import type { PlanOutput } from "../../schemas/tools.js";
 import { connect, newInstanceId, originSlug, type Connection, type ConnectOptions } from "./connection.js";
-import { gatherSnapshot } from "../gh/gather.js";
 import type { Logger } from "../gh/octokit.js";
 import { UsageError } from "../gh/errors.js";
-import { evaluatePreconditions } from "./preconditions.js";
 import { pagePlan, planView } from "./plan.js";
-import { Lease, parseNamespace } from "../state/claims.js";
-import { rebuild } from "../state/rebuild.js";
+import { parseNamespace } from "../state/claims.js";
+import { Lease } from "../gh/lease.js";
 import { assertInstanceId } from "../state/snapshot.js";
 import { probeNamespace, type NamespaceProbe } from "./namespace-probe.js";
 import { RepoFleet, summaryLine, type Registration } from "../fleet/repo-fleet.js";
@@ -36,7 +34,8 @@ import { stateDir } from "../paths.js";
 import { laneDir, openLanes, type LaneWriter } from "../lanes/index.js";
 import { readLogs } from "./logs.js";
 import { HostEvents } from "./events.js";
-import { locateIssue, registrationView } from "./views.js";
+import { locateIssue, registrationView, takeoverResult } from "./views.js";
+import { planFor, type RepoAccess } from "./repo-access.js";
 import { workRepoFor } from "../workers/worktrees.js";
 import { parseSlug, formatSlug } from "../gh/slug.js";
 import { preconditionsPass } from "./preconditions.js";
@@ -58,16 +57,6 @@ export interface HostOptions {
   daemon?: boolean;
 }
 
-/** What the host holds per repository: its instance there, its connection, this instance's lease there, and the ref namespace it may write. */
-interface RepoAccess {
-  instance: string;
-  conn: Connection;
-  lease: Lease;
-  /** The claim namespace as probed, or null when no call has needed to write yet. */
-  namespace: NamespaceProbe | null;
-  /** The preconditions of the last full plan (a plan from a fleet tick reuses them). */
-  preconditions?: PlanOutput["preconditions"];
-}
 
 export class FleetHost implements Host {
   private readonly events = new HostEvents((repo) => this.boardKey(repo));
@@ -153,52 +142,9 @@ export class FleetHost implements Host {
   /** The dry-run plan: preconditions, then one gather and one rebuild. Acts on nothing. */
   async plan(repo?: string): Promise<PlanOutput> {
     const running = this.runningFor(repo);
-    return this.planFor(running ? running.connected : await this.project(repo));
+    return planFor(running ? running.connected : await this.project(repo), this.clock);
   }
 
-  private async planFor(connected: RepoAccess): Promise<PlanOutput> {
-    const { conn, namespace, instance } = connected;
-    const before = conn.forge.stats();
-    const now = this.clock();
-    const [snapshot, labels] = await Promise.all([
-      gatherSnapshot(conn.forge, conn.refs, {
-        login: conn.login,
-        defaultBranch: conn.info.defaultBranch,
-        base: conn.base,
-        namespace: namespace?.namespace ?? conn.config.namespace,
-        gateMode: conn.config.gate.ci,
-        branchPrefix: conn.config.worktree.branch_prefix,
-        reviews: conn.config.review.command !== null,
-        now,
-      }),
-      conn.forge.listLabels(),
-    ]);
-    const preconditions = evaluatePreconditions({
-      repo: conn.repo,
-      info: conn.info,
-      labels,
-      base: conn.base,
-      baseSha: conn.baseSha,
-      config: conn.config,
-      namespace,
-      requiredChecks: conn.config.gate.ci === "local" ? await conn.forge.requiredChecks(conn.base) : snapshot.requiredChecks,
-    });
-    connected.preconditions = preconditions;
-    const set = rebuild(snapshot, conn.config, instance, now);
-    const after = conn.forge.stats();
-    return planView({
-      set,
-      login: conn.login,
-      base: conn.base,
-      preconditions,
-      rateLimit: conn.forge.rateLimit(),
-      requests: {
-        total: after.total - before.total,
-        counted: after.counted - before.counted,
-        notModified: after.notModified - before.notModified,
-      },
-    });
-  }
 
   async status(input: StatusInput): Promise<StatusResult> {
     const scope = input.scope ?? "project";
@@ -278,7 +224,7 @@ export class FleetHost implements Host {
     if (existing && !existing.isStopped()) {
       throw new UsageError(`project_start: ${conn.repo} is already running on this host (instance ${connected.instance}): use project_resize to change it, or project_stop first`);
     }
-    const plan = await this.planFor(connected);
+    const plan = await planFor(connected, this.clock);
     const failed = plan.preconditions.filter((p) => !p.ok);
     if (input.dry_run) {
       return { registration: null, plan: pagePlan(plan, false), message: failed.length ? `dry run: ${failed.length} precondition(s) fail: ${failed.map((p) => p.message).join("; ")}` : "dry run: a start would be accepted; nothing was done" };
@@ -503,23 +449,7 @@ export class FleetHost implements Host {
     }
     const outcome = await lease.takeover(input.instance, claims, heartbeats, input.confirm ?? false);
     if (outcome.action === "taken" && outcome.taken.length > 0) await lease.heartbeat(true);
-    switch (outcome.action) {
-      case "confirm":
-        return { action: "confirm", instances: rows, from: outcome.instance, taken: [], lost: [], message: outcome.warning };
-      case "none":
-        return { action: "none", instances: rows, from: outcome.instance, taken: [], lost: [], message: outcome.reason };
-      case "taken":
-        return {
-          action: "taken",
-          instances: rows,
-          from: outcome.instance,
-          taken: outcome.taken,
-          lost: outcome.lost,
-          message:
-            `took ${outcome.taken.length} claim(s) from ${outcome.instance}` +
-            (outcome.lost.length ? `; lost ${outcome.lost.length} to a faster fleet (${outcome.lost.map((n) => `#${n}`).join(", ")})` : ""),
-        };
-    }
+    return takeoverResult(outcome, rows);
   }
 }
 

@@ -1,4 +1,4 @@
-// Landing one green pull request, under the Not Rocket Science Rule (DESIGN.md invariant 2): the
+// Landing one green pull request, under the Not Rocket Science Rule (docs/architecture.md, invariant 2): the
 // base branch only ever moves to a tree that passed the gate. A PR lands only when its gated
 // head H contains the base tip B read just now, and the landing call names H: a merge pinned
 // to `sha: H` (a squash of H onto B has exactly H's tree; so does a merge commit of B and H), or
@@ -12,7 +12,7 @@
 // H's tree; a difference comes back as `verified: false` for the caller to raise an alarm. The
 // "push" strategy, or strict protection, closes that race.
 //
-// Only our own work lands (invariant 3): the PR is re-read and must be open, from a fleet
+// Only our own work lands (docs/architecture.md, invariant 3): the PR is re-read and must be open, from a fleet
 // branch naming this issue in this very repository, opened by the fleet's login, against our
 // base; every write is fenced by the claim's sha (a zombie lands nothing). Landings are
 // serialized per repository in this process (a promise chain) and across hosts (a lock ref
@@ -22,7 +22,8 @@ import type { Forge, MergeMethod, PullRequest, RequiredChecks } from "../gh/forg
 import { ForgeError } from "../gh/errors.js";
 import type { GitAuth } from "../gh/git.js";
 import type { RefStore } from "../gh/refstore.js";
-import { FencedError, type Lease } from "../state/claims.js";
+import { FencedError } from "../state/claims.js";
+import type { Lease } from "../gh/lease.js";
 import { evaluateGate } from "../state/gate.js";
 import { parseFleetBranch, sameLogin } from "../state/markers.js";
 import type { FleetConfig } from "../../schemas/config.js";

@@ -28,6 +28,8 @@ export interface FleetRuntime {
   /** Starts a worker for a claim we hold; false when it could not start. */
   birthFor(issue: SnapshotIssue, attempt: number, mode: BirthInput["mode"], claimSha: string, review?: BirthInput["review"]): Promise<boolean>;
   readonly log: SupervisorLog;
+  /** Applies a follow-up action the core chose from an effect's outcome (a landing that failed its gate). */
+  apply(tick: TickScope, action: Action): Promise<void>;
 }
 
 /** The tick an effect runs in: its working set, the issues it saw, and the report it fills. */

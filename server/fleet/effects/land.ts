@@ -2,21 +2,16 @@
 // required CI; the outcome moves the claim on (merged, retried, escalated) or waits.
 import type { LandOutcome } from "../../landing/fleet-landing.js";
 import { defineEffect, type ActionOf, type FleetRuntime, type TickScope } from "./effect.js";
-import { clearRunnerError, failure } from "./failure.js";
+import { clearRunnerError, failedAttempt } from "./failure.js";
 import { conflictingFiles } from "../../landing/early-conflicts.js";
 
 export const land = defineEffect("land", async (fleet, tick, action) => {
-  const cfg = fleet.registration.config;
-  // One landing slot (required CI): once a PR was synced with the base and waits for its
-  // CI, other green PRs wait too, and after a landing the rest wait for the next tick. Syncing
-  // every waiting PR after each landing would restart CI on all of them for nothing.
-  const slot = fleet.landingSlot;
-  const slotBusy = slot !== null && slot !== action.issue && tick.set.mine.some((m) => m.issue === slot && m.issueOpen && m.status !== "failure");
-  // A local gate syncs and gates inside the landing, so several may land in one tick.
-  if (slotBusy || (tick.report.merged.length > 0 && cfg.gate.ci === "required")) return;
+  // Decide made this landing exclusive (required CI): a merge or a sync earlier in this tick
+  // (which took the slot) already was the tick's one landing move. Syncing every waiting PR
+  // after each landing would restart CI on all of them for nothing.
+  if (action.exclusive && (tick.report.merged.length > 0 || fleet.landingSlot !== null)) return;
   // A landing earlier in this pass left it unmergeable: the next pass retries it.
   if (fleet.earlyConflicts.has(action.issue)) return;
-  if (slot !== null && !slotBusy) fleet.landingSlot = null;
   const issue = tick.issues.get(action.issue);
   const outcome = await fleet.landing.land({ issue: action.issue, title: issue?.title ?? `#${action.issue}`, claimSha: action.sha, pr: action.pr, head: action.head });
   if (outcome.outcome === "synced") {
@@ -26,7 +21,7 @@ export const land = defineEffect("land", async (fleet, tick, action) => {
   } else if (outcome.outcome === "busy") {
     // Another host holds the landing lock: its landing moves the base, which wakes us.
     tick.events.blocked.push(action.issue);
-  } else if (fleet.landingSlot === action.issue && outcome.outcome !== "retry_later") fleet.landingSlot = null;
+  }
   await afterLanding(fleet, tick, action, outcome);
 });
 
@@ -48,14 +43,14 @@ async function afterLanding(fleet: FleetRuntime, tick: TickScope, action: Action
       }
       return;
     case "conflict":
-      await failure(fleet, tick, n, action.sha, action.pr, {
+      await failedAttempt(fleet, tick, action, {
         kind: "gate",
         summary: `merging ${fleet.registration.base} into the branch conflicts in ${outcome.files.join(", ")}`,
         excerpt: outcome.files.join("\n"),
       });
       return;
     case "gate_red":
-      await failure(fleet, tick, n, action.sha, action.pr, {
+      await failedAttempt(fleet, tick, action, {
         kind: "gate",
         summary: `${outcome.evidence.kind === "local" ? "the local gate" : "CI"} failed on the synced head: ${outcome.evidence.summary}`,
         excerpt: outcome.evidence.excerpt,
