@@ -141,7 +141,7 @@ export class BirthGuard {
           await forge.createComment(
             n,
             `The fleet stopped starting workers: the worker command died within seconds ${deaths} times in a row ` +
-              `(circuit breaker). This issue goes back to the backlog untouched by this run; fix the command, then call project_reset.` +
+              `(circuit breaker). This issue goes back to the backlog untouched by this run; fix the command, then reset the breaker (\`afk-mcp reset\` in a terminal, the project_reset tool in an MCP session).` +
               (lines.length > 0 ? `\n\nThe last lines its worker printed:\n\n${fenced(lines.map((l) => neutralizeMarkers(l)))}` : "\n\nIts worker printed nothing."),
           );
           const before = this.attemptsBeforeDeaths.get(n) ?? 0;

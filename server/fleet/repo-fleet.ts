@@ -4,6 +4,7 @@
 // (server/fleet/effects), landings strictly serialized. Everything durable is written to
 // GitHub as it happens, so a crash loses nothing.
 import type { FleetConfig } from "../../schemas/config.js";
+import { OverlapFacts } from "./overlap-facts.js";
 import { gatherSnapshot } from "../gh/gather.js";
 import { FencedError } from "../state/claims.js";
 import { decide, type Action } from "../state/decide.js";
@@ -41,6 +42,8 @@ export class RepoFleet implements FleetRuntime {
   readonly landing: Landing;
   readonly log: SupervisorLog;
   landingSlot: number | null = null;
+  readonly earlyConflicts = new Map<number, string[]>();
+  private overlapFacts: OverlapFacts | null = null;
   private readonly guard: BirthGuard;
   private readonly garbage: GarbageCollector;
   private readonly checkpoints: Checkpoints;
@@ -287,6 +290,11 @@ export class RepoFleet implements FleetRuntime {
       await this.checkpointRunning(set);
       const local = await localFacts({ registration: this.registration, deps: this.deps, memory: this.memory, postVerdict: (n, a, v) => this.postVerdict(n, a, v), adopt: (n) => this.adoptOrphan(n) }, set, snapshot, now);
       const paused = this.guard.paused(this.stopping);
+      const issues = new Map(snapshot.issues.map((i) => [i.number, i]));
+      this.overlapFacts ??= new OverlapFacts(this.deps.workRepo.repoDir, this.registration.base);
+      const overlap = await this.overlapFacts.read(set, issues).catch(() => null);
+      const conflicts = new Map(this.earlyConflicts);
+      this.earlyConflicts.clear();
       const decision = decide({
         set,
         local,
@@ -299,10 +307,15 @@ export class RepoFleet implements FleetRuntime {
         landingSlot: this.landingSlot,
         oneLandingPerTick: this.registration.config.gate.ci === "required",
         review: this.registration.config.review.command !== null ? { maxRounds: this.registration.config.review.max_rounds } : null,
+        conflicts,
+        overlap,
       });
+      report.overlap_held = decision.overlapHolds.map((h) => ({ issue: h.issue, paths: h.paths, instead: h.instead }));
+      for (const h of decision.overlapHolds) {
+        this.log("info", "overlap_held", `#${h.issue}: started #${h.instead} first: in-flight PRs change ${h.paths.join(", ")}, which #${h.issue} names`, h.issue, { ...h });
+      }
       this.landingSlot = decision.landingSlot;
       report.births_held = decision.birthsHeld ?? (paused ? paused.reason : null);
-      const issues = new Map(snapshot.issues.map((i) => [i.number, i]));
       this.lastSet = { set, at: now };
       const events: TickEvents = { pushed: [], blocked: [], settled: [] };
       for (const action of decision.actions) {

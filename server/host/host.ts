@@ -188,6 +188,7 @@ export class FleetHost implements Host {
           preconditions: running.connected.preconditions,
           rateLimit: conn.forge.rateLimit(),
           requests: { total: 0, counted: 0, notModified: 0 },
+          heldForOverlap: running.project.report()?.overlap_held ?? [],
         });
         return { plan, source: { from: "fleet_tick", at: view.at.toISOString(), age_seconds: Math.round(age * 10) / 10 } };
       }

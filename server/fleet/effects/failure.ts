@@ -89,7 +89,7 @@ export async function escalateIssue(
       links: [],
       labels: { ready: cfg.labels.ready, escalate: cfg.labels.escalate },
     });
-    await forge.createComment(n, `${body}\n\nBranch \`${fleet.deps.workRepo.branchName(n, issue?.title ?? "")}\` keeps the last attempt's work; logs: \`logs {lane: "supervisor", issue: ${n}}\`.`);
+    await forge.createComment(n, `${body}\n\nBranch \`${fleet.deps.workRepo.branchName(n, issue?.title ?? "")}\` keeps the last attempt's work; logs: \`afk-mcp logs --lane supervisor --issue ${n}\` in a terminal, the logs tool (\`{lane: "supervisor", issue: ${n}}\`) in an MCP session.`);
   }
   fleet.memory.forget(n);
   fleet.log("warn", "escalated", `#${n}: escalated to ${cfg.labels.escalate}: ${why}`, n);
