@@ -1,11 +1,26 @@
-// Lint: typescript-eslint's recommended rules, plus the house rule that the server never
-// writes to stdout (it is the MCP JSON-RPC stream); the CLI's own printing goes through
-// server/cli/print.ts, which is the one exemption.
+// Lint: typescript-eslint's recommended rules, the house rule that the server never writes to
+// stdout (it is the MCP JSON-RPC stream; the CLI's own printing goes through server/cli/print.ts,
+// the one exemption), and the rooms' import boundaries (docs/architecture.md, "Rooms"):
+// - server/state (the pure core) imports only its own files, the schemas and node:crypto;
+// - server/tools import only the host interface (server/host/api.ts), the schemas, the MCP SDK and zod;
+// - only server/gh talks to GitHub (Octokit);
+// - only server/workers spawns processes (node:child_process, execa, simple-git), except where
+//   a process is the thing itself: server/gh/git.ts (git is the transport to GitHub's repositories)
+//   and server/gh/auth.ts (`gh auth token`); the local forge, which stands in for GitHub
+//   (git http-backend, its bare repository); and the demo's CI runner and scripted worker.
+// Type-only imports count: a type is a dependency too.
 import js from "@eslint/js";
 import tseslint from "typescript-eslint";
 
+const OCTOKIT = { regex: "^@octokit/", message: "only server/gh talks to GitHub: go through the Forge interface (server/gh/forge.ts)" };
+const SPAWN = {
+  regex: "^(node:)?child_process$|^execa$|^simple-git$",
+  message: "only server/workers spawns processes (git goes through server/gh/git.ts): see eslint.config.js for the documented exceptions",
+};
+const restrict = (...patterns) => ["error", { patterns }];
+
 export default tseslint.config(
-  { ignores: ["dist/**", "node_modules/**", "scripts/*.mjs", "scratch/**"] },
+  { ignores: ["dist/**", "node_modules/**", "scripts/*.mjs", "scratch/**", ".dist-check/**", ".node-matrix/**"] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {
@@ -21,5 +36,39 @@ export default tseslint.config(
       "no-console": ["error", { allow: ["error", "warn"] }],
       "no-restricted-properties": ["error", { object: "process", property: "stdout", message: "stdout is the MCP stream: print through server/cli/print.ts (CLI only)" }],
     },
+  },
+  // The rooms. Each file falls in exactly one of these blocks (a later block would replace an
+  // earlier one's rule, not add to it).
+  {
+    files: ["server/**/*.ts"],
+    ignores: ["server/state/**", "server/tools/**", "server/gh/**", "server/workers/**", "server/localforge/**", "server/demo/**"],
+    rules: { "no-restricted-imports": restrict(OCTOKIT, SPAWN) },
+  },
+  {
+    files: ["server/state/**/*.ts"],
+    rules: {
+      "no-restricted-imports": restrict({
+        regex: "^(?!\\./|\\.\\./\\.\\./schemas/|node:crypto$)",
+        message: "server/state is the pure core: it imports only its own files and the schemas; what it needs of GitHub is a port (server/state/ports.ts)",
+      }),
+    },
+  },
+  {
+    files: ["server/tools/**/*.ts"],
+    rules: {
+      "no-restricted-imports": restrict({
+        regex: "^(?!\\./|\\.\\./host/api\\.js$|\\.\\./\\.\\./schemas/|@modelcontextprotocol/sdk/|zod$)",
+        message: "a tool talks to the Host interface (server/host/api.ts) and the schemas only: put the logic in the host",
+      }),
+    },
+  },
+  {
+    files: ["server/gh/**/*.ts"],
+    ignores: ["server/gh/git.ts", "server/gh/auth.ts"],
+    rules: { "no-restricted-imports": restrict(SPAWN) },
+  },
+  {
+    files: ["server/workers/**/*.ts", "server/localforge/**/*.ts", "server/demo/**/*.ts"],
+    rules: { "no-restricted-imports": restrict(OCTOKIT) },
   },
 );

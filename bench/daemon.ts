@@ -56,8 +56,13 @@ export function daemonSection(): Section {
       ctx.defer(() => session.close());
       await session.start({ repo: REPO, worker_command: `sh ${w.worker}`, target: 2, config: { ...BASE_CONFIG } });
       await until("two workers", async () => (await workerPids(w.planDir)).size === 2);
-      const local = new FleetHost({ env: w.env, instance: "benchlocal" });
+      // The same project on a twin forge, run by a host in this process.
+      const twin = await daemonWorld(["one", "two"]);
+      ctx.defer(() => teardown(twin));
+      const local = new FleetHost({ env: twin.env, instance: "benchlocal", timeScale: 0.05 });
       ctx.defer(() => local.close());
+      await local.start({ repo: REPO, worker_command: `sh ${twin.worker}`, target: 2, config: { ...BASE_CONFIG } });
+      await until("two in-process workers", async () => (await workerPids(twin.planDir)).size === 2);
       await local.status({ repo: REPO });
       await session.status({ repo: REPO });
       ctx.log("daemon: status latency");
@@ -67,7 +72,7 @@ export function daemonSection(): Section {
       const projectL = await timed(30, () => local.status({ repo: REPO }));
       figures.push(...latencyFigures("status_worker", 'status {scope: "worker"}', workerD, workerL));
       figures.push(...latencyFigures("status_project", 'status {scope: "project"} (a plan)', projectD, projectL));
-      notes.push('In-process, status {scope: "worker"} on a host with no project answers from memory; through the daemon it is the socket round trip plus the same lookup.');
+      notes.push("Both sides run the same project (two workers) on twin forges: the difference is the socket round trip and its JSON.");
 
       // 2. A session's kill -9 while two workers run: how many die, how soon a new session sees them.
       ctx.log("daemon: kill -9 of a session");

@@ -21,6 +21,7 @@ import { snapshotSection } from "./snapshot.js";
 import { workersSection } from "./fleet-workers.js";
 import { landingSection, REAL_TIME_LANDING } from "./landing.js";
 import { daemonSection } from "./daemon.js";
+import { statusSection } from "./status.js";
 
 const SECTIONS: Section[] = [
   snapshotSection(),
@@ -30,6 +31,7 @@ const SECTIONS: Section[] = [
   landingSection("required"),
   landingSection("required", REAL_TIME_LANDING, "landing-real-time"),
   daemonSection(),
+  statusSection(),
 ];
 
 const USAGE = `Usage: node dist/bench/run.js [--only NAME[,NAME]]... [--list]

@@ -6,6 +6,7 @@ import type { Command } from "./cli/command.js";
 import { UsageError } from "./gh/errors.js";
 import { printLine } from "./cli/print.js";
 import { commands } from "./cli/commands.js";
+import { forTerminal } from "./cli/terminal-words.js";
 
 const PROGRAM = "afk-mcp";
 
@@ -60,7 +61,10 @@ export async function main(argv: string[]): Promise<number> {
     return await command.run(values, positionals);
   } catch (error) {
     if (error instanceof UsageError || isParseArgsError(error)) {
-      console.error(`${PROGRAM} ${command.name}: ${(error as Error).message}`);
+      // The host names the operation first ("project_reset: ..."): once worded for a terminal
+      // that is this very command, already named by the prefix.
+      const text = forTerminal((error as Error).message).replace(new RegExp(`^${PROGRAM} ${command.name}: `), "");
+      console.error(`${PROGRAM} ${command.name}: ${text}`);
       return 2;
     }
     throw error;

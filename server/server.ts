@@ -11,8 +11,8 @@ import { projectStopTool } from "./tools/project-stop.js";
 import { projectResetTool } from "./tools/project-reset.js";
 import { logsTool } from "./tools/logs.js";
 import { version } from "./version.js";
-import { registerResources } from "./resources.js";
-import { registerPrompts } from "./prompts.js";
+import { registerResources } from "./tools/resources.js";
+import { registerPrompts } from "./tools/prompts.js";
 
 export const TOOLS: readonly Tool[] = [
   projectStartTool,

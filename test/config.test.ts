@@ -100,7 +100,7 @@ test("defaults: the values users rely on", () => {
     ["labels.runner_error", "runner-error"],
     ["concurrency", 3],
     ["base", null],
-    ["landing.strategy", "squash"],
+    ["landing.strategy", "auto"],
     ["landing.sync", "merge"],
     ["gate.ci", "required"],
     ["gate.local_command", null],
@@ -258,7 +258,7 @@ const invalidRows: { name: string; raw: unknown; message: string }[] = [
   { name: "a group that is not an object", raw: { gate: "local" }, message: 'gate: expected an object, got "local"' },
   { name: "a list that is not a list", raw: { labels: { epic: "epic" } }, message: 'labels.epic: expected a list, got "epic"' },
   { name: "wrong enum value", raw: { gate: { ci: "requird" } }, message: 'gate.ci: expected one of "required" | "local", got "requird" (did you mean "required"?)' },
-  { name: "wrong enum value, nothing close", raw: { landing: { strategy: "yolo" } }, message: 'landing.strategy: expected one of "squash" | "merge" | "push", got "yolo"' },
+  { name: "wrong enum value, nothing close", raw: { landing: { strategy: "yolo" } }, message: 'landing.strategy: expected one of "auto" | "squash" | "merge" | "push", got "yolo"' },
   { name: "rebase is not offered", raw: { landing: { sync: "rebase" } }, message: 'landing.sync: expected "merge", got "rebase"' },
   { name: "kill equal to stall", raw: { stall: { quiet_seconds: 900, kill_seconds: 900 } }, message: "stall.kill_seconds: must be greater than stall.quiet_seconds (900), got 900" },
   { name: "kill below the default stall", raw: { stall: { kill_seconds: 600 } }, message: "stall.kill_seconds: must be greater than stall.quiet_seconds (900), got 600" },
@@ -418,7 +418,7 @@ test("files: loadConfigFile, loadRepoConfig, and their errors name the file", as
 
 // --- --set assignments ------------------------------------------------------------------
 
-test("assignments: values are JSON when they parse, else strings; paths nest", () => {
+test("assignments: values are JSON when they parse and the key takes that type, else strings; paths nest", () => {
   const rows: [string, unknown][] = [
     ["concurrency=5", { concurrency: 5 }],
     ["gate.ci=local", { gate: { ci: "local" } }],
@@ -428,6 +428,11 @@ test("assignments: values are JSON when they parse, else strings; paths nest", (
     ['labels.epic=["saga"]', { labels: { epic: ["saga"] } }],
     ['labels.ready="123"', { labels: { ready: "123" } }],
     ["labels.ready=a=b", { labels: { ready: "a=b" } }],
+    // Coerced by the schema's type at the key: a string key keeps the text JSON would misread.
+    ["gate.local_command=true", { gate: { local_command: "true" } }],
+    ["labels.ready=123", { labels: { ready: "123" } }],
+    ["namespace=null", { namespace: "null" }],
+    ["concurrency=abc", { concurrency: "abc" }],
   ];
   for (const [assignment, expected] of rows) assert.deepEqual(overridesFromAssignments([assignment]), expected, assignment);
   assert.deepEqual(overridesFromAssignments(["gate.ci=local", "gate.local_command=make", "gate.ci=required"]), { gate: { ci: "required", local_command: "make" } });
@@ -466,7 +471,7 @@ test("schema: every object refuses unknown keys", () => {
 
 const matchesAny = (patterns: readonly string[], line: string) => patterns.some((p) => new RegExp(p, "i").test(line));
 
-test("quota patterns: recognise every usage-limit message in RUNTIMES.md, and not ordinary output", () => {
+test("quota patterns: recognise every usage-limit message the agent runtimes print, and not ordinary output", () => {
   const quota = [
     "Claude AI usage limit reached|1755615600",
     "Claude usage limit reached. Your limit will reset at 5pm (Europe/Warsaw).",

@@ -4,7 +4,7 @@
 import { after, describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { connect } from "node:net";
-import { chmod, stat } from "node:fs/promises";
+import { chmod, readFile, stat } from "node:fs/promises";
 import { writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
@@ -75,9 +75,14 @@ describe("afk-mcp daemon", () => {
     const status = await cli(w.env, "daemon", "status");
     assert.equal(status.code, 0);
     assert.match(status.stdout, new RegExp(`pid ${pid}`));
+    const restarted = await cli(w.env, "daemon", "restart");
+    assert.equal(restarted.code, 0, restarted.stderr);
+    const fresh = await daemonPid(w.env);
+    assert.ok(fresh !== null && fresh !== pid && alive(fresh), "restart drained the old daemon and started a new one");
+    assert.equal(await processStartTime(pid!), null, "the old daemon exited");
     const stopped = await cli(w.env, "daemon", "stop");
     assert.equal(stopped.code, 0, stopped.stderr);
-    assert.equal(await processStartTime(pid!), null, "the daemon exited");
+    assert.equal(await processStartTime(fresh!), null, "the daemon exited");
     assert.equal((await cli(w.env, "daemon", "status")).code, 3);
   });
 
@@ -111,6 +116,15 @@ describe("afk-mcp daemon", () => {
       });
       assert.ok(closed);
     }
+    // A well-formed call to a method it does not know is answered, not dropped.
+    const answer = await new Promise<string>((resolve) => {
+      const s = connect(paths.socket, () => s.write(JSON.stringify({ id: 7, method: "nope" }) + "\n"));
+      s.on("data", (d) => {
+        resolve(String(d));
+        s.destroy();
+      });
+    });
+    assert.match(answer, /"id":7,"error":\{"type":"usage","message":"unknown daemon method \\"nope\\"/);
     const ok = session(w);
     const status = await ok.status({ repo: REPO, scope: "worker" });
     assert.equal(status.daemon?.pid, await daemonPid(w.env), "still serving");
@@ -139,6 +153,19 @@ describe("afk-mcp daemon", () => {
     const next = await s.takeover({ repo: REPO, list: true });
     assert.equal(next.action, "list");
     assert.ok(s.daemon()!.pid !== pid && alive(s.daemon()!.pid), "a new daemon answered");
+  });
+
+  it("a drained queue deregisters; a registration with ttl_seconds null has no renewal deadline", async () => {
+    const w = await world([]);
+    const s = session(w);
+    await s.start(startInput(w, { registration: { ttl_seconds: null, idle_deregister_seconds: 2 } }, 1));
+    const row = (await s.daemonCall<{ ttl_seconds: number | null; renew_by: string | null }[]>("registrations"))?.[0];
+    assert.ok(row, "registered");
+    assert.equal(row.ttl_seconds, null);
+    assert.equal(row.renew_by, null, "it never lapses");
+    await until("the idle project to deregister", async () => (await s.status({ repo: REPO })).registrations.length === 0);
+    const log = await readFile(daemonPaths(w.env).log, "utf8");
+    assert.match(log, /queue drained for \d+s: deregistering/);
   });
 
   it("a start the preconditions refuse registers nothing", async () => {
@@ -248,7 +275,14 @@ describe("afk-mcp daemon", () => {
     assert.deepEqual(project.registrations[0]?.sessions.sort(), [a.session, b.session].sort());
     assert.match(project.daemon?.skew ?? "", /afk-mcp daemon restart/);
     assert.equal((await a.status({ repo: REPO })).daemon?.skew, null);
+    // Events reach every session: b hears a's stop as a change of repositories.
+    const heard: string[] = [];
+    b.subscribe((event) => heard.push(event.kind));
+    // The subscribe request goes out before this call on the same connection: live once it answers.
+    await b.status({ repo: REPO, scope: "worker" });
     const list = await a.takeover({ repo: REPO, list: true });
     assert.ok(list.instances.some((r) => r.this_daemon && r.is_me));
+    await a.stop({ repo: REPO, stop_workers: true });
+    await until("the repos event at b", async () => heard.includes("repos"));
   });
 });

@@ -51,9 +51,12 @@ function runProc(argv: readonly string[], opts: { cwd: string; env: NodeJS.Proce
   });
 }
 
-/** The sample's tests in `dir`, as CI runs them: a clean environment, no nested test context. */
+/**
+ * The sample's tests in `dir`, as CI runs them: a clean environment, no nested test context.
+ * TAP, which the assertions read: Node 23 and newer report in the spec format by default.
+ */
 function sampleTests(dir: string, only: string[] = []): Promise<ProcResult> {
-  return runProc([process.execPath, "--test", ...only], { cwd: dir, env: { PATH: process.env.PATH, HOME: process.env.HOME, NO_COLOR: "1" } });
+  return runProc([process.execPath, "--test", "--test-reporter=tap", ...only], { cwd: dir, env: { PATH: process.env.PATH, HOME: process.env.HOME, NO_COLOR: "1" } });
 }
 
 async function writeFiles(dir: string, files: Record<string, string>): Promise<void> {

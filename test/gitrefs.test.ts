@@ -1,6 +1,6 @@
 // GitRefStore against a real bare repository in a temporary directory (a path remote): the
 // compare-and-swap semantics of claims, message round trips, ref-name guards, and the race
-// that invariant 1 rests on — of N concurrent claimers exactly one wins, every time.
+// that invariant 1 (docs/architecture.md) rests on — of N concurrent claimers exactly one wins, every time.
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";

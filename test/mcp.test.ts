@@ -11,7 +11,7 @@ import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js"
 import { createServer } from "../server/server.js";
 import { FleetHost } from "../server/host/host.js";
 import { GitRefStore } from "../server/gh/gitrefs.js";
-import { Lease } from "../server/state/claims.js";
+import { Lease } from "../server/gh/lease.js";
 import { api, startTestForge, tempDir, type TestForge } from "./support/forge-fixtures.js";
 import { BIN, ROOT } from "./support/paths.js";
 

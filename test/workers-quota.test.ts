@@ -1,4 +1,4 @@
-// Usage limits and expired logins: every message in RUNTIMES.md, with the reset time it implies.
+// Usage limits and expired logins: every message the agent runtimes print, with the reset time it implies.
 // `now` is fixed; times printed without a zone are read in a fixed "local" zone (New York, EDT in
 // June), and the expectations are written in UTC.
 
@@ -83,7 +83,7 @@ const rows: Row[] = [
   { line: "Invalid API key · Please run /login", kind: "auth", runtime: "claude", resetAt: null },
 ];
 
-describe("detectQuota: every message in RUNTIMES.md", () => {
+describe("detectQuota: every message the agent runtimes print", () => {
   for (const row of rows) {
     it(row.line.slice(0, 90), () => {
       const d = detectQuota(row.line, matchers, NOW);

@@ -13,11 +13,12 @@
 // CI log that printed one must not turn into a verdict or a board when the fleet quotes it.
 import type { Comment, Forge } from "../gh/forge.js";
 import { ForgeError, UsageError } from "../gh/errors.js";
+import { safeUrl } from "../text/text.js";
 import { BOARD_MARKER, DEFAULT_ESCALATE_LABEL, DEFAULT_READY_LABEL, sameLogin } from "../state/markers.js";
 
-export type BoardPhase = "claimed" | "coding" | "pr_open" | "ci_failed" | "awaiting_review" | "awaiting_merge" | "merged" | "escalated" | "released";
+import { BOARD_PHASES, type BoardPhase } from "../state/board-phase.js";
 
-export const BOARD_PHASES: readonly BoardPhase[] = ["claimed", "coding", "pr_open", "ci_failed", "awaiting_review", "awaiting_merge", "merged", "escalated", "released"];
+export { BOARD_PHASES, type BoardPhase };
 
 /** Tags the fleet's escalation comment (so a restarted host can see it already posted one). */
 export const ESCALATION_MARKER = "<!-- afk:escalation -->";
@@ -403,19 +404,6 @@ function stateIcon(state: string): string {
   if (s === "success" || s === "neutral" || s === "skipped") return "✅";
   if (s === "failure" || s === "error" || s === "timed_out" || s === "cancelled" || s === "action_required" || s === "startup_failure" || s === "stale") return "❌";
   return "⏳";
-}
-
-/** An http(s) URL safe inside a markdown link target, or null. */
-function safeUrl(url: string | null | undefined): string | null {
-  if (!url) return null;
-  try {
-    const parsed = new URL(url);
-    if (parsed.protocol !== "https:" && parsed.protocol !== "http:") return null;
-    if (parsed.username || parsed.password) return null;
-    return parsed.href.replace(/\(/g, "%28").replace(/\)/g, "%29").replace(/</g, "%3C").replace(/>/g, "%3E");
-  } catch {
-    return null;
-  }
 }
 
 /** Text for a table cell or link label: one line, markdown and HTML inert, bounded. */

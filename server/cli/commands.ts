@@ -8,5 +8,22 @@ import { runCommand } from "./run.js";
 import { demoCommand } from "./demo.js";
 import { daemonCommand } from "./daemon.js";
 import { doctorCommand } from "./doctor.js";
+import { logsCommand } from "./logs.js";
+import { resetCommand, resizeCommand, stopCommand } from "./project.js";
+import { takeoverCommand } from "./takeover.js";
 
-export const commands: Command[] = [serveCommand, demoCommand, runCommand, daemonCommand, planCommand, configCommand, doctorCommand, forgeCommand];
+export const commands: Command[] = [
+  serveCommand,
+  demoCommand,
+  runCommand,
+  stopCommand,
+  resetCommand,
+  resizeCommand,
+  planCommand,
+  logsCommand,
+  takeoverCommand,
+  daemonCommand,
+  configCommand,
+  doctorCommand,
+  forgeCommand,
+];

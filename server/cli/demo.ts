@@ -6,6 +6,7 @@ import type { Command } from "./command.js";
 import { UsageError } from "../gh/errors.js";
 import { holdForge, renderReport, runDemo } from "../demo/run.js";
 import { printJson, printLine, stdoutIsTty } from "./print.js";
+import { forTerminal } from "./terminal-words.js";
 
 export const demoCommand: Command = {
   name: "demo",
@@ -45,11 +46,11 @@ Options:
       concurrency,
       timeoutSeconds: timeout,
       tty,
-      write: (line) => printLine(line),
-      redraw: (lines) => printLine(`\x1b[H\x1b[2J${lines.join("\n")}`),
+      write: (line) => printLine(forTerminal(line)),
+      redraw: (lines) => printLine(`\x1b[H\x1b[2J${forTerminal(lines.join("\n"))}`),
     });
     if (values.json) printJson(report);
-    else for (const line of renderReport(report)) printLine(line);
+    else for (const line of renderReport(report)) printLine(forTerminal(line));
     if (typeof values.keep === "string") await holdForge(printLine);
     return report.ok ? 0 : 1;
   },

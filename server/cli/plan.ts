@@ -4,6 +4,7 @@ import type { Command } from "./command.js";
 import { FleetHost } from "../host/host.js";
 import { renderPlan } from "../host/plan.js";
 import { printJson, printLine } from "./print.js";
+import { forTerminal } from "./terminal-words.js";
 import { UsageError } from "../gh/errors.js";
 
 export const planCommand: Command = {
@@ -25,7 +26,7 @@ Options:
     const host = new FleetHost();
     const plan = await host.plan(values.repo as string | undefined);
     if (values.json) printJson(plan);
-    else printLine(renderPlan(plan));
+    else printLine(forTerminal(renderPlan(plan), { repo: plan.repo }));
     return plan.ready ? 0 : 1;
   },
 };

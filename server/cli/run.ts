@@ -6,6 +6,7 @@ import { DaemonClient } from "../daemon/client.js";
 import { UsageError } from "../gh/errors.js";
 import { overridesFromAssignments } from "../host/config-load.js";
 import { printLine } from "./print.js";
+import { forTerminal } from "./terminal-words.js";
 import { watchShutdown } from "../host/shutdown.js";
 import { timeScaleFromEnv } from "./serve.js";
 
@@ -33,7 +34,7 @@ Options:
   --set KEY=VALUE       a config override, e.g. --set gate.ci=local (repeatable)
   --dry-run             validate and print the first plan; act on nothing
   --persist             the registration never lapses (registration.ttl_seconds: null): for a
-                        server under a supervisor; stop it with project_stop or daemon stop
+                        server under a supervisor; stop it with afk-mcp stop or afk-mcp daemon stop
 
 Example:
   afk-mcp run --repo me/app --auto-merge \\
@@ -83,7 +84,7 @@ Example:
       shutdown?.dispose();
       throw error;
     }
-    printLine(started.message);
+    printLine(forTerminal(started.message, { repo: started.registration?.repo ?? (typeof values.repo === "string" ? values.repo : null) }));
     if (!shutdown || !started.registration) {
       shutdown?.dispose();
       return 0;
@@ -98,13 +99,13 @@ Example:
       const status = await host.status({ repo, scope: "worker" });
       if (status.last_tick && status.last_tick !== last) {
         last = status.last_tick;
-        printLine(`${new Date().toISOString()}  ${last}`);
+        printLine(`${new Date().toISOString()}  ${forTerminal(last, { repo })}`);
       }
     }
     // Workers are ended, as a terminal's Ctrl-C means; their commits are checkpointed to their
     // branches first, so the next run continues them.
     const stopped = await host.stop({ repo, stop_workers: true });
-    printLine(stopped.message);
+    printLine(forTerminal(stopped.message, { repo }));
     await host.close();
     shutdown.dispose();
     return 0;

@@ -6,6 +6,7 @@ import { DaemonClient } from "../daemon/client.js";
 import { createServer } from "../server.js";
 import { UsageError } from "../gh/errors.js";
 import { watchShutdown } from "../host/shutdown.js";
+import { serveHttp } from "../http.js";
 
 /**
  * AFK_TIME_SCALE (0 < x <= 1) shortens the loop's pacing and thresholds: for tests and
@@ -22,7 +23,7 @@ export function timeScaleFromEnv(env: NodeJS.ProcessEnv): number {
 export const serveCommand: Command = {
   name: "serve",
   summary: "serve the MCP tools on stdio (the default with no command)",
-  usage: `Usage: afk-mcp [serve] [--read-only]
+  usage: `Usage: afk-mcp [serve] [--read-only] [--http PORT]
 
 Serves the MCP tools on stdio; an MCP client (Claude Code, Codex, the MCP inspector) starts
 it with "npx afk-mcp". Every call goes to this machine's afk-mcp daemon, started on the first
@@ -30,9 +31,13 @@ call that needs it (see "afk-mcp daemon --help"); status and logs work without o
 GITHUB_API_URL for GitHub Enterprise or the local forge.
 
 Options:
-  --read-only   register only the read-only tools (status, logs): a monitoring session`,
-  options: { "read-only": { type: "boolean" } },
+  --read-only   register only the read-only tools (status, logs): a monitoring session
+  --http PORT   serve Streamable HTTP on http://127.0.0.1:PORT/mcp instead of stdio (0: any
+                free port); every request needs the bearer token printed at start (stderr),
+                or AFK_HTTP_TOKEN's value when set`,
+  options: { "read-only": { type: "boolean" }, http: { type: "string" } },
   async run(values) {
+    if (values.http !== undefined) return serveOverHttp(String(values.http), values["read-only"] === true);
     // A thin client: the fleet lives in the per-machine daemon, so closing this session (or
     // killing it) touches no worker. What it started lapses once it stops renewing.
     timeScaleFromEnv(process.env);
@@ -55,3 +60,19 @@ Options:
     return 0;
   },
 };
+
+async function serveOverHttp(portText: string, readOnly: boolean): Promise<number> {
+  const port = /^\d{1,5}$/.test(portText) ? Number(portText) : Number.NaN;
+  if (!(port >= 0 && port <= 65535)) throw new UsageError(`--http: expected a port number (0-65535; 0 picks a free one), got ${JSON.stringify(portText)}`);
+  timeScaleFromEnv(process.env);
+  const host = new DaemonClient();
+  const token = process.env.AFK_HTTP_TOKEN || undefined;
+  const serving = await serveHttp(host, port, { readOnly, ...(token ? { token } : {}) });
+  const shutdown = watchShutdown({ say: (line) => process.stderr.write(`afk-mcp: ${line}\n`), abandon: async () => "this server holds no worker and no claim: the daemon does" });
+  process.stderr.write(`afk-mcp: MCP over Streamable HTTP at ${serving.url} (127.0.0.1 only)\nafk-mcp: bearer token: ${serving.token}\n`);
+  await shutdown.requested;
+  await serving.close();
+  await host.close();
+  shutdown.dispose();
+  return 0;
+}

@@ -6,7 +6,7 @@ import { createServer, type Server, type Socket } from "node:net";
 import { chmod, rm } from "node:fs/promises";
 import type { z } from "zod";
 import type { EventSource, Host, HostEvent } from "../host/api.js";
-import { HOST_METHODS, LineReader, MAX_REQUEST_BYTES, requestSchema, toWireError, type HostMethod, type Reply, type Request } from "./protocol.js";
+import { DAEMON_METHODS, HOST_METHODS, LineReader, MAX_REQUEST_BYTES, requestSchema, toWireError, type HostMethod, type Reply, type Request } from "./protocol.js";
 import { UsageError } from "../gh/errors.js";
 import type { Registry } from "./registry.js";
 import { version } from "../version.js";
@@ -135,7 +135,10 @@ export class DaemonServer {
         return { draining: registry.rows().length, workers: registry.rows().reduce((n, r) => n + r.workers, 0) };
       }
     }
-    if (!(request.method in HOST_METHODS)) throw new UsageError(`unknown daemon method ${JSON.stringify(request.method)}: this daemon is afk-mcp ${version}`);
+    if (!(request.method in HOST_METHODS)) {
+      const known = [...DAEMON_METHODS, ...Object.keys(HOST_METHODS)].join(", ");
+      throw new UsageError(`unknown daemon method ${JSON.stringify(request.method)} (this daemon, afk-mcp ${version}, answers ${known}): is the session a different version? see status's version skew`);
+    }
     const name = request.method as HostMethod;
     const args = HOST_METHODS[name].input.parse(params) as z.infer<(typeof HOST_METHODS)[HostMethod]["input"]>;
     switch (name) {

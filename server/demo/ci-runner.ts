@@ -7,6 +7,7 @@
 // reported to `onLog` and retried on the next poll; nothing here throws out of the loop.
 // It plays an external CI service, so it talks to the forge's REST API with fetch, not
 // through the fleet's Forge interface.
+import { tailBytes } from "../text/text.js";
 import { execFile } from "node:child_process";
 import { mkdir, rm } from "node:fs/promises";
 import { join } from "node:path";
@@ -81,14 +82,11 @@ class HttpStatusError extends Error {
 }
 
 /** Tail of `text` in at most `maxBytes` UTF-8 bytes, cut at a line start when one is near. */
-function tailBytes(text: string, maxBytes: number): string {
-  const buf = Buffer.from(text, "utf8");
-  if (buf.length <= maxBytes) return text;
-  let start = buf.length - maxBytes;
-  while (start < buf.length && (buf[start]! & 0xc0) === 0x80) start += 1;
-  const tail = buf.subarray(start).toString("utf8");
-  const nl = tail.indexOf("\n");
-  return `[… ${buf.length - maxBytes} earlier bytes cut]\n${nl >= 0 && nl < 200 ? tail.slice(nl + 1) : tail}`;
+function excerptTail(text: string, maxBytes: number): string {
+  const cut = tailBytes(text, maxBytes);
+  if (!cut.cut) return text;
+  const nl = cut.text.indexOf("\n");
+  return `[… ${cut.bytes - maxBytes} earlier bytes cut]\n${nl >= 0 && nl < 200 ? cut.text.slice(nl + 1) : cut.text}`;
 }
 
 /**
@@ -101,7 +99,7 @@ export function failureExcerpt(output: string, checkoutDir: string): string {
   const marker = text.lastIndexOf("failing tests:");
   const section = marker >= 0 ? text.slice(text.lastIndexOf("\n", marker) + 1) : text;
   const lines = section.split("\n").filter((line) => !/^\s+at .*\((?:node:|internal\/)/.test(line) && !/^\s+at (?:async )?node:/.test(line));
-  return tailBytes(lines.join("\n").trim(), CI_EXCERPT_MAX_BYTES);
+  return excerptTail(lines.join("\n").trim(), CI_EXCERPT_MAX_BYTES);
 }
 
 /** Counts from the spec reporter's closing lines ("ℹ tests 3", "ℹ pass 1", ...). */

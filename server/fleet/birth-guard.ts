@@ -3,7 +3,7 @@
 // of the fast deaths back in the backlog, giving back the attempts those deaths spent.
 import type { FleetConfig } from "../../schemas/config.js";
 import type { Forge } from "../gh/forge.js";
-import type { Lease } from "../state/claims.js";
+import type { Lease } from "../gh/lease.js";
 import { attemptLabel, parseAttemptLabel } from "../state/markers.js";
 import type { WorkingSet } from "../state/rebuild.js";
 import type { Snapshot } from "../state/snapshot.js";
@@ -12,7 +12,8 @@ import { quotaPause, type QuotaDetection } from "../workers/quota.js";
 import { fenced, pauseReason } from "../workers/runtime-failures.js";
 import { neutralizeMarkers } from "../board/render.js";
 import type { IssueMemories } from "./issue-memory.js";
-import { errorData, oneLine, type SupervisorLog } from "./supervisor-log.js";
+import { errorData, type SupervisorLog } from "./supervisor-log.js";
+import { oneLine } from "../text/text.js";
 
 export interface Pause {
   until: Date | null;
@@ -140,7 +141,7 @@ export class BirthGuard {
           await forge.createComment(
             n,
             `The fleet stopped starting workers: the worker command died within seconds ${deaths} times in a row ` +
-              `(circuit breaker). This issue goes back to the backlog untouched by this run; fix the command, then call project_reset.` +
+              `(circuit breaker). This issue goes back to the backlog untouched by this run; fix the command, then reset the breaker (\`afk-mcp reset\` in a terminal, the project_reset tool in an MCP session).` +
               (lines.length > 0 ? `\n\nThe last lines its worker printed:\n\n${fenced(lines.map((l) => neutralizeMarkers(l)))}` : "\n\nIts worker printed nothing."),
           );
           const before = this.attemptsBeforeDeaths.get(n) ?? 0;

@@ -1,10 +1,11 @@
 // The last word of a stop: every claim of this instance that has no open PR is released, read
 // from GitHub at this moment rather than from the last tick's working set. A tick that was
 // acting when the stop came, a retry between two attempts, a tick that failed on a flaky
-// answer: none of them may leave a claim nobody works on (invariant 4).
+// answer: none of them may leave a claim nobody works on (docs/architecture.md, invariant 4).
 import type { Forge } from "../gh/forge.js";
 import type { RefStore } from "../gh/refstore.js";
-import { parseNamespace, type Lease } from "../state/claims.js";
+import { parseNamespace } from "../state/claims.js";
+import type { Lease } from "../gh/lease.js";
 import { parseFleetBranch, sameLogin } from "../state/markers.js";
 import type { FleetRuntime } from "./effects/effect.js";
 import { errorData, errorText } from "./supervisor-log.js";

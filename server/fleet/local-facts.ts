@@ -66,7 +66,7 @@ export async function localFacts(ctx: FactsContext, set: WorkingSet, snapshot: S
         reading = await tracker.sample(run.handle.pid);
         decision = assess();
       }
-      facts.liveness = decision.state === "kill" ? "kill" : decision.state === "busy" ? "busy" : decision.state === "stall_candidate" ? "stall_candidate" : "active";
+      facts.liveness = decision.state;
       facts.idleSeconds = (now.getTime() - activity) / 1000;
       // One record per change of state, not one per tick: a worker quiet for an hour would
       // otherwise fill the lane with the same line.
@@ -110,6 +110,10 @@ export async function localFacts(ctx: FactsContext, set: WorkingSet, snapshot: S
       if (verdict) facts.worker = "exited";
       facts.outcome = verdict ? "verdict" : "nothing";
       facts.idleSeconds = Number.POSITIVE_INFINITY;
+    }
+    if (verdict?.kind === "already-satisfied") {
+      // Changes on the branch refute the verdict (decide retries instead of closing the issue).
+      facts.changes = await deps.workRepo.hasChangesAgainstBase(claim.issue, registration.base).catch(() => false);
     }
     const pinned = pinnedHead(claim.reviewMarks);
     if (pinned !== null && claim.head !== null && pinned !== claim.head && claim.status === "awaiting_merge") {

@@ -3,7 +3,7 @@
 import type { FleetConfig } from "../../schemas/config.js";
 import type { Connection } from "../host/connection.js";
 import type { LaneWriter } from "../lanes/index.js";
-import type { Lease } from "../state/claims.js";
+import type { Lease } from "../gh/lease.js";
 import type { WorkRepo } from "../workers/worktrees.js";
 
 export interface Registration {

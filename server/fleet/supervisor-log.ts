@@ -27,7 +27,3 @@ export function errorText(error: unknown): string {
   return error instanceof ForgeError ? `${error.message} (${error.hint})` : error instanceof Error ? error.message : String(error);
 }
 
-export function oneLine(text: string): string {
-  const flat = text.replace(/\s+/g, " ").trim();
-  return flat.length > 300 ? `${flat.slice(0, 300)}…` : flat;
-}

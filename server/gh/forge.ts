@@ -1,13 +1,16 @@
 // The narrow interface between the fleet and GitHub: exactly what the fleet needs, in the
 // fleet's own words. The core never sees Octokit types; `octokit.ts` implements this over
-// REST, and tests point that implementation at the local forge over real HTTP.
+// REST, and tests point that implementation at the local forge over real HTTP. The types the
+// core needs too (checks, required checks, pull refs, reviews, links) are the core's ports,
+// re-exported here.
+import type { Checks, IssueLink, IssueState, PullRef, PullReview, RequiredChecks } from "../state/ports.js";
+
+export type { CheckRun, Checks, CommitStatus, IssueLink, IssueState, PullRef, PullReview, PullReviewState, RequiredChecks } from "../state/ports.js";
 
 export interface RepoSlug {
   owner: string;
   name: string;
 }
-
-export type IssueState = "open" | "closed";
 
 export interface Issue {
   number: number;
@@ -33,13 +36,6 @@ export interface Issue {
   parent: number | null;
 }
 
-/** A linked issue as the dependency and sub-issue endpoints return it. */
-export interface IssueLink {
-  number: number;
-  id: number;
-  state: IssueState;
-}
-
 export interface Label {
   name: string;
   color: string;
@@ -53,13 +49,6 @@ export interface Comment {
   createdAt: string;
   updatedAt: string;
   htmlUrl: string;
-}
-
-export interface PullRef {
-  ref: string;
-  sha: string;
-  /** "owner/name" of the repository the branch lives in: differs from the base for a fork. */
-  repoFullName: string | null;
 }
 
 export interface PullRequest {
@@ -99,59 +88,12 @@ export interface MergeResult {
   message: string;
 }
 
-export interface CheckRun {
-  id: number;
-  name: string;
-  status: string; // queued | in_progress | completed | waiting | requested | pending
-  conclusion: string | null; // success | failure | neutral | cancelled | skipped | timed_out | action_required
-  title: string | null;
-  summary: string | null;
-  text: string | null;
-  detailsUrl: string | null;
-  htmlUrl: string | null;
-  appId: number | null;
-}
-
-export interface CommitStatus {
-  context: string;
-  state: string; // error | failure | pending | success
-  description: string | null;
-  targetUrl: string | null;
-}
-
-export interface Checks {
-  sha: string;
-  checkRuns: CheckRun[];
-  statuses: CommitStatus[];
-}
-
-export interface RequiredChecks {
-  /** Names (contexts) of the checks the branch requires. */
-  contexts: string[];
-  /** Whether branches must be up to date before merging (strict). */
-  strict: boolean;
-  /** Where the answer came from; "none" means no rule requires checks. */
-  source: "rulesets" | "protection" | "both" | "none";
-  /** False when protection could not be read (no admin rights): treat as unknown. */
-  readable: boolean;
-  /** Approving reviews the branch requires before a merge (protection or a ruleset); 0 or absent: none. */
-  approvals?: number;
-  /** An approval on an older head no longer counts (dismiss stale reviews). */
-  dismissStaleApprovals?: boolean;
-}
-
-export type PullReviewState = "APPROVED" | "CHANGES_REQUESTED" | "COMMENTED" | "DISMISSED" | "PENDING";
-
-export interface PullReview {
-  id: number;
-  author: string;
-  /** GitHub's author_association: OWNER, MEMBER and COLLABORATOR have write access. */
-  association: string;
-  state: PullReviewState;
-  body: string;
-  /** The head the review was made on. */
-  commitId: string | null;
-  submittedAt: string | null;
+/** Whether the token may move a branch by a plain fast-forward push (no PR). */
+export interface DirectPush {
+  /** null: unknown (the protection could not be read). */
+  allowed: boolean | null;
+  /** What refuses it, or why it is unknown; "" when allowed. */
+  why: string;
 }
 
 export interface RepoInfo {
@@ -218,4 +160,10 @@ export interface Forge {
 
   checksFor(sha: string): Promise<Checks>;
   requiredChecks(branch: string): Promise<RequiredChecks>;
+  /**
+   * Whether a fast-forward push to `branch` would be accepted for this token, from the branch's
+   * rules and protection (a ruleset or protection demanding a PR, restricted updates). Required
+   * status checks do not refuse it: a gated head carries them.
+   */
+  directPush(branch: string): Promise<DirectPush>;
 }

@@ -191,3 +191,34 @@ export function assertNoCredentialsInUrl(url: string): void {
     // not a URL (a path, or scp-like user@host:path): nothing to check
   }
 }
+
+// ---- what git prints ---------------------------------------------------------------------------
+
+/**
+ * `git push --porcelain` prints "<flag>\t<from>:<to>\t<summary> (<reason>)" per ref; "!" is a
+ * rejection. The summary and reason of a rejection of `ref`, or null when it was not refused.
+ */
+export function pushRejection(stdout: string, ref: string): string | null {
+  for (const line of stdout.split("\n")) {
+    const [flag, refs, summary] = line.split("\t");
+    if (flag === "!" && refs !== undefined && refs.endsWith(`:${ref}`)) return summary ?? "rejected";
+  }
+  return null;
+}
+
+/** The fields of a `-z` listing. */
+export function nulSeparated(text: string): string[] {
+  return text.split("\0").filter((field) => field !== "");
+}
+
+// "error: The following untracked working tree files would be overwritten by merge:\n\tpath"
+export function overwrittenFiles(stderr: string): string[] {
+  const files: string[] = [];
+  let listing = false;
+  for (const line of stderr.split("\n")) {
+    if (/would be overwritten by merge:\s*$/.test(line)) listing = true;
+    else if (listing && line.startsWith("\t")) files.push(line.slice(1));
+    else listing = false;
+  }
+  return files;
+}

@@ -3,9 +3,7 @@
 // which operation failed; GitHub's shapes are mapped to the fleet's types here and nowhere else.
 import type {
   Checks,
-  CheckRun,
   Comment,
-  CommitStatus,
   Forge,
   Issue,
   IssueLink,
@@ -15,138 +13,21 @@ import type {
   PullDetail,
   PullRequest,
   PullReview,
-  PullReviewState,
   RateLimit,
   RepoInfo,
   RepoSlug,
   RequiredChecks,
+  DirectPush,
 } from "./forge.js";
 import { ForgeError, UsageError } from "./errors.js";
 import { createClient, type GitHubClient, type Logger } from "./octokit.js";
 import type { RequestStats } from "./etag-cache.js";
 import { formatSlug, parseSlug, sameSlug } from "./slug.js";
 import { DEFAULT_API_URL } from "./auth.js";
+import { toCheckRun, toComment, toLink, toPull, toReview, toStatus, type RawBranch, type RawCheckRun, type RawComment, type RawIssue, type RawLabel, type RawProtection, type RawPull, type RawRepo, type RawReview, type RawRule, type RawStatus, type RawUser } from "./github-wire.js";
 
-// The parts of GitHub's JSON we read. Fields are optional where GitHub (or an older GHES)
-// may omit them, so a missing field degrades to a safe default instead of a crash.
-interface RawUser {
-  login?: string;
-}
-interface RawLabel {
-  name?: string;
-  color?: string;
-  description?: string | null;
-}
-interface RawIssue {
-  id: number;
-  number: number;
-  title?: string;
-  body?: string | null;
-  state?: string;
-  state_reason?: string | null;
-  labels?: (string | RawLabel)[];
-  user?: RawUser | null;
-  assignees?: RawUser[] | null;
-  milestone?: { title?: string } | null;
-  created_at?: string;
-  updated_at?: string;
-  html_url?: string;
-  pull_request?: unknown;
-  issue_dependencies_summary?: { blocked_by?: number; total_blocked_by?: number } | null;
-  sub_issues_summary?: { total?: number } | null;
-  parent_issue_url?: string | null;
-}
-interface RawComment {
-  id: number;
-  body?: string | null;
-  user?: RawUser | null;
-  created_at?: string;
-  updated_at?: string;
-  html_url?: string;
-}
-interface RawPullRef {
-  ref?: string;
-  sha?: string;
-  repo?: { full_name?: string } | null;
-}
-interface RawPull {
-  number: number;
-  title?: string;
-  body?: string | null;
-  state?: string;
-  draft?: boolean;
-  merged?: boolean;
-  merged_at?: string | null;
-  user?: RawUser | null;
-  head?: RawPullRef;
-  base?: RawPullRef;
-  html_url?: string;
-  updated_at?: string;
-  mergeable?: boolean | null;
-  mergeable_state?: string;
-  merge_commit_sha?: string | null;
-}
-interface RawCheckRun {
-  id: number;
-  name?: string;
-  status?: string;
-  conclusion?: string | null;
-  output?: { title?: string | null; summary?: string | null; text?: string | null } | null;
-  details_url?: string | null;
-  html_url?: string | null;
-  app?: { id?: number } | null;
-}
-interface RawStatus {
-  context?: string;
-  state?: string;
-  description?: string | null;
-  target_url?: string | null;
-}
-interface RawRule {
-  type?: string;
-  parameters?: {
-    required_status_checks?: { context?: string; integration_id?: number }[];
-    strict_required_status_checks_policy?: boolean;
-    required_approving_review_count?: number;
-    dismiss_stale_reviews_on_push?: boolean;
-  };
-}
-interface RawReview {
-  id: number;
-  user?: RawUser | null;
-  author_association?: string;
-  state?: string;
-  body?: string | null;
-  commit_id?: string | null;
-  submitted_at?: string | null;
-}
-interface RawProtection {
-  required_status_checks?: { strict?: boolean } | null;
-  required_pull_request_reviews?: { required_approving_review_count?: number; dismiss_stale_reviews?: boolean } | null;
-}
-interface RawBranch {
-  protected?: boolean;
-  protection?: {
-    enabled?: boolean;
-    required_status_checks?: {
-      enforcement_level?: string;
-      contexts?: string[];
-      checks?: { context?: string }[];
-      strict?: boolean;
-    } | null;
-  } | null;
-}
-interface RawRepo {
-  full_name?: string;
-  default_branch?: string;
-  clone_url?: string;
-  html_url?: string;
-  private?: boolean;
-  permissions?: { admin?: boolean; push?: boolean; pull?: boolean; maintain?: boolean };
-  allow_squash_merge?: boolean;
-  allow_merge_commit?: boolean;
-  allow_rebase_merge?: boolean;
-}
+/** Ruleset rules that refuse a plain push to a branch (GitHub's rule types). */
+const PUSH_REFUSING_RULES = new Set(["pull_request", "update", "required_deployments", "required_signatures"]);
 
 type Params = Record<string, unknown>;
 
@@ -443,6 +324,29 @@ export class GitHubForge implements Forge {
     return toReview(raw);
   }
 
+  async directPush(branch: string): Promise<DirectPush> {
+    const refusing: string[] = [];
+    try {
+      const rules = await this.all<RawRule>("GET /repos/{owner}/{repo}/rules/branches/{branch}", { branch }, `read the rules of branch ${branch}`);
+      for (const rule of rules) if (rule.type && PUSH_REFUSING_RULES.has(rule.type)) refusing.push(`a ruleset's "${rule.type}" rule`);
+    } catch (error) {
+      if (!(error instanceof ForgeError) || (error.kind !== "not_found" && error.kind !== "forbidden")) throw error;
+      return { allowed: null, why: `the rules of ${branch} could not be read` };
+    }
+    const raw = await this.get<RawBranch>("GET /repos/{owner}/{repo}/branches/{branch}", { branch }, `read branch ${branch}`);
+    if (raw.protected) {
+      try {
+        const detail = await this.get<RawProtection>("GET /repos/{owner}/{repo}/branches/{branch}/protection", { branch }, `read the protection of branch ${branch}`);
+        if (detail.required_pull_request_reviews) refusing.push("branch protection requiring pull request reviews");
+        if (detail.restrictions) refusing.push("branch protection restricting who may push");
+      } catch (error) {
+        if (!(error instanceof ForgeError) || (error.kind !== "not_found" && error.kind !== "forbidden")) throw error;
+        if (refusing.length === 0) return { allowed: null, why: `${branch} is protected and its protection could not be read (no admin rights)` };
+      }
+    }
+    return refusing.length > 0 ? { allowed: false, why: refusing.join(" and ") } : { allowed: true, why: "" };
+  }
+
   private get slug(): string {
     return formatSlug(this.repo);
   }
@@ -546,76 +450,4 @@ export function createGitHubForge(options: GitHubForgeOptions): GitHubForge {
 
 function checkNumber(value: number, what: string): void {
   if (!Number.isSafeInteger(value) || value <= 0) throw new UsageError(`invalid ${what} number ${JSON.stringify(value)}: expected a positive integer`);
-}
-
-function toLink(raw: RawIssue): IssueLink {
-  return { number: raw.number, id: raw.id, state: raw.state === "closed" ? "closed" : "open" };
-}
-
-function toComment(raw: RawComment): Comment {
-  return {
-    id: raw.id,
-    body: raw.body ?? "",
-    author: raw.user?.login ?? "ghost",
-    createdAt: raw.created_at ?? "",
-    updatedAt: raw.updated_at ?? "",
-    htmlUrl: raw.html_url ?? "",
-  };
-}
-
-function toPull(raw: RawPull): PullRequest {
-  return {
-    number: raw.number,
-    title: raw.title ?? "",
-    body: raw.body ?? "",
-    state: raw.state === "closed" ? "closed" : "open",
-    draft: raw.draft ?? false,
-    merged: raw.merged ?? (raw.merged_at !== undefined && raw.merged_at !== null),
-    author: raw.user?.login ?? "ghost",
-    head: toPullRef(raw.head),
-    base: toPullRef(raw.base),
-    htmlUrl: raw.html_url ?? "",
-    updatedAt: raw.updated_at ?? "",
-  };
-}
-
-function toPullRef(raw: RawPullRef | undefined): PullRef {
-  return { ref: raw?.ref ?? "", sha: raw?.sha ?? "", repoFullName: raw?.repo?.full_name ?? null };
-}
-
-function toCheckRun(raw: RawCheckRun): CheckRun {
-  return {
-    id: raw.id,
-    name: raw.name ?? "",
-    status: raw.status ?? "queued",
-    conclusion: raw.conclusion ?? null,
-    title: raw.output?.title ?? null,
-    summary: raw.output?.summary ?? null,
-    text: raw.output?.text ?? null,
-    detailsUrl: raw.details_url ?? null,
-    htmlUrl: raw.html_url ?? null,
-    appId: raw.app?.id ?? null,
-  };
-}
-
-function toStatus(raw: RawStatus): CommitStatus {
-  return { context: raw.context ?? "", state: raw.state ?? "pending", description: raw.description ?? null, targetUrl: raw.target_url ?? null };
-}
-
-type PullRef = PullRequest["head"];
-
-const REVIEW_STATES = new Set<PullReviewState>(["APPROVED", "CHANGES_REQUESTED", "COMMENTED", "DISMISSED", "PENDING"]);
-
-function toReview(raw: RawReview): PullReview {
-  const state = (raw.state ?? "").toUpperCase() as PullReviewState;
-  return {
-    id: raw.id,
-    author: raw.user?.login ?? "ghost",
-    association: raw.author_association ?? "NONE",
-    // An unknown state counts as a comment: it neither approves nor blocks.
-    state: REVIEW_STATES.has(state) ? state : "COMMENTED",
-    body: raw.body ?? "",
-    commitId: raw.commit_id ?? null,
-    submittedAt: raw.submitted_at ?? null,
-  };
 }

@@ -18,7 +18,7 @@
 import { mkdir, stat } from "node:fs/promises";
 import { resolve } from "node:path";
 import { assertSafeRefName, type CasOutcome, type RefEntry, type RefStore } from "./refstore.js";
-import { assertNoCredentialsInUrl, git, gitFailure, gitRaw, type GitAuth, type GitResult } from "./git.js";
+import { assertNoCredentialsInUrl, git, gitFailure, gitRaw, pushRejection, type GitAuth, type GitResult } from "./git.js";
 import { GitError, UsageError } from "./errors.js";
 
 /** git's well-known empty tree. */
@@ -125,7 +125,7 @@ export class GitRefStore implements RefStore {
       const result = await this.runRaw(args);
       if (result.exitCode === 0) return { won: true, sha: next ?? expected ?? "" };
 
-      const verdict = porcelainVerdict(result.stdout, ref);
+      const verdict = pushRejection(result.stdout, ref);
       if (verdict && LOST_RACE.test(verdict)) {
         const current = await this.read(ref).catch(() => undefined);
         // Deleting a ref that is already gone is what the caller wanted.
@@ -205,15 +205,6 @@ export class GitRefStore implements RefStore {
   }
 }
 
-// `git push --porcelain` prints "<flag>\t<from>:<to>\t<summary> (<reason>)" per ref; "!" is a
-// rejection. Returns the summary and reason of a rejection of `ref`, if there was one.
-function porcelainVerdict(stdout: string, ref: string): string | null {
-  for (const line of stdout.split("\n")) {
-    const [flag, refs, summary] = line.split("\t");
-    if (flag === "!" && refs !== undefined && refs.endsWith(`:${ref}`)) return summary ?? "rejected";
-  }
-  return null;
-}
 
 function parseForEachRef(stdout: string): RefEntry[] {
   const fields = stdout.split("\0");

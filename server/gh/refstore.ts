@@ -1,31 +1,9 @@
 // Refs in the fleet's hidden namespace (`refs/afk/*`), with compare-and-swap. Claims and
 // heartbeats are commits with an empty tree whose message carries the facts (instance, host,
-// time); the commit sha doubles as the fencing token.
+// time); the commit sha doubles as the fencing token. The RefStore interface is a port of the
+// core (server/state/ports.ts); gitrefs.ts implements it over git.
 
-export interface RefEntry {
-  /** Full ref name, e.g. "refs/afk/claim/42". */
-  ref: string;
-  sha: string;
-  /** The commit message of the commit the ref points at. */
-  message: string;
-}
-
-export type CasOutcome =
-  | { won: true; sha: string }
-  | { won: false; /** What the ref holds now (null: absent), when it could be read. */ current: string | null };
-
-export interface RefStore {
-  /** Every ref under `prefix` (e.g. "refs/afk/"), read in one round trip. */
-  list(prefix: string): Promise<RefEntry[]>;
-  /** Creates `ref` -> a new empty-tree commit carrying `message`, only if `ref` is absent. */
-  create(ref: string, message: string): Promise<CasOutcome>;
-  /** Moves `ref` from `expectedSha` to a new commit carrying `message`; loses if it moved. */
-  swap(ref: string, expectedSha: string, message: string): Promise<CasOutcome>;
-  /** Deletes `ref` only if it still holds `expectedSha`. Deleting an absent ref wins. */
-  remove(ref: string, expectedSha: string): Promise<CasOutcome>;
-  /** Reads one ref now (bypassing any cache): null when absent. */
-  read(ref: string): Promise<string | null>;
-}
+export type { CasOutcome, RefEntry, RefStore } from "../state/ports.js";
 
 /** Validates a ref name the fleet is about to hand to git (never a user string unguarded). */
 export function assertSafeRefName(ref: string): void {

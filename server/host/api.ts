@@ -15,6 +15,12 @@ import type {
   takeoverOutput,
 } from "../../schemas/tools.js";
 
+// What else a tool may use of the host: the errors a host throws for expected failures (a tool
+// turns them into a result, not a throw) and the plan's text rendering, shared with the CLI.
+export { ForgeError, GitError, UsageError } from "../gh/errors.js";
+export { RefNameError } from "../gh/refstore.js";
+export { renderPlan } from "./plan.js";
+
 type Out<S extends z.ZodRawShape> = z.infer<z.ZodObject<S>>;
 type In<S extends z.ZodRawShape> = z.input<z.ZodObject<S>>;
 

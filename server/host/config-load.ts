@@ -125,7 +125,9 @@ export async function loadRepoConfig(worktreeOrDir: string, overrides?: unknown,
 
 /**
  * Turn `key.path=value` assignments (the CLI's `--set`) into an overrides object. The value
- * is read as JSON when it parses (numbers, true/false, null, lists), else as a plain string.
+ * is read as JSON when it parses (numbers, true/false, null, lists) and the schema accepts
+ * that type at the key; otherwise, where the key takes a string, as the plain text
+ * (`gate.local_command=true` is the command "true", not the boolean).
  */
 export function overridesFromAssignments(assignments: readonly string[], source = "--set"): Record<string, unknown> {
   let result: Record<string, unknown> = {};
@@ -136,13 +138,8 @@ export function overridesFromAssignments(assignments: readonly string[], source 
       throw configError(source, [`expected key.path=value (e.g. gate.ci=local), got ${JSON.stringify(assignment)}`]);
     }
     const text = assignment.slice(eq + 1);
-    let value: unknown;
-    try {
-      value = JSON.parse(text);
-    } catch {
-      value = text;
-    }
     const keys = keyPath.split(".");
+    const value = coerceByType(text, schemaAt(keys));
     let nested: unknown = value;
     for (const key of keys.reverse()) nested = setOwn({}, key, nested);
     result = deepMerge(result, nested as Record<string, unknown>);
@@ -248,6 +245,22 @@ function describeValue(value: unknown): string {
   if (value !== null && typeof value === "object") return "an object";
   const text = JSON.stringify(value) ?? String(value);
   return text.length > 60 ? `${text.slice(0, 57)}...` : text;
+}
+
+/** `text` as the type the schema node takes: parsed JSON when its type fits, else the text itself for a string key. */
+function coerceByType(text: string, node: SchemaNode | undefined): unknown {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch {
+    return text;
+  }
+  if (!node) return parsed;
+  const types = new Set([...[node.type ?? []].flat(), ...(node.anyOf ?? []).flatMap((n) => [n.type ?? []].flat())]);
+  if (types.size === 0) return parsed;
+  const jsonType = parsed === null ? "null" : Array.isArray(parsed) ? "array" : typeof parsed === "number" ? (Number.isInteger(parsed) ? "integer" : "number") : typeof parsed;
+  const fits = types.has(jsonType) || (jsonType === "integer" && types.has("number"));
+  return fits || !types.has("string") ? parsed : text;
 }
 
 // --- the JSON Schema as a map of keys (for suggestions and for "or null") ------------------

@@ -144,7 +144,9 @@ function tokenCheck(token: ResolvedToken | null, problem: string | null, info: T
   if (failure === null || apiIsWrong(failure)) return { name: "token", status: "skip", detail: `from ${token.source}; not checked: the API URL did not answer as GitHub's`, fix: null };
   if (failure.kind === "rate_limited") return { name: "token", status: "warn", detail: `from ${token.source}: ${failure.message}`, fix: "wait for the reset, or use a token with a higher limit (a GitHub App installation)" };
   const fix =
-    token.source === "gh auth token"
+    failure.kind === "forbidden"
+      ? failure.hint
+      : token.source === "gh auth token"
       ? "sign in again with `gh auth login` (or `gh auth refresh`)"
       : `set ${token.source} to a valid token (e.g. export ${token.source}=$(gh auth token)), or unset it to use \`gh auth token\``;
   return { name: "token", status: "fail", detail: `from ${token.source}: ${failure.message}`, fix };

@@ -22,13 +22,11 @@ import type {
 } from "./api.js";
 import type { PlanOutput } from "../../schemas/tools.js";
 import { connect, newInstanceId, originSlug, type Connection, type ConnectOptions } from "./connection.js";
-import { gatherSnapshot } from "../gh/gather.js";
 import type { Logger } from "../gh/octokit.js";
 import { UsageError } from "../gh/errors.js";
-import { evaluatePreconditions } from "./preconditions.js";
 import { pagePlan, planView } from "./plan.js";
-import { Lease, parseNamespace } from "../state/claims.js";
-import { rebuild } from "../state/rebuild.js";
+import { parseNamespace } from "../state/claims.js";
+import { Lease } from "../gh/lease.js";
 import { assertInstanceId } from "../state/snapshot.js";
 import { probeNamespace, type NamespaceProbe } from "./namespace-probe.js";
 import { RepoFleet, summaryLine, type Registration } from "../fleet/repo-fleet.js";
@@ -36,7 +34,8 @@ import { stateDir } from "../paths.js";
 import { laneDir, openLanes, type LaneWriter } from "../lanes/index.js";
 import { readLogs } from "./logs.js";
 import { HostEvents } from "./events.js";
-import { locateIssue, registrationView } from "./views.js";
+import { locateIssue, registrationView, takeoverResult } from "./views.js";
+import { assess, planFor, type RepoAccess } from "./repo-access.js";
 import { workRepoFor } from "../workers/worktrees.js";
 import { parseSlug, formatSlug } from "../gh/slug.js";
 import { preconditionsPass } from "./preconditions.js";
@@ -58,16 +57,6 @@ export interface HostOptions {
   daemon?: boolean;
 }
 
-/** What the host holds per repository: its instance there, its connection, this instance's lease there, and the ref namespace it may write. */
-interface RepoAccess {
-  instance: string;
-  conn: Connection;
-  lease: Lease;
-  /** The claim namespace as probed, or null when no call has needed to write yet. */
-  namespace: NamespaceProbe | null;
-  /** The preconditions of the last full plan (a plan from a fleet tick reuses them). */
-  preconditions?: PlanOutput["preconditions"];
-}
 
 export class FleetHost implements Host {
   private readonly events = new HostEvents((repo) => this.boardKey(repo));
@@ -153,52 +142,9 @@ export class FleetHost implements Host {
   /** The dry-run plan: preconditions, then one gather and one rebuild. Acts on nothing. */
   async plan(repo?: string): Promise<PlanOutput> {
     const running = this.runningFor(repo);
-    return this.planFor(running ? running.connected : await this.project(repo));
+    return planFor(running ? running.connected : await this.project(repo), this.clock);
   }
 
-  private async planFor(connected: RepoAccess): Promise<PlanOutput> {
-    const { conn, namespace, instance } = connected;
-    const before = conn.forge.stats();
-    const now = this.clock();
-    const [snapshot, labels] = await Promise.all([
-      gatherSnapshot(conn.forge, conn.refs, {
-        login: conn.login,
-        defaultBranch: conn.info.defaultBranch,
-        base: conn.base,
-        namespace: namespace?.namespace ?? conn.config.namespace,
-        gateMode: conn.config.gate.ci,
-        branchPrefix: conn.config.worktree.branch_prefix,
-        reviews: conn.config.review.command !== null,
-        now,
-      }),
-      conn.forge.listLabels(),
-    ]);
-    const preconditions = evaluatePreconditions({
-      repo: conn.repo,
-      info: conn.info,
-      labels,
-      base: conn.base,
-      baseSha: conn.baseSha,
-      config: conn.config,
-      namespace,
-      requiredChecks: conn.config.gate.ci === "local" ? await conn.forge.requiredChecks(conn.base) : snapshot.requiredChecks,
-    });
-    connected.preconditions = preconditions;
-    const set = rebuild(snapshot, conn.config, instance, now);
-    const after = conn.forge.stats();
-    return planView({
-      set,
-      login: conn.login,
-      base: conn.base,
-      preconditions,
-      rateLimit: conn.forge.rateLimit(),
-      requests: {
-        total: after.total - before.total,
-        counted: after.counted - before.counted,
-        notModified: after.notModified - before.notModified,
-      },
-    });
-  }
 
   async status(input: StatusInput): Promise<StatusResult> {
     const scope = input.scope ?? "project";
@@ -242,6 +188,7 @@ export class FleetHost implements Host {
           preconditions: running.connected.preconditions,
           rateLimit: conn.forge.rateLimit(),
           requests: { total: 0, counted: 0, notModified: 0 },
+          heldForOverlap: running.project.report()?.overlap_held ?? [],
         });
         return { plan, source: { from: "fleet_tick", at: view.at.toISOString(), age_seconds: Math.round(age * 10) / 10 } };
       }
@@ -277,7 +224,7 @@ export class FleetHost implements Host {
     if (existing && !existing.isStopped()) {
       throw new UsageError(`project_start: ${conn.repo} is already running on this host (instance ${connected.instance}): use project_resize to change it, or project_stop first`);
     }
-    const plan = await this.planFor(connected);
+    const { plan, landing } = await assess(connected, this.clock, input.auto_merge === true);
     const failed = plan.preconditions.filter((p) => !p.ok);
     if (input.dry_run) {
       return { registration: null, plan: pagePlan(plan, false), message: failed.length ? `dry run: ${failed.length} precondition(s) fail: ${failed.map((p) => p.message).join("; ")}` : "dry run: a start would be accepted; nothing was done" };
@@ -294,7 +241,8 @@ export class FleetHost implements Host {
       instance: connected.instance,
       workerCommand: input.worker_command!,
       target: input.target ?? conn.config.concurrency,
-      config: conn.config,
+      // "auto" becomes the landing chosen for the base as it is protected now.
+      config: landing.method ? { ...conn.config, landing: { ...conn.config.landing, strategy: landing.method } } : conn.config,
       base: conn.base,
       autoMerge: input.auto_merge === true,
       startedAt: this.clock().toISOString(),
@@ -429,8 +377,8 @@ export class FleetHost implements Host {
 
   /**
    * The process must exit now (a second signal during a drain): end every worker group at
-   * once and release a landing lock held mid-landing, then say what is left behind. Claims stay:
-   * a restart on this state dir continues them, any host reclaims them once the lease lapses.
+   * once and release a landing lock held mid-landing, then say what is left behind. Claims stay
+   * (their commits are on their branches as of the last checkpoint) for a restart or a peer.
    */
   async abandon(): Promise<string> {
     const held = [...this.running.values()].flatMap((p) => p.heldClaims());
@@ -440,7 +388,7 @@ export class FleetHost implements Host {
     for (const lanes of this.lanes.values()) lanes.close();
     const parts = [
       held.length > 0
-        ? `left ${held.length} claim(s) (${held.map((n) => `#${n}`).join(", ")}): a restart continues them, another host reclaims them once the lease lapses`
+        ? `left ${held.length} claim(s) (${held.map((n) => `#${n}`).join(", ")}): the same instance continues them when it restarts; any host reclaims them once the lease lapses, or at once with takeover`
         : "left no claim",
       `ended ${workers} worker process group(s)`,
       locking === 0 ? "no landing was in progress" : unlocked === locking ? "released the landing lock" : "could not release the landing lock: it lapses after landing.lock_ttl_seconds",
@@ -502,23 +450,7 @@ export class FleetHost implements Host {
     }
     const outcome = await lease.takeover(input.instance, claims, heartbeats, input.confirm ?? false);
     if (outcome.action === "taken" && outcome.taken.length > 0) await lease.heartbeat(true);
-    switch (outcome.action) {
-      case "confirm":
-        return { action: "confirm", instances: rows, from: outcome.instance, taken: [], lost: [], message: outcome.warning };
-      case "none":
-        return { action: "none", instances: rows, from: outcome.instance, taken: [], lost: [], message: outcome.reason };
-      case "taken":
-        return {
-          action: "taken",
-          instances: rows,
-          from: outcome.instance,
-          taken: outcome.taken,
-          lost: outcome.lost,
-          message:
-            `took ${outcome.taken.length} claim(s) from ${outcome.instance}` +
-            (outcome.lost.length ? `; lost ${outcome.lost.length} to a faster fleet (${outcome.lost.map((n) => `#${n}`).join(", ")})` : ""),
-        };
-    }
+    return takeoverResult(outcome, rows);
   }
 }
 

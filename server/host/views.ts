@@ -1,7 +1,9 @@
-// The views status answers with: a running fleet's registration, and where one issue stands in a plan.
+// What the host shows of its state to the tools: a registration, where one issue stands in the
+// plan, and a takeover's outcome, as the tools' output schemas spell them.
 import type { PlanOutput } from "../../schemas/tools.js";
+import type { TakeoverOutcome } from "../gh/lease.js";
 import type { RepoFleet } from "../fleet/repo-fleet.js";
-import type { StatusResult } from "./api.js";
+import type { StatusResult, TakeoverResult } from "./api.js";
 
 export function registrationView(project: RepoFleet): NonNullable<StatusResult["registration"]> {
   const r = project.registration;
@@ -30,4 +32,24 @@ export function locateIssue(plan: PlanOutput, number: number): NonNullable<Statu
   const excluded = plan.excluded.find((e) => e.number === number);
   if (excluded) return { number, where: "excluded", detail: excluded.text };
   return { number, where: "not_open", detail: `#${number} is not an open issue of ${plan.repo}` };
+}
+
+export function takeoverResult(outcome: TakeoverOutcome, rows: TakeoverResult["instances"]): TakeoverResult {
+  switch (outcome.action) {
+    case "confirm":
+      return { action: "confirm", instances: rows, from: outcome.instance, taken: [], lost: [], message: outcome.warning };
+    case "none":
+      return { action: "none", instances: rows, from: outcome.instance, taken: [], lost: [], message: outcome.reason };
+    case "taken":
+      return {
+        action: "taken",
+        instances: rows,
+        from: outcome.instance,
+        taken: outcome.taken,
+        lost: outcome.lost,
+        message:
+          `took ${outcome.taken.length} claim(s) from ${outcome.instance}` +
+          (outcome.lost.length ? `; lost ${outcome.lost.length} to a faster fleet (${outcome.lost.map((n) => `#${n}`).join(", ")})` : ""),
+      };
+  }
 }

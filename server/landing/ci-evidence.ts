@@ -2,6 +2,7 @@
 // titles, summaries and output, bounded and with secrets redacted.
 import type { Checks, Forge } from "../gh/forge.js";
 import { redactText } from "../lanes/redact.js";
+import { byteLength, clipHead, clipTail, oneLine, safeUrl } from "../text/text.js";
 
 export interface CiEvidence {
   kind: "ci";
@@ -52,25 +53,25 @@ export function checkEvidence(checks: Checks, failingNames: readonly string[], e
     const head: string[] = [];
     if (run) {
       const state = run.status === "completed" ? (run.conclusion ?? "no conclusion") : run.status;
-      head.push(`${name}: ${state}${run.title ? ` (${oneLine(run.title)})` : ""}`);
+      head.push(`${name}: ${state}${run.title ? ` (${oneLine(run.title, 160)})` : ""}`);
       const url = run.htmlUrl ?? run.detailsUrl;
       links.push({ name, url: safeUrl(url) });
       parts.push(`== ${name} (check run: ${state}) ==`);
       if (run.title) parts.push(run.title);
       if (url && safeUrl(url)) parts.push(`details: ${url}`);
-      const headText = headBytes(parts.join("\n"), Math.floor(budget / 2));
+      const headText = clipHead(parts.join("\n"), Math.floor(budget / 2));
       const rest = Math.max(0, budget - byteLength(headText) - 1);
-      const summary = run.summary ? headBytes(run.summary, Math.floor(rest / 2)) : "";
-      const text = run.text ? tailBytes(run.text, rest - byteLength(summary)) : "";
+      const summary = run.summary ? clipHead(run.summary, Math.floor(rest / 2)) : "";
+      const text = run.text ? clipTail(run.text, rest - byteLength(summary)) : "";
       sections.push([headText, summary, text].filter((s) => s !== "").join("\n"));
     }
     if (status) {
-      head.push(`${name}: ${status.state}${status.description ? ` (${oneLine(status.description)})` : ""}`);
+      head.push(`${name}: ${status.state}${status.description ? ` (${oneLine(status.description, 160)})` : ""}`);
       if (!run) links.push({ name, url: safeUrl(status.targetUrl) });
       const lines = [`== ${name} (status: ${status.state}) ==`];
       if (status.description) lines.push(status.description);
       if (status.targetUrl && safeUrl(status.targetUrl)) lines.push(`details: ${status.targetUrl}`);
-      sections.push(headBytes(lines.join("\n"), budget));
+      sections.push(clipHead(lines.join("\n"), budget));
     }
     if (!run && !status) {
       head.push(`${name}: not reported`);
@@ -78,13 +79,13 @@ export function checkEvidence(checks: Checks, failingNames: readonly string[], e
     }
     brief.push(...head);
   }
-  const summary = headBytes(
+  const summary = clipHead(
     names.length === 0
       ? `no failing check found on ${short(checks.sha)}`
       : `${names.length === 1 ? "check" : `${names.length} checks`} failed on ${short(checks.sha)}: ${brief.join("; ")}`,
     600,
   );
-  const excerpt = tailBytes(sections.join("\n\n"), Math.max(0, excerptBytes));
+  const excerpt = clipTail(sections.join("\n\n"), Math.max(0, excerptBytes));
   return { kind: "ci", summary: redactText(summary, secrets), excerpt: redactText(excerpt, secrets), checks: links };
 }
 
@@ -92,41 +93,3 @@ function short(sha: string): string {
   return sha.slice(0, 12);
 }
 
-function oneLine(text: string): string {
-  const line = text.replace(/\s+/g, " ").trim();
-  return line.length > 160 ? `${line.slice(0, 159)}…` : line;
-}
-
-function safeUrl(url: string | null | undefined): string | null {
-  if (!url) return null;
-  try {
-    const parsed = new URL(url);
-    return parsed.protocol === "https:" || parsed.protocol === "http:" ? parsed.href : null;
-  } catch {
-    return null;
-  }
-}
-
-function byteLength(text: string): number {
-  return Buffer.byteLength(text, "utf8");
-}
-
-/** The first at most `limit` bytes of `text`, cut at a character boundary ("…" marks a cut). */
-export function headBytes(text: string, limit: number): string {
-  const bytes = Buffer.from(text, "utf8");
-  if (bytes.length <= limit) return text;
-  if (limit <= 3) return "";
-  let end = limit - 3; // room for "…"
-  while (end > 0 && (bytes[end]! & 0xc0) === 0x80) end -= 1;
-  return `${bytes.subarray(0, end).toString("utf8")}…`;
-}
-
-/** The last at most `limit` bytes of `text`, cut at a character boundary ("…" marks a cut). */
-export function tailBytes(text: string, limit: number): string {
-  const bytes = Buffer.from(text, "utf8");
-  if (bytes.length <= limit) return text;
-  if (limit <= 3) return "";
-  let start = bytes.length - (limit - 3);
-  while (start < bytes.length && (bytes[start]! & 0xc0) === 0x80) start += 1;
-  return `…${bytes.subarray(start).toString("utf8")}`;
-}

@@ -5,7 +5,7 @@ import type { BriefFailure } from "../workers/brief.js";
 import { GateCache } from "../workers/gate.js";
 import { landPull, readCheckEvidence, type LandInput, type LandResult } from "./land.js";
 import type { Connection } from "../host/connection.js";
-import type { Lease } from "../state/claims.js";
+import type { Lease } from "../gh/lease.js";
 import type { WorkRepo } from "../workers/worktrees.js";
 
 /** What landing needs from the fleet that runs it. */

@@ -1,4 +1,4 @@
-// Landing one green pull request, under the Not Rocket Science Rule (DESIGN.md invariant 2): the
+// Landing one green pull request, under the Not Rocket Science Rule (docs/architecture.md, invariant 2): the
 // base branch only ever moves to a tree that passed the gate. A PR lands only when its gated
 // head H contains the base tip B read just now, and the landing call names H: a merge pinned
 // to `sha: H` (a squash of H onto B has exactly H's tree; so does a merge commit of B and H), or
@@ -12,7 +12,7 @@
 // H's tree; a difference comes back as `verified: false` for the caller to raise an alarm. The
 // "push" strategy, or strict protection, closes that race.
 //
-// Only our own work lands (invariant 3): the PR is re-read and must be open, from a fleet
+// Only our own work lands (docs/architecture.md, invariant 3): the PR is re-read and must be open, from a fleet
 // branch naming this issue in this very repository, opened by the fleet's login, against our
 // base; every write is fenced by the claim's sha (a zombie lands nothing). Landings are
 // serialized per repository in this process (a promise chain) and across hosts (a lock ref
@@ -22,7 +22,8 @@ import type { Forge, MergeMethod, PullRequest, RequiredChecks } from "../gh/forg
 import { ForgeError } from "../gh/errors.js";
 import type { GitAuth } from "../gh/git.js";
 import type { RefStore } from "../gh/refstore.js";
-import { FencedError, type Lease } from "../state/claims.js";
+import { FencedError } from "../state/claims.js";
+import type { Lease } from "../gh/lease.js";
 import { evaluateGate } from "../state/gate.js";
 import { parseFleetBranch, sameLogin } from "../state/markers.js";
 import type { FleetConfig } from "../../schemas/config.js";
@@ -289,11 +290,17 @@ type Landed =
   | { kind: "retry"; why: string };
 
 async function landHead(ctx: LandingContext, lg: LandingGit, input: LandInput, head: string, baseTip: string): Promise<Landed> {
-  const strategy = ctx.config.landing.strategy;
+  // The host resolves "auto" before a fleet starts (server/state/landing-choice.ts); left
+  // unresolved, it means the one landing that can never put an ungated tree on the base.
+  const strategy = ctx.config.landing.strategy === "auto" ? "push" : ctx.config.landing.strategy;
   if (strategy === "push") {
-    // A fast-forward of the base to H, refused if the base is no longer B.
-    const pushed = await lg.pushRef(head, `refs/heads/${ctx.base}`, baseTip);
-    if (pushed.ok) return { kind: "merged", mergeSha: head, method: "push", verified: true, verifyNote: null };
+    // A fast-forward of the base, refused if the base is no longer B: to a landing commit of H's
+    // tree (one gated tree per first-parent commit), or to H itself where the base requires
+    // status checks, which a new commit would not carry.
+    const required = ctx.config.gate.ci === "local" ? [] : (ctx.requiredChecks ?? (await ctx.forge.requiredChecks(ctx.base))).contexts;
+    const landing = required.length === 0 ? await lg.landingCommit(baseTip, head, `Land #${input.issue} (PR #${input.pr})`) : head;
+    const pushed = await lg.pushRef(landing, `refs/heads/${ctx.base}`, baseTip);
+    if (pushed.ok) return { kind: "merged", mergeSha: landing, method: "push", verified: true, verifyNote: null };
     if (pushed.lostRace) return { kind: "moved" };
     return { kind: "retry", why: `the push of ${short(head)} to ${ctx.base} was refused: ${pushed.why}` };
   }

@@ -1,21 +1,21 @@
 // The few git moves the landing makes itself in the fleet's bare work repository: fetching the
-// tips into private refs, ancestry, pushes guarded by a lease, and checking what a merge landed.
-import { git, gitRaw, type GitAuth, type GitResult } from "../gh/git.js";
+// tips into private refs, pushes guarded by a lease, and checking what a merge landed. They are
+// built on the work repository's git plumbing (RepoGit), which runs git through server/gh/git.ts.
+import { pushRejection, type GitAuth, type GitResult } from "../gh/git.js";
 import { GitError } from "../gh/errors.js";
+import type { RepoGit } from "../workers/work-repo.js";
 import type { WorkRepo } from "../workers/worktrees.js";
 
-/** The few git moves the landing makes itself, in the project's bare work repository. */
+/** The few git moves the landing makes itself, in the fleet's bare work repository. */
 export class LandingGit {
-  private readonly dir: string;
-  private readonly auth: GitAuth | null;
+  private readonly git: RepoGit;
   private ready = false;
 
   constructor(
     private readonly workRepo: WorkRepo,
-    auth: GitAuth | null,
+    private readonly auth: GitAuth | null,
   ) {
-    this.dir = workRepo.repoDir;
-    this.auth = auth;
+    this.git = workRepo.git;
   }
 
   /** Fetches the base and the PR's branch into private refs; their tips now (null: gone). */
@@ -33,7 +33,7 @@ export class LandingGit {
       if (!/couldn't find remote ref/i.test(result.stderr)) throw new GitError(`fetch of ${base} and ${headRef} failed: ${result.stderr.trim()}`, "git fetch", result.exitCode, result.stderr);
       // Which one is missing? The base must exist; the head may be gone.
       await this.network(args);
-      await gitRaw(["update-ref", "-d", headLocal], { cwd: this.dir });
+      await this.git.deleteRef(headLocal);
       return { base: (await this.revParse(baseRef))!, head: null };
     }
     const baseSha = await this.revParse(baseRef);
@@ -44,31 +44,38 @@ export class LandingGit {
   /** Deletes the refs fetchTips wrote (they would keep the objects alive for nothing). */
   async dropPrivateRefs(issue: number): Promise<void> {
     for (const ref of [`refs/afk-landing/${issue}/base`, `refs/afk-landing/${issue}/head`]) {
-      await gitRaw(["update-ref", "-d", ref], { cwd: this.dir });
+      await this.git.deleteRef(ref);
     }
   }
 
-  async isAncestor(a: string, b: string): Promise<boolean> {
-    const result = await gitRaw(["merge-base", "--is-ancestor", a, b], { cwd: this.dir });
-    if (result.exitCode === 0) return true;
-    if (result.exitCode === 1) return false;
-    throw new GitError(`git merge-base --is-ancestor ${a} ${b} failed: ${result.stderr.trim()}`, "git merge-base", result.exitCode, result.stderr);
+  isAncestor(a: string, b: string): Promise<boolean> {
+    return this.git.isAncestor(a, b);
   }
 
-  async revParse(ref: string): Promise<string | null> {
-    const result = await gitRaw(["rev-parse", "--verify", "--quiet", `${ref}^{commit}`], { cwd: this.dir });
-    const sha = result.stdout.trim();
-    return result.exitCode === 0 && sha !== "" ? sha : null;
+  revParse(ref: string): Promise<string | null> {
+    return this.git.revParse(ref);
   }
 
   async tree(sha: string): Promise<string | null> {
-    const result = await gitRaw(["rev-parse", "--verify", "--quiet", `${sha}^{tree}`], { cwd: this.dir });
+    const result = await this.git.runRaw(["rev-parse", "--verify", "--quiet", `${sha}^{tree}`]);
     return result.exitCode === 0 ? result.stdout.trim() : null;
+  }
+
+  /**
+   * The commit a push landing puts on the base: H's tree (H contains B, so merging it into B
+   * changes nothing) with parents B then H. The base's first-parent line then holds one gated
+   * tree per landing, never a worker's intermediate commit, and H is in the base (the PR is merged).
+   */
+  async landingCommit(baseTip: string, head: string, message: string): Promise<string> {
+    const tree = await this.tree(head);
+    if (tree === null) throw new GitError(`cannot read the tree of ${short(head)}`, "git rev-parse", 1, "");
+    const result = await this.git.run(["-c", "commit.gpgSign=false", "commit-tree", tree, "-p", baseTip, "-p", head, "-m", message]);
+    return result.stdout.trim();
   }
 
   /** `git merge --ff-only <sha>` in a worktree; false when it could not. */
   async fastForward(worktree: string, sha: string): Promise<boolean> {
-    const result = await gitRaw(["merge", "--ff-only", "--quiet", sha], { cwd: worktree });
+    const result = await this.git.runRaw(["merge", "--ff-only", "--quiet", sha], worktree);
     return result.exitCode === 0;
   }
 
@@ -80,7 +87,7 @@ export class LandingGit {
     const args = ["-c", "push.gpgSign=false", "push", "--porcelain", "--no-verify", `--force-with-lease=${ref}:${expected}`, "origin", `${sha ?? ""}:${ref}`];
     const result = await this.networkRaw(args);
     if (result.exitCode === 0) return { ok: true };
-    const verdict = rejection(result.stdout, ref);
+    const verdict = pushRejection(result.stdout, ref);
     const why = verdict ?? (result.stderr.trim().split("\n").pop() || `exit code ${result.exitCode}`);
     return { ok: false, lostRace: verdict !== null && /stale info|fetch first|non-fast-forward|already exists|incorrect old value|but expected|cannot lock ref/i.test(verdict), why };
   }
@@ -92,12 +99,12 @@ export class LandingGit {
   async verifyLanded(base: string, mergeSha: string, head: string, baseTip: string): Promise<{ verified: boolean; note: string | null }> {
     const baseRef = `refs/afk-landing/verify/${base}`;
     await this.network(["fetch", "--no-tags", "--no-write-fetch-head", "--quiet", "origin", `+refs/heads/${base}:${baseRef}`]);
-    let present = (await gitRaw(["cat-file", "-e", `${mergeSha}^{commit}`], { cwd: this.dir })).exitCode === 0;
+    let present = (await this.git.runRaw(["cat-file", "-e", `${mergeSha}^{commit}`])).exitCode === 0;
     if (!present) {
       await this.networkRaw(["fetch", "--no-tags", "--no-write-fetch-head", "--quiet", "origin", mergeSha]);
-      present = (await gitRaw(["cat-file", "-e", `${mergeSha}^{commit}`], { cwd: this.dir })).exitCode === 0;
+      present = (await this.git.runRaw(["cat-file", "-e", `${mergeSha}^{commit}`])).exitCode === 0;
     }
-    await gitRaw(["update-ref", "-d", baseRef], { cwd: this.dir });
+    await this.git.deleteRef(baseRef);
     if (!present) return { verified: false, note: `the merge commit ${short(mergeSha)} could not be fetched from ${base}` };
     const [mergedTree, headTree] = await Promise.all([this.tree(mergeSha), this.tree(head)]);
     const parent = await this.revParse(`${mergeSha}^1`);
@@ -113,22 +120,14 @@ export class LandingGit {
   }
 
   private network(args: string[]): Promise<GitResult> {
-    return git(args, { cwd: this.dir, auth: this.auth });
+    return this.git.network(args, this.auth);
   }
 
   private networkRaw(args: string[]): Promise<GitResult> {
-    return gitRaw(args, { cwd: this.dir, auth: this.auth });
+    return this.git.networkRaw(args, this.auth);
   }
 }
 
-// `git push --porcelain`: "!\t<src>:<dst>\t[rejected] (reason)" for a refused ref.
-export function rejection(stdout: string, ref: string): string | null {
-  for (const line of stdout.split("\n")) {
-    const [flag, refs, summary] = line.split("\t");
-    if (flag === "!" && refs !== undefined && refs.endsWith(`:${ref}`)) return summary ?? "rejected";
-  }
-  return null;
-}
 
 function short(sha: string): string {
   return sha.slice(0, 12);

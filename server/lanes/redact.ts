@@ -1,5 +1,5 @@
 // Redaction for lane records: the configured secrets (the fleet's tokens, in every form they
-// travel in) and the token shapes we know, replaced before a byte reaches the disk (invariant 7).
+// travel in) and the token shapes we know, replaced before a byte reaches the disk (docs/architecture.md, invariant 7).
 
 export const REDACTED = "[redacted]";
 

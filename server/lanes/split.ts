@@ -1,13 +1,10 @@
 // Splits a worker's stdout/stderr chunks into lines for the `worker` lane: chunks end anywhere
 // (mid-line, mid-"\r\n", mid-UTF-8 character), and one line must not grow without bound.
 import { StringDecoder } from "node:string_decoder";
+import { stripAnsi } from "../text/text.js";
 import { truncationMarker } from "./encode.js";
 
 export const DEFAULT_MAX_LINE_LENGTH = 8 * 1024;
-
-// Colour and cursor sequences (CSI, OSC, and two-byte escapes) that agents print for terminals.
-// eslint-disable-next-line no-control-regex -- matching ESC is the point
-const ANSI = /\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\x1b[@-Z\\-_]/g;
 
 export interface LineSplitterOptions {
   /** Longer lines keep their first `maxLineLength` characters and a marker. Default 8192. */
@@ -56,7 +53,7 @@ export function lineSplitter(options: LineSplitterOptions = {}): LineSplitter {
   };
 
   const take = (out: string[]): void => {
-    let line = strip && current.includes("\x1b") ? current.replace(ANSI, "") : current;
+    let line = strip && current.includes("\x1b") ? stripAnsi(current) : current;
     if (dropped > 0) line += truncationMarker(dropped);
     out.push(line);
     current = "";

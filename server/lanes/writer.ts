@@ -3,7 +3,7 @@
 // Why synchronous writes on a held-open O_APPEND descriptor (fs.writeSync), not an async queue:
 // - Order is program order, for free: no promise chain to keep serialized, no queue to drain
 //   on shutdown, and a record is in the kernel by the time `append` returns, so a host that
-//   crashes right after logging still leaves the line on disk (invariant 5).
+//   crashes right after logging still leaves the line on disk (docs/architecture.md, invariant 5).
 // - It is cheap: one write(2) of a few hundred bytes (microseconds), not the open+write+close
 //   of fs.appendFileSync, and no per-record promise or closure.
 // - Memory is bounded by construction: a slow disk slows the caller rather than growing a

@@ -2,7 +2,7 @@
 // repository and the branch's required checks), update. Merging lives in merge.ts.
 import { checkOutcomes } from "./checks.js";
 import type { LocalForge } from "./core.js";
-import { HttpError, notFound, validationFailed } from "./http-errors.js";
+import { HttpError, validationFailed } from "./http-errors.js";
 import { nullableString, oneOf, optionalBoolean, optionalString, queryEnum, requiredString } from "./input.js";
 import { actor, closeIssue, touch } from "./issues.js";
 import { paginate } from "./paginate.js";
@@ -11,27 +11,12 @@ import { approvalState, reviewRefusal } from "./reviews.js";
 import type { PullView } from "./render.js";
 import type { Reply, RequestContext, Router } from "./router.js";
 import { syncPullsIfStale } from "./pull-sync.js";
-import { isoNow, type IssueRecord, type PullRecord } from "./state.js";
+import { liveShas, pullParam, type PullPair } from "./pull-pair.js";
+import { isoNow, type IssueRecord } from "./state.js";
+
+export { liveShas, pullParam, type PullPair } from "./pull-pair.js";
 
 const REPO = "/repos/{owner}/{repo}";
-
-export interface PullPair {
-  issue: IssueRecord;
-  pull: PullRecord;
-}
-
-export function pullParam(ctx: RequestContext): PullPair {
-  const issue = ctx.forge.state.issue(Number(ctx.params.pull_number));
-  if (!issue?.pull) throw notFound();
-  return { issue, pull: issue.pull };
-}
-
-/** Live head and base shas: an open PR follows its branches; a closed one is frozen. */
-export function liveShas(pair: PullPair, tips: Map<string, string>): { headSha: string; baseSha: string } {
-  const { issue, pull } = pair;
-  if (issue.state !== "open") return { headSha: pull.headSha, baseSha: pull.baseSha };
-  return { headSha: tips.get(pull.head) ?? pull.headSha, baseSha: tips.get(pull.base) ?? pull.baseSha };
-}
 
 /** GitHub's mergeable / mergeable_state for an open PR. */
 export async function mergeability(forge: LocalForge, pair: PullPair, headSha: string, baseSha: string): Promise<{ mergeable: boolean | null; state: string }> {

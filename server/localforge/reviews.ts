@@ -8,7 +8,7 @@ import { optionalString } from "./input.js";
 import { actor } from "./issues.js";
 import { paginate } from "./paginate.js";
 import { requiredReviewsFor } from "./protection.js";
-import { pullParam, type PullPair } from "./pulls.js";
+import { pullParam, type PullPair } from "./pull-pair.js";
 import type { Reply, RequestContext, Router } from "./router.js";
 import { isoNow, type ReviewRecord, type ReviewState } from "./state.js";
 

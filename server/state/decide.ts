@@ -1,11 +1,14 @@
 // decide: the working set plus this host's local facts (its workers, their exits, the
-// breaker, a quota pause) in; the ordered list of actions one tick takes out. Pure: act is
-// the only place with side effects, and a dry run is this list, not acted on.
+// breaker, a quota pause, the landing slot) in; the ordered list of actions one tick takes out,
+// each carrying every choice its effect needs (retry or escalate, start a worker or not, land
+// alone or beside others). Pure: the effects (server/fleet/effects) are the only place with
+// side effects and decide nothing again; a dry run is this list, not acted on.
 import type { WorkingSet } from "./rebuild.js";
 import type { MineClaim } from "./inflight.js";
 import { classifyNoPr } from "./classify.js";
 import type { VerdictKind } from "./markers.js";
 import { pinnedHead } from "./review-stage.js";
+import { earlyConflicts, overlapOrder, type OverlapHold } from "./overlap.js";
 
 export type WorkerState = "running" | "exited" | "none";
 
@@ -18,7 +21,7 @@ export interface LocalClaim {
   idleSeconds?: number;
   /** Commits on the branch not on the base. */
   commitsAhead?: number;
-  /** Whether the branch changes anything against the base. */
+  /** Whether the branch changes anything against the base (read for an exited worker, and whenever the verdict is already-satisfied). */
   changes?: boolean;
   /** The verdict the worker left (its file, or the fleet's marker comment). */
   verdict?: { kind: VerdictKind; reason: string } | null;
@@ -58,8 +61,16 @@ export interface DecideInput {
   maxRedispatches?: number;
   /** Kills of a hanging worker before the claim counts as a failed attempt. */
   maxKills?: number;
+  /** The issue whose PR was synced with the base and waits for its CI: it lands next, the others wait. */
+  landingSlot?: number | null;
+  /** Required CI: one landing move (a merge or a sync) per tick, so CI restarts on one PR at a time. */
+  oneLandingPerTick?: boolean;
   /** The review stage (`review.command` set): green PRs are reviewed before they land. */
   review?: { maxRounds: number } | null;
+  /** Issue → files that conflict when its PR's head is merged with the new base (checked after a landing). */
+  conflicts?: ReadonlyMap<number, readonly string[]>;
+  /** Overlap-aware dispatch: paths each ready issue names, and the files in-flight PRs change. */
+  overlap?: { pathsOf: ReadonlyMap<number, readonly string[]>; inFlight: ReadonlySet<string> } | null;
 }
 
 export type FailureEvidence =
@@ -76,11 +87,13 @@ export type FailureEvidence =
 export type Action =
   | { kind: "release"; issue: number; sha: string; why: string; killWorker: boolean }
   | { kind: "kill"; issue: number; why: string }
-  | { kind: "land"; issue: number; sha: string; pr: number; head: string }
+  /** `exclusive`: once a landing merged or synced this tick, this one waits for the next. */
+  | { kind: "land"; issue: number; sha: string; pr: number; head: string; exclusive: boolean }
   | { kind: "hold"; issue: number; pr: number; why: string }
   /** Green but short of required human approvals: keep the claim, say on the PR what is needed. */
   | { kind: "await_review"; issue: number; pr: number; head: string; required: number; approvedBy: string[] }
-  | { kind: "retry"; issue: number; sha: string; attempt: number; pr: number | null; evidence: FailureEvidence }
+  /** `startWorker`: the next attempt's worker starts now (false: births are held; a later tick recovers it). */
+  | { kind: "retry"; issue: number; sha: string; attempt: number; pr: number | null; evidence: FailureEvidence; startWorker: boolean }
   | { kind: "escalate"; issue: number; sha: string; pr: number | null; why: string; evidence: FailureEvidence | null }
   | { kind: "open_pr"; issue: number; sha: string }
   | { kind: "close_done"; issue: number; sha: string; reason: string }
@@ -99,16 +112,25 @@ export interface Decision {
   workers: number;
   /** Why no (more) births, when there was room: for status and the summary. */
   birthsHeld: string | null;
+  /** Ready issues started later because in-flight PRs change the paths they name. */
+  overlapHolds: OverlapHold[];
+  /** The landing slot after this tick's decisions: kept while its PR still waits for CI, else free. */
+  landingSlot: number | null;
 }
 
 /** The attempt a retry starts: one more than the retries so far (attempt labels count retries). */
-function nextAttempt(claim: MineClaim): number {
+function nextAttempt(claim: Pick<MineClaim, "attempt">): number {
   return claim.attempt + 1;
 }
 
-function failureAction(claim: MineClaim, input: DecideInput, evidence: FailureEvidence): Action {
+/** What the fleet does about a failed attempt: retry while attempts are left, else escalate. */
+export function failureAction(
+  claim: Pick<MineClaim, "issue" | "sha" | "pr" | "attempt">,
+  input: Pick<DecideInput, "retry" | "birthsPaused" | "stopping">,
+  evidence: FailureEvidence,
+): Extract<Action, { kind: "retry" | "escalate" }> {
   if (claim.attempt < input.retry) {
-    return { kind: "retry", issue: claim.issue, sha: claim.sha, attempt: nextAttempt(claim), pr: claim.pr, evidence };
+    return { kind: "retry", issue: claim.issue, sha: claim.sha, attempt: nextAttempt(claim), pr: claim.pr, evidence, startWorker: !input.birthsPaused && !input.stopping };
   }
   const tries = claim.attempt + 1;
   return {
@@ -163,6 +185,11 @@ export function decide(input: DecideInput): Decision {
   const births: Action[] = [];
   const maxKills = input.maxKills ?? 2;
   let running = 0;
+  const conflicted = new Map(earlyConflicts(input.set.mine, input.conflicts ?? new Map()).map((c) => [c.issue, c]));
+  // A PR synced with the base whose CI still runs holds the landing slot: the others wait.
+  const slot = input.landingSlot ?? null;
+  const slotHolder = slot === null ? undefined : input.set.mine.find((m) => m.issue === slot && m.issueOpen && m.status !== "failure");
+  const landingSlot = slotHolder && slotHolder.status !== "awaiting_merge" ? slotHolder.issue : null;
 
   for (const claim of input.set.mine) {
     const local = input.local.get(claim.issue) ?? { worker: "none" as const };
@@ -180,14 +207,22 @@ export function decide(input: DecideInput): Decision {
       continue;
     }
 
+    const conflict = conflicted.get(claim.issue);
+    if (conflict) {
+      // A landing left this PR unmergeable: retry now with the paths named, instead of spending
+      // its CI run and its landing turn to find out.
+      const files = conflict.files.join(", ");
+      actions.push(failureAction(claim, input, { kind: "gate", summary: `the base moved and merging it into PR #${conflict.pr} conflicts in ${files} (seen early, after a landing)`, excerpt: conflict.files.join("\n") }));
+      continue;
+    }
     switch (claim.status) {
       case "awaiting_merge":
         if (input.review && claim.pr !== null && claim.head !== null && !reviewPassed(claim, local, input, actions, births)) continue;
-        actions.push(
-          input.autoMerge && claim.pr !== null && claim.head !== null
-            ? { kind: "land", issue: claim.issue, sha: claim.sha, pr: claim.pr, head: claim.head }
-            : { kind: "hold", issue: claim.issue, pr: claim.pr ?? 0, why: "merges are held: the project was started without auto_merge" },
-        );
+        if (!input.autoMerge || claim.pr === null || claim.head === null) {
+          actions.push({ kind: "hold", issue: claim.issue, pr: claim.pr ?? 0, why: "merges are held: the project was started without auto_merge" });
+        } else if (!slotHolder || slotHolder.issue === claim.issue) {
+          actions.push({ kind: "land", issue: claim.issue, sha: claim.sha, pr: claim.pr, head: claim.head, exclusive: input.oneLandingPerTick ?? false });
+        }
         continue;
       case "awaiting_review":
         // Held for a human: the claim stays, no worker runs, nothing else waits on it.
@@ -243,7 +278,11 @@ export function decide(input: DecideInput): Decision {
     });
     switch (classified.action) {
       case "verify_empty_then_close":
-        actions.push({ kind: "close_done", issue: claim.issue, sha: claim.sha, reason: verdict?.reason ?? "already satisfied" });
+        actions.push(
+          local.changes
+            ? failureAction(claim, input, { kind: "verdict", verdict: "already-satisfied", reason: "the branch changes files, which refutes already-satisfied" })
+            : { kind: "close_done", issue: claim.issue, sha: claim.sha, reason: verdict?.reason ?? "already satisfied" },
+        );
         break;
       case "redispatch":
         if ((local.blockers ?? []).length === 0) {
@@ -317,11 +356,12 @@ export function decide(input: DecideInput): Decision {
       if (retry.kind !== "retry") continue;
       ordered.push(retry, { kind: "release", issue: retry.issue, sha: retry.sha, why: "the project is stopping between two attempts", killWorker: false });
     }
-    return { actions: ordered, workers: running, birthsHeld: "stopping" };
+    return { actions: ordered, workers: running, birthsHeld: "stopping", overlapHolds: [], landingSlot };
   }
 
   let room = Math.max(0, input.target - running);
   let birthsHeld: string | null = null;
+  let overlapHolds: OverlapHold[] = [];
   const canBirth = !input.birthsPaused && !input.stopping;
   if (!canBirth) birthsHeld = input.stopping ? "stopping" : "births are paused";
 
@@ -346,12 +386,14 @@ export function decide(input: DecideInput): Decision {
       ordered.push({ kind: "reclaim", issue: stale.issue, sha: stale.sha, from: stale.instance, thenRelease: false });
       room -= 1;
     }
-    for (const item of input.set.frontier.dispatch) {
+    const { order, holds } = input.overlap ? overlapOrder(input.set.frontier.dispatch, room, input.overlap.pathsOf, input.overlap.inFlight) : { order: input.set.frontier.dispatch, holds: [] };
+    overlapHolds = holds;
+    for (const item of order) {
       if (room <= 0) break;
       ordered.push({ kind: "dispatch", issue: item.number, title: item.title, attempt: item.attempt });
       room -= 1;
     }
   }
   const workers = input.target - room;
-  return { actions: ordered, workers: Math.min(input.target, Math.max(workers, running)), birthsHeld };
+  return { actions: ordered, workers: Math.min(input.target, Math.max(workers, running)), birthsHeld, overlapHolds, landingSlot };
 }

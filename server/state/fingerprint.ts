@@ -6,7 +6,7 @@
 // new comment moves: hashing megabytes of prose would cost more than the rest of a rebuild.
 
 import { createHash } from "node:crypto";
-import type { Checks } from "../gh/forge.js";
+import type { Checks } from "./ports.js";
 import type { IssueFacts } from "./facts.js";
 import type { ClaimSets } from "./inflight.js";
 import type { Snapshot } from "./snapshot.js";

@@ -2,7 +2,7 @@
 // when none are configured, every check reported on the head) must each pass, where a context
 // may be a check run, a commit status, or both — and then both must pass.
 
-import type { CheckRun, Checks, CommitStatus, RequiredChecks } from "../gh/forge.js";
+import type { CheckRun, Checks, CommitStatus, RequiredChecks } from "./ports.js";
 
 export type GateState = "green" | "pending" | "red";
 

@@ -3,7 +3,7 @@
 // is theirs). My claims are further classified by the state of the PR that carries the work.
 
 import type { Heartbeat, ClaimRef, SnapshotPull } from "./snapshot.js";
-import type { RequiredChecks } from "../gh/forge.js";
+import type { RequiredChecks } from "./ports.js";
 import { evaluateGate, type GateResult } from "./gate.js";
 import { evaluateReviews, type ReviewGate } from "./reviews.js";
 import { reviewMarks, type ReviewMark } from "./review-stage.js";

@@ -3,7 +3,7 @@
 // verdict and the head it pins. Read back from GitHub (never from local memory), so a restart
 // knows how many rounds a PR had and which head a reviewer approved. Markers by any other
 // login are ignored: only the fleet speaks for its reviewers.
-import type { PullReview } from "../gh/forge.js";
+import type { PullReview } from "./ports.js";
 import { sameLogin } from "./markers.js";
 
 export const REVIEW_MARKER = "afk:review";

@@ -3,7 +3,7 @@
 // the base dismisses stale approvals, and only reviewers with write access count. The fleet can
 // never approve its own PRs, so a base that requires approvals holds a green PR until a human
 // approves; a human asking for changes turns the review's text into the next attempt's evidence.
-import type { PullReview, RequiredChecks } from "../gh/forge.js";
+import type { PullReview, RequiredChecks } from "./ports.js";
 import { sameLogin } from "./markers.js";
 
 /** author_association values of accounts with write access to the repository. */

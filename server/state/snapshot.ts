@@ -2,7 +2,7 @@
 // claim and heartbeat commit messages that the snapshot's claims and heartbeats are parsed from.
 // A message that does not parse is never trusted: it yields null, not a guess.
 
-import type { Checks, IssueLink, PullRef, PullReview, RequiredChecks } from "../gh/forge.js";
+import type { Checks, IssueLink, PullRef, PullReview, RequiredChecks } from "./ports.js";
 
 export interface SnapshotIssue {
   number: number;

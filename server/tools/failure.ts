@@ -1,7 +1,6 @@
 // One place that turns an expected failure into the text an MCP client shows: what went
 // wrong and how to recover (github-mcp-server's NewGitHubAPIErrorResponse, in spirit).
-import { ForgeError, GitError, UsageError } from "../gh/errors.js";
-import { RefNameError } from "../gh/refstore.js";
+import { ForgeError, GitError, RefNameError, UsageError } from "../host/api.js";
 
 /** The message for an expected failure, or null for a bug (which should propagate). */
 export function describeFailure(error: unknown): string | null {

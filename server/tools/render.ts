@@ -1,6 +1,5 @@
 // Text renderings shared by the project tools.
-import type { ProjectResult, StatusResult } from "../host/api.js";
-import { renderPlan } from "../host/plan.js";
+import { renderPlan, type ProjectResult, type StatusResult } from "../host/api.js";
 
 export function renderProject(result: ProjectResult): string {
   const lines = [result.message];

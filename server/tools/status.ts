@@ -3,7 +3,7 @@
 // rate limit) plus this machine's daemon and registrations; "issue" says where one issue
 // stands; "worker" lists live workers.
 import { statusInput, statusOutput } from "../../schemas/tools.js";
-import { renderPlan } from "../host/plan.js";
+import { renderPlan } from "../host/api.js";
 import { defineTool } from "./define.js";
 import { renderStatusHead } from "./render.js";
 

@@ -1,6 +1,7 @@
 // The brief: the markdown a worker agent is given for one attempt at one issue. Issue text is
 // data written by whoever opened the issue: it is bounded, fenced, and only ever written to a
 // file or a pipe, never interpolated into a shell string.
+import { headBytes, oneLine, tailBytes } from "../text/text.js";
 import { chmod, mkdir, open, rename, rm } from "node:fs/promises";
 import { join } from "node:path";
 import { randomBytes } from "node:crypto";
@@ -51,30 +52,6 @@ const CONTROL = /[\u0000-\u0008\u000b-\u001f\u007f]/g;
 
 export function clean(text: string): string {
   return text.replace(/\r\n?/g, "\n").replace(CONTROL, "");
-}
-
-function oneLine(text: string, max: number): string {
-  const flat = clean(text).replace(/\s+/g, " ").trim();
-  return flat.length > max ? `${[...flat.slice(0, max)].join("")}…` : flat;
-}
-
-/** The first `maxBytes` of `text` in UTF-8, cut on a code point boundary. */
-export function headBytes(text: string, maxBytes: number): { text: string; cut: boolean; bytes: number } {
-  const buf = Buffer.from(text, "utf8");
-  if (buf.length <= maxBytes) return { text, cut: false, bytes: buf.length };
-  let end = maxBytes;
-  // Step back over continuation bytes (10xxxxxx) so no code point is split.
-  while (end > 0 && (buf[end]! & 0xc0) === 0x80) end -= 1;
-  return { text: buf.subarray(0, end).toString("utf8"), cut: true, bytes: buf.length };
-}
-
-/** The last `maxBytes` of `text` in UTF-8, cut on a code point boundary. */
-export function tailBytes(text: string, maxBytes: number): { text: string; cut: boolean; bytes: number } {
-  const buf = Buffer.from(text, "utf8");
-  if (buf.length <= maxBytes) return { text, cut: false, bytes: buf.length };
-  let start = buf.length - maxBytes;
-  while (start < buf.length && (buf[start]! & 0xc0) === 0x80) start += 1;
-  return { text: buf.subarray(start).toString("utf8"), cut: true, bytes: buf.length };
 }
 
 /** A code fence longer than any backtick run inside `text`, so the text cannot close it. */

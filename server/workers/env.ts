@@ -1,6 +1,6 @@
 // The environment a worker process gets: a minimal base, the fleet's facts about its task, and
 // only what the user names in `worker.env_passthrough`. Tokens never reach a worker by accident
-// (invariant 7): GITHUB_TOKEN, ANTHROPIC_API_KEY and friends pass only when named.
+// (docs/architecture.md, invariant 7): GITHUB_TOKEN, ANTHROPIC_API_KEY and friends pass only when named.
 //
 // Decisions:
 // - CI is NOT set. The non-interactivity we need already comes from a closed stdin, no TTY, no
@@ -36,7 +36,7 @@ const BASE_ENV_PREFIXES: readonly string[] = ["LC_"];
  * Set by the fleet for every worker; nothing the user passes through overrides them.
  * - TERM=dumb, NO_COLOR=1: output is read line by line (quota messages), not painted.
  * - GIT_TERMINAL_PROMPT=0, GCM_INTERACTIVE=never: a git credential prompt fails instead of
- *   hanging an unattended run (RUNTIMES.md lesson 6).
+ *   hanging an unattended run (docs/architecture.md, runtime lesson 6).
  * - GIT_EDITOR=true: `git commit` without -m aborts and `git merge` keeps its default message,
  *   instead of waiting on an editor nobody will close.
  * - PAGER/GIT_PAGER=cat: never wait on a pager.

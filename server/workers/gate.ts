@@ -9,6 +9,7 @@
 // issue's worktree only when that worktree is at the commit with nothing untracked or changed;
 // otherwise in a scratch worktree checked out detached at the commit, so a file the worker
 // forgot to commit can never make a gate green. Results are cached per (command, tree).
+import { stripAnsi } from "../text/text.js";
 import { spawn, type ChildProcess } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { mkdir, rm, stat } from "node:fs/promises";
@@ -105,10 +106,8 @@ class TailBuffer {
   }
 }
 
-// CSI and OSC sequences, then any other C0 control but tab and newline.
+// Control characters but tab and newline (escape sequences go first, whole).
 // eslint-disable-next-line no-control-regex -- control characters are exactly what is stripped
-const ANSI = /\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\x1b[@-Z\\-_]/g;
-// eslint-disable-next-line no-control-regex -- see above
 const CONTROL = /[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]/g;
 
 /** Printable text from raw output bytes: cut at a UTF-8 boundary, CRs and escapes removed. */
@@ -117,7 +116,7 @@ export function cleanOutput(bytes: Buffer, truncated: boolean, secrets: readonly
   // A tail cut mid-character starts with continuation bytes (10xxxxxx): skip them.
   while (start < bytes.length && start < 4 && (bytes[start]! & 0xc0) === 0x80) start += 1;
   let text = bytes.subarray(start).toString("utf8");
-  text = text.replace(ANSI, "").replace(/\r\n/g, "\n").replace(/\r/g, "\n").replace(CONTROL, "");
+  text = stripAnsi(text).replace(/\r\n/g, "\n").replace(/\r/g, "\n").replace(CONTROL, "");
   text = redactText(text, secrets);
   return truncated ? `…${text}` : text;
 }

@@ -193,7 +193,7 @@ export async function descendantCpu(pid: number, opts: { procRoot?: string; now?
 
 // ---- busy or idle ------------------------------------------------------------------------------
 
-/** Programs whose presence, while they consume CPU, means the worker is working (seed 001). */
+/** Programs whose presence, while they consume CPU, means the worker is working (docs/architecture.md, runtime lesson 3). */
 export const BUSY_TOOLS: readonly string[] = [
   "vitest", "jest", "mocha", "ava", "tap", "playwright", "cypress", "node --test",
   "tsc", "tsserver", "eslint", "webpack", "esbuild", "vite", "rollup", "turbo", "nx",

@@ -1,5 +1,5 @@
 // What a finished worker left behind, judged by the branch and the verdict file — never by its
-// exit code (RUNTIMES.md lesson 2) — and the strict reader for that verdict file, which the
+// exit code (docs/architecture.md, runtime lesson 2) — and the strict reader for that verdict file, which the
 // agent writes and therefore may have written badly, hugely, or as a symlink to a secret.
 import { constants as fsConstants } from "node:fs";
 import { open } from "node:fs/promises";
@@ -36,7 +36,7 @@ export interface WorkerOutcome {
  * 1. `blocked` / `giving-up` win over commits: the worker itself says the work is not done, so
  *    it must not be proposed for landing. The commits stay on the branch for the next attempt.
  * 2. Commits (or a PR the worker opened) → "commits". An `already-satisfied` verdict next to
- *    commits is refuted by them (seed 000: changes refute already-satisfied); the commits are the
+ *    commits is refuted by them (docs/architecture.md, "no-PR outcomes": changes refute already-satisfied); the commits are the
  *    result, and they face the gate like any other PR.
  * 3. `already-satisfied` with no commits → "verdict" (the fleet still verifies the empty diff).
  * 4. Else "nothing". Uncommitted changes are noted, never committed for the worker.

@@ -1,10 +1,11 @@
-// Usage limits, expired logins, refusals and lost networks in a worker's output (RUNTIMES.md
-// lesson 7): recognise the message, work out when the limit resets, and pause births until then.
+// Usage limits, expired logins, refusals and lost networks in a worker's output (docs/architecture.md,
+// runtime lesson 7): recognise the message, work out when the limit resets, and pause births until then.
 // Each is a pause, not a failure: it spends no attempt and trips no breaker.
 //
 // The messages themselves are config (`worker.quota_patterns`, `auth_patterns`,
 // `refusal_patterns`, `network_patterns`); the reset-time forms every runtime prints are here,
 // one parser each, table-tested.
+import { stripAnsi } from "../text/text.js";
 
 /**
  * quota: a usage limit (births resume at its reset); auth: a missing or expired login; refusal:
@@ -59,12 +60,7 @@ function regexes(patterns: readonly string[]): RegExp[] {
   return list;
 }
 
-// eslint-disable-next-line no-control-regex
-const ANSI = /\u001b\[[0-?]*[ -/]*[@-~]|\u001b\][^\u0007\u001b]*(?:\u0007|\u001b\\)|\u001b[@-_]/g;
-
-export function stripAnsi(text: string): string {
-  return text.replace(ANSI, "");
-}
+export { stripAnsi };
 
 // Structured (JSON-lines) events that carry what the agent read or said rather than what the
 // runtime reports: tool results (file contents, command output), model text, codex items. An
@@ -282,7 +278,7 @@ export function parseDuration(text: string): number | null {
 }
 
 /**
- * When a usage limit lifts, from any form in RUNTIMES.md; null when the text does not say
+ * When a usage limit lifts, from any form the agent runtimes print; null when the text does not say
  * ("try again later"). Wall-clock times are read in the zone the text names (an IANA name in
  * parentheses, or an abbreviation such as PST), else in `localTimeZone` (default: the host's).
  * A time of day already past is tomorrow's; a month and day already past, next year's.

@@ -1,7 +1,8 @@
 // The reviewer's brief and verdict: what a review-stage agent is told (the issue, the diff, the
 // gate evidence, the rules) and how its answer is read back from $AFK_VERDICT_FILE.
 import { readFile } from "node:fs/promises";
-import { clean, code, fenced, headBytes, type BriefInput } from "./brief.js";
+import { clean, code, fenced, type BriefInput } from "./brief.js";
+import { headBytes } from "../text/text.js";
 
 export interface ReviewBriefInput extends BriefInput {
   pr: { number: number; url: string };

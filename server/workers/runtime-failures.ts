@@ -1,6 +1,7 @@
 // What an operator should do about a runtime failure the fleet recognised (a login, a refusal, a
 // lost network), and the last lines a worker printed: the words that explain a fast death.
 import { stripAnsi, type QuotaDetection, type AgentRuntime } from "./quota.js";
+import { oneLine } from "../text/text.js";
 
 /** Per runtime: how its login is renewed, and the variable that carries a key instead. */
 const LOGIN: Readonly<Record<AgentRuntime, string>> = {
@@ -29,11 +30,6 @@ export function pauseReason(detection: QuotaDetection, until: Date | null): stri
     case "quota":
       return `usage limit reached (${quoted})${until ? `: births paused until ${until.toISOString()}` : ""}`;
   }
-}
-
-function oneLine(text: string, max: number): string {
-  const flat = text.replace(/\s+/g, " ").trim();
-  return flat.length > max ? `${flat.slice(0, max)}…` : flat;
 }
 
 /** The last lines a worker printed, bounded in count and width, without terminal escapes. */

@@ -27,7 +27,7 @@ export interface TailLine {
 }
 
 export interface WorkerExit {
-  /** Exit code of the shell (not a verdict: RUNTIMES.md lesson 2, judge by branch and verdict). */
+  /** Exit code of the shell (not a verdict: docs/architecture.md, runtime lesson 2, judge by branch and verdict). */
   code: number | null;
   signal: NodeJS.Signals | null;
   durationMs: number;

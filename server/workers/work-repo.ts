@@ -1,9 +1,9 @@
 // The private bare repository that worker worktrees are made from (one per project), and the
 // plumbing reads the worktree logic needs. Every call goes through gh/git.ts: argv only, no
 // prompts, and a token only ever as an http.extraHeader, never in the URL or the config.
-import { mkdir, realpath, stat } from "node:fs/promises";
+import { mkdir, readFile, realpath, stat } from "node:fs/promises";
 import { basename, dirname, join, resolve } from "node:path";
-import { assertNoCredentialsInUrl, git, gitRaw, type GitAuth, type GitResult } from "../gh/git.js";
+import { assertNoCredentialsInUrl, git, gitRaw, nulSeparated, type GitAuth, type GitResult } from "../gh/git.js";
 import { GitError } from "../gh/errors.js";
 
 /** `<stateDir>/work/<owner>/<name>.git`: where the bare work repository lives by default. */
@@ -204,6 +204,28 @@ export class RepoGit {
   private timeout(): { timeoutMs?: number } {
     return this.timeoutMs ? { timeoutMs: this.timeoutMs } : {};
   }
+
+  async trackedChanges(path: string): Promise<string[]> {
+    const { stdout } = await this.run(["--no-optional-locks", "status", "--porcelain", "-z", "--untracked-files=no"], path);
+    // Entries are "XY path"; a rename adds its source as one more NUL-separated field.
+    const files: string[] = [];
+    const fields = nulSeparated(stdout);
+    for (let i = 0; i < fields.length; i += 1) {
+      const field = fields[i]!;
+      files.push(field.slice(3));
+      if (field[0] === "R" || field[0] === "C") i += 1;
+    }
+    return files;
+  }
+
+  async remoteTip(ref: string, auth: GitAuth | null | undefined): Promise<string | null> {
+    const { stdout } = await this.network(["ls-remote", "--refs", "origin", ref], auth);
+    for (const line of stdout.split("\n")) {
+      const [sha, name] = line.split("\t");
+      if (name === ref && sha) return sha;
+    }
+    return null;
+  }
 }
 
 /** The canonical form of a path for comparisons (symlinks resolved where the path exists). */
@@ -221,4 +243,26 @@ export async function canonicalPath(path: string): Promise<string> {
 // Without a URL the header would apply to every HTTP remote; pin it to the clone URL's origin.
 function scoped(auth: GitAuth, remoteUrl: string): GitAuth {
   return auth.url ? auth : { ...auth, url: remoteUrl };
+}
+
+// A worktree mid-rebase has a detached HEAD; the branch being rebased is in its git dir.
+export async function rebasing(gitDir: string): Promise<string | null> {
+  for (const dir of ["rebase-merge", "rebase-apply"]) {
+    const name = await readFile(join(gitDir, dir, "head-name"), "utf8").catch(() => null);
+    if (name && name.trim().startsWith("refs/heads/")) return name.trim().slice("refs/heads/".length);
+  }
+  return null;
+}
+
+// A linked worktree's ".git" is a file "gitdir: <repo>/worktrees/<id>"; null when it is not.
+export async function linkedGitDir(worktree: string): Promise<string | null> {
+  const text = await readFile(join(worktree, ".git"), "utf8").catch(() => null);
+  const match = text === null ? null : /^gitdir: (.+)$/m.exec(text);
+  if (!match) return null;
+  const dir = resolve(worktree, match[1]!.trim());
+  return (await isDirectory(dir)) ? dir : null;
+}
+
+export async function isDirectory(path: string): Promise<boolean> {
+  return stat(path).then((s) => s.isDirectory(), () => false);
 }

@@ -4,141 +4,16 @@
 // away: `prepare` reuses the worktree (tier 1), recreates it at the branch tip (tier 2), and
 // only with nothing to continue starts from the freshly fetched base (tier 3).
 import { existsSync } from "node:fs";
-import { mkdir, readFile, rename, rm, stat, unlink } from "node:fs/promises";
+import { mkdir, rename, rm, unlink } from "node:fs/promises";
 import { dirname, join, resolve } from "node:path";
-import { assertSafeBranchName, gitFailure, type GitAuth } from "../gh/git.js";
-import { GitError, UsageError } from "../gh/errors.js";
+import { assertSafeBranchName, gitFailure, nulSeparated, overwrittenFiles, pushRejection, type GitAuth } from "../gh/git.js";
+import { GitError } from "../gh/errors.js";
 import { FLEET_BRANCH_PREFIX, parseFleetBranch } from "../state/markers.js";
 import { newestMtime } from "./activity.js";
 import { assertIssueNumber, issueBranchName } from "./slug.js";
-import { canonicalPath, defaultWorkRepoDir, defaultWorktreeRoot, RepoGit, type RefTip } from "./work-repo.js";
-
-export type Tier = 1 | 2 | 3;
-
-export interface WorkRepoOptions {
-  /** The bare work repository (created if absent), e.g. `<stateDir>/work/<owner>/<name>.git`. */
-  repoDir: string;
-  /** The clone URL (https, the local forge's URL, or a path); it must not carry credentials. */
-  remoteUrl: string;
-  /** Worktrees go to `<worktreeRoot>/issue-<n>`. */
-  worktreeRoot: string;
-  /** `worktree.branch_prefix`; default "afk/". */
-  branchPrefix?: string;
-  /** For fetches and pushes: sent only as an http.extraHeader scoped to the remote's origin. */
-  auth?: GitAuth | null;
-  timeoutMs?: number;
-  /** Keep the user's commit signing in worktrees (default: signing is off in the work repo). */
-  keepSigning?: boolean;
-  /** The clock, for backup ref names. */
-  now?: () => Date;
-}
-
-export interface PrepareInput {
-  issue: number;
-  title: string;
-  /** The base branch, e.g. "main". */
-  base: string;
-  /** Recorded in the branch's reflog, for forensics. */
-  attempt?: number;
-}
-
-export interface PreparedWorktree {
-  path: string;
-  branch: string;
-  tier: Tier;
-  head: string;
-  /** origin/<base>'s tip as just fetched. */
-  baseSha: string;
-  /** Whether HEAD contains baseSha: always true for tier 3; tiers 1-2 are reported, not rewritten. */
-  baseContained: boolean;
-  /** The branch's tip on origin as just fetched, null when it is not on origin. */
-  remoteSha: string | null;
-  /** Whether HEAD contains remoteSha (null when there is none). */
-  remoteContained: boolean | null;
-  /** `refs/afk-backup/<n>/<time>-<sha>` refs written to keep tips that were set aside. */
-  backupRefs: string[];
-  /** Where a worktree that was at the issue's path but not on its branch was moved to. */
-  displaced: string | null;
-}
-
-export interface WorktreeProgress {
-  /** Whether a usable worktree exists for the issue. */
-  worktree: boolean;
-  path: string;
-  branch: string | null;
-  head: string | null;
-  /** Commits on HEAD that origin/<base> (as last fetched) does not have. */
-  commitsAhead: number;
-  /** Uncommitted changes, untracked files included (ignored files not). */
-  dirty: boolean;
-  /** Committer time of the newest commit ahead of base; null when there is none. */
-  lastCommitAt: Date | null;
-  /** Newest mtime under the worktree, skipping .git and node_modules (bounded scan). */
-  worktreeMtime: Date | null;
-}
-
-export type SyncResult =
-  | { ok: true; head: string; merged: boolean }
-  | {
-      ok: false;
-      /**
-       * "conflict": the merge was aborted, the worktree is as before. "dirty": uncommitted tracked
-       * changes (or untracked files the merge would overwrite), listed in `dirty`; nothing merged.
-       */
-      reason: "conflict" | "dirty";
-      conflicts: string[];
-      dirty: string[];
-    };
-
-export interface PushOptions {
-  /** Overrides the WorkRepo's auth for this push. */
-  auth?: GitAuth | null;
-  /**
-   * A tip on origin that this push may replace although the local branch does not contain it
-   * (e.g. an earlier attempt's push the caller saw). Anything else on origin that the branch
-   * does not contain is somebody else's work, and the push is refused.
-   */
-  expectedRemoteSha?: string | null;
-}
-
-export interface PushResult {
-  branch: string;
-  sha: string;
-  /** What origin held before (null: the branch was new there). */
-  previous: string | null;
-  /** False when origin already held `sha`. */
-  pushed: boolean;
-}
-
-export type WorktreeErrorKind = "no_branch" | "no_worktree" | "base_not_contained";
-
-export class WorktreeError extends Error {
-  override readonly name = "WorktreeError";
-  constructor(
-    readonly kind: WorktreeErrorKind,
-    message: string,
-    readonly hint: string,
-  ) {
-    super(message);
-  }
-}
-
-/** A push the remote or the lease refused. `actual` is origin's tip when known. */
-export class PushRejectedError extends GitError {
-  readonly kind = "push_rejected";
-  constructor(
-    message: string,
-    command: string,
-    stderr: string,
-    hint: string,
-    readonly branch: string,
-    /** What the push expected origin to hold (the lease, or the caller's expectedRemoteSha). */
-    readonly expected: string | null,
-    readonly actual: string | null,
-  ) {
-    super(message, command, null, stderr, hint);
-  }
-}
+import { canonicalPath, defaultWorkRepoDir, defaultWorktreeRoot, isDirectory, linkedGitDir, rebasing, RepoGit } from "./work-repo.js";
+import { attemptNote, validated, WorktreeError, PushRejectedError, type Tier, type WorkRepoOptions, type PrepareInput, type PreparedWorktree, type WorktreeProgress, type SyncResult, type PushOptions, type PushResult } from "./worktree-types.js";
+import { IssueBranches, newest, replaceRef, short, stamp } from "./issue-branches.js";
 
 /** The WorkRepo for a project, with the state directory's defaults for anything not given. */
 export function workRepoFor(options: {
@@ -168,18 +43,15 @@ type Inspection =
   /** Something else at the path: a worktree on another branch or detached, or a stray directory. */
   | { state: "foreign"; registered: boolean };
 
-interface Candidate {
-  name: string;
-  local: RefTip | undefined;
-  remote: RefTip | undefined;
-  time: number;
-}
+export { WorktreeError, PushRejectedError, type Tier, type WorkRepoOptions, type PrepareInput, type PreparedWorktree, type WorktreeProgress, type SyncResult, type PushOptions, type PushResult } from "./worktree-types.js";
 
 export class WorkRepo {
   readonly repoDir: string;
   readonly worktreeRoot: string;
   readonly branchPrefix: string;
-  private readonly git: RepoGit;
+  /** The repository's git plumbing, shared with the landing's own moves. */
+  readonly git: RepoGit;
+  private readonly branches: IssueBranches;
   private readonly now: () => Date;
   // Fetches and ref moves of one repository are serialized: two at once fight over ref locks,
   // and two moves for one issue must not interleave.
@@ -198,6 +70,7 @@ export class WorkRepo {
     this.repoDir = this.git.dir;
     this.worktreeRoot = resolve(options.worktreeRoot);
     this.now = options.now ?? (() => new Date());
+    this.branches = new IssueBranches(this.git, this.branchPrefix, this.now);
   }
 
   /** `<root>/issue-<n>`: only the number reaches the file system, never the title. */
@@ -234,7 +107,7 @@ export class WorkRepo {
       }
       const displaced = await this.clearPath(issue, found);
       const expected = this.branchName(issue, input.title);
-      const continued = await this.continuation(issue, expected, baseSha, note);
+      const continued = await this.branches.continuation(issue, expected, baseSha, note);
       if (continued) {
         await this.git.updateRef(`refs/heads/${continued.branch}`, continued.tip, `${note}: continue at ${continued.tip} (tier 2)`);
         await this.setUpstream(continued.branch);
@@ -259,11 +132,11 @@ export class WorkRepo {
       const baseSha = await this.baseTip(base);
       const path = this.worktreePath(issue);
       const found = await this.inspect(issue);
-      const name = found.state === "valid" ? found.branch : await this.preferredName(issue, this.branchName(issue, input.title));
+      const name = found.state === "valid" ? found.branch : await this.branches.preferredName(issue, this.branchName(issue, input.title));
       await this.tearDown(path, found);
       const backups: string[] = [];
-      for (const tip of await this.issueTips("refs/heads/", issue)) {
-        if (!(await this.git.isAncestor(tip.sha, baseSha))) backups.push(await this.backup(issue, tip.sha, "set aside by fresh"));
+      for (const tip of await this.branches.issueTips("refs/heads/", issue)) {
+        if (!(await this.git.isAncestor(tip.sha, baseSha))) backups.push(await this.branches.backup(issue, tip.sha, "set aside by fresh"));
       }
       const remote = await this.git.revParse(`refs/remotes/origin/${name}`);
       if (remote && !(await this.git.isAncestor(remote, baseSha))) {
@@ -283,7 +156,7 @@ export class WorkRepo {
     return this.exclusive(async () => {
       const removed = await this.tearDown(path, await this.inspect(issue));
       if (options.deleteBranch) {
-        for (const tip of await this.issueTips("refs/heads/", issue)) {
+        for (const tip of await this.branches.issueTips("refs/heads/", issue)) {
           await this.git.runRaw(["branch", "-D", short(tip.ref, "refs/heads/")]);
         }
         await this.git.deleteRef(replaceRef(issue));
@@ -307,7 +180,7 @@ export class WorkRepo {
       branch = found.branch;
       head = await this.git.revParse("HEAD", path);
     } else {
-      const tip = newest(await this.issueTips("refs/heads/", issue));
+      const tip = newest(await this.branches.issueTips("refs/heads/", issue));
       if (tip) {
         branch = short(tip.ref, "refs/heads/");
         head = tip.sha;
@@ -342,7 +215,7 @@ export class WorkRepo {
       await this.fetch(base);
       const baseSha = await this.baseTip(base);
       await this.requireWorktree(issue);
-      const dirty = await this.trackedChanges(path);
+      const dirty = await this.git.trackedChanges(path);
       if (dirty.length > 0) return { ok: false, reason: "dirty", conflicts: [], dirty };
       const before = await this.mustRev("HEAD", path);
       // The ref rather than the sha for a readable message; it holds baseSha (fetched under the lock).
@@ -378,7 +251,7 @@ export class WorkRepo {
       const branch = await this.currentBranch(issue);
       const ref = `refs/heads/${branch}`;
       const local = await this.mustRev(ref);
-      const remote = await this.remoteTip(ref, options.auth);
+      const remote = await this.git.remoteTip(ref, options.auth);
       if (remote === local) return { branch, sha: local, previous: remote, pushed: false };
       if (remote !== null && !(await this.contains(local, remote))) {
         const replaceable = await this.git.revParse(replaceRef(issue));
@@ -398,7 +271,7 @@ export class WorkRepo {
       const result = await this.git.networkRaw(args, options.auth);
       if (result.exitCode !== 0) {
         const failure = gitFailure(args, result, this.git.authFor(options.auth));
-        const verdict = rejection(result.stdout, ref);
+        const verdict = pushRejection(result.stdout, ref);
         if (verdict === null) throw failure; // auth, network, a missing remote: not a refusal
         throw new PushRejectedError(
           `push of ${branch} refused: ${verdict}`,
@@ -409,7 +282,7 @@ export class WorkRepo {
             : failure.hint || "the remote refused the update: check branch protection and the token's permissions",
           branch,
           remote,
-          await this.remoteTip(ref, options.auth).catch(() => null),
+          await this.git.remoteTip(ref, options.auth).catch(() => null),
         );
       }
       await this.git.updateRef(`refs/remotes/origin/${branch}`, local, `afk: pushed ${branch}`);
@@ -433,7 +306,7 @@ export class WorkRepo {
       const head =
         found.state === "valid"
           ? await this.mustRev("HEAD", this.worktreePath(issue))
-          : (newest(await this.issueTips("refs/heads/", issue))?.sha ?? null);
+          : (newest(await this.branches.issueTips("refs/heads/", issue))?.sha ?? null);
       if (head === null || (await this.git.isAncestor(head, baseSha))) return false;
       const merged = await this.git.runRaw(["merge-tree", "--write-tree", "--no-messages", baseSha, head]);
       if (merged.exitCode === 0) {
@@ -531,86 +404,9 @@ export class WorkRepo {
     return removed;
   }
 
-  // What tier 2 continues from: the issue's branch (the expected name first, else the most
-  // recently committed) whose local or remote tip has commits that origin/<base> lacks.
-  private async continuation(issue: number, expected: string, baseSha: string, note: string): Promise<{ branch: string; tip: string; backups: string[] } | null> {
-    const replaceable = await this.git.revParse(replaceRef(issue));
-    const candidates = await this.candidates(issue);
-    const progressed: Candidate[] = [];
-    for (const candidate of candidates) {
-      const local = candidate.local && !(await this.git.isAncestor(candidate.local.sha, baseSha)) ? candidate.local : undefined;
-      // A remote tip that `fresh` declared replaceable is the old attempt: nothing to continue.
-      const remote =
-        candidate.remote && candidate.remote.sha !== replaceable && !(await this.git.isAncestor(candidate.remote.sha, baseSha)) ? candidate.remote : undefined;
-      if (local || remote) progressed.push({ name: candidate.name, local, remote, time: Math.max(local?.time ?? 0, remote?.time ?? 0) });
-    }
-    const chosen = progressed.find((c) => c.name === expected) ?? progressed.sort((a, b) => b.time - a.time || a.name.localeCompare(b.name))[0];
-    if (!chosen) return null;
-    const backups: string[] = [];
-    const local = chosen.local?.sha;
-    const remote = chosen.remote?.sha;
-    let tip: string;
-    if (local && remote) {
-      if (local === remote || (await this.git.isAncestor(remote, local))) tip = local; // unpushed commits on top
-      else if (await this.git.isAncestor(local, remote)) tip = remote;
-      else {
-        tip = remote;
-        backups.push(await this.backup(issue, local, `${note}: diverged from origin`));
-      }
-    } else {
-      tip = (local ?? remote)!;
-    }
-    // Origin may still hold a tip with nothing of its own (or the replaced one): the next push
-    // may overwrite it, since nothing on it is lost.
-    const raw = candidates.find((c) => c.name === chosen.name)?.remote?.sha;
-    if (raw && raw !== tip && !(await this.git.isAncestor(raw, tip))) {
-      await this.git.updateRef(replaceRef(issue), raw, `${note}: origin's ${chosen.name} holds nothing to continue`);
-    }
-    return { branch: chosen.name, tip, backups };
-  }
-
-  private async candidates(issue: number): Promise<Candidate[]> {
-    const byName = new Map<string, Candidate>();
-    const entry = (name: string): Candidate => {
-      let found = byName.get(name);
-      if (!found) byName.set(name, (found = { name, local: undefined, remote: undefined, time: 0 }));
-      return found;
-    };
-    for (const tip of await this.issueTips("refs/heads/", issue)) entry(short(tip.ref, "refs/heads/")).local = tip;
-    for (const tip of await this.issueTips("refs/remotes/origin/", issue)) entry(short(tip.ref, "refs/remotes/origin/")).remote = tip;
-    return [...byName.values()];
-  }
-
-  // The name `fresh` restarts under: the issue's branch on origin (so its PR follows), else a
-  // local one, else the name from the title.
-  private async preferredName(issue: number, expected: string): Promise<string> {
-    for (const namespace of ["refs/remotes/origin/", "refs/heads/"]) {
-      const tips = await this.issueTips(namespace, issue);
-      if (tips.some((t) => short(t.ref, namespace) === expected)) return expected;
-      const tip = newest(tips);
-      if (tip) return short(tip.ref, namespace);
-    }
-    return expected;
-  }
-
-  /** Branches of the issue under `namespace` ("refs/heads/" or "refs/remotes/origin/"). */
-  private async issueTips(namespace: string, issue: number): Promise<RefTip[]> {
-    const tips = await this.git.refs(`${namespace}${this.branchPrefix}${issue}*`);
-    return tips.filter((tip) => {
-      const name = short(tip.ref, namespace);
-      if (parseFleetBranch(name, this.branchPrefix) !== issue) return false;
-      try {
-        assertSafeBranchName(name);
-        return true;
-      } catch {
-        return false;
-      }
-    });
-  }
-
   private async createFromBase(issue: number, branch: string, baseSha: string, base: string, note: string): Promise<void> {
     // Other local branches of the issue hold nothing base lacks here (or were backed up by fresh).
-    for (const tip of await this.issueTips("refs/heads/", issue)) {
+    for (const tip of await this.branches.issueTips("refs/heads/", issue)) {
       const name = short(tip.ref, "refs/heads/");
       if (name !== branch) await this.git.runRaw(["branch", "-D", name]);
     }
@@ -633,12 +429,6 @@ export class WorkRepo {
   private async setUpstream(branch: string): Promise<void> {
     await this.git.run(["config", `branch.${branch}.remote`, "origin"]);
     await this.git.run(["config", `branch.${branch}.merge`, `refs/heads/${branch}`]);
-  }
-
-  private async backup(issue: number, sha: string, why: string): Promise<string> {
-    const ref = `refs/afk-backup/${issue}/${stamp(this.now())}-${sha.slice(0, 12)}`;
-    await this.git.updateRef(ref, sha, `afk: issue ${issue}: ${why}`);
-    return ref;
   }
 
   private async report(tier: Tier, path: string, branch: string, baseSha: string, backupRefs: string[], displaced: string | null): Promise<PreparedWorktree> {
@@ -669,31 +459,9 @@ export class WorkRepo {
   private async currentBranch(issue: number): Promise<string> {
     const found = await this.inspect(issue);
     if (found.state === "valid") return found.branch;
-    const tip = newest(await this.issueTips("refs/heads/", issue));
+    const tip = newest(await this.branches.issueTips("refs/heads/", issue));
     if (tip) return short(tip.ref, "refs/heads/");
     throw new WorktreeError("no_branch", `issue ${issue} has no local branch`, "prepare the issue's worktree first");
-  }
-
-  private async trackedChanges(path: string): Promise<string[]> {
-    const { stdout } = await this.git.run(["--no-optional-locks", "status", "--porcelain", "-z", "--untracked-files=no"], path);
-    // Entries are "XY path"; a rename adds its source as one more NUL-separated field.
-    const files: string[] = [];
-    const fields = nulSeparated(stdout);
-    for (let i = 0; i < fields.length; i += 1) {
-      const field = fields[i]!;
-      files.push(field.slice(3));
-      if (field[0] === "R" || field[0] === "C") i += 1;
-    }
-    return files;
-  }
-
-  private async remoteTip(ref: string, auth: GitAuth | null | undefined): Promise<string | null> {
-    const { stdout } = await this.git.network(["ls-remote", "--refs", "origin", ref], auth);
-    for (const line of stdout.split("\n")) {
-      const [sha, name] = line.split("\t");
-      if (name === ref && sha) return sha;
-    }
-    return null;
   }
 
   // Whether `tip` contains `commit`; a commit we do not even have is not contained.
@@ -708,82 +476,4 @@ export class WorkRepo {
     if (sha === null) throw new GitError(`cannot resolve ${ref}`, `git rev-parse ${ref}`, 1, "", "");
     return sha;
   }
-}
-
-function validated(input: PrepareInput): { issue: number; base: string } {
-  assertIssueNumber(input.issue);
-  assertSafeBranchName(input.base);
-  if (input.attempt !== undefined && !(Number.isSafeInteger(input.attempt) && input.attempt >= 0)) {
-    throw new UsageError(`invalid attempt ${JSON.stringify(input.attempt)}: expected a non-negative integer`);
-  }
-  return { issue: input.issue, base: input.base };
-}
-
-/** `refs/afk-replace/<n>`: a tip on origin that `fresh` decided the next push may overwrite. */
-function replaceRef(issue: number): string {
-  return `refs/afk-replace/${issue}`;
-}
-
-function attemptNote(issue: number, attempt: number | undefined): string {
-  return attempt === undefined ? `afk: issue ${issue}` : `afk: issue ${issue} attempt ${attempt}`;
-}
-
-function short(ref: string, namespace: string): string {
-  return ref.startsWith(namespace) ? ref.slice(namespace.length) : ref;
-}
-
-function newest(tips: RefTip[]): RefTip | undefined {
-  return [...tips].sort((a, b) => b.time - a.time || a.ref.localeCompare(b.ref))[0];
-}
-
-// "20250102T030405Z": a ref-safe UTC time.
-function stamp(date: Date): string {
-  return date.toISOString().replace(/\.\d+Z$/, "Z").replace(/[-:]/g, "");
-}
-
-function nulSeparated(text: string): string[] {
-  return text.split("\0").filter((field) => field !== "");
-}
-
-// `git push --porcelain` marks a refused ref with "!": "!\t<src>:<dst>\t[rejected] (reason)".
-function rejection(stdout: string, ref: string): string | null {
-  for (const line of stdout.split("\n")) {
-    const [flag, refs, summary] = line.split("\t");
-    if (flag === "!" && refs !== undefined && refs.endsWith(`:${ref}`)) return summary ?? "rejected";
-  }
-  return null;
-}
-
-// "error: The following untracked working tree files would be overwritten by merge:\n\tpath"
-function overwrittenFiles(stderr: string): string[] {
-  const files: string[] = [];
-  let listing = false;
-  for (const line of stderr.split("\n")) {
-    if (/would be overwritten by merge:\s*$/.test(line)) listing = true;
-    else if (listing && line.startsWith("\t")) files.push(line.slice(1));
-    else listing = false;
-  }
-  return files;
-}
-
-// A worktree mid-rebase has a detached HEAD; the branch being rebased is in its git dir.
-async function rebasing(gitDir: string): Promise<string | null> {
-  for (const dir of ["rebase-merge", "rebase-apply"]) {
-    const name = await readFile(join(gitDir, dir, "head-name"), "utf8").catch(() => null);
-    if (name && name.trim().startsWith("refs/heads/")) return name.trim().slice("refs/heads/".length);
-  }
-  return null;
-}
-
-// A linked worktree's ".git" is a file "gitdir: <repo>/worktrees/<id>"; null when it is not.
-async function linkedGitDir(worktree: string): Promise<string | null> {
-  const text = await readFile(join(worktree, ".git"), "utf8").catch(() => null);
-  const match = text === null ? null : /^gitdir: (.+)$/m.exec(text);
-  if (!match) return null;
-  const dir = resolve(worktree, match[1]!.trim());
-  return (await isDirectory(dir)) ? dir : null;
-}
-
-async function isDirectory(path: string): Promise<boolean> {
-  return stat(path).then((s) => s.isDirectory(), () => false);
 }

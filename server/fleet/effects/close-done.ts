@@ -1,19 +1,14 @@
-// close_done: the worker found the issue already satisfied and its branch changes nothing:
-// close the issue with the worker's reason, and let the claim go.
+// close_done: the worker found the issue already satisfied and its branch changes nothing
+// (decide read that): close the issue with the worker's reason, and let the claim go.
 import { neutralizeMarkers } from "../../board/render.js";
-import { oneLine } from "../supervisor-log.js";
+import { oneLine } from "../../text/text.js";
 import { defineEffect } from "./effect.js";
-import { attemptOf, clearRunnerError, failure } from "./failure.js";
+import { attemptOf, clearRunnerError } from "./failure.js";
 
 export const closeDone = defineEffect("close_done", async (fleet, tick, action) => {
   const n = action.issue;
   const { forge } = fleet.deps.conn;
   const cfg = fleet.registration.config;
-  const changes = await fleet.deps.workRepo.hasChangesAgainstBase(n, fleet.registration.base).catch(() => false);
-  if (changes) {
-    await failure(fleet, tick, n, action.sha, null, { kind: "verdict", verdict: "already-satisfied", reason: "the branch changes files, which refutes already-satisfied" });
-    return;
-  }
   await fleet.deps.lease.fence(n, action.sha);
   await forge.createComment(n, `Closing: the fleet's worker found this already satisfied.\n\n> ${neutralizeMarkers(oneLine(action.reason))}`);
   await forge.closeIssue(n, "completed");

@@ -21,11 +21,15 @@ export interface FleetRuntime {
   readonly landing: Landing;
   /** The issue whose PR was synced with the base and whose CI runs: it lands next. */
   landingSlot: number | null;
+  /** Issue → files its PR conflicts in with a base a landing just made: decided on the next pass. */
+  readonly earlyConflicts: Map<number, string[]>;
   /** Births are held (a stop, the breaker, a quota pause). */
   birthsHeld(): boolean;
   /** Starts a worker for a claim we hold; false when it could not start. */
   birthFor(issue: SnapshotIssue, attempt: number, mode: BirthInput["mode"], claimSha: string, review?: BirthInput["review"]): Promise<boolean>;
   readonly log: SupervisorLog;
+  /** Applies a follow-up action the core chose from an effect's outcome (a landing that failed its gate). */
+  apply(tick: TickScope, action: Action): Promise<void>;
 }
 
 /** The tick an effect runs in: its working set, the issues it saw, and the report it fills. */

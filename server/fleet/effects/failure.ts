@@ -1,27 +1,28 @@
-// A failed attempt's way on: the retry ladder (attempt label, PR closed, a fresh worker) or,
-// past the retry limit, escalation to a human with the evidence of where it got stuck.
-import type { FailureEvidence } from "../../state/decide.js";
+// A failed attempt's two ways on, as decide chose: the retry ladder (attempt label, PR closed,
+// a fresh worker) or, past the retry limit, escalation to a human with the evidence of where it
+// got stuck.
+import { failureAction, type FailureEvidence } from "../../state/decide.js";
 import { attemptFromLabels, attemptLabel, parseAttemptLabel } from "../../state/markers.js";
 import type { SnapshotIssue } from "../../state/snapshot.js";
 import type { BriefFailure } from "../../workers/brief.js";
 import { renderEscalation, renderRetryNote } from "../../board/render.js";
-import { oneLine } from "../supervisor-log.js";
-import type { FleetRuntime, TickScope } from "./effect.js";
+import { oneLine } from "../../text/text.js";
+import type { ActionOf, FleetRuntime, TickScope } from "./effect.js";
 
 export function attemptOf(fleet: FleetRuntime, issue: { labels: string[] } | undefined): number {
   return issue ? attemptFromLabels(issue.labels, fleet.registration.config.labels.attempt_prefix) : 0;
 }
 
-export async function failure(fleet: FleetRuntime, tick: TickScope, n: number, claimSha: string, pr: number | null, evidence: FailureEvidence): Promise<void> {
-  const claim = tick.set.mine.find((m) => m.issue === n);
-  const attempt = claim?.attempt ?? attemptOf(fleet, tick.issues.get(n));
-  const retry = fleet.registration.config.retry;
-  if (attempt < retry) await retryIssue(fleet, tick, n, claimSha, attempt + 1, pr, evidence);
-  else await escalateIssue(fleet, n, claimSha, pr, `failed ${attempt + 1} attempt(s) (retry limit ${retry})`, evidence, tick.issues.get(n));
+/** An attempt an effect found failed (a landing its gate refused, a refuted review): the core says retry or escalate. */
+export async function failedAttempt(fleet: FleetRuntime, tick: TickScope, at: { issue: number; sha: string; pr: number }, evidence: FailureEvidence): Promise<void> {
+  const claim = tick.set.mine.find((m) => m.issue === at.issue) ?? { ...at, attempt: attemptOf(fleet, tick.issues.get(at.issue)) };
+  const policy = { retry: fleet.registration.config.retry, birthsPaused: fleet.birthsHeld(), stopping: false };
+  await fleet.apply(tick, failureAction({ ...claim, sha: at.sha, pr: at.pr }, policy, evidence));
 }
 
 /** The retry ladder: the attempt label moves on, the PR closes, the next worker starts fresh. */
-export async function retryIssue(fleet: FleetRuntime, tick: TickScope, n: number, claimSha: string, attempt: number, pr: number | null, evidence: FailureEvidence): Promise<void> {
+export async function retryIssue(fleet: FleetRuntime, tick: TickScope, action: ActionOf<"retry">): Promise<void> {
+  const { issue: n, sha: claimSha, attempt, pr, evidence } = action;
   const { forge } = fleet.deps.conn;
   const cfg = fleet.registration.config;
   await fleet.deps.lease.fence(n, claimSha);
@@ -52,7 +53,7 @@ export async function retryIssue(fleet: FleetRuntime, tick: TickScope, n: number
   fleet.log("info", "retry", `#${n}: attempt ${attempt + 1} of ${cfg.retry + 1} after: ${brief.summary}`, n, { attempt: attempt + 1 });
   if (issue) {
     const withLabel = { ...issue, labels: [...issue.labels.filter((l) => parseAttemptLabel(l, cfg.labels.attempt_prefix) === null), attemptLabel(attempt, cfg.labels.attempt_prefix)] };
-    if (!fleet.birthsHeld()) await fleet.birthFor(withLabel, attempt + 1, "fresh", claimSha);
+    if (action.startWorker) await fleet.birthFor(withLabel, attempt + 1, "fresh", claimSha);
   }
 }
 
@@ -88,7 +89,7 @@ export async function escalateIssue(
       links: [],
       labels: { ready: cfg.labels.ready, escalate: cfg.labels.escalate },
     });
-    await forge.createComment(n, `${body}\n\nBranch \`${fleet.deps.workRepo.branchName(n, issue?.title ?? "")}\` keeps the last attempt's work; logs: \`logs {lane: "supervisor", issue: ${n}}\`.`);
+    await forge.createComment(n, `${body}\n\nBranch \`${fleet.deps.workRepo.branchName(n, issue?.title ?? "")}\` keeps the last attempt's work; logs: \`afk-mcp logs --lane supervisor --issue ${n}\` in a terminal, the logs tool (\`{lane: "supervisor", issue: ${n}}\`) in an MCP session.`);
   }
   fleet.memory.forget(n);
   fleet.log("warn", "escalated", `#${n}: escalated to ${cfg.labels.escalate}: ${why}`, n);

@@ -3,5 +3,5 @@ import { defineEffect } from "./effect.js";
 import { retryIssue } from "./failure.js";
 
 export const retry = defineEffect("retry", async (fleet, tick, action) => {
-  await retryIssue(fleet, tick, action.issue, action.sha, action.attempt, action.pr, action.evidence);
+  await retryIssue(fleet, tick, action);
 });

@@ -4,7 +4,7 @@
 import { neutralizeMarkers } from "../../board/render.js";
 import { formatReviewMark, type ReviewMark } from "../../state/review-stage.js";
 import { defineEffect, type FleetRuntime } from "./effect.js";
-import { failure } from "./failure.js";
+import { failedAttempt } from "./failure.js";
 
 export const reviewResult = defineEffect("review_result", async (fleet, tick, action) => {
   const n = action.issue;
@@ -24,7 +24,7 @@ export const reviewResult = defineEffect("review_result", async (fleet, tick, ac
   if (verdict.verdict === "refute") {
     await post(fleet, action.pr, reviewed, { verdict: "refute", head: reviewed, round }, verdict.findings);
     fleet.log("info", "review_refuted", `#${n}: the reviewer refuted PR #${action.pr}`, n, { head: reviewed, round });
-    await failure(fleet, tick, n, action.sha, action.pr, { kind: "review_findings", pr: action.pr, findings: verdict.findings });
+    await failedAttempt(fleet, tick, { issue: n, sha: action.sha, pr: action.pr }, { kind: "review_findings", pr: action.pr, findings: verdict.findings });
     return;
   }
   let head = reviewed;

@@ -5,13 +5,11 @@
 // serves an in-process host and a daemon client.
 import { McpServer, ResourceTemplate } from "@modelcontextprotocol/sdk/server/mcp.js";
 import { SubscribeRequestSchema, UnsubscribeRequestSchema, type ReadResourceResult } from "@modelcontextprotocol/sdk/types.js";
-import { LANE_NAMES } from "../schemas/lanes.js";
-import type { Host, HostEvent, StatusResult } from "./host/api.js";
-import { renderPlan } from "./host/plan.js";
-import { renderStatusHead } from "./tools/render.js";
-import { cutText, DEFAULT_BUDGET } from "./tools/budget.js";
-import { describeFailure } from "./tools/failure.js";
-import { UsageError } from "./gh/errors.js";
+import { LANE_NAMES } from "../../schemas/lanes.js";
+import { renderPlan, UsageError, type Host, type HostEvent, type StatusResult } from "../host/api.js";
+import { renderStatusHead } from "./render.js";
+import { cutText, DEFAULT_BUDGET } from "./budget.js";
+import { describeFailure } from "./failure.js";
 
 export const boardUri = (repo: string): string => `afk://${repo}/board`;
 

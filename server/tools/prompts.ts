@@ -5,7 +5,7 @@
 import type { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import { completable } from "@modelcontextprotocol/sdk/server/completable.js";
 import { z } from "zod";
-import type { Host } from "./host/api.js";
+import type { Host } from "../host/api.js";
 import { boardUri } from "./resources.js";
 
 /** The worker command per runtime, as the README's table gives it. */

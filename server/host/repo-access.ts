@@ -1,0 +1,87 @@
+// What the host holds per repository (its connection, this instance's lease there, the probed
+// claim namespace) and the dry-run plan made from it: preconditions, one gather, one rebuild.
+import type { PlanOutput } from "../../schemas/tools.js";
+import { gatherSnapshot } from "../gh/gather.js";
+import type { Lease } from "../gh/lease.js";
+import { rebuild } from "../state/rebuild.js";
+import type { Connection } from "./connection.js";
+import type { NamespaceProbe } from "./namespace-probe.js";
+import { planView } from "./plan.js";
+import { chooseLanding, type LandingChoice } from "../state/landing-choice.js";
+import { evaluatePreconditions } from "./preconditions.js";
+
+/** What the host holds per repository: its instance there, its connection, this instance's lease there, and the ref namespace it may write. */
+export interface RepoAccess {
+  instance: string;
+  conn: Connection;
+  lease: Lease;
+  /** The claim namespace as probed, or null when no call has needed to write yet. */
+  namespace: NamespaceProbe | null;
+  /** The preconditions of the last full plan (a plan from a fleet tick reuses them). */
+  preconditions?: PlanOutput["preconditions"];
+}
+
+/** The dry-run plan of one repository. Acts on nothing. */
+export async function planFor(connected: RepoAccess, clock: () => Date): Promise<PlanOutput> {
+  return (await assess(connected, clock, null)).plan;
+}
+
+/** The plan, and the landing chosen for the base as it is protected now (autoMerge: null = unknown). */
+export async function assess(connected: RepoAccess, clock: () => Date, autoMerge: boolean | null): Promise<{ plan: PlanOutput; landing: LandingChoice }> {
+  const { conn, namespace, instance } = connected;
+  const before = conn.forge.stats();
+  const now = clock();
+  const [snapshot, labels] = await Promise.all([
+    gatherSnapshot(conn.forge, conn.refs, {
+      login: conn.login,
+      defaultBranch: conn.info.defaultBranch,
+      base: conn.base,
+      namespace: namespace?.namespace ?? conn.config.namespace,
+      gateMode: conn.config.gate.ci,
+      branchPrefix: conn.config.worktree.branch_prefix,
+      reviews: conn.config.review.command !== null,
+      now,
+    }),
+    conn.forge.listLabels(),
+  ]);
+  const requiredChecks = conn.config.gate.ci === "local" ? await conn.forge.requiredChecks(conn.base) : snapshot.requiredChecks;
+  const directPush = conn.baseSha
+    ? await conn.forge.directPush(conn.base).catch((error: unknown) => ({ allowed: null, why: `its rules could not be read: ${(error as Error).message}` }))
+    : { allowed: null, why: "the base does not exist" };
+  const landing = chooseLanding({
+    base: conn.base,
+    strategy: conn.config.landing.strategy,
+    allowUntestedRace: conn.config.landing.allow_untested_race,
+    directPush: conn.info.permissions.push ? directPush : { allowed: false, why: "the token has no push access" },
+    strict: requiredChecks.strict ? true : requiredChecks.readable ? false : null,
+    requiresChecks: requiredChecks.contexts.length > 0,
+  });
+  const preconditions = evaluatePreconditions({
+    repo: conn.repo,
+    info: conn.info,
+    labels,
+    base: conn.base,
+    baseSha: conn.baseSha,
+    config: conn.config,
+    namespace,
+    requiredChecks,
+    landing,
+    autoMerge,
+  });
+  connected.preconditions = preconditions;
+  const set = rebuild(snapshot, conn.config, instance, now);
+  const after = conn.forge.stats();
+  const plan = planView({
+    set,
+    login: conn.login,
+    base: conn.base,
+    preconditions,
+    rateLimit: conn.forge.rateLimit(),
+    requests: {
+      total: after.total - before.total,
+      counted: after.counted - before.counted,
+      notModified: after.notModified - before.notModified,
+    },
+  });
+  return { plan, landing };
+}

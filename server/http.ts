@@ -1,0 +1,88 @@
+// `afk-mcp --http PORT`: the same MCP server over Streamable HTTP, for HTTP-only clients and
+// the official conformance suite. Loopback only; every request must carry the bearer token
+// printed at start; the SDK's DNS-rebinding protection accepts only our own Host header. One
+// McpServer per session, all over the one host (the SDK binds a server to one transport).
+import { randomBytes, randomUUID, timingSafeEqual } from "node:crypto";
+import { createServer as createHttpServer, type IncomingMessage, type ServerResponse } from "node:http";
+import type { AddressInfo } from "node:net";
+import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js";
+import { isInitializeRequest } from "@modelcontextprotocol/sdk/types.js";
+import type { Host } from "./host/api.js";
+import { createServer, type ServerOptions } from "./server.js";
+
+export interface HttpServing {
+  url: string;
+  token: string;
+  close(): Promise<void>;
+}
+
+export async function serveHttp(host: Host, port: number, options: ServerOptions & { token?: string } = {}): Promise<HttpServing> {
+  const token = options.token ?? randomBytes(24).toString("base64url");
+  const expected = Buffer.from(`Bearer ${token}`);
+  const sessions = new Map<string, StreamableHTTPServerTransport>();
+  let allowedHosts: string[] = [];
+
+  const authorized = (req: IncomingMessage): boolean => {
+    const given = Buffer.from(req.headers.authorization ?? "");
+    return given.length === expected.length && timingSafeEqual(given, expected);
+  };
+  const refuse = (res: ServerResponse, status: number, message: string) => {
+    res.writeHead(status, { "content-type": "application/json", ...(status === 401 ? { "www-authenticate": 'Bearer realm="afk-mcp"' } : {}) });
+    res.end(JSON.stringify({ jsonrpc: "2.0", error: { code: -32000, message }, id: null }));
+  };
+
+  const http = createHttpServer((req, res) => {
+    void (async () => {
+      if (new URL(req.url ?? "/", "http://x").pathname !== "/mcp") return refuse(res, 404, "not found: the MCP endpoint is /mcp");
+      if (!authorized(req)) return refuse(res, 401, "missing or wrong bearer token: send Authorization: Bearer <the token afk-mcp printed at start>");
+      const id = req.headers["mcp-session-id"];
+      const existing = typeof id === "string" ? sessions.get(id) : undefined;
+      if (existing) return existing.handleRequest(req, res);
+      if (req.method !== "POST") return refuse(res, 400, "no session: start with an initialize request");
+      const body = await readJson(req);
+      if (!isInitializeRequest(body)) return refuse(res, 400, "no session: start with an initialize request");
+      const transport = new StreamableHTTPServerTransport({
+        sessionIdGenerator: () => randomUUID(),
+        enableDnsRebindingProtection: true,
+        allowedHosts,
+        onsessioninitialized: (sid) => void sessions.set(sid, transport),
+      });
+      transport.onclose = () => {
+        if (transport.sessionId) sessions.delete(transport.sessionId);
+      };
+      await createServer(host, options).connect(transport);
+      await transport.handleRequest(req, res, body);
+    })().catch((error: unknown) => {
+      if (!res.headersSent) refuse(res, 500, error instanceof Error ? error.message : String(error));
+    });
+  });
+  await new Promise<void>((resolve, reject) => {
+    http.once("error", reject);
+    http.listen(port, "127.0.0.1", () => resolve());
+  });
+  const bound = (http.address() as AddressInfo).port;
+  allowedHosts = [`127.0.0.1:${bound}`, `localhost:${bound}`];
+  return {
+    url: `http://127.0.0.1:${bound}/mcp`,
+    token,
+    async close() {
+      await Promise.all([...sessions.values()].map((t) => t.close().catch(() => undefined)));
+      await new Promise<void>((resolve) => http.close(() => resolve()));
+    },
+  };
+}
+
+async function readJson(req: IncomingMessage): Promise<unknown> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of req) {
+    size += (chunk as Buffer).length;
+    if (size > 4 * 1024 * 1024) throw new Error("request body over 4 MB");
+    chunks.push(chunk as Buffer);
+  }
+  try {
+    return JSON.parse(Buffer.concat(chunks).toString("utf8"));
+  } catch {
+    return null;
+  }
+}
