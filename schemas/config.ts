@@ -258,9 +258,9 @@ const GateSchema = z
 const LandingSchema = z
   .strictObject({
     strategy: z
-      .enum(["squash", "merge", "push"])
-      .default("squash")
-      .describe('How a green PR lands on the base branch. "squash": one squash commit per issue. "merge": a merge commit. "push": a fast-forward-only push of the gated head (the base history keeps the worker\'s commits).'),
+      .enum(["auto", "squash", "merge", "push"])
+      .default("auto")
+      .describe('How a green PR lands on the base branch. "auto": the landing under which the base can only move to a gated tree — "push" where the token may push to the base, else "squash" when the base requires branches to be up to date; otherwise auto-merge is refused with the fix. "squash": one squash commit per issue. "merge": a merge commit. "push": a fast-forward-only push of the gated head (the base history keeps the worker\'s commits). "squash" and "merge" need a base that requires up-to-date branches, unless `landing.allow_untested_race` is set.'),
     sync: z
       .enum(["merge"])
       .default("merge")

@@ -120,7 +120,8 @@ describe("the fleet under injected faults", () => {
     // own sync merges) is a head the landing gated and reported as landed.
     const logs = await host.logs({ repo: REPO, lane: "supervisor", tail_lines: 5000 });
     const merged = logs.records.filter((r) => r.event === "merged");
-    const landedHeads = new Set(merged.map((r) => String((r.data as { head?: string } | undefined)?.head)));
+    // A push landing moves the base to a landing commit of the gated head's tree (mergeSha).
+    const landedHeads = new Set(merged.flatMap((r) => [(r.data as { head?: string }).head, (r.data as { mergeSha?: string }).mergeSha].map(String)));
     assert.ok(merged.length >= 1, "the fleet landed work despite the faults");
     assert.ok(
       merged.every((r) => (r.data as { verified?: boolean }).verified === true),

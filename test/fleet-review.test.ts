@@ -224,8 +224,9 @@ describe("the review stage", () => {
       const reviews = (await api(forge, "GET", repoPath(forge, `/pulls/${pr.number}/reviews`))).body as Json[];
       return reviews.map((r) => /afk:review (\{.*?\}) -->/.exec(r.body)).filter((m) => m !== null).map((m) => JSON.parse(m[1]!));
     };
-    const first = await until("the first review", async () => ((await mark()).length === 1 ? (await mark())[0] : null));
-    assert.deepEqual([first.verdict, first.head], ["approve", pr.head.sha]);
+    // (Under load a round may end without a verdict first; the approval is what matters.)
+    const first = await until("the first approval", async () => (await mark()).find((m) => m.verdict === "approve"));
+    assert.equal(first.head, pr.head.sha);
 
     // Alice pushes to the PR's branch after the approval.
     const work = await tempDir("afk-review-alice-");
@@ -238,10 +239,45 @@ describe("the review stage", () => {
     const late = (await git(repo, "rev-parse", "HEAD")).stdout;
     await git(repo, "push", "--quiet", `http://alice:${forge.users.alice!}@${forge.gitUrl.replace(/^https?:\/\//, "")}`, `HEAD:refs/heads/${pr.head.ref}`);
 
-    const second = await until("a second review, of the new head", async () => ((await mark()).length >= 2 ? (await mark())[1] : null));
-    assert.deepEqual([second.verdict, second.head, second.round], ["approve", late, 2]);
-    const brief2 = await readFile(join(planDir, `${n}.review.2.brief`), "utf8");
+    const second = await until("a review of the new head", async () => (await mark()).find((m) => m.head === late && m.verdict === "approve"));
+    assert.ok(second.round > first.round, "a new round, not the old approval");
+    const lastRun = (await readFile(join(planDir, `${n}.reviews`), "utf8")).trim();
+    const brief2 = await readFile(join(planDir, `${n}.review.${lastRun}.brief`), "utf8");
     assert.match(brief2, /\+pushed after the review/, `round 2 saw the late change:\n${brief2}`);
     assert.equal((await api(forge, "GET", repoPath(forge, `/pulls/${pr.number}`))).body.merged, false);
+  });
+});
+
+describe("conflicts seen early", () => {
+  it("after a landing, a PR that no longer merges is retried at once with the paths named, before its CI or landing turn", { timeout: 240_000 }, async () => {
+    const [one, two] = (await issues(["edit the shared file", "edit the shared file too"])) as [number, number];
+    await writeFile(join(planDir, String(one)), "shared shared.txt\n");
+    await writeFile(join(planDir, String(two)), "shared shared.txt\n");
+    await writeFile(join(planDir, `${two}.2`), "commit\n");
+    await startFleet({ gate: { ci: "required" } }, 2);
+    const green = async (sha: string) =>
+      assert.equal((await api(forge, "POST", repoPath(forge, "/check-runs"), { name: "ci", head_sha: sha, status: "completed", conclusion: "success" })).status, 201);
+
+    const first = await until("#1's PR", () => pullFor(one, "open"));
+    const second = await until("#2's PR", () => pullFor(two, "open"));
+    await green(first.head.sha);
+    await until(`#${one} closed`, () => closed(one));
+
+    const sup = async () => (await host.logs({ repo: REPO, lane: "supervisor", tail_lines: 2000 })).records;
+    const early = await until("the early conflict", async () => (await sup()).find((r) => r.event === "early_conflict" && r.issue === two));
+    assert.deepEqual((early.data as { files: string[] }).files, ["shared.txt"]);
+    const brief = join(planDir, `${two}.2.brief`);
+    await until("the retry's brief", async () => existsSync(brief));
+    assert.match(await readFile(brief, "utf8"), /conflicts in shared\.txt \(seen early, after a landing\)/);
+    const old = (await api(forge, "GET", repoPath(forge, `/pulls/${second.number}`))).body;
+    assert.deepEqual([old.state, old.merged], ["closed", false], "the unmergeable PR was closed by the retry, never landed");
+    assert.equal((await sup()).filter((r) => r.issue === two && /^land_/.test(String(r.event))).length, 0, "it never took a landing turn");
+
+    const next = await until("the retry's PR", async () => {
+      const p = await pullFor(two, "open");
+      return p && p.number !== second.number ? p : null;
+    });
+    await green(next.head.sha);
+    await until(`#${two} closed`, () => closed(two));
   });
 });

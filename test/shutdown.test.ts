@@ -3,7 +3,7 @@
 // signal with no drain. Then the shutdown module in the same situation drains, and a second
 // signal exits at once saying what it left. Last, `afk-mcp run` itself (a session of the daemon)
 // on the local forge: a SIGINT while workers run releases every claim, the lease and the lock,
-// and ends the workers.
+// and ends the workers; the garbage of earlier hosts (a dead heartbeat, a probe) is gone too.
 import { after, describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { spawn, type ChildProcess } from "node:child_process";
@@ -11,6 +11,8 @@ import { readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { api, git, repoPath, startTestForge, tempDir, type TestForge } from "./support/forge-fixtures.js";
 import { BIN, ROOT } from "./support/paths.js";
+import { GitRefStore } from "../server/gh/gitrefs.js";
+import { formatHeartbeatMessage } from "../server/state/snapshot.js";
 import { cli } from "./support/daemon-fixtures.js";
 
 const children: ChildProcess[] = [];
@@ -179,6 +181,10 @@ describe("afk-mcp run on a signal", () => {
   it("a SIGINT while workers run ends them, releases every claim, the lease and the lock, and exits 0", { timeout: 240_000 }, async () => {
     // Each worker commits, then keeps working (a long sleep) until the fleet ends it.
     const s = await setup(["cat > /dev/null", 'echo $$ > "$AFK_USER_DIR/$AFK_ISSUE.pid"', "sleep 600 &", "wait", ""].join("\n"));
+    // Garbage of earlier hosts: a dead instance's heartbeat and a probe of a host killed mid-probe.
+    const refStore = new GitRefStore({ controlDir: join(s.dir, "control.git"), remoteUrl: s.forge.gitUrl, token: s.forge.token });
+    await refStore.create("refs/afk/heartbeat/deadhost", formatHeartbeatMessage({ instance: "deadhost", host: "gone", at: new Date(Date.now() - 3 * 4_500_000) }));
+    await refStore.create("refs/afk/probe/killedhost", "afk-probe\ninstance=killedhost\n");
     const { w, pids } = await runUntilWorkers(s);
     assert.equal((await refs(s.forge)).filter((r) => r.startsWith("refs/afk/claim/")).length, 2);
     await until("both boards", async () => (await Promise.all(s.issues.map((n) => boardsOf(s.forge, n)))).every((b) => b.length === 1));
@@ -186,7 +192,7 @@ describe("afk-mcp run on a signal", () => {
     const end = await w.exited;
     assert.deepEqual(end, { code: 0, signal: null }, w.output());
     assert.match(w.output(), /stopped: released 2 claim\(s\) without a PR/);
-    assert.deepEqual(await refs(s.forge), [], "no claim, heartbeat, probe or lock ref is left");
+    assert.deepEqual(await refs(s.forge), [], "no claim, heartbeat, probe or lock ref is left: the fleet swept the earlier hosts' garbage too");
     // Ended by the daemon; a process just killed may take a moment to be reaped by init.
     await until("the workers to be gone", () => pids.every((pid) => !alive(pid)), 30_000, w.output);
     for (const n of s.issues) {

@@ -83,14 +83,51 @@ export function killGroup(pgid: number, signal: NodeJS.Signals): void {
   }
 }
 
-/** A crash: the host's whole process group at once, nothing released. */
-export async function crash(host: Host): Promise<void> {
-  killGroup(host.pid, "SIGKILL");
-  await host.exited;
+/**
+ * The per-machine daemon `afk-mcp run` registers with (started detached if needed): its pid is
+ * in the state dir's lock file. Null when there is none (an afk-mcp without a daemon).
+ */
+export async function daemonPid(stateDir: string): Promise<number | null> {
+  try {
+    const lock = JSON.parse(await readFile(join(stateDir, "daemon", "lock.json"), "utf8")) as { pid?: unknown };
+    return typeof lock.pid === "number" && (await alive(lock.pid)) ? lock.pid : null;
+  } catch {
+    return null;
+  }
 }
 
-/** Ctrl-C, then wait; a host still there after `graceMs` is killed and reported. */
-export async function interrupt(host: Host, graceMs: number): Promise<{ code: number | null; signal: NodeJS.Signals | null; forced: boolean }> {
+async function alive(pid: number): Promise<boolean> {
+  const stat = await readFile(`/proc/${pid}/stat`, "utf8").catch(() => "");
+  const state = stat.slice(stat.lastIndexOf(")") + 2, stat.lastIndexOf(")") + 3);
+  return stat !== "" && state !== "Z" && state !== "X";
+}
+
+async function gone(pid: number, withinMs: number): Promise<boolean> {
+  const deadline = Date.now() + withinMs;
+  while (await alive(pid)) {
+    if (Date.now() > deadline) return false;
+    await new Promise((r) => setTimeout(r, 200));
+  }
+  return true;
+}
+
+/** A crash of the machine's afk-mcp: the session's process group and the daemon's, nothing released. */
+export async function crash(host: Host): Promise<void> {
+  const daemon = await daemonPid(host.stateDir);
+  killGroup(host.pid, "SIGKILL");
+  await host.exited;
+  if (daemon !== null) {
+    killGroup(daemon, "SIGKILL");
+    if (!(await gone(daemon, 10_000))) process.kill(daemon, "SIGKILL");
+  }
+}
+
+/**
+ * Ctrl-C of the session, then a stop of the daemon (SIGTERM: its one shutdown path drains), and
+ * wait for both; what is still there after `graceMs` is killed and reported as forced.
+ */
+export async function interrupt(host: Host, graceMs: number): Promise<{ code: number | null; signal: NodeJS.Signals | null; forced: boolean; daemon: "none" | "stopped" | "forced" }> {
+  const daemon = await daemonPid(host.stateDir);
   try {
     process.kill(host.pid, "SIGINT");
   } catch {
@@ -100,9 +137,23 @@ export async function interrupt(host: Host, graceMs: number): Promise<{ code: nu
   const late = new Promise<"late">((resolve) => (timer = setTimeout(() => resolve("late"), graceMs)));
   const first = await Promise.race([host.exited, late]);
   clearTimeout(timer);
-  if (first !== "late") return { ...first, forced: false };
-  killGroup(host.pid, "SIGKILL");
-  return { ...(await host.exited), forced: true };
+  let forced = false;
+  if (first === "late") {
+    killGroup(host.pid, "SIGKILL");
+    forced = true;
+  }
+  const exit = await host.exited;
+  let daemonEnd: "none" | "stopped" | "forced" = "none";
+  if (daemon !== null) {
+    try {
+      process.kill(daemon, "SIGTERM");
+    } catch {
+      // already gone
+    }
+    daemonEnd = (await gone(daemon, graceMs)) ? "stopped" : "forced";
+    if (daemonEnd === "forced") killGroup(daemon, "SIGKILL");
+  }
+  return { ...exit, forced, daemon: daemonEnd };
 }
 
 export interface WorkerProc {

@@ -54,6 +54,7 @@ async function main(): Promise<number> {
     const killPhase = await killsAndRestarts(root, plan, seed, random);
     say(`kills phase: ${JSON.stringify(killPhase)}`);
     const twoHost = plan.twoHostIssues > 0 ? await twoHostDrain(root, plan, seed + 1) : null;
+    if (twoHost) say(`two-host phase: ${JSON.stringify(twoHost)}`);
     result = { mode: plan.mode, seed, seconds: Math.round((Date.now() - started) / 1000), ...killPhase, ok: killPhase.ok === true && (twoHost?.ok ?? true) === true, two_host: twoHost };
   } finally {
     if (values.keep) say(`kept ${root}`);
@@ -255,6 +256,9 @@ function median(values: (number | null)[]): number | null {
   const mid = Math.floor(xs.length / 2);
   return Math.round((xs.length % 2 ? xs[mid]! : (xs[mid - 1]! + xs[mid]!) / 2) * 10) / 10;
 }
+
+// Ctrl-C of the harness: the exit hooks end every host's process group and the forge.
+for (const signal of ["SIGINT", "SIGTERM"] as const) process.once(signal, () => process.exit(130));
 
 main().then(
   (code) => process.exit(code),

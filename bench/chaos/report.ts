@@ -29,7 +29,7 @@ export function render(r: Json): string[] {
     row("hostile issue text executed", String(r.hostile_executed), !r.hostile_executed),
     row("restart → first useful action, median s", `${r.recovery_s.median ?? "-"} (same ${r.recovery_s.same_state_median ?? "-"}, fresh ${r.recovery_s.fresh_state_median ?? "-"})`, null),
     row("killed workers' commits continued", `${r.commits_continued.continued} of ${r.commits_continued.total} ${JSON.stringify(r.commits_continued.byKind)}`, null),
-    row("final stop (Ctrl-C) exited by itself", JSON.stringify(r.final_stop), r.final_stop.every((s: Json) => !s.forced)),
+    row("final stop (Ctrl-C, daemon SIGTERM) by itself", JSON.stringify(r.final_stop), r.final_stop.every((s: Json) => !s.forced && s.daemon !== "forced")),
   );
   const t = r.two_host;
   if (t) {

@@ -4,6 +4,7 @@
 // (server/fleet/effects), landings strictly serialized. Everything durable is written to
 // GitHub as it happens, so a crash loses nothing.
 import type { FleetConfig } from "../../schemas/config.js";
+import { OverlapFacts } from "./overlap-facts.js";
 import { gatherSnapshot } from "../gh/gather.js";
 import { FencedError } from "../state/claims.js";
 import { decide, type Action } from "../state/decide.js";
@@ -27,6 +28,8 @@ import { errorData, errorText, supervisorLog, type SupervisorLog } from "./super
 import { emptyReport, summaryLine, type TickReport } from "./tick-report.js";
 import { adopt, birth, type BirthInput, type RunDeps, type WorkerRun } from "./worker-runs.js";
 import { drainClaims, releasedBoard } from "./drain.js";
+import { GarbageCollector } from "./garbage.js";
+import { Checkpoints } from "./checkpoint.js";
 import { redactText } from "../lanes/redact.js";
 
 export type { FleetDeps, Registration } from "./registration.js";
@@ -39,7 +42,13 @@ export class RepoFleet implements FleetRuntime {
   readonly landing: Landing;
   readonly log: SupervisorLog;
   landingSlot: number | null = null;
+  readonly earlyConflicts = new Map<number, string[]>();
+  private overlapFacts: OverlapFacts | null = null;
   private readonly guard: BirthGuard;
+  private readonly garbage: GarbageCollector;
+  private readonly checkpoints: Checkpoints;
+  /** Our claims' shas as last seen or made: the fence of an exit checkpoint. */
+  private readonly claimShas = new Map<number, string>();
   private stopping = false;
   /** Claims released since the stop began, by whichever tick released them: the stop reports them all. */
   private readonly drained = new Set<number>();
@@ -67,6 +76,23 @@ export class RepoFleet implements FleetRuntime {
     this.log = supervisorLog(deps.lanes, registration.instance);
     this.guard = new BirthGuard(registration.config.circuit, deps.timeScale, deps.clock, this.log, (lines) => lines.map((line) => redactText(line, [deps.conn.token])));
     this.landing = new Landing(deps, () => this.registration.config);
+    this.garbage = new GarbageCollector({
+      refs: deps.conn.refs,
+      namespace: deps.namespace,
+      instance: registration.instance,
+      ttlSeconds: registration.config.lease.ttl_seconds,
+      everyMs: registration.config.lease.heartbeat_seconds * 1000 * deps.timeScale,
+      clock: deps.clock,
+      log: this.log,
+    });
+    this.checkpoints = new Checkpoints({
+      workRepo: deps.workRepo,
+      lease: deps.lease,
+      base: registration.base,
+      everyMs: registration.config.worker.checkpoint_seconds * 1000 * deps.timeScale,
+      clock: deps.clock,
+      log: this.log,
+    });
     this.board = new Board(deps.conn.forge, deps.conn.login, deps.clock, { instance: registration.instance, host: deps.conn.hostName });
   }
 
@@ -242,6 +268,7 @@ export class RepoFleet implements FleetRuntime {
     const report = emptyReport(now);
     try {
       await this.deps.lease.heartbeat();
+      await this.garbage.collectIfDue().catch((error: unknown) => this.log("warn", "garbage_failed", `garbage sweep failed (tried again later): ${errorText(error)}`, undefined, errorData(error)));
       const snapshot = await this.snapshot(now);
       this.deps.lease.observe(snapshot.heartbeats);
       let set = rebuild(snapshot, this.registration.config, this.registration.instance, now);
@@ -259,8 +286,15 @@ export class RepoFleet implements FleetRuntime {
         set = { ...set, mine: set.mine.filter((m) => !owned.has(m.issue)) };
       }
       await this.dropOrphans(set);
+      for (const claim of set.mine) this.claimShas.set(claim.issue, claim.sha);
+      await this.checkpointRunning(set);
       const local = await localFacts({ registration: this.registration, deps: this.deps, memory: this.memory, postVerdict: (n, a, v) => this.postVerdict(n, a, v), adopt: (n) => this.adoptOrphan(n) }, set, snapshot, now);
       const paused = this.guard.paused(this.stopping);
+      const issues = new Map(snapshot.issues.map((i) => [i.number, i]));
+      this.overlapFacts ??= new OverlapFacts(this.deps.workRepo.repoDir, this.registration.base);
+      const overlap = await this.overlapFacts.read(set, issues).catch(() => null);
+      const conflicts = new Map(this.earlyConflicts);
+      this.earlyConflicts.clear();
       const decision = decide({
         set,
         local,
@@ -273,10 +307,15 @@ export class RepoFleet implements FleetRuntime {
         landingSlot: this.landingSlot,
         oneLandingPerTick: this.registration.config.gate.ci === "required",
         review: this.registration.config.review.command !== null ? { maxRounds: this.registration.config.review.max_rounds } : null,
+        conflicts,
+        overlap,
       });
+      report.overlap_held = decision.overlapHolds.map((h) => ({ issue: h.issue, paths: h.paths, instead: h.instead }));
+      for (const h of decision.overlapHolds) {
+        this.log("info", "overlap_held", `#${h.issue}: started #${h.instead} first: in-flight PRs change ${h.paths.join(", ")}, which #${h.issue} names`, h.issue, { ...h });
+      }
       this.landingSlot = decision.landingSlot;
       report.births_held = decision.birthsHeld ?? (paused ? paused.reason : null);
-      const issues = new Map(snapshot.issues.map((i) => [i.number, i]));
       this.lastSet = { set, at: now };
       const events: TickEvents = { pushed: [], blocked: [], settled: [] };
       for (const action of decision.actions) {
@@ -351,6 +390,18 @@ export class RepoFleet implements FleetRuntime {
     }
   }
 
+  /** The periodic checkpoint of each running worker whose period is up. */
+  private async checkpointRunning(set: WorkingSet): Promise<void> {
+    for (const run of this.memory.runs()) {
+      if (run.exitFacts || !this.checkpoints.due(run.issue, run.startedAt)) continue;
+      const claim = set.mine.find((m) => m.issue === run.issue);
+      if (!claim) continue;
+      await this.checkpoints
+        .push(run.issue, claim.sha, "periodic")
+        .catch((error: unknown) => this.log("warn", "checkpoint_failed", `#${run.issue}: checkpoint not pushed (tried again next period): ${errorText(error)}`, run.issue, errorData(error)));
+    }
+  }
+
   private async postVerdict(issue: number, attempt: number, verdict: Verdict): Promise<void> {
     const posted = this.memory.of(issue).verdictsPosted;
     if (posted.has(attempt)) return;
@@ -395,6 +446,7 @@ export class RepoFleet implements FleetRuntime {
     const cfg = this.registration.config;
     try {
       await this.deps.lease.fence(issue.number, claimSha);
+      this.claimShas.set(issue.number, claimSha);
       const run = await birth(
         {
           repo: this.registration.repo,
@@ -435,6 +487,10 @@ export class RepoFleet implements FleetRuntime {
       runDir: this.deps.runDir,
       onQuota: (n, detection) => this.guard.onQuota(n, detection),
       onExit: (n) => this.onExit(n),
+      checkpoint: (n) => {
+        const sha = this.claimShas.get(n);
+        return sha ? this.checkpoints.push(n, sha, "exit") : Promise.resolve(null);
+      },
       ...(this.deps.env ? { env: this.deps.env } : {}),
     };
   }

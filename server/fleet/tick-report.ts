@@ -15,6 +15,8 @@ export interface TickReport {
   merges_held: number[];
   /** Green PRs held for a human's approving review. */
   awaiting_review: number[];
+  /** Ready issues started later because in-flight PRs change the paths they name. */
+  overlap_held: Array<{ issue: number; paths: string[]; instead: number }>;
   moved: boolean;
   error: string | null;
 }
@@ -34,6 +36,7 @@ export function emptyReport(at: Date): TickReport {
     births_held: null,
     merges_held: [],
     awaiting_review: [],
+    overlap_held: [],
     moved: false,
     error: null,
   };
@@ -52,6 +55,7 @@ export function summaryLine(r: TickReport): string {
     r.births_held ? `births held: ${r.births_held}` : "",
     r.merges_held.length ? `merges held for ${r.merges_held.map((n) => `#${n}`).join(" ")}` : "",
     r.awaiting_review.length ? `awaiting review: ${r.awaiting_review.map((n) => `#${n}`).join(" ")}` : "",
+    r.overlap_held.length ? `held back for overlap: ${r.overlap_held.map((h) => `#${h.issue} (${h.paths.join(", ")})`).join(" ")}` : "",
     r.error ? `error: ${r.error}` : "",
   ];
   return parts.filter(Boolean).join("; ");

@@ -41,6 +41,8 @@ export interface RunDeps {
   onQuota: (issue: number, detection: QuotaDetection) => void;
   /** Called once the worker has exited (wake the loop). */
   onExit: (issue: number) => void;
+  /** Pushes the commits an exited worker left (its last checkpoint), before its exit is handled. */
+  checkpoint?: (issue: number) => Promise<unknown>;
   env?: Readonly<Record<string, string | undefined>>;
 }
 
@@ -180,6 +182,12 @@ function settle(run: WorkerRun, deps: RunDeps, base: string, pidFile: string): v
   run.settling = run.handle.exited.then(async (exit) => {
     await removePidFile(pidFile);
     const facts = await readExit(run, exit, deps, base);
+    // Pushed before anything else happens to the claim (a stop releases it right after).
+    if (facts.commitsAhead > 0 && deps.checkpoint) {
+      await deps.checkpoint(run.issue).catch((error: unknown) =>
+        deps.lanes.append("supervisor", { level: "warn", event: "checkpoint_failed", msg: `#${run.issue}: the exit checkpoint failed: ${(error as Error).message}`, issue: run.issue }),
+      );
+    }
     run.exitFacts = facts;
     deps.onExit(run.issue);
     return facts;

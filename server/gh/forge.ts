@@ -88,6 +88,14 @@ export interface MergeResult {
   message: string;
 }
 
+/** Whether the token may move a branch by a plain fast-forward push (no PR). */
+export interface DirectPush {
+  /** null: unknown (the protection could not be read). */
+  allowed: boolean | null;
+  /** What refuses it, or why it is unknown; "" when allowed. */
+  why: string;
+}
+
 export interface RepoInfo {
   fullName: string;
   defaultBranch: string;
@@ -152,4 +160,10 @@ export interface Forge {
 
   checksFor(sha: string): Promise<Checks>;
   requiredChecks(branch: string): Promise<RequiredChecks>;
+  /**
+   * Whether a fast-forward push to `branch` would be accepted for this token, from the branch's
+   * rules and protection (a ruleset or protection demanding a PR, restricted updates). Required
+   * status checks do not refuse it: a gated head carries them.
+   */
+  directPush(branch: string): Promise<DirectPush>;
 }

@@ -17,6 +17,7 @@ import type {
   RepoInfo,
   RepoSlug,
   RequiredChecks,
+  DirectPush,
 } from "./forge.js";
 import { ForgeError, UsageError } from "./errors.js";
 import { createClient, type GitHubClient, type Logger } from "./octokit.js";
@@ -24,6 +25,9 @@ import type { RequestStats } from "./etag-cache.js";
 import { formatSlug, parseSlug, sameSlug } from "./slug.js";
 import { DEFAULT_API_URL } from "./auth.js";
 import { toCheckRun, toComment, toLink, toPull, toReview, toStatus, type RawBranch, type RawCheckRun, type RawComment, type RawIssue, type RawLabel, type RawProtection, type RawPull, type RawRepo, type RawReview, type RawRule, type RawStatus, type RawUser } from "./github-wire.js";
+
+/** Ruleset rules that refuse a plain push to a branch (GitHub's rule types). */
+const PUSH_REFUSING_RULES = new Set(["pull_request", "update", "required_deployments", "required_signatures"]);
 
 type Params = Record<string, unknown>;
 
@@ -318,6 +322,29 @@ export class GitHubForge implements Forge {
       `review pull request #${number}`,
     );
     return toReview(raw);
+  }
+
+  async directPush(branch: string): Promise<DirectPush> {
+    const refusing: string[] = [];
+    try {
+      const rules = await this.all<RawRule>("GET /repos/{owner}/{repo}/rules/branches/{branch}", { branch }, `read the rules of branch ${branch}`);
+      for (const rule of rules) if (rule.type && PUSH_REFUSING_RULES.has(rule.type)) refusing.push(`a ruleset's "${rule.type}" rule`);
+    } catch (error) {
+      if (!(error instanceof ForgeError) || (error.kind !== "not_found" && error.kind !== "forbidden")) throw error;
+      return { allowed: null, why: `the rules of ${branch} could not be read` };
+    }
+    const raw = await this.get<RawBranch>("GET /repos/{owner}/{repo}/branches/{branch}", { branch }, `read branch ${branch}`);
+    if (raw.protected) {
+      try {
+        const detail = await this.get<RawProtection>("GET /repos/{owner}/{repo}/branches/{branch}/protection", { branch }, `read the protection of branch ${branch}`);
+        if (detail.required_pull_request_reviews) refusing.push("branch protection requiring pull request reviews");
+        if (detail.restrictions) refusing.push("branch protection restricting who may push");
+      } catch (error) {
+        if (!(error instanceof ForgeError) || (error.kind !== "not_found" && error.kind !== "forbidden")) throw error;
+        if (refusing.length === 0) return { allowed: null, why: `${branch} is protected and its protection could not be read (no admin rights)` };
+      }
+    }
+    return refusing.length > 0 ? { allowed: false, why: refusing.join(" and ") } : { allowed: true, why: "" };
   }
 
   private get slug(): string {

@@ -98,6 +98,7 @@ export interface RawReview {
 export interface RawProtection {
   required_status_checks?: { strict?: boolean } | null;
   required_pull_request_reviews?: { required_approving_review_count?: number; dismiss_stale_reviews?: boolean } | null;
+  restrictions?: unknown;
 }
 export interface RawBranch {
   protected?: boolean;

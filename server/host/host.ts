@@ -35,7 +35,7 @@ import { laneDir, openLanes, type LaneWriter } from "../lanes/index.js";
 import { readLogs } from "./logs.js";
 import { HostEvents } from "./events.js";
 import { locateIssue, registrationView, takeoverResult } from "./views.js";
-import { planFor, type RepoAccess } from "./repo-access.js";
+import { assess, planFor, type RepoAccess } from "./repo-access.js";
 import { workRepoFor } from "../workers/worktrees.js";
 import { parseSlug, formatSlug } from "../gh/slug.js";
 import { preconditionsPass } from "./preconditions.js";
@@ -188,6 +188,7 @@ export class FleetHost implements Host {
           preconditions: running.connected.preconditions,
           rateLimit: conn.forge.rateLimit(),
           requests: { total: 0, counted: 0, notModified: 0 },
+          heldForOverlap: running.project.report()?.overlap_held ?? [],
         });
         return { plan, source: { from: "fleet_tick", at: view.at.toISOString(), age_seconds: Math.round(age * 10) / 10 } };
       }
@@ -223,7 +224,7 @@ export class FleetHost implements Host {
     if (existing && !existing.isStopped()) {
       throw new UsageError(`project_start: ${conn.repo} is already running on this host (instance ${connected.instance}): use project_resize to change it, or project_stop first`);
     }
-    const plan = await planFor(connected, this.clock);
+    const { plan, landing } = await assess(connected, this.clock, input.auto_merge === true);
     const failed = plan.preconditions.filter((p) => !p.ok);
     if (input.dry_run) {
       return { registration: null, plan: pagePlan(plan, false), message: failed.length ? `dry run: ${failed.length} precondition(s) fail: ${failed.map((p) => p.message).join("; ")}` : "dry run: a start would be accepted; nothing was done" };
@@ -240,7 +241,8 @@ export class FleetHost implements Host {
       instance: connected.instance,
       workerCommand: input.worker_command!,
       target: input.target ?? conn.config.concurrency,
-      config: conn.config,
+      // "auto" becomes the landing chosen for the base as it is protected now.
+      config: landing.method ? { ...conn.config, landing: { ...conn.config.landing, strategy: landing.method } } : conn.config,
       base: conn.base,
       autoMerge: input.auto_merge === true,
       startedAt: this.clock().toISOString(),
@@ -375,8 +377,8 @@ export class FleetHost implements Host {
 
   /**
    * The process must exit now (a second signal during a drain): end every worker group at
-   * once and release a landing lock held mid-landing, then say what is left behind. Claims stay:
-   * a restart on this state dir continues them, any host reclaims them once the lease lapses.
+   * once and release a landing lock held mid-landing, then say what is left behind. Claims stay
+   * (their commits are on their branches as of the last checkpoint) for a restart or a peer.
    */
   async abandon(): Promise<string> {
     const held = [...this.running.values()].flatMap((p) => p.heldClaims());
@@ -386,7 +388,7 @@ export class FleetHost implements Host {
     for (const lanes of this.lanes.values()) lanes.close();
     const parts = [
       held.length > 0
-        ? `left ${held.length} claim(s) (${held.map((n) => `#${n}`).join(", ")}): a restart continues them, another host reclaims them once the lease lapses`
+        ? `left ${held.length} claim(s) (${held.map((n) => `#${n}`).join(", ")}): the same instance continues them when it restarts; any host reclaims them once the lease lapses, or at once with takeover`
         : "left no claim",
       `ended ${workers} worker process group(s)`,
       locking === 0 ? "no landing was in progress" : unlocked === locking ? "released the landing lock" : "could not release the landing lock: it lapses after landing.lock_ttl_seconds",

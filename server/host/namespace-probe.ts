@@ -1,8 +1,10 @@
 // Can the fleet write its claim refs? An org ruleset may forbid refs/afk/*; then claims fall
 // back to a namespace under refs/heads/ (with a warning: those are branches, and pushes there
-// may trigger "on: push" CI). The probe writes one ref and deletes it, leaving nothing behind.
+// may trigger "on: push" CI). The probe writes one ref and deletes it, leaving nothing behind
+// (a host killed in between leaves it to the garbage sweep).
 import { GitError } from "../gh/errors.js";
 import type { RefStore } from "../gh/refstore.js";
+import { formatProbeMessage } from "../state/garbage.js";
 
 export interface NamespaceProbe {
   namespace: string;
@@ -16,7 +18,8 @@ export const FALLBACK_NAMESPACE = "refs/heads/afk";
 async function tryWrite(refs: RefStore, namespace: string, instance: string): Promise<{ ok: boolean; detail: string }> {
   const ref = `${namespace}/probe/${instance}`;
   try {
-    const created = await refs.create(ref, `afk-probe\ninstance=${instance}\n`);
+    // Timed, so that any host can tell a probe left by a host killed mid-probe (state/garbage.ts).
+    const created = await refs.create(ref, formatProbeMessage(instance, new Date()));
     if (!created.won) {
       // A leftover probe of ours from a crash: it proves the namespace is writable; clean it.
       if (created.current) await refs.remove(ref, created.current);

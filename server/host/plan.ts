@@ -10,6 +10,8 @@ import { reviewNeed } from "../state/reviews.js";
 
 export interface PlanFacts {
   set: WorkingSet;
+  /** The running fleet's last pass: issues it started later for overlap. */
+  heldForOverlap?: PlanOutput["held_for_overlap"];
   login: string;
   base: string;
   preconditions: Precondition[];
@@ -34,6 +36,7 @@ export function planView(facts: PlanFacts): PlanOutput {
     preconditions: facts.preconditions,
     ready: preconditionsPass(facts.preconditions),
     dispatch: set.frontier.dispatch.map((d) => ({ number: d.number, title: d.title, selector: d.selector, high: d.high, attempt: d.attempt })),
+    held_for_overlap: facts.heldForOverlap ?? [],
     excluded: set.frontier.excluded.map((e) => ({ number: e.number, reason: e.reason.kind, text: e.text })),
     mine: set.mine.map((m) => ({
       issue: m.issue,
@@ -105,6 +108,7 @@ export function renderPlan(plan: PlanOutput): string {
     lines.push(`  #${d.number}  ${d.title}${d.high ? "  [high]" : ""}${d.selector > 0 ? `  [selector ${d.selector + 1}]` : ""}${d.attempt > 0 ? `  [attempt ${d.attempt}]` : ""}`);
   }
   if (plan.totals.dispatch === 0) lines.push("  (nothing to dispatch)");
+  for (const h of plan.held_for_overlap) lines.push(`  held back for overlap: #${h.issue} (in-flight PRs change ${h.paths.join(", ")}); #${h.instead} started first`);
   const reasons = Object.entries(plan.excluded_by_reason).map(([k, n]) => `${n} ${k}`);
   lines.push("", `excluded (${plan.totals.excluded}${reasons.length ? `: ${reasons.join(", ")}` : ""}):`);
   for (const e of plan.excluded) lines.push(`  #${e.number}  ${e.text}`);

@@ -3,6 +3,7 @@
 import type { FleetConfig } from "../../schemas/config.js";
 import type { Label, RepoInfo, RequiredChecks } from "../gh/forge.js";
 import { sameLabel } from "../state/markers.js";
+import type { LandingChoice } from "../state/landing-choice.js";
 
 export interface Precondition {
   name: string;
@@ -21,6 +22,10 @@ export interface PreconditionFacts {
   /** The namespace probe: null when it was not run. */
   namespace: { namespace: string; writable: boolean; fallback: boolean; detail: string } | null;
   requiredChecks: RequiredChecks | null;
+  /** The landing chosen for these facts (server/state/landing-choice.ts); null: not assessed. */
+  landing?: LandingChoice | null;
+  /** Whether landing is asked for (project_start's auto_merge); null: unknown (a plan). */
+  autoMerge?: boolean | null;
 }
 
 const ok = (name: string, message: string): Precondition => ({ name, ok: true, severity: "ok", message });
@@ -85,6 +90,13 @@ export function evaluatePreconditions(facts: PreconditionFacts): Precondition[] 
     out.push(ok("gate", `required checks on "${facts.base}": ${required.contexts.join(", ")}`));
   } else {
     out.push(warn("gate", `the protection of "${facts.base}" could not be read: every check reported on a PR's head must pass`));
+  }
+  const landing = facts.landing;
+  if (landing) {
+    if (landing.severity === "ok") out.push(ok("landing", landing.message));
+    else if (landing.severity === "warn") out.push(warn("landing", landing.message));
+    else if (facts.autoMerge === true) out.push(fail("landing", landing.message));
+    else out.push(warn("landing", `${landing.message} (merges are held, so nothing lands; a start with auto_merge: true is refused until then)`));
   }
   const approvals = required?.approvals ?? 0;
   if (approvals > 0) {

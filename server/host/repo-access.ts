@@ -7,6 +7,7 @@ import { rebuild } from "../state/rebuild.js";
 import type { Connection } from "./connection.js";
 import type { NamespaceProbe } from "./namespace-probe.js";
 import { planView } from "./plan.js";
+import { chooseLanding, type LandingChoice } from "../state/landing-choice.js";
 import { evaluatePreconditions } from "./preconditions.js";
 
 /** What the host holds per repository: its instance there, its connection, this instance's lease there, and the ref namespace it may write. */
@@ -22,6 +23,11 @@ export interface RepoAccess {
 
 /** The dry-run plan of one repository. Acts on nothing. */
 export async function planFor(connected: RepoAccess, clock: () => Date): Promise<PlanOutput> {
+  return (await assess(connected, clock, null)).plan;
+}
+
+/** The plan, and the landing chosen for the base as it is protected now (autoMerge: null = unknown). */
+export async function assess(connected: RepoAccess, clock: () => Date, autoMerge: boolean | null): Promise<{ plan: PlanOutput; landing: LandingChoice }> {
   const { conn, namespace, instance } = connected;
   const before = conn.forge.stats();
   const now = clock();
@@ -38,6 +44,18 @@ export async function planFor(connected: RepoAccess, clock: () => Date): Promise
     }),
     conn.forge.listLabels(),
   ]);
+  const requiredChecks = conn.config.gate.ci === "local" ? await conn.forge.requiredChecks(conn.base) : snapshot.requiredChecks;
+  const directPush = conn.baseSha
+    ? await conn.forge.directPush(conn.base).catch((error: unknown) => ({ allowed: null, why: `its rules could not be read: ${(error as Error).message}` }))
+    : { allowed: null, why: "the base does not exist" };
+  const landing = chooseLanding({
+    base: conn.base,
+    strategy: conn.config.landing.strategy,
+    allowUntestedRace: conn.config.landing.allow_untested_race,
+    directPush: conn.info.permissions.push ? directPush : { allowed: false, why: "the token has no push access" },
+    strict: requiredChecks.strict ? true : requiredChecks.readable ? false : null,
+    requiresChecks: requiredChecks.contexts.length > 0,
+  });
   const preconditions = evaluatePreconditions({
     repo: conn.repo,
     info: conn.info,
@@ -46,12 +64,14 @@ export async function planFor(connected: RepoAccess, clock: () => Date): Promise
     baseSha: conn.baseSha,
     config: conn.config,
     namespace,
-    requiredChecks: conn.config.gate.ci === "local" ? await conn.forge.requiredChecks(conn.base) : snapshot.requiredChecks,
+    requiredChecks,
+    landing,
+    autoMerge,
   });
   connected.preconditions = preconditions;
   const set = rebuild(snapshot, conn.config, instance, now);
   const after = conn.forge.stats();
-  return planView({
+  const plan = planView({
     set,
     login: conn.login,
     base: conn.base,
@@ -63,4 +83,5 @@ export async function planFor(connected: RepoAccess, clock: () => Date): Promise
       notModified: after.notModified - before.notModified,
     },
   });
+  return { plan, landing };
 }

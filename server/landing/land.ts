@@ -290,11 +290,17 @@ type Landed =
   | { kind: "retry"; why: string };
 
 async function landHead(ctx: LandingContext, lg: LandingGit, input: LandInput, head: string, baseTip: string): Promise<Landed> {
-  const strategy = ctx.config.landing.strategy;
+  // The host resolves "auto" before a fleet starts (server/state/landing-choice.ts); left
+  // unresolved, it means the one landing that can never put an ungated tree on the base.
+  const strategy = ctx.config.landing.strategy === "auto" ? "push" : ctx.config.landing.strategy;
   if (strategy === "push") {
-    // A fast-forward of the base to H, refused if the base is no longer B.
-    const pushed = await lg.pushRef(head, `refs/heads/${ctx.base}`, baseTip);
-    if (pushed.ok) return { kind: "merged", mergeSha: head, method: "push", verified: true, verifyNote: null };
+    // A fast-forward of the base, refused if the base is no longer B: to a landing commit of H's
+    // tree (one gated tree per first-parent commit), or to H itself where the base requires
+    // status checks, which a new commit would not carry.
+    const required = ctx.config.gate.ci === "local" ? [] : (ctx.requiredChecks ?? (await ctx.forge.requiredChecks(ctx.base))).contexts;
+    const landing = required.length === 0 ? await lg.landingCommit(baseTip, head, `Land #${input.issue} (PR #${input.pr})`) : head;
+    const pushed = await lg.pushRef(landing, `refs/heads/${ctx.base}`, baseTip);
+    if (pushed.ok) return { kind: "merged", mergeSha: landing, method: "push", verified: true, verifyNote: null };
     if (pushed.lostRace) return { kind: "moved" };
     return { kind: "retry", why: `the push of ${short(head)} to ${ctx.base} was refused: ${pushed.why}` };
   }

@@ -61,6 +61,18 @@ export class LandingGit {
     return result.exitCode === 0 ? result.stdout.trim() : null;
   }
 
+  /**
+   * The commit a push landing puts on the base: H's tree (H contains B, so merging it into B
+   * changes nothing) with parents B then H. The base's first-parent line then holds one gated
+   * tree per landing, never a worker's intermediate commit, and H is in the base (the PR is merged).
+   */
+  async landingCommit(baseTip: string, head: string, message: string): Promise<string> {
+    const tree = await this.tree(head);
+    if (tree === null) throw new GitError(`cannot read the tree of ${short(head)}`, "git rev-parse", 1, "");
+    const result = await this.git.run(["-c", "commit.gpgSign=false", "commit-tree", tree, "-p", baseTip, "-p", head, "-m", message]);
+    return result.stdout.trim();
+  }
+
   /** `git merge --ff-only <sha>` in a worktree; false when it could not. */
   async fastForward(worktree: string, sha: string): Promise<boolean> {
     const result = await this.git.runRaw(["merge", "--ff-only", "--quiet", sha], worktree);

@@ -1,9 +1,9 @@
 // Branch protection on git pushes, as GitHub's "protected branch hook" applies it: a push
 // that updates a protected branch must carry a commit whose required checks passed (and is
-// refused outright when the branch requires approving reviews: those need a PR), and a
-// protected branch may not be deleted. Admins bypass classic protection unless it enforces
-// admins; rulesets here have no bypass actors. Decided from the push's command list, before
-// git receives anything, so a refused push changes nothing.
+// refused outright when the branch requires approving reviews, or a ruleset demands a pull
+// request: those need a PR), and a protected branch may not be deleted. Admins bypass classic
+// protection unless it enforces admins; rulesets here have no bypass actors. Decided from the
+// push's command list, before git receives anything, so a refused push changes nothing.
 import { ZERO_SHA } from "./bare-git.js";
 import { checkOutcomes } from "./checks.js";
 import type { LocalForge } from "./core.js";
@@ -34,7 +34,10 @@ export function pushRefusal(forge: LocalForge, user: UserRecord, commands: RefCo
       const rulesetForbids = rulesets.some((r) => r.rules.some((rule) => rule.type === "deletion"));
       if ((protection && !protection.allowDeletions) || rulesetForbids) why.push("Cannot delete this protected branch.");
     } else if (c.old !== ZERO_SHA) {
-      if (requiredReviewsFor(forge, branch).count > 0) why.push("Changes must be made through a pull request.");
+      // As on GitHub, a ruleset demanding a pull request or restricting updates refuses a plain push.
+      const refusing = rulesets.flatMap((r) => r.rules).find((rule) => rule.type === "pull_request" || rule.type === "update");
+      if (refusing?.type === "update") why.push("Cannot update this protected ref.");
+      else if (refusing || requiredReviewsFor(forge, branch).count > 0) why.push("Changes must be made through a pull request.");
       const required = requiredChecksFor(forge, branch);
       const outcomes = checkOutcomes(forge, c.new);
       for (const context of required.contexts) {

@@ -8,6 +8,7 @@ import type { MineClaim } from "./inflight.js";
 import { classifyNoPr } from "./classify.js";
 import type { VerdictKind } from "./markers.js";
 import { pinnedHead } from "./review-stage.js";
+import { earlyConflicts, overlapOrder, type OverlapHold } from "./overlap.js";
 
 export type WorkerState = "running" | "exited" | "none";
 
@@ -66,6 +67,10 @@ export interface DecideInput {
   oneLandingPerTick?: boolean;
   /** The review stage (`review.command` set): green PRs are reviewed before they land. */
   review?: { maxRounds: number } | null;
+  /** Issue → files that conflict when its PR's head is merged with the new base (checked after a landing). */
+  conflicts?: ReadonlyMap<number, readonly string[]>;
+  /** Overlap-aware dispatch: paths each ready issue names, and the files in-flight PRs change. */
+  overlap?: { pathsOf: ReadonlyMap<number, readonly string[]>; inFlight: ReadonlySet<string> } | null;
 }
 
 export type FailureEvidence =
@@ -107,6 +112,8 @@ export interface Decision {
   workers: number;
   /** Why no (more) births, when there was room: for status and the summary. */
   birthsHeld: string | null;
+  /** Ready issues started later because in-flight PRs change the paths they name. */
+  overlapHolds: OverlapHold[];
   /** The landing slot after this tick's decisions: kept while its PR still waits for CI, else free. */
   landingSlot: number | null;
 }
@@ -178,6 +185,7 @@ export function decide(input: DecideInput): Decision {
   const births: Action[] = [];
   const maxKills = input.maxKills ?? 2;
   let running = 0;
+  const conflicted = new Map(earlyConflicts(input.set.mine, input.conflicts ?? new Map()).map((c) => [c.issue, c]));
   // A PR synced with the base whose CI still runs holds the landing slot: the others wait.
   const slot = input.landingSlot ?? null;
   const slotHolder = slot === null ? undefined : input.set.mine.find((m) => m.issue === slot && m.issueOpen && m.status !== "failure");
@@ -199,6 +207,14 @@ export function decide(input: DecideInput): Decision {
       continue;
     }
 
+    const conflict = conflicted.get(claim.issue);
+    if (conflict) {
+      // A landing left this PR unmergeable: retry now with the paths named, instead of spending
+      // its CI run and its landing turn to find out.
+      const files = conflict.files.join(", ");
+      actions.push(failureAction(claim, input, { kind: "gate", summary: `the base moved and merging it into PR #${conflict.pr} conflicts in ${files} (seen early, after a landing)`, excerpt: conflict.files.join("\n") }));
+      continue;
+    }
     switch (claim.status) {
       case "awaiting_merge":
         if (input.review && claim.pr !== null && claim.head !== null && !reviewPassed(claim, local, input, actions, births)) continue;
@@ -340,11 +356,12 @@ export function decide(input: DecideInput): Decision {
       if (retry.kind !== "retry") continue;
       ordered.push(retry, { kind: "release", issue: retry.issue, sha: retry.sha, why: "the project is stopping between two attempts", killWorker: false });
     }
-    return { actions: ordered, workers: running, birthsHeld: "stopping", landingSlot };
+    return { actions: ordered, workers: running, birthsHeld: "stopping", overlapHolds: [], landingSlot };
   }
 
   let room = Math.max(0, input.target - running);
   let birthsHeld: string | null = null;
+  let overlapHolds: OverlapHold[] = [];
   const canBirth = !input.birthsPaused && !input.stopping;
   if (!canBirth) birthsHeld = input.stopping ? "stopping" : "births are paused";
 
@@ -369,12 +386,14 @@ export function decide(input: DecideInput): Decision {
       ordered.push({ kind: "reclaim", issue: stale.issue, sha: stale.sha, from: stale.instance, thenRelease: false });
       room -= 1;
     }
-    for (const item of input.set.frontier.dispatch) {
+    const { order, holds } = input.overlap ? overlapOrder(input.set.frontier.dispatch, room, input.overlap.pathsOf, input.overlap.inFlight) : { order: input.set.frontier.dispatch, holds: [] };
+    overlapHolds = holds;
+    for (const item of order) {
       if (room <= 0) break;
       ordered.push({ kind: "dispatch", issue: item.number, title: item.title, attempt: item.attempt });
       room -= 1;
     }
   }
   const workers = input.target - room;
-  return { actions: ordered, workers: Math.min(input.target, Math.max(workers, running)), birthsHeld, landingSlot };
+  return { actions: ordered, workers: Math.min(input.target, Math.max(workers, running)), birthsHeld, overlapHolds, landingSlot };
 }

@@ -21,6 +21,8 @@ export interface FleetRuntime {
   readonly landing: Landing;
   /** The issue whose PR was synced with the base and whose CI runs: it lands next. */
   landingSlot: number | null;
+  /** Issue → files its PR conflicts in with a base a landing just made: decided on the next pass. */
+  readonly earlyConflicts: Map<number, string[]>;
   /** Births are held (a stop, the breaker, a quota pause). */
   birthsHeld(): boolean;
   /** Starts a worker for a claim we hold; false when it could not start. */

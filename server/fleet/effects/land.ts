@@ -3,12 +3,15 @@
 import type { LandOutcome } from "../../landing/fleet-landing.js";
 import { defineEffect, type ActionOf, type FleetRuntime, type TickScope } from "./effect.js";
 import { clearRunnerError, failedAttempt } from "./failure.js";
+import { conflictingFiles } from "../../landing/early-conflicts.js";
 
 export const land = defineEffect("land", async (fleet, tick, action) => {
   // Decide made this landing exclusive (required CI): a merge or a sync earlier in this tick
   // (which took the slot) already was the tick's one landing move. Syncing every waiting PR
   // after each landing would restart CI on all of them for nothing.
   if (action.exclusive && (tick.report.merged.length > 0 || fleet.landingSlot !== null)) return;
+  // A landing earlier in this pass left it unmergeable: the next pass retries it.
+  if (fleet.earlyConflicts.has(action.issue)) return;
   const issue = tick.issues.get(action.issue);
   const outcome = await fleet.landing.land({ issue: action.issue, title: issue?.title ?? `#${action.issue}`, claimSha: action.sha, pr: action.pr, head: action.head });
   if (outcome.outcome === "synced") {
@@ -33,6 +36,7 @@ async function afterLanding(fleet: FleetRuntime, tick: TickScope, action: Action
       await clearRunnerError(fleet, tick, n);
       fleet.memory.forget(n);
       tick.report.merged.push(n);
+      await checkEarlyConflicts(fleet, tick, n, outcome.mergeSha);
       fleet.log("info", "merged", `#${n}: landed PR #${action.pr} as ${outcome.mergeSha?.slice(0, 12) ?? "?"}`, n, { ...outcome });
       if (outcome.verified === false) {
         fleet.log("error", "base_moved_during_merge", `#${n}: the base moved inside the merge call, so the landed tree was not the gated one; use landing.strategy "push" or require up-to-date branches`, n);
@@ -60,3 +64,20 @@ async function afterLanding(fleet: FleetRuntime, tick: TickScope, action: Action
       fleet.log("info", `land_${outcome.outcome}`, `#${n}: ${outcome.why ?? outcome.outcome}`, n);
   }
 }
+
+/**
+ * After a landing, every other in-flight PR of ours is merged with the new base tip in the work
+ * repository (git merge-tree: no checkout, no request). One that no longer merges is retried on
+ * the next pass with the conflicting paths named, instead of at its landing turn.
+ */
+async function checkEarlyConflicts(fleet: FleetRuntime, tick: TickScope, landed: number, baseTip: string | undefined): Promise<void> {
+  if (!baseTip) return;
+  for (const m of tick.set.mine) {
+    if (m.issue === landed || m.pr === null || m.head === null) continue;
+    const files = await conflictingFiles(fleet.deps.workRepo.repoDir, baseTip, m.head).catch(() => null);
+    if (!files || files.length === 0) continue;
+    fleet.earlyConflicts.set(m.issue, files);
+    fleet.log("info", "early_conflict", `#${m.issue}: PR #${m.pr} no longer merges with ${fleet.registration.base} after #${landed} landed: conflicts in ${files.join(", ")}`, m.issue, { pr: m.pr, files, landed });
+  }
+}
+

@@ -2,6 +2,7 @@
 // its work, or drop it at once when the issue is closed (a phantom lock).
 import { defineEffect } from "./effect.js";
 import { attemptOf } from "./failure.js";
+import { releasedBoard } from "../drain.js";
 
 export const reclaim = defineEffect("reclaim", async (fleet, tick, action) => {
   // A tick that decided before births were held (a stop, a breaker trip) takes no new claim.
@@ -12,6 +13,7 @@ export const reclaim = defineEffect("reclaim", async (fleet, tick, action) => {
   if (action.thenRelease) {
     await fleet.deps.lease.release(action.issue, outcome.sha);
     tick.report.released.push(action.issue);
+    await releasedBoard(fleet, action.issue, "the fleet instance that held it stopped answering, and the issue is closed");
     return;
   }
   tick.report.reclaimed.push(action.issue);

@@ -43,6 +43,10 @@ case $behaviour in
     commit "issue-$n.txt" "done $n" "fix #$n"
     echo "committed"
     ;;
+  shared)
+    # "shared <file>": edit a file other issues edit too (a conflict waiting to happen).
+    commit "$arg" "#$n was here" "fix #$n in $arg"
+    ;;
   satisfied)
     echo "nothing to do for #$n"
     verdict already-satisfied "The behaviour already exists." ""

@@ -1,0 +1,105 @@
+// Checkpoints across machines, for real: host A (its own process, its own state directory)
+// runs a worker that commits a first step and keeps working; the checkpoint pushes that commit
+// to the branch; host A is killed (SIGKILL, with its worker). Host B, on another state
+// directory (no worktree of A's), takes the claim over and continues at tier 2 from the
+// branch tip: the landed work holds both steps, and the first was not redone.
+import { after, describe, it } from "node:test";
+import assert from "node:assert/strict";
+import { spawn, type ChildProcess } from "node:child_process";
+import { existsSync } from "node:fs";
+import { readFile, writeFile } from "node:fs/promises";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { FleetHost } from "../server/host/host.js";
+import { api, git, repoPath, startTestForge, tempDir, type TestForge } from "./support/forge-fixtures.js";
+import { ROOT } from "./support/paths.js";
+
+const WORKER = join(ROOT, "test", "support", "workers", "scripted.sh");
+const CONFIG = {
+  gate: { ci: "local", local_command: "true" },
+  worker: { checkpoint_seconds: 30 },
+  pacing: { busy_seconds: 10, idle_seconds: 10, long_idle_seconds: 10 },
+};
+const children: ChildProcess[] = [];
+const cleanup: (() => Promise<unknown>)[] = [];
+
+after(async () => {
+  for (const child of children) if (child.exitCode === null && child.signalCode === null) child.kill("SIGKILL");
+  for (const step of cleanup.reverse()) await step().catch(() => undefined);
+});
+
+async function until<T>(what: string, probe: () => Promise<T | null | undefined | false>, ms = 150_000): Promise<T> {
+  const deadline = Date.now() + ms;
+  for (;;) {
+    const value = await probe();
+    if (value) return value;
+    if (Date.now() > deadline) assert.fail(`timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 200));
+  }
+}
+
+/** A FleetHost in its own process: SIGKILL is a real crash (nothing released, nothing pushed). */
+function spawnHost(env: Record<string, string>, instance: string, input: Record<string, unknown>): ChildProcess {
+  const here = fileURLToPath(import.meta.url);
+  const hostModule = join(here, "..", "..", "server", "host", here.endsWith(".ts") ? "host.ts" : "host.js");
+  const script = [
+    `import { FleetHost } from ${JSON.stringify(hostModule)};`,
+    `const host = new FleetHost({ env: ${JSON.stringify(env)}, instance: ${JSON.stringify(instance)}, timeScale: 0.05 });`,
+    `await host.start(${JSON.stringify(input)});`,
+    `setInterval(() => {}, 1000);`,
+  ].join("\n");
+  const child = spawn(process.execPath, ["--input-type=module", "-e", script], { stdio: ["ignore", "ignore", "pipe"], cwd: ROOT });
+  child.stderr!.setEncoding("utf8").on("data", () => undefined);
+  children.push(child);
+  return child;
+}
+
+describe("checkpoints", () => {
+  it("a host on another machine continues a killed host's checkpointed commits at tier 2", { timeout: 300_000 }, async () => {
+    const forge: TestForge = await startTestForge();
+    cleanup.push(() => forge.dispose());
+    assert.equal((await api(forge, "POST", repoPath(forge, "/labels"), { name: "ready-for-agent" })).status, 201);
+    const n = (await api(forge, "POST", repoPath(forge, "/issues"), { title: "Two steps", labels: ["ready-for-agent"] })).body.number as number;
+    const planDir = await tempDir("afk-plan-");
+    await writeFile(join(planDir, String(n)), "two-step\n");
+    const envFor = async (name: string): Promise<Record<string, string>> => ({
+      GITHUB_API_URL: forge.apiUrl,
+      GITHUB_TOKEN: forge.token,
+      AFK_STATE_DIR: await tempDir(`afk-${name}-`),
+      AFK_USER_PLAN: planDir,
+      PATH: process.env.PATH ?? "/usr/bin:/bin",
+      HOME: process.env.HOME ?? "/tmp",
+    });
+    const input = { repo: forge.repo, worker_command: `sh ${WORKER}`, target: 1, auto_merge: true, config: CONFIG };
+
+    const hostA = spawnHost(await envFor("hosta"), "hosta", input);
+    await until("the first step's commit", async () => existsSync(join(planDir, `${n}.step1`)));
+    // The checkpoint: the branch on the forge holds the first step while the worker still runs.
+    const branch = await until("the checkpoint push", async () => {
+      const refs = (await git(forge.bareRepo, "for-each-ref", "--format=%(refname:short)", `refs/heads/afk/${n}-*`)).stdout;
+      const name = refs.split("\n").find(Boolean);
+      if (!name) return null;
+      const log = (await git(forge.bareRepo, "log", "--format=%s", name)).stdout;
+      return log.includes(`step 1 of #${n}`) ? name : null;
+    });
+    const workerPid = Number(await readFile(join(planDir, `${n}.1.pid`), "utf8"));
+    hostA.kill("SIGKILL");
+    await new Promise((resolve) => hostA.once("exit", resolve));
+    process.kill(-workerPid, "SIGKILL");
+
+    // Host B: another state directory, so no worktree to continue in; it takes the claim over.
+    const hostB = new FleetHost({ env: await envFor("hostb"), instance: "hostb", timeScale: 0.05 });
+    cleanup.push(() => hostB.close());
+    const taken = await hostB.takeover({ repo: forge.repo, instance: "hosta", confirm: true });
+    assert.deepEqual(taken.taken.map((t) => t.issue), [n]);
+    await hostB.start(input);
+    await until("the continued work to land", async () => (await api(forge, "GET", repoPath(forge, `/issues/${n}`))).body.state === "closed");
+
+    const born = (await hostB.logs({ repo: forge.repo, lane: "supervisor", issue: n, tail_lines: 500 })).records.filter((r) => r.event === "worker_born");
+    assert.equal((born.at(-1)!.data as { tier: number }).tier, 2, "continued from the branch tip the checkpoint pushed");
+    const landed = (await git(forge.bareRepo, "log", "--format=%s", "main")).stdout.split("\n");
+    assert.ok(landed.includes(`step 1 of #${n}`) && landed.includes(`step 2 of #${n}`), `main holds both steps:\n${landed.join("\n")}`);
+    assert.equal(landed.filter((s) => s === `step 1 of #${n}`).length, 1, "the first step was not redone");
+    assert.ok(branch.startsWith(`afk/${n}-`));
+  });
+});
