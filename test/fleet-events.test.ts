@@ -100,7 +100,7 @@ describe("the event-driven loop (time scale 1, fallback tick an hour away)", { c
 
   it("local gate: a PR opened is landed by the same burst of ticks", async () => {
     const { forge, host, dir, worker } = await setUp(3, false);
-    await host.start({ repo: REPO, worker_command: `sh ${worker}`, target: 3, auto_merge: true, config: { gate: { ci: "local", local_command: "true" }, landing: { strategy: "squash" }, pacing: SLOW } });
+    await host.start({ repo: REPO, worker_command: `sh ${worker}`, target: 3, auto_merge: true, config: { gate: { ci: "local", local_command: "true" }, landing: { strategy: "squash", allow_untested_race: true }, pacing: SLOW } });
     const merged = await landed(host, 3);
     assert.deepEqual(merged.map((r) => r.issue).sort(), [1, 2, 3]);
     const clone = join(dir, "inspect");

@@ -4,8 +4,9 @@
 // (server/fleet/effects), landings strictly serialized. Everything durable is written to
 // GitHub as it happens, so a crash loses nothing.
 import type { FleetConfig } from "../../schemas/config.js";
+import { gatherFor } from "./gather-for.js";
+import { loopPacing } from "../state/pace.js";
 import { OverlapFacts } from "./overlap-facts.js";
-import { gatherSnapshot } from "../gh/gather.js";
 import { FencedError } from "../state/claims.js";
 import { decide, type Action } from "../state/decide.js";
 import { formatVerdict, type Verdict } from "../state/markers.js";
@@ -144,16 +145,10 @@ export class RepoFleet implements FleetRuntime {
 
   /** Sleeps until the next tick is due or an event the wake plan watches comes first. */
   private async waitForEvent(seconds: number): Promise<void> {
-    const plan = this.wakePlan;
-    const cause = await this.waiter.wait(seconds * 1000 * this.deps.timeScale, plan, {
-      forge: this.deps.conn.forge,
-      refs: this.deps.conn.refs,
-      base: this.registration.base,
-      required: this.required,
-      pacing: this.registration.config.pacing,
-      timeScale: this.deps.timeScale,
-    });
-    if (cause === "checks" || cause === "base") this.deps.lanes.append("monitor", { event: "wake", msg: cause === "checks" ? "a watched check concluded" : "the base moved", data: { cause } });
+    const { conn, timeScale, lanes } = this.deps;
+    const source = { forge: conn.forge, refs: conn.refs, base: this.registration.base, required: this.required, pacing: this.registration.config.pacing, timeScale };
+    const cause = await this.waiter.wait(seconds * 1000 * timeScale, this.wakePlan, source);
+    if (cause === "checks" || cause === "base") lanes.append("monitor", { event: "wake", msg: cause === "checks" ? "a watched check concluded" : "the base moved", data: { cause } });
   }
 
   resize(change: { target?: number | undefined; workerCommand?: string | undefined; selectors?: FleetConfig["selectors"] | undefined }): void {
@@ -205,15 +200,11 @@ export class RepoFleet implements FleetRuntime {
     return this.stopping && !this.stopped ? this.memory.runs().length : 0;
   }
 
-  isStopped(): boolean {
-    return this.stopped;
-  }
+  isStopped(): boolean { return this.stopped; }
 
   // ---- views ----------------------------------------------------------------------------------
 
-  mergesHeld(): boolean {
-    return !this.registration.autoMerge;
-  }
+  mergesHeld(): boolean { return !this.registration.autoMerge; }
 
   workerRows(): { issue: number; state: string; pid: number | null; attempt: number; started_at: string }[] {
     return this.memory.runs().map((run) => ({
@@ -230,9 +221,7 @@ export class RepoFleet implements FleetRuntime {
     return { paused: paused !== null, reason: paused?.reason ?? null, until: paused?.until?.toISOString() ?? null };
   }
 
-  report(): TickReport | null {
-    return this.lastReport;
-  }
+  report(): TickReport | null { return this.lastReport; }
 
   /** The last tick's working set and when it was gathered; when the next tick is due. */
   view(): { set: WorkingSet; at: Date; nextTickAt: Date | null } | null {
@@ -359,17 +348,7 @@ export class RepoFleet implements FleetRuntime {
   }
 
   private snapshot(now: Date): Promise<Snapshot> {
-    const { conn } = this.deps;
-    return gatherSnapshot(conn.forge, conn.refs, {
-      login: conn.login,
-      defaultBranch: conn.info.defaultBranch,
-      base: this.registration.base,
-      namespace: this.deps.namespace,
-      gateMode: this.registration.config.gate.ci,
-      branchPrefix: this.registration.config.worktree.branch_prefix,
-      reviews: this.registration.config.review.command !== null,
-      now,
-    });
+    return gatherFor(this.deps, this.registration, now);
   }
 
   /**
@@ -516,13 +495,3 @@ export class RepoFleet implements FleetRuntime {
   }
 }
 
-/**
- * pace() counts in loop seconds, which the loop multiplies by the time scale; the lease in a
- * scaled host's config is already in real seconds (see withScaledLease in server/host/host.ts),
- * so its cap is taken back to loop seconds here, or a scaled loop would tick scale² fast.
- */
-function loopPacing(config: FleetConfig, timeScale: number): Pick<FleetConfig, "pacing" | "lease"> {
-  if (timeScale === 1) return config;
-  const { lease } = config;
-  return { pacing: config.pacing, lease: { ...lease, ttl_seconds: lease.ttl_seconds / timeScale, heartbeat_seconds: lease.heartbeat_seconds / timeScale } };
-}

@@ -34,3 +34,14 @@ export function pace({ lastSummary, emptyTicks, config }: PaceInput): number {
   }
   return Math.max(1, Math.floor(seconds));
 }
+
+/**
+ * pace() counts in loop seconds, which the loop multiplies by the time scale; the lease in a
+ * scaled host's config is already in real seconds (see withScaledLease in server/host/host.ts),
+ * so its cap is taken back to loop seconds here, or a scaled loop would tick scale² fast.
+ */
+export function loopPacing<C extends Pick<CoreConfig, "pacing" | "lease">>(config: C, timeScale: number): Pick<CoreConfig, "pacing" | "lease"> {
+  if (timeScale === 1) return config;
+  const { lease } = config;
+  return { pacing: config.pacing, lease: { ...lease, ttl_seconds: lease.ttl_seconds / timeScale, heartbeat_seconds: lease.heartbeat_seconds / timeScale } };
+}
