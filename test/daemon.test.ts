@@ -16,7 +16,7 @@ import { daemonPaths } from "../server/daemon/paths.js";
 import { UsageError } from "../server/gh/errors.js";
 import { api, git, repoPath } from "./support/forge-fixtures.js";
 import { BIN } from "./support/paths.js";
-import { alive, BASE_CONFIG, cli, daemonPid, daemonWorld, teardown, until, workerPids, type DaemonWorld } from "./support/daemon-fixtures.js";
+import { alive, BASE_CONFIG, CHATTY_WORKER, cli, daemonPid, daemonWorld, teardown, until, workerPids, type DaemonWorld } from "./support/daemon-fixtures.js";
 
 const REPO = "afk/demo";
 const worlds: DaemonWorld[] = [];
@@ -178,6 +178,26 @@ describe("afk-mcp daemon", () => {
     assert.equal((await s.renew()), 0, "this session renews nothing");
   });
 
+  it("a token that cannot push is refused with the problem and the fix: nothing registered, nothing written", async () => {
+    const w = await world(["one"]);
+    const made = await fetch(`${w.forge.apiUrl}/_forge/users`, { method: "POST", body: JSON.stringify({ login: "reader", push: false }) });
+    const reader = ((await made.json()) as { token: string }).token;
+    const s = new DaemonClient({ env: { ...w.env, GITHUB_TOKEN: reader } });
+    clients.push(s);
+    await assert.rejects(s.start(startInput(w)), (error: Error) => {
+      assert.ok(error instanceof UsageError, String(error));
+      assert.match(error.message, /project_start refused: permissions: the token cannot push to afk\/demo: use a token with write access/);
+      assert.ok(!error.message.includes(reader), "the token is never quoted");
+      return true;
+    });
+    assert.deepEqual(await s.daemonCall("registrations"), [], "nothing registered");
+    const { stdout } = await git(w.planDir, "ls-remote", w.forge.gitUrl, "refs/afk/*");
+    assert.equal(stdout, "", "no claim, heartbeat or probe ref");
+    const issue = await api(w.forge, "GET", repoPath(w.forge, `/issues/${w.issues[0]}`));
+    assert.deepEqual(issue.body.labels.map((l: { name: string }) => l.name), ["ready-for-agent"], "the issue is untouched");
+    assert.ok(!(await readFile(daemonPaths(w.env).log, "utf8")).includes(reader), "the daemon's log never holds the token");
+  });
+
   it("kill -9 of the MCP server touches no worker: a new session sees them and their commits become PRs", async () => {
     const w = await world(["one", "two"]);
     const transport = new StdioClientTransport({ command: process.execPath, args: [BIN], env: w.env, stderr: "pipe" });
@@ -254,6 +274,38 @@ describe("afk-mcp daemon", () => {
     const lane = (await s.logs({ repo: REPO, lane: "supervisor", tail_lines: 1000 })).records;
     assert.equal(lane.filter((r) => r.event === "worker_adopted").length, 2);
     assert.equal(lane.filter((r) => r.event === "orphan_ended").length, 0);
+  });
+
+  it("a worker that keeps printing survives the daemon's kill -9; the next daemon adopts it, follows its output and continues its claim", async () => {
+    const w = await world(["one"]);
+    await writeFile(w.worker, CHATTY_WORKER, { mode: 0o755 });
+    const n = w.issues[0]!;
+    const s = session(w);
+    await s.start(startInput(w, {}, 1));
+    // How many lines the worker has printed, as it counts them itself.
+    const printed = async (): Promise<number> => Number((await readFile(join(w.planDir, `${n}.count`), "utf8").catch(() => "0")).trim()) || 0;
+    await until("the worker to commit its first half and print", async () => (await printed()) >= 3);
+    const [worker] = [...(await workerPids(w.planDir)).values()];
+    const pid = (await daemonPid(w.env))!;
+    process.kill(pid, "SIGKILL");
+    await until("the daemon to die", async () => !alive(pid));
+    const atKill = await printed();
+    await until("the worker to print with no daemon", async () => (await printed()) > atKill + 5);
+    assert.ok(alive(worker!), "printing with its reader gone did not kill the worker");
+    // The next call restarts the daemon (it left a registration); it adopts the worker at once.
+    await until("the worker adopted", async () => (await s.status({ repo: REPO, scope: "worker" })).workers.length === 1);
+    const adoptedAt = await printed();
+    await until("the new daemon to follow the worker's output", async () =>
+      (await s.logs({ repo: REPO, lane: "worker", tail_lines: 50 })).records.some((r) => Number(/^working (\d+)$/.exec(String(r.msg))?.[1] ?? 0) > adoptedAt),
+    );
+    await go(w, n);
+    await until("a PR", async () => (await pullsFor(w)).length === 1);
+    const pr = (await api(w.forge, "GET", repoPath(w.forge, "/pulls?state=all"))).body[0] as { head: { sha: string } };
+    const { stdout } = await git(w.planDir, "-C", w.forge.bareRepo, "log", "--format=%s", `main..${pr.head.sha}`);
+    assert.deepEqual(stdout.split("\n"), [`fix #${n}`, `first half of #${n}`], "the claim was continued in its worktree (tier 1), not started over");
+    assert.deepEqual([...(await workerPids(w.planDir)).keys()], [`${n}.1`], "one worker, one attempt: no second worker");
+    const lane = (await s.logs({ repo: REPO, lane: "supervisor", tail_lines: 1000 })).records;
+    assert.equal(lane.filter((r) => r.event === "worker_adopted").length, 1);
   });
 
   it("two sessions on one daemon: one starts, the other adopts, resizes and sees the same workers; skew is reported", async () => {

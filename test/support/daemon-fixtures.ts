@@ -34,6 +34,31 @@ git add -- "issue-$n.txt" >/dev/null 2>&1
 git -c user.name=w -c user.email=w@example.com -c commit.gpgsign=false commit -q -m "fix #$n" >/dev/null 2>&1
 `;
 
+/**
+ * A chatty scripted worker: commits a first half, then prints a line to stdout and one to
+ * stderr every tenth of a second (counting them in `<issue>.count`) until `<issue>.go` exists, then commits the rest. Stands in for
+ * an agent narrating its work, which must survive the daemon that started it.
+ */
+export const CHATTY_WORKER = `#!/bin/sh
+set -u
+plan=$AFK_USER_PLAN; n=$AFK_ISSUE; a=$AFK_ATTEMPT
+echo $$ >"$plan/$n.$a.pid"
+cat >/dev/null
+commit() { git add -- "$1" >/dev/null 2>&1; git -c user.name=w -c user.email=w@example.com -c commit.gpgsign=false commit -q -m "$2" >/dev/null 2>&1; }
+printf 'first %s\\n' "$n" >"first-$n.txt"
+commit "first-$n.txt" "first half of #$n"
+i=0
+while [ ! -e "$plan/$n.go" ]; do
+  i=$((i + 1))
+  echo "working $i"
+  echo "still here $i" >&2
+  echo "$i" >"$plan/$n.count"
+  sleep 0.1
+done
+printf 'done %s\\n' "$n" >"issue-$n.txt"
+commit "issue-$n.txt" "fix #$n"
+`;
+
 export interface DaemonWorld {
   forge: TestForge;
   env: Record<string, string>;
