@@ -16,7 +16,7 @@ import { daemonPaths } from "../server/daemon/paths.js";
 import { UsageError } from "../server/gh/errors.js";
 import { api, git, repoPath } from "./support/forge-fixtures.js";
 import { BIN } from "./support/paths.js";
-import { alive, BASE_CONFIG, CHATTY_WORKER, cli, daemonPid, daemonWorld, teardown, until, workerPids, type DaemonWorld } from "./support/daemon-fixtures.js";
+import { alive, BASE_CONFIG, CHATTY_WORKER, QUIET_WORKER, cli, daemonPid, daemonWorld, teardown, until, workerPids, type DaemonWorld } from "./support/daemon-fixtures.js";
 
 const REPO = "afk/demo";
 const worlds: DaemonWorld[] = [];
@@ -180,6 +180,8 @@ describe("afk-mcp daemon", () => {
 
   it("a token that cannot push is refused with the problem and the fix: nothing registered, nothing written", async () => {
     const w = await world(["one"]);
+    // The daemon runs with an admin token; the registering session's own token is what counts.
+    assert.equal((await cli(w.env, "daemon")).code, 0);
     const made = await fetch(`${w.forge.apiUrl}/_forge/users`, { method: "POST", body: JSON.stringify({ login: "reader", push: false }) });
     const reader = ((await made.json()) as { token: string }).token;
     const s = new DaemonClient({ env: { ...w.env, GITHUB_TOKEN: reader } });
@@ -196,6 +198,34 @@ describe("afk-mcp daemon", () => {
     const issue = await api(w.forge, "GET", repoPath(w.forge, `/issues/${w.issues[0]}`));
     assert.deepEqual(issue.body.labels.map((l: { name: string }) => l.name), ["ready-for-agent"], "the issue is untouched");
     assert.ok(!(await readFile(daemonPaths(w.env).log, "utf8")).includes(reader), "the daemon's log never holds the token");
+  });
+
+  it("a registration acts with its session's token and environment, not the daemon's; they are kept owner-only and never logged", async () => {
+    const w = await world(["one"], "commit");
+    assert.equal((await cli(w.env, "daemon")).code, 0, "the daemon runs with another session's environment (afk-bot's token)");
+    const made = await fetch(`${w.forge.apiUrl}/_forge/users`, { method: "POST", body: JSON.stringify({ login: "bee" }) });
+    const bee = ((await made.json()) as { token: string }).token;
+    const worker = join(w.planDir, "env-worker.sh");
+    await writeFile(worker, QUIET_WORKER.replace("cat >/dev/null", 'cat >/dev/null\nprintf "%s\\n%s\\n%s\\n" "${AFK_USER_MARK:-}" "$PATH" "${SOME_SECRET:-}" >"$plan/$n.env"'), { mode: 0o755 });
+    const env = { ...w.env, GITHUB_TOKEN: bee, AFK_USER_MARK: "from-b", PATH: `/opt/b-bin:${w.env.PATH}`, SOME_SECRET: "s3cret-of-b" };
+    const b = new DaemonClient({ env });
+    clients.push(b);
+    await b.start({ ...startInput(w, {}, 1), worker_command: `sh ${worker}` });
+    await until("a PR", async () => (await pullsFor(w)).length === 1);
+    const pr = (await api(w.forge, "GET", repoPath(w.forge, "/pulls?state=all"))).body[0] as { user: { login: string } };
+    assert.equal(pr.user.login, "bee", "the fleet opened the PR with the registering session's token");
+    const [mark, path, secret] = (await readFile(join(w.planDir, `${w.issues[0]}.env`), "utf8")).split("\n");
+    assert.equal(mark, "from-b", "the worker got the session's passthrough variable");
+    assert.match(path!, /^\/opt\/b-bin:/, "and the session's PATH");
+    assert.equal(secret, "", "and nothing the passthrough does not name");
+    const paths = daemonPaths(w.env);
+    const stored = await readFile(paths.registrations, "utf8");
+    assert.equal((await stat(paths.registrations)).mode & 0o777, 0o600, "the registrations file (it holds the token) is owner-only");
+    assert.equal((await stat(paths.dir)).mode & 0o777, 0o700);
+    assert.ok(!stored.includes("s3cret-of-b"), "a variable the project does not need is not kept");
+    assert.ok(!(await readFile(paths.log, "utf8")).includes(bee), "the daemon's log never holds the token");
+    const lanes = await b.logs({ repo: REPO, lane: "supervisor", tail_lines: 1000 });
+    assert.ok(!JSON.stringify(lanes).includes(bee), "nor do the lanes");
   });
 
   it("kill -9 of the MCP server touches no worker: a new session sees them and their commits become PRs", async () => {

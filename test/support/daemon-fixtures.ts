@@ -67,9 +67,10 @@ export interface DaemonWorld {
   issues: number[];
 }
 
-export async function daemonWorld(titles: string[], plan: "await" | "commit" = "await"): Promise<DaemonWorld> {
-  const forge = await startTestForge();
-  await api(forge, "POST", repoPath(forge, "/labels"), { name: READY, color: "0e8a16" });
+/** A forge serving `repos` beside afk/demo (each with the ready label), a plan, a state dir. */
+export async function daemonWorld(titles: string[], plan: "await" | "commit" = "await", repos: string[] = []): Promise<DaemonWorld> {
+  const forge = await startTestForge({ repos });
+  for (const repo of [forge.repo, ...repos]) await api(forge, "POST", `/repos/${repo}/labels`, { name: READY, color: "0e8a16" });
   const planDir = await tempDir("afk-plan-");
   const issues: number[] = [];
   for (const title of titles) {
