@@ -4,6 +4,7 @@
 import { after, describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { connect } from "node:net";
+import { spawn } from "node:child_process";
 import { chmod, readFile, stat } from "node:fs/promises";
 import { writeFile } from "node:fs/promises";
 import { join } from "node:path";
@@ -166,6 +167,25 @@ describe("afk-mcp daemon", () => {
     await until("the idle project to deregister", async () => (await s.status({ repo: REPO })).registrations.length === 0);
     const log = await readFile(daemonPaths(w.env).log, "utf8");
     assert.match(log, /queue drained for \d+s: deregistering/);
+  });
+
+  it("afk-mcp run --persist is a session whose registration never lapses; Ctrl-C stops it", async () => {
+    const w = await world(["one"]);
+    const run = spawn(process.execPath, [BIN, "run", "--repo", REPO, "--worker", `sh ${w.worker}`, "--target", "1", "--persist", "--set", "gate.ci=local", "--set", "gate.local_command=true"], { env: w.env, stdio: ["ignore", "pipe", "pipe"] });
+    let output = "";
+    run.stdout.on("data", (d: Buffer) => (output += d.toString()));
+    run.stderr.on("data", (d: Buffer) => (output += d.toString()));
+    const exited = new Promise<number | null>((resolve) => run.once("exit", (code) => resolve(code)));
+    const observer = session(w);
+    const row = await until("the run's registration", async () => (await observer.daemonCall<{ ttl_seconds: number | null; renew_by: string | null; sessions: string[] }[]>("registrations"))?.[0]);
+    assert.equal(row.ttl_seconds, null, output);
+    assert.equal(row.renew_by, null, "no renewal deadline: it never lapses");
+    assert.equal(row.sessions.length, 1, "the run is the session that renews it");
+    await until("its worker", async () => (await workerPids(w.planDir)).size === 1);
+    run.kill("SIGINT");
+    assert.equal(await exited, 0, output);
+    assert.match(output, /stopped: released 1 claim\(s\) without a PR/);
+    assert.deepEqual(await observer.daemonCall("registrations"), [], "Ctrl-C stopped the project");
   });
 
   it("a start the preconditions refuse registers nothing", async () => {
