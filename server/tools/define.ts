@@ -85,8 +85,8 @@ function progressContext(token: string | number | undefined, send: (params: Prog
       if (token === undefined) return;
       await push({ progressToken: token, progress: count, total: count, message });
       // The SDK's client handles a notification a microtask after reading it but a response at
-      // once, dropping the progress handler: the last step read together with the result would
-      // be lost. A turn of the event loop keeps them in separate writes.
+      // once, dropping its progress handler: a step read together with the result is lost to
+      // callTool's onprogress. A turn of the event loop keeps the last one a separate write.
       await new Promise((resolve) => setImmediate(resolve));
     },
   };
