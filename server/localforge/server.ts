@@ -29,6 +29,9 @@ export type ResponseObserver = (r: ResponseRecord) => void;
 
 const MAX_BODY = 25 * 1024 * 1024;
 
+/** Writes a read-only collaborator may still make on a public repository: open issues and comment. */
+const READ_ACCESS_WRITES = new Set(["POST /repos/{owner}/{repo}/issues", "POST /repos/{owner}/{repo}/issues/{issue_number}/comments"]);
+
 type Auth = { kind: "none" } | { kind: "user"; user: UserRecord } | { kind: "invalid" };
 
 /** `token X`, `Bearer X`, or Basic with the token as password (or as user name). */
@@ -133,6 +136,13 @@ async function handle(forge: LocalForge, router: Router, req: IncomingMessage, r
       res.end(auth.kind === "invalid" ? "Bad credentials\n" : "Authentication required to push\n");
       return;
     }
+    if (needsAuth && auth.kind === "user" && !forge.canPush(auth.user)) {
+      // GitHub answers a push without write access with 403 and this text, which git prints.
+      req.resume();
+      res.writeHead(403, { "content-type": "text/plain" });
+      res.end(`Permission to ${forge.urls.fullName}.git denied to ${auth.user.login}.\n`);
+      return;
+    }
     const pusher = auth.kind === "user" ? auth.user.login : null;
     // The exchange itself is a POST; the GET of info/refs only advertises refs.
     if (method === "POST") forge.accounting.recordGit(needsAuth ? "receive-pack" : "upload-pack");
@@ -179,6 +189,9 @@ async function handle(forge: LocalForge, router: Router, req: IncomingMessage, r
     await forge.faults.apply(routeKey, rawPath);
     const writes = method !== "GET" && method !== "HEAD";
     if (writes && !user) throw new HttpError(401, "Requires authentication");
+    if (writes && user && owner !== undefined && !forge.canPush(user) && !READ_ACCESS_WRITES.has(routeKey)) {
+      throw new HttpError(403, "Resource not accessible by personal access token");
+    }
     const cacheKey = !writes && match.route.stateOnly ? `${requestBase}${req.url ?? ""}` : null;
     const revision = forge.state.revision;
     const cached = cacheKey === null ? undefined : forge.responses.get(revision, cacheKey);

@@ -16,6 +16,8 @@ export interface UserRecord {
    * absent for a fine-grained or app token, which GitHub answers without that header.
    */
   scopes?: string[];
+  /** false: a read-only collaborator (GitHub's `pull` permission); absent: push access. */
+  push?: boolean;
 }
 
 export interface LabelRecord {
@@ -295,6 +297,16 @@ export class ForgeState {
 
   addUser(user: UserRecord): void {
     this.data.users.push(user);
+    this.indexUser(user);
+    this.changed();
+  }
+
+  /** Adds the user, or replaces the one with its login (another repository of one forge shares its record). */
+  putUser(user: UserRecord): void {
+    const at = this.data.users.findIndex((u) => u.login.toLowerCase() === user.login.toLowerCase());
+    if (at < 0) return this.addUser(user);
+    this.usersByToken.delete(this.data.users[at]!.token);
+    this.data.users[at] = user;
     this.indexUser(user);
     this.changed();
   }
