@@ -295,6 +295,7 @@ export class RepoFleet implements FleetRuntime {
         idleGraceSeconds: this.registration.config.idle_grace_seconds * this.deps.timeScale,
         landingSlot: this.landingSlot,
         oneLandingPerTick: this.registration.config.gate.ci === "required",
+        trainMax: this.registration.config.landing.strategy === "squash" || this.registration.config.landing.strategy === "merge" ? 1 : this.registration.config.landing.train.max,
         review: this.registration.config.review.command !== null ? { maxRounds: this.registration.config.review.max_rounds } : null,
         conflicts,
         overlap,

@@ -134,8 +134,17 @@ const MAX_ITERATIONS = 10;
  * board and the worktree are the caller's.
  */
 export function landPull(ctx: LandingContext, input: LandInput): Promise<LandResult> {
-  const key = `${ctx.forge.repo.owner}/${ctx.forge.repo.name}`.toLowerCase();
+  const key = landingKey(ctx);
   return serialized(key, () => landSerialized(ctx, input));
+}
+
+/**
+ * What landings are serialized on in this process: the repository and the fleet instance (one
+ * per repository in a real process; two instances in one test process meet at the lock ref, as
+ * two hosts would).
+ */
+export function landingKey(ctx: Pick<LandingContext, "forge" | "instance">): string {
+  return `${ctx.forge.repo.owner}/${ctx.forge.repo.name}#${ctx.instance}`.toLowerCase();
 }
 
 async function landSerialized(ctx: LandingContext, input: LandInput): Promise<LandResult> {
@@ -436,7 +445,7 @@ async function runLocalGate(ctx: LandingContext, issue: number, sha: string): Pr
   });
 }
 
-function localEvidence(run: GateCommitResult): LocalGateEvidence {
+export function localEvidence(run: GateCommitResult): LocalGateEvidence {
   const how = run.error
     ? run.error
     : run.timedOut

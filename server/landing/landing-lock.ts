@@ -108,3 +108,13 @@ export async function acquireLock(ctx: LockTaker, issue: number): Promise<HeldLo
   }
   return { held: false, why: `the landing lock ${ref} kept changing hands; trying again next tick` };
 }
+
+/**
+ * Renews a lock this host holds (a new `at`, so it does not go stale during a long gate):
+ * a compare-and-swap from the sha it holds. Null: the lock was taken over meanwhile.
+ */
+export async function renewLock(ctx: LockTaker, sha: string, issue: number): Promise<string | null> {
+  const message = formatLandingLock({ instance: ctx.instance, host: ctx.host, at: ctx.now().toISOString(), issue, ttlSeconds: ctx.ttlSeconds });
+  const swapped = await ctx.refs.swap(landingLockRef(ctx.namespace), sha, message);
+  return swapped.won ? swapped.sha : null;
+}
