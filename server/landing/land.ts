@@ -33,7 +33,7 @@ import { holdLandingLock } from "./held-locks.js";
 import { checkEvidence, type CiEvidence } from "./ci-evidence.js";
 import { LandingGit } from "./landing-git.js";
 import { landThroughQueue } from "./merge-queue.js";
-import { acquireLock, DEFAULT_LOCK_TTL_SECONDS, landingLockRef, serialized } from "./landing-lock.js";
+import { acquireLock, DEFAULT_LOCK_TTL_SECONDS, landingKey, landingLockRef, serialized } from "./landing-lock.js";
 
 export { formatLandingLock, landingLockRef, parseLandingLock, LANDING_LOCK_HEADER, type LandingLockMessage } from "./landing-lock.js";
 export { readCheckEvidence, type CiEvidence } from "./ci-evidence.js";
@@ -138,15 +138,6 @@ const MAX_ITERATIONS = 10;
 export function landPull(ctx: LandingContext, input: LandInput): Promise<LandResult> {
   const key = landingKey(ctx);
   return serialized(key, () => landSerialized(ctx, input));
-}
-
-/**
- * What landings are serialized on in this process: the repository and the fleet instance (one
- * per repository in a real process; two instances in one test process meet at the lock ref, as
- * two hosts would).
- */
-export function landingKey(ctx: Pick<LandingContext, "forge" | "instance">): string {
-  return `${ctx.forge.repo.owner}/${ctx.forge.repo.name}#${ctx.instance}`.toLowerCase();
 }
 
 async function landSerialized(ctx: LandingContext, input: LandInput): Promise<LandResult> {

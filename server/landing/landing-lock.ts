@@ -49,6 +49,15 @@ export function parseLandingLock(message: string): LandingLockMessage | null {
   };
 }
 
+/**
+ * What landings are serialized on in this process: the repository and the fleet instance (one
+ * per repository in a real process; two instances in one test process meet at the lock ref, as
+ * two hosts would).
+ */
+export function landingKey(ctx: { forge: { repo: { owner: string; name: string } }; instance: string }): string {
+  return `${ctx.forge.repo.owner}/${ctx.forge.repo.name}#${ctx.instance}`.toLowerCase();
+}
+
 const queues = new Map<string, Promise<unknown>>();
 
 export function serialized<T>(key: string, job: () => Promise<T>): Promise<T> {

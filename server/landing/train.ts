@@ -19,9 +19,9 @@ import { evaluateGate } from "../state/gate.js";
 import { gateCommit, gateEnv } from "../workers/gate.js";
 import { checkEvidence } from "./ci-evidence.js";
 import { holdRenewableLandingLock } from "./held-locks.js";
-import { landingKey, localEvidence, notOurs, MAX_SYNC_ROUNDS, type GateEvidence, type LandingContext, type LandInput } from "./land.js";
+import { localEvidence, notOurs, MAX_SYNC_ROUNDS, type GateEvidence, type LandingContext, type LandInput } from "./land.js";
 import { LandingGit } from "./landing-git.js";
-import { acquireLock, DEFAULT_LOCK_TTL_SECONDS, landingLockRef, renewLock, serialized, type LockTaker } from "./landing-lock.js";
+import { acquireLock, DEFAULT_LOCK_TTL_SECONDS, landingKey, landingLockRef, renewLock, serialized, type LockTaker } from "./landing-lock.js";
 
 /** One green PR that rides a train: what landPull takes for it. */
 export type TrainMember = LandInput;
@@ -59,6 +59,17 @@ export interface TrainOptions {
 }
 
 export const TRAIN_BRANCH_PREFIX = "afk/train/";
+
+/**
+ * The most PRs a train may carry here: `landing.train.max`, but 1 (no trains) when PRs do not
+ * land by push — the merge API ("squash", "merge"), or a base that requires GitHub's merge queue,
+ * which refuses pushes and merges through its own groups.
+ */
+export function trainMax(config: Pick<LandingContext["config"], "landing">, required: Pick<RequiredChecks, "mergeQueue">): number {
+  const strategy = config.landing.strategy;
+  if (strategy === "squash" || strategy === "merge" || required.mergeQueue === true) return 1;
+  return config.landing.train.max;
+}
 
 /** Lands `members` (dispatch order) as trains; see the module comment. */
 export function landTrain(ctx: LandingContext, members: readonly TrainMember[], options: TrainOptions = {}): Promise<TrainResult> {
@@ -98,6 +109,13 @@ class Train {
   }
 
   async run(members: readonly TrainMember[]): Promise<TrainResult> {
+    if (!this.local) {
+      this.required = this.ctx.requiredChecks ?? (await this.ctx.forge.requiredChecks(this.ctx.base));
+      if (this.required.mergeQueue === true) {
+        for (const member of members) this.decided({ outcome: "retry_later", member, why: `${this.ctx.base} requires GitHub's merge queue: its PRs land through the queue, not in trains` });
+        return this.done("the base requires a merge queue");
+      }
+    }
     const riders = await this.screen(members);
     if (riders.length === 0) return this.done("no member could ride");
     const ttl = (this.ctx.config.landing.lock_ttl_seconds ?? DEFAULT_LOCK_TTL_SECONDS) + (this.local ? this.ctx.config.gate.timeout_seconds : 0);
