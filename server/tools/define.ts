@@ -11,6 +11,7 @@ import type { Host } from "../host/api.js";
 import { unknownKeyError } from "../../schemas/nearest.js";
 import { describeFailure } from "./failure.js";
 import { bound, DEFAULT_BUDGET, type Budget } from "./budget.js";
+import type { ToolListing } from "./listing.js";
 
 export type ToolKind = "read" | "update" | "destructive";
 
@@ -47,6 +48,8 @@ export interface Tool {
   readonly annotations: ToolAnnotations;
   /** The strict input object (unknown keys refused with the nearest valid key). */
   readonly inputSchema: z.ZodObject;
+  /** What tools/list says of it (listing.ts). */
+  readonly listing: ToolListing;
   register(server: McpServer, host: Host, budget?: Budget): void;
 }
 
@@ -100,6 +103,7 @@ export function defineTool<I extends z.ZodRawShape, O extends z.ZodRawShape>(spe
     kind: spec.kind,
     annotations,
     inputSchema,
+    listing: { name: spec.name, title: spec.title, description: spec.description, annotations, input: inputSchema, output: z.object(spec.output) },
     register(server, host, budget = DEFAULT_BUDGET) {
       server.registerTool<O, z.ZodObject<I, z.core.$strict>>(
         spec.name,
