@@ -3,7 +3,7 @@
 // renewal is overdue it lapses and drains exactly as project_stop does; a drained queue
 // deregisters. Kept in a file beside the socket so a daemon restarted after a crash resumes them.
 import { readFile, rename, rm, writeFile } from "node:fs/promises";
-import type { ProjectResizeInput, ProjectResult, ProjectStartInput, ProjectStopInput } from "../host/api.js";
+import type { ProjectResizeInput, ProjectResult, ProjectStartInput, ProjectStopInput, StepListener } from "../host/api.js";
 import type { FleetHost, RegistrationRow } from "../host/host.js";
 import { formatSlug, parseSlug } from "../gh/slug.js";
 import { retainedEnv } from "./session-env.js";
@@ -58,7 +58,7 @@ export class Registry {
     this.clock = options.clock ?? Date.now;
   }
 
-  async start(input: ProjectStartInput, session: string | undefined, env?: Record<string, string>): Promise<ProjectResult> {
+  async start(input: ProjectStartInput, session: string | undefined, onStep?: StepListener, env?: Record<string, string>): Promise<ProjectResult> {
     const existing = input.repo ? this.entries.get(key(input.repo)) : undefined;
     // (A draining one refuses below, in the host: its workers have yet to exit.)
     if (existing && !existing.draining && !input.dry_run) {
@@ -72,7 +72,7 @@ export class Registry {
         message: `${existing.repo} is already registered on this machine's daemon: this session now renews it too (project_resize changes it; the new start's other arguments were not applied, and it keeps acting with the token and environment of the session that registered it: project_stop, then project_start, to change them)`,
       };
     }
-    const result = await this.host.start(input, env ? { env } : {});
+    const result = await this.host.start(input, onStep, env ? { env } : {});
     if (!result.registration) return result;
     const repo = result.registration.repo;
     const settings = this.host.registrationConfig(repo);
@@ -109,8 +109,8 @@ export class Registry {
     return result;
   }
 
-  async stop(input: ProjectStopInput): Promise<ProjectResult> {
-    const result = await this.host.stop(input);
+  async stop(input: ProjectStopInput, onStep?: StepListener): Promise<ProjectResult> {
+    const result = await this.host.stop(input, onStep);
     const repo = result.registration?.repo ?? input.repo;
     if (repo) {
       const k = key(repo);
@@ -228,7 +228,7 @@ export class Registry {
     const now = this.clock();
     for (const item of stored) {
       try {
-        await this.host.start({ ...item.spec, dry_run: false }, item.env ? { env: item.env } : {});
+        await this.host.start({ ...item.spec, dry_run: false }, undefined, item.env ? { env: item.env } : {});
       } catch (error) {
         const message = (error as Error).message;
         if (/already running|still stopping/.test(message)) continue;

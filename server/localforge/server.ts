@@ -10,6 +10,7 @@ import { gitPathInfo, isReceivePack, serveGit } from "./git-http.js";
 import { HttpError, DOCS_URL } from "./http-errors.js";
 import { RequestMemo } from "./memo.js";
 import { syncPulls } from "./pull-sync.js";
+import { advanceQueues, kickQueues } from "./merge-queue.js";
 import { pushRefusal } from "./push-policy.js";
 import { rateLimitHeaders } from "./ratelimit.js";
 import type { Reply, RequestContext, Router } from "./router.js";
@@ -158,6 +159,7 @@ async function handle(forge: LocalForge, router: Router, req: IncomingMessage, r
           forge.state.data.pushedAt = isoNow();
           forge.state.changed();
           await syncPulls(forge, pusher ?? forge.urls.owner);
+          await advanceQueues(forge);
         }),
     });
     return;
@@ -210,6 +212,8 @@ async function handle(forge: LocalForge, router: Router, req: IncomingMessage, r
         memo: new RequestMemo(forge.git),
       };
       answer = finish(await match.route.handler(ctx), method);
+      // A check concluding, a ref moving, a PR closing: the merge queues may move on.
+      if (writes && answer.status < 400) await kickQueues(forge);
       if (cacheKey !== null && answer.status === 200 && answer.etag) {
         forge.responses.set(revision, cacheKey, { body: answer.body, text: answer.text ?? "", etag: answer.etag, headers: answer.headers });
       }

@@ -64,6 +64,11 @@ export interface StartWorkerOptions {
    * there and we follow them, so it survives our death. Without it, output goes through pipes.
    */
   outputDir?: string;
+  /**
+   * Called synchronously the moment the process exists, before anything is awaited: the place
+   * to record its pid, so that a host killed right after the spawn still leaves a trace of it.
+   */
+  onSpawn?: (pid: number, commandLine: string) => void;
 }
 
 export interface WorkerHandle {
@@ -359,6 +364,13 @@ export async function startWorker(opts: StartWorkerOptions): Promise<WorkerHandl
       stdio: outFds.length === 2 ? [stdinFd, outFds[0]!, outFds[1]!] : [stdinFd, "pipe", "pipe"],
       windowsHide: true,
     });
+    if (child.pid !== undefined) {
+      try {
+        opts.onSpawn?.(child.pid, commandLine);
+      } catch {
+        // A record that could not be written is retried by the caller; the worker runs either way.
+      }
+    }
     await waitForSpawn(child);
   } catch (err) {
     if (err instanceof WorkerSpawnError) throw err;
