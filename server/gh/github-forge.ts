@@ -274,7 +274,25 @@ export class GitHubForge implements Forge {
 
     const fromProtection = new Set<string>();
     let protectionReadable = true;
-    try {
+    // With admin rights the protection itself answers, and it changes only when the protection
+    // does: the branch summary below changes with every commit on the branch, so each landing
+    // would pay one more request for it.
+    const detail = await this.get<RawProtection>("GET /repos/{owner}/{repo}/branches/{branch}/protection", { branch }, `read the protection of branch ${branch}`).catch((error: unknown) => {
+      if (error instanceof ForgeError && (error.kind === "not_found" || error.kind === "forbidden")) return null;
+      throw error;
+    });
+    if (detail) {
+      const required = detail.required_status_checks;
+      for (const context of required?.contexts ?? []) fromProtection.add(context);
+      for (const check of required?.checks ?? []) if (check.context) fromProtection.add(check.context);
+      strict ||= required?.strict ?? false;
+      const reviews = detail.required_pull_request_reviews;
+      if (reviews) {
+        approvals = Math.max(approvals, reviews.required_approving_review_count ?? 1);
+        dismissStale ||= reviews.dismiss_stale_reviews === true;
+      }
+    } else try {
+      // Not protected, or protected and unreadable without admin rights: the summary says which.
       const raw = await this.get<RawBranch>("GET /repos/{owner}/{repo}/branches/{branch}", { branch }, `read branch ${branch}`);
       const required = raw.protection?.required_status_checks;
       if (raw.protected && required && required.enforcement_level !== "off") {
@@ -282,22 +300,9 @@ export class GitHubForge implements Forge {
         for (const check of required.checks ?? []) if (check.context) fromProtection.add(check.context);
         if (required.strict !== undefined) strict ||= required.strict;
       }
-      if (raw.protected) {
-        // The branch summary shows neither `strict` nor required reviews; the protection
-        // endpoint has both but needs admin rights (without them, say protection is unreadable).
-        try {
-          const detail = await this.get<RawProtection>("GET /repos/{owner}/{repo}/branches/{branch}/protection", { branch }, `read the protection of branch ${branch}`);
-          strict ||= detail.required_status_checks?.strict ?? false;
-          const reviews = detail.required_pull_request_reviews;
-          if (reviews) {
-            approvals = Math.max(approvals, reviews.required_approving_review_count ?? 1);
-            dismissStale ||= reviews.dismiss_stale_reviews === true;
-          }
-        } catch (error) {
-          if (!(error instanceof ForgeError) || (error.kind !== "not_found" && error.kind !== "forbidden")) throw error;
-          protectionReadable = false;
-        }
-      }
+      // The summary shows neither `strict` nor required reviews; the protection endpoint, which
+      // has both, just refused: say protection is unreadable.
+      if (raw.protected) protectionReadable = false;
     } catch (error) {
       if (!(error instanceof ForgeError) || error.kind !== "forbidden") throw error;
       protectionReadable = false;
@@ -373,6 +378,7 @@ export class GitHubForge implements Forge {
       blockedByCount: blockedBy,
       subIssueCount: raw.sub_issues_summary?.total ?? 0,
       parent: this.parentNumber(raw.parent_issue_url),
+      ...(typeof raw.comments === "number" ? { comments: raw.comments } : {}),
     };
   }
 

@@ -220,8 +220,13 @@ export function decide(input: DecideInput): Decision {
         if (input.review && claim.pr !== null && claim.head !== null && !reviewPassed(claim, local, input, actions, births)) continue;
         if (!input.autoMerge || claim.pr === null || claim.head === null) {
           actions.push({ kind: "hold", issue: claim.issue, pr: claim.pr ?? 0, why: "merges are held: the project was started without auto_merge" });
-        } else if (!slotHolder || slotHolder.issue === claim.issue) {
-          actions.push({ kind: "land", issue: claim.issue, sha: claim.sha, pr: claim.pr, head: claim.head, exclusive: input.oneLandingPerTick ?? false });
+        } else if (!slotHolder || slotHolder.issue === claim.issue || slotHolder.status === "awaiting_merge") {
+          // A slot holder that turned green lands first; the next green PR may then take the
+          // slot in the same pass (its sync starts CI at once instead of a tick later).
+          const land: Action = { kind: "land", issue: claim.issue, sha: claim.sha, pr: claim.pr, head: claim.head, exclusive: input.oneLandingPerTick ?? false };
+          const first = slotHolder?.issue === claim.issue ? actions.findIndex((a) => a.kind === "land") : -1;
+          if (first >= 0) actions.splice(first, 0, land);
+          else actions.push(land);
         }
         continue;
       case "awaiting_review":
