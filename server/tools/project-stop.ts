@@ -1,8 +1,8 @@
 // `project_stop`: drain. No new workers; claims without a PR are released, those with a PR
 // are kept for a later run or a peer; optionally the running workers are killed first.
-import { projectOutput, projectStopInput } from "../../schemas/tools.js";
+import { projectChangeOutput, projectStopInput } from "../../schemas/tools.js";
 import { defineTool } from "./define.js";
-import { renderProject } from "./render.js";
+import { changeAnswer, renderProject } from "./render.js";
 
 export const projectStopTool = defineTool({
   name: "project_stop",
@@ -12,12 +12,11 @@ export const projectStopTool = defineTool({
     "With stop_workers: true, running workers are killed first (their committed work stays on their branches).",
   kind: "destructive",
   input: projectStopInput,
-  output: projectOutput,
+  output: projectChangeOutput,
   async handler(host, args, context) {
-    await context.progress("draining: no new workers; releasing claims without a PR", 0, 1);
-    const result = await host.stop(args);
-    await context.progress("drained", 1, 1);
-    return result;
+    const result = await host.stop(args, (message) => context.step(message));
+    await context.done(result.message);
+    return changeAnswer(result);
   },
   render: renderProject,
 });
