@@ -168,10 +168,10 @@ describe("required approvals", () => {
 });
 
 describe("the review stage", () => {
-  // Skipped at the end of the session that built it: since the default landing became "auto"
-  // (base only on tested trees) this scenario's "fix" round records verdict "none" before its
-  // approve. Open in the closing note of issue 12; the review stage's unit tests still run.
-  it("approve lands, fix lands the reviewer's commit, refute retries with the findings, a hung reviewer is killed and the review runs again", { timeout: 300_000, skip: "fix round records verdict none under the new default landing; see issue 12's closing note" }, async () => {
+  // The "fix" round's marks are exactly ["fix"]: a reviewer's commits reach the branch only with
+  // its verdict (the workers' exit checkpoint once pushed them first, so the verdict found the
+  // head moved and recorded "none").
+  it("approve lands, fix lands the reviewer's commit, refute retries with the findings, a hung reviewer is killed and the review runs again", { timeout: 300_000 }, async () => {
     const [ok, fixed, refuted, hung] = (await issues(["approve me", "fix me", "refute me", "hang on me"])) as [number, number, number, number];
     await writeFile(join(planDir, `${fixed}.review`), "fix\n");
     await writeFile(join(planDir, `${refuted}.review.1`), "refute The greeting must say hello, not hi\n");

@@ -369,10 +369,10 @@ export class RepoFleet implements FleetRuntime {
     }
   }
 
-  /** The periodic checkpoint of each running worker whose period is up. */
+  /** The periodic checkpoint of each running worker (not reviewer) whose period is up. */
   private async checkpointRunning(set: WorkingSet): Promise<void> {
     for (const run of this.memory.runs()) {
-      if (run.exitFacts || !this.checkpoints.due(run.issue, run.startedAt)) continue;
+      if (run.role !== "worker" || run.exitFacts || !this.checkpoints.due(run.issue, run.startedAt)) continue;
       const claim = set.mine.find((m) => m.issue === run.issue);
       if (!claim) continue;
       await this.checkpoints
