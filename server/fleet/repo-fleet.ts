@@ -280,8 +280,8 @@ export class RepoFleet implements FleetRuntime {
       const local = await localFacts({ registration: this.registration, deps: this.deps, memory: this.memory, postVerdict: (n, a, v) => this.postVerdict(n, a, v), adopt: (n) => this.adoptOrphan(n) }, set, snapshot, now);
       const paused = this.guard.paused(this.stopping);
       const issues = new Map(snapshot.issues.map((i) => [i.number, i]));
-      this.overlapFacts ??= new OverlapFacts(this.deps.workRepo.repoDir, this.registration.base);
-      const overlap = await this.overlapFacts.read(set, issues).catch(() => null);
+      this.overlapFacts ??= new OverlapFacts(this.deps.workRepo.repoDir, this.registration.base, (n) => this.deps.workRepo.worktreePath(n));
+      const overlap = this.registration.config.conflicts.overlap_dispatch ? await this.overlapFacts.read(set, issues).catch(() => null) : null;
       const conflicts = new Map(this.earlyConflicts);
       this.earlyConflicts.clear();
       const decision = decide({
@@ -299,9 +299,9 @@ export class RepoFleet implements FleetRuntime {
         conflicts,
         overlap,
       });
-      report.overlap_held = decision.overlapHolds.map((h) => ({ issue: h.issue, paths: h.paths, instead: h.instead }));
+      report.overlap_held = this.overlapFacts.standing(decision.overlapHolds, set, overlap);
       for (const h of decision.overlapHolds) {
-        this.log("info", "overlap_held", `#${h.issue}: started #${h.instead} first: in-flight PRs change ${h.paths.join(", ")}, which #${h.issue} names`, h.issue, { ...h });
+        this.log("info", "overlap_held", `#${h.issue}: started #${h.instead} first: in-flight work changes ${h.paths.join(", ")}, which #${h.issue} names`, h.issue, { ...h });
       }
       this.landingSlot = decision.landingSlot;
       report.births_held = decision.birthsHeld ?? (paused ? paused.reason : null);

@@ -71,7 +71,7 @@ async function afterLanding(fleet: FleetRuntime, tick: TickScope, action: Action
  * the next pass with the conflicting paths named, instead of at its landing turn.
  */
 async function checkEarlyConflicts(fleet: FleetRuntime, tick: TickScope, landed: number, baseTip: string | undefined): Promise<void> {
-  if (!baseTip) return;
+  if (!baseTip || !fleet.registration.config.conflicts.early) return;
   for (const m of tick.set.mine) {
     if (m.issue === landed || m.pr === null || m.head === null) continue;
     const files = await conflictingFiles(fleet.deps.workRepo.repoDir, baseTip, m.head).catch(() => null);
