@@ -81,6 +81,7 @@ export async function startForgeProcess(opts: ForgeProcessOptions): Promise<Forg
     users: ready.users,
     dir: opts.dir,
     bareRepo: join(opts.dir, `${name}.git`),
+    more: [],
     pid: child.pid!,
     async peakRss() {
       try {

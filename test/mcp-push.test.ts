@@ -1,59 +1,72 @@
-// What the server pushes, through a real MCP client: the board as a subscribable resource
-// updated by the running fleet, list changes when a repository starts or stops, supervisor
-// warnings and errors as logging notifications honouring logging/setLevel, progress for
-// project_start, and the prompts and completions.
+// What the server pushes, through a real MCP client over stdio (the built binary, and the
+// daemon it starts): the board as a subscribable resource updated by the running fleet, list
+// changes when a repository starts or stops, supervisor warnings and errors as logging
+// notifications honouring logging/setLevel, progress steps for project_start's preflight and
+// project_stop's drain, and the prompts and completions.
 import { after, before, describe, it } from "node:test";
 import assert from "node:assert/strict";
+import { existsSync } from "node:fs";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { InMemoryTransport } from "@modelcontextprotocol/sdk/inMemory.js";
+import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import {
   LoggingMessageNotificationSchema,
   ResourceListChangedNotificationSchema,
   ResourceUpdatedNotificationSchema,
+  ProgressNotificationSchema,
   type LoggingMessageNotification,
+  type Progress,
 } from "@modelcontextprotocol/sdk/types.js";
-import { createServer } from "../server/server.js";
-import { FleetHost } from "../server/host/host.js";
-import { api, startTestForge, tempDir, type TestForge } from "./support/forge-fixtures.js";
+import { BASE_CONFIG, daemonWorld, teardown, type DaemonWorld } from "./support/daemon-fixtures.js";
+import { BIN } from "./support/paths.js";
 
-const REPO = "afk/demo";
-let forge: TestForge;
-let host: FleetHost;
+let world: DaemonWorld;
+let REPO: string;
 let client: Client;
 const logs: LoggingMessageNotification["params"][] = [];
 const updated: string[] = [];
 let listChanges = 0;
+/** Every progress notification, read off the wire (see `withProgress`). */
+const progressSeen: Progress[] = [];
+
+/**
+ * Calls a tool with a progress token and returns what progress the server sent for it. Read
+ * off the wire, not through callTool's onprogress: the SDK's client runs notification handlers a
+ * microtask after reading them but a response at once, and drops its progress handler then,
+ * so steps read together with the result (likely on a loaded machine) would be lost to it.
+ */
+async function withProgress(name: string, args: Record<string, unknown>): Promise<{ result: Awaited<ReturnType<Client["callTool"]>>; progress: Progress[] }> {
+  progressSeen.length = 0;
+  const result = await client.callTool({ name, arguments: args }, undefined, { onprogress: () => undefined });
+  await new Promise((resolve) => setImmediate(resolve));
+  return { result, progress: [...progressSeen] };
+}
 
 /** Waits for `check` to hold, polling; the deadline is generous because the machine is shared. */
-async function until<T>(what: string, check: () => T | undefined | null | false, seconds = 120): Promise<T> {
+async function until<T>(what: string, check: () => T | undefined | null | false | Promise<T | undefined | null | false>, seconds = 180): Promise<T> {
   const deadline = Date.now() + seconds * 1000;
   for (;;) {
-    const value = check();
+    const value = await check();
     if (value) return value;
     if (Date.now() > deadline) assert.fail(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 50));
+    await new Promise((r) => setTimeout(r, 100));
   }
 }
 
 before(async () => {
-  forge = await startTestForge({ users: ["alice"] });
-  await api(forge, "POST", "/repos/afk/demo/labels", { name: "ready-for-agent", color: "0e8a16" });
-  for (const title of ["one", "two", "three"]) await api(forge, "POST", "/repos/afk/demo/issues", { title, labels: ["ready-for-agent"] });
-  const env = { GITHUB_API_URL: forge.apiUrl, GITHUB_TOKEN: forge.token, AFK_STATE_DIR: await tempDir("afk-push-state-"), PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: process.env.HOME ?? "/tmp" };
-  host = new FleetHost({ env, instance: "pushtest", timeScale: 0.05 });
-  const server = createServer(host);
-  const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
+  assert.ok(existsSync(BIN), `build first: ${BIN} is missing`);
+  world = await daemonWorld(["one", "two", "three"], "await");
+  REPO = world.forge.repo;
   client = new Client({ name: "claude-code", version: "0.0.0" });
   client.setNotificationHandler(LoggingMessageNotificationSchema, (n) => void logs.push(n.params));
   client.setNotificationHandler(ResourceUpdatedNotificationSchema, (n) => void updated.push(n.params.uri));
   client.setNotificationHandler(ResourceListChangedNotificationSchema, () => void (listChanges += 1));
-  await Promise.all([server.connect(serverSide), client.connect(clientSide)]);
+  client.setNotificationHandler(ProgressNotificationSchema, (n) => void progressSeen.push(n.params));
+  await client.connect(new StdioClientTransport({ command: process.execPath, args: [BIN], env: world.env, stderr: "pipe" }));
 });
 
 after(async () => {
-  await host?.close();
   await client?.close();
-  await forge?.dispose();
+  if (world) await teardown(world);
 });
 
 describe("what the server pushes", () => {
@@ -83,19 +96,28 @@ describe("what the server pushes", () => {
     assert.match((monitor.messages[0]!.content as { text: string }).text, /read-only/);
   });
 
-  it("a running fleet: list changed on start, board updates to subscribers, supervisor errors as log messages at the level asked, progress for project_start", async () => {
+  it("a running fleet: list changed on start, board updates to subscribers, supervisor errors as log messages at the level asked, progress steps for project_start", async () => {
     await client.setLoggingLevel("error");
     await client.subscribeResource({ uri: `afk://${REPO}/board` });
-    const progress: string[] = [];
-    const started = await client.callTool(
-      // Workers that die at once: fast deaths trip the circuit breaker, an error on the supervisor lane.
-      { name: "project_start", arguments: { repo: REPO, worker_command: "exit 3", target: 3, config: { circuit: { k: 3, fast_death_seconds: 600, window_seconds: 3600 } } } },
-      undefined,
-      { onprogress: (p) => void progress.push(p.message ?? "") },
-    );
+    // Workers that die at once: fast deaths trip the circuit breaker, an error on the supervisor lane.
+    const { result: started, progress } = await withProgress("project_start", {
+      repo: REPO,
+      worker_command: "exit 3",
+      target: 3,
+      config: { ...BASE_CONFIG, circuit: { k: 3, fast_death_seconds: 600, window_seconds: 3600 } },
+    });
     assert.notEqual(started.isError, true, JSON.stringify(started.content));
-    assert.equal(progress.length, 2);
-    assert.match(progress[0]!, /preflight/);
+    // Each preflight stage as it passed, through the daemon, counting up; the last is the result.
+    const said = progress.map((p) => p.message ?? "");
+    assert.deepEqual(progress.map((p) => p.progress), said.map((_, i) => i), said.join("\n"));
+    assert.match(said[0]!, /^preflight: /);
+    assert.match(said[1]!, new RegExp(`^connected to ${REPO} as \\S+: base main, config from .*claims under refs/afk`));
+    assert.match(said[2]!, /^preconditions: (\d+) of \1 pass/);
+    assert.match(said[3]!, /^backlog read: 3 dispatchable, 0 excluded/);
+    assert.match(said[4]!, /^registered as instance \S+: the fleet's loop is running, up to 3 worker\(s\)/);
+    assert.equal(progress.length, 6, said.join("\n"));
+    assert.equal(progress[5]!.total, 5, "the closing step completes the total");
+    assert.match(said[5]!, /^started /);
     await until("the list change of the start", () => listChanges > 0);
     const { resources } = await client.listResources();
     assert.ok(resources.some((r) => r.uri === `afk://${REPO}/board`));
@@ -118,7 +140,35 @@ describe("what the server pushes", () => {
     assert.match((lane.contents[0] as { text: string }).text, /project started/);
 
     const before = listChanges;
-    await client.callTool({ name: "project_stop", arguments: { repo: REPO, stop_workers: true } });
+    const stopped = await client.callTool({ name: "project_stop", arguments: { repo: REPO, stop_workers: true } });
+    assert.notEqual(stopped.isError, true, JSON.stringify(stopped.content));
     await until("the list change of the stop", () => listChanges > before);
+  });
+
+  it("progress steps for project_stop's drain: each worker stopped and each claim released, in order, through the daemon", async () => {
+    const started = await client.callTool({ name: "project_start", arguments: { repo: REPO, worker_command: world.worker, target: 2, config: BASE_CONFIG } });
+    assert.notEqual(started.isError, true, JSON.stringify(started.content));
+    // Two workers that wait for a go that never comes: the stop has to end them.
+    const running = await until("two running workers", async () => {
+      const status = await client.callTool({ name: "status", arguments: { repo: REPO, scope: "worker" } });
+      const workers = (status.structuredContent as { workers: { issue: number; state: string }[] }).workers.filter((w) => w.state === "running");
+      return workers.length === 2 ? workers.map((w) => w.issue).sort((a, b) => a - b) : null;
+    });
+    const { result: stopped, progress } = await withProgress("project_stop", { repo: REPO, stop_workers: true });
+    assert.notEqual(stopped.isError, true, JSON.stringify(stopped.content));
+    const said = progress.map((p) => p.message ?? "");
+    const story = said.join("\n");
+    assert.deepEqual(progress.map((p) => p.progress), said.map((_, i) => i), story);
+    assert.match(said[0]!, new RegExp(`^stopping ${REPO}: no new workers; ending 2 running worker\\(s\\)`), story);
+    for (const n of running) {
+      const exited = said.findIndex((m) => new RegExp(`^#${n}: worker exited .*`).test(m));
+      const released = said.findIndex((m) => m.startsWith(`#${n}: claim released`));
+      assert.ok(exited > 0, `the exit of #${n}'s worker is a step:\n${story}`);
+      assert.ok(released > exited, `#${n}'s claim is released after its worker stopped:\n${story}`);
+    }
+    assert.equal(said.length, 7, story);
+    assert.match(said[5]!, /^stopped; 0 claim\(s\) with a PR kept/, story);
+    assert.match(said[6]!, /^stopped: released 2 claim\(s\) without a PR/, story);
+    assert.equal(progress[6]!.total, 6);
   });
 });

@@ -12,6 +12,8 @@ import { pathToFileURL } from "node:url";
 import { renderBrief, writeBrief, type BriefInput } from "../server/workers/brief.js";
 import { workerEnv } from "../server/workers/env.js";
 import { processGroupMembers, readProcTable } from "../server/workers/liveness.js";
+import { existsSync } from "node:fs";
+import { liveOrphan, pidFilePath, processStartTimeSync, writePidFileSync } from "../server/workers/orphans.js";
 import { expandCommand, resolveShell, shellQuote, startWorker, WorkerSpawnError, type OutputStream, type WorkerHandle } from "../server/workers/spawn.js";
 
 let root: string;
@@ -358,20 +360,46 @@ describe("startWorker: exit and kill", () => {
     const dir = await freshDir("leftovers");
     const briefPath = join(dir, "b.md");
     await writeFile(briefPath, "");
-    const t0 = Date.now();
     const { handle, lines } = await start({
       command: "sleep 1000 & echo bye; exit 3",
       cwd: dir,
       env: { PATH: process.env.PATH ?? "/usr/bin:/bin" },
       briefPath,
     });
-    const exit = await withTimeout(handle.exited, 10_000, "leftovers");
-    assert.ok(Date.now() - t0 < 5_000);
+    // The sleeper would hold `exited` for 1000 s; the deadline only has to be far below that.
+    const exit = await withTimeout(handle.exited, 120_000, "leftovers");
     assert.equal(exit.code, 3, "the exit code is reported, not judged");
     assert.equal(exit.killReason, null);
     assert.deepEqual(lines, [["stdout", "bye"]]);
     const members = await processGroupMembers(handle.pgid);
     if (members !== null) assert.deepEqual(members, []);
+  });
+
+  it("onSpawn records the worker before the first await: a host killed there leaves a pid file a restart finds", async () => {
+    const dir = await freshDir("onspawn");
+    const briefPath = join(dir, "b.md");
+    await writeFile(briefPath, "");
+    const pidFile = pidFilePath(dir);
+    const pending = startWorker({
+      command: "sleep 1000",
+      cwd: dir,
+      env: { PATH: process.env.PATH ?? "/usr/bin:/bin" },
+      briefPath,
+      onSpawn: (pid, commandLine) => {
+        const start = processStartTimeSync(pid);
+        assert.ok(start, "the process exists when onSpawn runs");
+        writePidFileSync(pidFile, { pid, pgid: pid, start, started_at: Date.now(), issue: 7, attempt: 1, worktree: dir, command: commandLine });
+      },
+    });
+    // startWorker has not been awaited: only its synchronous part ran, as far as a SIGKILL
+    // at its first await would let it.
+    assert.ok(existsSync(pidFile), "the pid file exists before startWorker yields");
+    const handle = await pending;
+    const found = await liveOrphan(pidFile);
+    assert.equal(found?.pid, handle.pid, "a restart reading the file finds the live worker");
+    assert.equal(found?.issue, 7);
+    await handle.kill("test over");
+    assert.equal(await liveOrphan(pidFile), null, "a dead worker's file is not an orphan");
   });
 
   it("refuses to start in a missing directory, with a typed error", async () => {

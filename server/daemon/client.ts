@@ -18,6 +18,7 @@ import type {
   ProjectResult,
   ProjectStartInput,
   ProjectStopInput,
+  StepListener,
   StatusInput,
   StatusResult,
   TakeoverInput,
@@ -64,6 +65,7 @@ interface Pending {
   method: string;
   resolve(value: unknown): void;
   reject(error: Error): void;
+  onStep?: StepListener | undefined;
 }
 
 class Connection {
@@ -91,17 +93,18 @@ class Connection {
     });
   }
 
-  request(method: string, params: object = {}): Promise<unknown> {
+  /** With `onStep`, the daemon says the call's steps as they happen (only a daemon of this version understands the flag). */
+  request(method: string, params: object = {}, onStep?: StepListener): Promise<unknown> {
     if (this.closed) return Promise.reject(new UsageError(`the afk-mcp daemon connection is closed: call ${method} again`));
     const id = this.nextId++;
     return new Promise((resolve, reject) => {
-      this.pending.set(id, { method, resolve, reject });
-      this.socket.write(JSON.stringify({ id, method, params, session: this.session }) + "\n");
+      this.pending.set(id, { method, resolve, reject, onStep });
+      this.socket.write(JSON.stringify({ id, method, params, session: this.session, ...(onStep ? { progress: true } : {}) }) + "\n");
     });
   }
 
   private receive(line: string): void {
-    let reply: { id?: number; result?: unknown; error?: WireError; event?: HostEvent };
+    let reply: { id?: number; result?: unknown; error?: WireError; event?: HostEvent; step?: string };
     try {
       reply = JSON.parse(line) as typeof reply;
     } catch {
@@ -111,6 +114,7 @@ class Connection {
     if (reply.event !== undefined) return this.onEvent(reply.event);
     const p = reply.id === undefined ? undefined : this.pending.get(reply.id);
     if (!p) return;
+    if (reply.step !== undefined) return p.onStep?.(String(reply.step));
     this.pending.delete(reply.id!);
     if (reply.error) p.reject(fromWireError(reply.error));
     else p.resolve(reply.result);
@@ -230,10 +234,15 @@ export class DaemonClient implements Host, EventSource {
     for (const listener of this.listeners) listener(event);
   }
 
-  private async call<T>(method: string, params: object, start: boolean): Promise<T> {
+  private async call<T>(method: string, params: object, start: boolean, onStep?: StepListener): Promise<T> {
     const conn = await this.connection(start);
     if (!conn) throw new UsageError(`no afk-mcp daemon is running on this machine (state dir ${this.paths.root})`);
-    return (await conn.request(method, params)) as T;
+    return (await conn.request(method, params, this.stepsFor(onStep))) as T;
+  }
+
+  /** A daemon of another version may not know the progress flag (its strict parse would drop the connection): no steps then. */
+  private stepsFor(onStep: StepListener | undefined): StepListener | undefined {
+    return onStep && this.info?.version === this.version ? onStep : undefined;
   }
 
   private skew(): string | null {
@@ -294,12 +303,12 @@ export class DaemonClient implements Host, EventSource {
     return this.read<LogsResult>("logs", input, () => this.localHost().logs(input));
   }
 
-  async start(input: ProjectStartInput): Promise<ProjectResult> {
+  async start(input: ProjectStartInput, onStep?: StepListener): Promise<ProjectResult> {
     // The default repository is this session's working directory's, not the daemon's.
     // A dry run registers nothing: no daemon is needed (nor started) for it.
-    if (input.dry_run) return this.localHost().start(input);
+    if (input.dry_run) return this.localHost().start(input, onStep);
     const repo = input.repo ?? (await originSlug(this.options.cwd ?? process.cwd()));
-    const result = await this.call<ProjectResult>("start", { ...input, repo }, true);
+    const result = await this.call<ProjectResult>("start", { ...input, repo }, true, onStep);
     if (result.registration) this.renewSoon();
     const skew = this.skew();
     return skew ? { ...result, message: `${result.message}; version skew: ${skew}` } : result;
@@ -312,7 +321,7 @@ export class DaemonClient implements Host, EventSource {
     return result;
   }
 
-  async stop(input: ProjectStopInput): Promise<ProjectResult> {
+  async stop(input: ProjectStopInput, onStep?: StepListener): Promise<ProjectResult> {
     let conn: Connection | null;
     try {
       conn = await this.connection(false);
@@ -320,7 +329,7 @@ export class DaemonClient implements Host, EventSource {
       return { registration: null, plan: null, message: `could not reach the afk-mcp daemon: ${(error as Error).message}; nothing was stopped` };
     }
     if (!conn) return { registration: null, plan: null, message: `no afk-mcp daemon is running on this machine (state dir ${this.paths.root}): nothing to stop` };
-    return (await conn.request("stop", input)) as ProjectResult;
+    return (await conn.request("stop", input, this.stepsFor(onStep))) as ProjectResult;
   }
 
   async reset(input: ProjectResetInput): Promise<ProjectResult> {

@@ -51,6 +51,8 @@ export const requestSchema = z
     params: z.record(z.string(), z.unknown()).optional(),
     /** The calling session: what it starts, it renews. */
     session: z.string().regex(/^[A-Za-z0-9_-]{1,64}$/).optional(),
+    /** Say the call's steps as they happen (start, stop): `{id, step}` lines before the reply. */
+    progress: z.boolean().optional(),
   })
   .strict();
 
@@ -67,7 +69,7 @@ export interface WireError {
   ref?: string;
 }
 
-export type Reply = { id: number; result: unknown } | { id: number; error: WireError } | { id: number; event: unknown };
+export type Reply = { id: number; result: unknown } | { id: number; error: WireError } | { id: number; event: unknown } | { id: number; step: string };
 
 export function toWireError(error: unknown): WireError {
   if (error instanceof ForgeError) return { type: "forge", message: error.message, kind: error.kind, status: error.status, hint: error.hint, retry_after: error.retryAfterSeconds };

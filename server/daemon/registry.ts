@@ -3,7 +3,7 @@
 // renewal is overdue it lapses and drains exactly as project_stop does; a drained queue
 // deregisters. Kept in a file beside the socket so a daemon restarted after a crash resumes them.
 import { readFile, rename, writeFile } from "node:fs/promises";
-import type { ProjectResizeInput, ProjectResult, ProjectStartInput, ProjectStopInput } from "../host/api.js";
+import type { ProjectResizeInput, ProjectResult, ProjectStartInput, ProjectStopInput, StepListener } from "../host/api.js";
 import type { FleetHost, RegistrationRow } from "../host/host.js";
 import { formatSlug, parseSlug } from "../gh/slug.js";
 
@@ -54,7 +54,7 @@ export class Registry {
     this.clock = options.clock ?? Date.now;
   }
 
-  async start(input: ProjectStartInput, session: string | undefined): Promise<ProjectResult> {
+  async start(input: ProjectStartInput, session: string | undefined, onStep?: StepListener): Promise<ProjectResult> {
     const existing = input.repo ? this.entries.get(key(input.repo)) : undefined;
     // (A draining one refuses below, in the host: its workers have yet to exit.)
     if (existing && !existing.draining && !input.dry_run) {
@@ -68,7 +68,7 @@ export class Registry {
         message: `${existing.repo} is already registered on this machine's daemon: this session now renews it too (project_resize changes it; the new start's other arguments were not applied)`,
       };
     }
-    const result = await this.host.start(input);
+    const result = await this.host.start(input, onStep);
     if (!result.registration) return result;
     const repo = result.registration.repo;
     const settings = this.host.registrationConfig(repo);
@@ -102,8 +102,8 @@ export class Registry {
     return result;
   }
 
-  async stop(input: ProjectStopInput): Promise<ProjectResult> {
-    const result = await this.host.stop(input);
+  async stop(input: ProjectStopInput, onStep?: StepListener): Promise<ProjectResult> {
+    const result = await this.host.stop(input, onStep);
     const repo = result.registration?.repo ?? input.repo;
     if (repo) {
       const k = key(repo);

@@ -141,14 +141,15 @@ export class DaemonServer {
     }
     const name = request.method as HostMethod;
     const args = HOST_METHODS[name].input.parse(params) as z.infer<(typeof HOST_METHODS)[HostMethod]["input"]>;
+    const onStep = request.progress ? (step: string) => send({ id: request.id, step }) : undefined;
     switch (name) {
       case "start":
         if (this.shuttingDown) throw new UsageError("project_start: this machine's afk-mcp daemon is stopping; call again in a moment (a new daemon starts)");
-        return registry.start(args as Parameters<Registry["start"]>[0], request.session);
+        return registry.start(args as Parameters<Registry["start"]>[0], request.session, onStep);
       case "resize":
         return registry.resize(args as Parameters<Registry["resize"]>[0], request.session);
       case "stop":
-        return registry.stop(args as Parameters<Registry["stop"]>[0]);
+        return registry.stop(args as Parameters<Registry["stop"]>[0], onStep);
       case "status": {
         const result = await host.status(args as Parameters<Host["status"]>[0]);
         return result.scope === "project" ? { ...result, registrations: registry.rows().map(({ idle: _idle, ...row }) => row) } : result;

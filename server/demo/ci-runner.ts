@@ -1,6 +1,7 @@
-// The demo's local CI: polls the forge's open pull requests and, for every head sha it has not
-// judged yet, runs the sample's tests on exactly that commit and reports a check run — the
-// way a GitHub Actions workflow `on: pull_request` would. A failing run's output carries a
+// The demo's local CI: polls the forge's open pull requests (and the merge queue's groups on
+// `gh-readonly-queue/...`) and, for every head sha it has not judged yet, runs the sample's
+// tests on exactly that commit and reports a check run — the way a GitHub Actions workflow
+// `on: [pull_request, merge_group]` would. A failing run's output carries a
 // bounded excerpt of the failures: the evidence the fleet hands to the next attempt's brief.
 //
 // One run at a time (the demo runs on someone's laptop). Transient HTTP or git errors are
@@ -215,6 +216,13 @@ export function startCiRunner(opts: CiRunnerOptions): CiRunner {
         heads.push({ number: p.number, sha: p.head.sha, ref: p.head.ref });
       }
       if (pulls.length < 100) break;
+    }
+    // Merge groups of GitHub's merge queue: CI configured `on: merge_group` tests their heads too.
+    type Ref = { ref: string; object: { sha: string } };
+    const groups = await request<Ref[]>("GET", `/repos/${opts.repo}/git/matching-refs/heads/gh-readonly-queue/`);
+    for (const g of groups) {
+      const n = /\/pr-(\d+)-[0-9a-f]+$/.exec(g.ref);
+      heads.push({ number: n ? Number(n[1]) : 0, sha: g.object.sha, ref: g.ref.replace(/^refs\/heads\//, "") });
     }
     return heads.sort((a, b) => a.number - b.number);
   };

@@ -14,7 +14,7 @@ import { startWorker, type WorkerExit, type WorkerHandle } from "../workers/spaw
 import { QuotaScanner, type QuotaDetection } from "../workers/quota.js";
 import { OutputTail } from "../workers/runtime-failures.js";
 import { readVerdictFile, VerdictFileError, workerOutcome, type WorkerOutcome } from "../workers/outcome.js";
-import { adoptedHandle, endOrphan, liveOrphan, pidFilePath, processStartTime, removePidFile, writePidFile } from "../workers/orphans.js";
+import { adoptedHandle, endOrphan, liveOrphan, pidFilePath, processStartTime, processStartTimeSync, removePidFile, writePidFile, writePidFileSync } from "../workers/orphans.js";
 import type { Verdict } from "../state/markers.js";
 
 export interface BirthInput {
@@ -141,11 +141,22 @@ export async function birth(input: BirthInput, deps: RunDeps): Promise<WorkerRun
   let quotaSeen = false;
   // An agent retrying without a network would do so until the max runtime: end it.
   let endFor: string | null = null;
+  const pidFile = pidFilePath(dir);
+  let recorded = false;
   const handle = await startWorker({
     command: input.command,
     cwd: prepared.path,
     env,
     briefPath,
+    // The pid file is written before the first await after the spawn: a host killed while the
+    // spawn settles would otherwise leave a worker no restart can find, and a second worker
+    // would be born into the same worktree beside it.
+    onSpawn: (pid, commandLine) => {
+      const start = processStartTimeSync(pid);
+      if (!start) return;
+      writePidFileSync(pidFile, { pid, pgid: pid, start, started_at: Date.now(), issue: n, attempt: input.attempt, worktree: prepared.path, command: commandLine });
+      recorded = true;
+    },
     onLine: (stream, line) => {
       deps.lanes.append("worker", { event: "output", msg: line, issue: n, attempt: input.attempt, data: { stream } });
       tail.push(line);
@@ -163,8 +174,7 @@ export async function birth(input: BirthInput, deps: RunDeps): Promise<WorkerRun
   });
   run = new WorkerRun(n, input.attempt, prepared, handle, verdictPath, tail, role, input.review ? { head: input.review.head, round: input.review.round } : null);
   run.quota = quotaSeen;
-  const pidFile = pidFilePath(dir);
-  const start = await processStartTime(handle.pid);
+  const start = recorded ? null : await processStartTime(handle.pid);
   if (start !== null) {
     await writePidFile(pidFile, { pid: handle.pid, pgid: handle.pgid, start, started_at: handle.startedAt, issue: n, attempt: input.attempt, worktree: prepared.path, command: handle.commandLine });
   }

@@ -117,6 +117,16 @@ export interface RateLimit {
   used: number;
 }
 
+/** A pull request's place in its base's merge queue (GraphQL). */
+export interface QueueStatus {
+  state: "OPEN" | "CLOSED" | "MERGED";
+  head: string;
+  /** The entry while queued: GitHub's MergeQueueEntryState and 1-based position. */
+  entry: { state: string; position: number } | null;
+  /** The PR's latest AddedToMergeQueueEvent or RemovedFromMergeQueueEvent (with the queue's reason). */
+  lastEvent: { kind: "added" | "removed"; at: string; reason: string | null } | null;
+}
+
 export interface Forge {
   readonly repo: RepoSlug;
 
@@ -157,6 +167,11 @@ export interface Forge {
   listReviews(number: number): Promise<PullReview[]>;
   /** A review by the token's login: COMMENT only for the fleet's own PRs (GitHub refuses approving them). */
   createReview(number: number, input: { event: "COMMENT" | "APPROVE" | "REQUEST_CHANGES"; body: string; commitId?: string }): Promise<PullReview>;
+
+  /** The PR's merge queue entry and latest queue event (GraphQL). */
+  queueStatus(number: number): Promise<QueueStatus>;
+  /** Adds the PR to its base's merge queue, pinned to `expectedHead` (GraphQL enqueuePullRequest). */
+  enqueuePull(number: number, expectedHead: string): Promise<QueueStatus["entry"]>;
 
   checksFor(sha: string): Promise<Checks>;
   requiredChecks(branch: string): Promise<RequiredChecks>;

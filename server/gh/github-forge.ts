@@ -18,7 +18,9 @@ import type {
   RepoSlug,
   RequiredChecks,
   DirectPush,
+  QueueStatus,
 } from "./forge.js";
+import { enqueue, queueStatus } from "./merge-queue.js";
 import { ForgeError, UsageError } from "./errors.js";
 import { createClient, type GitHubClient, type Logger } from "./octokit.js";
 import type { RequestStats } from "./etag-cache.js";
@@ -27,7 +29,7 @@ import { DEFAULT_API_URL } from "./auth.js";
 import { toCheckRun, toComment, toLink, toPull, toReview, toStatus, type RawBranch, type RawCheckRun, type RawComment, type RawIssue, type RawLabel, type RawProtection, type RawPull, type RawRepo, type RawReview, type RawRule, type RawStatus, type RawUser } from "./github-wire.js";
 
 /** Ruleset rules that refuse a plain push to a branch (GitHub's rule types). */
-const PUSH_REFUSING_RULES = new Set(["pull_request", "update", "required_deployments", "required_signatures"]);
+const PUSH_REFUSING_RULES = new Set(["pull_request", "update", "required_deployments", "required_signatures", "merge_queue"]);
 
 type Params = Record<string, unknown>;
 
@@ -256,9 +258,11 @@ export class GitHubForge implements Forge {
     let approvals = 0;
     let dismissStale = false;
     let rulesReadable = true;
+    let mergeQueue = false;
     try {
       const rules = await this.all<RawRule>("GET /repos/{owner}/{repo}/rules/branches/{branch}", { branch }, `read the rules of branch ${branch}`);
       for (const rule of rules) {
+        if (rule.type === "merge_queue") mergeQueue = true;
         if (rule.type === "pull_request") {
           approvals = Math.max(approvals, rule.parameters?.required_approving_review_count ?? 0);
           dismissStale ||= rule.parameters?.dismiss_stale_reviews_on_push === true;
@@ -305,7 +309,23 @@ export class GitHubForge implements Forge {
 
     const contexts = [...new Set([...fromRules, ...fromProtection])].sort();
     const source = fromRules.size > 0 && fromProtection.size > 0 ? "both" : fromRules.size > 0 ? "rulesets" : fromProtection.size > 0 ? "protection" : "none";
-    return { contexts, strict, source, readable: rulesReadable && protectionReadable, approvals, dismissStaleApprovals: dismissStale };
+    return { contexts, strict, source, readable: rulesReadable && protectionReadable, approvals, dismissStaleApprovals: dismissStale, ...(mergeQueue ? { mergeQueue } : {}) };
+  }
+
+  private readonly queueNodeIds = new Map<number, string>();
+
+  async queueStatus(number: number): Promise<QueueStatus> {
+    checkNumber(number, "pull request");
+    const { nodeId, ...status } = await queueStatus(this.client, this.repo, number);
+    this.queueNodeIds.set(number, nodeId);
+    return status;
+  }
+
+  async enqueuePull(number: number, expectedHead: string): Promise<QueueStatus["entry"]> {
+    checkNumber(number, "pull request");
+    // GraphQL names a PR by its node id: read it (with the entry) unless this client already did.
+    const nodeId = this.queueNodeIds.get(number) ?? (await queueStatus(this.client, this.repo, number)).nodeId;
+    return enqueue(this.client, nodeId, number, expectedHead);
   }
 
   async listReviews(number: number): Promise<PullReview[]> {

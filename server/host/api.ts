@@ -42,12 +42,19 @@ export interface RepoListing {
   origin: string | null;
 }
 
+/**
+ * One step of a long call, said as it happens: project_start's preflight (connected, claim
+ * namespace, preconditions, backlog, started) and project_stop's drain (each worker stopped,
+ * each claim released). The MCP tools turn each into a progress notification.
+ */
+export type StepListener = (message: string) => void;
+
 export interface Host extends EventSource {
   status(input: StatusInput): Promise<StatusResult>;
   takeover(input: TakeoverInput): Promise<TakeoverResult>;
-  start(input: ProjectStartInput): Promise<ProjectResult>;
+  start(input: ProjectStartInput, onStep?: StepListener): Promise<ProjectResult>;
   resize(input: ProjectResizeInput): Promise<ProjectResult>;
-  stop(input: ProjectStopInput): Promise<ProjectResult>;
+  stop(input: ProjectStopInput, onStep?: StepListener): Promise<ProjectResult>;
   reset(input: ProjectResetInput): Promise<ProjectResult>;
   logs(input: LogsInput): Promise<LogsResult>;
   repos(): Promise<RepoListing>;

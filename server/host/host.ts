@@ -15,6 +15,7 @@ import type {
   ProjectStartInput,
   ProjectStopInput,
   RepoListing,
+  StepListener,
   StatusInput,
   StatusResult,
   TakeoverInput,
@@ -34,6 +35,7 @@ import { stateDir } from "../paths.js";
 import { laneDir, openLanes, type LaneWriter } from "../lanes/index.js";
 import { readLogs } from "./logs.js";
 import { HostEvents } from "./events.js";
+import { assessedSteps, connectedStep, followDrain } from "./steps.js";
 import { locateIssue, registrationView, takeoverResult } from "./views.js";
 import { assess, planFor, type RepoAccess } from "./repo-access.js";
 import { workRepoFor } from "../workers/worktrees.js";
@@ -210,7 +212,7 @@ export class FleetHost implements Host {
     return { project, connected };
   }
 
-  async start(input: ProjectStartInput): Promise<ProjectResult> {
+  async start(input: ProjectStartInput, onStep: StepListener = () => undefined): Promise<ProjectResult> {
     if (!input.dry_run && !input.worker_command) {
       throw new UsageError('project_start: worker_command is required (the shell command that starts one agent in its worktree), unless dry_run is true');
     }
@@ -218,6 +220,7 @@ export class FleetHost implements Host {
     if (input.selectors) overrides.selectors = input.selectors;
     const connected = await this.open(input.repo, { overrides, ...(input.base ? { base: input.base } : {}) }, true);
     const { conn } = connected;
+    onStep(connectedStep(connected));
     const key = projectKey(conn.repo);
     const existing = this.running.get(key);
     if (existing && existing.draining() > 0) {
@@ -227,6 +230,7 @@ export class FleetHost implements Host {
       throw new UsageError(`project_start: ${conn.repo} is already running on this host (instance ${connected.instance}): use project_resize to change it, or project_stop first`);
     }
     const { plan, landing } = await assess(connected, this.clock, input.auto_merge === true);
+    for (const step of assessedSteps(plan)) onStep(step);
     const failed = plan.preconditions.filter((p) => !p.ok);
     if (input.dry_run) {
       return { registration: null, plan: pagePlan(plan, false), message: failed.length ? `dry run: ${failed.length} precondition(s) fail: ${failed.map((p) => p.message).join("; ")}` : "dry run: a start would be accepted; nothing was done" };
@@ -277,6 +281,7 @@ export class FleetHost implements Host {
       data: { target: registration.target, base: registration.base, auto_merge: registration.autoMerge },
     });
     project.start();
+    onStep(`registered as instance ${registration.instance}: the fleet's loop is running, up to ${registration.target} worker(s)`);
     this.events.emit({ kind: "repos" });
     return {
       registration: registrationView(project),
@@ -297,12 +302,15 @@ export class FleetHost implements Host {
     return { registration: registrationView(running.project), plan: null, message: "resized: applied at the next birth" };
   }
 
-  async stop(input: ProjectStopInput): Promise<ProjectResult> {
+  async stop(input: ProjectStopInput, onStep?: StepListener): Promise<ProjectResult> {
     const running = this.runningFor(input.repo);
     if (!running) {
       return { registration: null, plan: null, message: `no project is running for ${input.repo ?? "this repository"} on this host: nothing to stop` };
     }
-    const report = await running.project.stop(input.stop_workers === true);
+    const workers = running.project.workerRows().filter((w) => w.pid !== null).length;
+    onStep?.(`stopping ${running.project.registration.repo}: no new workers; ${input.stop_workers ? `ending ${workers} running worker(s)` : `${workers} running worker(s) finish first`}, then claims without a PR are released`);
+    const unfollow = followDrain(this.events, running.project.registration.repo, onStep);
+    const report = await running.project.stop(input.stop_workers === true).finally(unfollow);
     const view = registrationView(running.project);
     const draining = running.project.draining();
     // A draining project stays registered (status shows it, a new start is refused) until its

@@ -32,6 +32,7 @@ import { PushRejectedError, WorktreeError, type WorkRepo } from "../workers/work
 import { holdLandingLock } from "./held-locks.js";
 import { checkEvidence, type CiEvidence } from "./ci-evidence.js";
 import { LandingGit } from "./landing-git.js";
+import { landThroughQueue } from "./merge-queue.js";
 import { acquireLock, DEFAULT_LOCK_TTL_SECONDS, landingLockRef, serialized } from "./landing-lock.js";
 
 export { formatLandingLock, landingLockRef, parseLandingLock, LANDING_LOCK_HEADER, type LandingLockMessage } from "./landing-lock.js";
@@ -104,7 +105,8 @@ export type LandResult =
       baseBefore: string;
       /** The gated head that landed. */
       head: string;
-      method: LandingStrategy;
+      /** "queue": GitHub's merge queue merged it. */
+      method: LandingStrategy | "queue";
       /** The landed tree is H's tree. False: the base moved inside the merge call (raise an alarm). */
       verified: boolean;
       verifyNote: string | null;
@@ -149,6 +151,8 @@ async function landSerialized(ctx: LandingContext, input: LandInput): Promise<La
     return { outcome: "retry_later", why: `PR #${input.pr}'s head moved from ${short(input.head)} to ${short(pull.head.sha)} since it was gated` };
   }
 
+  // Read before the lock: a merge queue's wait runs under it, so the lock's TTL must cover it.
+  if (ctx.config.gate.ci !== "local" && !ctx.requiredChecks) ctx = { ...ctx, requiredChecks: await ctx.forge.requiredChecks(ctx.base) };
   const lock = await acquireLock(
     { refs: ctx.refs, namespace: ctx.config.namespace, instance: ctx.instance, host: ctx.host, ttlSeconds: lockTtl(ctx), now: ctx.now ?? (() => new Date()) },
     input.issue,
@@ -206,7 +210,7 @@ async function fence(ctx: LandingContext, input: LandInput): Promise<LandResult 
 function lockTtl(ctx: LandingContext): number {
   if (ctx.lockTtlSeconds !== undefined) return ctx.lockTtlSeconds;
   // A local gate runs under the lock, up to MAX_SYNC_ROUNDS times.
-  const gate = ctx.config.gate.ci === "local" ? ctx.config.gate.timeout_seconds * MAX_SYNC_ROUNDS : 0;
+  const gate = ctx.config.gate.ci === "local" ? ctx.config.gate.timeout_seconds * MAX_SYNC_ROUNDS : ctx.requiredChecks?.mergeQueue ? ctx.config.gate.timeout_seconds : 0;
   return (ctx.config.landing.lock_ttl_seconds ?? DEFAULT_LOCK_TTL_SECONDS) + gate;
 }
 
@@ -224,6 +228,7 @@ async function landRounds(ctx: LandingContext, lg: LandingGit, input: LandInput,
   const local = ctx.config.gate.ci === "local";
   let expected = input.head;
   let syncs = 0;
+  if (!local && ctx.requiredChecks?.mergeQueue) return landQueued(ctx, lg, input, headRef);
 
   for (let iteration = 0; iteration < MAX_ITERATIONS; iteration += 1) {
     const tips = await lg.fetchTips(ctx.base, headRef, input.issue);
@@ -284,8 +289,26 @@ async function landRounds(ctx: LandingContext, lg: LandingGit, input: LandInput,
   return { outcome: "retry_later", why: "the base kept moving during the landing" };
 }
 
+/** The base requires GitHub's merge queue: the gated head is enqueued, never merged through REST or pushed. */
+async function landQueued(ctx: LandingContext, lg: LandingGit, input: LandInput, headRef: string): Promise<LandResult> {
+  const checks = await ctx.forge.checksFor(input.head);
+  const verdict = evaluateGate(checks, ctx.requiredChecks!);
+  if (verdict.state === "pending") return { outcome: "retry_later", why: `checks on ${short(input.head)} are not finished: ${verdict.pending.join(", ")}` };
+  if (verdict.state === "red") return gateRed(input.head, checkEvidence(checks, verdict.failing.map((f) => f.name), ctx.config.gate.excerpt_bytes, secretsOf(ctx)));
+  const fenced = await fence(ctx, input);
+  if (fenced) return fenced;
+  const baseBefore = (await ctx.refs.read(`refs/heads/${ctx.base}`)) ?? "";
+  const step = await landThroughQueue({ forge: ctx.forge, pr: input.pr, head: input.head, deadlineMs: ctx.config.gate.timeout_seconds * 1000 });
+  if (step.kind === "wait") return { outcome: "retry_later", why: step.why };
+  if (step.kind === "removed") {
+    return gateRed(input.head, { kind: "ci", summary: `the merge queue removed PR #${input.pr}: ${step.reason}`, excerpt: step.reason, checks: [] });
+  }
+  const mergeSha = step.mergeSha ?? (await ctx.refs.read(`refs/heads/${ctx.base}`)) ?? "";
+  return finish(ctx, lg, input, headRef, input.head, baseBefore, { kind: "merged", mergeSha, method: "queue", verified: true, verifyNote: null }, 0);
+}
+
 type Landed =
-  | { kind: "merged"; mergeSha: string; method: LandingStrategy; verified: boolean; verifyNote: string | null }
+  | { kind: "merged"; mergeSha: string; method: LandingStrategy | "queue"; verified: boolean; verifyNote: string | null }
   | { kind: "moved" }
   | { kind: "retry"; why: string };
 

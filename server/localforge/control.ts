@@ -45,17 +45,21 @@ export async function handleControl(forge: LocalForge, method: string, path: str
       if (scopes !== undefined && scopes !== null && !(Array.isArray(scopes) && scopes.every((s) => typeof s === "string" && /^[a-z:_]+$/.test(s)))) {
         throw new HttpError(422, 'scopes must be a list of classic OAuth scope names (e.g. ["repo", "workflow"]), or null for a fine-grained token');
       }
+      if (body.push !== undefined && typeof body.push !== "boolean") throw new HttpError(422, "push must be true (write access, the default) or false (a read-only collaborator)");
       const existed = forge.state.user(body.login) !== undefined;
       const user = forge.addUser(body.login, false);
       if (scopes !== undefined) {
         if (scopes === null) delete user.scopes;
         else user.scopes = [...(scopes as string[])];
-        forge.state.changed();
       }
-      return { status: existed ? 200 : 201, body: { login: user.login, token: user.token, scopes: user.scopes ?? null } };
+      if (body.push === false) user.push = false;
+      else if (body.push === true) delete user.push;
+      // The record is shared with the server's other repositories: each persists it.
+      for (const f of [forge, ...forge.siblings]) f.state.changed();
+      return { status: existed ? 200 : 201, body: { login: user.login, token: user.token, scopes: user.scopes ?? null, push: forge.canPush(user) } };
     }
     case "GET /_forge/users":
-      return { status: 200, body: forge.state.users().map((u) => ({ login: u.login, admin: u.admin, scopes: u.scopes ?? null })) };
+      return { status: 200, body: forge.state.users().map((u) => ({ login: u.login, admin: u.admin, scopes: u.scopes ?? null, push: forge.canPush(u) })) };
     default:
       throw notFound();
   }

@@ -50,12 +50,20 @@ class ShaCache<V> {
   }
 }
 
+export interface SharedParts {
+  faults: Faults;
+  accounting: Accounting;
+  rateLimits: RateLimiter;
+}
+
 export class LocalForge {
   readonly render: Render;
   readonly writeLock = new Mutex();
-  readonly faults = new Faults();
-  readonly accounting = new Accounting();
-  readonly rateLimits = new RateLimiter();
+  readonly faults: Faults;
+  readonly accounting: Accounting;
+  readonly rateLimits: RateLimiter;
+  /** The other repositories one server serves beside this one: same users and tokens. */
+  readonly siblings: LocalForge[] = [];
   readonly responses = new ResponseCache();
   private readonly mergeTrees = new ShaCache<MergeTreeResult>();
   private readonly compares = new ShaCache<CompareResult>();
@@ -70,8 +78,13 @@ export class LocalForge {
     readonly urls: ForgeUrls,
     readonly dir: string,
     readonly persister: StatePersister,
+    shared?: SharedParts,
   ) {
     this.render = new Render(state, urls);
+    // One server is one GitHub: its repositories share fault injection, accounting and budgets.
+    this.faults = shared?.faults ?? new Faults();
+    this.accounting = shared?.accounting ?? new Accounting();
+    this.rateLimits = shared?.rateLimits ?? new RateLimiter();
   }
 
   get defaultBranch(): string {
@@ -111,7 +124,13 @@ export class LocalForge {
       createdAt: isoNow(),
     };
     this.state.addUser(user);
+    for (const sibling of this.siblings) sibling.state.putUser(user);
     return user;
+  }
+
+  /** Whether the user may write to this repository (push, refs, PRs, labels). */
+  canPush(user: UserRecord): boolean {
+    return user.admin || user.push !== false;
   }
 }
 

@@ -9,7 +9,7 @@ import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { join, resolve } from "node:path";
 import { BareGit, initBareRepo } from "./bare-git.js";
-import { LocalForge, isValidLogin } from "./core.js";
+import { LocalForge, isValidLogin, type SharedParts } from "./core.js";
 import { buildRouter } from "./routes.js";
 import { applySeed, readSeed, type Seed } from "./seed.js";
 import { createRequestHandler, type ResponseObserver } from "./server.js";
@@ -29,6 +29,12 @@ export interface ForgeOptions {
   users?: string[];
   /** Path to a seed JSON file, applied only when the forge is created fresh. */
   seed?: string;
+  /**
+   * More repositories served beside `repo` (each "owner/name", kept under `dir/more/`): the same
+   * users and tokens, one accounting, one rate limit, one fault table, as repositories of one
+   * GitHub. A seed applies to `repo` only; the others start with a README.
+   */
+  repos?: string[];
   /** Sees every REST response (not git or /_forge/ traffic): the OpenAPI conformance hook. */
   onResponse?: ResponseObserver;
 }
@@ -45,6 +51,8 @@ export interface RunningForge {
   users: Record<string, string>;
   dir: string;
   bareRepo: string;
+  /** The repositories served beside `repo` (ForgeOptions.repos). */
+  more: { repo: string; gitUrl: string; bareRepo: string }[];
   close(): Promise<void>;
 }
 
@@ -71,29 +79,68 @@ async function exists(path: string): Promise<boolean> {
   );
 }
 
+/** One repository of the forge: its state file, its bare repository, its LocalForge. */
+interface OpenedRepo {
+  forge: LocalForge;
+  persister: StatePersister;
+  bareRepo: string;
+  gitUrl: string;
+}
+
+async function openRepo(dir: string, repo: string, apiUrl: string, seed: Seed | null, shared?: SharedParts): Promise<OpenedRepo> {
+  await mkdir(dir, { recursive: true });
+  const loaded = await loadState(dir);
+  if (loaded && loaded.repo !== repo) {
+    throw new Error(`local forge: ${dir} holds ${loaded.repo}, not ${repo}; use another --dir or drop --repo`);
+  }
+  const { owner, name } = parseRepo(repo);
+  const bareRepo = join(dir, `${name}.git`);
+  if (loaded && !(await exists(bareRepo))) {
+    throw new Error(`local forge: ${dir} has a state file but no ${name}.git; remove the directory to start fresh`);
+  }
+  const gitUrl = `${apiUrl}/${owner}/${name}.git`;
+  const data = loaded ?? emptyState(repo, DEFAULT_BRANCH);
+  let persister: StatePersister | null = null;
+  const state = new ForgeState(data, () => persister?.schedule());
+  persister = new StatePersister(dir, () => state.data);
+  const forge = new LocalForge(state, new BareGit(bareRepo), { api: apiUrl, web: apiUrl, owner, name, fullName: repo, gitUrl }, dir, persister, shared);
+  if (!loaded) {
+    const files = seed?.files && Object.keys(seed.files).length > 0 ? seed.files : DEFAULT_FILES;
+    await initBareRepo(bareRepo, DEFAULT_BRANCH, files, { ...forge.signature(DEFAULT_USER), date: isoNow() }, forge.tempIndex());
+  }
+  return { forge, persister, bareRepo, gitUrl };
+}
+
+/** The repository a request names (`/repos/{owner}/{repo}/...` or `/{owner}/{repo}.git/...`), lowercased, or null. */
+function repoOfPath(rawPath: string): string | null {
+  const seg = rawPath.split("/");
+  if (seg[1] === "repos" && seg[2] && seg[3]) return `${seg[2]}/${seg[3]}`.toLowerCase();
+  if (seg[1] && seg[2]?.endsWith(".git")) return `${seg[1]}/${seg[2].slice(0, -4)}`.toLowerCase();
+  return null;
+}
+
 export async function startForge(opts: ForgeOptions): Promise<RunningForge> {
   const dir = resolve(opts.dir);
   await mkdir(dir, { recursive: true });
   const loaded = await loadState(dir);
   const repo = opts.repo ?? loaded?.repo ?? DEFAULT_REPO;
-  if (loaded && loaded.repo !== repo) {
-    throw new Error(`local forge: ${dir} holds ${loaded.repo}, not ${repo}; use another --dir or drop --repo`);
-  }
-  const { owner, name } = parseRepo(repo);
+  parseRepo(repo);
+  const more = [...new Set((opts.repos ?? []).map((r) => (parseRepo(r), r)))].filter((r) => r.toLowerCase() !== repo.toLowerCase());
   for (const u of opts.users ?? []) {
     if (!isValidLogin(u)) throw new Error(`local forge: ${JSON.stringify(u)} is not a valid login`);
   }
   const seed: Seed | null = !loaded && opts.seed ? await readSeed(opts.seed) : null;
-  const bareRepo = join(dir, `${name}.git`);
-  if (loaded && !(await exists(bareRepo))) {
-    throw new Error(`local forge: ${dir} has a state file but no ${name}.git; remove the directory to start fresh`);
-  }
 
-  let forge: LocalForge | null = null;
+  const byRepo = new Map<string, LocalForge>();
+  let primary: LocalForge | null = null;
   const router = buildRouter();
+  const handlers = new Map<LocalForge, ReturnType<typeof createRequestHandler>>();
   const server: Server = createServer((req, res) => {
-    // Requests can only arrive after listen(), by which time the forge exists.
-    createRequestHandler(forge!, router, opts.onResponse)(req, res);
+    // Requests can only arrive after listen(), by which time the forges exist. Anything that
+    // names no other repository (/user, /rate_limit, /_forge/) is the first repository's.
+    const named = repoOfPath(new URL(req.url ?? "/", "http://forge.invalid").pathname);
+    const forge = (named && byRepo.get(named)) || primary!;
+    handlers.get(forge)!(req, res);
   });
   server.keepAliveTimeout = 5_000;
   await new Promise<void>((ok, fail) => {
@@ -105,27 +152,33 @@ export async function startForge(opts: ForgeOptions): Promise<RunningForge> {
   });
   const port = (server.address() as AddressInfo).port;
   const apiUrl = `http://127.0.0.1:${port}`;
-  const gitUrl = `${apiUrl}/${owner}/${name}.git`;
 
-  const data = loaded ?? emptyState(repo, DEFAULT_BRANCH);
-  let persister: StatePersister | null = null;
-  const state = new ForgeState(data, () => persister?.schedule());
-  persister = new StatePersister(dir, () => state.data);
-  forge = new LocalForge(state, new BareGit(bareRepo), { api: apiUrl, web: apiUrl, owner, name, fullName: repo, gitUrl }, dir, persister);
-
+  const opened: OpenedRepo[] = [];
   try {
-    forge.addUser(DEFAULT_USER, true);
-    for (const u of opts.users ?? []) forge.addUser(u, false);
-    if (!loaded) {
-      const files = seed?.files && Object.keys(seed.files).length > 0 ? seed.files : DEFAULT_FILES;
-      await initBareRepo(bareRepo, DEFAULT_BRANCH, files, { ...forge.signature(DEFAULT_USER), date: isoNow() }, forge.tempIndex());
-      if (seed) applySeed(forge, seed, DEFAULT_USER);
+    const first = await openRepo(dir, repo, apiUrl, seed);
+    opened.push(first);
+    primary = first.forge;
+    primary.addUser(DEFAULT_USER, true);
+    for (const u of opts.users ?? []) primary.addUser(u, false);
+    if (!loaded && seed) applySeed(primary, seed, DEFAULT_USER);
+    for (const other of more) {
+      const { owner, name } = parseRepo(other);
+      const next = await openRepo(join(dir, "more", owner.toLowerCase(), name.toLowerCase()), other, apiUrl, null, primary);
+      // One set of users and tokens for every repository: the records themselves are shared.
+      for (const u of primary.state.users()) next.forge.state.putUser(u);
+      primary.siblings.push(next.forge);
+      opened.push(next);
     }
-    await persister.flush();
+    for (const o of opened) {
+      byRepo.set(o.forge.urls.fullName.toLowerCase(), o.forge);
+      handlers.set(o.forge, createRequestHandler(o.forge, router, opts.onResponse));
+      await o.persister.flush();
+    }
   } catch (err) {
     server.close();
     throw err;
   }
+  const main = primary;
 
   let closing: Promise<void> | null = null;
   const close = (): Promise<void> => {
@@ -133,23 +186,24 @@ export async function startForge(opts: ForgeOptions): Promise<RunningForge> {
       const stopped = new Promise<void>((ok) => server.close(() => ok()));
       server.closeIdleConnections();
       // Let in-flight merges and post-push bookkeeping finish before the final write.
-      await forge!.writeLock.run(async () => {});
+      await Promise.all(opened.map((o) => o.forge.writeLock.run(async () => {})));
       await Promise.race([stopped, new Promise((ok) => setTimeout(ok, 2_000).unref())]);
       server.closeAllConnections();
-      await persister!.flush();
+      await Promise.all(opened.map((o) => o.persister.flush()));
     })();
     return closing;
   };
 
-  const users = Object.fromEntries(state.users().map((u) => [u.login, u.token]));
+  const users = Object.fromEntries(main.state.users().map((u) => [u.login, u.token]));
   return {
     apiUrl,
-    gitUrl,
-    token: state.user(DEFAULT_USER)!.token,
+    gitUrl: opened[0]!.gitUrl,
+    token: main.state.user(DEFAULT_USER)!.token,
     repo,
     users,
     dir,
-    bareRepo,
+    bareRepo: opened[0]!.bareRepo,
+    more: opened.slice(1).map((o) => ({ repo: o.forge.urls.fullName, gitUrl: o.gitUrl, bareRepo: o.bareRepo })),
     close,
   };
 }

@@ -9,7 +9,7 @@ import type { LocalForge } from "./core.js";
 import { actor } from "./issues.js";
 import { pullParam, type PullPair } from "./pulls.js";
 import { markMerged, syncPulls } from "./pull-sync.js";
-import { requiredChecksFor } from "./protection.js";
+import { MERGE_QUEUE_REQUIRED, mergeQueueFor, requiredChecksFor } from "./protection.js";
 import { approvalState, reviewRefusal } from "./reviews.js";
 import type { Reply, RequestContext, Router } from "./router.js";
 
@@ -39,8 +39,11 @@ async function squashMessage(forge: LocalForge, baseSha: string, headSha: string
   return r.stdout.trim();
 }
 
-/** Why GitHub would refuse the merge because of the base branch's rules, or null. */
-async function protectionRefusal(forge: LocalForge, pair: PullPair, headSha: string, baseSha: string): Promise<string | null> {
+/**
+ * Why GitHub would refuse the merge because of the base branch's rules, or null. A merge queue
+ * does not ask for an up-to-date head (`upToDate: false`): it tests the merge with the base.
+ */
+export async function protectionRefusal(forge: LocalForge, pair: PullPair, headSha: string, baseSha: string, opts: { upToDate: boolean } = { upToDate: true }): Promise<string | null> {
   const required = requiredChecksFor(forge, pair.pull.base);
   if (required.contexts.length > 0) {
     const outcomes = checkOutcomes(forge, headSha);
@@ -50,7 +53,7 @@ async function protectionRefusal(forge: LocalForge, pair: PullPair, headSha: str
       if (o === "failure") return `Required status check "${c}" is failing.`;
     }
   }
-  if (required.strict && !(await forge.isAncestor(baseSha, headSha))) return "Head branch is not up to date with the base branch.";
+  if (opts.upToDate && required.strict && !(await forge.isAncestor(baseSha, headSha))) return "Head branch is not up to date with the base branch.";
   return reviewRefusal(approvalState(forge, pair, headSha));
 }
 
@@ -74,6 +77,8 @@ async function mergePull(ctx: RequestContext): Promise<Reply> {
     if (sha !== undefined && sha !== headSha) throw new HttpError(409, "Head branch was modified. Review and try the merge again.");
     if (method === "rebase") throw new HttpError(405, "Rebase merges are not allowed on this repository.");
     if (pull.draft) throw new HttpError(405, "Pull Request is still a draft");
+    // Rulesets here have no bypass actors, so nobody merges around a required queue.
+    if (mergeQueueFor(forge, pull.base)) throw new HttpError(405, MERGE_QUEUE_REQUIRED);
     if (forge.faults.takeOnce("base_moves_before_merge")) await moveBase(forge, pull.base);
 
     const baseRef = `refs/heads/${pull.base}`;

@@ -50,6 +50,38 @@ export function rulesetsFor(forge: LocalForge, branch: string): RulesetRecord[] 
   );
 }
 
+/** GitHub's REST answer for a merge on a branch that requires a merge queue (405). */
+export const MERGE_QUEUE_REQUIRED = "Changes must be made through the merge queue";
+
+export interface MergeQueueSettings {
+  mergeMethod: "MERGE" | "SQUASH" | "REBASE";
+  groupingStrategy: "ALLGREEN" | "HEADGREEN";
+  checkResponseTimeoutMinutes: number;
+  maxEntriesToBuild: number;
+  maxEntriesToMerge: number;
+  minEntriesToMerge: number;
+  minEntriesToMergeWaitMinutes: number;
+}
+
+/** The merge queue a branch requires (its first active `merge_queue` rule), or null. */
+export function mergeQueueFor(forge: LocalForge, branch: string): MergeQueueSettings | null {
+  for (const r of rulesetsFor(forge, branch)) {
+    const rule = r.rules.find((x) => x.type === "merge_queue");
+    if (!rule) continue;
+    const p = rule.parameters ?? {};
+    return {
+      mergeMethod: p.merge_method as MergeQueueSettings["mergeMethod"],
+      groupingStrategy: p.grouping_strategy as MergeQueueSettings["groupingStrategy"],
+      checkResponseTimeoutMinutes: p.check_response_timeout_minutes as number,
+      maxEntriesToBuild: p.max_entries_to_build as number,
+      maxEntriesToMerge: p.max_entries_to_merge as number,
+      minEntriesToMerge: p.min_entries_to_merge as number,
+      minEntriesToMergeWaitMinutes: p.min_entries_to_merge_wait_minutes as number,
+    };
+  }
+  return null;
+}
+
 /** Everything that requires checks on `branch`: classic protection plus rulesets. */
 export function requiredChecksFor(forge: LocalForge, branch: string): RequiredChecks {
   const contexts = new Set<string>();
@@ -221,6 +253,7 @@ function readRules(v: unknown): RuleRecord[] {
       };
     }
     if (rule.type === "pull_request") return { type: rule.type, parameters: readPullRequestRule(rule.parameters) };
+    if (rule.type === "merge_queue") return { type: rule.type, parameters: readMergeQueueRule(rule.parameters) };
     return rule.parameters === undefined ? { type: rule.type } : { type: rule.type, parameters: rule.parameters as Record<string, unknown> };
   });
 }
@@ -240,6 +273,27 @@ function readPullRequestRule(v: unknown): Record<string, unknown> {
     require_last_push_approval: p.require_last_push_approval === true,
     required_review_thread_resolution: p.required_review_thread_resolution === true,
   };
+}
+
+const MERGE_QUEUE_INTS: Array<[string, number, number]> = [
+  ["check_response_timeout_minutes", 1, 360],
+  ["max_entries_to_build", 0, 100],
+  ["max_entries_to_merge", 0, 100],
+  ["min_entries_to_merge", 0, 100],
+  ["min_entries_to_merge_wait_minutes", 0, 360],
+];
+
+/** A ruleset's `merge_queue` rule: GitHub requires all seven parameters. */
+function readMergeQueueRule(v: unknown): Record<string, unknown> {
+  const p = (v ?? {}) as Record<string, unknown>;
+  const bad = (why: string): HttpError => new HttpError(422, `Invalid rule 'merge_queue': ${why}`);
+  for (const [name, min, max] of MERGE_QUEUE_INTS) {
+    const n = p[name];
+    if (typeof n !== "number" || !Number.isInteger(n) || n < min || n > max) throw bad(`${name} must be an integer from ${min} to ${max}`);
+  }
+  if (!["MERGE", "SQUASH", "REBASE"].includes(p.merge_method as string)) throw bad("merge_method must be MERGE, SQUASH or REBASE");
+  if (!["ALLGREEN", "HEADGREEN"].includes(p.grouping_strategy as string)) throw bad("grouping_strategy must be ALLGREEN or HEADGREEN");
+  return { ...p };
 }
 
 function createRuleset(ctx: RequestContext): Reply {

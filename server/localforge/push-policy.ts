@@ -1,14 +1,15 @@
 // Branch protection on git pushes, as GitHub's "protected branch hook" applies it: a push
 // that updates a protected branch must carry a commit whose required checks passed (and is
 // refused outright when the branch requires approving reviews, or a ruleset demands a pull
-// request: those need a PR), and a protected branch may not be deleted. Admins bypass classic
+// request: those need a PR; a required merge queue: only the queue moves it), and a protected
+// branch may not be deleted. Admins bypass classic
 // protection unless it enforces admins; rulesets here have no bypass actors. Decided from the
 // push's command list, before git receives anything, so a refused push changes nothing.
 import { ZERO_SHA } from "./bare-git.js";
 import { checkOutcomes } from "./checks.js";
 import type { LocalForge } from "./core.js";
 import type { RefCommand } from "./pkt-line.js";
-import { requiredChecksFor, requiredReviewsFor, rulesetsFor } from "./protection.js";
+import { MERGE_QUEUE_REQUIRED, mergeQueueFor, requiredChecksFor, requiredReviewsFor, rulesetsFor } from "./protection.js";
 import type { UserRecord } from "./state.js";
 
 export interface PushRefusal {
@@ -38,6 +39,7 @@ export function pushRefusal(forge: LocalForge, user: UserRecord, commands: RefCo
       const refusing = rulesets.flatMap((r) => r.rules).find((rule) => rule.type === "pull_request" || rule.type === "update");
       if (refusing?.type === "update") why.push("Cannot update this protected ref.");
       else if (refusing || requiredReviewsFor(forge, branch).count > 0) why.push("Changes must be made through a pull request.");
+      if (mergeQueueFor(forge, branch)) why.push(`${MERGE_QUEUE_REQUIRED}.`);
       const required = requiredChecksFor(forge, branch);
       const outcomes = checkOutcomes(forge, c.new);
       for (const context of required.contexts) {

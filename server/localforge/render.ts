@@ -257,8 +257,8 @@ export class Render {
       permissions: {
         admin: forUser.admin,
         maintain: forUser.admin,
-        push: true,
-        triage: true,
+        push: forUser.admin || forUser.push !== false,
+        triage: forUser.admin || forUser.push !== false,
         pull: true,
       },
     };

@@ -2,6 +2,7 @@
 // could be read as a parameter ("/issues/comments" before "/issues/{issue_number}").
 import { registerCheckRoutes } from "./checks.js";
 import { registerCommentRoutes } from "./comments.js";
+import { registerGraphQLRoutes } from "./graphql.js";
 import { registerIssueRoutes } from "./issues.js";
 import { registerLabelRoutes } from "./labels.js";
 import { registerMergeRoutes } from "./merge.js";
@@ -26,5 +27,6 @@ export function buildRouter(): Router {
   registerReviewRoutes(router);
   registerCheckRoutes(router);
   registerProtectionRoutes(router);
+  registerGraphQLRoutes(router);
   return router;
 }

@@ -10,6 +10,7 @@ import { gitPathInfo, isReceivePack, serveGit } from "./git-http.js";
 import { HttpError, DOCS_URL } from "./http-errors.js";
 import { RequestMemo } from "./memo.js";
 import { syncPulls } from "./pull-sync.js";
+import { advanceQueues, kickQueues } from "./merge-queue.js";
 import { pushRefusal } from "./push-policy.js";
 import { rateLimitHeaders } from "./ratelimit.js";
 import type { Reply, RequestContext, Router } from "./router.js";
@@ -27,6 +28,9 @@ export interface ResponseRecord {
 export type ResponseObserver = (r: ResponseRecord) => void;
 
 const MAX_BODY = 25 * 1024 * 1024;
+
+/** Writes a read-only collaborator may still make on a public repository: open issues and comment. */
+const READ_ACCESS_WRITES = new Set(["POST /repos/{owner}/{repo}/issues", "POST /repos/{owner}/{repo}/issues/{issue_number}/comments"]);
 
 type Auth = { kind: "none" } | { kind: "user"; user: UserRecord } | { kind: "invalid" };
 
@@ -132,6 +136,13 @@ async function handle(forge: LocalForge, router: Router, req: IncomingMessage, r
       res.end(auth.kind === "invalid" ? "Bad credentials\n" : "Authentication required to push\n");
       return;
     }
+    if (needsAuth && auth.kind === "user" && !forge.canPush(auth.user)) {
+      // GitHub answers a push without write access with 403 and this text, which git prints.
+      req.resume();
+      res.writeHead(403, { "content-type": "text/plain" });
+      res.end(`Permission to ${forge.urls.fullName}.git denied to ${auth.user.login}.\n`);
+      return;
+    }
     const pusher = auth.kind === "user" ? auth.user.login : null;
     // The exchange itself is a POST; the GET of info/refs only advertises refs.
     if (method === "POST") forge.accounting.recordGit(needsAuth ? "receive-pack" : "upload-pack");
@@ -148,6 +159,7 @@ async function handle(forge: LocalForge, router: Router, req: IncomingMessage, r
           forge.state.data.pushedAt = isoNow();
           forge.state.changed();
           await syncPulls(forge, pusher ?? forge.urls.owner);
+          await advanceQueues(forge);
         }),
     });
     return;
@@ -177,6 +189,9 @@ async function handle(forge: LocalForge, router: Router, req: IncomingMessage, r
     await forge.faults.apply(routeKey, rawPath);
     const writes = method !== "GET" && method !== "HEAD";
     if (writes && !user) throw new HttpError(401, "Requires authentication");
+    if (writes && user && owner !== undefined && !forge.canPush(user) && !READ_ACCESS_WRITES.has(routeKey)) {
+      throw new HttpError(403, "Resource not accessible by personal access token");
+    }
     const cacheKey = !writes && match.route.stateOnly ? `${requestBase}${req.url ?? ""}` : null;
     const revision = forge.state.revision;
     const cached = cacheKey === null ? undefined : forge.responses.get(revision, cacheKey);
@@ -197,6 +212,8 @@ async function handle(forge: LocalForge, router: Router, req: IncomingMessage, r
         memo: new RequestMemo(forge.git),
       };
       answer = finish(await match.route.handler(ctx), method);
+      // A check concluding, a ref moving, a PR closing: the merge queues may move on.
+      if (writes && answer.status < 400) await kickQueues(forge);
       if (cacheKey !== null && answer.status === 200 && answer.etag) {
         forge.responses.set(revision, cacheKey, { body: answer.body, text: answer.text ?? "", etag: answer.etag, headers: answer.headers });
       }

@@ -16,6 +16,8 @@ export interface UserRecord {
    * absent for a fine-grained or app token, which GitHub answers without that header.
    */
   scopes?: string[];
+  /** false: a read-only collaborator (GitHub's `pull` permission); absent: push access. */
+  push?: boolean;
 }
 
 export interface LabelRecord {
@@ -160,6 +162,35 @@ export interface RulesetRecord {
   updatedAt: string;
 }
 
+/** A pull request in a base branch's merge queue, and the merge group built for it. */
+export interface QueueEntryRecord {
+  id: number;
+  pr: number;
+  base: string;
+  /** The PR head that was enqueued: a push to the branch removes the entry. */
+  headOid: string;
+  enqueuedAt: string;
+  enqueuer: string;
+  jump: boolean;
+  groupRef: string | null;
+  groupSha: string | null;
+  /** The base tip the group was built on. */
+  groupBase: string | null;
+  /** When the group was built (ms), for the checks' response timeout. */
+  groupAt: number | null;
+}
+
+/** An AddedToMergeQueueEvent or RemovedFromMergeQueueEvent on a PR's timeline. */
+export interface QueueEventRecord {
+  id: number;
+  pr: number;
+  kind: "added" | "removed";
+  at: string;
+  actor: string;
+  reason: string | null;
+  beforeCommit: string | null;
+}
+
 export interface PersistedState {
   version: number;
   repo: string;
@@ -178,6 +209,9 @@ export interface PersistedState {
   rulesets: RulesetRecord[];
   /** Absent in state files written before reviews existed. */
   reviews?: ReviewRecord[];
+  /** Absent in state files written before merge queues existed. */
+  mergeQueue?: QueueEntryRecord[];
+  queueEvents?: QueueEventRecord[];
 }
 
 /** GitHub's timestamps: ISO 8601 in UTC, seconds precision. */
@@ -263,6 +297,16 @@ export class ForgeState {
 
   addUser(user: UserRecord): void {
     this.data.users.push(user);
+    this.indexUser(user);
+    this.changed();
+  }
+
+  /** Adds the user, or replaces the one with its login (another repository of one forge shares its record). */
+  putUser(user: UserRecord): void {
+    const at = this.data.users.findIndex((u) => u.login.toLowerCase() === user.login.toLowerCase());
+    if (at < 0) return this.addUser(user);
+    this.usersByToken.delete(this.data.users[at]!.token);
+    this.data.users[at] = user;
     this.indexUser(user);
     this.changed();
   }

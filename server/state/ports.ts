@@ -56,6 +56,8 @@ export interface RequiredChecks {
   approvals?: number;
   /** An approval on an older head no longer counts (dismiss stale reviews). */
   dismissStaleApprovals?: boolean;
+  /** A ruleset requires GitHub's merge queue: PRs are enqueued, never merged through REST. */
+  mergeQueue?: boolean;
 }
 
 export type PullReviewState = "APPROVED" | "CHANGES_REQUESTED" | "COMMENTED" | "DISMISSED" | "PENDING";

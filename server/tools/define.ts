@@ -14,9 +14,14 @@ import { bound, DEFAULT_BUDGET, type Budget } from "./budget.js";
 
 export type ToolKind = "read" | "update" | "destructive";
 
-/** What the handler may use besides the host: progress for long calls (a no-op when the client sent no token). */
+/**
+ * What the handler may use besides the host: progress for long calls, one notification per
+ * step in order, counting up (a no-op when the client sent no progressToken).
+ */
 export interface ToolContext {
-  progress(message: string, done: number, total?: number): Promise<void>;
+  step(message: string): void;
+  /** The last step: its progress equals its total. Resolves once every step has been sent. */
+  done(message: string): Promise<void>;
 }
 
 export interface ToolSpec<I extends z.ZodRawShape, O extends z.ZodRawShape> {
@@ -65,6 +70,28 @@ export function strictInput<I extends z.ZodRawShape>(shape: I): z.ZodObject<I, z
   return z.strictObject(shape, { error: unknownKeyError(Object.keys(shape)) });
 }
 
+type ProgressParams = { progressToken: string | number; progress: number; total?: number; message: string };
+
+function progressContext(token: string | number | undefined, send: (params: ProgressParams) => Promise<void>): ToolContext {
+  let count = 0;
+  // Sent one after another: a client must see progress only increase.
+  let queue = Promise.resolve();
+  const push = (params: ProgressParams): Promise<void> => (queue = queue.then(() => send(params)).catch(() => undefined));
+  return {
+    step(message) {
+      if (token !== undefined) void push({ progressToken: token, progress: count++, message });
+    },
+    async done(message) {
+      if (token === undefined) return;
+      await push({ progressToken: token, progress: count, total: count, message });
+      // The SDK's client handles a notification a microtask after reading it but a response at
+      // once, dropping its progress handler: a step read together with the result is lost to
+      // callTool's onprogress. A turn of the event loop keeps the last one a separate write.
+      await new Promise((resolve) => setImmediate(resolve));
+    },
+  };
+}
+
 export function defineTool<I extends z.ZodRawShape, O extends z.ZodRawShape>(spec: ToolSpec<I, O>): Tool {
   const inputSchema = strictInput(spec.input);
   const annotations = annotationsFor(spec.kind, spec.idempotent ?? false, spec.title, spec.world);
@@ -78,16 +105,7 @@ export function defineTool<I extends z.ZodRawShape, O extends z.ZodRawShape>(spe
         spec.name,
         { title: spec.title, description: spec.description, inputSchema, outputSchema: spec.output, annotations },
         async (args, extra): Promise<CallToolResult> => {
-          const token = extra._meta?.progressToken;
-          const context: ToolContext = {
-            async progress(message, done, total) {
-              if (token === undefined) return;
-              await extra.sendNotification({
-                method: "notifications/progress",
-                params: { progressToken: token, progress: done, ...(total !== undefined ? { total } : {}), message },
-              });
-            },
-          };
+          const context = progressContext(extra._meta?.progressToken, (params) => extra.sendNotification({ method: "notifications/progress", params }));
           try {
             const result = await spec.handler(host, args as z.output<z.ZodObject<I>>, context);
             return bound(result as Record<string, unknown>, (r) => spec.render(r as z.infer<z.ZodObject<O>>), budget);

@@ -18,9 +18,9 @@ export const projectStartTool = defineTool({
   input: projectStartInput,
   output: projectOutput,
   async handler(host, args, context) {
-    await context.progress("preflight: checking the config, credentials and preconditions, then reading the backlog", 0, 1);
-    const result = await host.start(args);
-    await context.progress("done", 1, 1);
+    context.step("preflight: reading the config and credentials, then the preconditions and the backlog");
+    const result = await host.start(args, (message) => context.step(message));
+    await context.done(result.message);
     return result;
   },
   render: renderProject,

@@ -14,9 +14,8 @@ export const projectStopTool = defineTool({
   input: projectStopInput,
   output: projectOutput,
   async handler(host, args, context) {
-    await context.progress("draining: no new workers; releasing claims without a PR", 0, 1);
-    const result = await host.stop(args);
-    await context.progress("drained", 1, 1);
+    const result = await host.stop(args, (message) => context.step(message));
+    await context.done(result.message);
     return result;
   },
   render: renderProject,

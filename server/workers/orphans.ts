@@ -3,6 +3,7 @@
 // matches it, so a stranger is never signalled). A live orphan is either adopted (watched
 // until it exits, its result handled as any worker's) or ended before its worktree is reused.
 import { execFile } from "node:child_process";
+import { readFileSync, renameSync, writeFileSync } from "node:fs";
 import { readFile, rm, writeFile, rename } from "node:fs/promises";
 import { join } from "node:path";
 import { parseProcStat } from "./liveness.js";
@@ -43,6 +44,26 @@ export async function processStartTime(pid: number): Promise<string | null> {
       resolve(error || text === "" ? null : `lstart:${text}`);
     });
   });
+}
+
+/**
+ * The start time of a live process read synchronously from /proc, for the instant right after a
+ * spawn; undefined where there is no /proc (the async `processStartTime` asks ps there).
+ */
+export function processStartTimeSync(pid: number): string | null | undefined {
+  try {
+    const entry = parseProcStat(readFileSync(`/proc/${pid}/stat`, "utf8"));
+    return entry && entry.state !== "Z" ? `ticks:${entry.startTicks}` : null;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === "ENOENT" && procKnown !== false ? null : undefined;
+  }
+}
+
+/** writePidFile without a single await: a SIGKILL can only land before or after it. */
+export function writePidFileSync(path: string, record: PidRecord): void {
+  const tmp = `${path}.${process.pid}.tmp`;
+  writeFileSync(tmp, JSON.stringify(record) + "\n", { mode: 0o600 });
+  renameSync(tmp, path);
 }
 
 let procKnown: boolean | null = null;

@@ -52,6 +52,11 @@ export interface StartWorkerOptions {
   tailLines?: number;
   /** Longer lines are delivered in pieces of this many characters. Default 64 Ki. */
   maxLineChars?: number;
+  /**
+   * Called synchronously the moment the process exists, before anything is awaited: the place
+   * to record its pid, so that a host killed right after the spawn still leaves a trace of it.
+   */
+  onSpawn?: (pid: number, commandLine: string) => void;
 }
 
 export interface WorkerHandle {
@@ -274,6 +279,13 @@ export async function startWorker(opts: StartWorkerOptions): Promise<WorkerHandl
       stdio: [stdinFd, "pipe", "pipe"],
       windowsHide: true,
     });
+    if (child.pid !== undefined) {
+      try {
+        opts.onSpawn?.(child.pid, commandLine);
+      } catch {
+        // A record that could not be written is retried by the caller; the worker runs either way.
+      }
+    }
     await waitForSpawn(child);
   } catch (err) {
     if (err instanceof WorkerSpawnError) throw err;

@@ -492,7 +492,7 @@ async function closedPort(): Promise<number> {
   return port;
 }
 
-// The same rounds as test/gitrefs.test.ts, over HTTP: all create at once (one wins, the others
+// The same rounds as test/gh-gitrefs.test.ts, over HTTP: all create at once (one wins, the others
 // see its sha), all reclaim from that sha at once (one wins), then the reclaimer releases.
 async function raceRounds(claimers: GitRefStore[], rounds: number, ref: string) {
   const started = Date.now();
