@@ -27,13 +27,21 @@ const PAUSE_MS = Number(values.pause) * 1000;
 
 const log = (record) => process.stderr.write(JSON.stringify({ at: new Date().toISOString(), ...record }) + "\n");
 
-/** Claude Code offers this until its MCP servers have connected: the script waits with it. */
+/**
+ * Until its MCP servers have connected, Claude Code offers WaitForMcpServers and Codex offers
+ * only its resource tools: the script waits with the one, or lists resources with the other.
+ */
 const WAIT = "WaitForMcpServers";
+const LIST = "list_mcp_resources";
+const waiting = (name) => name === WAIT || name === LIST;
 
 /** The step for a conversation that has already made `done` scripted calls, given the offered tools. */
 function step(done, tools, api) {
   const find = (suffix) => tools.find((name) => name === suffix || name.endsWith(`__${suffix}`) || name.endsWith(`_${suffix}`));
-  if (done < 3 && !find("project_start") && tools.includes(WAIT)) return { tool: WAIT, input: {} };
+  if (done < 3 && !find("project_start")) {
+    if (tools.includes(WAIT)) return { tool: WAIT, input: {} };
+    if (tools.includes(LIST)) return { tool: LIST, input: { server: "afk" }, pause: 2000 };
+  }
   switch (done) {
     case 0:
       return { tool: find("project_start"), input: { repo: REPO, worker_command: "exit 3", target: 3, config: { circuit: { k: 3, fast_death_seconds: 600, window_seconds: 3600 } } } };
@@ -54,7 +62,7 @@ function step(done, tools, api) {
 function anthropicTurn(body) {
   const tools = (body.tools ?? []).map((t) => t.name);
   const messages = body.messages ?? [];
-  const done = messages.flatMap((m) => (m.role === "assistant" && Array.isArray(m.content) ? m.content : [])).filter((c) => c.type === "tool_use" && c.name !== WAIT).length;
+  const done = messages.flatMap((m) => (m.role === "assistant" && Array.isArray(m.content) ? m.content : [])).filter((c) => c.type === "tool_use" && !waiting(c.name)).length;
   // Side requests (titles, summaries, quota probes) offer no tools: a short text answers them.
   const next = tools.length === 0 ? { text: "ok" } : step(done, tools, "anthropic");
   log({ api: "anthropic", offered: tools.filter((n) => n.startsWith("mcp__") || /Mcp/.test(n)), done, reply: next.tool ?? "text", input: next.input ?? next.text });
@@ -96,9 +104,10 @@ function anthropicStream(res, message) {
 // ---- OpenAI Responses -----------------------------------------------------------------------
 
 function responsesTurn(body) {
-  const tools = (body.tools ?? []).map((t) => t.name ?? t.function?.name).filter(Boolean);
+  // Codex offers an MCP server's tools inside a namespace (mcp__afk), named here namespace__tool.
+  const tools = (body.tools ?? []).flatMap((t) => (t.type === "namespace" ? (t.tools ?? []).map((n) => `${t.name}__${n.name}`) : [t.name ?? t.function?.name])).filter(Boolean);
   const input = Array.isArray(body.input) ? body.input : [];
-  const done = input.filter((item) => item.type === "function_call").length;
+  const done = input.filter((item) => item.type === "function_call" && !waiting(item.name)).length;
   const next = step(done, tools, "openai");
   log({ api: "openai", offered: tools.filter((n) => /mcp|afk|status|project_|logs|takeover/.test(n)), done, reply: next.tool ?? "text", input: next.input ?? next.text });
   return next;
@@ -108,8 +117,9 @@ function responsesStream(res, next, id) {
   const send = (event, data) => res.write(`event: ${event}\ndata: ${JSON.stringify({ type: event, ...data })}\n\n`);
   const response = { id: `resp_${id}`, object: "response", status: "in_progress", model: "scripted", output: [] };
   send("response.created", { response });
+  const [namespace, name] = next.tool?.startsWith("mcp__") ? [next.tool.slice(0, next.tool.lastIndexOf("__")), next.tool.slice(next.tool.lastIndexOf("__") + 2)] : [undefined, next.tool];
   const item = next.tool
-    ? { type: "function_call", id: `fc_${id}`, call_id: `call_${id}`, name: next.tool, arguments: JSON.stringify(next.input), status: "completed" }
+    ? { type: "function_call", id: `fc_${id}`, call_id: `call_${id}`, name, ...(namespace ? { namespace } : {}), arguments: JSON.stringify(next.input), status: "completed" }
     : { type: "message", id: `msg_${id}`, role: "assistant", status: "completed", content: [{ type: "output_text", text: next.text, annotations: [] }] };
   send("response.output_item.added", { output_index: 0, item });
   if (!next.tool) send("response.output_text.delta", { item_id: item.id, output_index: 0, content_index: 0, delta: next.text });
