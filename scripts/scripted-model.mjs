@@ -66,7 +66,6 @@ function anthropicTurn(body) {
   // Side requests (titles, summaries, quota probes) offer no tools: a short text answers them.
   const next = tools.length === 0 ? { text: "ok" } : step(done, tools, "anthropic");
   log({ api: "anthropic", offered: tools.filter((n) => n.startsWith("mcp__") || /Mcp/.test(n)), done, reply: next.tool ?? "text", input: next.input ?? next.text });
-  if (next.tool === WAIT) log({ wait_schema: body.tools.find((t) => t.name === WAIT)?.input_schema ?? null });
   return next;
 }
 
