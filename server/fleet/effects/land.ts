@@ -53,7 +53,7 @@ export async function afterLanding(fleet: FleetRuntime, tick: TickScope, action:
     case "gate_red":
       await failedAttempt(fleet, tick, action, {
         kind: "gate",
-        summary: `${outcome.evidence.kind === "local" ? "the local gate" : "CI"} failed on the synced head: ${outcome.evidence.summary}`,
+        summary: outcome.evidence.kind === "ci" && outcome.evidence.queue ? outcome.evidence.summary : `${outcome.evidence.kind === "local" ? "the local gate" : "CI"} failed on the synced head: ${outcome.evidence.summary}`,
         excerpt: outcome.evidence.excerpt,
       });
       return;
