@@ -276,6 +276,14 @@ const LandingSchema = z
       .boolean()
       .default(false)
       .describe('Accept a landing under which the base can move to a tree no gate ran: the merge API ("squash" or "merge") on a base that does not require branches to be up to date, where a commit landing inside the merge call is merged with the PR unseen. Off: such a setup is refused with the fix (use "push", or require up-to-date branches on the base).'),
+    train: z
+      .strictObject({
+        max: intIn(1, 64)
+          .default(1)
+          .describe('Most green PRs landed together in one train. With 2 or more waiting, they are merged in dispatch order onto the base tip as one commit on a branch `afk/train/<id>` (a draft PR under required CI, so CI runs on it), gated once, and the base fast-forwards to exactly that tree; a red train is bisected (halves, then singles) so the bad PR is retried or escalated with its own evidence and the others land. Trains land by push: under "squash" or "merge" PRs land one at a time. 1: one PR at a time.'),
+      })
+      .prefault({})
+      .describe("Landing trains: one gate run for several green PRs."),
   })
   .describe("Landing: green PRs land one at a time, each after a sync with the current base and a fresh gate.");
 

@@ -113,6 +113,19 @@ row("slot holder no longer ours: the slot frees", world({ mine: [green(2)] }, { 
 row("no slot: nothing held", world({ mine: [waiting(1)] }), [], (d) => assert.equal(d.landingSlot, null));
 row("slot kept while its PR waits for CI, with no other PR", world({ mine: [waiting(1)] }, { landingSlot: 1 }), [], (d) => assert.equal(d.landingSlot, 1));
 row("held merges ignore the slot: hold every green PR", world({ mine: [waiting(1), green(2)] }, { landingSlot: 1, autoMerge: false }), ["hold#2"]);
+// Landing trains (landing.train.max > 1).
+row("three green PRs, train max 8: one train of all three, in claim order", world({ mine: [green(3), green(1), green(2)] }, { trainMax: 8, oneLandingPerTick: true }), ["land_train#3"], (d) =>
+  assert.deepEqual(only(d, "land_train").members.map((m) => [m.issue, m.pr, m.head, m.sha]), [[3, 103, "head3", "claim3"], [1, 101, "head1", "claim1"], [2, 102, "head2", "claim2"]]),
+);
+row("four green PRs, train max 2: a train of the first two, the others wait", world({ mine: [green(1), green(2), green(3), green(4)] }, { trainMax: 2 }), ["land_train#1"], (d) =>
+  assert.deepEqual(only(d, "land_train").members.map((m) => m.issue), [1, 2]),
+);
+row("one green PR, train max 8: it lands alone", world({ mine: [green(1), waiting(2)] }, { trainMax: 8, oneLandingPerTick: true }), ["land#1"]);
+row("train max 1 (the default): each PR lands on its own", world({ mine: [green(1), green(2)] }, { trainMax: 1 }), ["land#1", "land#2"]);
+row("a train waits while the landing slot is held", world({ mine: [waiting(1), green(2), green(3)] }, { trainMax: 8, landingSlot: 1, oneLandingPerTick: true }), [], (d) => assert.equal(d.landingSlot, 1));
+row("the slot holder turned green with others: it lands alone first", world({ mine: [green(1), green(2), green(3)] }, { trainMax: 8, landingSlot: 1, oneLandingPerTick: true }), ["land#1"]);
+row("held merges hold train riders too", world({ mine: [green(1), green(2)] }, { trainMax: 8, autoMerge: false }), ["hold#1", "hold#2"]);
+row("a train keeps its place before births", world({ mine: [green(1), green(2)], ready: [ready(9)] }, { trainMax: 8 }), ["land_train#1", "dispatch#9"]);
 row("green PR while stopping: it still lands (a PR keeps its claim)", world({ mine: [green(1)] }, { stopping: true }), ["land#1"]);
 
 // Human reviews the base requires.
@@ -303,7 +316,7 @@ describe("decide, the table", () => {
   it("has well over a hundred rows and covers every action kind", () => {
     assert.ok(rows.length > 100, `${rows.length} rows`);
     const kinds = new Set(rows.flatMap((r) => decide(r.in).actions.map((a) => a.kind)));
-    assert.deepEqual([...kinds].sort(), ["await_review", "close_done", "dispatch", "escalate", "hold", "kill", "land", "open_pr", "reclaim", "recover", "redispatch", "release", "retry", "review", "review_result"]);
+    assert.deepEqual([...kinds].sort(), ["await_review", "close_done", "dispatch", "escalate", "hold", "kill", "land", "land_train", "open_pr", "reclaim", "recover", "redispatch", "release", "retry", "review", "review_result"]);
   });
 });
 

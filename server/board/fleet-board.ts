@@ -46,7 +46,7 @@ export class Board {
   /** The terminal board (merged, escalated), written before the claim is released. */
   async terminal(issue: number, phase: "merged" | "escalated", attempt: number, maxAttempts: number, extra: { pr?: number; note?: string } = {}): Promise<void> {
     const h = this.enter(issue, phase, attempt);
-    await this.upserter.upsert(issue, this.render(issue, phase, h, maxAttempts, extra.pr ?? null, this.who.instance, this.who.host));
+    await this.upserter.upsert(issue, this.render(issue, phase, h, maxAttempts, extra.pr ?? null, this.who.instance, this.who.host, extra.note));
     // The issue leaves the fleet: a later claim (a human handed it back) looks its board up anew.
     this.history.delete(issue);
     this.upserter.forget(issue);

@@ -49,7 +49,7 @@ export interface BoardInput {
   checks?: readonly BoardCheck[] | null;
   instance: string;
   host: string;
-  /** Why the fleet let go (a released board): one line, fleet-written, never issue text. */
+  /** Why the fleet let go (a released board), or which train landed it (merged): one line, fleet-written, never issue text. */
   note?: string | null;
 }
 
@@ -111,6 +111,8 @@ export function renderBoard(input: BoardInput): string {
       lines.push(`- [${done ? "x" : " "}] ${step}${failed ? " (failed on this attempt)" : ""}`);
     });
     lines.push("");
+    // Which train landed it (a fleet-written line).
+    if (input.phase === "merged" && input.note) lines.push(escapeInline(input.note), "");
   }
 
   const checks = (input.checks ?? []).slice(0, 50);

@@ -16,6 +16,7 @@ import type { Snapshot, SnapshotIssue } from "../state/snapshot.js";
 import { Board } from "../board/fleet-board.js";
 import { boardPhase } from "../state/board-phase.js";
 import { Landing } from "../landing/fleet-landing.js";
+import { trainMax } from "../landing/train.js";
 import { BirthGuard } from "./birth-guard.js";
 import { applyAction, type FleetRuntime, type TickScope } from "./effects/index.js";
 import type { TickEvents } from "./effects/effect.js";
@@ -295,6 +296,7 @@ export class RepoFleet implements FleetRuntime {
         idleGraceSeconds: this.registration.config.idle_grace_seconds * this.deps.timeScale,
         landingSlot: this.landingSlot,
         oneLandingPerTick: this.registration.config.gate.ci === "required",
+        trainMax: trainMax(this.registration.config, snapshot.requiredChecks),
         review: this.registration.config.review.command !== null ? { maxRounds: this.registration.config.review.max_rounds } : null,
         conflicts,
         overlap,

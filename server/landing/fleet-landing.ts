@@ -3,7 +3,8 @@
 import type { FleetConfig } from "../../schemas/config.js";
 import type { BriefFailure } from "../workers/brief.js";
 import { GateCache } from "../workers/gate.js";
-import { landPull, readCheckEvidence, type LandInput, type LandResult } from "./land.js";
+import { landPull, readCheckEvidence, type LandingContext, type LandInput, type LandResult } from "./land.js";
+import { landTrain, type TrainMember, type TrainResult } from "./train.js";
 import type { Connection } from "../host/connection.js";
 import type { Lease } from "../gh/lease.js";
 import type { WorkRepo } from "../workers/worktrees.js";
@@ -14,6 +15,8 @@ export interface LandingDeps {
   lease: Lease;
   workRepo: WorkRepo;
   clock: () => Date;
+  /** Seconds in the loop per real second (the bench and demo compress time); default 1. */
+  timeScale?: number;
 }
 
 export type LandOutcome = LandResult;
@@ -27,25 +30,38 @@ export class Landing {
   ) {}
 
   land(input: LandInput): Promise<LandResult> {
+    return landPull(this.context(), input);
+  }
+
+  /** Lands green PRs together as trains (server/landing/train.ts). */
+  train(members: readonly TrainMember[]): Promise<TrainResult> {
+    const config = this.config();
+    const scale = this.deps.timeScale ?? 1;
+    return landTrain(this.context(), members, {
+      pollMs: Math.max(100, config.pacing.watch_seconds * 1000 * scale),
+      ciTimeoutMs: config.gate.timeout_seconds * 1000 * scale,
+      // A train may outlast a tick: the claims' heartbeat goes on meanwhile.
+      onWait: () => this.deps.lease.heartbeat().then(() => undefined),
+    });
+  }
+
+  private context(): LandingContext {
     const { conn } = this.deps;
     const config = this.config();
-    return landPull(
-      {
-        forge: conn.forge,
-        login: conn.login,
-        base: config.base ?? conn.base,
-        config,
-        lease: this.deps.lease,
-        refs: conn.refs,
-        workRepo: this.deps.workRepo,
-        auth: { token: conn.token, url: conn.info.cloneUrl },
-        instance: this.deps.lease.instance,
-        host: conn.hostName,
-        gateCache: this.gateCache,
-        now: this.deps.clock,
-      },
-      input,
-    );
+    return {
+      forge: conn.forge,
+      login: conn.login,
+      base: config.base ?? conn.base,
+      config,
+      lease: this.deps.lease,
+      refs: conn.refs,
+      workRepo: this.deps.workRepo,
+      auth: { token: conn.token, url: conn.info.cloneUrl },
+      instance: this.deps.lease.instance,
+      host: conn.hostName,
+      gateCache: this.gateCache,
+      now: this.deps.clock,
+    };
   }
 
   /** What a red PR's checks say, re-read from GitHub, for the next attempt's brief. */

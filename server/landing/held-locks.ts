@@ -25,6 +25,28 @@ export function holdLandingLock(refs: RefStore, ref: string, sha: string): () =>
   };
 }
 
+/**
+ * Like holdLandingLock, for a lock its holder renews (a train's long gate): `moved` records the
+ * lock's new sha after each renewal, so release and shutdown remove the current one.
+ */
+export function holdRenewableLandingLock(refs: RefStore, ref: string, sha: string): { release: () => Promise<void>; moved: (sha: string) => void; sha: () => string } {
+  const lock: HeldLock = { refs, ref, sha };
+  held.add(lock);
+  return {
+    release: async () => {
+      try {
+        await refs.remove(ref, lock.sha);
+      } finally {
+        held.delete(lock);
+      }
+    },
+    moved: (next) => {
+      lock.sha = next;
+    },
+    sha: () => lock.sha,
+  };
+}
+
 /** How many landing locks this process holds now. */
 export function heldLandingLocks(): number {
   return held.size;

@@ -33,7 +33,7 @@ import { holdLandingLock } from "./held-locks.js";
 import { checkEvidence, type CiEvidence } from "./ci-evidence.js";
 import { LandingGit } from "./landing-git.js";
 import { landThroughQueue } from "./merge-queue.js";
-import { acquireLock, DEFAULT_LOCK_TTL_SECONDS, landingLockRef, serialized } from "./landing-lock.js";
+import { acquireLock, DEFAULT_LOCK_TTL_SECONDS, landingKey, landingLockRef, serialized } from "./landing-lock.js";
 
 export { formatLandingLock, landingLockRef, parseLandingLock, LANDING_LOCK_HEADER, type LandingLockMessage } from "./landing-lock.js";
 export { readCheckEvidence, type CiEvidence } from "./ci-evidence.js";
@@ -136,7 +136,7 @@ const MAX_ITERATIONS = 10;
  * board and the worktree are the caller's.
  */
 export function landPull(ctx: LandingContext, input: LandInput): Promise<LandResult> {
-  const key = `${ctx.forge.repo.owner}/${ctx.forge.repo.name}`.toLowerCase();
+  const key = landingKey(ctx);
   return serialized(key, () => landSerialized(ctx, input));
 }
 
@@ -301,7 +301,7 @@ async function landQueued(ctx: LandingContext, lg: LandingGit, input: LandInput,
   const step = await landThroughQueue({ forge: ctx.forge, pr: input.pr, head: input.head, deadlineMs: ctx.config.gate.timeout_seconds * 1000 });
   if (step.kind === "wait") return { outcome: "retry_later", why: step.why };
   if (step.kind === "removed") {
-    return gateRed(input.head, { kind: "ci", summary: `the merge queue removed PR #${input.pr}: ${step.reason}`, excerpt: step.reason, checks: [] });
+    return gateRed(input.head, { kind: "ci", summary: `the merge queue removed PR #${input.pr}: ${step.reason}`, excerpt: step.reason, checks: [], queue: true });
   }
   const mergeSha = step.mergeSha ?? (await ctx.refs.read(`refs/heads/${ctx.base}`)) ?? "";
   return finish(ctx, lg, input, headRef, input.head, baseBefore, { kind: "merged", mergeSha, method: "queue", verified: true, verifyNote: null }, 0);
@@ -459,7 +459,7 @@ async function runLocalGate(ctx: LandingContext, issue: number, sha: string): Pr
   });
 }
 
-function localEvidence(run: GateCommitResult): LocalGateEvidence {
+export function localEvidence(run: GateCommitResult): LocalGateEvidence {
   const how = run.error
     ? run.error
     : run.timedOut

@@ -73,6 +73,80 @@ export class LandingGit {
     return result.stdout.trim();
   }
 
+  /**
+   * Fetches the base and `branches` into private refs under `refs/afk-train/<scope>/`; their tips
+   * now (null: the branch is gone). One fetch when every branch exists, else one per branch.
+   */
+  async fetchBranches(base: string, branches: readonly string[], scope: string, issue: number): Promise<{ base: string; heads: Map<string, string | null> }> {
+    if (!this.ready) {
+      await this.workRepo.progress(issue, base);
+      this.ready = true;
+    }
+    const local = (i: number): string => `refs/afk-train/${scope}/${i}`;
+    const baseRef = `refs/afk-train/${scope}/base`;
+    const fetch = ["fetch", "--no-tags", "--no-write-fetch-head", "--no-recurse-submodules", "--quiet", "origin"];
+    const all = await this.networkRaw([...fetch, `+refs/heads/${base}:${baseRef}`, ...branches.map((b, i) => `+refs/heads/${b}:${local(i)}`)]);
+    if (all.exitCode !== 0) {
+      if (!/couldn't find remote ref/i.test(all.stderr)) throw new GitError(`fetch of ${base} and the train's branches failed: ${all.stderr.trim()}`, "git fetch", all.exitCode, all.stderr);
+      await this.network([...fetch, `+refs/heads/${base}:${baseRef}`]);
+      for (const [i, b] of branches.entries()) {
+        const one = await this.networkRaw([...fetch, `+refs/heads/${b}:${local(i)}`]);
+        if (one.exitCode !== 0) await this.git.deleteRef(local(i));
+      }
+    }
+    const baseSha = await this.revParse(baseRef);
+    if (baseSha === null) throw new GitError(`cannot resolve the fetched ${base}`, "git rev-parse", 1, "");
+    const heads = new Map<string, string | null>();
+    for (const [i, b] of branches.entries()) heads.set(b, await this.revParse(local(i)));
+    return { base: baseSha, heads };
+  }
+
+  /** Re-reads the base tip into the train's private refs. */
+  async fetchBase(base: string, scope: string): Promise<string> {
+    const baseRef = `refs/afk-train/${scope}/base`;
+    await this.network(["fetch", "--no-tags", "--no-write-fetch-head", "--no-recurse-submodules", "--quiet", "origin", `+refs/heads/${base}:${baseRef}`]);
+    const sha = await this.revParse(baseRef);
+    if (sha === null) throw new GitError(`cannot resolve the fetched ${base}`, "git rev-parse", 1, "");
+    return sha;
+  }
+
+  /** Deletes every private ref fetchBranches wrote for `scope`. */
+  async dropScope(scope: string): Promise<void> {
+    const refs = await this.git.refs(`refs/afk-train/${scope}/`);
+    for (const r of refs) await this.git.deleteRef(r.ref);
+  }
+
+  /**
+   * A train's candidate: `heads` merged in order onto `baseTip` (git merge-tree, no checkout), as
+   * ONE commit whose first parent is the base tip and whose other parents are the heads that
+   * merged. The base's first-parent line then gains one gated tree per train, and every head is
+   * in the base once it lands (each PR is merged). A head that conflicts with the ones before it
+   * is left out with its files.
+   */
+  async trainCommit(baseTip: string, heads: ReadonlyArray<{ key: number; sha: string }>, message: string): Promise<{ sha: string | null; merged: number[]; conflicts: Map<number, string[]> }> {
+    let current = baseTip;
+    let tree: string | null = await this.tree(baseTip);
+    const merged: number[] = [];
+    const parents: string[] = [];
+    const conflicts = new Map<number, string[]>();
+    for (const head of heads) {
+      const r = await this.git.runRaw(["merge-tree", "--write-tree", "--name-only", "--no-messages", current, head.sha]);
+      const lines = r.stdout.split("\n");
+      if (r.exitCode !== 0) {
+        conflicts.set(head.key, [...new Set(lines.slice(1).map((l) => l.trim()).filter(Boolean))].sort());
+        continue;
+      }
+      tree = lines[0]!.trim();
+      // An unreferenced step commit, only so the next merge has the right merge base.
+      current = (await this.git.run(["-c", "commit.gpgSign=false", "commit-tree", tree, "-p", current, "-p", head.sha, "-m", "train step"])).stdout.trim();
+      merged.push(head.key);
+      parents.push(head.sha);
+    }
+    if (merged.length === 0 || tree === null) return { sha: null, merged, conflicts };
+    const args = ["-c", "commit.gpgSign=false", "commit-tree", tree, "-p", baseTip, ...parents.flatMap((p) => ["-p", p]), "-m", message];
+    return { sha: (await this.git.run(args)).stdout.trim(), merged, conflicts };
+  }
+
   /** `git merge --ff-only <sha>` in a worktree; false when it could not. */
   async fastForward(worktree: string, sha: string): Promise<boolean> {
     const result = await this.git.runRaw(["merge", "--ff-only", "--quiet", sha], worktree);

@@ -49,6 +49,15 @@ export function parseLandingLock(message: string): LandingLockMessage | null {
   };
 }
 
+/**
+ * What landings are serialized on in this process: the repository and the fleet instance (one
+ * per repository in a real process; two instances in one test process meet at the lock ref, as
+ * two hosts would).
+ */
+export function landingKey(ctx: { forge: { repo: { owner: string; name: string } }; instance: string }): string {
+  return `${ctx.forge.repo.owner}/${ctx.forge.repo.name}#${ctx.instance}`.toLowerCase();
+}
+
 const queues = new Map<string, Promise<unknown>>();
 
 export function serialized<T>(key: string, job: () => Promise<T>): Promise<T> {
@@ -107,4 +116,14 @@ export async function acquireLock(ctx: LockTaker, issue: number): Promise<HeldLo
     if (swapped.won) return { held: true, sha: swapped.sha };
   }
   return { held: false, why: `the landing lock ${ref} kept changing hands; trying again next tick` };
+}
+
+/**
+ * Renews a lock this host holds (a new `at`, so it does not go stale during a long gate):
+ * a compare-and-swap from the sha it holds. Null: the lock was taken over meanwhile.
+ */
+export async function renewLock(ctx: LockTaker, sha: string, issue: number): Promise<string | null> {
+  const message = formatLandingLock({ instance: ctx.instance, host: ctx.host, at: ctx.now().toISOString(), issue, ttlSeconds: ctx.ttlSeconds });
+  const swapped = await ctx.refs.swap(landingLockRef(ctx.namespace), sha, message);
+  return swapped.won ? swapped.sha : null;
 }

@@ -65,6 +65,8 @@ export interface DecideInput {
   landingSlot?: number | null;
   /** Required CI: one landing move (a merge or a sync) per tick, so CI restarts on one PR at a time. */
   oneLandingPerTick?: boolean;
+  /** `landing.train.max`: more than 1 lets two or more green PRs land together as one train. */
+  trainMax?: number;
   /** The review stage (`review.command` set): green PRs are reviewed before they land. */
   review?: { maxRounds: number } | null;
   /** Issue → files that conflict when its PR's head is merged with the new base (checked after a landing). */
@@ -89,6 +91,8 @@ export type Action =
   | { kind: "kill"; issue: number; why: string }
   /** `exclusive`: once a landing merged or synced this tick, this one waits for the next. */
   | { kind: "land"; issue: number; sha: string; pr: number; head: string; exclusive: boolean }
+  /** Two or more green PRs (up to `landing.train.max`, in claim order) land as one gated train; `issue` is the first's. */
+  | { kind: "land_train"; issue: number; members: Array<{ issue: number; sha: string; pr: number; head: string }> }
   | { kind: "hold"; issue: number; pr: number; why: string }
   /** Green but short of required human approvals: keep the claim, say on the PR what is needed. */
   | { kind: "await_review"; issue: number; pr: number; head: string; required: number; approvedBy: string[] }
@@ -190,6 +194,10 @@ export function decide(input: DecideInput): Decision {
   const slot = input.landingSlot ?? null;
   const slotHolder = slot === null ? undefined : input.set.mine.find((m) => m.issue === slot && m.issueOpen && m.status !== "failure");
   const landingSlot = slotHolder && slotHolder.status !== "awaiting_merge" ? slotHolder.issue : null;
+  // Green PRs that may ride a train, and where in the order their landing goes.
+  const trainMax = input.trainMax ?? 1;
+  const riders: Array<Extract<Action, { kind: "land" }>> = [];
+  let trainAt = -1;
 
   for (const claim of input.set.mine) {
     const local = input.local.get(claim.issue) ?? { worker: "none" as const };
@@ -220,6 +228,9 @@ export function decide(input: DecideInput): Decision {
         if (input.review && claim.pr !== null && claim.head !== null && !reviewPassed(claim, local, input, actions, births)) continue;
         if (!input.autoMerge || claim.pr === null || claim.head === null) {
           actions.push({ kind: "hold", issue: claim.issue, pr: claim.pr ?? 0, why: "merges are held: the project was started without auto_merge" });
+        } else if (trainMax > 1 && !slotHolder) {
+          if (trainAt < 0) trainAt = actions.length;
+          riders.push({ kind: "land", issue: claim.issue, sha: claim.sha, pr: claim.pr, head: claim.head, exclusive: input.oneLandingPerTick ?? false });
         } else if (!slotHolder || slotHolder.issue === claim.issue) {
           actions.push({ kind: "land", issue: claim.issue, sha: claim.sha, pr: claim.pr, head: claim.head, exclusive: input.oneLandingPerTick ?? false });
         }
@@ -344,6 +355,10 @@ export function decide(input: DecideInput): Decision {
         break;
     }
   }
+
+  if (riders.length === 1) actions.splice(trainAt, 0, riders[0]!);
+  // The ones past `max` wait for the next train.
+  else if (riders.length > 1) actions.splice(trainAt, 0, { kind: "land_train", issue: riders[0]!.issue, members: riders.slice(0, trainMax).map(({ issue, sha, pr, head }) => ({ issue, sha, pr, head })) });
 
   // Retries start a fresh worker too: they take a slot like any birth.
   for (const action of actions) if (action.kind === "retry") births.push(action);

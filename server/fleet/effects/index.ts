@@ -10,6 +10,7 @@ import { escalate } from "./escalate.js";
 import { hold } from "./hold.js";
 import { kill } from "./kill.js";
 import { land } from "./land.js";
+import { landTrain } from "./land-train.js";
 import { openPr } from "./open-pr.js";
 import { reclaim } from "./reclaim.js";
 import { recover } from "./recover.js";
@@ -25,6 +26,7 @@ const effects: { [K in ActionKind]: Effect<K> } = {
   review,
   review_result: reviewResult,
   land,
+  land_train: landTrain,
   retry,
   escalate,
   open_pr: openPr,

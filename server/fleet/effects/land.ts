@@ -25,18 +25,19 @@ export const land = defineEffect("land", async (fleet, tick, action) => {
   await afterLanding(fleet, tick, action, outcome);
 });
 
-async function afterLanding(fleet: FleetRuntime, tick: TickScope, action: ActionOf<"land">, outcome: LandOutcome): Promise<void> {
+/** What a landing's outcome does to the claim; `note` says on the board which train landed it. */
+export async function afterLanding(fleet: FleetRuntime, tick: TickScope, action: ActionOf<"land">, outcome: LandOutcome, note?: string): Promise<void> {
   const n = action.issue;
   const cfg = fleet.registration.config;
   switch (outcome.outcome) {
     case "merged":
-      await fleet.board.terminal(n, "merged", tick.set.mine.find((m) => m.issue === n)?.attempt ?? 0, cfg.retry + 1, { pr: action.pr });
+      await fleet.board.terminal(n, "merged", tick.set.mine.find((m) => m.issue === n)?.attempt ?? 0, cfg.retry + 1, { pr: action.pr, ...(note ? { note } : {}) });
       await fleet.deps.lease.release(n, action.sha);
       if (cfg.worktree.cleanup) await fleet.deps.workRepo.remove(n, { deleteBranch: true }).catch(() => undefined);
       await clearRunnerError(fleet, tick, n);
       fleet.memory.forget(n);
       tick.report.merged.push(n);
-      await checkEarlyConflicts(fleet, tick, n, outcome.mergeSha);
+      if (!note) await checkEarlyConflicts(fleet, tick, n, outcome.mergeSha); // a train checks once, after its last landing
       fleet.log("info", "merged", `#${n}: landed PR #${action.pr} as ${outcome.mergeSha?.slice(0, 12) ?? "?"}`, n, { ...outcome });
       if (outcome.verified === false) {
         fleet.log("error", "base_moved_during_merge", `#${n}: the base moved inside the merge call, so the landed tree was not the gated one; use landing.strategy "push" or require up-to-date branches`, n);
@@ -52,7 +53,7 @@ async function afterLanding(fleet: FleetRuntime, tick: TickScope, action: Action
     case "gate_red":
       await failedAttempt(fleet, tick, action, {
         kind: "gate",
-        summary: `${outcome.evidence.kind === "local" ? "the local gate" : "CI"} failed on the synced head: ${outcome.evidence.summary}`,
+        summary: outcome.evidence.kind === "ci" && outcome.evidence.queue ? outcome.evidence.summary : `${outcome.evidence.kind === "local" ? "the local gate" : "CI"} failed on the synced head: ${outcome.evidence.summary}`,
         excerpt: outcome.evidence.excerpt,
       });
       return;
@@ -70,7 +71,7 @@ async function afterLanding(fleet: FleetRuntime, tick: TickScope, action: Action
  * repository (git merge-tree: no checkout, no request). One that no longer merges is retried on
  * the next pass with the conflicting paths named, instead of at its landing turn.
  */
-async function checkEarlyConflicts(fleet: FleetRuntime, tick: TickScope, landed: number, baseTip: string | undefined): Promise<void> {
+export async function checkEarlyConflicts(fleet: FleetRuntime, tick: TickScope, landed: number, baseTip: string | undefined): Promise<void> {
   if (!baseTip || !fleet.registration.config.conflicts.early) return;
   for (const m of tick.set.mine) {
     if (m.issue === landed || m.pr === null || m.head === null) continue;

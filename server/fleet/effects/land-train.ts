@@ -1,0 +1,53 @@
+// land_train: two or more green PRs of ours land as one gated train (server/landing/train.ts).
+// Each member's outcome then moves its claim on as a single landing's would: merged (the board
+// names the train), retried or escalated with its own red evidence, or left to a later tick.
+import type { TrainMemberOutcome } from "../../landing/train.js";
+import type { LandResult } from "../../landing/land.js";
+import { defineEffect, type ActionOf } from "./effect.js";
+import { afterLanding, checkEarlyConflicts } from "./land.js";
+
+export const landTrain = defineEffect("land_train", async (fleet, tick, action) => {
+  // A landing earlier in this pass moved the base: the members wait for the next pass.
+  if (tick.report.merged.length > 0 || fleet.landingSlot !== null) return;
+  const riders = action.members.filter((m) => !fleet.earlyConflicts.has(m.issue));
+  if (riders.length === 0) return;
+  const members = riders.map((m) => ({ ...m, claimSha: m.sha, title: tick.issues.get(m.issue)?.title ?? `#${m.issue}` }));
+  const result = await fleet.landing.train(members);
+  if (result.outcome === "busy") {
+    // Another host holds the landing lock: its landing moves the base, which wakes us.
+    for (const m of riders) tick.events.blocked.push(m.issue);
+    fleet.log("info", "train_busy", `train of ${riders.map((m) => `#${m.issue}`).join(", ")}: ${result.why}`, riders[0]!.issue);
+    return;
+  }
+  fleet.log("info", "train", `train ${result.id}: ${result.why}`, riders[0]!.issue, {
+    gateRuns: result.gateRuns,
+    restarts: result.restarts,
+    landings: result.landings,
+    outcomes: result.members.map((m) => ({ issue: m.member.issue, outcome: m.outcome })),
+  });
+  for (const outcome of result.members) {
+    const member = action.members.find((m) => m.issue === outcome.member.issue)!;
+    const land: ActionOf<"land"> = { kind: "land", issue: member.issue, sha: member.sha, pr: member.pr, head: member.head, exclusive: false };
+    const landing = result.landings.find((l) => l.issues.includes(member.issue));
+    const note = landing ? `Landed in train ${landing.train} with ${landing.issues.map((n) => `#${n}`).join(", ")} (${landing.sha.slice(0, 12)})` : undefined;
+    await afterLanding(fleet, tick, land, asLandResult(outcome), note);
+  }
+  const last = result.landings[result.landings.length - 1];
+  if (last) await checkEarlyConflicts(fleet, tick, last.issues[0]!, last.sha);
+});
+
+/** A member's outcome in the shape a single landing reports it. */
+function asLandResult(o: TrainMemberOutcome): LandResult {
+  switch (o.outcome) {
+    case "merged":
+      return { outcome: "merged", mergeSha: o.mergeSha, baseBefore: "", head: o.member.head, method: "push", verified: true, verifyNote: null, issueClosed: o.issueClosed, branchDeleted: o.branchDeleted, syncs: 0 };
+    case "gate_red":
+      return { outcome: "gate_red", head: o.member.head, evidence: o.evidence, why: o.why };
+    case "conflict":
+      return { outcome: "conflict", files: o.files, baseSha: null, why: o.why };
+    default:
+      return { outcome: o.outcome, why: o.why };
+  }
+}
+
+
