@@ -24,7 +24,7 @@ import { join } from "node:path";
 import { startCiRunner, type CiRunner } from "../server/demo/ci-runner.js";
 import { api } from "../test/support/forge-fixtures.js";
 import { round, type BenchContext, type Figure, type Section, type SectionResult } from "./section.js";
-import { benchFleet, forgeAccounting, lane, pause, quantile, readyForge, type LaneRecord, type StartConfig } from "./fleet-harness.js";
+import { benchFleet, forgeAccounting, lane, pause, quantile, readyForge, requireTestCheck, type LaneRecord, type StartConfig } from "./fleet-harness.js";
 
 export interface LandingSpec {
   issues: number;
@@ -98,7 +98,7 @@ interface VariantResult {
 }
 
 /** Counts the REST requests made with one token through globalThis.fetch (the CI runner's). */
-function countRequestsOf(token: string): { stats: { requests: number; counted: number }; restore: () => void } {
+export function countRequestsOf(token: string): { stats: { requests: number; counted: number }; restore: () => void } {
   const original = globalThis.fetch;
   const stats = { requests: 0, counted: 0 };
   const authOf = (init: RequestInit | undefined): string | null => {
@@ -182,13 +182,7 @@ async function runVariant(ctx: BenchContext, spec: LandingSpec, mode: Mode): Pro
   if (mode === "required") {
     const ciToken = forge.users.ci;
     if (!ciToken) throw new Error("the forge has no user ci");
-    const protection = await api(forge, "PUT", `/repos/${repo}/branches/main/protection`, {
-      required_status_checks: { strict: true, contexts: ["test"] },
-      enforce_admins: null,
-      required_pull_request_reviews: null,
-      restrictions: null,
-    });
-    if (protection.status !== 200) throw new Error(`branch protection: HTTP ${protection.status}`);
+    await requireTestCheck(forge, repo);
     ciCount = countRequestsOf(ciToken);
     ctx.defer(ciCount.restore);
     ci = startCiRunner({

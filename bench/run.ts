@@ -24,6 +24,7 @@ import { landingSection, REAL_TIME_LANDING } from "./landing.js";
 import { daemonSection } from "./daemon.js";
 import { statusSection } from "./status.js";
 import { demoRequestsSection, idleSection, issue11Table, ISSUE_11_SECTIONS } from "./issue11.js";
+import { conflictsSection } from "./conflicts.js";
 
 const SECTIONS: Section[] = [
   snapshotSection(),
@@ -36,6 +37,7 @@ const SECTIONS: Section[] = [
   idleSection,
   daemonSection(),
   statusSection(),
+  conflictsSection(),
 ];
 
 const USAGE = `Usage: node dist/bench/run.js [--only NAME[,NAME]]... [--list]

@@ -285,8 +285,8 @@ export class RepoFleet implements FleetRuntime {
       timer.mark("local");
       const paused = this.guard.paused(this.stopping);
       const issues = new Map(snapshot.issues.map((i) => [i.number, i]));
-      this.overlapFacts ??= new OverlapFacts(this.deps.workRepo.repoDir, this.registration.base);
-      const overlap = await this.overlapFacts.read(set, issues).catch(() => null);
+      this.overlapFacts ??= new OverlapFacts(this.deps.workRepo.repoDir, this.registration.base, (n) => this.deps.workRepo.worktreePath(n));
+      const overlap = this.registration.config.conflicts.overlap_dispatch ? await this.overlapFacts.read(set, issues).catch(() => null) : null;
       const conflicts = new Map(this.earlyConflicts);
       this.earlyConflicts.clear();
       const decision = decide({
@@ -306,9 +306,9 @@ export class RepoFleet implements FleetRuntime {
         overlap,
       });
       timer.mark("decide");
-      report.overlap_held = decision.overlapHolds.map((h) => ({ issue: h.issue, paths: h.paths, instead: h.instead }));
+      report.overlap_held = this.overlapFacts.standing(decision.overlapHolds, set, overlap);
       for (const h of decision.overlapHolds) {
-        this.log("info", "overlap_held", `#${h.issue}: started #${h.instead} first: in-flight PRs change ${h.paths.join(", ")}, which #${h.issue} names`, h.issue, { ...h });
+        this.log("info", "overlap_held", `#${h.issue}: started #${h.instead} first: in-flight work changes ${h.paths.join(", ")}, which #${h.issue} names`, h.issue, { ...h });
       }
       this.landingSlot = decision.landingSlot;
       report.births_held = decision.birthsHeld ?? (paused ? paused.reason : null);
@@ -379,10 +379,10 @@ export class RepoFleet implements FleetRuntime {
     }
   }
 
-  /** The periodic checkpoint of each running worker whose period is up. */
+  /** The periodic checkpoint of each running worker (not reviewer) whose period is up. */
   private async checkpointRunning(set: WorkingSet): Promise<void> {
     for (const run of this.memory.runs()) {
-      if (run.exitFacts || !this.checkpoints.due(run.issue, run.startedAt)) continue;
+      if (run.role !== "worker" || run.exitFacts || !this.checkpoints.due(run.issue, run.startedAt)) continue;
       const claim = set.mine.find((m) => m.issue === run.issue);
       if (!claim) continue;
       await this.checkpoints

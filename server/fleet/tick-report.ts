@@ -15,7 +15,7 @@ export interface TickReport {
   merges_held: number[];
   /** Green PRs held for a human's approving review. */
   awaiting_review: number[];
-  /** Ready issues started later because in-flight PRs change the paths they name. */
+  /** Ready issues started later because in-flight work changes the paths they name. */
   overlap_held: Array<{ issue: number; paths: string[]; instead: number }>;
   moved: boolean;
   error: string | null;

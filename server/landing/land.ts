@@ -301,7 +301,7 @@ async function landQueued(ctx: LandingContext, lg: LandingGit, input: LandInput,
   const step = await landThroughQueue({ forge: ctx.forge, pr: input.pr, head: input.head, deadlineMs: ctx.config.gate.timeout_seconds * 1000 });
   if (step.kind === "wait") return { outcome: "retry_later", why: step.why };
   if (step.kind === "removed") {
-    return gateRed(input.head, { kind: "ci", summary: `the merge queue removed PR #${input.pr}: ${step.reason}`, excerpt: step.reason, checks: [] });
+    return gateRed(input.head, { kind: "ci", summary: `the merge queue removed PR #${input.pr}: ${step.reason}`, excerpt: step.reason, checks: [], queue: true });
   }
   const mergeSha = step.mergeSha ?? (await ctx.refs.read(`refs/heads/${ctx.base}`)) ?? "";
   return finish(ctx, lg, input, headRef, input.head, baseBefore, { kind: "merged", mergeSha, method: "queue", verified: true, verifyNote: null }, 0);

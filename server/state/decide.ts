@@ -116,7 +116,7 @@ export interface Decision {
   workers: number;
   /** Why no (more) births, when there was room: for status and the summary. */
   birthsHeld: string | null;
-  /** Ready issues started later because in-flight PRs change the paths they name. */
+  /** Ready issues started later because in-flight work changes the paths they name. */
   overlapHolds: OverlapHold[];
   /** The landing slot after this tick's decisions: kept while its PR still waits for CI, else free. */
   landingSlot: number | null;

@@ -55,7 +55,7 @@ export async function afterLanding(fleet: FleetRuntime, tick: TickScope, action:
     case "gate_red":
       await failedAttempt(fleet, tick, action, {
         kind: "gate",
-        summary: `${outcome.evidence.kind === "local" ? "the local gate" : "CI"} failed on the synced head: ${outcome.evidence.summary}`,
+        summary: outcome.evidence.kind === "ci" && outcome.evidence.queue ? outcome.evidence.summary : `${outcome.evidence.kind === "local" ? "the local gate" : "CI"} failed on the synced head: ${outcome.evidence.summary}`,
         excerpt: outcome.evidence.excerpt,
       });
       return;
@@ -74,7 +74,7 @@ export async function afterLanding(fleet: FleetRuntime, tick: TickScope, action:
  * the next pass with the conflicting paths named, instead of at its landing turn.
  */
 export async function checkEarlyConflicts(fleet: FleetRuntime, tick: TickScope, landed: number, baseTip: string | undefined): Promise<void> {
-  if (!baseTip) return;
+  if (!baseTip || !fleet.registration.config.conflicts.early) return;
   for (const m of tick.set.mine) {
     if (m.issue === landed || m.pr === null || m.head === null) continue;
     const files = await conflictingFiles(fleet.deps.workRepo.repoDir, baseTip, m.head).catch(() => null);
