@@ -253,7 +253,7 @@ describe("afk-mcp daemon", () => {
     const transport = new StdioClientTransport({ command: process.execPath, args: [BIN], env: w.env, stderr: "pipe" });
     const mcp = new Client({ name: "afk-daemon-test", version: "0.0.0" });
     await mcp.connect(transport);
-    const started = await mcp.callTool({ name: "project_start", arguments: startInput(w) });
+    const started = await mcp.callTool({ name: "project_start", arguments: startInput(w) }, undefined, { timeout: 600_000 });
     assert.notEqual(started.isError, true, JSON.stringify(started.content));
     await until("two workers", async () => (await workerPids(w.planDir)).size === 2);
     const workers = [...(await workerPids(w.planDir)).values()];

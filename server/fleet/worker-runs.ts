@@ -96,7 +96,12 @@ export async function birth(input: BirthInput, deps: RunDeps): Promise<WorkerRun
   if (ended !== null) {
     deps.lanes.append("supervisor", { level: "warn", event: "orphan_ended", msg: `#${n}: ended orphan worker pid ${ended} left by an earlier host process before reusing its worktree`, issue: n, pid: ended });
   }
-  const prepared = input.mode === "fresh" ? await deps.workRepo.fresh(prepare) : await deps.workRepo.prepare(prepare);
+  let prepared = input.mode === "fresh" ? await deps.workRepo.fresh(prepare) : await deps.workRepo.prepare(prepare);
+  if (input.review && prepared.head !== input.review.head) {
+    // The worktree continues where this host left it; a reviewer reviews the PR head, which may
+    // have been pushed from elsewhere (a human, another host) since.
+    prepared = { ...prepared, head: await deps.workRepo.checkoutAt(n, input.review.head) };
+  }
   const verdictPath = join(dir, "verdict.json");
   // A verdict from an earlier run must not speak for this one.
   await rm(verdictPath, { force: true });
@@ -199,8 +204,10 @@ function settle(run: WorkerRun, deps: RunDeps, base: string, pidFile: string): v
   run.settling = run.handle.exited.then(async (exit) => {
     await removePidFile(pidFile);
     const facts = await readExit(run, exit, deps, base);
-    // Pushed before anything else happens to the claim (a stop releases it right after).
-    if (facts.commitsAhead > 0 && deps.checkpoint) {
+    // Pushed before anything else happens to the claim (a stop releases it right after). Not a
+    // reviewer's: its fixes are pushed by its verdict alone (a push here would move the PR head
+    // under the verdict, which then speaks for a head nobody reviewed).
+    if (run.role === "worker" && facts.commitsAhead > 0 && deps.checkpoint) {
       await deps.checkpoint(run.issue).catch((error: unknown) =>
         deps.lanes.append("supervisor", { level: "warn", event: "checkpoint_failed", msg: `#${run.issue}: the exit checkpoint failed: ${(error as Error).message}`, issue: run.issue }),
       );

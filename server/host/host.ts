@@ -197,7 +197,9 @@ export class FleetHost implements Host {
       }
     }
     const plan = await this.plan(repo);
-    return { plan, source: { from: "gathered", at: now.toISOString(), age_seconds: 0 } };
+    // Holds are the running fleet's decisions: a fresh gather shows those still in the frontier.
+    const held = (running?.project.report()?.overlap_held ?? []).filter((h) => plan.dispatch.some((d) => d.number === h.issue));
+    return { plan: { ...plan, held_for_overlap: held }, source: { from: "gathered", at: now.toISOString(), age_seconds: 0 } };
   }
 
   // ---- projects ---------------------------------------------------------------------------------

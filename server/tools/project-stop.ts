@@ -15,7 +15,7 @@ export const projectStopTool = defineTool({
   output: projectChangeOutput,
   async handler(host, args, context) {
     const result = await host.stop(args, (message) => context.step(message));
-    await context.done(result.message);
+    await context.settled();
     return changeAnswer(result);
   },
   render: renderProject,
