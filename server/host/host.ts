@@ -68,6 +68,7 @@ export class FleetHost implements Host {
   private readonly projects = new Map<string, Promise<RepoAccess>>();
   private readonly running = new Map<string, RepoFleet>();
   private readonly lanes = new Map<string, LaneWriter>();
+  private readonly laneSecrets = new Map<string, string[]>();
   private readonly accessFor = new Map<string, RepoAccess>();
   /** Namespace probes that succeeded, per repository, namespace and token (never the token itself). */
   private readonly probes = new Map<string, NamespaceProbe>();
@@ -120,7 +121,7 @@ export class FleetHost implements Host {
    */
   private async open(repo: string | undefined, extra: Partial<ConnectOptions> = {}, probe = false): Promise<RepoAccess> {
     const options: ConnectOptions = { repo, ...extra };
-    if (this.options.env) options.env = this.options.env;
+    if (!options.env && this.options.env) options.env = this.options.env;
     if (this.options.cwd) options.cwd = this.options.cwd;
     if (this.options.logger) options.logger = this.options.logger;
     const conn = withScaledLease(await connect(options), this.options.timeScale ?? 1);
@@ -212,13 +213,20 @@ export class FleetHost implements Host {
     return { project, connected };
   }
 
-  async start(input: ProjectStartInput, onStep: StepListener = () => undefined): Promise<ProjectResult> {
+  /**
+   * Starts a project. `as.env` is the environment of the session that registers it (the
+   * daemon's sessions): the project reaches GitHub with its token and API URL and its workers get
+   * its variables, whatever the host process's own; the state dir stays the host's.
+   */
+  async start(input: ProjectStartInput, onStep: StepListener = () => undefined, as: { env?: NodeJS.ProcessEnv } = {}): Promise<ProjectResult> {
     if (!input.dry_run && !input.worker_command) {
       throw new UsageError('project_start: worker_command is required (the shell command that starts one agent in its worktree), unless dry_run is true');
     }
     const overrides: Record<string, unknown> = { ...(input.config ?? {}) };
     if (input.selectors) overrides.selectors = input.selectors;
-    const connected = await this.open(input.repo, { overrides, ...(input.base ? { base: input.base } : {}) }, true);
+    const hostEnv = this.options.env ?? process.env;
+    const projectEnv = as.env ? { ...as.env, AFK_STATE_DIR: stateDir(hostEnv) } : undefined;
+    const connected = await this.open(input.repo, { overrides, ...(input.base ? { base: input.base } : {}), ...(projectEnv ? { env: projectEnv } : {}) }, true);
     const { conn } = connected;
     onStep(connectedStep(connected));
     const key = projectKey(conn.repo);
@@ -238,10 +246,10 @@ export class FleetHost implements Host {
     if (!preconditionsPass(plan.preconditions)) {
       throw new UsageError(`project_start refused: ${failed.map((p) => `${p.name}: ${p.message}`).join("; ")}`);
     }
-    const env = this.options.env ?? process.env;
-    const root = stateDir(env);
+    const env = projectEnv ?? hostEnv;
+    const root = stateDir(hostEnv);
     const slug = parseSlug(conn.repo);
-    const lanes = this.lanesFor(conn.repo, [conn.token]);
+    const lanes = this.lanesFor(conn.repo, conn.token);
     const registration: Registration = {
       repo: conn.repo,
       instance: connected.instance,
@@ -378,11 +386,11 @@ export class FleetHost implements Host {
   }
 
   /** The registration TTL settings of a running project's config. */
-  registrationConfig(repo: string): { ttlSeconds: number | null; idleDeregisterSeconds: number } | null {
+  registrationConfig(repo: string): { ttlSeconds: number | null; idleDeregisterSeconds: number; envPassthrough: string[] } | null {
     const running = this.runningFor(repo);
     if (!running) return null;
-    const c = running.project.registration.config.registration;
-    return { ttlSeconds: c.ttl_seconds, idleDeregisterSeconds: c.idle_deregister_seconds };
+    const { registration: c, worker } = running.project.registration.config;
+    return { ttlSeconds: c.ttl_seconds, idleDeregisterSeconds: c.idle_deregister_seconds, envPassthrough: [...worker.env_passthrough] };
   }
 
   /**
@@ -412,14 +420,19 @@ export class FleetHost implements Host {
     return running;
   }
 
-  private lanesFor(repo: string, secrets: string[]): LaneWriter {
+  /** The lanes of a repository; every token a project of it ran with is redacted from them. */
+  private lanesFor(repo: string, token: string): LaneWriter {
     const key = projectKey(repo);
+    let secrets = this.laneSecrets.get(key);
+    if (!secrets) this.laneSecrets.set(key, (secrets = []));
+    if (!secrets.includes(token)) secrets.push(token);
     let lanes = this.lanes.get(key);
     if (!lanes) {
       const slug = parseSlug(repo);
+      const held = secrets;
       lanes = openLanes({
         dir: laneDir(stateDir(this.options.env ?? process.env), slug.owner, slug.name),
-        secrets: () => secrets,
+        secrets: () => held,
         onRecord: (lane, line) => this.events.observe(repo, lane, line),
       });
       this.lanes.set(key, lanes);
@@ -430,7 +443,10 @@ export class FleetHost implements Host {
   async takeover(input: TakeoverInput): Promise<TakeoverResult> {
     const listing = input.list || input.instance === undefined;
     // Listing reads refs only; taking claims writes them, so it needs the probed namespace.
-    const { lease, conn, namespace: probed } = listing ? await this.project(input.repo) : await this.open(input.repo, {}, true);
+    // A running project's repository is read and written with that project's access (its
+    // registering session's token), not the host process's own.
+    const running = this.runningFor(input.repo);
+    const { lease, conn, namespace: probed } = running ? running.connected : listing ? await this.project(input.repo) : await this.open(input.repo, {}, true);
     const namespace = probed?.namespace ?? conn.config.namespace;
     const entries = await conn.refs.list(`${namespace}/`);
     const { claims, heartbeats } = parseNamespace(namespace, entries);

@@ -231,8 +231,14 @@ export function decide(input: DecideInput): Decision {
         } else if (trainMax > 1 && !slotHolder) {
           if (trainAt < 0) trainAt = actions.length;
           riders.push({ kind: "land", issue: claim.issue, sha: claim.sha, pr: claim.pr, head: claim.head, exclusive: input.oneLandingPerTick ?? false });
-        } else if (!slotHolder || slotHolder.issue === claim.issue) {
-          actions.push({ kind: "land", issue: claim.issue, sha: claim.sha, pr: claim.pr, head: claim.head, exclusive: input.oneLandingPerTick ?? false });
+        } else if (!slotHolder || slotHolder.issue === claim.issue || (slotHolder.status === "awaiting_merge" && trainMax <= 1)) {
+          // A slot holder that turned green lands first; without trains the next green PR may
+          // then take the slot in the same pass (its sync starts CI at once instead of a tick
+          // later). With trains the others wait for the next pass, which makes them one train.
+          const land: Action = { kind: "land", issue: claim.issue, sha: claim.sha, pr: claim.pr, head: claim.head, exclusive: input.oneLandingPerTick ?? false };
+          const first = slotHolder?.issue === claim.issue ? actions.findIndex((a) => a.kind === "land") : -1;
+          if (first >= 0) actions.splice(first, 0, land);
+          else actions.push(land);
         }
         continue;
       case "awaiting_review":
