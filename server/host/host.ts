@@ -59,7 +59,6 @@ export interface HostOptions {
   daemon?: boolean;
 }
 
-
 export class FleetHost implements Host {
   private readonly events = new HostEvents((repo) => this.boardKey(repo));
   readonly instance: string;
@@ -148,7 +147,6 @@ export class FleetHost implements Host {
     return planFor(running ? running.connected : await this.project(repo), this.clock);
   }
 
-
   async status(input: StatusInput): Promise<StatusResult> {
     const scope = input.scope ?? "project";
     if (scope === "issue" && input.issue === undefined) throw new UsageError('status: scope "issue" needs `issue` (the issue number)');
@@ -172,8 +170,9 @@ export class FleetHost implements Host {
   }
 
   /**
-   * The plan status shows: from the running fleet's last tick while that is recent (no
-   * request to GitHub at all), else gathered afresh. Either way the answer says which.
+   * The plan status shows: from the running fleet's last tick while that is recent (no request to
+   * GitHub at all), else gathered afresh with the fleet's overlap holds still in its frontier.
+   * Either way the answer says which.
    */
   private async currentPlan(repo: string | undefined): Promise<{ plan: PlanOutput; source: NonNullable<StatusResult["source"]> }> {
     const running = this.runningFor(repo);
@@ -197,7 +196,6 @@ export class FleetHost implements Host {
       }
     }
     const plan = await this.plan(repo);
-    // Holds are the running fleet's decisions: a fresh gather shows those still in the frontier.
     const held = (running?.project.report()?.overlap_held ?? []).filter((h) => plan.dispatch.some((d) => d.number === h.issue));
     return { plan: { ...plan, held_for_overlap: held }, source: { from: "gathered", at: now.toISOString(), age_seconds: 0 } };
   }
