@@ -175,13 +175,21 @@ export class DaemonClient implements Host, EventSource {
     return this.connection(start);
   }
 
-  private async open(start: boolean): Promise<Connection | null> {
+  private async open(start: boolean, again = true): Promise<Connection | null> {
     let socket = await this.reach();
     if (!socket && start) socket = await this.startDaemon();
     if (!socket) return null;
     const conn = new Connection(socket, this.session, this.paths.log, (event) => this.emit(event), () => this.lost());
     this.conn = conn;
-    this.info = (await conn.request("hello")) as DaemonInfo;
+    try {
+      this.info = (await conn.request("hello")) as DaemonInfo;
+    } catch (error) {
+      // A daemon killed a moment ago can still accept while the kernel tears it down: once it is
+      // gone, reach again (and start a new one when asked to).
+      if (!(error instanceof DaemonGone) || !again) throw error;
+      await new Promise((r) => setTimeout(r, 200));
+      return this.open(start, false);
+    }
     if (this.listeners.size > 0) await conn.request("subscribe");
     return conn;
   }
