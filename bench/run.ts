@@ -22,6 +22,7 @@ import { workersSection } from "./fleet-workers.js";
 import { landingSection, REAL_TIME_LANDING } from "./landing.js";
 import { daemonSection } from "./daemon.js";
 import { statusSection } from "./status.js";
+import { trainsSection } from "./trains.js";
 
 const SECTIONS: Section[] = [
   snapshotSection(),
@@ -32,6 +33,7 @@ const SECTIONS: Section[] = [
   landingSection("required", REAL_TIME_LANDING, "landing-real-time"),
   daemonSection(),
   statusSection(),
+  trainsSection,
 ];
 
 const USAGE = `Usage: node dist/bench/run.js [--only NAME[,NAME]]... [--list]
