@@ -30,7 +30,8 @@ interface Outcome {
 async function world(ctx: BenchContext, prs: number, bad: number | null, ciSeconds: number, tag: string): Promise<{ forge: TestForge; h: TrainHost; members: TrainMember[]; stopCi: () => Promise<number> }> {
   const forge = await startTestForge();
   ctx.defer(() => forge.dispose());
-  const h = await trainHost(forge, "bench-one");
+  // One instance per scenario: landings are serialized per repository and instance in a process.
+  const h = await trainHost(forge, `bench-${tag}`);
   const members: TrainMember[] = [];
   for (let i = 0; i < prs; i++) {
     const m = await fleetPr(h, `${tag} ${i + 1}`, i === bad ? { BAD: "bad\n", [`${tag}-${i}.txt`]: "x\n" } : { [`${tag}-${i}.txt`]: `${tag} ${i}\n` });
