@@ -69,14 +69,17 @@ const mineOutput = z.object({
   issue_open: z.boolean(),
 });
 
-const peerOutput = z.object({
-  issue: z.number().int(),
-  instance: z.string().nullable(),
-  host: z.string().nullable(),
-  sha: z.string(),
-  alive_at: z.string().nullable(),
-  stale_reason: z.string().nullable(),
-});
+// An id: listed once per tool schema (as a definition) though live and stale peers both use it.
+const peerOutput = z
+  .object({
+    issue: z.number().int(),
+    instance: z.string().nullable(),
+    host: z.string().nullable(),
+    sha: z.string(),
+    alive_at: z.string().nullable(),
+    stale_reason: z.string().nullable(),
+  })
+  .meta({ id: "peer_claim" });
 
 export const planOutput = z.object({
   repo: z.string(),
@@ -89,7 +92,7 @@ export const planOutput = z.object({
   dispatch: z.array(dispatchOutput).describe("The frontier, in dispatch order."),
   held_for_overlap: z
     .array(z.object({ issue: z.number().int(), paths: z.array(z.string()), instead: z.number().int() }))
-    .describe("Ready issues the fleet's last pass started later, because in-flight PRs change paths they name; `instead` started first."),
+    .describe("Ready issues the fleet's last pass started later, because the fleet's in-flight work (open PRs, branches not yet proposed) changes paths they name; `instead` started first."),
   excluded: z.array(excludedOutput),
   mine: z.array(mineOutput),
   peers_live: z.array(peerOutput),
@@ -247,6 +250,15 @@ export const projectOutput = {
   message: z.string(),
 };
 
+/**
+ * What project_resize, project_stop and project_reset answer: project_start's shape, whose plan
+ * they never fill (status shows it), so tools/list does not spell the plan out three more times.
+ */
+export const projectChangeOutput = {
+  ...projectOutput,
+  plan: z.null().describe("Always null: status {repo} shows the plan."),
+};
+
 export const logsOutput = {
   lane: z.string(),
   records: z.array(z.record(z.string(), z.unknown())).describe("Oldest first; a record cut to fit carries truncated: true."),
@@ -256,8 +268,8 @@ export const logsOutput = {
 
 /**
  * The config's JSON Schema as the `config` argument advertises it: every key, type, enum and
- * bound (so a client can complete and check it), without the prose and defaults that would
- * make tools/list several times larger. The host validates the merged config in full.
+ * bound (so a client can complete and check it), without the prose, defaults and implicit
+ * integer bounds that would make tools/list several times larger. The host validates the merged config in full.
  */
 function configKeysSchema(): Record<string, unknown> {
   const strip = (node: unknown): unknown => {
@@ -266,6 +278,8 @@ function configKeysSchema(): Record<string, unknown> {
     const out: Record<string, unknown> = {};
     for (const [key, value] of Object.entries(node)) {
       if (key === "description" || key === "default" || key === "title" || key === "$schema") continue;
+      // The bounds zod writes on an integer without its own: "integer" already says them.
+      if ((key === "maximum" && value === Number.MAX_SAFE_INTEGER) || (key === "minimum" && value === -Number.MAX_SAFE_INTEGER)) continue;
       out[key] = key === "properties" ? Object.fromEntries(Object.entries(value as object).filter(([k]) => k !== "$schema").map(([k, v]) => [k, strip(v)])) : strip(value);
     }
     return out;

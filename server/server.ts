@@ -13,6 +13,7 @@ import { logsTool } from "./tools/logs.js";
 import { version } from "./version.js";
 import { registerResources } from "./tools/resources.js";
 import { registerPrompts } from "./tools/prompts.js";
+import { serveToolList } from "./tools/listing.js";
 
 export const TOOLS: readonly Tool[] = [
   projectStartTool,
@@ -41,10 +42,9 @@ export function createServer(host: Host, options: ServerOptions = {}): McpServer
         "A running fleet's board is the resource afk://{owner}/{name}/board (subscribe for updates); supervisor warnings arrive as log messages.",
     },
   );
-  for (const tool of TOOLS) {
-    if (options.readOnly && !isReadOnly(tool)) continue;
-    tool.register(server, host);
-  }
+  const tools = TOOLS.filter((tool) => !options.readOnly || isReadOnly(tool));
+  for (const tool of tools) tool.register(server, host);
+  serveToolList(server, tools.map((tool) => tool.listing));
   registerResources(server, host);
   registerPrompts(server, host);
   return server;

@@ -34,6 +34,13 @@ const rows: { name: string; in: LandingFacts; method: string | null; severity: s
   { name: "squash, strictness unknown: refused", in: facts({ strategy: "squash", strict: null }), method: null, severity: "error" },
   { name: "push where pushing is refused: refused with the fix", in: facts({ strategy: "push", directPush: refused }), method: null, severity: "error", says: /cannot work/ },
   { name: "push where it is unknown: push, warned", in: facts({ strategy: "push", directPush: unknown }), method: "push", severity: "warn" },
+  {
+    name: "auto, a required merge queue (push refused, no up-to-date rule): the queue lands, ok",
+    in: facts({ mergeQueue: true, directPush: { allowed: false, why: `a ruleset's "merge_queue" rule` }, requiresChecks: true }),
+    method: "merge",
+    severity: "ok",
+    says: /requires GitHub's merge queue: each gated PR is enqueued/,
+  },
 ];
 
 describe("chooseLanding", () => {

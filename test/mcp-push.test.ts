@@ -107,7 +107,7 @@ describe("what the server pushes", () => {
       config: { ...BASE_CONFIG, circuit: { k: 3, fast_death_seconds: 600, window_seconds: 3600 } },
     });
     assert.notEqual(started.isError, true, JSON.stringify(started.content));
-    // Each preflight stage as it passed, through the daemon, counting up; the last is the result.
+    // Each preflight stage as it passed, through the daemon, counting up.
     const said = progress.map((p) => p.message ?? "");
     assert.deepEqual(progress.map((p) => p.progress), said.map((_, i) => i), said.join("\n"));
     assert.match(said[0]!, /^preflight: /);
@@ -115,9 +115,8 @@ describe("what the server pushes", () => {
     assert.match(said[2]!, /^preconditions: (\d+) of \1 pass/);
     assert.match(said[3]!, /^backlog read: 3 dispatchable, 0 excluded/);
     assert.match(said[4]!, /^registered as instance \S+: the fleet's loop is running, up to 3 worker\(s\)/);
-    assert.equal(progress.length, 6, said.join("\n"));
-    assert.equal(progress[5]!.total, 5, "the closing step completes the total");
-    assert.match(said[5]!, /^started /);
+    // No step closes the call (the result does: server/tools/define.ts says why).
+    assert.equal(progress.length, 5, said.join("\n"));
     await until("the list change of the start", () => listChanges > 0);
     const { resources } = await client.listResources();
     assert.ok(resources.some((r) => r.uri === `afk://${REPO}/board`));
@@ -166,9 +165,7 @@ describe("what the server pushes", () => {
       assert.ok(exited > 0, `the exit of #${n}'s worker is a step:\n${story}`);
       assert.ok(released > exited, `#${n}'s claim is released after its worker stopped:\n${story}`);
     }
-    assert.equal(said.length, 7, story);
+    assert.equal(said.length, 6, story);
     assert.match(said[5]!, /^stopped; 0 claim\(s\) with a PR kept/, story);
-    assert.match(said[6]!, /^stopped: released 2 claim\(s\) without a PR/, story);
-    assert.equal(progress[6]!.total, 6);
   });
 });

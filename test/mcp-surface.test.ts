@@ -1,4 +1,5 @@
-// The MCP surface at scale, through a real MCP client: every tool at its largest input against
+// The MCP surface at scale, through a real MCP client over stdio (the built binary, and the
+// daemon it starts for takeover): every tool at its largest input against
 // a 1,500-issue backlog on the local forge and a 50 MB worker lane stays within the result
 // budget; status and logs page through everything by cursor, each row once; and the
 // read-only tools write nothing to GitHub (the forge's request accounting says so).
@@ -9,13 +10,13 @@ import { mkdir, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { once } from "node:events";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { InMemoryTransport } from "@modelcontextprotocol/sdk/inMemory.js";
-import { createServer } from "../server/server.js";
-import { FleetHost } from "../server/host/host.js";
+import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { laneDir } from "../server/lanes/paths.js";
 import { DEFAULT_BUDGET } from "../server/tools/budget.js";
 import { LOGS_RECORD_BYTES } from "../server/host/logs.js";
 import { api, startTestForge, tempDir, type TestForge } from "./support/forge-fixtures.js";
+import { cli } from "./support/daemon-fixtures.js";
+import { BIN } from "./support/paths.js";
 
 const ISSUES = 1500;
 const LANE_BYTES = 50 * 1024 * 1024;
@@ -24,6 +25,7 @@ const REPO = "afk/demo";
 let forge: TestForge;
 let client: Client;
 let laneRecords = 0;
+let env: Record<string, string>;
 
 before(async () => {
   const seedDir = await tempDir("afk-surface-seed-");
@@ -36,7 +38,8 @@ before(async () => {
   const seed = { labels: ["ready-for-agent", "ready-for-human", "epic"].map((name) => ({ name })), issues };
   await writeFile(join(seedDir, "seed.json"), JSON.stringify(seed));
   forge = await startTestForge({ seed: join(seedDir, "seed.json") });
-  const state = await tempDir("afk-surface-state-");
+  // Short: the daemon's socket path must stay under ~100 bytes.
+  const state = await tempDir("afksf-");
   // A chatty worker lane: 50 MB of records, among them some far over any sane line length.
   const dir = laneDir(state, "afk", "demo");
   await mkdir(dir, { recursive: true });
@@ -60,15 +63,14 @@ before(async () => {
   }
   out.end();
   await once(out, "finish");
-  const env = { GITHUB_API_URL: forge.apiUrl, GITHUB_TOKEN: forge.token, AFK_STATE_DIR: state, PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: process.env.HOME ?? "/tmp" };
-  const server = createServer(new FleetHost({ env, instance: "surface" }));
-  const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
+  env = { GITHUB_API_URL: forge.apiUrl, GITHUB_TOKEN: forge.token, AFK_STATE_DIR: state, PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: process.env.HOME ?? "/tmp" };
   client = new Client({ name: "afk-surface-test", version: "0.0.0" });
-  await Promise.all([server.connect(serverSide), client.connect(clientSide)]);
+  await client.connect(new StdioClientTransport({ command: process.execPath, args: [BIN], env, stderr: "pipe" }));
 });
 
 after(async () => {
   await client?.close();
+  if (env) await cli(env, "daemon", "stop", "--kill-workers");
   await forge?.dispose();
 });
 

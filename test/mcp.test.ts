@@ -14,6 +14,9 @@ import { GitRefStore } from "../server/gh/gitrefs.js";
 import { Lease } from "../server/gh/lease.js";
 import { api, startTestForge, tempDir, type TestForge } from "./support/forge-fixtures.js";
 import { BIN, ROOT } from "./support/paths.js";
+import { Ajv } from "ajv";
+import { toJsonSchemaCompat } from "@modelcontextprotocol/sdk/server/zod-json-schema-compat.js";
+import { TOOLS } from "../server/server.js";
 
 const SNAPSHOTS = join(ROOT, "test", "__toolsnaps__");
 
@@ -40,16 +43,24 @@ after(async () => {
   await forge.dispose();
 });
 
-async function inMemoryClient(options: { readOnly?: boolean } = {}): Promise<Client> {
+/** The built binary over stdio, as a client runs it (no daemon starts for these calls). */
+async function stdioClient(...args: string[]): Promise<Client> {
+  assert.ok(existsSync(BIN), `build first: ${BIN} is missing`);
+  const client = new Client({ name: "afk-stdio-test", version: "0.0.0" });
+  await client.connect(new StdioClientTransport({ command: process.execPath, args: [BIN, ...args], env, stderr: "pipe" }));
+  return client;
+}
+
+async function inMemoryClient(): Promise<Client> {
   const host = new FleetHost({ env, instance: "memtest" });
-  const server = createServer(host, options);
+  const server = createServer(host);
   const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
   const client = new Client({ name: "afk-test", version: "0.0.0" });
   await Promise.all([server.connect(serverSide), client.connect(clientSide)]);
   return client;
 }
 
-describe("MCP server in memory", () => {
+describe("the MCP server through a real client (in memory, or over stdio where the test says so)", () => {
   it("lists each tool exactly as its committed snapshot says (description included)", async () => {
     const client = await inMemoryClient();
     const { tools } = await client.listTools();
@@ -73,8 +84,8 @@ describe("MCP server in memory", () => {
     await client.close();
   });
 
-  it("derives honest annotations: status is read-only, takeover destructive", async () => {
-    const client = await inMemoryClient();
+  it("derives honest annotations: status is read-only, takeover destructive (over stdio)", async () => {
+    const client = await stdioClient();
     const { tools } = await client.listTools();
     const status = tools.find((t) => t.name === "status");
     const takeover = tools.find((t) => t.name === "takeover");
@@ -85,8 +96,8 @@ describe("MCP server in memory", () => {
     await client.close();
   });
 
-  it("derives hints from what each tool does: logs reads only local files, project_start can land on the base", async () => {
-    const client = await inMemoryClient();
+  it("derives hints from what each tool does: logs reads only local files, project_start can land on the base (over stdio)", async () => {
+    const client = await stdioClient();
     const { tools } = await client.listTools();
     const byName = new Map(tools.map((t) => [t.name, t]));
     assert.equal(byName.get("logs")?.annotations?.openWorldHint, false);
@@ -95,8 +106,8 @@ describe("MCP server in memory", () => {
     await client.close();
   });
 
-  it("refuses what it would otherwise drop or keep uselessly: unknown keys (named, with the nearest), blank strings, a selector picking everything", async () => {
-    const client = await inMemoryClient();
+  it("refuses what it would otherwise drop or keep uselessly: unknown keys (named, with the nearest), blank strings, a selector picking everything (over stdio)", async () => {
+    const client = await stdioClient();
     const textOf = (r: Awaited<ReturnType<Client["callTool"]>>) => (r.content as { text: string }[])[0]!.text;
     const typo = await client.callTool({ name: "project_start", arguments: { repo: "afk/demo", worker_command: "true", autoMerge: true } });
     assert.equal(typo.isError, true);
@@ -122,8 +133,8 @@ describe("MCP server in memory", () => {
     await client.close();
   });
 
-  it("registers no mutating tool in read-only mode", async () => {
-    const client = await inMemoryClient({ readOnly: true });
+  it("registers no mutating tool in read-only mode (over stdio)", async () => {
+    const client = await stdioClient("--read-only");
     const { tools } = await client.listTools();
     assert.deepEqual(tools.map((t) => t.name).sort(), ["logs", "status"]);
     await client.close();
@@ -162,8 +173,8 @@ describe("MCP server in memory", () => {
     await client.close();
   });
 
-  it("answers bad input with an error result naming the problem, not a crash", async () => {
-    const client = await inMemoryClient();
+  it("answers bad input with an error result naming the problem, not a crash (over stdio)", async () => {
+    const client = await stdioClient();
     const badSlug = await client.callTool({ name: "status", arguments: { repo: "not a slug" } });
     assert.equal(badSlug.isError, true);
     assert.match((badSlug.content as { text: string }[])[0]!.text, /owner\/name/);
@@ -225,4 +236,79 @@ describe("MCP server over stdio (the built binary)", () => {
       await client.close();
     }
   });
+  it("tools/list is the SDK's own rendering less the implicit integer bounds, one definition for a repeat, and plan-less change answers; real results validate against it", async () => {
+    const client = await stdioClient();
+    try {
+      const { tools } = await client.listTools();
+      const bytes = Buffer.byteLength(JSON.stringify({ tools }));
+      // 59,862 bytes before the cut (docs/mcp-conformance.md); a guard against regrowth.
+      assert.ok(bytes < 40_000, `tools/list is ${bytes} bytes`);
+      const ajv = new Ajv({ strict: false });
+      for (const listed of tools) {
+        const tool = TOOLS.find((t) => t.name === listed.name)!;
+        assert.doesNotMatch(JSON.stringify(listed), /9007199254740991/, `${listed.name}: an implicit integer bound is listed`);
+        // What the SDK would have listed, less what was dropped on purpose: nothing else differs.
+        for (const [io, mine, zod] of [["input", listed.inputSchema, tool.listing.input], ["output", listed.outputSchema, tool.listing.output]] as const) {
+          const sdk = toJsonSchemaCompat(zod, { strictUnions: true, pipeStrategy: io }) as Record<string, unknown>;
+          assert.deepEqual(inlined(mine as Record<string, unknown>), inlined(withoutSafeBounds(sdk)), `${listed.name} ${io}`);
+        }
+        ajv.compile(listed.inputSchema);
+      }
+      const validate = (name: string) => ajv.compile(tools.find((t) => t.name === name)!.outputSchema!);
+      const results: [string, Record<string, unknown>][] = [
+        ["status", { repo: "afk/demo" }],
+        ["status", { repo: "afk/demo", detail: true }],
+        ["status", { repo: "afk/demo", scope: "issue", issue: 1 }],
+        ["logs", { repo: "afk/demo", lane: "supervisor" }],
+        ["project_start", { repo: "afk/demo", dry_run: true }],
+      ];
+      for (const [name, args] of results) {
+        const result = await client.callTool({ name, arguments: args });
+        assert.notEqual(result.isError, true, `${name}: ${JSON.stringify(result.content)}`);
+        const check = validate(name);
+        assert.ok(check(result.structuredContent), `${name} ${JSON.stringify(args)}: ${ajv.errorsText(check.errors)}`);
+      }
+      const plan = (tools.find((t) => t.name === "project_stop")!.outputSchema!.properties as Record<string, unknown>).plan;
+      assert.deepEqual(plan, { type: "null", description: "Always null: status {repo} shows the plan." });
+    } finally {
+      await client.close();
+    }
+  });
 });
+
+/** A listed schema with its definitions put back where they are referenced. */
+function inlined(schema: Record<string, unknown>): Record<string, unknown> {
+  const defs = (schema.definitions ?? {}) as Record<string, unknown>;
+  const walk = (node: unknown): unknown => {
+    if (Array.isArray(node)) return node.map(walk);
+    if (node === null || typeof node !== "object") return node;
+    const ref = (node as { $ref?: string }).$ref;
+    if (ref?.startsWith("#/definitions/")) return walk(defs[ref.slice("#/definitions/".length)]);
+    return Object.fromEntries(Object.entries(node).filter(([k]) => k !== "definitions").map(([k, v]) => [k, walk(v)]));
+  };
+  return walk(schema) as Record<string, unknown>;
+}
+
+/**
+ * The SDK's rendering without the ±(2^53-1) bounds zod writes on every unbounded integer. An
+ * integer-or-null left with nothing but its types is then written as one type list, as zod
+ * writes a string-or-null: the same schema.
+ */
+function withoutSafeBounds(schema: Record<string, unknown>): Record<string, unknown> {
+  const walk = (node: unknown): unknown => {
+    if (Array.isArray(node)) return node.map(walk);
+    if (node === null || typeof node !== "object") return node;
+    const out = Object.fromEntries(
+      Object.entries(node)
+        .filter(([k, v]) => !((k === "maximum" && v === Number.MAX_SAFE_INTEGER) || (k === "minimum" && v === -Number.MAX_SAFE_INTEGER)))
+        .map(([k, v]) => [k, walk(v)]),
+    );
+    const anyOf = out.anyOf as Record<string, unknown>[] | undefined;
+    if (anyOf?.length === 2 && anyOf.every((a) => Object.keys(a).length === 1 && typeof a.type === "string") && anyOf[1]!.type === "null") {
+      delete out.anyOf;
+      return { type: anyOf.map((a) => a.type), ...out };
+    }
+    return out;
+  };
+  return walk(schema) as Record<string, unknown>;
+}

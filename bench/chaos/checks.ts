@@ -60,12 +60,16 @@ async function all<T>(world: World, path: string): Promise<T[]> {
 
 const git = async (world: World, ...args: string[]): Promise<string> => (await pexec("git", ["--git-dir", world.forge.bareRepo, ...args], { maxBuffer: 64 * 1024 * 1024 })).stdout.trim();
 
-async function isAncestor(world: World, sha: string, of: string): Promise<boolean> {
+/**
+ * Whether the forge already holds a commit. A commit pushed before a kill (a checkpoint, an open
+ * PR) is not at risk: only the ones that existed in a worktree alone can be continued or redone.
+ */
+export async function onForge(world: World, sha: string): Promise<boolean> {
   try {
-    await pexec("git", ["--git-dir", world.forge.bareRepo, "merge-base", "--is-ancestor", sha, of]);
+    await pexec("git", ["--git-dir", world.forge.bareRepo, "cat-file", "-e", `${sha}^{commit}`]);
     return true;
   } catch {
-    return false; // not an ancestor, or never pushed at all
+    return false;
   }
 }
 
@@ -123,10 +127,12 @@ export async function verdict(world: World, orphans: OrphanCommits[]): Promise<V
   let continued = 0;
   let total = 0;
   for (const orphan of orphans) {
-    const final = fleetPullsFor(pulls, orphan.issue).filter((p) => p.merged_at !== null).at(-1);
     const k = (byKind[orphan.kind] ??= { continued: 0, total: 0 });
     for (const sha of orphan.shas) {
-      const kept = final !== undefined && (await isAncestor(world, sha, final.head.sha));
+      // Continued: a later host pushed it (to the branch, a PR, the base), so the work went on
+      // from it; redone: it never left the dead worktree. Whether that attempt then passed CI
+      // is another figure (the ends above).
+      const kept = await onForge(world, sha);
       total += 1;
       k.total += 1;
       if (kept) {

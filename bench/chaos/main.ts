@@ -17,7 +17,7 @@ import { ESCALATE_LABEL } from "../../server/demo/backlog.js";
 import { createWorld, REPO, type World } from "./world.js";
 import { crash, interrupt, killGroup, startHost, type Host, type HostOptions } from "./hosts.js";
 import { Observer } from "./observe.js";
-import { verdict, worktreeCommits, type OrphanCommits } from "./checks.js";
+import { onForge, verdict, worktreeCommits, type OrphanCommits } from "./checks.js";
 import { render } from "./report.js";
 
 interface Plan {
@@ -149,7 +149,8 @@ async function killsAndRestarts(root: string, plan: Plan, seed: number, random: 
       kills[kind] += 1;
       // Each kill records the commits not recorded before: a worktree outlives several restarts.
       for (const o of await leftBehind(host.stateDir, kind)) {
-        const fresh = o.shas.filter((sha) => !recorded.has(sha));
+        const fresh: string[] = [];
+        for (const sha of o.shas) if (!recorded.has(sha) && !(await onForge(world, sha))) fresh.push(sha);
         for (const sha of fresh) recorded.add(sha);
         if (fresh.length > 0) orphans.push({ ...o, shas: fresh });
       }

@@ -55,6 +55,7 @@ export async function assess(connected: RepoAccess, clock: () => Date, autoMerge
     directPush: conn.info.permissions.push ? directPush : { allowed: false, why: "the token has no push access" },
     strict: requiredChecks.strict ? true : requiredChecks.readable ? false : null,
     requiresChecks: requiredChecks.contexts.length > 0,
+    mergeQueue: conn.config.gate.ci !== "local" && requiredChecks.mergeQueue === true,
   });
   const preconditions = evaluatePreconditions({
     repo: conn.repo,

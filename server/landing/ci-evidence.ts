@@ -10,6 +10,8 @@ export interface CiEvidence {
   excerpt: string;
   /** The failing checks and where to read more. */
   checks: Array<{ name: string; url: string | null }>;
+  /** GitHub's merge queue removed the PR (its merge group failed): the summary says so. */
+  queue?: boolean;
 }
 
 /**

@@ -74,11 +74,14 @@ export class Landing {
     };
   }
 
-  /** What a red PR's checks say, re-read from GitHub, for the next attempt's brief. */
-  async ciEvidence(pr: number, failing: readonly string[]): Promise<BriefFailure> {
+  /**
+   * What a red PR's checks say, re-read from GitHub, for the next attempt's brief. `head`: the
+   * sha whose checks were judged red (the snapshot's), which saves reading the PR for it.
+   */
+  async ciEvidence(pr: number, failing: readonly string[], head?: string | null): Promise<BriefFailure> {
     const { forge } = this.deps.conn;
-    const detail = await forge.getPull(pr);
-    const evidence = await readCheckEvidence(forge, detail.head.sha, failing, this.config().gate.excerpt_bytes);
+    const sha = head ?? (await forge.getPull(pr)).head.sha;
+    const evidence = await readCheckEvidence(forge, sha, failing, this.config().gate.excerpt_bytes);
     return { kind: "ci", summary: evidence.summary, excerpt: evidence.excerpt };
   }
 }

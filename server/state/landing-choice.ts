@@ -16,6 +16,8 @@ export interface LandingFacts {
   strict: boolean | null;
   /** Does the base require status checks? A push landing then moves it to the gated head itself. */
   requiresChecks?: boolean;
+  /** Does the base require GitHub's merge queue (and the gate is CI)? Then every landing is an enqueue. */
+  mergeQueue?: boolean;
 }
 
 export interface LandingChoice {
@@ -43,6 +45,10 @@ export function chooseLanding(f: LandingFacts): LandingChoice {
       message: `${method} through the merge API is refused: ${race}. Fix: ${requireUpToDate}, or use landing.strategy "auto" or "push" where the token may push to ${base}, or accept the race with ${OPT_OUT}`,
     };
   };
+  if (f.mergeQueue) {
+    // The queue, not the strategy, lands: it tests each merge group and fast-forwards the base to it.
+    return { method: "merge", severity: "ok", message: `${base} requires GitHub's merge queue: each gated PR is enqueued, and the queue moves ${base} only to merge groups whose required checks passed` };
+  }
   switch (f.strategy) {
     case "push":
       if (pushRefused) return { method: null, severity: "error", message: `strategy "push" cannot work: ${pushRefused}. Fix: use landing.strategy "auto" and ${requireUpToDate}` };

@@ -11,6 +11,7 @@ import type { Host } from "../host/api.js";
 import { unknownKeyError } from "../../schemas/nearest.js";
 import { describeFailure } from "./failure.js";
 import { bound, DEFAULT_BUDGET, type Budget } from "./budget.js";
+import type { ToolListing } from "./listing.js";
 
 export type ToolKind = "read" | "update" | "destructive";
 
@@ -20,8 +21,8 @@ export type ToolKind = "read" | "update" | "destructive";
  */
 export interface ToolContext {
   step(message: string): void;
-  /** The last step: its progress equals its total. Resolves once every step has been sent. */
-  done(message: string): Promise<void>;
+  /** Resolves once every step has been sent and has had time to be read before the result. */
+  settled(): Promise<void>;
 }
 
 export interface ToolSpec<I extends z.ZodRawShape, O extends z.ZodRawShape> {
@@ -47,6 +48,8 @@ export interface Tool {
   readonly annotations: ToolAnnotations;
   /** The strict input object (unknown keys refused with the nearest valid key). */
   readonly inputSchema: z.ZodObject;
+  /** What tools/list says of it (listing.ts). */
+  readonly listing: ToolListing;
   register(server: McpServer, host: Host, budget?: Budget): void;
 }
 
@@ -70,24 +73,32 @@ export function strictInput<I extends z.ZodRawShape>(shape: I): z.ZodObject<I, z
   return z.strictObject(shape, { error: unknownKeyError(Object.keys(shape)) });
 }
 
-type ProgressParams = { progressToken: string | number; progress: number; total?: number; message: string };
+type ProgressParams = { progressToken: string | number; progress: number; message: string };
+
+/**
+ * How long the result waits after the last step. The SDK's client (Claude Code's too) handles a
+ * notification a microtask after reading it but a response at once, dropping the request's
+ * progress token: a step read in the same chunk as the result then meets an unknown token, an
+ * error that Claude Code 2.1 takes for a dropped connection. So no step closes the call (the
+ * result says how it ended), and the result leaves the last step time to be read alone.
+ */
+const SETTLE_MS = 100;
 
 function progressContext(token: string | number | undefined, send: (params: ProgressParams) => Promise<void>): ToolContext {
   let count = 0;
+  let lastAt = 0;
   // Sent one after another: a client must see progress only increase.
   let queue = Promise.resolve();
-  const push = (params: ProgressParams): Promise<void> => (queue = queue.then(() => send(params)).catch(() => undefined));
   return {
     step(message) {
-      if (token !== undefined) void push({ progressToken: token, progress: count++, message });
-    },
-    async done(message) {
       if (token === undefined) return;
-      await push({ progressToken: token, progress: count, total: count, message });
-      // The SDK's client handles a notification a microtask after reading it but a response at
-      // once, dropping its progress handler: a step read together with the result is lost to
-      // callTool's onprogress. A turn of the event loop keeps the last one a separate write.
-      await new Promise((resolve) => setImmediate(resolve));
+      const params = { progressToken: token, progress: count++, message };
+      queue = queue.then(() => send(params)).catch(() => undefined).then(() => void (lastAt = Date.now()));
+    },
+    async settled() {
+      await queue;
+      const wait = lastAt + SETTLE_MS - Date.now();
+      if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
     },
   };
 }
@@ -100,6 +111,7 @@ export function defineTool<I extends z.ZodRawShape, O extends z.ZodRawShape>(spe
     kind: spec.kind,
     annotations,
     inputSchema,
+    listing: { name: spec.name, title: spec.title, description: spec.description, annotations, input: inputSchema, output: z.object(spec.output) },
     register(server, host, budget = DEFAULT_BUDGET) {
       server.registerTool<O, z.ZodObject<I, z.core.$strict>>(
         spec.name,

@@ -1,7 +1,7 @@
 // `project_reset`: clear the circuit breaker (and a usage-limit pause) so births resume.
-import { projectOutput, projectResetInput } from "../../schemas/tools.js";
+import { projectChangeOutput, projectResetInput } from "../../schemas/tools.js";
 import { defineTool } from "./define.js";
-import { renderProject } from "./render.js";
+import { changeAnswer, renderProject } from "./render.js";
 
 export const projectResetTool = defineTool({
   name: "project_reset",
@@ -10,7 +10,7 @@ export const projectResetTool = defineTool({
     "Clears a running project's circuit breaker (tripped by worker commands that die within seconds) and any usage-limit pause, so workers start again. Fix the worker command first.",
   kind: "update",
   input: projectResetInput,
-  output: projectOutput,
-  handler: (host, args) => host.reset(args),
+  output: projectChangeOutput,
+  handler: async (host, args) => changeAnswer(await host.reset(args)),
   render: renderProject,
 });

@@ -1,8 +1,8 @@
 // `project_resize`: change a running project's width, worker command or selectors; applied at
 // the next birth (running workers are left alone).
-import { projectOutput, projectResizeInput } from "../../schemas/tools.js";
+import { projectChangeOutput, projectResizeInput } from "../../schemas/tools.js";
 import { defineTool } from "./define.js";
-import { renderProject } from "./render.js";
+import { changeAnswer, renderProject } from "./render.js";
 
 export const projectResizeTool = defineTool({
   name: "project_resize",
@@ -11,7 +11,7 @@ export const projectResizeTool = defineTool({
   kind: "update",
   idempotent: true,
   input: projectResizeInput,
-  output: projectOutput,
-  handler: (host, args) => host.resize(args),
+  output: projectChangeOutput,
+  handler: async (host, args) => changeAnswer(await host.resize(args)),
   render: renderProject,
 });

@@ -20,7 +20,7 @@ export const projectStartTool = defineTool({
   async handler(host, args, context) {
     context.step("preflight: reading the config and credentials, then the preconditions and the backlog");
     const result = await host.start(args, (message) => context.step(message));
-    await context.done(result.message);
+    await context.settled();
     return result;
   },
   render: renderProject,

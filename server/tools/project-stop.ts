@@ -1,8 +1,8 @@
 // `project_stop`: drain. No new workers; claims without a PR are released, those with a PR
 // are kept for a later run or a peer; optionally the running workers are killed first.
-import { projectOutput, projectStopInput } from "../../schemas/tools.js";
+import { projectChangeOutput, projectStopInput } from "../../schemas/tools.js";
 import { defineTool } from "./define.js";
-import { renderProject } from "./render.js";
+import { changeAnswer, renderProject } from "./render.js";
 
 export const projectStopTool = defineTool({
   name: "project_stop",
@@ -12,11 +12,11 @@ export const projectStopTool = defineTool({
     "With stop_workers: true, running workers are killed first (their committed work stays on their branches).",
   kind: "destructive",
   input: projectStopInput,
-  output: projectOutput,
+  output: projectChangeOutput,
   async handler(host, args, context) {
     const result = await host.stop(args, (message) => context.step(message));
-    await context.done(result.message);
-    return result;
+    await context.settled();
+    return changeAnswer(result);
   },
   render: renderProject,
 });

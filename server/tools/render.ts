@@ -1,5 +1,11 @@
-// Text renderings shared by the project tools.
+// Text renderings shared by the project tools, and the plan-less answer of those that change a
+// running project (projectChangeOutput).
 import { renderPlan, type ProjectResult, type StatusResult } from "../host/api.js";
+
+/** A resize, stop or reset answer: the host never plans for these (the schema says plan is null). */
+export function changeAnswer(result: ProjectResult): ProjectResult & { plan: null } {
+  return { ...result, plan: null };
+}
 
 export function renderProject(result: ProjectResult): string {
   const lines = [result.message];
