@@ -296,9 +296,10 @@ export class DaemonClient implements Host, EventSource {
 
   /** Whether the daemon runs a project for the repository (its reads use that project's access). */
   private async daemonRuns(conn: Connection, repo: string): Promise<boolean> {
-    const { running } = (await conn.request("repos", {})) as RepoListing;
+    // Its registrations, from memory: `repos` would also look up this daemon's own origin (a git call).
+    const rows = (await conn.request("registrations")) as { repo: string }[];
     const wanted = formatSlug(parseSlug(repo)).toLowerCase();
-    return running.some((r) => r.toLowerCase() === wanted);
+    return rows.some((r) => r.repo.toLowerCase() === wanted);
   }
 
   async status(input: StatusInput): Promise<StatusResult> {

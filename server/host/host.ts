@@ -211,11 +211,7 @@ export class FleetHost implements Host {
     return { project, connected };
   }
 
-  /**
-   * Starts a project. `as.env` is the environment of the session that registers it (the
-   * daemon's sessions): the project reaches GitHub with its token and API URL and its workers get
-   * its variables, whatever the host process's own; the state dir stays the host's.
-   */
+  /** `as.env`: the registering session's environment (token, API URL, worker variables); the state dir stays ours. */
   async start(input: ProjectStartInput, onStep: StepListener = () => undefined, as: { env?: NodeJS.ProcessEnv } = {}): Promise<ProjectResult> {
     if (!input.dry_run && !input.worker_command) {
       throw new UsageError('project_start: worker_command is required (the shell command that starts one agent in its worktree), unless dry_run is true');
@@ -441,8 +437,7 @@ export class FleetHost implements Host {
   async takeover(input: TakeoverInput): Promise<TakeoverResult> {
     const listing = input.list || input.instance === undefined;
     // Listing reads refs only; taking claims writes them, so it needs the probed namespace.
-    // A running project's repository is read and written with that project's access (its
-    // registering session's token), not the host process's own.
+    // A running project's repository is read and written with that project's access (its session's token).
     const running = this.runningFor(input.repo);
     const { lease, conn, namespace: probed } = running ? running.connected : listing ? await this.project(input.repo) : await this.open(input.repo, {}, true);
     const namespace = probed?.namespace ?? conn.config.namespace;
