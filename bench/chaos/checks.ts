@@ -7,7 +7,7 @@ import { api } from "../../test/support/forge-fixtures.js";
 import { DEFAULT_USER } from "../../server/localforge/index.js";
 import { ESCALATE_LABEL } from "../../server/demo/backlog.js";
 import { readRefs } from "./observe.js";
-import { REPO, type End, type World } from "./world.js";
+import { OBSERVER_USER, REPO, type End, type World } from "./world.js";
 
 const pexec = promisify(execFile);
 
@@ -50,7 +50,7 @@ export interface Verdict {
 async function all<T>(world: World, path: string): Promise<T[]> {
   const out: T[] = [];
   for (let page = 1; page < 100; page += 1) {
-    const r = await api<T[]>(world.forge, "GET", `${path}${path.includes("?") ? "&" : "?"}per_page=100&page=${page}`);
+    const r = await api<T[]>(world.forge, "GET", `${path}${path.includes("?") ? "&" : "?"}per_page=100&page=${page}`, undefined, { token: world.forge.users[OBSERVER_USER] ?? world.forge.token });
     if (r.status !== 200) throw new Error(`chaos: GET ${path} answered ${r.status}`);
     out.push(...r.body);
     if (r.body.length < 100) break;
@@ -74,7 +74,7 @@ export async function onForge(world: World, sha: string): Promise<boolean> {
 }
 
 async function passed(world: World, sha: string): Promise<boolean> {
-  const r = await api<{ check_runs: { name: string; status: string; conclusion: string | null }[] }>(world.forge, "GET", `/repos/${REPO}/commits/${sha}/check-runs?per_page=100`);
+  const r = await api<{ check_runs: { name: string; status: string; conclusion: string | null }[] }>(world.forge, "GET", `/repos/${REPO}/commits/${sha}/check-runs?per_page=100`, undefined, { token: world.forge.users[OBSERVER_USER] ?? world.forge.token });
   return r.status === 200 && r.body.check_runs.some((c) => c.name === "test" && c.status === "completed" && c.conclusion === "success");
 }
 

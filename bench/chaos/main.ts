@@ -14,7 +14,7 @@ import { parseArgs } from "node:util";
 import { mulberry32 } from "../../server/localforge/prng.js";
 import { api } from "../../test/support/forge-fixtures.js";
 import { ESCALATE_LABEL } from "../../server/demo/backlog.js";
-import { createWorld, REPO, type World } from "./world.js";
+import { createWorld, OBSERVER_USER, REPO, type World } from "./world.js";
 import { crash, interrupt, killGroup, startHost, type Host, type HostOptions } from "./hosts.js";
 import { Observer } from "./observe.js";
 import { onForge, verdict, worktreeCommits, type OrphanCommits } from "./checks.js";
@@ -71,7 +71,10 @@ function hostOptions(root: string, name: string, stateDir: string): HostOptions 
 
 /** Every issue the fleet should finish is closed or escalated. */
 async function drained(world: World): Promise<boolean> {
-  const open = await api<{ number: number; labels: { name: string }[]; pull_request?: unknown }[]>(world.forge, "GET", `/repos/${REPO}/issues?state=open&per_page=100`);
+  const open = await api<{ number: number; labels: { name: string }[]; pull_request?: unknown }[]>(world.forge, "GET", `/repos/${REPO}/issues?state=open&per_page=100`, undefined, {
+    // Polled every 2 s: on the fleet's token it would eat a third of the fleet's hourly budget.
+    token: world.forge.users[OBSERVER_USER] ?? world.forge.token,
+  });
   if (open.status !== 200) return false;
   const waiting = new Set(world.issues.filter((i) => i.end !== "human").map((i) => i.number));
   return !open.body.some((i) => !i.pull_request && waiting.has(i.number) && !i.labels.some((l) => l.name === ESCALATE_LABEL));

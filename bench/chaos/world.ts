@@ -19,6 +19,10 @@ const pexec = promisify(execFile);
 
 export const REPO = "afk/chaos";
 export const SECOND_USER = "mallory";
+/** The CI runner's own login, so its polling spends its own rate budget. */
+const CI_USER = "ci-runner";
+/** The harness's own login for its checks: reading the whole forge must not spend the fleet's budget. */
+export const OBSERVER_USER = "observer";
 
 /** How an issue should end once the fleet is done with it. */
 export type End = "merged" | "closed_done" | "escalated" | "human";
@@ -110,7 +114,7 @@ export async function createWorld(root: string, opts: { issues: number; seed: nu
   await writeFile(seedPath, JSON.stringify(seed));
   const recipesPath = join(root, "recipes.json");
   await writeFile(recipesPath, JSON.stringify(recipes));
-  const forge = await startForgeProcess({ dir: join(root, "forge"), repo: REPO, seed: seedPath, users: [SECOND_USER] });
+  const forge = await startForgeProcess({ dir: join(root, "forge"), repo: REPO, seed: seedPath, users: [SECOND_USER, CI_USER, OBSERVER_USER] });
   const protection = await api(forge, "PUT", `/repos/${REPO}/branches/main/protection`, {
     required_status_checks: { strict: true, contexts: ["test"] },
     enforce_admins: null,
@@ -121,7 +125,11 @@ export async function createWorld(root: string, opts: { issues: number; seed: nu
   const main = await api<{ object: { sha: string } }>(forge, "GET", `/repos/${REPO}/git/ref/heads/main`);
   const seedSha = main.body.object.sha;
   const foreignPulls = await secondUser(forge, planned, seedSha, root);
-  const ci = startCiRunner({ apiUrl: forge.apiUrl, token: forge.token, repo: REPO, gitUrl: forge.gitUrl, workDir: join(root, "ci"), intervalMs: opts.ciIntervalMs ?? 500, ...(opts.onLog ? { onLog: opts.onLog } : {}) });
+  // The CI runner polls every half second: with the fleet's token it would spend the fleet's
+  // hourly budget (GitHub Actions does not spend the user's either), so it has its own user.
+  const ciToken = forge.users[CI_USER];
+  if (!ciToken) throw new Error(`chaos: the forge has no user ${CI_USER}`);
+  const ci = startCiRunner({ apiUrl: forge.apiUrl, token: ciToken, repo: REPO, gitUrl: forge.gitUrl, workDir: join(root, "ci"), intervalMs: opts.ciIntervalMs ?? 500, ...(opts.onLog ? { onLog: opts.onLog } : {}) });
   return {
     forge,
     ci,
