@@ -314,20 +314,15 @@ export class RepoFleet implements FleetRuntime {
       report.births_held = decision.birthsHeld ?? (paused ? paused.reason : null);
       this.lastSet = { set, at: now };
       const events: TickEvents = { pushed: [], blocked: [], settled: [] };
-      const later: NonNullable<TickScope["later"]> = [];
-      // A landing's bookkeeping waits for the landings after it in this pass, not for the rest.
-      const flush = async (): Promise<void> => { for (const job of later.splice(0)) await job.run().catch((error: unknown) => this.log("error", "action_failed", `#${job.issue}: ${job.what} failed: ${errorText(error)}`, job.issue, errorData(error))); };
       for (const action of decision.actions) {
         if (this.stopped) break;
-        if (action.kind !== "land" && action.kind !== "land_train") await flush();
         try {
-          await applyAction(this, { set, issues, report, events, required: snapshot.requiredChecks, later }, action);
+          await applyAction(this, { set, issues, report, events, required: snapshot.requiredChecks }, action);
         } catch (error) {
           this.actionFailed(action, error);
         }
         timer.mark(action.kind);
       }
-      await flush();
       await renderBoards(this, { set, issues, report, events });
       timer.mark("boards");
       const ended = new Set([...report.merged, ...report.escalated, ...report.closed, ...report.released]);

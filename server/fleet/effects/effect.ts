@@ -42,8 +42,6 @@ export interface TickScope {
   events: TickEvents;
   /** The base's required checks as this tick's snapshot read them. */
   required?: RequiredChecks;
-  /** Bookkeeping that waits until the pass's actions are done (run by the tick, in order). */
-  later?: Array<{ issue: number; what: string; run: () => Promise<void> }>;
 }
 
 export interface TickEvents {

@@ -34,23 +34,13 @@ export async function afterLanding(fleet: FleetRuntime, tick: TickScope, action:
     case "merged":
       // Logged when the base moved, before the bookkeeping below (the bench times landings by it).
       fleet.log("info", "merged", `#${n}: landed PR #${action.pr} as ${outcome.mergeSha?.slice(0, 12) ?? "?"}`, n, { ...outcome });
+      await fleet.board.terminal(n, "merged", tick.set.mine.find((m) => m.issue === n)?.attempt ?? 0, cfg.retry + 1, { pr: action.pr, ...(note ? { note } : {}) });
+      await fleet.deps.lease.release(n, action.sha);
+      if (cfg.worktree.cleanup) await fleet.deps.workRepo.remove(n, { deleteBranch: true }).catch(() => undefined);
+      await clearRunnerError(fleet, tick, n);
       fleet.memory.forget(n);
       tick.report.merged.push(n);
       if (!note) await checkEarlyConflicts(fleet, tick, n, outcome.mergeSha); // a train checks once, after its last landing
-      {
-        const attempt = tick.set.mine.find((m) => m.issue === n)?.attempt ?? 0;
-        const settle = async (): Promise<void> => {
-          await fleet.board.terminal(n, "merged", attempt, cfg.retry + 1, { pr: action.pr, ...(note ? { note } : {}) });
-          await fleet.deps.lease.release(n, action.sha);
-          if (cfg.worktree.cleanup) await fleet.deps.workRepo.remove(n, { deleteBranch: true }).catch(() => undefined);
-          await clearRunnerError(fleet, tick, n);
-        };
-        // The board, the claim and the worktree wait until the pass's other actions are done: the
-        // next green PR's sync (and its CI) starts first. A crash before then leaves a claim on a
-        // closed issue, which the next tick releases.
-        if (tick.later) tick.later.push({ issue: n, what: "the merged PR's bookkeeping", run: settle });
-        else await settle();
-      }
       if (outcome.verified === false) {
         fleet.log("error", "base_moved_during_merge", `#${n}: the base moved inside the merge call, so the landed tree was not the gated one; use landing.strategy "push" or require up-to-date branches`, n);
       }
