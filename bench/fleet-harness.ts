@@ -14,11 +14,19 @@ import type { BenchContext } from "./section.js";
 
 export const READY = "ready-for-agent";
 
-/** A forge child process with `issues` open issues, all labelled ready, in a section temp dir. */
-export async function readyForge(ctx: BenchContext, opts: { repo: string; issues: number; users?: string[] }): Promise<ForgeProcess> {
+/**
+ * A forge child process with `issues` open issues, all labelled ready, in a section temp dir;
+ * `body` words an issue (by its number) and `files` seeds the base tree.
+ */
+export async function readyForge(
+  ctx: BenchContext,
+  opts: { repo: string; issues: number; users?: string[]; body?: (n: number) => string; files?: Record<string, string> },
+): Promise<ForgeProcess> {
+  const body = opts.body ?? ((n: number) => `Add the file for task ${n}.`);
   const seed: Seed = {
+    ...(opts.files ? { files: opts.files } : {}),
     labels: [{ name: READY }],
-    issues: Array.from({ length: opts.issues }, (_, i) => ({ title: `Bench task ${i + 1}`, body: `Add the file for task ${i + 1}.`, labels: [READY] })),
+    issues: Array.from({ length: opts.issues }, (_, i) => ({ title: `Bench task ${i + 1}`, body: body(i + 1), labels: [READY] })),
   };
   const seedDir = await ctx.tempDir("afk-bench-seed-");
   const seedPath = join(seedDir, "seed.json");
@@ -26,6 +34,17 @@ export async function readyForge(ctx: BenchContext, opts: { repo: string; issues
   const forge = await startForgeProcess({ dir: await ctx.tempDir("afk-bench-forge-"), repo: opts.repo, seed: seedPath, ...(opts.users ? { users: opts.users } : {}) });
   ctx.defer(() => forge.close());
   return forge;
+}
+
+/** Branch protection on main requiring the "test" check on an up-to-date branch. */
+export async function requireTestCheck(forge: ForgeProcess, repo: string): Promise<void> {
+  const protection = await api(forge, "PUT", `/repos/${repo}/branches/main/protection`, {
+    required_status_checks: { strict: true, contexts: ["test"] },
+    enforce_admins: null,
+    required_pull_request_reviews: null,
+    restrictions: null,
+  });
+  if (protection.status !== 200) throw new Error(`branch protection: HTTP ${protection.status}`);
 }
 
 export interface Accounting {

@@ -5,6 +5,7 @@
 //   node dist/bench/run.js                  all sections, in order
 //   node dist/bench/run.js --only rebuild   one section (repeatable, or comma-separated)
 //   node dist/bench/run.js --list           the section names
+//   node dist/bench/run.js --only issue11   issue 11's sections, and its table of six figures
 //
 // Adding a figure: write a Section (bench/section.ts) returning figures and append it to
 // SECTIONS below. Everything stays on 127.0.0.1; each section registers its own cleanup with
@@ -22,6 +23,9 @@ import { workersSection } from "./fleet-workers.js";
 import { landingSection, REAL_TIME_LANDING } from "./landing.js";
 import { daemonSection } from "./daemon.js";
 import { statusSection } from "./status.js";
+import { demoRequestsSection, idleSection, issue11Table, ISSUE_11_SECTIONS } from "./issue11.js";
+import { conflictsSection } from "./conflicts.js";
+import { trainsSection } from "./trains.js";
 
 const SECTIONS: Section[] = [
   snapshotSection(),
@@ -30,13 +34,17 @@ const SECTIONS: Section[] = [
   landingSection("local"),
   landingSection("required"),
   landingSection("required", REAL_TIME_LANDING, "landing-real-time"),
+  demoRequestsSection,
+  idleSection,
   daemonSection(),
   statusSection(),
+  conflictsSection(),
+  trainsSection,
 ];
 
 const USAGE = `Usage: node dist/bench/run.js [--only NAME[,NAME]]... [--list]
 
-Sections: ${SECTIONS.map((s) => s.name).join(", ")}`;
+Sections: ${SECTIONS.map((s) => s.name).join(", ")}; issue11 = ${ISSUE_11_SECTIONS.join(", ")}`;
 
 function out(line = ""): void {
   process.stdout.write(`${line}\n`);
@@ -70,7 +78,7 @@ async function main(argv: string[]): Promise<number> {
     for (const s of SECTIONS) out(`${s.name.padEnd(10)} ${s.summary}`);
     return 0;
   }
-  const only = (parsed.values.only ?? []).flatMap((v) => v.split(",")).map((v) => v.trim()).filter(Boolean);
+  const only = (parsed.values.only ?? []).flatMap((v) => v.split(",")).map((v) => v.trim()).filter(Boolean).flatMap((n) => (n === "issue11" ? ISSUE_11_SECTIONS.filter((s) => SECTIONS.some((x) => x.name === s)) : [n]));
   const unknown = only.filter((n) => !SECTIONS.some((s) => s.name === n));
   if (unknown.length > 0) {
     process.stderr.write(`bench: no section ${unknown.map((n) => JSON.stringify(n)).join(", ")}\n${USAGE}\n`);
@@ -159,6 +167,11 @@ async function main(argv: string[]): Promise<number> {
     goals_met: goals.every((g) => g.ok),
     goals_missed: goals.filter((g) => !g.ok).map((g) => `${g.section}.${g.key}`),
   };
+  if (ISSUE_11_SECTIONS.some((name) => result[name] !== undefined)) {
+    out();
+    out("issue 11 — the figures side by side (from this run's sections)");
+    for (const line of issue11Table(result)) out(`  ${line}`);
+  }
   out();
   out("run — whole bench process");
   for (const line of table([

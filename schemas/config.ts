@@ -466,6 +466,19 @@ const ReviewSchema = z
   })
   .describe("An optional review stage between the machine gate and the landing, by an agent of your choosing. Reviewers get the same liveness, stall, quota and breaker handling as workers.");
 
+const ConflictsSchema = z
+  .strictObject({
+    early: z
+      .boolean()
+      .default(true)
+      .describe("After each landing, merge every in-flight PR of the fleet with the new base in the work repository (git merge-tree: no checkout, no request); one that no longer merges is retried at once with the conflicting paths as evidence, instead of spending its CI run and its landing turn to find out."),
+    overlap_dispatch: z
+      .boolean()
+      .default(true)
+      .describe("Before dispatch, start an issue whose body names no path (code spans, paths in the base tree) that in-flight PRs change before an equally ranked one that does; `status` lists the held issues under `held_for_overlap`. Nothing is skipped, only reordered within a rank."),
+  })
+  .describe("Conflicts seen before they cost a retry: parallel workers editing the same files.");
+
 const BoardSchema = z
   .strictObject({
     enabled: z
@@ -521,6 +534,7 @@ const FleetConfigObject = z.strictObject({
   pacing: PacingSchema.prefault({}),
   board: BoardSchema.prefault({}),
   review: ReviewSchema.prefault({}),
+  conflicts: ConflictsSchema.prefault({}),
   registration: RegistrationSchema.prefault({}),
 });
 

@@ -92,7 +92,7 @@ export const planOutput = z.object({
   dispatch: z.array(dispatchOutput).describe("The frontier, in dispatch order."),
   held_for_overlap: z
     .array(z.object({ issue: z.number().int(), paths: z.array(z.string()), instead: z.number().int() }))
-    .describe("Ready issues the fleet's last pass started later, because in-flight PRs change paths they name; `instead` started first."),
+    .describe("Ready issues the fleet's last pass started later, because the fleet's in-flight work (open PRs, branches not yet proposed) changes paths they name; `instead` started first."),
   excluded: z.array(excludedOutput),
   mine: z.array(mineOutput),
   peers_live: z.array(peerOutput),

@@ -39,7 +39,7 @@ const BASE: BoardInput = {
 };
 
 const GOLDEN_PR_OPEN = `<!-- afk:board -->
-### afk-mcp: PR open: waiting for checks
+### afk-mcp: PR open: checks, then landing
 
 Issue #12 · attempt 2 of 3 · PR [#34](https://github.com/acme/app/pull/34)
 

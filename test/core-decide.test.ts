@@ -106,7 +106,8 @@ row("two green PRs under required CI: both exclusive (one landing move per tick)
   assert.deepEqual(d.actions.map((a) => (a.kind === "land" ? a.exclusive : null)), [true, true]),
 );
 row("slot held by a synced PR still in CI: other green PRs wait", world({ mine: [waiting(1), green(2), green(3)] }, { landingSlot: 1, oneLandingPerTick: true }), [], (d) => assert.equal(d.landingSlot, 1));
-row("slot holder turned green: it lands alone, the slot frees", world({ mine: [green(1), green(2)] }, { landingSlot: 1, oneLandingPerTick: true }), ["land#1"], (d) => assert.equal(d.landingSlot, null));
+row("slot holder turned green: it lands first, then the next green PR may take the slot", world({ mine: [green(1), green(2)] }, { landingSlot: 1, oneLandingPerTick: true }), ["land#1", "land#2"], (d) => assert.equal(d.landingSlot, null));
+row("slot holder turned green behind another green PR: it still lands first", world({ mine: [green(1), green(2)] }, { landingSlot: 2, oneLandingPerTick: true }), ["land#2", "land#1"], (d) => assert.equal(d.landingSlot, null));
 row("slot holder went red: the slot frees, others land, it retries", world({ mine: [red(1), green(2)] }, { landingSlot: 1, oneLandingPerTick: true }), ["land#2", "retry#1"], (d) => assert.equal(d.landingSlot, null));
 row("slot holder's issue closed: the slot frees", world({ mine: [waiting(1, { issueOpen: false }), green(2)] }, { landingSlot: 1 }), ["release#1", "land#2"], (d) => assert.equal(d.landingSlot, null));
 row("slot holder no longer ours: the slot frees", world({ mine: [green(2)] }, { landingSlot: 1 }), ["land#2"], (d) => assert.equal(d.landingSlot, null));

@@ -7,7 +7,7 @@ import { changedFiles, conflictingFiles, treePaths } from "../server/landing/ear
 import { decide, type DecideInput } from "../server/state/decide.js";
 import type { DispatchItem } from "../server/state/frontier.js";
 import type { MineClaim } from "../server/state/inflight.js";
-import { earlyConflicts, namedPaths, overlapOrder } from "../server/state/overlap.js";
+import { earlyConflicts, namedPaths, overlapOrder, standingHolds } from "../server/state/overlap.js";
 import type { WorkingSet } from "../server/state/rebuild.js";
 import { commitFile, git, tempDir } from "./support/forge-fixtures.js";
 import { mineClaim } from "./support/snapshots.js";
@@ -50,6 +50,23 @@ describe("overlapOrder", () => {
   it("says which paths held it and what started instead", () => {
     const { holds } = overlapOrder([item(1), item(2)], 1, paths({ 1: ["a.ts", "b.ts"] }), new Set(["b.ts"]));
     assert.deepEqual(holds, [{ issue: 1, paths: ["b.ts"], instead: 2 }]);
+  });
+});
+
+describe("standingHolds", () => {
+  const held = { issue: 1, paths: ["a.ts"], instead: 2 };
+  const facts = (named: Record<number, string[]>, inFlight: string[]) => ({ pathsOf: paths(named), inFlight: new Set(inFlight) });
+  it("keeps an earlier hold while the issue waits and still overlaps, with the paths of now", () => {
+    assert.deepEqual(standingHolds([held], [], [item(1)], facts({ 1: ["a.ts", "b.ts"] }, ["a.ts", "b.ts"])), [{ issue: 1, paths: ["a.ts", "b.ts"], instead: 2 }]);
+  });
+  it("drops it once the issue started, or nothing in flight changes its paths any more", () => {
+    assert.deepEqual(standingHolds([held], [], [item(3)], facts({ 1: ["a.ts"] }, ["a.ts"])), [], "dispatched: gone from the frontier");
+    assert.deepEqual(standingHolds([held], [], [item(1)], facts({ 1: ["a.ts"] }, ["c.ts"])), [], "the overlapping PR landed");
+    assert.deepEqual(standingHolds([held], [], [item(1)], null), [], "no in-flight PR at all");
+  });
+  it("this pass's holds come first-hand and are not doubled", () => {
+    const now = { issue: 1, paths: ["a.ts"], instead: 4 };
+    assert.deepEqual(standingHolds([held], [now], [item(1)], facts({ 1: ["a.ts"] }, ["a.ts"])), [now]);
   });
 });
 

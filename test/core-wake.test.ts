@@ -45,6 +45,11 @@ const rows: Row[] = [
     expect: { now: true, heads: [], base: false },
   },
   {
+    name: "a landing finished and the next green PR was synced in the same tick: watch its new head, no tick now",
+    input: { claims: [green(1), green(2), green(3)], landed: true, settled: [1], slotHeld: true, pushed: [{ issue: 2, pr: 102, head: "synced2" }] },
+    expect: { now: false, heads: [{ issue: 2, pr: 102, head: "synced2" }], base: false },
+  },
+  {
     name: "a landing finished and nothing else is green: watch what runs",
     input: { claims: [green(1), ci(2)], landed: true, settled: [1] },
     expect: { now: false, heads: [{ issue: 2, pr: 102, head: "h2" }], base: false },
@@ -98,9 +103,9 @@ describe("planWake", () => {
 
 describe("watchDelay", () => {
   const cases: Array<{ name: string; watch: number | undefined; polls: number[] }> = [
-    { name: "default 10 s: soon after a push, then backing off to the cap", watch: undefined, polls: [1, 1, 2, 2, 4, 4, 8, 8, 10, 10, 10] },
-    { name: "a 3 s cap", watch: 3, polls: [1, 1, 2, 2, 3, 3] },
-    { name: "a 1 s cap watches every second", watch: 1, polls: [1, 1, 1, 1] },
+    { name: "default 10 s: soon after a push, then backing off to the cap", watch: undefined, polls: [0.5, 0.5, 1, 1, 2, 2, 4, 4, 8, 8, 10, 10, 10] },
+    { name: "a 3 s cap", watch: 3, polls: [0.5, 0.5, 1, 1, 2, 2, 3, 3] },
+    { name: "a 1 s cap watches every second after the first two looks", watch: 1, polls: [0.5, 0.5, 1, 1, 1] },
   ];
   for (const c of cases) {
     it(c.name, () => {

@@ -37,11 +37,11 @@ afterEach(async () => {
 });
 
 /** Issues with the ready label, each with its scripted worker's plan ("commit" by default). */
-async function issues(titles: string[]): Promise<number[]> {
+async function issues(titles: string[], bodies: string[] = []): Promise<number[]> {
   await api(forge, "POST", repoPath(forge, "/labels"), { name: "ready-for-agent" });
   const numbers: number[] = [];
-  for (const title of titles) {
-    const n = (await api(forge, "POST", repoPath(forge, "/issues"), { title, labels: ["ready-for-agent"] })).body.number as number;
+  for (const [i, title] of titles.entries()) {
+    const n = (await api(forge, "POST", repoPath(forge, "/issues"), { title, body: bodies[i] ?? "", labels: ["ready-for-agent"] })).body.number as number;
     await writeFile(join(planDir, String(n)), "commit\n");
     numbers.push(n);
   }
@@ -168,10 +168,10 @@ describe("required approvals", () => {
 });
 
 describe("the review stage", () => {
-  // Skipped at the end of the session that built it: since the default landing became "auto"
-  // (base only on tested trees) this scenario's "fix" round records verdict "none" before its
-  // approve. Open in the closing note of issue 12; the review stage's unit tests still run.
-  it("approve lands, fix lands the reviewer's commit, refute retries with the findings, a hung reviewer is killed and the review runs again", { timeout: 300_000, skip: "fix round records verdict none under the new default landing; see issue 12's closing note" }, async () => {
+  // The "fix" round's marks are exactly ["fix"]: a reviewer's commits reach the branch only with
+  // its verdict (the workers' exit checkpoint once pushed them first, so the verdict found the
+  // head moved and recorded "none").
+  it("approve lands, fix lands the reviewer's commit, refute retries with the findings, a hung reviewer is killed and the review runs again", { timeout: 300_000 }, async () => {
     const [ok, fixed, refuted, hung] = (await issues(["approve me", "fix me", "refute me", "hang on me"])) as [number, number, number, number];
     await writeFile(join(planDir, `${fixed}.review`), "fix\n");
     await writeFile(join(planDir, `${refuted}.review.1`), "refute The greeting must say hello, not hi\n");
@@ -270,7 +270,8 @@ describe("conflicts seen early", () => {
     const early = await until("the early conflict", async () => (await sup()).find((r) => r.event === "early_conflict" && r.issue === two));
     assert.deepEqual((early.data as { files: string[] }).files, ["shared.txt"]);
     const brief = join(planDir, `${two}.2.brief`);
-    await until("the retry's brief", async () => existsSync(brief));
+    // The worker writes its brief as it reads it: wait for the words, not for the file.
+    await until("the retry's brief", async () => existsSync(brief) && (await readFile(brief, "utf8")).includes("(seen early, after a landing)"));
     assert.match(await readFile(brief, "utf8"), /conflicts in shared\.txt \(seen early, after a landing\)/);
     const old = (await api(forge, "GET", repoPath(forge, `/pulls/${second.number}`))).body;
     assert.deepEqual([old.state, old.merged], ["closed", false], "the unmergeable PR was closed by the retry, never landed");
@@ -282,5 +283,49 @@ describe("conflicts seen early", () => {
     });
     await green(next.head.sha);
     await until(`#${two} closed`, () => closed(two));
+  });
+
+  it("dispatch prefers an issue whose named paths no in-flight PR changes, and the plan says so until it no longer holds", { timeout: 240_000 }, async () => {
+    const bodies = ["Reword `README.md`.", "Reword the intro of `README.md` too.", "Add a changelog."];
+    const [one, two, three] = (await issues(["reword the readme", "reword the readme again", "add a changelog"], bodies)) as [number, number, number];
+    await writeFile(join(planDir, String(one)), "shared README.md\n");
+    await writeFile(join(planDir, String(two)), "shared README.md\n");
+    // #3 works until the test says go: the hold on #2 must stand meanwhile, not for one pass only.
+    await writeFile(join(planDir, String(three)), "await commit\n");
+    // No CI reports: #1's PR stays in flight, changing README.md.
+    await startFleet({ gate: { ci: "required" } }, 1);
+    await until("#1's PR", () => pullFor(one, "open"));
+    const held = await until("#2 held back on the plan", async () => {
+      const plan = (await host.status({ repo: REPO, scope: "project" })).plan;
+      return plan?.held_for_overlap.find((h) => h.issue === two);
+    });
+    assert.deepEqual(held, { issue: two, paths: ["README.md"], instead: three });
+    await until("#3's worker", async () => existsSync(join(planDir, `${three}.1.pid`)));
+    // Several passes later, while #3 still works, the plan still says why #2 waits.
+    const ticks = async () => (await host.logs({ repo: REPO, lane: "monitor", tail_lines: 2000 })).records.filter((r) => r.event === "tick").length;
+    const seen = await ticks();
+    await until("two more passes", async () => (await ticks()) >= seen + 2);
+    const plan = (await host.status({ repo: REPO, scope: "project" })).plan;
+    assert.deepEqual(plan?.held_for_overlap, [{ issue: two, paths: ["README.md"], instead: three }]);
+    assert.equal(existsSync(join(planDir, `${two}.1.pid`)), false, "#2 has not started");
+
+    // #3 finishes: #2 is the only one left and starts though it overlaps; the hold is gone.
+    await writeFile(join(planDir, `${three}.1.go`), "");
+    await until("#2's worker", async () => existsSync(join(planDir, `${two}.1.pid`)));
+    await until("the hold cleared", async () => ((await host.status({ repo: REPO, scope: "project" })).plan?.held_for_overlap.length ?? 1) === 0);
+    const sup = (await host.logs({ repo: REPO, lane: "supervisor", tail_lines: 2000 })).records;
+    assert.deepEqual(sup.filter((r) => r.event === "worker_born").map((r) => r.issue), [one, three, two], "dispatch order");
+    assert.equal(sup.filter((r) => r.event === "overlap_held" && r.issue === two).length, 1, "one record of the hold, not one per pass");
+  });
+
+  it("with conflicts.overlap_dispatch off, dispatch keeps the plain order", { timeout: 240_000 }, async () => {
+    const [one, two, three] = (await issues(["reword the readme", "reword the readme again", "add a changelog"], ["Reword `README.md`.", "Reword `README.md` too.", "Add a changelog."])) as [number, number, number];
+    await writeFile(join(planDir, String(one)), "shared README.md\n");
+    await writeFile(join(planDir, String(two)), "shared README.md\n");
+    await startFleet({ gate: { ci: "required" }, conflicts: { overlap_dispatch: false } }, 1);
+    await until("three workers born", async () => (await host.logs({ repo: REPO, lane: "supervisor", tail_lines: 2000 })).records.filter((r) => r.event === "worker_born").length >= 3);
+    const sup = (await host.logs({ repo: REPO, lane: "supervisor", tail_lines: 2000 })).records;
+    assert.deepEqual(sup.filter((r) => r.event === "worker_born").map((r) => r.issue), [one, two, three]);
+    assert.equal(sup.filter((r) => r.event === "overlap_held").length, 0);
   });
 });

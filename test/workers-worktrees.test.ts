@@ -475,6 +475,28 @@ describe("worktrees", { concurrency: 4 }, () => {
     assert.equal(await sh(["for-each-ref", "refs/heads/"], fx.wr.repoDir), "");
   });
 
+  test("checkoutAt puts the worktree at a head pushed from elsewhere (a review), keeping a local tip it lacks", async (t) => {
+    const fx = await fixture(t);
+    const p = await fx.wr.prepare({ issue: 19, title: "Reviewed", base: "main" });
+    await workerCommit(p.path, "w.txt", "w\n", "worker");
+    await fx.wr.push(19);
+    // A human pushes on top of the PR branch; this host's worktree still sits at the old tip.
+    const late = await remoteCommit(fx, p.branch, "late.txt", "late\n");
+    const again = await fx.wr.prepare({ issue: 19, title: "Reviewed", base: "main" });
+    assert.equal(again.tier, 1);
+    assert.notEqual(again.head, late);
+    assert.equal(await fx.wr.checkoutAt(19, late), late);
+    assert.equal(await readFile(join(p.path, "late.txt"), "utf8"), "late\n");
+    assert.equal(await sh(["rev-parse", "--abbrev-ref", "HEAD"], p.path), p.branch, "still on the issue's branch");
+    // A local commit the head lacks (an earlier reviewer's unpushed fix) is set aside, not lost.
+    const stray = await workerCommit(p.path, "stray.txt", "stray\n", "unpushed");
+    assert.equal(await fx.wr.checkoutAt(19, late), late);
+    const backups = await sh(["for-each-ref", "--format=%(objectname)", "refs/afk-backup/19/"], fx.wr.repoDir);
+    assert.ok(backups.split("\n").includes(stray), `backed up: ${backups}`);
+    // A head this repository does not have leaves the worktree where it is.
+    assert.equal(await fx.wr.checkoutAt(19, "f".repeat(40)), late);
+  });
+
   test("refusals name the problem: a missing base, bad input, a credential in the URL", async (t) => {
     const fx = await fixture(t);
     await assert.rejects(fx.wr.prepare({ issue: 16, title: "x", base: "nope" }), /base branch "nope" does not exist on origin/);

@@ -38,9 +38,9 @@ export class Board {
   }
 
   /** Upserts the board for a live phase (a request only when the rendered text changed). */
-  async show(issue: number, phase: BoardPhase, attempt: number, maxAttempts: number, pr: number | null, instance: string, host: string): Promise<void> {
+  async show(issue: number, phase: BoardPhase, attempt: number, maxAttempts: number, pr: number | null, instance: string, host: string, hint: { noComments?: boolean } = {}): Promise<void> {
     const h = this.enter(issue, phase, attempt);
-    await this.upserter.upsert(issue, this.render(issue, phase, h, maxAttempts, pr, instance, host));
+    await this.upserter.upsert(issue, this.render(issue, phase, h, maxAttempts, pr, instance, host), hint);
   }
 
   /** The terminal board (merged, escalated), written before the claim is released. */

@@ -56,7 +56,7 @@ export interface BoardInput {
 const TITLES: Record<BoardPhase, string> = {
   claimed: "Claimed: starting a worker",
   coding: "Coding: a worker is implementing this issue",
-  pr_open: "PR open: waiting for checks",
+  pr_open: "PR open: checks, then landing",
   ci_failed: "Checks failed: retrying",
   awaiting_review: "Green: waiting for a human's approving review (see the PR)",
   awaiting_merge: "Green: waiting to land",
@@ -295,13 +295,17 @@ export class BoardUpserter {
     private readonly login: string,
   ) {}
 
-  /** Writes the board; with `onlyExisting`, only edits one that exists (a release does not open a board). */
-  upsert(issue: number, body: string, options: { onlyExisting?: boolean } = {}): Promise<{ action: UpsertAction; commentId: number }> {
+  /**
+   * Writes the board; with `onlyExisting`, only edits one that exists (a release does not open a
+   * board). `noComments`: the caller's fresh listing says the issue has no comment at all, so
+   * there is no board to look up (one request saved per issue).
+   */
+  upsert(issue: number, body: string, options: { onlyExisting?: boolean; noComments?: boolean } = {}): Promise<{ action: UpsertAction; commentId: number }> {
     if (!body.startsWith(BOARD_MARKER)) {
       return Promise.reject(new UsageError(`a board body must start with ${BOARD_MARKER}: render it with renderBoard`));
     }
     const previous = this.queues.get(issue) ?? Promise.resolve();
-    const job = (): Promise<{ action: UpsertAction; commentId: number }> => this.upsertNow(issue, body, options.onlyExisting === true);
+    const job = (): Promise<{ action: UpsertAction; commentId: number }> => this.upsertNow(issue, body, options.onlyExisting === true, options.noComments === true);
     const next = previous.then(job, job);
     const tail = next.then(
       () => undefined,
@@ -319,10 +323,10 @@ export class BoardUpserter {
     this.known.delete(issue);
   }
 
-  private async upsertNow(issue: number, body: string, onlyExisting: boolean): Promise<{ action: UpsertAction; commentId: number }> {
+  private async upsertNow(issue: number, body: string, onlyExisting: boolean, noComments: boolean): Promise<{ action: UpsertAction; commentId: number }> {
     let known = this.known.get(issue);
     if (!known) {
-      const found = this.find(await this.forge.listComments(issue));
+      const found = noComments ? undefined : this.find(await this.forge.listComments(issue));
       known = { id: found?.id ?? null, body: found?.body ?? null };
       this.known.set(issue, known);
     }

@@ -2,6 +2,7 @@
 // `worker.checkpoint_seconds` and once more when it exits, each push fenced by the claim, so a
 // host on another machine (the worktree is gone with this one) continues from the branch tip
 // (tier 2) instead of starting over. A push never rewrites what origin holds (WorkRepo.push).
+// Reviewers are not checkpointed: their fixes reach the branch only with their verdict.
 import type { Lease } from "../gh/lease.js";
 import type { WorkRepo } from "../workers/worktrees.js";
 import type { SupervisorLog } from "./supervisor-log.js";

@@ -14,7 +14,7 @@ import { pace } from "../state/pace.js";
 import { rebuild, type WorkingSet } from "../state/rebuild.js";
 import type { Snapshot, SnapshotIssue } from "../state/snapshot.js";
 import { Board } from "../board/fleet-board.js";
-import { boardPhase } from "../state/board-phase.js";
+import { renderBoards } from "./boards.js";
 import { Landing } from "../landing/fleet-landing.js";
 import { trainMax } from "../landing/train.js";
 import { BirthGuard } from "./birth-guard.js";
@@ -27,7 +27,7 @@ import { IssueMemories } from "./issue-memory.js";
 import { localFacts } from "./local-facts.js";
 import type { FleetDeps, Registration } from "./registration.js";
 import { errorData, errorText, supervisorLog, type SupervisorLog } from "./supervisor-log.js";
-import { emptyReport, summaryLine, type TickReport } from "./tick-report.js";
+import { emptyReport, PhaseTimer, summaryLine, type TickReport } from "./tick-report.js";
 import { adopt, birth, type BirthInput, type RunDeps, type WorkerRun } from "./worker-runs.js";
 import { drainClaims, releasedBoard } from "./drain.js";
 import { GarbageCollector } from "./garbage.js";
@@ -256,10 +256,13 @@ export class RepoFleet implements FleetRuntime {
   private async runTick(): Promise<TickReport> {
     const now = this.deps.clock();
     const report = emptyReport(now);
+    const timer = new PhaseTimer();
     try {
       await this.deps.lease.heartbeat();
+      timer.mark("heartbeat");
       await this.garbage.collectIfDue().catch((error: unknown) => this.log("warn", "garbage_failed", `garbage sweep failed (tried again later): ${errorText(error)}`, undefined, errorData(error)));
       const snapshot = await this.snapshot(now);
+      timer.mark("gather");
       this.deps.lease.observe(snapshot.heartbeats);
       let set = rebuild(snapshot, this.registration.config, this.registration.instance, now);
       if (this.guard.hasUnswept()) {
@@ -279,10 +282,11 @@ export class RepoFleet implements FleetRuntime {
       for (const claim of set.mine) this.claimShas.set(claim.issue, claim.sha);
       await this.checkpointRunning(set);
       const local = await localFacts({ registration: this.registration, deps: this.deps, memory: this.memory, postVerdict: (n, a, v) => this.postVerdict(n, a, v), adopt: (n) => this.adoptOrphan(n) }, set, snapshot, now);
+      timer.mark("local");
       const paused = this.guard.paused(this.stopping);
       const issues = new Map(snapshot.issues.map((i) => [i.number, i]));
-      this.overlapFacts ??= new OverlapFacts(this.deps.workRepo.repoDir, this.registration.base);
-      const overlap = await this.overlapFacts.read(set, issues).catch(() => null);
+      this.overlapFacts ??= new OverlapFacts(this.deps.workRepo.repoDir, this.registration.base, (n) => this.deps.workRepo.worktreePath(n));
+      const overlap = this.registration.config.conflicts.overlap_dispatch ? await this.overlapFacts.read(set, issues).catch(() => null) : null;
       const conflicts = new Map(this.earlyConflicts);
       this.earlyConflicts.clear();
       const decision = decide({
@@ -296,14 +300,15 @@ export class RepoFleet implements FleetRuntime {
         idleGraceSeconds: this.registration.config.idle_grace_seconds * this.deps.timeScale,
         landingSlot: this.landingSlot,
         oneLandingPerTick: this.registration.config.gate.ci === "required",
-        trainMax: trainMax(this.registration.config, snapshot.requiredChecks),
+        trainMax: this.landing.trainsOff ? 1 : trainMax(this.registration.config, snapshot.requiredChecks),
         review: this.registration.config.review.command !== null ? { maxRounds: this.registration.config.review.max_rounds } : null,
         conflicts,
         overlap,
       });
-      report.overlap_held = decision.overlapHolds.map((h) => ({ issue: h.issue, paths: h.paths, instead: h.instead }));
+      timer.mark("decide");
+      report.overlap_held = this.overlapFacts.standing(decision.overlapHolds, set, overlap);
       for (const h of decision.overlapHolds) {
-        this.log("info", "overlap_held", `#${h.issue}: started #${h.instead} first: in-flight PRs change ${h.paths.join(", ")}, which #${h.issue} names`, h.issue, { ...h });
+        this.log("info", "overlap_held", `#${h.issue}: started #${h.instead} first: in-flight work changes ${h.paths.join(", ")}, which #${h.issue} names`, h.issue, { ...h });
       }
       this.landingSlot = decision.landingSlot;
       report.births_held = decision.birthsHeld ?? (paused ? paused.reason : null);
@@ -316,8 +321,10 @@ export class RepoFleet implements FleetRuntime {
         } catch (error) {
           this.actionFailed(action, error);
         }
+        timer.mark(action.kind);
       }
-      await this.renderBoards(set, report);
+      await renderBoards(this, { set, issues, report, events });
+      timer.mark("boards");
       const ended = new Set([...report.merged, ...report.escalated, ...report.closed, ...report.released]);
       this.held = new Set([...set.mine.map((m) => m.issue), ...report.dispatched, ...report.reclaimed].filter((n) => !ended.has(n)));
       report.in_flight = set.mine.length + report.dispatched.length + report.reclaimed.length - report.merged.length - report.escalated.length - report.closed.length - report.released.length;
@@ -335,6 +342,7 @@ export class RepoFleet implements FleetRuntime {
         settled: [...report.merged, ...report.escalated, ...report.closed, ...report.released, ...events.settled],
         blocked: events.blocked,
         landed: report.merged.length > 0,
+        slotHeld: this.landingSlot !== null,
         stopping: this.stopping,
       });
     } catch (error) {
@@ -345,7 +353,7 @@ export class RepoFleet implements FleetRuntime {
     report.in_flight = Math.max(0, report.in_flight);
     if (this.stopping) for (const n of report.released) this.drained.add(n);
     this.lastReport = report;
-    this.deps.lanes.append("monitor", { event: "tick", msg: summaryLine(report), data: { ...report } });
+    this.deps.lanes.append("monitor", { event: "tick", msg: summaryLine(report), data: { ...report, phase_ms: timer.phases() } });
     return report;
   }
 
@@ -371,10 +379,10 @@ export class RepoFleet implements FleetRuntime {
     }
   }
 
-  /** The periodic checkpoint of each running worker whose period is up. */
+  /** The periodic checkpoint of each running worker (not reviewer) whose period is up. */
   private async checkpointRunning(set: WorkingSet): Promise<void> {
     for (const run of this.memory.runs()) {
-      if (run.exitFacts || !this.checkpoints.due(run.issue, run.startedAt)) continue;
+      if (run.role !== "worker" || run.exitFacts || !this.checkpoints.due(run.issue, run.startedAt)) continue;
       const claim = set.mine.find((m) => m.issue === run.issue);
       if (!claim) continue;
       await this.checkpoints
@@ -388,19 +396,6 @@ export class RepoFleet implements FleetRuntime {
     if (posted.has(attempt)) return;
     posted.add(attempt);
     await this.deps.conn.forge.createComment(issue, formatVerdict(verdict));
-  }
-
-  private async renderBoards(set: WorkingSet, report: TickReport): Promise<void> {
-    if (!this.registration.config.board.enabled) return;
-    // A claim this tick let go has its last board already (merged, escalated, released).
-    const ended = new Set([...report.merged, ...report.escalated, ...report.closed, ...report.released]);
-    for (const claim of set.mine) {
-      if (!claim.issueOpen || ended.has(claim.issue)) continue;
-      const phase = boardPhase(claim, this.memory.hasRun(claim.issue));
-      await this.board
-        .show(claim.issue, phase, claim.attempt, this.registration.config.retry + 1, claim.pr, this.registration.instance, this.deps.conn.hostName)
-        .catch((error: unknown) => this.log("warn", "board_failed", `#${claim.issue}: board not updated: ${(error as Error).message}`, claim.issue));
-    }
   }
 
   apply(tick: TickScope, action: Action): Promise<void> {

@@ -15,7 +15,7 @@ export interface TickReport {
   merges_held: number[];
   /** Green PRs held for a human's approving review. */
   awaiting_review: number[];
-  /** Ready issues started later because in-flight PRs change the paths they name. */
+  /** Ready issues started later because in-flight work changes the paths they name. */
   overlap_held: Array<{ issue: number; paths: string[]; instead: number }>;
   moved: boolean;
   error: string | null;
@@ -59,4 +59,24 @@ export function summaryLine(r: TickReport): string {
     r.error ? `error: ${r.error}` : "",
   ];
   return parts.filter(Boolean).join("; ");
+}
+
+/**
+ * Where a tick's time went (milliseconds per phase and per action), for the monitor lane: the
+ * bench reads it to tell the fleet's own overhead from waiting on workers and CI.
+ */
+export class PhaseTimer {
+  private readonly spent: Record<string, number> = {};
+  private last = performance.now();
+
+  /** Charges the time since the previous mark to `phase` (added up when repeated). */
+  mark(phase: string): void {
+    const now = performance.now();
+    this.spent[phase] = Math.round((this.spent[phase] ?? 0) + now - this.last);
+    this.last = now;
+  }
+
+  phases(): Record<string, number> {
+    return { ...this.spent };
+  }
 }

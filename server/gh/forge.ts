@@ -34,6 +34,8 @@ export interface Issue {
   subIssueCount: number;
   /** Number of the parent issue, parsed from `parent_issue_url`, if any. */
   parent: number | null;
+  /** How many comments it has, when the listing says (a board on an issue without any needs no lookup). */
+  comments?: number;
 }
 
 export interface Label {

@@ -93,6 +93,7 @@ async function snapshotIssue(forge: Forge, issue: Issue): Promise<SnapshotIssue>
     subIssueCount: issue.subIssueCount,
     parent: issue.parent,
     updatedAt: issue.updatedAt,
+    ...(issue.comments !== undefined ? { comments: issue.comments } : {}),
   };
 }
 

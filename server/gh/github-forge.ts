@@ -278,33 +278,52 @@ export class GitHubForge implements Forge {
 
     const fromProtection = new Set<string>();
     let protectionReadable = true;
-    try {
-      const raw = await this.get<RawBranch>("GET /repos/{owner}/{repo}/branches/{branch}", { branch }, `read branch ${branch}`);
-      const required = raw.protection?.required_status_checks;
-      if (raw.protected && required && required.enforcement_level !== "off") {
-        for (const context of required.contexts ?? []) fromProtection.add(context);
-        for (const check of required.checks ?? []) if (check.context) fromProtection.add(check.context);
-        if (required.strict !== undefined) strict ||= required.strict;
+    const readProtection = (): Promise<RawProtection | null> =>
+      this.get<RawProtection>("GET /repos/{owner}/{repo}/branches/{branch}/protection", { branch }, `read the protection of branch ${branch}`).catch((error: unknown) => {
+        if (error instanceof ForgeError && (error.kind === "not_found" || error.kind === "forbidden")) return null;
+        throw error;
+      });
+    const useDetail = (detail: RawProtection, withContexts: boolean): void => {
+      const required = detail.required_status_checks;
+      if (withContexts) {
+        for (const context of required?.contexts ?? []) fromProtection.add(context);
+        for (const check of required?.checks ?? []) if (check.context) fromProtection.add(check.context);
       }
-      if (raw.protected) {
-        // The branch summary shows neither `strict` nor required reviews; the protection
-        // endpoint has both but needs admin rights (without them, say protection is unreadable).
-        try {
-          const detail = await this.get<RawProtection>("GET /repos/{owner}/{repo}/branches/{branch}/protection", { branch }, `read the protection of branch ${branch}`);
-          strict ||= detail.required_status_checks?.strict ?? false;
-          const reviews = detail.required_pull_request_reviews;
-          if (reviews) {
-            approvals = Math.max(approvals, reviews.required_approving_review_count ?? 1);
-            dismissStale ||= reviews.dismiss_stale_reviews === true;
-          }
-        } catch (error) {
-          if (!(error instanceof ForgeError) || (error.kind !== "not_found" && error.kind !== "forbidden")) throw error;
-          protectionReadable = false;
+      strict ||= required?.strict ?? false;
+      const reviews = detail.required_pull_request_reviews;
+      if (reviews) {
+        approvals = Math.max(approvals, reviews.required_approving_review_count ?? 1);
+        dismissStale ||= reviews.dismiss_stale_reviews === true;
+      }
+    };
+    // The branch summary changes with every commit on the branch (one more request per landing),
+    // the protection only when the protection does: once the protection answered (admin rights),
+    // it alone is read, 304 while unchanged; the summary again only when it stops answering.
+    const first = this.protectionAnswers.has(branch) ? await readProtection() : null;
+    if (first) useDetail(first, true);
+    else {
+      this.protectionAnswers.delete(branch);
+      try {
+        const raw = await this.get<RawBranch>("GET /repos/{owner}/{repo}/branches/{branch}", { branch }, `read branch ${branch}`);
+        const required = raw.protection?.required_status_checks;
+        if (raw.protected && required && required.enforcement_level !== "off") {
+          for (const context of required.contexts ?? []) fromProtection.add(context);
+          for (const check of required.checks ?? []) if (check.context) fromProtection.add(check.context);
+          if (required.strict !== undefined) strict ||= required.strict;
         }
+        if (raw.protected) {
+          // The summary shows neither `strict` nor required reviews; the protection endpoint has
+          // both but needs admin rights (without them, say protection is unreadable).
+          const detail = await readProtection();
+          if (detail) {
+            useDetail(detail, false);
+            this.protectionAnswers.add(branch);
+          } else protectionReadable = false;
+        }
+      } catch (error) {
+        if (!(error instanceof ForgeError) || error.kind !== "forbidden") throw error;
+        protectionReadable = false;
       }
-    } catch (error) {
-      if (!(error instanceof ForgeError) || error.kind !== "forbidden") throw error;
-      protectionReadable = false;
     }
 
     const contexts = [...new Set([...fromRules, ...fromProtection])].sort();
@@ -313,6 +332,8 @@ export class GitHubForge implements Forge {
   }
 
   private readonly queueNodeIds = new Map<number, string>();
+  /** Branches whose protection endpoint answered last time: read it instead of the summary. */
+  private readonly protectionAnswers = new Set<string>();
 
   async queueStatus(number: number): Promise<QueueStatus> {
     checkNumber(number, "pull request");
@@ -393,6 +414,7 @@ export class GitHubForge implements Forge {
       blockedByCount: blockedBy,
       subIssueCount: raw.sub_issues_summary?.total ?? 0,
       parent: this.parentNumber(raw.parent_issue_url),
+      ...(typeof raw.comments === "number" ? { comments: raw.comments } : {}),
     };
   }
 

@@ -29,6 +29,7 @@ export interface RawIssue {
   pull_request?: unknown;
   issue_dependencies_summary?: { blocked_by?: number; total_blocked_by?: number } | null;
   sub_issues_summary?: { total?: number } | null;
+  comments?: number;
   parent_issue_url?: string | null;
 }
 export interface RawComment {
@@ -96,7 +97,7 @@ export interface RawReview {
   submitted_at?: string | null;
 }
 export interface RawProtection {
-  required_status_checks?: { strict?: boolean } | null;
+  required_status_checks?: { strict?: boolean; contexts?: string[]; checks?: { context?: string }[] } | null;
   required_pull_request_reviews?: { required_approving_review_count?: number; dismiss_stale_reviews?: boolean } | null;
   restrictions?: unknown;
 }

@@ -108,7 +108,7 @@ export function renderPlan(plan: PlanOutput): string {
     lines.push(`  #${d.number}  ${d.title}${d.high ? "  [high]" : ""}${d.selector > 0 ? `  [selector ${d.selector + 1}]` : ""}${d.attempt > 0 ? `  [attempt ${d.attempt}]` : ""}`);
   }
   if (plan.totals.dispatch === 0) lines.push("  (nothing to dispatch)");
-  for (const h of plan.held_for_overlap) lines.push(`  held back for overlap: #${h.issue} (in-flight PRs change ${h.paths.join(", ")}); #${h.instead} started first`);
+  for (const h of plan.held_for_overlap) lines.push(`  held back for overlap: #${h.issue} (in-flight work changes ${h.paths.join(", ")}); #${h.instead} started first`);
   const reasons = Object.entries(plan.excluded_by_reason).map(([k, n]) => `${n} ${k}`);
   lines.push("", `excluded (${plan.totals.excluded}${reasons.length ? `: ${reasons.join(", ")}` : ""}):`);
   for (const e of plan.excluded) lines.push(`  #${e.number}  ${e.text}`);

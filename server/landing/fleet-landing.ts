@@ -33,16 +33,26 @@ export class Landing {
     return landPull(this.context(), input);
   }
 
+  /** Why this fleet no longer builds trains (its CI never reported on one), or null. */
+  trainsOff: string | null = null;
+
   /** Lands green PRs together as trains (server/landing/train.ts). */
-  train(members: readonly TrainMember[]): Promise<TrainResult> {
+  async train(members: readonly TrainMember[]): Promise<TrainResult> {
     const config = this.config();
     const scale = this.deps.timeScale ?? 1;
-    return landTrain(this.context(), members, {
+    const result = await landTrain(this.context(), members, {
       pollMs: Math.max(100, config.pacing.watch_seconds * 1000 * scale),
       ciTimeoutMs: config.gate.timeout_seconds * 1000 * scale,
+      silentMs: 600_000 * scale,
       // A train may outlast a tick: the claims' heartbeat goes on meanwhile.
       onWait: () => this.deps.lease.heartbeat().then(() => undefined),
     });
+    // A CI that never runs on trains would hold every landing for good: land one at a time.
+    if (result.ciSilent) {
+      const stuck = result.members.find((m) => m.outcome === "retry_later");
+      this.trainsOff = stuck && "why" in stuck ? stuck.why : "no CI ran on a train";
+    }
+    return result;
   }
 
   private context(): LandingContext {
@@ -64,11 +74,14 @@ export class Landing {
     };
   }
 
-  /** What a red PR's checks say, re-read from GitHub, for the next attempt's brief. */
-  async ciEvidence(pr: number, failing: readonly string[]): Promise<BriefFailure> {
+  /**
+   * What a red PR's checks say, re-read from GitHub, for the next attempt's brief. `head`: the
+   * sha whose checks were judged red (the snapshot's), which saves reading the PR for it.
+   */
+  async ciEvidence(pr: number, failing: readonly string[], head?: string | null): Promise<BriefFailure> {
     const { forge } = this.deps.conn;
-    const detail = await forge.getPull(pr);
-    const evidence = await readCheckEvidence(forge, detail.head.sha, failing, this.config().gate.excerpt_bytes);
+    const sha = head ?? (await forge.getPull(pr)).head.sha;
+    const evidence = await readCheckEvidence(forge, sha, failing, this.config().gate.excerpt_bytes);
     return { kind: "ci", summary: evidence.summary, excerpt: evidence.excerpt };
   }
 }

@@ -116,7 +116,7 @@ export interface Decision {
   workers: number;
   /** Why no (more) births, when there was room: for status and the summary. */
   birthsHeld: string | null;
-  /** Ready issues started later because in-flight PRs change the paths they name. */
+  /** Ready issues started later because in-flight work changes the paths they name. */
   overlapHolds: OverlapHold[];
   /** The landing slot after this tick's decisions: kept while its PR still waits for CI, else free. */
   landingSlot: number | null;
@@ -231,8 +231,14 @@ export function decide(input: DecideInput): Decision {
         } else if (trainMax > 1 && !slotHolder) {
           if (trainAt < 0) trainAt = actions.length;
           riders.push({ kind: "land", issue: claim.issue, sha: claim.sha, pr: claim.pr, head: claim.head, exclusive: input.oneLandingPerTick ?? false });
-        } else if (!slotHolder || slotHolder.issue === claim.issue) {
-          actions.push({ kind: "land", issue: claim.issue, sha: claim.sha, pr: claim.pr, head: claim.head, exclusive: input.oneLandingPerTick ?? false });
+        } else if (!slotHolder || slotHolder.issue === claim.issue || (slotHolder.status === "awaiting_merge" && trainMax <= 1)) {
+          // A slot holder that turned green lands first; without trains the next green PR may
+          // then take the slot in the same pass (its sync starts CI at once instead of a tick
+          // later). With trains the others wait for the next pass, which makes them one train.
+          const land: Action = { kind: "land", issue: claim.issue, sha: claim.sha, pr: claim.pr, head: claim.head, exclusive: input.oneLandingPerTick ?? false };
+          const first = slotHolder?.issue === claim.issue ? actions.findIndex((a) => a.kind === "land") : -1;
+          if (first >= 0) actions.splice(first, 0, land);
+          else actions.push(land);
         }
         continue;
       case "awaiting_review":

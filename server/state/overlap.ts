@@ -61,6 +61,28 @@ export function overlapOrder(
   return { order, holds };
 }
 
+/**
+ * The holds `status` shows: this pass's, and earlier ones still true (the issue still waits in
+ * the frontier and still names a path an in-flight PR changes). A hold is decided in the one pass
+ * that started another issue first; the plan keeps saying so until it no longer holds.
+ */
+export function standingHolds(
+  previous: readonly OverlapHold[],
+  now: readonly OverlapHold[],
+  dispatch: readonly DispatchItem[],
+  overlap: { pathsOf: ReadonlyMap<number, readonly string[]>; inFlight: ReadonlySet<string> } | null,
+): OverlapHold[] {
+  if (overlap === null) return [...now];
+  const waiting = new Set(dispatch.map((d) => d.number));
+  const out = [...now];
+  for (const h of previous) {
+    if (out.some((x) => x.issue === h.issue) || !waiting.has(h.issue)) continue;
+    const paths = (overlap.pathsOf.get(h.issue) ?? []).filter((p) => overlap.inFlight.has(p));
+    if (paths.length > 0) out.push({ ...h, paths });
+  }
+  return out.sort((a, b) => a.issue - b.issue);
+}
+
 /** In-flight PRs of ours that no longer merge with the new base: fail them now, not at their landing turn. */
 export function earlyConflicts(
   claims: ReadonlyArray<{ issue: number; pr: number | null; status: string }>,

@@ -25,6 +25,8 @@ export interface SnapshotIssue {
   parent: number | null;
   /** GitHub's updated_at: part of the fingerprint (a new comment or edit is a change). */
   updatedAt?: string;
+  /** How many comments it has, when the listing said. */
+  comments?: number;
 }
 
 export interface SnapshotPull {

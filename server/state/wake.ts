@@ -26,6 +26,8 @@ export interface WakeInput {
   blocked: readonly number[];
   /** The tick landed something: the base moved, and the next PR in line may land now. */
   landed: boolean;
+  /** A PR synced with the base holds the landing slot (required CI): nothing lands before its checks conclude. */
+  slotHeld?: boolean;
   /** The fleet is draining: it lands nothing new through a watch. */
   stopping: boolean;
 }
@@ -47,7 +49,7 @@ export function planWake(input: WakeInput): WakePlan {
   const waitingToLand = open.some((c) => c.status === "awaiting_merge");
   if (input.autoMerge && !input.stopping) {
     // A landing finished: the next green PR in line lands (or syncs) now, not a tick later.
-    if (input.landed && waitingToLand) return { now: true, heads: [], base: false, why: "a landing finished and another green PR waits" };
+    if (input.landed && waitingToLand && !input.slotHeld) return { now: true, heads: [], base: false, why: "a landing finished and another green PR waits" };
     // Under a local gate the gate runs inside the landing: a PR just opened is ready to try.
     if (input.gateMode === "local" && input.pushed.some((p) => !settled.has(p.issue))) {
       return { now: true, heads: [], base: false, why: "a PR was opened under the local gate" };
@@ -75,7 +77,9 @@ export function planWake(input: WakeInput): WakePlan {
  */
 export function watchDelay(poll: number, pacing: Pick<PacingConfig, "watch_seconds">): number {
   const cap = Math.max(1, pacing.watch_seconds ?? DEFAULT_WATCH_SECONDS);
-  return Math.min(cap, 2 ** Math.floor(Math.max(0, poll) / 2));
+  // Half a second first: a CI that answers in about a second is seen a second sooner than with
+  // a 1 s start, for two or three more free 304s per pushed head.
+  return Math.min(cap, 2 ** (Math.floor(Math.max(0, poll) / 2) - 1));
 }
 
 export const DEFAULT_WATCH_SECONDS = 10;

@@ -204,6 +204,23 @@ export class WorkRepo {
   }
 
   /**
+   * Puts the issue's worktree at exactly `sha` (a reviewer reviews the PR head, wherever it was
+   * pushed from): the branch is reset there and a tip it does not contain is kept as a backup
+   * ref. Returns HEAD afterwards (unchanged when `sha` is not in the work repository).
+   */
+  async checkoutAt(issue: number, sha: string): Promise<string> {
+    await this.requireWorktree(issue);
+    const path = this.worktreePath(issue);
+    return this.exclusive(async () => {
+      const head = await this.mustRev("HEAD", path);
+      if (head === sha || (await this.git.runRaw(["cat-file", "-e", `${sha}^{commit}`])).exitCode !== 0) return head;
+      if (!(await this.contains(sha, head))) await this.branches.backup(issue, head, "set aside for a review of the PR head");
+      await this.git.run(["reset", "--quiet", "--hard", sha], path);
+      return this.mustRev("HEAD", path);
+    });
+  }
+
+  /**
    * Merges the freshly fetched origin/<base> into the issue's branch, never rebasing (a rebase
    * would drop the merge commits in which earlier conflicts were resolved). A conflict aborts the
    * merge, leaving the worktree as it was, and names the conflicting paths.

@@ -26,7 +26,9 @@ export async function retryIssue(fleet: FleetRuntime, tick: TickScope, action: A
   const { forge } = fleet.deps.conn;
   const cfg = fleet.registration.config;
   await fleet.deps.lease.fence(n, claimSha);
-  const brief = await evidenceForBrief(fleet, evidence);
+  // The head the snapshot judged: its checks are the evidence, and it is what the next attempt may replace.
+  const head = tick.set.mine.find((m) => m.issue === n && m.pr === pr)?.head ?? null;
+  const brief = await evidenceForBrief(fleet, evidence, head);
   const memory = fleet.memory.of(n);
   memory.lastFailure = brief;
   const issue = tick.issues.get(n);
@@ -37,8 +39,8 @@ export async function retryIssue(fleet: FleetRuntime, tick: TickScope, action: A
     if (k !== null && k !== attempt) await forge.removeLabel(n, label);
   }
   if (pr) {
-    const detail = await forge.getPull(pr).catch(() => null);
-    if (detail?.head.sha) memory.replaceable = detail.head.sha;
+    const sha = head ?? (await forge.getPull(pr).catch(() => null))?.head.sha;
+    if (sha) memory.replaceable = sha;
     await forge.createComment(
       pr,
       renderRetryNote({ issue: n, attempt, maxAttempts: cfg.retry + 1, why: brief.summary, evidence: { kind: brief.kind, summary: brief.summary, excerpt: brief.excerpt }, pr: null }),
@@ -95,10 +97,10 @@ export async function escalateIssue(
   fleet.log("warn", "escalated", `#${n}: escalated to ${cfg.labels.escalate}: ${why}`, n);
 }
 
-async function evidenceForBrief(fleet: FleetRuntime, evidence: FailureEvidence): Promise<BriefFailure> {
+async function evidenceForBrief(fleet: FleetRuntime, evidence: FailureEvidence, head: string | null = null): Promise<BriefFailure> {
   switch (evidence.kind) {
     case "ci":
-      return fleet.landing.ciEvidence(evidence.pr, evidence.failing);
+      return fleet.landing.ciEvidence(evidence.pr, evidence.failing, head);
     case "verdict":
       return { kind: evidence.verdict === "giving-up" ? "giving-up" : evidence.verdict, summary: `the worker's verdict was ${evidence.verdict}: ${oneLine(evidence.reason)}`, excerpt: "" };
     case "no_result":

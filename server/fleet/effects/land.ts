@@ -6,10 +6,11 @@ import { clearRunnerError, failedAttempt } from "./failure.js";
 import { conflictingFiles } from "../../landing/early-conflicts.js";
 
 export const land = defineEffect("land", async (fleet, tick, action) => {
-  // Decide made this landing exclusive (required CI): a merge or a sync earlier in this tick
-  // (which took the slot) already was the tick's one landing move. Syncing every waiting PR
-  // after each landing would restart CI on all of them for nothing.
-  if (action.exclusive && (tick.report.merged.length > 0 || fleet.landingSlot !== null)) return;
+  // Decide made this landing exclusive (required CI): one sync per pass. Syncing every waiting
+  // PR after each landing would restart CI on all of them for nothing; but after a merge, the
+  // next green PR in line syncs now (its CI starts at once, not a tick later). A landing lock
+  // held by another host holds the rest of the line too.
+  if (action.exclusive && (fleet.landingSlot !== null || tick.events.blocked.length > 0)) return;
   // A landing earlier in this pass left it unmergeable: the next pass retries it.
   if (fleet.earlyConflicts.has(action.issue)) return;
   const issue = tick.issues.get(action.issue);
@@ -31,6 +32,8 @@ export async function afterLanding(fleet: FleetRuntime, tick: TickScope, action:
   const cfg = fleet.registration.config;
   switch (outcome.outcome) {
     case "merged":
+      // Logged when the base moved, before the bookkeeping below (the bench times landings by it).
+      fleet.log("info", "merged", `#${n}: landed PR #${action.pr} as ${outcome.mergeSha?.slice(0, 12) ?? "?"}`, n, { ...outcome });
       await fleet.board.terminal(n, "merged", tick.set.mine.find((m) => m.issue === n)?.attempt ?? 0, cfg.retry + 1, { pr: action.pr, ...(note ? { note } : {}) });
       await fleet.deps.lease.release(n, action.sha);
       if (cfg.worktree.cleanup) await fleet.deps.workRepo.remove(n, { deleteBranch: true }).catch(() => undefined);
@@ -38,7 +41,6 @@ export async function afterLanding(fleet: FleetRuntime, tick: TickScope, action:
       fleet.memory.forget(n);
       tick.report.merged.push(n);
       if (!note) await checkEarlyConflicts(fleet, tick, n, outcome.mergeSha); // a train checks once, after its last landing
-      fleet.log("info", "merged", `#${n}: landed PR #${action.pr} as ${outcome.mergeSha?.slice(0, 12) ?? "?"}`, n, { ...outcome });
       if (outcome.verified === false) {
         fleet.log("error", "base_moved_during_merge", `#${n}: the base moved inside the merge call, so the landed tree was not the gated one; use landing.strategy "push" or require up-to-date branches`, n);
       }
@@ -72,7 +74,7 @@ export async function afterLanding(fleet: FleetRuntime, tick: TickScope, action:
  * the next pass with the conflicting paths named, instead of at its landing turn.
  */
 export async function checkEarlyConflicts(fleet: FleetRuntime, tick: TickScope, landed: number, baseTip: string | undefined): Promise<void> {
-  if (!baseTip) return;
+  if (!baseTip || !fleet.registration.config.conflicts.early) return;
   for (const m of tick.set.mine) {
     if (m.issue === landed || m.pr === null || m.head === null) continue;
     const files = await conflictingFiles(fleet.deps.workRepo.repoDir, baseTip, m.head).catch(() => null);
