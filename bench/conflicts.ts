@@ -145,6 +145,8 @@ function figures(spec: ConflictsSpec, v: Variant): Figure[] {
     { key: k("landed"), label: label("issues landed"), value: `${v.landed} of ${spec.issues}` },
     { key: k("escalated"), label: label("issues escalated"), value: v.escalated },
     { key: k("conflict_retries"), label: label("conflict-caused retries"), value: v.conflictRetries },
+    // Workers and CI never fail here: every escalation is a conflict on the last attempt.
+    { key: k("conflict_failures"), label: label("conflict-caused failed attempts (retries + escalations)"), value: v.conflictRetries + v.escalated },
     { key: k("retries"), label: label("retries, all causes"), value: v.retries },
     { key: k("early_conflicts"), label: label("  PRs seen unmergeable right after a landing"), value: v.earlyConflicts },
     { key: k("overlap_holds"), label: label("  dispatches held back for overlap"), value: v.overlapHolds },
@@ -166,7 +168,7 @@ export function conflictsSection(spec: ConflictsSpec = DEFAULT_CONFLICTS): Secti
       const notes = [
         `issues ${spec.shared.map((n) => `#${n}`).join(", ")} name \`${SHARED}\` and rewrite it (any two conflict); the others add their own file. Workers take ${spec.workSeconds} s, CI (the demo runner, strict required "test" check) ${spec.ciSeconds} s`,
         `"off" = conflicts.early false and conflicts.overlap_dispatch false; both start from the default config otherwise`,
-        `conflict-caused retries: retries whose evidence is a merge conflict with the base, found by a landing's sync or by the early check`,
+        `conflict-caused retries: retries whose evidence is a merge conflict with the base, found by a landing's sync or by the early check; workers and CI never fail in this backlog, so every escalation is a third conflict (retry 2)`,
         `requests per tick: the fleet's REST requests (the CI runner's excluded) over its ticks; the early check and the overlap read make none (local git), so the difference between the variants is the other work their order caused`,
       ];
       for (const v of [on, off]) if (v.closed !== v.landed) notes.push(`${v.name}: ${v.closed} issues closed on the forge, ${v.landed} landings in the lane`);

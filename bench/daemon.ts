@@ -1,24 +1,19 @@
 // The daemon's figures: what a status call costs through the socket next to the same call on
-// an in-process host; the daemon's RSS idle and holding registrations; and what a session's
+// an in-process host; the daemon's RSS idle and holding registrations (bench/daemon-idle.ts,
+// with the requests an idle tick costs); and what a session's
 // kill -9 costs the fleet (workers killed, time until a new session sees them all).
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { readFile } from "node:fs/promises";
 import { fileURLToPath } from "node:url";
 import { DaemonClient } from "../server/daemon/client.js";
 import { FleetHost } from "../server/host/host.js";
-import { BASE_CONFIG, alive, cli, daemonPid, daemonWorld, teardown, until, workerPids } from "../test/support/daemon-fixtures.js";
+import { BASE_CONFIG, alive, daemonPid, daemonWorld, teardown, until, workerPids } from "../test/support/daemon-fixtures.js";
+import { idleRegistrationFigures, rss } from "./daemon-idle.js";
 import { quantile } from "./fleet-harness.js";
 import { mib, round, type BenchContext, type Figure, type Section, type SectionResult } from "./section.js";
 
 const BIN = fileURLToPath(new URL("../server/bin.js", import.meta.url));
 const REPO = "afk/demo";
-
-async function rss(pid: number): Promise<number | null> {
-  const status = await readFile(`/proc/${pid}/status`, "utf8").catch(() => null);
-  const kb = status ? /VmRSS:\s+(\d+) kB/.exec(status)?.[1] : undefined;
-  return kb ? Number(kb) * 1024 : null;
-}
 
 async function timed(calls: number, fn: () => Promise<unknown>): Promise<number[]> {
   const out: number[] = [];
@@ -96,18 +91,13 @@ export function daemonSection(): Section {
         { key: "session_kill_to_seen_ms", label: "session kill -9 → a new session's status shows both", value: round(seenMs, 0), unit: "ms" },
       );
 
-      // 3. The daemon's memory: idle with no registration, then with this one holding two workers.
+      // 3. The daemon's memory holding this one registration with two workers, then idle ones.
       const pid = (await daemonPid(k.env))!;
       const withOne = await rss(pid);
-      const idle = await daemonWorld([]);
-      ctx.defer(() => teardown(idle));
-      await cli(idle.env, "daemon");
-      const idleRss = await rss((await daemonPid(idle.env))!);
-      figures.push(
-        { key: "daemon_idle_rss_mib", label: "daemon RSS, no registration", value: idleRss === null ? null : mib(idleRss), unit: "MiB" },
-        { key: "daemon_one_registration_rss_mib", label: "daemon RSS, one registration with 2 workers", value: withOne === null ? null : mib(withOne), unit: "MiB" },
-      );
-      notes.push("The local forge serves one repository, so 20 registrations (one per repository) cannot be held against it yet: that figure is not measured.");
+      figures.push({ key: "daemon_one_registration_rss_mib", label: "daemon RSS, one registration with 2 workers", value: withOne === null ? null : mib(withOne), unit: "MiB" });
+      const idle = await idleRegistrationFigures(ctx);
+      figures.push(...idle.figures);
+      notes.push(...idle.notes);
       return { figures, notes };
     },
   };

@@ -25,6 +25,7 @@ import { daemonSection } from "./daemon.js";
 import { statusSection } from "./status.js";
 import { demoRequestsSection, idleSection, issue11Table, ISSUE_11_SECTIONS } from "./issue11.js";
 import { conflictsSection } from "./conflicts.js";
+import { trainsSection } from "./trains.js";
 
 const SECTIONS: Section[] = [
   snapshotSection(),
@@ -38,6 +39,7 @@ const SECTIONS: Section[] = [
   daemonSection(),
   statusSection(),
   conflictsSection(),
+  trainsSection,
 ];
 
 const USAGE = `Usage: node dist/bench/run.js [--only NAME[,NAME]]... [--list]

@@ -4,6 +4,7 @@
 import { after, describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { connect } from "node:net";
+import { spawn } from "node:child_process";
 import { chmod, readFile, stat } from "node:fs/promises";
 import { writeFile } from "node:fs/promises";
 import { join } from "node:path";
@@ -16,7 +17,7 @@ import { daemonPaths } from "../server/daemon/paths.js";
 import { UsageError } from "../server/gh/errors.js";
 import { api, git, repoPath } from "./support/forge-fixtures.js";
 import { BIN } from "./support/paths.js";
-import { alive, BASE_CONFIG, cli, daemonPid, daemonWorld, teardown, until, workerPids, type DaemonWorld } from "./support/daemon-fixtures.js";
+import { alive, BASE_CONFIG, CHATTY_WORKER, QUIET_WORKER, cli, daemonPid, daemonWorld, teardown, until, workerPids, type DaemonWorld } from "./support/daemon-fixtures.js";
 
 const REPO = "afk/demo";
 const worlds: DaemonWorld[] = [];
@@ -168,6 +169,25 @@ describe("afk-mcp daemon", () => {
     assert.match(log, /queue drained for \d+s: deregistering/);
   });
 
+  it("afk-mcp run --persist is a session whose registration never lapses; Ctrl-C stops it", async () => {
+    const w = await world(["one"]);
+    const run = spawn(process.execPath, [BIN, "run", "--repo", REPO, "--worker", `sh ${w.worker}`, "--target", "1", "--persist", "--set", "gate.ci=local", "--set", "gate.local_command=true"], { env: w.env, stdio: ["ignore", "pipe", "pipe"] });
+    let output = "";
+    run.stdout.on("data", (d: Buffer) => (output += d.toString()));
+    run.stderr.on("data", (d: Buffer) => (output += d.toString()));
+    const exited = new Promise<number | null>((resolve) => run.once("exit", (code) => resolve(code)));
+    const observer = session(w);
+    const row = await until("the run's registration", async () => (await observer.daemonCall<{ ttl_seconds: number | null; renew_by: string | null; sessions: string[] }[]>("registrations"))?.[0]);
+    assert.equal(row.ttl_seconds, null, output);
+    assert.equal(row.renew_by, null, "no renewal deadline: it never lapses");
+    assert.equal(row.sessions.length, 1, "the run is the session that renews it");
+    await until("its worker", async () => (await workerPids(w.planDir)).size === 1);
+    run.kill("SIGINT");
+    assert.equal(await exited, 0, output);
+    assert.match(output, /stopped: released 1 claim\(s\) without a PR/);
+    assert.deepEqual(await observer.daemonCall("registrations"), [], "Ctrl-C stopped the project");
+  });
+
   it("a start the preconditions refuse registers nothing", async () => {
     const w = await world(["one"]);
     const s = session(w);
@@ -178,12 +198,62 @@ describe("afk-mcp daemon", () => {
     assert.equal((await s.renew()), 0, "this session renews nothing");
   });
 
+  it("a token that cannot push is refused with the problem and the fix: nothing registered, nothing written", async () => {
+    const w = await world(["one"]);
+    // The daemon runs with an admin token; the registering session's own token is what counts.
+    assert.equal((await cli(w.env, "daemon")).code, 0);
+    const made = await fetch(`${w.forge.apiUrl}/_forge/users`, { method: "POST", body: JSON.stringify({ login: "reader", push: false }) });
+    const reader = ((await made.json()) as { token: string }).token;
+    const s = new DaemonClient({ env: { ...w.env, GITHUB_TOKEN: reader } });
+    clients.push(s);
+    await assert.rejects(s.start(startInput(w)), (error: Error) => {
+      assert.ok(error instanceof UsageError, String(error));
+      assert.match(error.message, /project_start refused: permissions: the token cannot push to afk\/demo: use a token with write access/);
+      assert.ok(!error.message.includes(reader), "the token is never quoted");
+      return true;
+    });
+    assert.deepEqual(await s.daemonCall("registrations"), [], "nothing registered");
+    const { stdout } = await git(w.planDir, "ls-remote", w.forge.gitUrl, "refs/afk/*");
+    assert.equal(stdout, "", "no claim, heartbeat or probe ref");
+    const issue = await api(w.forge, "GET", repoPath(w.forge, `/issues/${w.issues[0]}`));
+    assert.deepEqual(issue.body.labels.map((l: { name: string }) => l.name), ["ready-for-agent"], "the issue is untouched");
+    assert.ok(!(await readFile(daemonPaths(w.env).log, "utf8")).includes(reader), "the daemon's log never holds the token");
+  });
+
+  it("a registration acts with its session's token and environment, not the daemon's; they are kept owner-only and never logged", async () => {
+    const w = await world(["one"], "commit");
+    assert.equal((await cli(w.env, "daemon")).code, 0, "the daemon runs with another session's environment (afk-bot's token)");
+    const made = await fetch(`${w.forge.apiUrl}/_forge/users`, { method: "POST", body: JSON.stringify({ login: "bee" }) });
+    const bee = ((await made.json()) as { token: string }).token;
+    const worker = join(w.planDir, "env-worker.sh");
+    await writeFile(worker, QUIET_WORKER.replace("cat >/dev/null", 'cat >/dev/null\nprintf "%s\\n%s\\n%s\\n" "${AFK_USER_MARK:-}" "$PATH" "${SOME_SECRET:-}" >"$plan/$n.env"'), { mode: 0o755 });
+    const env = { ...w.env, GITHUB_TOKEN: bee, AFK_USER_MARK: "from-b", PATH: `/opt/b-bin:${w.env.PATH}`, SOME_SECRET: "s3cret-of-b" };
+    const b = new DaemonClient({ env });
+    clients.push(b);
+    await b.start({ ...startInput(w, {}, 1), worker_command: `sh ${worker}` });
+    await until("a PR", async () => (await pullsFor(w)).length === 1);
+    const pr = (await api(w.forge, "GET", repoPath(w.forge, "/pulls?state=all"))).body[0] as { user: { login: string } };
+    assert.equal(pr.user.login, "bee", "the fleet opened the PR with the registering session's token");
+    const [mark, path, secret] = (await readFile(join(w.planDir, `${w.issues[0]}.env`), "utf8")).split("\n");
+    assert.equal(mark, "from-b", "the worker got the session's passthrough variable");
+    assert.match(path!, /^\/opt\/b-bin:/, "and the session's PATH");
+    assert.equal(secret, "", "and nothing the passthrough does not name");
+    const paths = daemonPaths(w.env);
+    const stored = await readFile(paths.registrations, "utf8");
+    assert.equal((await stat(paths.registrations)).mode & 0o777, 0o600, "the registrations file (it holds the token) is owner-only");
+    assert.equal((await stat(paths.dir)).mode & 0o777, 0o700);
+    assert.ok(!stored.includes("s3cret-of-b"), "a variable the project does not need is not kept");
+    assert.ok(!(await readFile(paths.log, "utf8")).includes(bee), "the daemon's log never holds the token");
+    const lanes = await b.logs({ repo: REPO, lane: "supervisor", tail_lines: 1000 });
+    assert.ok(!JSON.stringify(lanes).includes(bee), "nor do the lanes");
+  });
+
   it("kill -9 of the MCP server touches no worker: a new session sees them and their commits become PRs", async () => {
     const w = await world(["one", "two"]);
     const transport = new StdioClientTransport({ command: process.execPath, args: [BIN], env: w.env, stderr: "pipe" });
     const mcp = new Client({ name: "afk-daemon-test", version: "0.0.0" });
     await mcp.connect(transport);
-    const started = await mcp.callTool({ name: "project_start", arguments: startInput(w) });
+    const started = await mcp.callTool({ name: "project_start", arguments: startInput(w) }, undefined, { timeout: 600_000 });
     assert.notEqual(started.isError, true, JSON.stringify(started.content));
     await until("two workers", async () => (await workerPids(w.planDir)).size === 2);
     const workers = [...(await workerPids(w.planDir)).values()];
@@ -254,6 +324,38 @@ describe("afk-mcp daemon", () => {
     const lane = (await s.logs({ repo: REPO, lane: "supervisor", tail_lines: 1000 })).records;
     assert.equal(lane.filter((r) => r.event === "worker_adopted").length, 2);
     assert.equal(lane.filter((r) => r.event === "orphan_ended").length, 0);
+  });
+
+  it("a worker that keeps printing survives the daemon's kill -9; the next daemon adopts it, follows its output and continues its claim", async () => {
+    const w = await world(["one"]);
+    await writeFile(w.worker, CHATTY_WORKER, { mode: 0o755 });
+    const n = w.issues[0]!;
+    const s = session(w);
+    await s.start(startInput(w, {}, 1));
+    // How many lines the worker has printed, as it counts them itself.
+    const printed = async (): Promise<number> => Number((await readFile(join(w.planDir, `${n}.count`), "utf8").catch(() => "0")).trim()) || 0;
+    await until("the worker to commit its first half and print", async () => (await printed()) >= 3);
+    const [worker] = [...(await workerPids(w.planDir)).values()];
+    const pid = (await daemonPid(w.env))!;
+    process.kill(pid, "SIGKILL");
+    await until("the daemon to die", async () => !alive(pid));
+    const atKill = await printed();
+    await until("the worker to print with no daemon", async () => (await printed()) > atKill + 5);
+    assert.ok(alive(worker!), "printing with its reader gone did not kill the worker");
+    // The next call restarts the daemon (it left a registration); it adopts the worker at once.
+    await until("the worker adopted", async () => (await s.status({ repo: REPO, scope: "worker" })).workers.length === 1);
+    const adoptedAt = await printed();
+    await until("the new daemon to follow the worker's output", async () =>
+      (await s.logs({ repo: REPO, lane: "worker", tail_lines: 50 })).records.some((r) => Number(/^working (\d+)$/.exec(String(r.msg))?.[1] ?? 0) > adoptedAt),
+    );
+    await go(w, n);
+    await until("a PR", async () => (await pullsFor(w)).length === 1);
+    const pr = (await api(w.forge, "GET", repoPath(w.forge, "/pulls?state=all"))).body[0] as { head: { sha: string } };
+    const { stdout } = await git(w.planDir, "-C", w.forge.bareRepo, "log", "--format=%s", `main..${pr.head.sha}`);
+    assert.deepEqual(stdout.split("\n"), [`fix #${n}`, `first half of #${n}`], "the claim was continued in its worktree (tier 1), not started over");
+    assert.deepEqual([...(await workerPids(w.planDir)).keys()], [`${n}.1`], "one worker, one attempt: no second worker");
+    const lane = (await s.logs({ repo: REPO, lane: "supervisor", tail_lines: 1000 })).records;
+    assert.equal(lane.filter((r) => r.event === "worker_adopted").length, 1);
   });
 
   it("two sessions on one daemon: one starts, the other adopts, resizes and sees the same workers; skew is reported", async () => {

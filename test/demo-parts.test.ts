@@ -410,8 +410,10 @@ describe("the local CI runner", () => {
     assert.deepEqual([stats.passed, stats.failed], [2, 1]);
     // One run per head: a completed head is not run again on later polls.
     const polls = stats.polls;
-    await new Promise((ok) => setTimeout(ok, 350));
-    assert.ok(runner.stats().polls > polls);
+    // Two more polls, however long a loaded machine takes for them.
+    const deadline = Date.now() + 120_000;
+    while (runner.stats().polls < polls + 2 && Date.now() < deadline) await new Promise((ok) => setTimeout(ok, 50));
+    assert.ok(runner.stats().polls >= polls + 2, "the runner kept polling");
     assert.equal(runner.stats().runs, 3);
     const runsOnRed = (await api(forge, "GET", repoPath(forge, `/commits/${redSha}/check-runs`))).body.check_runs;
     assert.equal(runsOnRed.length, 1);
@@ -430,7 +432,9 @@ describe("the local CI runner", () => {
       intervalMs: 50,
       onLog: (line) => errors.push(line),
     });
-    await new Promise((ok) => setTimeout(ok, 300));
+    // Two failed polls, however slow the machine: wait for them, not for a time.
+    const deadline = Date.now() + 120_000;
+    while (dead.stats().errors < 2 && Date.now() < deadline) await new Promise((ok) => setTimeout(ok, 50));
     const stats = dead.stats();
     await dead.stop();
     assert.ok(stats.polls >= 2, `polls: ${stats.polls}`);

@@ -61,7 +61,8 @@ after(async () => {
 });
 
 async function call(name: string, args: Record<string, unknown>): Promise<Record<string, unknown>> {
-  const result = (await client.callTool({ name, arguments: args })) as Tool;
+  // A loaded machine can take minutes over a start or a stop: not the SDK's 60 s default.
+  const result = (await client.callTool({ name, arguments: args }, undefined, { timeout: 600_000 })) as Tool;
   assert.notEqual(result.isError, true, `${name}: ${JSON.stringify(result.content)}`);
   return result.structuredContent as Record<string, unknown>;
 }

@@ -139,8 +139,11 @@ async function connectHost(env: Record<string, string>, instance?: string): Prom
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 type Json = any;
 
+/** A loaded machine can take minutes over a start's preflight or a stop's drain: not the SDK's 60 s. */
+const CALL_OPTIONS = { timeout: 600_000 };
+
 async function call(client: Client, name: string, args: Record<string, unknown>): Promise<Json> {
-  const result = await client.callTool({ name, arguments: args });
+  const result = await client.callTool({ name, arguments: args }, undefined, CALL_OPTIONS);
   const text = (result.content as { type: string; text?: string }[]).map((c) => c.text ?? "").join("\n");
   assert.notEqual(result.isError, true, `${name} failed: ${text}`);
   return result.structuredContent;
@@ -788,7 +791,7 @@ describe("the fleet on a local forge, through MCP, with scripted workers", { con
     const mid = await call(s.client, "status", { repo: REPO, scope: "worker" });
     assert.notEqual(mid.registration, null, "still registered while it drains");
     assert.deepEqual(mid.births, { paused: true, reason: "stopping", until: null });
-    const again = await s.client.callTool({ name: "project_start", arguments: { repo: REPO, worker_command: `sh ${WORKER}`, config: BASE_CONFIG } });
+    const again = await s.client.callTool({ name: "project_start", arguments: { repo: REPO, worker_command: `sh ${WORKER}`, config: BASE_CONFIG } }, undefined, CALL_OPTIONS);
     assert.equal(again.isError, true, "no second project beside a draining one");
     assert.match((again.content as { text: string }[])[0]!.text, /still stopping/);
 

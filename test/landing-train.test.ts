@@ -235,3 +235,27 @@ describe("landing trains under the local gate", () => {
     assert.equal(second.gateRuns, 1);
   });
 });
+
+describe("landing trains where CI does not run on drafts", () => {
+  it("a train no check ever reports on is given up, says why, and leaves nothing behind", async () => {
+    const forge = await startTestForge();
+    try {
+      const h = await trainHost(forge, "fleet-one");
+      const members = await prs(h, 2, "silent");
+      const before = await mainTip(forge);
+      const result = await landTrain(trainContext(h, trainConfig("required"), { requiredChecks: { contexts: ["test"], strict: false, source: "protection", readable: true } }), members, { pollMs: 50, silentMs: 500 });
+      assert.equal(result.ciSilent, true);
+      assert.deepEqual(result.members.map((m) => m.outcome), ["retry_later", "retry_later"]);
+      assert.match((result.members[0] as { why: string }).why, /draft pull requests/);
+      assert.equal(await mainTip(forge), before, "nothing landed");
+      const pulls = (await api(forge, "GET", repoPath(forge, "/pulls?state=all&per_page=100"))).body as Array<{ state: string; draft: boolean; head: { ref: string } }>;
+      const drafts = pulls.filter((p) => p.head.ref.startsWith(TRAIN_BRANCH_PREFIX));
+      assert.equal(drafts.length, 1);
+      assert.equal(drafts[0]!.state, "closed", "the train's draft PR is closed");
+      assert.equal((await git(forge.bareRepo, "for-each-ref", `refs/heads/${TRAIN_BRANCH_PREFIX}`)).stdout, "", "no train branch is left");
+      assert.equal(await h.refs.read(landingLockRef(NS)), null, "the landing lock is released");
+    } finally {
+      await forge.dispose();
+    }
+  });
+});

@@ -240,9 +240,11 @@ describe("descendantCpu and busy detection on real processes", () => {
   it("a child burning CPU reads busy; its orphaned sibling is still in the tree", async (t) => {
     if (!(await hasProc())) return t.skip("no /proc");
     const handle = await worker(
-      `node -e "const end = Date.now() + 4000; while (Date.now() < end) {}" & sh -c 'sleep 1000 &'; echo started; wait`,
+      // It burns until killed: a loaded machine may take seconds just to start it, so a burn of
+      // fixed length could be over (or not begun) when the sample is taken.
+      `node -e "for (;;) {}" & sh -c 'sleep 1000 &'; echo started; wait`,
     );
-    const reading = await sampleBusy(handle.pid, 400);
+    const reading = await sampleBusy(handle.pid, 1_000);
     assert.equal(reading.busy, true, reading.why);
     assert.ok((reading.cpuFraction ?? 0) > 0.05, reading.why);
     const snap = await descendantCpu(handle.pid);

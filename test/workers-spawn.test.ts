@@ -5,7 +5,7 @@
 import { after, before, describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
-import { access, chmod, mkdir, mkdtemp, readFile, readdir, rm, writeFile } from "node:fs/promises";
+import { access, chmod, mkdir, mkdtemp, readFile, readdir, rm, stat, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { pathToFileURL } from "node:url";
@@ -248,8 +248,9 @@ describe("startWorker: stdin, env and the brief", () => {
 });
 
 describe("startWorker: output", () => {
-  it("delivers stdout and stderr line by line, splits long lines, keeps a bounded tail", async () => {
-    const dir = await freshDir("lines");
+  for (const files of [false, true]) {
+  it(`delivers stdout and stderr line by line, splits long lines, keeps a bounded tail (${files ? "through files, which outlive us" : "through pipes"})`, async () => {
+    const dir = await freshDir(files ? "lines-files" : "lines");
     const briefPath = join(dir, "b.md");
     await writeFile(briefPath, "");
     const { handle, lines } = await start({
@@ -259,6 +260,7 @@ describe("startWorker: output", () => {
       briefPath,
       maxLineChars: 100,
       tailLines: 3,
+      ...(files ? { outputDir: dir } : {}),
     });
     const exit = await withTimeout(handle.exited, 10_000, "lines");
     assert.equal(exit.code, 0);
@@ -271,7 +273,14 @@ describe("startWorker: output", () => {
       lines.slice(-3),
     );
     assert.ok(handle.lastOutputAt() >= handle.startedAt);
+    if (files) {
+      // The worker wrote files, owner-only, that a daemon restarted after a crash follows again.
+      assert.equal(await readFile(join(dir, "stderr.log"), "utf8"), "two\n");
+      assert.match(await readFile(join(dir, "stdout.log"), "utf8"), /^one\ncrlf\r\nx{250}\nn1\n/);
+      assert.equal((await stat(join(dir, "stdout.log"))).mode & 0o777, 0o600);
+    }
   });
+  }
 
   it("nothing reaches the host's stdout (checked in a separate process)", async () => {
     const dir = await freshDir("stdout-isolation");

@@ -27,10 +27,12 @@ import type {
 import { FleetHost } from "../host/host.js";
 import { originSlug } from "../host/connection.js";
 import { UsageError } from "../gh/errors.js";
+import { formatSlug, parseSlug } from "../gh/slug.js";
 import { fromWireError, LineReader, MAX_REPLY_BYTES, type WireError } from "./protocol.js";
 import { daemonPaths, SOCKET_PATH_MAX, type DaemonPaths } from "./paths.js";
 import type { DaemonInfo } from "./server.js";
 import { readInstance } from "./identity.js";
+import { sessionEnv } from "./session-env.js";
 import { startDetached } from "../workers/detached.js";
 import { version as ownVersion } from "../version.js";
 
@@ -93,13 +95,16 @@ class Connection {
     });
   }
 
-  /** With `onStep`, the daemon says the call's steps as they happen (only a daemon of this version understands the flag). */
-  request(method: string, params: object = {}, onStep?: StepListener): Promise<unknown> {
+  /**
+   * With `onStep`, the daemon says the call's steps as they happen (only a daemon of this version
+   * understands the flag); `env` is this session's environment, sent with a start.
+   */
+  request(method: string, params: object = {}, onStep?: StepListener, env?: Record<string, string>): Promise<unknown> {
     if (this.closed) return Promise.reject(new UsageError(`the afk-mcp daemon connection is closed: call ${method} again`));
     const id = this.nextId++;
     return new Promise((resolve, reject) => {
       this.pending.set(id, { method, resolve, reject, onStep });
-      this.socket.write(JSON.stringify({ id, method, params, session: this.session, ...(onStep ? { progress: true } : {}) }) + "\n");
+      this.socket.write(JSON.stringify({ id, method, params, session: this.session, ...(onStep ? { progress: true } : {}), ...(env ? { env } : {}) }) + "\n");
     });
   }
 
@@ -170,13 +175,21 @@ export class DaemonClient implements Host, EventSource {
     return this.connection(start);
   }
 
-  private async open(start: boolean): Promise<Connection | null> {
+  private async open(start: boolean, again = true): Promise<Connection | null> {
     let socket = await this.reach();
     if (!socket && start) socket = await this.startDaemon();
     if (!socket) return null;
     const conn = new Connection(socket, this.session, this.paths.log, (event) => this.emit(event), () => this.lost());
     this.conn = conn;
-    this.info = (await conn.request("hello")) as DaemonInfo;
+    try {
+      this.info = (await conn.request("hello")) as DaemonInfo;
+    } catch (error) {
+      // A daemon killed a moment ago can still accept while the kernel tears it down: once it is
+      // gone, reach again (and start a new one when asked to).
+      if (!(error instanceof DaemonGone) || !again) throw error;
+      await new Promise((r) => setTimeout(r, 200));
+      return this.open(start, false);
+    }
     if (this.listeners.size > 0) await conn.request("subscribe");
     return conn;
   }
@@ -234,10 +247,10 @@ export class DaemonClient implements Host, EventSource {
     for (const listener of this.listeners) listener(event);
   }
 
-  private async call<T>(method: string, params: object, start: boolean, onStep?: StepListener): Promise<T> {
+  private async call<T>(method: string, params: object, start: boolean, onStep?: StepListener, env?: Record<string, string>): Promise<T> {
     const conn = await this.connection(start);
     if (!conn) throw new UsageError(`no afk-mcp daemon is running on this machine (state dir ${this.paths.root})`);
-    return (await conn.request(method, params, this.stepsFor(onStep))) as T;
+    return (await conn.request(method, params, this.stepsFor(onStep), env && this.info?.version === this.version ? env : undefined)) as T;
   }
 
   /** A daemon of another version may not know the progress flag (its strict parse would drop the connection): no steps then. */
@@ -289,14 +302,34 @@ export class DaemonClient implements Host, EventSource {
     }
   }
 
+  /** Whether the daemon runs a project for the repository (its reads use that project's access). */
+  private async daemonRuns(conn: Connection, repo: string): Promise<boolean> {
+    // Its registrations, from memory: `repos` would also look up this daemon's own origin (a git call).
+    const rows = (await conn.request("registrations")) as { repo: string }[];
+    const wanted = formatSlug(parseSlug(repo)).toLowerCase();
+    return rows.some((r) => r.repo.toLowerCase() === wanted);
+  }
+
   async status(input: StatusInput): Promise<StatusResult> {
     let local = false;
+    // A repository no registration holds is read by this session with its own token: the
+    // daemon's environment is that of whichever session started it.
+    const conn = input.repo ? await this.connection(false).catch(() => null) : null;
+    if (conn && input.repo && !(await this.daemonRuns(conn, input.repo).catch(() => true))) {
+      const result = await this.localHost().status(input);
+      const registrations = (await conn.request("registrations").catch(() => [])) as StatusResult["registrations"];
+      return { ...result, registrations: input.scope === undefined || input.scope === "project" ? registrations : [], daemon: this.daemonView() };
+    }
     const result = await this.read<StatusResult>("status", input, async () => {
       local = true;
       return { ...(await this.localHost().status(input)), daemon: null };
     });
     if (local || !this.info) return result;
-    return { ...result, daemon: { pid: this.info.pid, version: this.info.version, session_version: this.version, skew: this.skew() } };
+    return { ...result, daemon: this.daemonView() };
+  }
+
+  private daemonView(): StatusResult["daemon"] {
+    return this.info ? { pid: this.info.pid, version: this.info.version, session_version: this.version, skew: this.skew() } : null;
   }
 
   async logs(input: LogsInput): Promise<LogsResult> {
@@ -308,7 +341,9 @@ export class DaemonClient implements Host, EventSource {
     // A dry run registers nothing: no daemon is needed (nor started) for it.
     if (input.dry_run) return this.localHost().start(input, onStep);
     const repo = input.repo ?? (await originSlug(this.options.cwd ?? process.cwd()));
-    const result = await this.call<ProjectResult>("start", { ...input, repo }, true, onStep);
+    // The registration acts with this session's token and environment, not the daemon's (a
+    // daemon of another version would not know the field: it then uses its own, and the skew is said).
+    const result = await this.call<ProjectResult>("start", { ...input, repo }, true, onStep, sessionEnv(this.env));
     if (result.registration) this.renewSoon();
     const skew = this.skew();
     return skew ? { ...result, message: `${result.message}; version skew: ${skew}` } : result;

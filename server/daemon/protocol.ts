@@ -51,6 +51,8 @@ export const requestSchema = z
     params: z.record(z.string(), z.unknown()).optional(),
     /** The calling session: what it starts, it renews. */
     session: z.string().regex(/^[A-Za-z0-9_-]{1,64}$/).optional(),
+    /** The calling session's environment, sent with a start: the registration acts with it. */
+    env: z.record(z.string(), z.string()).optional(),
     /** Say the call's steps as they happen (start, stop): `{id, step}` lines before the reply. */
     progress: z.boolean().optional(),
   })

@@ -2,10 +2,11 @@
 // registration, not a process). The sessions that started or adopted one renew it; once every
 // renewal is overdue it lapses and drains exactly as project_stop does; a drained queue
 // deregisters. Kept in a file beside the socket so a daemon restarted after a crash resumes them.
-import { readFile, rename, writeFile } from "node:fs/promises";
+import { readFile, rename, rm, writeFile } from "node:fs/promises";
 import type { ProjectResizeInput, ProjectResult, ProjectStartInput, ProjectStopInput, StepListener } from "../host/api.js";
 import type { FleetHost, RegistrationRow } from "../host/host.js";
 import { formatSlug, parseSlug } from "../gh/slug.js";
+import { retainedEnv } from "./session-env.js";
 
 /** How often a session renews when it holds no registration with a TTL. */
 const DEFAULT_RENEW_MS = 60_000;
@@ -20,6 +21,8 @@ interface Entry {
   idleDeregisterMs: number;
   idleSince: number | null;
   draining: boolean;
+  /** The registering session's variables the project acts with (session-env.ts); null: the daemon's own. */
+  env: Record<string, string> | null;
 }
 
 interface StoredEntry {
@@ -28,6 +31,7 @@ interface StoredEntry {
   sessions: Record<string, number>;
   ttl_ms: number | null;
   draining: boolean;
+  env?: Record<string, string> | null;
 }
 
 export interface RegistryOptions {
@@ -54,7 +58,7 @@ export class Registry {
     this.clock = options.clock ?? Date.now;
   }
 
-  async start(input: ProjectStartInput, session: string | undefined, onStep?: StepListener): Promise<ProjectResult> {
+  async start(input: ProjectStartInput, session: string | undefined, onStep?: StepListener, env?: Record<string, string>): Promise<ProjectResult> {
     const existing = input.repo ? this.entries.get(key(input.repo)) : undefined;
     // (A draining one refuses below, in the host: its workers have yet to exit.)
     if (existing && !existing.draining && !input.dry_run) {
@@ -65,13 +69,15 @@ export class Registry {
       return {
         registration: status.registration,
         plan: null,
-        message: `${existing.repo} is already registered on this machine's daemon: this session now renews it too (project_resize changes it; the new start's other arguments were not applied)`,
+        message: `${existing.repo} is already registered on this machine's daemon: this session now renews it too (project_resize changes it; the new start's other arguments were not applied, and it keeps acting with the token and environment of the session that registered it: project_stop, then project_start, to change them)`,
       };
     }
-    const result = await this.host.start(input, onStep);
+    const result = await this.host.start(input, onStep, env ? { env } : {});
     if (!result.registration) return result;
     const repo = result.registration.repo;
     const settings = this.host.registrationConfig(repo);
+    // Only what the project needs is kept (never the session's other secrets).
+    const kept = env ? retainedEnv(env, settings?.envPassthrough ?? []) : null;
     const ttlMs = settings?.ttlSeconds === null || settings === null ? null : settings.ttlSeconds * 1000;
     const entry: Entry = {
       repo,
@@ -81,6 +87,7 @@ export class Registry {
       idleDeregisterMs: (settings?.idleDeregisterSeconds ?? 1_800) * 1000,
       idleSince: null,
       draining: false,
+      env: kept,
     };
     if (session) entry.sessions.set(session, this.deadline(ttlMs));
     this.entries.set(key(repo), entry);
@@ -221,7 +228,7 @@ export class Registry {
     const now = this.clock();
     for (const item of stored) {
       try {
-        await this.host.start({ ...item.spec, dry_run: false });
+        await this.host.start({ ...item.spec, dry_run: false }, undefined, item.env ? { env: item.env } : {});
       } catch (error) {
         const message = (error as Error).message;
         if (/already running|still stopping/.test(message)) continue;
@@ -239,6 +246,7 @@ export class Registry {
         idleDeregisterMs: (settings?.idleDeregisterSeconds ?? 1_800) * 1000,
         idleSince: null,
         draining: false,
+        env: item.env ?? null,
       };
       this.entries.set(key(item.repo), entry);
       const lapsed = item.ttl_ms !== null && sessions.size === 0;
@@ -259,12 +267,15 @@ export class Registry {
       sessions: Object.fromEntries(e.sessions),
       ttl_ms: e.ttlMs,
       draining: e.draining,
+      env: e.env,
     }));
     const file = this.options.file;
-    // Writes are chained so an older state never lands after a newer one.
+    // Writes are chained so an older state never lands after a newer one. The file holds each
+    // registration's token: owner-only, made so before anything is written into it.
     this.writing = this.writing.then(async () => {
       const tmp = `${file}.tmp`;
-      await writeFile(tmp, JSON.stringify(stored, null, 1) + "\n", { mode: 0o600 });
+      await rm(tmp, { force: true });
+      await writeFile(tmp, JSON.stringify(stored, null, 1) + "\n", { mode: 0o600, flag: "wx" });
       await rename(tmp, file);
     }).catch((error: unknown) => this.options.log(`could not write ${file}: ${(error as Error).message}`));
     return this.writing;

@@ -145,7 +145,7 @@ export class DaemonServer {
     switch (name) {
       case "start":
         if (this.shuttingDown) throw new UsageError("project_start: this machine's afk-mcp daemon is stopping; call again in a moment (a new daemon starts)");
-        return registry.start(args as Parameters<Registry["start"]>[0], request.session, onStep);
+        return registry.start(args as Parameters<Registry["start"]>[0], request.session, onStep, request.env);
       case "resize":
         return registry.resize(args as Parameters<Registry["resize"]>[0], request.session);
       case "stop":

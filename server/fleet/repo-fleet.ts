@@ -300,7 +300,7 @@ export class RepoFleet implements FleetRuntime {
         idleGraceSeconds: this.registration.config.idle_grace_seconds * this.deps.timeScale,
         landingSlot: this.landingSlot,
         oneLandingPerTick: this.registration.config.gate.ci === "required",
-        trainMax: trainMax(this.registration.config, snapshot.requiredChecks),
+        trainMax: this.landing.trainsOff ? 1 : trainMax(this.registration.config, snapshot.requiredChecks),
         review: this.registration.config.review.command !== null ? { maxRounds: this.registration.config.review.max_rounds } : null,
         conflicts,
         overlap,

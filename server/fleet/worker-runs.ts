@@ -10,7 +10,7 @@ import type { WorkRepo, PreparedWorktree } from "../workers/worktrees.js";
 import { writeBrief, type BriefFailure, type BriefInput } from "../workers/brief.js";
 import { readReviewVerdict, renderReviewBrief, type ReviewBriefInput, type ReviewVerdict } from "../workers/review-brief.js";
 import { workerEnv } from "../workers/env.js";
-import { startWorker, type WorkerExit, type WorkerHandle } from "../workers/spawn.js";
+import { startWorker, type OutputStream, type WorkerExit, type WorkerHandle } from "../workers/spawn.js";
 import { QuotaScanner, type QuotaDetection } from "../workers/quota.js";
 import { OutputTail } from "../workers/runtime-failures.js";
 import { readVerdictFile, VerdictFileError, workerOutcome, type WorkerOutcome } from "../workers/outcome.js";
@@ -133,8 +133,6 @@ export async function birth(input: BirthInput, deps: RunDeps): Promise<WorkerRun
       AFK_VERDICT_FILE: verdictPath,
     },
   });
-  const w = deps.config.worker;
-  const scanner = new QuotaScanner({ quotaPatterns: w.quota_patterns, authPatterns: w.auth_patterns, refusalPatterns: w.refusal_patterns, networkPatterns: w.network_patterns });
   const tail = new OutputTail();
   let run: WorkerRun | null = null;
   // A limit printed before the run object exists still marks the run (not a failed attempt).
@@ -148,6 +146,8 @@ export async function birth(input: BirthInput, deps: RunDeps): Promise<WorkerRun
     cwd: prepared.path,
     env,
     briefPath,
+    // Files, not pipes: the worker outlives a daemon that dies (adopt() follows them again).
+    outputDir: dir,
     // The pid file is written before the first await after the spawn: a host killed while the
     // spawn settles would otherwise leave a worker no restart can find, and a second worker
     // would be born into the same worktree beside it.
@@ -157,20 +157,15 @@ export async function birth(input: BirthInput, deps: RunDeps): Promise<WorkerRun
       writePidFileSync(pidFile, { pid, pgid: pid, start, started_at: Date.now(), issue: n, attempt: input.attempt, worktree: prepared.path, command: commandLine });
       recorded = true;
     },
-    onLine: (stream, line) => {
-      deps.lanes.append("worker", { event: "output", msg: line, issue: n, attempt: input.attempt, data: { stream } });
-      tail.push(line);
-      const detection = scanner.push(line, new Date());
-      if (detection) {
-        quotaSeen = true;
-        if (run) run.quota = true;
-        deps.onQuota(n, detection);
-        if (detection.kind === "network" && endFor === null) {
-          endFor = "the agent cannot reach its API";
-          if (run) void run.handle.kill(endFor).catch(() => undefined);
-        }
+    onLine: lineSink(n, input.attempt, deps, tail, (detection) => {
+      quotaSeen = true;
+      if (run) run.quota = true;
+      deps.onQuota(n, detection);
+      if (detection.kind === "network" && endFor === null) {
+        endFor = "the agent cannot reach its API";
+        if (run) void run.handle.kill(endFor).catch(() => undefined);
       }
-    },
+    }),
   });
   run = new WorkerRun(n, input.attempt, prepared, handle, verdictPath, tail, role, input.review ? { head: input.review.head, round: input.review.round } : null);
   run.quota = quotaSeen;
@@ -191,6 +186,18 @@ export async function birth(input: BirthInput, deps: RunDeps): Promise<WorkerRun
   });
   settle(run, deps, input.base, pidFile);
   return run;
+}
+
+/** Where a worker's lines go: its lane, the run's tail, the quota scanner. */
+function lineSink(n: number, attempt: number, deps: RunDeps, tail: OutputTail, onDetection: (detection: QuotaDetection) => void): (stream: OutputStream, line: string) => void {
+  const w = deps.config.worker;
+  const scanner = new QuotaScanner({ quotaPatterns: w.quota_patterns, authPatterns: w.auth_patterns, refusalPatterns: w.refusal_patterns, networkPatterns: w.network_patterns });
+  return (stream, line) => {
+    deps.lanes.append("worker", { event: "output", msg: line, issue: n, attempt, data: { stream } });
+    tail.push(line);
+    const detection = scanner.push(line, new Date());
+    if (detection) onDetection(detection);
+  };
 }
 
 function settle(run: WorkerRun, deps: RunDeps, base: string, pidFile: string): void {
@@ -223,7 +230,13 @@ export async function adopt(issue: number, base: string, deps: RunDeps): Promise
   if (!record || record.issue !== issue) return null;
   const branch = await deps.workRepo.progress(issue, base).then((p) => p.branch ?? "", () => "");
   const prepared: PreparedWorktree = { path: record.worktree, branch, tier: 1, head: "", baseSha: "", baseContained: true, remoteSha: null, remoteContained: null, backupRefs: [], displaced: null };
-  const run = new WorkerRun(issue, record.attempt, prepared, adoptedHandle(record), join(dir, "verdict.json"), new OutputTail());
+  const tail = new OutputTail();
+  let run: WorkerRun | null = null;
+  const onLine = lineSink(issue, record.attempt, deps, tail, (detection) => {
+    if (run) run.quota = true;
+    deps.onQuota(issue, detection);
+  });
+  run = new WorkerRun(issue, record.attempt, prepared, adoptedHandle(record, undefined, { dir, onLine }), join(dir, "verdict.json"), tail);
   deps.lanes.append("supervisor", { event: "worker_adopted", msg: `#${issue}: adopted worker pid ${record.pid} (attempt ${record.attempt}) left running by an earlier host process`, issue, attempt: record.attempt, pid: record.pid });
   settle(run, deps, base, pidFile);
   return run;

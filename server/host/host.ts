@@ -59,7 +59,6 @@ export interface HostOptions {
   daemon?: boolean;
 }
 
-
 export class FleetHost implements Host {
   private readonly events = new HostEvents((repo) => this.boardKey(repo));
   readonly instance: string;
@@ -68,6 +67,7 @@ export class FleetHost implements Host {
   private readonly projects = new Map<string, Promise<RepoAccess>>();
   private readonly running = new Map<string, RepoFleet>();
   private readonly lanes = new Map<string, LaneWriter>();
+  private readonly laneSecrets = new Map<string, string[]>();
   private readonly accessFor = new Map<string, RepoAccess>();
   /** Namespace probes that succeeded, per repository, namespace and token (never the token itself). */
   private readonly probes = new Map<string, NamespaceProbe>();
@@ -120,7 +120,7 @@ export class FleetHost implements Host {
    */
   private async open(repo: string | undefined, extra: Partial<ConnectOptions> = {}, probe = false): Promise<RepoAccess> {
     const options: ConnectOptions = { repo, ...extra };
-    if (this.options.env) options.env = this.options.env;
+    if (!options.env && this.options.env) options.env = this.options.env;
     if (this.options.cwd) options.cwd = this.options.cwd;
     if (this.options.logger) options.logger = this.options.logger;
     const conn = withScaledLease(await connect(options), this.options.timeScale ?? 1);
@@ -147,7 +147,6 @@ export class FleetHost implements Host {
     return planFor(running ? running.connected : await this.project(repo), this.clock);
   }
 
-
   async status(input: StatusInput): Promise<StatusResult> {
     const scope = input.scope ?? "project";
     if (scope === "issue" && input.issue === undefined) throw new UsageError('status: scope "issue" needs `issue` (the issue number)');
@@ -171,8 +170,9 @@ export class FleetHost implements Host {
   }
 
   /**
-   * The plan status shows: from the running fleet's last tick while that is recent (no
-   * request to GitHub at all), else gathered afresh. Either way the answer says which.
+   * The plan status shows: from the running fleet's last tick while that is recent (no request to
+   * GitHub at all), else gathered afresh with the fleet's overlap holds still in its frontier.
+   * Either way the answer says which.
    */
   private async currentPlan(repo: string | undefined): Promise<{ plan: PlanOutput; source: NonNullable<StatusResult["source"]> }> {
     const running = this.runningFor(repo);
@@ -196,7 +196,6 @@ export class FleetHost implements Host {
       }
     }
     const plan = await this.plan(repo);
-    // Holds are the running fleet's decisions: a fresh gather shows those still in the frontier.
     const held = (running?.project.report()?.overlap_held ?? []).filter((h) => plan.dispatch.some((d) => d.number === h.issue));
     return { plan: { ...plan, held_for_overlap: held }, source: { from: "gathered", at: now.toISOString(), age_seconds: 0 } };
   }
@@ -212,13 +211,16 @@ export class FleetHost implements Host {
     return { project, connected };
   }
 
-  async start(input: ProjectStartInput, onStep: StepListener = () => undefined): Promise<ProjectResult> {
+  /** `as.env`: the registering session's environment (token, API URL, worker variables); the state dir stays ours. */
+  async start(input: ProjectStartInput, onStep: StepListener = () => undefined, as: { env?: NodeJS.ProcessEnv } = {}): Promise<ProjectResult> {
     if (!input.dry_run && !input.worker_command) {
       throw new UsageError('project_start: worker_command is required (the shell command that starts one agent in its worktree), unless dry_run is true');
     }
     const overrides: Record<string, unknown> = { ...(input.config ?? {}) };
     if (input.selectors) overrides.selectors = input.selectors;
-    const connected = await this.open(input.repo, { overrides, ...(input.base ? { base: input.base } : {}) }, true);
+    const hostEnv = this.options.env ?? process.env;
+    const projectEnv = as.env ? { ...as.env, AFK_STATE_DIR: stateDir(hostEnv) } : undefined;
+    const connected = await this.open(input.repo, { overrides, ...(input.base ? { base: input.base } : {}), ...(projectEnv ? { env: projectEnv } : {}) }, true);
     const { conn } = connected;
     onStep(connectedStep(connected));
     const key = projectKey(conn.repo);
@@ -238,10 +240,10 @@ export class FleetHost implements Host {
     if (!preconditionsPass(plan.preconditions)) {
       throw new UsageError(`project_start refused: ${failed.map((p) => `${p.name}: ${p.message}`).join("; ")}`);
     }
-    const env = this.options.env ?? process.env;
-    const root = stateDir(env);
+    const env = projectEnv ?? hostEnv;
+    const root = stateDir(hostEnv);
     const slug = parseSlug(conn.repo);
-    const lanes = this.lanesFor(conn.repo, [conn.token]);
+    const lanes = this.lanesFor(conn.repo, conn.token);
     const registration: Registration = {
       repo: conn.repo,
       instance: connected.instance,
@@ -378,11 +380,11 @@ export class FleetHost implements Host {
   }
 
   /** The registration TTL settings of a running project's config. */
-  registrationConfig(repo: string): { ttlSeconds: number | null; idleDeregisterSeconds: number } | null {
+  registrationConfig(repo: string): { ttlSeconds: number | null; idleDeregisterSeconds: number; envPassthrough: string[] } | null {
     const running = this.runningFor(repo);
     if (!running) return null;
-    const c = running.project.registration.config.registration;
-    return { ttlSeconds: c.ttl_seconds, idleDeregisterSeconds: c.idle_deregister_seconds };
+    const { registration: c, worker } = running.project.registration.config;
+    return { ttlSeconds: c.ttl_seconds, idleDeregisterSeconds: c.idle_deregister_seconds, envPassthrough: [...worker.env_passthrough] };
   }
 
   /**
@@ -412,14 +414,19 @@ export class FleetHost implements Host {
     return running;
   }
 
-  private lanesFor(repo: string, secrets: string[]): LaneWriter {
+  /** The lanes of a repository; every token a project of it ran with is redacted from them. */
+  private lanesFor(repo: string, token: string): LaneWriter {
     const key = projectKey(repo);
+    let secrets = this.laneSecrets.get(key);
+    if (!secrets) this.laneSecrets.set(key, (secrets = []));
+    if (!secrets.includes(token)) secrets.push(token);
     let lanes = this.lanes.get(key);
     if (!lanes) {
       const slug = parseSlug(repo);
+      const held = secrets;
       lanes = openLanes({
         dir: laneDir(stateDir(this.options.env ?? process.env), slug.owner, slug.name),
-        secrets: () => secrets,
+        secrets: () => held,
         onRecord: (lane, line) => this.events.observe(repo, lane, line),
       });
       this.lanes.set(key, lanes);
@@ -430,7 +437,9 @@ export class FleetHost implements Host {
   async takeover(input: TakeoverInput): Promise<TakeoverResult> {
     const listing = input.list || input.instance === undefined;
     // Listing reads refs only; taking claims writes them, so it needs the probed namespace.
-    const { lease, conn, namespace: probed } = listing ? await this.project(input.repo) : await this.open(input.repo, {}, true);
+    // A running project's repository is read and written with that project's access (its session's token).
+    const running = this.runningFor(input.repo);
+    const { lease, conn, namespace: probed } = running ? running.connected : listing ? await this.project(input.repo) : await this.open(input.repo, {}, true);
     const namespace = probed?.namespace ?? conn.config.namespace;
     const entries = await conn.refs.list(`${namespace}/`);
     const { claims, heartbeats } = parseNamespace(namespace, entries);

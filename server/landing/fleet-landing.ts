@@ -38,16 +38,26 @@ export class Landing {
     return landPull({ ...this.context(), ...(required ? { requiredChecks: required } : {}) }, input);
   }
 
+  /** Why this fleet no longer builds trains (its CI never reported on one), or null. */
+  trainsOff: string | null = null;
+
   /** Lands green PRs together as trains (server/landing/train.ts). */
-  train(members: readonly TrainMember[]): Promise<TrainResult> {
+  async train(members: readonly TrainMember[]): Promise<TrainResult> {
     const config = this.config();
     const scale = this.deps.timeScale ?? 1;
-    return landTrain(this.context(), members, {
+    const result = await landTrain(this.context(), members, {
       pollMs: Math.max(100, config.pacing.watch_seconds * 1000 * scale),
       ciTimeoutMs: config.gate.timeout_seconds * 1000 * scale,
+      silentMs: 600_000 * scale,
       // A train may outlast a tick: the claims' heartbeat goes on meanwhile.
       onWait: () => this.deps.lease.heartbeat().then(() => undefined),
     });
+    // A CI that never runs on trains would hold every landing for good: land one at a time.
+    if (result.ciSilent) {
+      const stuck = result.members.find((m) => m.outcome === "retry_later");
+      this.trainsOff = stuck && "why" in stuck ? stuck.why : "no CI ran on a train";
+    }
+    return result;
   }
 
   private context(): LandingContext {

@@ -267,6 +267,7 @@ async function landRounds(ctx: LandingContext, lg: LandingGit, input: LandInput,
       const landed = await landHead(ctx, lg, input, expected, baseTip);
       if (landed.kind === "moved") continue; // the next round syncs with the new base
       if (landed.kind === "retry") return { outcome: "retry_later", why: landed.why };
+      if (landed.kind === "queue") return landQueued(ctx, lg, input, headRef);
       return finish(ctx, lg, input, headRef, expected, baseTip, landed, syncs);
     }
 
@@ -293,18 +294,14 @@ async function landRounds(ctx: LandingContext, lg: LandingGit, input: LandInput,
 
 /** The base requires GitHub's merge queue: the gated head is enqueued, never merged through REST or pushed. */
 async function landQueued(ctx: LandingContext, lg: LandingGit, input: LandInput, headRef: string): Promise<LandResult> {
-  const checks = await ctx.forge.checksFor(input.head);
-  const verdict = evaluateGate(checks, ctx.requiredChecks!);
-  if (verdict.state === "pending") return { outcome: "retry_later", why: `checks on ${short(input.head)} are not finished: ${verdict.pending.join(", ")}` };
-  if (verdict.state === "red") return gateRed(input.head, checkEvidence(checks, verdict.failing.map((f) => f.name), ctx.config.gate.excerpt_bytes, secretsOf(ctx)));
   const fenced = await fence(ctx, input);
   if (fenced) return fenced;
   const baseBefore = (await ctx.refs.read(`refs/heads/${ctx.base}`)) ?? "";
-  const step = await landThroughQueue({ forge: ctx.forge, pr: input.pr, head: input.head, deadlineMs: ctx.config.gate.timeout_seconds * 1000 });
+  const gate = { required: ctx.requiredChecks!, excerptBytes: ctx.config.gate.excerpt_bytes, secrets: secretsOf(ctx) };
+  const beat = (): Promise<unknown> => ctx.lease.heartbeat().catch(() => false); // the wait may outlast a heartbeat period
+  const step = await landThroughQueue({ forge: ctx.forge, pr: input.pr, head: input.head, gate, deadlineMs: ctx.config.gate.timeout_seconds * 1000, beat });
   if (step.kind === "wait") return { outcome: "retry_later", why: step.why };
-  if (step.kind === "removed") {
-    return gateRed(input.head, { kind: "ci", summary: `the merge queue removed PR #${input.pr}: ${step.reason}`, excerpt: step.reason, checks: [], queue: true });
-  }
+  if (step.kind === "red") return gateRed(input.head, step.evidence);
   const mergeSha = step.mergeSha ?? (await ctx.refs.read(`refs/heads/${ctx.base}`)) ?? "";
   return finish(ctx, lg, input, headRef, input.head, baseBefore, { kind: "merged", mergeSha, method: "queue", verified: true, verifyNote: null }, 0);
 }
@@ -312,6 +309,7 @@ async function landQueued(ctx: LandingContext, lg: LandingGit, input: LandInput,
 type Landed =
   | { kind: "merged"; mergeSha: string; method: LandingStrategy | "queue"; verified: boolean; verifyNote: string | null; at?: Date }
   | { kind: "moved" }
+  | { kind: "queue" }
   | { kind: "retry"; why: string };
 
 async function landHead(ctx: LandingContext, lg: LandingGit, input: LandInput, head: string, baseTip: string): Promise<Landed> {
@@ -341,6 +339,8 @@ async function landHead(ctx: LandingContext, lg: LandingGit, input: LandInput, h
     at = new Date();
   } catch (error) {
     if (error instanceof ForgeError && error.kind === "not_mergeable") {
+      // The rules could not show the queue (unreadable), but GitHub says it is required.
+      if (/through the merge queue/i.test(error.message)) return { kind: "queue" };
       const now = await ctx.refs.read(`refs/heads/${ctx.base}`);
       if (now !== null && now !== baseTip) return { kind: "moved" };
       return { kind: "retry", why: `GitHub refused to merge PR #${input.pr} (405): ${error.message}` };

@@ -5,20 +5,23 @@
 // tip merged with the head, and the base only fast-forwards to a group whose checks passed).
 // Removed: a red gate whose evidence is the queue's reason. Still queued when the wait ends:
 // the next landing call watches on, it never enqueues twice.
-import type { Forge, QueueStatus } from "../gh/forge.js";
+import type { Forge, QueueStatus, RequiredChecks } from "../gh/forge.js";
 import { ForgeError } from "../gh/errors.js";
+import { evaluateGate } from "../state/gate.js";
+import { checkEvidence, type CiEvidence } from "./ci-evidence.js";
 
-export type QueueStep =
-  | { kind: "merged"; mergeSha: string | null }
-  | { kind: "removed"; reason: string }
-  | { kind: "wait"; why: string };
+export type QueueStep = { kind: "merged"; mergeSha: string | null } | { kind: "red"; evidence: CiEvidence } | { kind: "wait"; why: string };
 
 export interface QueueWatch {
   forge: Forge;
   pr: number;
   head: string;
+  /** The base's required checks: the head must pass them before it is enqueued. */
+  gate: { required: RequiredChecks; excerptBytes: number; secrets: readonly string[] };
   /** Stop watching (and wait for the next landing call) after this long. */
   deadlineMs: number;
+  /** Called on every look at the entry (the claim lease's heartbeat, which writes only when due). */
+  beat?: () => Promise<unknown>;
   now?: () => number;
   sleep?: (ms: number) => Promise<void>;
 }
@@ -30,8 +33,19 @@ function where(status: QueueStatus): string {
   return status.entry ? `position ${status.entry.position} of the merge queue (${status.entry.state})` : "not in the merge queue";
 }
 
-/** Enqueues the PR at `head` unless it is queued already, then watches it until GitHub decides or the deadline passes. */
+function removed(pr: number, reason: string): QueueStep {
+  return { kind: "red", evidence: { kind: "ci", summary: `the merge queue removed PR #${pr}: ${reason}`, excerpt: reason, checks: [], queue: true } };
+}
+
+/**
+ * Enqueues the PR at `head` (once its required checks passed) unless it is queued already, then
+ * watches it until GitHub decides or the deadline passes.
+ */
 export async function landThroughQueue(w: QueueWatch): Promise<QueueStep> {
+  const checks = await w.forge.checksFor(w.head);
+  const verdict = evaluateGate(checks, w.gate.required);
+  if (verdict.state === "pending") return { kind: "wait", why: `checks on ${w.head.slice(0, 12)} are not finished: ${verdict.pending.join(", ")}` };
+  if (verdict.state === "red") return { kind: "red", evidence: checkEvidence(checks, verdict.failing.map((f) => f.name), w.gate.excerptBytes, w.gate.secrets) };
   const now = w.now ?? Date.now;
   const sleep = w.sleep ?? ((ms: number) => new Promise<void>((ok) => setTimeout(ok, ms)));
   const until = now() + w.deadlineMs;
@@ -47,9 +61,9 @@ export async function landThroughQueue(w: QueueWatch): Promise<QueueStep> {
       // Out of the queue without merging: GitHub removed it (a failed group, a timeout, a
       // conflict). A removal recorded before we enqueued belongs to an earlier head.
       if (status.lastEvent?.kind === "removed" && (enqueued || status.head === w.head)) {
-        return { kind: "removed", reason: status.lastEvent.reason ?? "removed from the merge queue (GitHub gave no reason)" };
+        return removed(w.pr, status.lastEvent.reason ?? "removed from the merge queue (GitHub gave no reason)");
       }
-      if (enqueued && status.lastEvent?.kind !== "added") return { kind: "removed", reason: "removed from the merge queue (GitHub gave no reason)" };
+      if (enqueued && status.lastEvent?.kind !== "added") return removed(w.pr, "removed from the merge queue (GitHub gave no reason)");
       if (!enqueued) {
         if (status.head !== w.head) return { kind: "wait", why: `PR #${w.pr}'s head moved to ${status.head.slice(0, 12)}: the new head must pass the gate first` };
         try {
@@ -63,6 +77,7 @@ export async function landThroughQueue(w: QueueWatch): Promise<QueueStep> {
     }
     if (now() + pause > until) return { kind: "wait", why: `PR #${w.pr} is at ${where(status)}: still waiting for its merge group's checks` };
     await sleep(pause);
+    await w.beat?.();
     status = await w.forge.queueStatus(w.pr);
   }
 }

@@ -45,6 +45,8 @@ export interface TrainResult {
   gateRuns: number;
   /** Times the base moved under the train and it was rebuilt on the new tip. */
   restarts: number;
+  /** No CI reported anything on a candidate: this repository's CI does not run on trains. */
+  ciSilent: boolean;
   /** Each landing: the train branch, its commit (now the base tip), the issues it landed. */
   landings: Array<{ train: string; sha: string; issues: number[] }>;
 }
@@ -56,6 +58,8 @@ export interface TrainOptions {
   onWait?: () => Promise<void>;
   /** The longest wait for a candidate's checks; default `gate.timeout_seconds`. */
   ciTimeoutMs?: number;
+  /** The longest wait for a first check of any kind on a candidate; default 10 minutes (within ciTimeoutMs). */
+  silentMs?: number;
 }
 
 export const TRAIN_BRANCH_PREFIX = "afk/train/";
@@ -101,7 +105,7 @@ class Train {
   ) {
     this.lg = new LandingGit(ctx.workRepo, ctx.auth);
     this.local = ctx.config.gate.ci === "local";
-    this.result = { id: this.id, outcome: "ran", why: "", members: [], gateRuns: 0, restarts: 0, landings: [] };
+    this.result = { id: this.id, outcome: "ran", why: "", members: [], gateRuns: 0, restarts: 0, ciSilent: false, landings: [] };
   }
 
   private get branch(): string {
@@ -335,6 +339,8 @@ class Train {
     this.required ??= this.ctx.requiredChecks ?? (await this.ctx.forge.requiredChecks(this.ctx.base));
     const pollMs = this.options.pollMs ?? 10_000;
     const deadline = Date.now() + (this.options.ciTimeoutMs ?? this.ctx.config.gate.timeout_seconds * 1000);
+    // CI that skips drafts (or train branches) never reports anything: found out sooner.
+    const silentDeadline = Date.now() + Math.min(this.options.ciTimeoutMs ?? Infinity, this.options.silentMs ?? 600_000, this.ctx.config.gate.timeout_seconds * 1000);
     for (;;) {
       const checks = await this.ctx.forge.checksFor(sha);
       const verdict = evaluateGate(checks, this.required);
@@ -343,6 +349,11 @@ class Train {
         return { state: "red", evidence: checkEvidence(checks, verdict.failing.map((f) => f.name), this.ctx.config.gate.excerpt_bytes, secrets) };
       }
       if ((await this.ctx.refs.read(`refs/heads/${this.ctx.base}`)) !== baseTip) return { state: "moved" };
+      const silent = checks.checkRuns.length === 0 && checks.statuses.length === 0;
+      if (silent && Date.now() > silentDeadline) {
+        this.result.ciSilent = true;
+        return { state: "stuck", why: `no CI reported any check on the train's draft PR #${this.draft} (${short(sha)}): CI must run on draft pull requests from afk/train/ branches (see the README, "Landing trains"); PRs land one at a time until then` };
+      }
       if (Date.now() > deadline) return { state: "stuck", why: `the checks on the train ${short(sha)} did not finish in time: ${verdict.pending.join(", ")}` };
       await sleep(pollMs);
       await this.options.onWait?.();

@@ -4,10 +4,10 @@
 // until it exits, its result handled as any worker's) or ended before its worktree is reused.
 import { execFile } from "node:child_process";
 import { readFileSync, renameSync, writeFileSync } from "node:fs";
-import { readFile, rm, writeFile, rename } from "node:fs/promises";
+import { readFile, rm, stat, writeFile, rename } from "node:fs/promises";
 import { join } from "node:path";
 import { parseProcStat } from "./liveness.js";
-import { endGroup, groupAlive, type WorkerExit, type WorkerHandle } from "./spawn.js";
+import { endGroup, FileFollower, groupAlive, LineSplitter, outputFiles, type OutputStream, type TailLine, type WorkerExit, type WorkerHandle } from "./spawn.js";
 
 export interface PidRecord {
   pid: number;
@@ -129,13 +129,47 @@ export async function endOrphan(path: string, graceMs = 10_000): Promise<number 
 
 const POLL_MS = 250;
 
+export interface AdoptedOutput {
+  /** The worker's output directory (spawn.ts `outputDir`). */
+  dir: string;
+  onLine: (stream: OutputStream, line: string) => void;
+}
+
 /**
- * A handle on a worker another process started: it cannot read the worker's output or exit
- * code (the pipes died with that process), so it watches the pid and, once the leader is gone,
- * ends what is left of the group. Everything else reads the worktree, as for any worker.
+ * A handle on a worker another process started: it cannot read the worker's exit code, so it
+ * watches the pid and, once the leader is gone, ends what is left of the group. Its output
+ * files are followed from their current end (what came before went to the crashed process's
+ * lanes, or sits in the files). Everything else reads the worktree, as for any worker.
  */
-export function adoptedHandle(record: PidRecord, graceMs = 10_000): WorkerHandle {
+export function adoptedHandle(record: PidRecord, graceMs = 10_000, output?: AdoptedOutput): WorkerHandle {
   const adoptedAt = Date.now();
+  let lastOutput = adoptedAt;
+  const ring: TailLine[] = [];
+  const followers: Promise<FileFollower | null>[] = [];
+  if (output) {
+    const files = outputFiles(output.dir);
+    for (const name of ["stdout", "stderr"] as const) {
+      const splitter = new LineSplitter((line) => {
+        ring.push({ stream: name, line: line.slice(0, 2_000), at: Date.now() });
+        if (ring.length > 200) ring.shift();
+        try {
+          output.onLine(name, line);
+        } catch {
+          // A callback's failure must not stop the following.
+        }
+      }, 64 * 1024);
+      followers.push(
+        stat(files[name]).then(
+          (s) =>
+            new FileFollower(files[name], s.size, (text) => {
+              lastOutput = Date.now();
+              splitter.push(text);
+            }).start(),
+          () => null,
+        ),
+      );
+    }
+  }
   let done = false;
   let killReason: string | null = null;
   let resolveExit!: (exit: WorkerExit) => void;
@@ -145,6 +179,7 @@ export function adoptedHandle(record: PidRecord, graceMs = 10_000): WorkerHandle
     done = true;
     // Leftovers of the group, unless the leader's pid was already recycled (see liveOrphan).
     if ((await processStartTime(record.pgid)) === null) await endGroup(record.pgid, 2_000);
+    await Promise.all(followers.map(async (f) => (await f)?.close()));
     resolveExit({ code: null, signal: null, durationMs: Date.now() - record.started_at, killReason });
   };
   const watch = async (): Promise<void> => {
@@ -164,9 +199,8 @@ export function adoptedHandle(record: PidRecord, graceMs = 10_000): WorkerHandle
       if (!done) await endGroup(record.pgid, graceMs);
       return exited;
     },
-    // Its output went to the crashed process; the worktree speaks for its activity from here.
-    lastOutputAt: () => adoptedAt,
-    tail: () => [],
+    lastOutputAt: () => lastOutput,
+    tail: () => ring.slice(),
     running: () => !done,
   };
 }

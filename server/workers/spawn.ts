@@ -2,6 +2,11 @@
 // brief on stdin followed by end-of-file, output read line by line (never inherited: our stdout
 // is the MCP stream), and the whole process tree ended as one process group.
 //
+// With `outputDir`, stdout and stderr are FILES there that we follow, not pipes: a worker must
+// outlive the daemon that started it (a crash, kill -9, an upgrade), and a pipe whose reader died
+// kills the worker with SIGPIPE on its next line. A file has no reader to lose; the next daemon
+// adopts the worker and follows the same files.
+//
 // stdin is the brief FILE, opened read-only, not a pipe we write into: the worker reads the brief
 // and then EOF exactly as if we had written it and closed the pipe (an open stdin hangs `claude
 // -p` and `codex exec`), with no 64 KiB pipe buffer to fill and no EPIPE. And Node's child pipes
@@ -14,7 +19,9 @@
 // anywhere: the shell is spawned explicitly with the user's command as its one `-c` argument.
 import { spawn, type ChildProcess } from "node:child_process";
 import { accessSync, closeSync, constants as fsConstants, fstatSync, lstatSync, openSync } from "node:fs";
-import { basename, isAbsolute } from "node:path";
+import { open, type FileHandle } from "node:fs/promises";
+import { basename, isAbsolute, join } from "node:path";
+import { StringDecoder } from "node:string_decoder";
 import { processGroupMembers } from "./liveness.js";
 
 export type OutputStream = "stdout" | "stderr";
@@ -52,6 +59,11 @@ export interface StartWorkerOptions {
   tailLines?: number;
   /** Longer lines are delivered in pieces of this many characters. Default 64 Ki. */
   maxLineChars?: number;
+  /**
+   * A directory for `stdout.log` and `stderr.log` (truncated at the start): the worker writes
+   * there and we follow them, so it survives our death. Without it, output goes through pipes.
+   */
+  outputDir?: string;
   /**
    * Called synchronously the moment the process exists, before anything is awaited: the place
    * to record its pid, so that a host killed right after the spawn still leaves a trace of it.
@@ -125,7 +137,7 @@ export function expandCommand(command: string, briefPath: string): string {
 }
 
 /** Splits a text stream into lines; bounded: a line longer than `max` is emitted in pieces. */
-class LineSplitter {
+export class LineSplitter {
   private partial = "";
 
   constructor(
@@ -160,6 +172,67 @@ class LineSplitter {
       return;
     }
     for (let i = 0; i < text.length; i += this.max) this.emit(text.slice(i, i + this.max));
+  }
+}
+
+/** The files a worker's output goes to in `dir`. */
+export function outputFiles(dir: string): Record<OutputStream, string> {
+  return { stdout: join(dir, "stdout.log"), stderr: join(dir, "stderr.log") };
+}
+
+const FOLLOW_MS = 200;
+const FOLLOW_CHUNK = 64 * 1024;
+
+/**
+ * Follows a growing file from `offset`, handing what it reads to `onText`. Reads are polled
+ * (a worker's output is read for its lines and its liveness, where a fifth of a second is
+ * nothing) and never overlap; `drain()` reads to the end once more, `close()` stops.
+ */
+export class FileFollower {
+  private handle: FileHandle | null = null;
+  private reading: Promise<void> = Promise.resolve();
+  private readonly decoder = new StringDecoder("utf8");
+  private timer: NodeJS.Timeout | null = null;
+  private closed = false;
+
+  constructor(
+    private readonly path: string,
+    private offset: number,
+    private readonly onText: (text: string) => void,
+  ) {}
+
+  start(): this {
+    this.timer = setInterval(() => void this.drain(), FOLLOW_MS);
+    this.timer.unref();
+    return this;
+  }
+
+  drain(): Promise<void> {
+    this.reading = this.reading.then(() => this.readAvailable()).catch(() => undefined);
+    return this.reading;
+  }
+
+  private async readAvailable(): Promise<void> {
+    if (this.closed) return;
+    this.handle ??= await open(this.path, "r");
+    const buffer = Buffer.allocUnsafe(FOLLOW_CHUNK);
+    for (;;) {
+      const { bytesRead } = await this.handle.read(buffer, 0, FOLLOW_CHUNK, this.offset);
+      if (bytesRead === 0) return;
+      this.offset += bytesRead;
+      this.onText(this.decoder.write(buffer.subarray(0, bytesRead)));
+    }
+  }
+
+  /** Reads what is left, then stops following. */
+  async close(): Promise<void> {
+    if (this.timer) clearInterval(this.timer);
+    await this.drain();
+    this.closed = true;
+    const rest = this.decoder.end();
+    if (rest) this.onText(rest);
+    await this.handle?.close().catch(() => undefined);
+    this.handle = null;
   }
 }
 
@@ -266,6 +339,18 @@ export async function startWorker(opts: StartWorkerOptions): Promise<WorkerHandl
   } catch (err) {
     throw new WorkerSpawnError(`cannot open the brief ${opts.briefPath}: ${(err as NodeJS.ErrnoException).code ?? err}`, "write it with writeBrief first");
   }
+  let outFds: number[] = [];
+  if (opts.outputDir !== undefined) {
+    const files = outputFiles(opts.outputDir);
+    const flags = fsConstants.O_WRONLY | fsConstants.O_CREAT | fsConstants.O_TRUNC | fsConstants.O_APPEND | fsConstants.O_NOFOLLOW;
+    try {
+      outFds = [openSync(files.stdout, flags, 0o600), openSync(files.stderr, flags, 0o600)];
+    } catch (err) {
+      for (const fd of outFds) closeSync(fd);
+      closeSync(stdinFd);
+      throw new WorkerSpawnError(`cannot open the worker's output files in ${opts.outputDir}: ${(err as NodeJS.ErrnoException).code ?? err}`, "check that the run directory is writable");
+    }
+  }
   let child: ChildProcess;
   try {
     if (!fstatSync(stdinFd).isFile()) {
@@ -276,7 +361,7 @@ export async function startWorker(opts: StartWorkerOptions): Promise<WorkerHandl
       env: opts.env,
       // Own session and process group: no controlling terminal to prompt on, and one kill ends all.
       detached: true,
-      stdio: [stdinFd, "pipe", "pipe"],
+      stdio: outFds.length === 2 ? [stdinFd, outFds[0]!, outFds[1]!] : [stdinFd, "pipe", "pipe"],
       windowsHide: true,
     });
     if (child.pid !== undefined) {
@@ -295,7 +380,8 @@ export async function startWorker(opts: StartWorkerOptions): Promise<WorkerHandl
       "check that the worktree exists and the shell is installed",
     );
   } finally {
-    closeSync(stdinFd); // the child has its own copy
+    closeSync(stdinFd); // the child has its own copies
+    for (const fd of outFds) closeSync(fd);
   }
   // After a successful spawn an 'error' can only be a failed signal; never let it crash the host.
   child.on("error", () => {});
@@ -321,16 +407,29 @@ export async function startWorker(opts: StartWorkerOptions): Promise<WorkerHandl
     stdout: new LineSplitter(deliver("stdout"), maxLine),
     stderr: new LineSplitter(deliver("stderr"), maxLine),
   };
-  for (const name of ["stdout", "stderr"] as const) {
-    const stream = child[name]!;
-    stream.setEncoding("utf8");
-    stream.on("data", (chunk: string) => {
-      lastOutput = Date.now();
-      splitters[name].push(chunk);
-    });
-    stream.on("error", () => {});
+  const followers: FileFollower[] = [];
+  if (opts.outputDir !== undefined) {
+    const files = outputFiles(opts.outputDir);
+    for (const name of ["stdout", "stderr"] as const) {
+      followers.push(
+        new FileFollower(files[name], 0, (text) => {
+          lastOutput = Date.now();
+          splitters[name].push(text);
+        }).start(),
+      );
+    }
+  } else {
+    for (const name of ["stdout", "stderr"] as const) {
+      const stream = child[name]!;
+      stream.setEncoding("utf8");
+      stream.on("data", (chunk: string) => {
+        lastOutput = Date.now();
+        splitters[name].push(chunk);
+      });
+      stream.on("error", () => {});
+    }
   }
-  const streamsClosed = new Promise<void>((resolve) => child.once("close", () => resolve()));
+  const streamsClosed = followers.length > 0 ? Promise.resolve() : new Promise<void>((resolve) => child.once("close", () => resolve()));
 
   const endAll = (): Promise<void> => {
     ending ??= endGroup(pid, graceMs);
@@ -350,6 +449,7 @@ export async function startWorker(opts: StartWorkerOptions): Promise<WorkerHandl
         }
         liveGroups.delete(pid);
         await Promise.race([streamsClosed, sleep(DRAIN_MS)]);
+        await Promise.all(followers.map((f) => f.close()));
         child.stdout?.destroy();
         child.stderr?.destroy();
         splitters.stdout.flush();

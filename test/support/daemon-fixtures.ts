@@ -34,6 +34,31 @@ git add -- "issue-$n.txt" >/dev/null 2>&1
 git -c user.name=w -c user.email=w@example.com -c commit.gpgsign=false commit -q -m "fix #$n" >/dev/null 2>&1
 `;
 
+/**
+ * A chatty scripted worker: commits a first half, then prints a line to stdout and one to
+ * stderr every tenth of a second (counting them in `<issue>.count`) until `<issue>.go` exists, then commits the rest. Stands in for
+ * an agent narrating its work, which must survive the daemon that started it.
+ */
+export const CHATTY_WORKER = `#!/bin/sh
+set -u
+plan=$AFK_USER_PLAN; n=$AFK_ISSUE; a=$AFK_ATTEMPT
+echo $$ >"$plan/$n.$a.pid"
+cat >/dev/null
+commit() { git add -- "$1" >/dev/null 2>&1; git -c user.name=w -c user.email=w@example.com -c commit.gpgsign=false commit -q -m "$2" >/dev/null 2>&1; }
+printf 'first %s\\n' "$n" >"first-$n.txt"
+commit "first-$n.txt" "first half of #$n"
+i=0
+while [ ! -e "$plan/$n.go" ]; do
+  i=$((i + 1))
+  echo "working $i"
+  echo "still here $i" >&2
+  echo "$i" >"$plan/$n.count"
+  sleep 0.1
+done
+printf 'done %s\\n' "$n" >"issue-$n.txt"
+commit "issue-$n.txt" "fix #$n"
+`;
+
 export interface DaemonWorld {
   forge: TestForge;
   env: Record<string, string>;
@@ -42,9 +67,10 @@ export interface DaemonWorld {
   issues: number[];
 }
 
-export async function daemonWorld(titles: string[], plan: "await" | "commit" = "await"): Promise<DaemonWorld> {
-  const forge = await startTestForge();
-  await api(forge, "POST", repoPath(forge, "/labels"), { name: READY, color: "0e8a16" });
+/** A forge serving `repos` beside afk/demo (each with the ready label), a plan, a state dir. */
+export async function daemonWorld(titles: string[], plan: "await" | "commit" = "await", repos: string[] = []): Promise<DaemonWorld> {
+  const forge = await startTestForge({ repos });
+  for (const repo of [forge.repo, ...repos]) await api(forge, "POST", `/repos/${repo}/labels`, { name: READY, color: "0e8a16" });
   const planDir = await tempDir("afk-plan-");
   const issues: number[] = [];
   for (const title of titles) {

@@ -25,6 +25,7 @@ export const landTrain = defineEffect("land_train", async (fleet, tick, action) 
     landings: result.landings,
     outcomes: result.members.map((m) => ({ issue: m.member.issue, outcome: m.outcome })),
   });
+  if (result.ciSilent) fleet.log("warn", "trains_off", `trains are off for this fleet: ${fleet.landing.trainsOff ?? result.why}`, riders[0]!.issue);
   for (const outcome of result.members) {
     const member = action.members.find((m) => m.issue === outcome.member.issue)!;
     const land: ActionOf<"land"> = { kind: "land", issue: member.issue, sha: member.sha, pr: member.pr, head: member.head, exclusive: false };

@@ -1,0 +1,107 @@
+// The daemon holding idle registrations: its RSS with none, one and twenty (one repository each,
+// all served by one local forge), and what an idle tick costs GitHub: requests per tick, and how
+// many of them count against the rate limit (goal 0: an idle fleet asks with ETags and gets 304s).
+import { readFile } from "node:fs/promises";
+import { DaemonClient } from "../server/daemon/client.js";
+import { cli, daemonPid, daemonWorld, teardown, until } from "../test/support/daemon-fixtures.js";
+import { mib, round, type BenchContext, type Figure } from "./section.js";
+
+const REGISTRATIONS = 20;
+/** The loop's idle pace, in loop seconds (the world runs at time scale 0.05: a tick every 2 s). */
+const IDLE_CONFIG = {
+  gate: { ci: "local", local_command: "true" },
+  pacing: { busy_seconds: 40, idle_seconds: 40, long_idle_seconds: 40 },
+};
+/** How long the idle ticks are counted for. */
+const WINDOW_MS = 20_000;
+
+export async function rss(pid: number): Promise<number | null> {
+  const status = await readFile(`/proc/${pid}/status`, "utf8").catch(() => null);
+  const kb = status ? /VmRSS:\s+(\d+) kB/.exec(status)?.[1] : undefined;
+  return kb ? Number(kb) * 1024 : null;
+}
+
+interface Accounting {
+  total: number;
+  counted: number;
+  not_modified: number;
+}
+
+async function accounting(apiUrl: string, reset = false): Promise<Accounting> {
+  const r = await fetch(`${apiUrl}/_forge/accounting${reset ? "/reset" : ""}`, { method: reset ? "POST" : "GET" });
+  return (await r.json()) as Accounting;
+}
+
+/** Settles, then samples the RSS a few times and keeps the median (a GC pass moves it). */
+async function settledRss(pid: number): Promise<number | null> {
+  const samples: number[] = [];
+  for (let i = 0; i < 5; i += 1) {
+    await new Promise((r) => setTimeout(r, 1_000));
+    const v = await rss(pid);
+    if (v !== null) samples.push(v);
+  }
+  samples.sort((a, b) => a - b);
+  return samples.length ? samples[Math.floor(samples.length / 2)]! : null;
+}
+
+export async function idleRegistrationFigures(ctx: BenchContext): Promise<{ figures: Figure[]; notes: string[] }> {
+  const repos = Array.from({ length: REGISTRATIONS - 1 }, (_, i) => `afk/idle-${i + 2}`);
+  const w = await daemonWorld([], "await", repos);
+  ctx.defer(() => teardown(w));
+  const all = [w.forge.repo, ...repos];
+  await cli(w.env, "daemon");
+  const pid = (await daemonPid(w.env))!;
+  const idle = await settledRss(pid);
+  const session = new DaemonClient({ env: w.env });
+  ctx.defer(() => session.close());
+  const rows = async (): Promise<{ repo: string; last_poll: string | null }[]> => (await session.daemonCall<{ repo: string; last_poll: string | null }[]>("registrations")) ?? [];
+  const polled = async (count: number): Promise<boolean> => (await rows()).filter((r) => r.last_poll !== null).length >= count;
+  ctx.log("daemon: one idle registration");
+  await session.start({ repo: all[0]!, worker_command: "true", target: 1, config: IDLE_CONFIG });
+  await until("the first registration's first poll", () => polled(1));
+  const one = await settledRss(pid);
+  ctx.log(`daemon: ${REGISTRATIONS} idle registrations`);
+  for (const repo of all.slice(1)) await session.start({ repo, worker_command: "true", target: 1, config: IDLE_CONFIG });
+  await until(`all ${REGISTRATIONS} registrations polled`, () => polled(REGISTRATIONS), 300_000);
+  const twenty = await settledRss(pid);
+
+  // Idle ticks: count each registration's polls over a window, and the forge's requests in it.
+  ctx.log("daemon: requests per idle tick");
+  const lastPoll = new Map<string, string | null>();
+  let ticks = 0;
+  const sample = async (): Promise<void> => {
+    for (const r of await rows()) {
+      if (lastPoll.has(r.repo) && r.last_poll !== lastPoll.get(r.repo)) ticks += 1;
+      lastPoll.set(r.repo, r.last_poll);
+    }
+  };
+  await sample();
+  await accounting(w.forge.apiUrl, true);
+  const end = Date.now() + WINDOW_MS;
+  while (Date.now() < end) {
+    await new Promise((r) => setTimeout(r, 100));
+    await sample();
+  }
+  const spent = await accounting(w.forge.apiUrl);
+  const perTick = ticks > 0 ? spent.total / ticks : null;
+  const countedPerTick = ticks > 0 ? spent.counted / ticks : null;
+  return {
+    figures: [
+      { key: "daemon_idle_rss_mib", label: "daemon RSS, no registration", value: idle === null ? null : mib(idle), unit: "MiB" },
+      { key: "daemon_one_idle_registration_rss_mib", label: "daemon RSS, 1 idle registration", value: one === null ? null : mib(one), unit: "MiB" },
+      { key: "daemon_twenty_idle_registrations_rss_mib", label: `daemon RSS, ${REGISTRATIONS} idle registrations (${REGISTRATIONS} repositories)`, value: twenty === null ? null : mib(twenty), unit: "MiB" },
+      {
+        key: "daemon_rss_per_idle_registration_mib",
+        label: "daemon RSS per further idle registration",
+        value: one === null || twenty === null ? null : round((twenty - one) / (1024 * 1024) / (REGISTRATIONS - 1), 2),
+        unit: "MiB",
+      },
+      { key: "idle_ticks_counted", label: `idle ticks in ${WINDOW_MS / 1000} s (${REGISTRATIONS} registrations)`, value: ticks },
+      { key: "idle_tick_requests", label: "requests per idle tick", value: perTick === null ? null : round(perTick, 2) },
+      { key: "idle_tick_rate_limited", label: "rate-limited requests per idle tick", value: countedPerTick === null ? null : round(countedPerTick, 3), goal: "0", ok: spent.counted === 0 },
+    ],
+    notes: [
+      `${REGISTRATIONS} repositories on one local forge, one idle registration each (no ready issue), time scale 0.05, an idle tick every 2 s per registration; requests and rate-limited requests from the forge's accounting over ${WINDOW_MS / 1000} s.`,
+    ],
+  };
+}
