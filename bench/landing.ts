@@ -124,6 +124,11 @@ function ms(ts: string): number {
   return Date.parse(ts);
 }
 
+/** When a landing moved the base: the merge call's return, which the lane records before the bookkeeping. */
+function mergedMs(r: LaneRecord): number {
+  return typeof r.data?.mergedAt === "string" ? ms(r.data.mergedAt) : ms(r.ts);
+}
+
 /** Per-issue times from the supervisor lane, and the CI runs' durations per issue. */
 function perIssue(records: LaneRecord[], ciByIssue: Map<number, { ms: number; runs: number }>): IssueTimes[] {
   const byIssue = new Map<number, LaneRecord[]>();
@@ -148,7 +153,7 @@ function perIssue(records: LaneRecord[], ciByIssue: Map<number, { ms: number; ru
       }
     }
     const pr = list.filter((r) => r.event === "pr_opened").at(-1);
-    const claimToMergeMs = ms(merged.ts) - ms(born[0]!.ts);
+    const claimToMergeMs = mergedMs(merged) - ms(born[0]!.ts);
     const ci = ciByIssue.get(issue) ?? { ms: 0, runs: 0 };
     out.push({
       issue,
@@ -158,7 +163,7 @@ function perIssue(records: LaneRecord[], ciByIssue: Map<number, { ms: number; ru
       ciRuns: ci.runs,
       overheadMs: claimToMergeMs - workerMs - ci.ms,
       exitToPrMs: pr && lastExit !== null ? ms(pr.ts) - lastExit : null,
-      prToMergeMs: pr ? ms(merged.ts) - ms(pr.ts) : null,
+      prToMergeMs: pr ? mergedMs(merged) - ms(pr.ts) : null,
       checkToMergeMs: null,
       attempts: born.length,
     });
@@ -257,21 +262,21 @@ async function runVariant(ctx: BenchContext, spec: LandingSpec, mode: Mode): Pro
       if (!m || !head) continue;
       const runs = (await api<{ check_runs: { completed_at: string | null }[] }>(forge, "GET", `/repos/${repo}/commits/${head}/check-runs`)).body.check_runs;
       const done = runs.map((r) => (r.completed_at ? ms(r.completed_at) : NaN)).filter((x) => !Number.isNaN(x));
-      if (done.length > 0) t.checkToMergeMs = ms(m.ts) - Math.max(...done);
+      if (done.length > 0) t.checkToMergeMs = mergedMs(m) - Math.max(...done);
     }
   }
   await forge.close();
 
   const intervalOverheadMs: number[] = [];
   let previous = t0;
-  for (const landing of [...merged].sort((a, b) => ms(a.ts) - ms(b.ts))) {
-    const at = ms(landing.ts);
+  for (const landing of [...merged].sort((a, b) => mergedMs(a) - mergedMs(b))) {
+    const at = mergedMs(landing);
     const ci = (ciByIssue.get(landing.issue!)?.spans ?? []).filter(([a, b]) => a >= previous && b <= at).reduce((sum, [a, b]) => sum + b - a, 0);
     const worker = previous === t0 ? (times.find((t) => t.issue === landing.issue)?.workerMs ?? 0) : 0;
     intervalOverheadMs.push(at - previous - ci - worker);
     previous = at;
   }
-  const mergedTs = merged.map((r) => ms(r.ts)).sort((a, b) => a - b);
+  const mergedTs = merged.map(mergedMs).sort((a, b) => a - b);
   const last = mergedTs.at(-1) ?? Date.now();
   const serviceMs: number[] = [];
   for (let i = 1; i < mergedTs.length; i++) {

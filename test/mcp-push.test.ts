@@ -133,6 +133,16 @@ describe("what the server pushes", () => {
     const boardText = (board.contents[0] as { text: string }).text;
     assert.match(boardText, /births: PAUSED: circuit breaker tripped/);
     assert.match(boardText, /merges: HELD/);
+    // The status tool's text says the same as its structured content (some clients show only the text).
+    const status = await client.callTool({ name: "status", arguments: { repo: REPO } });
+    const statusText = (status.content as { text: string }[])[0]!.text;
+    const births = (status.structuredContent as { births: { paused: boolean; reason: string } }).births;
+    assert.equal(births.paused, true);
+    assert.ok(statusText.includes(`births: PAUSED: ${births.reason}`), statusText);
+    assert.match(statusText, /merges: HELD/);
+    // The prompts' repo argument completes from the fleets the daemon runs.
+    const repos = await client.complete({ ref: { type: "ref/prompt", name: "monitor" }, argument: { name: "repo", value: REPO.slice(0, 2) } });
+    assert.ok(repos.completion.values.includes(REPO), JSON.stringify(repos.completion.values));
     const story = await client.readResource({ uri: `afk://${REPO}/issue/1` });
     assert.match((story.contents[0] as { text: string }).text, /^#1: /);
     const lane = await client.readResource({ uri: `afk://${REPO}/lanes/supervisor` });

@@ -317,7 +317,7 @@ export class RepoFleet implements FleetRuntime {
       for (const action of decision.actions) {
         if (this.stopped) break;
         try {
-          await applyAction(this, { set, issues, report, events }, action);
+          await applyAction(this, { set, issues, report, events, required: snapshot.requiredChecks }, action);
         } catch (error) {
           this.actionFailed(action, error);
         }

@@ -7,6 +7,7 @@ import { landPull, readCheckEvidence, type LandingContext, type LandInput, type 
 import { landTrain, type TrainMember, type TrainResult } from "./train.js";
 import type { Connection } from "../host/connection.js";
 import type { Lease } from "../gh/lease.js";
+import type { RequiredChecks } from "../gh/forge.js";
 import type { WorkRepo } from "../workers/worktrees.js";
 
 /** What landing needs from the fleet that runs it. */
@@ -29,8 +30,12 @@ export class Landing {
     private readonly config: () => FleetConfig,
   ) {}
 
-  land(input: LandInput): Promise<LandResult> {
-    return landPull(this.context(), input);
+  /**
+   * `required`: the base's required checks as this tick's snapshot read them (the landing need
+   * not read them again; GitHub still refuses a merge its protection forbids).
+   */
+  land(input: LandInput, required?: RequiredChecks): Promise<LandResult> {
+    return landPull({ ...this.context(), ...(required ? { requiredChecks: required } : {}) }, input);
   }
 
   /** Why this fleet no longer builds trains (its CI never reported on one), or null. */

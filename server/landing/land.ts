@@ -114,6 +114,8 @@ export type LandResult =
       branchDeleted: boolean;
       /** Syncs made during this call (local gate only; a required gate returns "synced"). */
       syncs: number;
+      /** When the merge call (or the push) returned: the base moved then, before the bookkeeping. */
+      mergedAt?: string;
     }
   | { outcome: "synced"; head: string; previousHead: string; baseSha: string; why: string }
   | { outcome: "not_ours"; why: string }
@@ -305,7 +307,7 @@ async function landQueued(ctx: LandingContext, lg: LandingGit, input: LandInput,
 }
 
 type Landed =
-  | { kind: "merged"; mergeSha: string; method: LandingStrategy | "queue"; verified: boolean; verifyNote: string | null }
+  | { kind: "merged"; mergeSha: string; method: LandingStrategy | "queue"; verified: boolean; verifyNote: string | null; at?: Date }
   | { kind: "moved" }
   | { kind: "queue" }
   | { kind: "retry"; why: string };
@@ -321,18 +323,20 @@ async function landHead(ctx: LandingContext, lg: LandingGit, input: LandInput, h
     const required = ctx.config.gate.ci === "local" ? [] : (ctx.requiredChecks ?? (await ctx.forge.requiredChecks(ctx.base))).contexts;
     const landing = required.length === 0 ? await lg.landingCommit(baseTip, head, `Land #${input.issue} (PR #${input.pr})`) : head;
     const pushed = await lg.pushRef(landing, `refs/heads/${ctx.base}`, baseTip);
-    if (pushed.ok) return { kind: "merged", mergeSha: landing, method: "push", verified: true, verifyNote: null };
+    if (pushed.ok) return { kind: "merged", mergeSha: landing, method: "push", verified: true, verifyNote: null, at: new Date() };
     if (pushed.lostRace) return { kind: "moved" };
     return { kind: "retry", why: `the push of ${short(head)} to ${ctx.base} was refused: ${pushed.why}` };
   }
   const method: MergeMethod = strategy;
   let mergeSha: string;
+  let at: Date;
   try {
     const result = await ctx.forge.mergePull(input.pr, { sha: head, method });
     if (!result.merged || !/^[0-9a-f]{40}([0-9a-f]{24})?$/.test(result.sha)) {
       return { kind: "retry", why: `GitHub did not merge PR #${input.pr}: ${result.message || "no reason given"}` };
     }
     mergeSha = result.sha;
+    at = new Date();
   } catch (error) {
     if (error instanceof ForgeError && error.kind === "not_mergeable") {
       // The rules could not show the queue (unreadable), but GitHub says it is required.
@@ -347,7 +351,7 @@ async function landHead(ctx: LandingContext, lg: LandingGit, input: LandInput, h
     throw error;
   }
   const check = await lg.verifyLanded(ctx.base, mergeSha, head, baseTip);
-  return { kind: "merged", mergeSha, method: strategy, verified: check.verified, verifyNote: check.note };
+  return { kind: "merged", mergeSha, method: strategy, verified: check.verified, verifyNote: check.note, at };
 }
 
 async function finish(
@@ -385,6 +389,7 @@ async function finish(
     issueClosed,
     branchDeleted,
     syncs,
+    mergedAt: (landed.at ?? new Date()).toISOString(),
   };
 }
 

@@ -12,6 +12,7 @@ import type { SupervisorLog } from "../supervisor-log.js";
 import type { TickReport } from "../tick-report.js";
 import type { BirthInput } from "../worker-runs.js";
 import type { WatchedHead } from "../../state/wake.js";
+import type { RequiredChecks } from "../../state/ports.js";
 
 export interface FleetRuntime {
   readonly registration: Registration;
@@ -39,6 +40,8 @@ export interface TickScope {
   report: TickReport;
   /** What the effects tell the wake plan (server/state/wake.ts). */
   events: TickEvents;
+  /** The base's required checks as this tick's snapshot read them. */
+  required?: RequiredChecks;
 }
 
 export interface TickEvents {

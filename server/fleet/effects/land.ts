@@ -14,7 +14,7 @@ export const land = defineEffect("land", async (fleet, tick, action) => {
   // A landing earlier in this pass left it unmergeable: the next pass retries it.
   if (fleet.earlyConflicts.has(action.issue)) return;
   const issue = tick.issues.get(action.issue);
-  const outcome = await fleet.landing.land({ issue: action.issue, title: issue?.title ?? `#${action.issue}`, claimSha: action.sha, pr: action.pr, head: action.head });
+  const outcome = await fleet.landing.land({ issue: action.issue, title: issue?.title ?? `#${action.issue}`, claimSha: action.sha, pr: action.pr, head: action.head }, tick.required);
   if (outcome.outcome === "synced") {
     fleet.landingSlot = action.issue;
     // The synced head's checks start now: the wait watches them.
