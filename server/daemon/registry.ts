@@ -48,6 +48,8 @@ export class Registry {
   private readonly entries = new Map<string, Entry>();
   private readonly clock: () => number;
   private writing: Promise<void> = Promise.resolve();
+  /** Starts and restores one at a time: a session's start waits for the restore, then adopts. */
+  private startsDone: Promise<unknown> = Promise.resolve();
   /** Entries read from the file that could not be started again yet (the forge was down). */
   private unrestored: StoredEntry[] = [];
 
@@ -58,7 +60,17 @@ export class Registry {
     this.clock = options.clock ?? Date.now;
   }
 
-  async start(input: ProjectStartInput, session: string | undefined, onStep?: StepListener, env?: Record<string, string>): Promise<ProjectResult> {
+  private serial<T>(fn: () => Promise<T>): Promise<T> {
+    const run = this.startsDone.then(fn, fn);
+    this.startsDone = run.catch(() => undefined);
+    return run;
+  }
+
+  start(input: ProjectStartInput, session: string | undefined, onStep?: StepListener, env?: Record<string, string>): Promise<ProjectResult> {
+    return this.serial(() => this.startNow(input, session, onStep, env));
+  }
+
+  private async startNow(input: ProjectStartInput, session: string | undefined, onStep?: StepListener, env?: Record<string, string>): Promise<ProjectResult> {
     const existing = input.repo ? this.entries.get(key(input.repo)) : undefined;
     // (A draining one refuses below, in the host: its workers have yet to exit.)
     if (existing && !existing.draining && !input.dry_run) {
@@ -213,18 +225,24 @@ export class Registry {
   }
 
   /** Starts again what a previous daemon held: a lapsed or draining one only to drain it. */
-  async restore(): Promise<void> {
-    let stored: StoredEntry[] = [];
-    try {
-      stored = JSON.parse(await readFile(this.options.file, "utf8")) as StoredEntry[];
-      if (!Array.isArray(stored)) stored = [];
-    } catch {
-      return;
-    }
-    await this.restoreEntries(stored);
+  restore(): Promise<void> {
+    return this.serial(async () => {
+      let stored: StoredEntry[] = [];
+      try {
+        stored = JSON.parse(await readFile(this.options.file, "utf8")) as StoredEntry[];
+        if (!Array.isArray(stored)) stored = [];
+      } catch {
+        return;
+      }
+      await this.restoreEntriesNow(stored);
+    });
   }
 
-  private async restoreEntries(stored: StoredEntry[]): Promise<void> {
+  private restoreEntries(stored: StoredEntry[]): Promise<void> {
+    return this.serial(() => this.restoreEntriesNow(stored));
+  }
+
+  private async restoreEntriesNow(stored: StoredEntry[]): Promise<void> {
     const now = this.clock();
     for (const item of stored) {
       try {

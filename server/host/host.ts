@@ -66,6 +66,7 @@ export class FleetHost implements Host {
   private readonly clock: () => Date;
   private readonly projects = new Map<string, Promise<RepoAccess>>();
   private readonly running = new Map<string, RepoFleet>();
+  private readonly starting = new Set<string>();
   private readonly lanes = new Map<string, LaneWriter>();
   private readonly laneSecrets = new Map<string, string[]>();
   private readonly accessFor = new Map<string, RepoAccess>();
@@ -114,9 +115,8 @@ export class FleetHost implements Host {
   }
 
   /**
-   * Connects; with `probe`, also proves the claim namespace writable (a ref pushed and
-   * deleted). Read-only calls never probe: they use the result an earlier probe cached for
-   * this repository and token, else the configured namespace.
+   * Connects; with `probe`, also proves the claim namespace writable (a ref pushed and deleted).
+   * Read-only calls never probe: they use an earlier probe's cached result, else the config's.
    */
   private async open(repo: string | undefined, extra: Partial<ConnectOptions> = {}, probe = false): Promise<RepoAccess> {
     const options: ConnectOptions = { repo, ...extra };
@@ -170,9 +170,8 @@ export class FleetHost implements Host {
   }
 
   /**
-   * The plan status shows: from the running fleet's last tick while that is recent (no request to
-   * GitHub at all), else gathered afresh with the fleet's overlap holds still in its frontier.
-   * Either way the answer says which.
+   * The plan status shows: from the running fleet's last tick while recent (no request to GitHub),
+   * else gathered afresh with the fleet's overlap holds still in its frontier; the answer says which.
    */
   private async currentPlan(repo: string | undefined): Promise<{ plan: PlanOutput; source: NonNullable<StatusResult["source"]> }> {
     const running = this.runningFor(repo);
@@ -231,65 +230,72 @@ export class FleetHost implements Host {
     if (existing && !existing.isStopped()) {
       throw new UsageError(`project_start: ${conn.repo} is already running on this host (instance ${connected.instance}): use project_resize to change it, or project_stop first`);
     }
-    const { plan, landing } = await assess(connected, this.clock, input.auto_merge === true);
-    for (const step of assessedSteps(plan)) onStep(step);
-    const failed = plan.preconditions.filter((p) => !p.ok);
-    if (input.dry_run) {
-      return { registration: null, plan: pagePlan(plan, false), message: failed.length ? `dry run: ${failed.length} precondition(s) fail: ${failed.map((p) => p.message).join("; ")}` : "dry run: a start would be accepted; nothing was done" };
+    // Two starts at once (a resumed registration, a session's) would both pass: two fleets, two workers per issue.
+    if (this.starting.has(key)) throw new UsageError(`project_start: ${conn.repo} is being started on this host right now: wait for that start to answer`);
+    this.starting.add(key);
+    try {
+      const { plan, landing } = await assess(connected, this.clock, input.auto_merge === true);
+      for (const step of assessedSteps(plan)) onStep(step);
+      const failed = plan.preconditions.filter((p) => !p.ok);
+      if (input.dry_run) {
+        return { registration: null, plan: pagePlan(plan, false), message: failed.length ? `dry run: ${failed.length} precondition(s) fail: ${failed.map((p) => p.message).join("; ")}` : "dry run: a start would be accepted; nothing was done" };
+      }
+      if (!preconditionsPass(plan.preconditions)) {
+        throw new UsageError(`project_start refused: ${failed.map((p) => `${p.name}: ${p.message}`).join("; ")}`);
+      }
+      const env = projectEnv ?? hostEnv;
+      const root = stateDir(hostEnv);
+      const slug = parseSlug(conn.repo);
+      const lanes = this.lanesFor(conn.repo, conn.token);
+      const registration: Registration = {
+        repo: conn.repo,
+        instance: connected.instance,
+        workerCommand: input.worker_command!,
+        target: input.target ?? conn.config.concurrency,
+        // "auto" becomes the landing chosen for the base as it is protected now.
+        config: landing.method ? { ...conn.config, landing: { ...conn.config.landing, strategy: landing.method } } : conn.config,
+        base: conn.base,
+        autoMerge: input.auto_merge === true,
+        startedAt: this.clock().toISOString(),
+      };
+      const project = new RepoFleet(registration, {
+        conn,
+        lease: connected.lease,
+        namespace: connected.namespace?.namespace ?? conn.config.namespace,
+        workRepo: workRepoFor({
+          stateDir: root,
+          owner: slug.owner,
+          name: slug.name,
+          remoteUrl: conn.info.cloneUrl,
+          worktreeRoot: conn.config.worktree.root,
+          branchPrefix: conn.config.worktree.branch_prefix,
+          auth: { token: conn.token, url: conn.info.cloneUrl },
+        }),
+        lanes,
+        runDir: join(root, "runs", slug.owner.toLowerCase(), slug.name.toLowerCase()),
+        clock: this.clock,
+        timeScale: this.options.timeScale ?? 1,
+        env,
+      });
+      this.running.set(key, project);
+      this.accessFor.set(key, connected);
+      lanes.append("supervisor", {
+        event: "started",
+        msg: `project started: target ${registration.target}, base ${registration.base}, merges ${registration.autoMerge ? "authorized" : "held"}`,
+        instance: connected.instance,
+        data: { target: registration.target, base: registration.base, auto_merge: registration.autoMerge },
+      });
+      project.start();
+      onStep(`registered as instance ${registration.instance}: the fleet's loop is running, up to ${registration.target} worker(s)`);
+      this.events.emit({ kind: "repos" });
+      return {
+        registration: registrationView(project),
+        plan: pagePlan(plan, false),
+        message: `started ${conn.repo}: up to ${registration.target} worker(s); ${registration.autoMerge ? "green PRs land unattended" : "merges are held (start with auto_merge: true to land)"}`,
+      };
+    } finally {
+      this.starting.delete(key);
     }
-    if (!preconditionsPass(plan.preconditions)) {
-      throw new UsageError(`project_start refused: ${failed.map((p) => `${p.name}: ${p.message}`).join("; ")}`);
-    }
-    const env = projectEnv ?? hostEnv;
-    const root = stateDir(hostEnv);
-    const slug = parseSlug(conn.repo);
-    const lanes = this.lanesFor(conn.repo, conn.token);
-    const registration: Registration = {
-      repo: conn.repo,
-      instance: connected.instance,
-      workerCommand: input.worker_command!,
-      target: input.target ?? conn.config.concurrency,
-      // "auto" becomes the landing chosen for the base as it is protected now.
-      config: landing.method ? { ...conn.config, landing: { ...conn.config.landing, strategy: landing.method } } : conn.config,
-      base: conn.base,
-      autoMerge: input.auto_merge === true,
-      startedAt: this.clock().toISOString(),
-    };
-    const project = new RepoFleet(registration, {
-      conn,
-      lease: connected.lease,
-      namespace: connected.namespace?.namespace ?? conn.config.namespace,
-      workRepo: workRepoFor({
-        stateDir: root,
-        owner: slug.owner,
-        name: slug.name,
-        remoteUrl: conn.info.cloneUrl,
-        worktreeRoot: conn.config.worktree.root,
-        branchPrefix: conn.config.worktree.branch_prefix,
-        auth: { token: conn.token, url: conn.info.cloneUrl },
-      }),
-      lanes,
-      runDir: join(root, "runs", slug.owner.toLowerCase(), slug.name.toLowerCase()),
-      clock: this.clock,
-      timeScale: this.options.timeScale ?? 1,
-      env,
-    });
-    this.running.set(key, project);
-    this.accessFor.set(key, connected);
-    lanes.append("supervisor", {
-      event: "started",
-      msg: `project started: target ${registration.target}, base ${registration.base}, merges ${registration.autoMerge ? "authorized" : "held"}`,
-      instance: connected.instance,
-      data: { target: registration.target, base: registration.base, auto_merge: registration.autoMerge },
-    });
-    project.start();
-    onStep(`registered as instance ${registration.instance}: the fleet's loop is running, up to ${registration.target} worker(s)`);
-    this.events.emit({ kind: "repos" });
-    return {
-      registration: registrationView(project),
-      plan: pagePlan(plan, false),
-      message: `started ${conn.repo}: up to ${registration.target} worker(s); ${registration.autoMerge ? "green PRs land unattended" : "merges are held (start with auto_merge: true to land)"}`,
-    };
   }
 
   async resize(input: ProjectResizeInput): Promise<ProjectResult> {
