@@ -351,10 +351,9 @@ export class FleetHost implements Host {
   }
 
   /**
-   * Stops every running project (the server is shutting down). Their workers are ended: nobody
-   * would watch them or turn their work into PRs once this process is gone, and a worker left
-   * running would meet the next session's worker in its worktree. Committed work stays on the
-   * branch and is continued by the next run.
+   * Stops every running project (the server is shutting down). Their workers are ended: nobody would
+   * watch them once this process is gone, and one left running would meet the next session's worker
+   * in its worktree. Committed work stays on the branch and is continued by the next run.
    */
   async close(): Promise<void> {
     await Promise.all([...this.running.values()].map((p) => (p.isStopped() ? undefined : p.stop(true).catch(() => undefined))));
@@ -394,9 +393,8 @@ export class FleetHost implements Host {
   }
 
   /**
-   * The process must exit now (a second signal during a drain): end every worker group at
-   * once and release a landing lock held mid-landing, then say what is left behind. Claims stay
-   * (their commits are on their branches as of the last checkpoint) for a restart or a peer.
+   * The process must exit now (a second signal during a drain): end every worker group at once,
+   * release a landing lock held mid-landing, say what is left. Claims stay for a restart or a peer.
    */
   async abandon(): Promise<string> {
     const held = [...this.running.values()].flatMap((p) => p.heldClaims());
