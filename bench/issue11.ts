@@ -23,14 +23,27 @@ export const demoRequestsSection: Section = {
     ];
     return {
       figures,
-      details: { issues: report.issues, ci: report.ci, requests: report.requests },
+      details: { issues: report.issues, ci: report.ci, requests: report.requests, fleet_routes: report.fleetRoutes },
       notes: [
         "the CI runner and the demo's own watching use a login of their own: the fleet's count is its token's rate-limit use, minus the demo's setup",
         "every attempt and escalation is paid for, but only merges count as landed: retries, verdicts and escalations raise the per-landed figure",
+        ...routeTable(report.fleetRoutes, report.merged),
       ],
     };
   },
 };
+
+/** The fleet's requests per method and route template, most rate-limited first. */
+export function routeTable(routes: Record<string, { total: number; counted: number; not_modified: number }>, landed: number): string[] {
+  const rows = Object.entries(routes).sort((a, b) => b[1].counted - a[1].counted || b[1].total - a[1].total || a[0].localeCompare(b[0]));
+  const width = Math.max(5, ...rows.map(([route]) => route.length));
+  const per = (n: number): string => (landed > 0 ? String(round(n / landed, 2)) : "-");
+  return [
+    `the fleet's requests per route (counted = rate-limited; 304 = answered from the cache, free; per landed = counted / ${landed}):`,
+    `${"route".padEnd(width)}  counted    304  per landed`,
+    ...rows.map(([route, t]) => `${route.padEnd(width)}  ${String(t.counted).padStart(7)}  ${String(t.not_modified).padStart(5)}  ${per(t.counted).padStart(10)}`),
+  ];
+}
 
 const IDLE_TICKS = 5;
 

@@ -489,6 +489,12 @@ const BoardSchema = z
       .boolean()
       .default(true)
       .describe("When an issue is escalated, comment where it got stuck, with links to the PR and the failing gate."),
+    settle_seconds: z
+      .number()
+      .min(0)
+      .max(3600)
+      .default(30)
+      .describe("A live phase (claimed, coding, PR open, CI failed, awaiting review or merge) is written to the board once it has lasted this long; a phase over sooner costs no request and still shows, timed, in the board's history. An issue whose PR landed before any phase settled gets no board (its timeline shows the PR that closed it); an escalation, a train's landing and a close as already satisfied always write theirs. 0: every phase at once."),
   })
   .describe("What the fleet tells humans on the issues themselves.");
 

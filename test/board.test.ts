@@ -14,6 +14,7 @@ import {
   renderRetryNote,
   type BoardInput,
 } from "../server/board/render.js";
+import { Board } from "../server/board/fleet-board.js";
 import { createGitHubForge } from "../server/gh/github-forge.js";
 import { BOARD_MARKER, isBoardComment, parseVerdict } from "../server/state/markers.js";
 import { api, repoPath, startTestForge, type TestForge } from "./support/forge-fixtures.js";
@@ -322,5 +323,32 @@ describe("BoardUpserter against the local forge", () => {
   it("refuses a body without the marker", async () => {
     const boards = new BoardUpserter(fleet, "afk-bot");
     await assert.rejects(boards.upsert(1, "hello"), /must start with/);
+  });
+
+  it("the fleet's board: a live phase is written once it has lasted the settle time; a landing before that opens no board, an escalation always does", async () => {
+    let now = Date.parse("2026-03-01T10:00:00Z");
+    const board = new Board(fleet, "afk-bot", () => new Date(now), { instance: "i1", host: "h1" }, () => 30_000);
+    const [slow, quick, stuck] = [await newIssue("a slow one"), await newIssue("a quick one"), await newIssue("a stuck one")];
+    for (const n of [slow, quick, stuck]) board.claimed(n, { noComments: true });
+    await control("POST", "/_forge/accounting/reset");
+
+    await board.show(slow, "coding", 0, 3, null, "", "");
+    await board.show(quick, "coding", 0, 3, null, "", "");
+    assert.deepEqual(await requests(), {}, "a phase younger than the settle time costs nothing");
+    now += 31_000;
+    await board.show(slow, "coding", 0, 3, null, "", "");
+    assert.deepEqual(await requests(), { [CREATE]: 1 }, "written once it lasted; the claim saw no comment, so no lookup");
+    now += 1_000;
+    await board.show(slow, "pr_open", 0, 3, 7, "", "");
+    await board.terminal(slow, "merged", 0, 3, { pr: 7, ifShown: true });
+    await board.terminal(quick, "merged", 0, 3, { pr: 8, ifShown: true });
+    await board.terminal(stuck, "escalated", 2, 3, { note: "CI kept failing" });
+    assert.deepEqual(await requests(), { [CREATE]: 2, [UPDATE]: 1 }, "the open board ends merged, the escalation opens one, the quick landing none");
+
+    const bodies = async (n: number): Promise<string[]> => (await fleet.listComments(n)).filter((c) => c.author === "afk-bot").map((c) => c.body);
+    const [slowBoard] = await bodies(slow);
+    assert.match(slowBoard!, /PR open/, "the phase that never settled is still in the final board's history");
+    assert.deepEqual(await bodies(quick), []);
+    assert.equal((await bodies(stuck)).length, 1);
   });
 });

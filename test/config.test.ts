@@ -111,6 +111,7 @@ test("defaults: the values users rely on", () => {
     ["worktree.root", null],
     ["board.enabled", true],
     ["board.escalate_comment", true],
+    ["board.settle_seconds", 30],
     ["namespace", "refs/afk"],
   ];
   for (const [path, expected] of rows) assert.deepEqual(get(DEFAULT_CONFIG, path.split(".")), expected, path);
@@ -182,7 +183,7 @@ const mergeRows: { name: string; file: unknown; overrides: unknown; expect: (c: 
     name: "no overrides: the file alone",
     file: { board: { enabled: false } },
     overrides: undefined,
-    expect: (c) => assert.deepEqual(c.board, { enabled: false, escalate_comment: true }),
+    expect: (c) => assert.deepEqual(c.board, { enabled: false, escalate_comment: true, settle_seconds: 30 }),
   },
   {
     name: "no file: the overrides alone",
@@ -250,7 +251,7 @@ const invalidRows: { name: string; raw: unknown; message: string }[] = [
   { name: "unknown key missing its unit", raw: { stall: { kill: 1800 } }, message: 'unknown key "stall.kill" (did you mean "stall.kill_seconds"?)' },
   { name: "unknown key inside a list item", raw: { selectors: [{}, { lable: "bug" }] }, message: 'unknown key "selectors[1].lable" (did you mean "selectors[1].label"?)' },
   { name: "a key in the wrong group", raw: { heartbeat_seconds: 60 }, message: 'unknown key "heartbeat_seconds" (did you mean "lease.heartbeat_seconds"?)' },
-  { name: "unknown key with nothing close lists the valid ones", raw: { board: { banana: true } }, message: 'unknown key "board.banana" (valid keys in board: enabled, escalate_comment)' },
+  { name: "unknown key with nothing close lists the valid ones", raw: { board: { banana: true } }, message: 'unknown key "board.banana" (valid keys in board: enabled, escalate_comment, settle_seconds)' },
   { name: "wrong type", raw: { concurrency: "3" }, message: 'concurrency: expected a number, got "3"' },
   { name: "wrong type in a group", raw: { board: { enabled: "yes" } }, message: 'board.enabled: expected true or false, got "yes"' },
   { name: "a fraction where a whole number goes", raw: { retry: 1.5 }, message: "retry: expected a whole number, got 1.5" },

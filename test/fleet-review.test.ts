@@ -58,7 +58,7 @@ async function startFleet(config: Record<string, unknown>, target: number, autoM
     worker_command: `sh ${WORKER}`,
     target,
     auto_merge: autoMerge,
-    config: { gate: { ci: "local", local_command: "true" }, landing: { strategy: "squash", allow_untested_race: true }, pacing: { busy_seconds: 10, idle_seconds: 10, long_idle_seconds: 10 }, ...config },
+    config: { gate: { ci: "local", local_command: "true" }, landing: { strategy: "squash", allow_untested_race: true }, pacing: { busy_seconds: 10, idle_seconds: 10, long_idle_seconds: 10 }, board: { settle_seconds: 0 }, ...config },
   });
 }
 

@@ -10,10 +10,12 @@ import { join } from "node:path";
 import { startForge } from "../server/localforge/index.js";
 import { createGitHubForge, type GitHubForge } from "../server/gh/github-forge.js";
 import { GitRefStore } from "../server/gh/gitrefs.js";
+import { gatherSnapshot } from "../server/gh/gather.js";
 import { git } from "../server/gh/git.js";
 import { resolveToken } from "../server/gh/auth.js";
 import { silentLogger } from "../server/gh/octokit.js";
 import { ForgeError, GitError, UsageError } from "../server/gh/errors.js";
+import { evaluateGate } from "../server/state/gate.js";
 
 type Handle = Awaited<ReturnType<typeof startForge>>;
 
@@ -180,12 +182,53 @@ describe("GitHubForge over the local forge", () => {
     assert.equal((await forge.getIssue(child.number)).blockedByCount, 0, "a closed blocker no longer blocks");
   });
 
+  test("gather reads an issue's links again only when the listing says they changed, not when a linked issue did", async () => {
+    const make = (title: string) => api("POST", `/repos/${REPO}/issues`, { title });
+    const epic = await make("gather epic");
+    const child = await make("gather child");
+    const blocker = await make("gather blocker");
+    await api("POST", `/repos/${REPO}/issues/${child.number}/dependencies/blocked_by`, { issue_id: blocker.id });
+    await api("POST", `/repos/${REPO}/issues/${epic.number}/sub_issues`, { sub_issue_id: child.id });
+    const client = fastForge();
+    const refs = new GitRefStore({ controlDir: join(root, "gather-control"), remoteUrl: handle.gitUrl, token: handle.token });
+    const gather = () => gatherSnapshot(client, refs, { login: "afk-bot", defaultBranch: "main", base: "main", namespace: "refs/afk", gateMode: "local", now: new Date() });
+    const reads = async (): Promise<[number, number]> => {
+      const a = await accounting();
+      return [routeTotal(a, "GET /repos/{owner}/{repo}/issues/{issue_number}/sub_issues"), routeTotal(a, "GET /repos/{owner}/{repo}/issues/{issue_number}/dependencies/blocked_by")];
+    };
+    const links = (s: Awaited<ReturnType<typeof gather>>) => ({
+      subs: s.issues.find((i) => i.number === epic.number)?.subIssues,
+      blockers: s.issues.find((i) => i.number === child.number)?.blockedBy.map((l) => l.number),
+    });
+
+    // The first gather reads every linked issue's lists (this file's other epics too).
+    const first = await gather();
+    assert.deepEqual(links(first), { subs: [child.number], blockers: [blocker.number] });
+    const [subs0, blocked0] = await reads();
+    // Comments on the linked issues change the link lists' contents, not what the snapshot takes.
+    await api("POST", `/repos/${REPO}/issues/${child.number}/comments`, { body: "a comment on the child" });
+    await api("POST", `/repos/${REPO}/issues/${blocker.number}/comments`, { body: "a comment on the blocker" });
+    const second = await gather();
+    assert.deepEqual(links(second), links(first));
+    assert.deepEqual(await reads(), [subs0, blocked0 + 1], "the child itself changed (its own links re-read); the epic did not");
+    const other = await make("gather second child");
+    await api("POST", `/repos/${REPO}/issues/${epic.number}/sub_issues`, { sub_issue_id: other.id });
+    assert.deepEqual(links(await gather()).subs, [child.number, other.number], "a new sub-issue changes the epic's summary: read again");
+    assert.deepEqual(await reads(), [subs0 + 1, blocked0 + 1]);
+  });
+
   test("labels and comments round-trip; ensureLabel and removeLabel are idempotent", async () => {
     const label = { name: "afk-attempt/1", color: "#ededed", description: "first attempt" };
     await forge.ensureLabel(label);
     await forge.ensureLabel(label); // 422 already_exists is the goal
     const labels = await forge.listLabels();
     assert.deepEqual(labels.find((l) => l.name === label.name), { name: label.name, color: "ededed", description: "first attempt" });
+    // A client that listed the labels creates none it saw there.
+    const fresh = fastForge();
+    await fresh.listLabels();
+    const creates = routeTotal(await accounting(), "POST /repos/{owner}/{repo}/labels");
+    await fresh.ensureLabel(label);
+    assert.equal(routeTotal(await accounting(), "POST /repos/{owner}/{repo}/labels"), creates, "a listed label is not created again");
 
     await forge.addLabels(1, ["afk-attempt/1"]);
     assert.ok((await forge.getIssue(1)).labels.includes("afk-attempt/1"));
@@ -262,6 +305,27 @@ describe("GitHubForge over the local forge", () => {
     assert.equal(checks.statuses.length, 103, "statuses across two pages");
     assert.deepEqual(checks.statuses.find((s) => s.context === "ci/0"), { context: "ci/0", state: "pending", description: "status 0", targetUrl: null });
     await assert.rejects(forge.checksFor("HEAD"), UsageError);
+  });
+
+  test("checksFor with the gate's required checks reads the statuses only once the runs pass", async () => {
+    const head = await pushBranch("afk/lazy-statuses", "lazy.txt", "lazy\n");
+    await api("POST", `/repos/${REPO}/statuses/${head}`, { state: "failure", context: "test", description: "a status of the same name" });
+    const run = await api<{ id: number }>("POST", `/repos/${REPO}/check-runs`, { name: "test", head_sha: head, status: "in_progress" });
+    const required = { contexts: ["test"], strict: false, source: "protection" as const, readable: true, approvals: 0, dismissStaleApprovals: false };
+    const statusesRoute = "GET /repos/{owner}/{repo}/commits/{ref}/statuses";
+    const statusReads = async (): Promise<number> => routeTotal(await accounting(), statusesRoute);
+    const before = await statusReads();
+
+    const running = await fastForge().checksFor(head, required);
+    assert.deepEqual(running.statuses, [], "a run still running: not green whatever the statuses say, so they are not read");
+    assert.equal(evaluateGate(running, required).state, "pending");
+    assert.equal(await statusReads(), before);
+
+    await api("PATCH", `/repos/${REPO}/check-runs/${run.id}`, { status: "completed", conclusion: "success" });
+    const passed = await fastForge().checksFor(head, required);
+    assert.equal(await statusReads(), before + 1, "the runs pass: the statuses are read");
+    assert.equal(evaluateGate(passed, required).state, "red", "both a run and a status named test: both must pass");
+    assert.equal((await fastForge().checksFor(head)).statuses.length, 1, "without a gate both lists are read");
   });
 
   test("updatePullBranch merges the base in; a stale expected head is a conflict", async () => {

@@ -140,7 +140,7 @@ describe("afk-mcp run on a signal", () => {
   }
 
   function run(env: Record<string, string>, dir: string): Watched {
-    const args = [BIN, "run", "--repo", "afk/demo", "--worker", `sh ${join(dir, "worker.sh")}`, "--target", "2", "--set", "gate.ci=local", "--set", 'gate.local_command="true"'];
+    const args = [BIN, "run", "--repo", "afk/demo", "--worker", `sh ${join(dir, "worker.sh")}`, "--target", "2", "--set", "gate.ci=local", "--set", 'gate.local_command="true"', "--set", "board.settle_seconds=0"];
     return watch(spawn(process.execPath, args, { cwd: dir, env, stdio: ["ignore", "pipe", "pipe"] }));
   }
 

@@ -19,6 +19,11 @@ export class Board {
     login: string,
     private readonly clock: () => Date,
     private readonly who: { instance: string; host: string } = { instance: "", host: "" },
+    /**
+     * How long a live phase must have lasted before it is written (`board.settle_seconds`): real
+     * time, never compressed by the bench's or demo's time scale, since it is a human's reading time.
+     */
+    private readonly settleMs: () => number = () => 0,
   ) {
     this.upserter = new BoardUpserter(forge, login);
   }
@@ -37,16 +42,37 @@ export class Board {
     return h;
   }
 
-  /** Upserts the board for a live phase (a request only when the rendered text changed). */
+  /**
+   * A claim just taken on an issue that had no comment at all when this tick listed it: it has no
+   * board either, so the first write creates one without listing the comments (one request less).
+   */
+  claimed(issue: number, hint: { noComments?: boolean } = {}): void {
+    this.enter(issue, "claimed");
+    if (hint.noComments) this.upserter.noBoard(issue);
+  }
+
+  /**
+   * Upserts the board for a live phase (a request only when the rendered text changed), once the
+   * phase has lasted the settle time: a phase over within seconds (a scripted worker, a CI that
+   * answers at once, a PR that lands as soon as it is green) would cost a write, and with the
+   * first write a comment, that nobody reads; the terminal board still lists it with its time.
+   */
   async show(issue: number, phase: BoardPhase, attempt: number, maxAttempts: number, pr: number | null, instance: string, host: string, hint: { noComments?: boolean } = {}): Promise<void> {
     const h = this.enter(issue, phase, attempt);
+    const since = Date.parse(h.phases[h.phases.length - 1]!.since);
+    if (this.clock().getTime() - since < this.settleMs()) return;
     await this.upserter.upsert(issue, this.render(issue, phase, h, maxAttempts, pr, instance, host), hint);
   }
 
-  /** The terminal board (merged, escalated), written before the claim is released. */
-  async terminal(issue: number, phase: "merged" | "escalated", attempt: number, maxAttempts: number, extra: { pr?: number; note?: string } = {}): Promise<void> {
+  /**
+   * The terminal board (merged, escalated), written before the claim is released. `ifShown`: only
+   * where a board was opened (a PR that landed before any phase settled needs none: the issue's
+   * own timeline shows the PR that closed it, and a board would be one more comment).
+   */
+  async terminal(issue: number, phase: "merged" | "escalated", attempt: number, maxAttempts: number, extra: { pr?: number; note?: string; ifShown?: boolean } = {}): Promise<void> {
     const h = this.enter(issue, phase, attempt);
-    await this.upserter.upsert(issue, this.render(issue, phase, h, maxAttempts, extra.pr ?? null, this.who.instance, this.who.host, extra.note));
+    const body = this.render(issue, phase, h, maxAttempts, extra.pr ?? null, this.who.instance, this.who.host, extra.note);
+    await this.upserter.upsert(issue, body, { onlyExisting: extra.ifShown === true });
     // The issue leaves the fleet: a later claim (a human handed it back) looks its board up anew.
     this.history.delete(issue);
     this.upserter.forget(issue);

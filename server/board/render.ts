@@ -318,6 +318,11 @@ export class BoardUpserter {
     return next;
   }
 
+  /** Records that an issue has no board (the caller knows it has no comment at all); a known board stays known. */
+  noBoard(issue: number): void {
+    if (!this.known.has(issue)) this.known.set(issue, { id: null, body: null });
+  }
+
   /** Drops what is known of an issue (after its terminal board, once the claim is released). */
   forget(issue: number): void {
     this.known.delete(issue);

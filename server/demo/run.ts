@@ -48,8 +48,23 @@ export interface DemoReport {
   requests: { total: number; counted: number; notModified: number };
   /** The fleet's own requests that counted against its rate limit (the CI runner and the demo's watcher have their own user). */
   fleetCounted: number | null;
+  /** The fleet's own requests per method and route template, the demo's setup left out (304s apart). */
+  fleetRoutes: Record<string, RouteTally>;
   ci: { runs: number; passed: number; failed: number };
   forge: { apiUrl: string; gitUrl: string; token: string; dir: string } | null;
+}
+
+export interface RouteTally {
+  total: number;
+  counted: number;
+  not_modified: number;
+}
+
+interface Accounts {
+  total: number;
+  counted: number;
+  not_modified: number;
+  by_user: Record<string, Record<string, RouteTally>>;
 }
 
 interface IssueView {
@@ -79,7 +94,9 @@ export async function runDemo(options: DemoOptions): Promise<DemoReport> {
     required_pull_request_reviews: null,
     restrictions: null,
   });
+  const fleetLogin = ((await api("GET", "/user")) as { login: string }).login;
   const setupUsed = await rateLimitUsed(api);
+  const setupRoutes = ((await api("GET", "/_forge/accounting")) as Accounts).by_user[fleetLogin] ?? {};
   const ci: CiRunner = startCiRunner({
     apiUrl: forge.apiUrl,
     token: forge.users.ci ?? forge.token,
@@ -138,7 +155,7 @@ export async function runDemo(options: DemoOptions): Promise<DemoReport> {
       });
       const settled = done && status.workers.every((w) => w.state !== "running");
       if (settled || now > deadline) {
-        report = await finalReport(expectations, issues, maxAttempt, firstSeen, endedAt, started, forge, api, ci, options.keep !== undefined, setupUsed);
+        report = await finalReport(expectations, issues, maxAttempt, firstSeen, endedAt, started, forge, api, ci, options.keep !== undefined, setupUsed, (routes) => routesSince(routes[fleetLogin] ?? {}, setupRoutes));
         break;
       }
     }
@@ -257,6 +274,7 @@ async function finalReport(
   ci: CiRunner,
   keep: boolean,
   setupUsed: number | null,
+  fleetRoutes: (byUser: Accounts["by_user"]) => Record<string, RouteTally>,
 ): Promise<DemoReport> {
   const ends: IssueEnd[] = expectations.map((e) => {
     const issue = issues.get(e.number);
@@ -273,7 +291,7 @@ async function finalReport(
       ok: issue !== undefined && reached(e, issue) && (e.attempts === undefined || (maxAttempt.get(e.number) ?? 0) + 1 === e.attempts),
     };
   });
-  const accounting = (await api("GET", "/_forge/accounting")) as { total: number; counted: number; not_modified: number };
+  const accounting = (await api("GET", "/_forge/accounting")) as Accounts;
   const fleetUsed = await rateLimitUsed(api);
   const stats = ci.stats();
   return {
@@ -285,9 +303,21 @@ async function finalReport(
     seconds: Math.round((Date.now() - started) / 1000),
     requests: { total: accounting.total, counted: accounting.counted, notModified: accounting.not_modified },
     fleetCounted: fleetUsed === null || setupUsed === null ? null : fleetUsed - setupUsed,
+    fleetRoutes: fleetRoutes(accounting.by_user),
     ci: { runs: stats.runs, passed: stats.passed, failed: stats.failed },
     forge: keep ? { apiUrl: forge.apiUrl, gitUrl: forge.gitUrl, token: forge.token, dir: forge.dir } : null,
   };
+}
+
+/** Per route, what was made after `before` was taken; routes made only before are left out. */
+function routesSince(now: Record<string, RouteTally>, before: Record<string, RouteTally>): Record<string, RouteTally> {
+  const out: Record<string, RouteTally> = {};
+  for (const [route, t] of Object.entries(now)) {
+    const b = before[route] ?? { total: 0, counted: 0, not_modified: 0 };
+    const d = { total: t.total - b.total, counted: t.counted - b.counted, not_modified: t.not_modified - b.not_modified };
+    if (d.total > 0) out[route] = d;
+  }
+  return out;
 }
 
 export function renderReport(report: DemoReport): string[] {

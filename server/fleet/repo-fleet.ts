@@ -95,7 +95,7 @@ export class RepoFleet implements FleetRuntime {
       clock: deps.clock,
       log: this.log,
     });
-    this.board = new Board(deps.conn.forge, deps.conn.login, deps.clock, { instance: registration.instance, host: deps.conn.hostName });
+    this.board = new Board(deps.conn.forge, deps.conn.login, deps.clock, { instance: registration.instance, host: deps.conn.hostName }, () => this.registration.config.board.settle_seconds * 1000);
   }
 
   // ---- lifecycle ------------------------------------------------------------------------------

@@ -175,7 +175,11 @@ export interface Forge {
   /** Adds the PR to its base's merge queue, pinned to `expectedHead` (GraphQL enqueuePullRequest). */
   enqueuePull(number: number, expectedHead: string): Promise<QueueStatus["entry"]>;
 
-  checksFor(sha: string): Promise<Checks>;
+  /**
+   * Check runs and commit statuses on a commit. With `gate` (the base's required checks), the
+   * statuses are left unread (empty) while the runs alone say the head is not green.
+   */
+  checksFor(sha: string, gate?: RequiredChecks): Promise<Checks>;
   requiredChecks(branch: string): Promise<RequiredChecks>;
   /**
    * Whether a fast-forward push to `branch` would be accepted for this token, from the branch's

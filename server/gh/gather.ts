@@ -4,7 +4,7 @@
 // checks only on the heads of the fleet's own PRs, the base's required checks (and required
 // approvals: then the reviews of the fleet's own PRs), and the claim and heartbeat refs in one
 // git fetch (which costs no REST rate limit at all).
-import type { Forge, Issue, PullRequest } from "./forge.js";
+import type { Forge, Issue, IssueLink, PullRequest } from "./forge.js";
 import type { RefStore } from "./refstore.js";
 import type { Snapshot, SnapshotIssue, SnapshotPull } from "../state/snapshot.js";
 import { parseNamespace } from "../state/claims.js";
@@ -38,12 +38,13 @@ export async function gatherSnapshot(forge: Forge, refs: RefStore, options: Gath
   const { claims, heartbeats } = parseNamespace(options.namespace, entries);
 
   const snapIssues = await Promise.all(issues.map((issue) => snapshotIssue(forge, issue)));
+  forgetClosedLinks(forge, issues);
   const snapPulls = await Promise.all(
     pulls.map(async (pull) => {
       const snap = snapshotPull(pull);
       if (isFleetPull(pull, repo, options.base, options.branchPrefix)) {
         const [checks, reviews] = await Promise.all([
-          options.gateMode === "required" ? forge.checksFor(pull.head.sha) : undefined,
+          options.gateMode === "required" ? forge.checksFor(pull.head.sha, requiredChecks) : undefined,
           readReviews ? forge.listReviews(pull.number) : undefined,
         ]);
         if (checks) snap.checks = checks;
@@ -74,11 +75,40 @@ export async function gatherSnapshot(forge: Forge, refs: RefStore, options: Gath
   };
 }
 
-async function snapshotIssue(forge: Forge, issue: Issue): Promise<SnapshotIssue> {
-  const [blockedBy, subIssues] = await Promise.all([
+/**
+ * An issue's dependency and sub-issue links as last read, per forge client, keyed by what the
+ * listing says of them. Those lists hold whole issues, so any change to a blocker or sub-issue
+ * (a comment, a label, a board) changes their ETag and costs a 200; what the snapshot takes from
+ * them (which issues, and whether a blocker is open) changes only with the listed summaries or the
+ * issue's own update time (a link added or removed), so the lists are read again only then.
+ */
+const linkMemos = new WeakMap<Forge, Map<number, { key: string; links: Promise<[IssueLink[], IssueLink[]]> }>>();
+
+function issueLinks(forge: Forge, issue: Issue): Promise<[IssueLink[], IssueLink[]]> {
+  if (issue.blockedByCount === 0 && issue.subIssueCount === 0) return Promise.resolve([[], []]);
+  let memo = linkMemos.get(forge);
+  if (!memo) linkMemos.set(forge, (memo = new Map()));
+  const key = `${issue.updatedAt} ${issue.blockedByCount} ${issue.subIssueCount}`;
+  const known = memo.get(issue.number);
+  if (known?.key === key) return known.links;
+  const links = Promise.all([
     issue.blockedByCount > 0 ? forge.listBlockedBy(issue.number) : Promise.resolve([]),
     issue.subIssueCount > 0 ? forge.listSubIssues(issue.number) : Promise.resolve([]),
   ]);
+  memo.set(issue.number, { key, links });
+  links.catch(() => memo.delete(issue.number)); // a failure is not remembered
+  return links;
+}
+
+function forgetClosedLinks(forge: Forge, open: readonly Issue[]): void {
+  const memo = linkMemos.get(forge);
+  if (!memo || memo.size === 0) return;
+  const listed = new Set(open.map((issue) => issue.number));
+  for (const number of memo.keys()) if (!listed.has(number)) memo.delete(number);
+}
+
+async function snapshotIssue(forge: Forge, issue: Issue): Promise<SnapshotIssue> {
+  const [blockedBy, subIssues] = await issueLinks(forge, issue);
   return {
     number: issue.number,
     id: issue.id,

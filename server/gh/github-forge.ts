@@ -3,6 +3,7 @@
 // which operation failed; GitHub's shapes are mapped to the fleet's types here and nowhere else.
 import type {
   Checks,
+  CommitStatus,
   Comment,
   Forge,
   Issue,
@@ -24,9 +25,10 @@ import { enqueue, queueStatus } from "./merge-queue.js";
 import { ForgeError, UsageError } from "./errors.js";
 import { createClient, type GitHubClient, type Logger } from "./octokit.js";
 import type { RequestStats } from "./etag-cache.js";
-import { formatSlug, parseSlug, sameSlug } from "./slug.js";
+import { formatSlug, parseSlug } from "./slug.js";
 import { DEFAULT_API_URL } from "./auth.js";
-import { toCheckRun, toComment, toLink, toPull, toReview, toStatus, type RawBranch, type RawCheckRun, type RawComment, type RawIssue, type RawLabel, type RawProtection, type RawPull, type RawRepo, type RawReview, type RawRule, type RawStatus, type RawUser } from "./github-wire.js";
+import { runsSettleNotGreen } from "../state/gate.js";
+import { toCheckRun, toComment, toIssue, toLink, toPull, toReview, toStatus, type RawBranch, type RawCheckRun, type RawComment, type RawIssue, type RawLabel, type RawProtection, type RawPull, type RawRepo, type RawReview, type RawRule, type RawStatus, type RawUser } from "./github-wire.js";
 
 /** Ruleset rules that refuse a plain push to a branch (GitHub's rule types). */
 const PUSH_REFUSING_RULES = new Set(["pull_request", "update", "required_deployments", "required_signatures", "merge_queue"]);
@@ -85,13 +87,13 @@ export class GitHubForge implements Forge {
 
   async listOpenIssues(): Promise<Issue[]> {
     const raw = await this.all<RawIssue>("GET /repos/{owner}/{repo}/issues", { state: "open" }, `list open issues of ${this.slug}`);
-    return raw.filter((item) => item.pull_request === undefined || item.pull_request === null).map((item) => this.toIssue(item));
+    return raw.filter((item) => item.pull_request === undefined || item.pull_request === null).map((item) => toIssue(item, this.repo));
   }
 
   async getIssue(number: number): Promise<Issue> {
     checkNumber(number, "issue");
     const raw = await this.get<RawIssue>("GET /repos/{owner}/{repo}/issues/{issue_number}", { issue_number: number }, `read issue #${number}`);
-    return this.toIssue(raw);
+    return toIssue(raw, this.repo);
   }
 
   async listBlockedBy(number: number): Promise<IssueLink[]> {
@@ -117,6 +119,8 @@ export class GitHubForge implements Forge {
 
   async listLabels(): Promise<Label[]> {
     const raw = await this.all<RawLabel>("GET /repos/{owner}/{repo}/labels", {}, `list the labels of ${this.slug}`);
+    // A label seen here needs no create later (ensureLabel would pay a 422 to learn it exists).
+    for (const label of raw) if (label.name) this.ensuredLabels.add(label.name.toLowerCase());
     return raw.map((label) => ({ name: label.name ?? "", color: label.color ?? "", description: label.description ?? null }));
   }
 
@@ -231,25 +235,28 @@ export class GitHubForge implements Forge {
     }
   }
 
-  async checksFor(sha: string): Promise<Checks> {
+  async checksFor(sha: string, gate?: RequiredChecks): Promise<Checks> {
     if (!/^[0-9a-f]{40}([0-9a-f]{24})?$/.test(sha)) throw new UsageError(`checks: ${JSON.stringify(sha)} is not a full commit sha`);
-    const [runs, statuses] = await Promise.all([
-      // Octokit's paginator unwraps `{total_count, check_runs}` into the array itself.
-      this.pages<RawCheckRun[] | { check_runs?: RawCheckRun[] }>(
-        "GET /repos/{owner}/{repo}/commits/{ref}/check-runs",
-        { ref: sha, filter: "latest" },
-        `list check runs of ${sha.slice(0, 12)}`,
-      ),
-      // The status list, not the combined status: the combined one embeds the repository
-      // (its pushed_at), so every push anywhere in the repository changes its ETag and a watch
-      // of an unchanged head would pay for a 200. The list is newest first, as the gate expects.
-      this.pages<RawStatus[]>("GET /repos/{owner}/{repo}/commits/{ref}/statuses", { ref: sha }, `list the commit statuses of ${sha.slice(0, 12)}`),
-    ]);
-    return {
-      sha,
-      checkRuns: runs.flatMap((page) => (Array.isArray(page) ? page : (page.check_runs ?? []))).map(toCheckRun),
-      statuses: statuses.flat().map(toStatus),
-    };
+    // Octokit's paginator unwraps `{total_count, check_runs}` into the array itself.
+    const runsRead = this.pages<RawCheckRun[] | { check_runs?: RawCheckRun[] }>(
+      "GET /repos/{owner}/{repo}/commits/{ref}/check-runs",
+      { ref: sha, filter: "latest" },
+      `list check runs of ${sha.slice(0, 12)}`,
+    ).then((pages) => pages.flatMap((page) => (Array.isArray(page) ? page : (page.check_runs ?? []))).map(toCheckRun));
+    // The status list, not the combined status: the combined one embeds the repository (its
+    // pushed_at), so every push anywhere in the repository changes its ETag and a watch of an
+    // unchanged head would pay for a 200. The list is newest first, as the gate expects.
+    const statusesRead = (): Promise<CommitStatus[]> =>
+      this.pages<RawStatus[]>("GET /repos/{owner}/{repo}/commits/{ref}/statuses", { ref: sha }, `list the commit statuses of ${sha.slice(0, 12)}`).then((pages) => pages.flat().map(toStatus));
+    if (gate) {
+      // For a gate verdict, a head whose runs failed or still run is not green whatever its
+      // statuses say: the status list (a 200 on each new head, where most CI reports check runs
+      // only) is read once the runs pass. Evidence readers pass no gate and get both lists.
+      const checkRuns = await runsRead;
+      return { sha, checkRuns, statuses: runsSettleNotGreen(checkRuns, gate) ? [] : await statusesRead() };
+    }
+    const [checkRuns, statuses] = await Promise.all([runsRead, statusesRead()]);
+    return { sha, checkRuns, statuses };
   }
 
   async requiredChecks(branch: string): Promise<RequiredChecks> {
@@ -390,41 +397,6 @@ export class GitHubForge implements Forge {
 
   private get slug(): string {
     return formatSlug(this.repo);
-  }
-
-  private toIssue(raw: RawIssue): Issue {
-    const summary = raw.issue_dependencies_summary;
-    // `blocked_by` counts open blockers. If only the total is present (an older server), assume
-    // they may be open, so the snapshot asks rather than dispatching a blocked issue.
-    const blockedBy = typeof summary?.blocked_by === "number" ? summary.blocked_by : (summary?.total_blocked_by ?? 0);
-    return {
-      number: raw.number,
-      id: raw.id,
-      title: raw.title ?? "",
-      body: raw.body ?? "",
-      state: raw.state === "closed" ? "closed" : "open",
-      stateReason: raw.state_reason ?? null,
-      labels: (raw.labels ?? []).map((label) => (typeof label === "string" ? label : (label.name ?? ""))).filter((name) => name !== ""),
-      author: raw.user?.login ?? "ghost",
-      assignees: (raw.assignees ?? []).map((user) => user.login ?? "").filter((login) => login !== ""),
-      milestone: raw.milestone?.title ?? null,
-      createdAt: raw.created_at ?? "",
-      updatedAt: raw.updated_at ?? "",
-      htmlUrl: raw.html_url ?? "",
-      blockedByCount: blockedBy,
-      subIssueCount: raw.sub_issues_summary?.total ?? 0,
-      parent: this.parentNumber(raw.parent_issue_url),
-      ...(typeof raw.comments === "number" ? { comments: raw.comments } : {}),
-    };
-  }
-
-  // ".../repos/{owner}/{repo}/issues/{n}": a parent in another repository has no number here.
-  private parentNumber(url: string | null | undefined): number | null {
-    if (!url) return null;
-    const match = /\/repos\/([^/]+)\/([^/]+)\/issues\/(\d+)\/?$/.exec(url);
-    if (!match) return null;
-    if (!sameSlug({ owner: decodeURIComponent(match[1]!), name: decodeURIComponent(match[2]!) }, this.repo)) return null;
-    return Number(match[3]);
   }
 
   private async get<T>(route: string, params: Params, what: string): Promise<T> {

@@ -1,6 +1,7 @@
 // GitHub's REST payloads as the fleet reads them, and their mapping to the Forge's types. The
 // mapping happens here and nowhere else.
-import type { CheckRun, Comment, CommitStatus, IssueLink, PullRef, PullRequest, PullReview, PullReviewState } from "./forge.js";
+import type { CheckRun, Comment, CommitStatus, Issue, IssueLink, PullRef, PullRequest, PullReview, PullReviewState, RepoSlug } from "./forge.js";
+import { sameSlug } from "./slug.js";
 
 // The parts of GitHub's JSON we read. Fields are optional where GitHub (or an older GHES)
 // may omit them, so a missing field degrades to a safe default instead of a crash.
@@ -194,4 +195,39 @@ export function toReview(raw: RawReview): PullReview {
     commitId: raw.commit_id ?? null,
     submittedAt: raw.submitted_at ?? null,
   };
+}
+
+export function toIssue(raw: RawIssue, repo: RepoSlug): Issue {
+  const summary = raw.issue_dependencies_summary;
+  // `blocked_by` counts open blockers. If only the total is present (an older server), assume
+  // they may be open, so the snapshot asks rather than dispatching a blocked issue.
+  const blockedBy = typeof summary?.blocked_by === "number" ? summary.blocked_by : (summary?.total_blocked_by ?? 0);
+  return {
+    number: raw.number,
+    id: raw.id,
+    title: raw.title ?? "",
+    body: raw.body ?? "",
+    state: raw.state === "closed" ? "closed" : "open",
+    stateReason: raw.state_reason ?? null,
+    labels: (raw.labels ?? []).map((label) => (typeof label === "string" ? label : (label.name ?? ""))).filter((name) => name !== ""),
+    author: raw.user?.login ?? "ghost",
+    assignees: (raw.assignees ?? []).map((user) => user.login ?? "").filter((login) => login !== ""),
+    milestone: raw.milestone?.title ?? null,
+    createdAt: raw.created_at ?? "",
+    updatedAt: raw.updated_at ?? "",
+    htmlUrl: raw.html_url ?? "",
+    blockedByCount: blockedBy,
+    subIssueCount: raw.sub_issues_summary?.total ?? 0,
+    parent: parentNumber(raw.parent_issue_url, repo),
+    ...(typeof raw.comments === "number" ? { comments: raw.comments } : {}),
+  };
+}
+
+// ".../repos/{owner}/{repo}/issues/{n}": a parent in another repository has no number here.
+function parentNumber(url: string | null | undefined, repo: RepoSlug): number | null {
+  if (!url) return null;
+  const match = /\/repos\/([^/]+)\/([^/]+)\/issues\/(\d+)\/?$/.exec(url);
+  if (!match) return null;
+  if (!sameSlug({ owner: decodeURIComponent(match[1]!), name: decodeURIComponent(match[2]!) }, repo)) return null;
+  return Number(match[3]);
 }

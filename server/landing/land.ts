@@ -252,7 +252,7 @@ async function landRounds(ctx: LandingContext, lg: LandingGit, input: LandInput,
         }
       } else {
         const required = ctx.requiredChecks ?? (await ctx.forge.requiredChecks(ctx.base));
-        const checks = await ctx.forge.checksFor(expected);
+        const checks = await ctx.forge.checksFor(expected, required);
         const verdict = evaluateGate(checks, required);
         if (verdict.state === "pending") {
           return { outcome: "retry_later", why: `checks on ${short(expected)} are not finished: ${verdict.pending.join(", ")}` };

@@ -109,6 +109,20 @@ export function evaluateGate(checks: Checks | undefined, required: RequiredCheck
   return { state, failing, pending };
 }
 
+/**
+ * Whether the check runs alone already say a head is not green: a gating run failed or is still
+ * running. Its commit statuses cannot make it green then (where a context has both, both must
+ * pass), so a reader may leave them unread until the runs pass (server/gh/github-forge.ts).
+ */
+export function runsSettleNotGreen(runs: readonly CheckRun[], required: RequiredChecks): boolean {
+  const latest = latestRuns(runs);
+  const names = required.contexts.length > 0 ? required.contexts : [...latest.keys()];
+  return names.some((name) => {
+    const run = latest.get(name);
+    return run !== undefined && runVerdict(run).outcome !== "pass";
+  });
+}
+
 function compareStrings(a: string, b: string): number {
   return a < b ? -1 : a > b ? 1 : 0;
 }

@@ -11,6 +11,6 @@ export const dispatch = defineEffect("dispatch", async (fleet, tick, action) => 
     return;
   }
   tick.report.dispatched.push(action.issue);
-  fleet.board.enter(action.issue, "claimed");
+  fleet.board.claimed(action.issue, { noComments: issue.comments === 0 });
   await fleet.birthFor(issue, action.attempt + 1, "continue", claimed.sha);
 });

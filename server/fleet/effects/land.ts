@@ -34,7 +34,8 @@ export async function afterLanding(fleet: FleetRuntime, tick: TickScope, action:
     case "merged":
       // Logged when the base moved, before the bookkeeping below (the bench times landings by it).
       fleet.log("info", "merged", `#${n}: landed PR #${action.pr} as ${outcome.mergeSha?.slice(0, 12) ?? "?"}`, n, { ...outcome });
-      await fleet.board.terminal(n, "merged", tick.set.mine.find((m) => m.issue === n)?.attempt ?? 0, cfg.retry + 1, { pr: action.pr, ...(note ? { note } : {}) });
+      // A train's landing is always told on the board (which train landed it); a single one only where a board is open.
+      await fleet.board.terminal(n, "merged", tick.set.mine.find((m) => m.issue === n)?.attempt ?? 0, cfg.retry + 1, { pr: action.pr, ...(note ? { note } : { ifShown: true }) });
       await fleet.deps.lease.release(n, action.sha);
       if (cfg.worktree.cleanup) await fleet.deps.workRepo.remove(n, { deleteBranch: true }).catch(() => undefined);
       await clearRunnerError(fleet, tick, n);
