@@ -37,12 +37,27 @@ const PLANS: Record<Plan["mode"], Plan> = {
   full: { mode: "full", issues: 40, kills: 20, gap: [3, 15], twoHostIssues: 100, drainSeconds: 1500 },
 };
 
+const USAGE = "usage: npm run chaos -- [--quick] [--seed N] [--keep]  (--quick: 10 issues, 5 kills, about 5 min; default: 40 issues, 20 kills and a 100-issue two-host drain; --keep leaves the temp dir)";
 const TIME_SCALE = 0.05;
 const say = (line: string) => process.stderr.write(`chaos: ${line}\n`);
 const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 
 async function main(): Promise<number> {
-  const { values } = parseArgs({ options: { quick: { type: "boolean" }, seed: { type: "string" }, keep: { type: "boolean" } } });
+  let values: { quick?: boolean; seed?: string; keep?: boolean; help?: boolean };
+  try {
+    ({ values } = parseArgs({ options: { quick: { type: "boolean" }, seed: { type: "string" }, keep: { type: "boolean" }, help: { type: "boolean", short: "h" } } }));
+  } catch (error) {
+    say(`${(error as Error).message}; ${USAGE}`);
+    return 2;
+  }
+  if (values.help) {
+    process.stdout.write(`${USAGE}\n`);
+    return 0;
+  }
+  if (values.seed !== undefined && !/^\d+$/.test(values.seed)) {
+    say(`--seed takes a whole number, not ${JSON.stringify(values.seed)}; ${USAGE}`);
+    return 2;
+  }
   const plan = PLANS[values.quick ? "quick" : "full"];
   const seed = values.seed ? Number(values.seed) : Math.floor(Date.now() % 100_000);
   const random = mulberry32(seed);
