@@ -112,7 +112,7 @@ async function leftBehind(stateDir: string, kind: OrphanCommits["kind"]): Promis
     const m = /^issue-(\d+)$/.exec(name);
     if (!m) continue;
     const shas = await worktreeCommits(join(dir, name));
-    if (shas.length > 0) out.push({ issue: Number(m[1]), kind, shas });
+    if (shas.length > 0) out.push({ issue: Number(m[1]), kind, shas, pushedAtKill: 0 });
   }
   return out;
 }
@@ -167,10 +167,16 @@ async function killsAndRestarts(root: string, plan: Plan, seed: number, random: 
       kills[kind] += 1;
       // Each kill records the commits not recorded before: a worktree outlives several restarts.
       for (const o of await leftBehind(host.stateDir, kind)) {
+        // A lost machine's commits survive only if a checkpoint pushed them before the kill.
         const fresh: string[] = [];
-        for (const sha of o.shas) if (!recorded.has(sha) && !(await onForge(world, sha))) fresh.push(sha);
-        for (const sha of fresh) recorded.add(sha);
-        if (fresh.length > 0) orphans.push({ ...o, shas: fresh });
+        let pushed = 0;
+        for (const sha of o.shas) {
+          if (recorded.has(sha)) continue;
+          recorded.add(sha);
+          if (await onForge(world, sha)) pushed += 1;
+          else fresh.push(sha);
+        }
+        if (fresh.length + pushed > 0) orphans.push({ ...o, shas: fresh, pushedAtKill: pushed });
       }
       if (!same) {
         // A lost machine: its workers die with it.
