@@ -316,6 +316,9 @@ const WorkerSchema = z
       .array(regexSource)
       .default(() => [...DEFAULT_NETWORK_PATTERNS])
       .describe("Regular expressions (case-insensitive) that recognise an agent retrying because it cannot reach its API. Three matches in one run end that worker and pause births for a backoff; no attempt is spent."),
+    output_max_bytes: intIn(65_536, 4_294_967_296)
+      .default(16_777_216)
+      .describe("Cap on each of a worker's output files (`stdout.log`, `stderr.log` in its run directory), which the daemon follows into the worker lane. A file read to its end past this size is cut back to a one-line marker while the worker's process group is briefly stopped, so no line is lost: every line is in the worker lane, which rotates on its own (`lanes`). Default 16 MiB."),
     checkpoint_seconds: intIn(30, 86_400)
       .default(300)
       .describe("While a worker runs, its new commits are pushed to its branch this often (fenced by the claim), and once more when it exits: a host on another machine continues from the branch tip instead of starting over."),

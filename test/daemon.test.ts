@@ -15,7 +15,9 @@ import { readProcTable } from "../server/workers/liveness.js";
 import { processStartTime } from "../server/workers/orphans.js";
 import { daemonPaths } from "../server/daemon/paths.js";
 import { UsageError } from "../server/gh/errors.js";
-import { api, git, repoPath } from "./support/forge-fixtures.js";
+import { api, git, repoPath, tempDir } from "./support/forge-fixtures.js";
+import { GitRefStore } from "../server/gh/gitrefs.js";
+import { Lease } from "../server/gh/lease.js";
 import { BIN } from "./support/paths.js";
 import { alive, BASE_CONFIG, CHATTY_WORKER, QUIET_WORKER, cli, daemonPid, daemonWorld, teardown, until, workerPids, type DaemonWorld } from "./support/daemon-fixtures.js";
 
@@ -246,6 +248,43 @@ describe("afk-mcp daemon", () => {
     assert.ok(!(await readFile(paths.log, "utf8")).includes(bee), "the daemon's log never holds the token");
     const lanes = await b.logs({ repo: REPO, lane: "supervisor", tail_lines: 1000 });
     assert.ok(!JSON.stringify(lanes).includes(bee), "nor do the lanes");
+  });
+
+  it("takeover and reads of a repository nobody registered act as the calling session, whose token the daemon does not keep", async () => {
+    const w = await world(["one"]);
+    const user = async (login: string, push: boolean) =>
+      ((await (await fetch(`${w.forge.apiUrl}/_forge/users`, { method: "POST", body: JSON.stringify({ login, push }) })).json()) as { token: string }).token;
+    // The daemon was started by a session whose token may read but not push.
+    const reader = await user("reader", false);
+    assert.equal((await cli({ ...w.env, GITHUB_TOKEN: reader }, "daemon")).code, 0);
+    // A dead peer (instance "peer1") left a claim on the first issue.
+    const peerRefs = new GitRefStore({ controlDir: join(await tempDir("afk-peer-"), "control.git"), remoteUrl: w.forge.gitUrl, token: w.forge.token });
+    const peer = new Lease(peerRefs, { namespace: "refs/afk", ttlSeconds: 4500, heartbeatSeconds: 300 }, "peer1", "peer-host");
+    assert.equal((await peer.claim(w.issues[0]!)).won, true);
+    assert.equal(await peer.heartbeat(), true);
+    const bee = await user("bee", true);
+    const b = new DaemonClient({ env: { ...w.env, GITHUB_TOKEN: bee } });
+    clients.push(b);
+    await api(w.forge, "POST", "/_forge/accounting/reset");
+    const listed = await b.takeover({ repo: REPO, list: true });
+    assert.deepEqual(listed.instances.find((r) => r.instance === "peer1")?.claims, [w.issues[0]]);
+    const byUser = (await api(w.forge, "GET", "/_forge/accounting")).body.by_user as Record<string, unknown>;
+    assert.ok(byUser.bee !== undefined, `the list was read with the session's token (requests by ${Object.keys(byUser).join(", ")})`);
+    assert.equal(byUser.reader, undefined, "not with the daemon's");
+    // Taking the claims pushes refs: the daemon's read-only token could not, the session's can.
+    const taken = await b.takeover({ repo: REPO, instance: "peer1", confirm: true });
+    assert.equal(taken.action, "taken", taken.message);
+    assert.deepEqual(taken.taken.map((t) => t.issue), [w.issues[0]]);
+    const after = await b.takeover({ repo: REPO, list: true });
+    const mine = after.instances.find((r) => r.claims.includes(w.issues[0]!));
+    assert.ok(mine?.this_daemon, "the claim now belongs to this machine's daemon, which continues it once the project starts");
+    const status = await b.status({ repo: REPO });
+    assert.equal(status.plan?.login, "bee", "status of an unregistered repository reads as the session too");
+    assert.deepEqual(await b.daemonCall("registrations"), [], "nothing was registered");
+    const paths = daemonPaths(w.env);
+    const stored = await readFile(paths.registrations, "utf8").catch(() => "");
+    assert.ok(!stored.includes(bee), "the session's token was used for the calls only: not stored");
+    assert.ok(!(await readFile(paths.log, "utf8")).includes(bee), "nor logged");
   });
 
   it("kill -9 of the MCP server touches no worker: a new session sees them and their commits become PRs", async () => {

@@ -2,7 +2,7 @@
 // Each member's outcome then moves its claim on as a single landing's would: merged (the board
 // names the train), retried or escalated with its own red evidence, or left to a later tick.
 import type { TrainMemberOutcome } from "../../landing/train.js";
-import type { LandResult } from "../../landing/land.js";
+import type { LandResult } from "../../landing/land-types.js";
 import { defineEffect, type ActionOf } from "./effect.js";
 import { afterLanding, checkEarlyConflicts } from "./land.js";
 
