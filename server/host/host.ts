@@ -26,7 +26,7 @@ import type { PlanOutput } from "../../schemas/tools.js";
 import { connect, newInstanceId, originSlug, type Connection, type ConnectOptions } from "./connection.js";
 import type { Logger } from "../gh/octokit.js";
 import { UsageError } from "../gh/errors.js";
-import { pagePlan, planView } from "./plan.js";
+import { fleetRows, pagePlan, planView } from "./plan.js";
 import { Lease } from "../gh/lease.js";
 import { assertInstanceId } from "../state/snapshot.js";
 import { probeNamespace, type NamespaceProbe } from "./namespace-probe.js";
@@ -205,14 +205,13 @@ export class FleetHost implements Host {
           preconditions: running.connected.preconditions,
           rateLimit: conn.forge.rateLimit(),
           requests: { total: 0, counted: 0, notModified: 0 },
-          heldForOverlap: running.project.report()?.overlap_held ?? [],
+          fleet: running.project.report(),
         });
         return { plan, source: { from: "fleet_tick", at: view.at.toISOString(), age_seconds: Math.round(age * 10) / 10 } };
       }
     }
     const plan = await this.plan(repo, as);
-    const held = (running?.project.report()?.overlap_held ?? []).filter((h) => plan.dispatch.some((d) => d.number === h.issue));
-    return { plan: { ...plan, held_for_overlap: held }, source: { from: "gathered", at: now.toISOString(), age_seconds: 0 } };
+    return { plan: { ...plan, ...fleetRows(running?.project.report(), plan.dispatch) }, source: { from: "gathered", at: now.toISOString(), age_seconds: 0 } };
   }
 
   // ---- projects ---------------------------------------------------------------------------------
