@@ -168,7 +168,9 @@ describe("afk-mcp daemon", () => {
     assert.equal(row.renew_by, null, "it never lapses");
     await until("the idle project to deregister", async () => (await s.status({ repo: REPO })).registrations.length === 0);
     const log = await readFile(daemonPaths(w.env).log, "utf8");
-    assert.match(log, /queue drained for \d+s: deregistering/);
+    assert.match(log, /queue drained \(nothing ready, nothing in flight\) for \d+s: deregistering/);
+    const idle = (await s.logs({ repo: REPO, lane: "supervisor", tail_lines: 500 })).records.filter((r) => r.event === "registration_idle");
+    assert.equal(idle.length, 1, "and said in the project's supervisor lane");
   });
 
   it("afk-mcp run --persist is a session whose registration never lapses; Ctrl-C stops it", async () => {
