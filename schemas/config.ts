@@ -474,11 +474,18 @@ const ConflictsSchema = z
     early: z
       .boolean()
       .default(true)
-      .describe("After each landing, merge every in-flight PR of the fleet with the new base in the work repository (git merge-tree: no checkout, no request); one that no longer merges is retried at once with the conflicting paths as evidence, instead of spending its CI run and its landing turn to find out."),
+      .describe("Merge every in-flight PR of the fleet with the base whenever the base moves (after each landing at once), and each pair of in-flight heads whose changed files touch with each other, in the work repository (git merge-tree: no checkout, no request; cached by the pair of shas). A PR that no longer merges with the base is retried with the conflicting paths as evidence, instead of spending its CI run and its landing turn to find out; conflicting pairs are shown in `status` (`conflicting_pairs`) and on the boards, and the PR that conflicts with fewer others lands first."),
     overlap_dispatch: z
       .boolean()
       .default(true)
       .describe("Before dispatch, start an issue whose body names no path (code spans, paths in the base tree) that in-flight PRs change before an equally ranked one that does; `status` lists the held issues under `held_for_overlap`. Nothing is skipped, only reordered within a rank."),
+    wait: z
+      .boolean()
+      .default(true)
+      .describe("A PR that no longer merges with the base (seen early or at its landing's sync) waits before its retry while other in-flight work of the fleet changes its conflicting files (or names them in its issue): retried at once, it would be redone beside that work and conflict again when it lands. It waits for the claims in flight when the hold began, until each landed or was abandoned, or until `hold_max_seconds`; a hold never waits on a later one. `status` lists the holds under `conflict_holds`."),
+    hold_max_seconds: intIn(0, 86_400)
+      .default(1800)
+      .describe("The longest a conflict retry waits for in-flight work (see `wait`); then it is retried anyway. 0 retries at once."),
   })
   .describe("Conflicts seen before they cost a retry: parallel workers editing the same files.");
 

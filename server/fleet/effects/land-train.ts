@@ -9,7 +9,7 @@ import { afterLanding, checkEarlyConflicts } from "./land.js";
 export const landTrain = defineEffect("land_train", async (fleet, tick, action) => {
   // A landing earlier in this pass moved the base: the members wait for the next pass.
   if (tick.report.merged.length > 0 || fleet.landingSlot !== null) return;
-  const riders = action.members.filter((m) => !fleet.earlyConflicts.has(m.issue));
+  const riders = action.members.filter((m) => !fleet.conflicts.has(m.issue));
   if (riders.length === 0) return;
   const members = riders.map((m) => ({ ...m, claimSha: m.sha, title: tick.issues.get(m.issue)?.title ?? `#${m.issue}` }));
   const result = await fleet.landing.train(members);
