@@ -57,11 +57,11 @@ export class Board {
    * answers at once, a PR that lands as soon as it is green) would cost a write, and with the
    * first write a comment, that nobody reads; the terminal board still lists it with its time.
    */
-  async show(issue: number, phase: BoardPhase, attempt: number, maxAttempts: number, pr: number | null, instance: string, host: string, hint: { noComments?: boolean } = {}): Promise<void> {
+  async show(issue: number, phase: BoardPhase, attempt: number, maxAttempts: number, pr: number | null, instance: string, host: string, hint: { noComments?: boolean; conflict?: string | null } = {}): Promise<void> {
     const h = this.enter(issue, phase, attempt);
     const since = Date.parse(h.phases[h.phases.length - 1]!.since);
     if (this.clock().getTime() - since < this.settleMs()) return;
-    await this.upserter.upsert(issue, this.render(issue, phase, h, maxAttempts, pr, instance, host), hint);
+    await this.upserter.upsert(issue, this.render(issue, phase, h, maxAttempts, pr, instance, host, undefined, hint.conflict), { ...(hint.noComments !== undefined ? { noComments: hint.noComments } : {}) });
   }
 
   /**
@@ -94,7 +94,7 @@ export class Board {
     }
   }
 
-  private render(issue: number, phase: BoardPhase, h: History, maxAttempts: number, pr: number | null, instance: string, host: string, note?: string): string {
+  private render(issue: number, phase: BoardPhase, h: History, maxAttempts: number, pr: number | null, instance: string, host: string, note?: string, conflict?: string | null): string {
     // Render with the time the phase began, not now: an unchanged phase renders the same text
     // tick after tick, so it costs no request.
     const last = h.phases[h.phases.length - 1];
@@ -109,6 +109,7 @@ export class Board {
       instance: instance || this.who.instance,
       host: host || this.who.host,
       ...(note ? { note } : {}),
+      ...(conflict ? { conflict } : {}),
     });
   }
 }
