@@ -273,11 +273,21 @@ describe("landPull against the local forge", () => {
     assert.ok(Buffer.byteLength(red.evidence.excerpt) <= DEFAULT_CONFIG.gate.excerpt_bytes);
     await assertNothingLanded(f, w, before);
 
+    const statusReads = async (): Promise<number> => {
+      const acc = (await (await fetch(`${f.forge.apiUrl}/_forge/accounting`)).json()) as { by_route: Record<string, { total: number }> };
+      return acc.by_route["GET /repos/{owner}/{repo}/commits/{ref}/statuses"]?.total ?? 0;
+    };
+    const statusesBefore = await statusReads();
     const evidence = await readCheckEvidence(f.gh, w.head, ["ci"], 300);
     assert.equal(evidence.kind, "ci");
     assert.ok(Buffer.byteLength(evidence.excerpt) <= 300);
     assert.match(evidence.excerpt, /AssertionError/);
     assert.deepEqual(evidence.checks.map((c) => c.name), ["ci"]);
+    assert.equal(await statusReads(), statusesBefore, "every named check failed as a run: no status list read");
+    await api(f.forge, "POST", repoPath(f.forge, `/statuses/${w.head}`), { state: "failure", context: "lint", description: "3 lint errors" });
+    const both = await readCheckEvidence(f.gh, w.head, ["ci", "lint"], 300);
+    assert.deepEqual(both.checks.map((c) => c.name), ["ci", "lint"], "a name without a failed run: the statuses are read for it");
+    assert.match(both.summary, /3 lint errors/);
     await f.lease.release(w.issue, w.claimSha);
   });
 

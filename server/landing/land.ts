@@ -206,6 +206,7 @@ async function landHead(ctx: LandingContext, lg: LandingGit, input: LandInput, h
   let mergeSha: string;
   let at: Date;
   try {
+    // The landing itself, pinned to the gated head (GitHub answers 409 if it moved).
     const result = await ctx.forge.mergePull(input.pr, { sha: head, method });
     if (!result.merged || !/^[0-9a-f]{40}([0-9a-f]{24})?$/.test(result.sha)) {
       return { kind: "retry", why: `GitHub did not merge PR #${input.pr}: ${result.message || "no reason given"}` };

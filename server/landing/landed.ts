@@ -4,11 +4,12 @@ import type { LandingGit } from "./landing-git.js";
 import type { LandingContext } from "./land-types.js";
 
 export async function wrapUpLanded(ctx: LandingContext, lg: LandingGit, issue: number, headRef: string, head: string): Promise<{ issueClosed: boolean; branchDeleted: boolean }> {
-  // GitHub closes the issue for "Closes #n" on the default branch only; make sure it is closed.
+  // GitHub closes the issue for "Closes #n" on the default branch only, when the repository
+  // lets it, and a moment after the merge: close it ourselves. One request whatever GitHub did
+  // (closing a closed issue changes nothing), where reading its state first costs one, two when open.
   let issueClosed = false;
   try {
-    const found = await ctx.forge.getIssue(issue);
-    if (found.state === "open") await ctx.forge.closeIssue(issue, "completed");
+    await ctx.forge.closeIssue(issue, "completed");
     issueClosed = true;
   } catch {
     issueClosed = false; // the next tick sees it open without a claim... and the board says merged

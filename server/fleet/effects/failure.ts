@@ -32,6 +32,10 @@ export async function retryIssue(fleet: FleetRuntime, tick: TickScope, action: A
   const memory = fleet.memory.of(n);
   memory.lastFailure = brief;
   const issue = tick.issues.get(n);
+  // Requests, each needed: the attempt count is durable state on the issue (a restart or another
+  // host reads it from the labels), so the label is made once per client, added, and the previous
+  // one removed. GitHub has no add-and-remove in one call; replacing the whole set would drop a
+  // label a human added since this tick's listing.
   await forge.ensureLabel({ name: attemptLabel(attempt, cfg.labels.attempt_prefix), color: "fbca04", description: "afk-mcp: retry count" });
   await forge.addLabels(n, [attemptLabel(attempt, cfg.labels.attempt_prefix)]);
   for (const label of issue?.labels ?? []) {
@@ -41,6 +45,8 @@ export async function retryIssue(fleet: FleetRuntime, tick: TickScope, action: A
   if (pr) {
     const sha = head ?? (await forge.getPull(pr).catch(() => null))?.head.sha;
     if (sha) memory.replaceable = sha;
+    // The PR closes unmerged: the note on it is the record of why (a human sees it on the PR; the
+    // next attempt opens a new one), and closing is what frees the branch for the next attempt.
     await forge.createComment(
       pr,
       renderRetryNote({ issue: n, attempt, maxAttempts: cfg.retry + 1, why: brief.summary, evidence: { kind: brief.kind, summary: brief.summary, excerpt: brief.excerpt }, pr: null }),
@@ -75,10 +81,14 @@ export async function escalateIssue(
   const brief = evidence ? await evidenceForBrief(fleet, evidence) : null;
   await fleet.board.terminal(n, "escalated", attemptOf(fleet, issue), cfg.retry + 1, { note: why });
   await fleet.deps.lease.release(n, claimSha);
+  // The issue leaves the backlog for a human: ready off (the fleet must not pick it again), the
+  // attempt count off (a human's re-queue starts afresh), the escalate label on, one request each
+  // for the reason given at the retry's labels above.
   await forge.removeLabel(n, cfg.labels.ready);
   for (const label of issue?.labels ?? []) if (parseAttemptLabel(label, cfg.labels.attempt_prefix) !== null) await forge.removeLabel(n, label);
   await forge.ensureLabel({ name: cfg.labels.escalate, color: "d93f0b", description: "afk-mcp: needs a human" });
   await forge.addLabels(n, [cfg.labels.escalate]);
+  // A new comment, not only the board's edit: a human is notified of a comment, never of an edit.
   if (cfg.board.escalate_comment) {
     // Rendered by board/render.ts, which neutralizes markers: quoted CI output must never read
     // as a verdict or a board written by the fleet's own login.

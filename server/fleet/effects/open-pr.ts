@@ -16,6 +16,7 @@ export const openPr = defineEffect("open_pr", async (fleet, tick, action) => {
   if (open === null) {
     const body = [`Closes #${n}`, "", `Opened by afk-mcp for #${n} (instance \`${registration.instance}\`).`, "", `Head: ${pushed.sha}`].join("\n");
     try {
+      // The one request a result needs: the PR is the work, what the gate checks and what lands.
       const pr = await forge.createPull({ title, body, head: pushed.branch, base: registration.base });
       fleet.log("info", "pr_opened", `#${n}: opened PR #${pr.number}`, n, { pr: pr.number, head: pushed.sha });
       open = pr.number;
