@@ -4,7 +4,8 @@
 // land the second PR before the deadline. Then the Not Rocket Science Rule on every commit.
 import { after, describe, it } from "node:test";
 import assert from "node:assert/strict";
-import { writeFile } from "node:fs/promises";
+import { readFile, writeFile } from "node:fs/promises";
+import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { FleetHost } from "../server/host/host.js";
 import { startCiRunner, type CiRunner } from "../server/demo/ci-runner.js";
@@ -92,6 +93,16 @@ async function landed(host: FleetHost, n: number): Promise<Record_[]> {
   }
 }
 
+/** All three issues landed, one squash commit each on the seed. */
+async function threeSquashLandings(forge: TestForge, host: FleetHost, dir: string): Promise<void> {
+  const merged = await landed(host, 3);
+  assert.deepEqual(merged.map((r) => r.issue).sort(), [1, 2, 3]);
+  const clone = join(dir, "inspect");
+  await git(dir, "clone", "--quiet", forge.gitUrl, clone);
+  const log = (await git(clone, "log", "--first-parent", "--format=%H", "origin/main")).stdout.split("\n").filter(Boolean);
+  assert.equal(log.length, 4, "three squash landings on the seed commit");
+}
+
 describe("the event-driven loop (time scale 1, fallback tick an hour away)", { concurrency: true }, () => {
   it("required CI: each PR lands when its watched check concludes, the next when a landing finishes", async () => {
     const { forge, host, dir } = await setUp(3, true).then(async (s) => {
@@ -160,14 +171,33 @@ describe("the event-driven loop (time scale 1, fallback tick an hour away)", { c
     assert.equal((await assertBaseOnGatedTrees(forge, REPO, clone)).length, 3);
   });
 
+  it("local gate: while a long gate runs in the background, the loop goes on (exits handled, PRs opened, workers started); its end lands the PR", async () => {
+    const { forge, host, dir, worker } = await setUp(3, false);
+    // The gate holds until the test lets it go: only a loop that does not wait for it can open the other PRs meanwhile.
+    const release = join(dir, "release");
+    const runs = join(dir, "gate-runs");
+    const gate = `echo run >> '${runs}'; while [ ! -f '${release}' ]; do sleep 0.1; done`;
+    await host.start({ repo: REPO, worker_command: `sh ${worker}`, target: 1, auto_merge: true, config: { gate: { ci: "local", local_command: gate, timeout_seconds: 3600 }, landing: { strategy: "squash", allow_untested_race: true }, pacing: SLOW } });
+    const deadline = Date.now() + 20 * 60_000;
+    for (;;) {
+      const opened = (await records(host, "supervisor")).filter((r) => r.event === "pr_opened").length;
+      if (opened === 3) break;
+      assert.ok(Date.now() < deadline, `only ${opened} of 3 PRs opened while the gate ran: the loop waited for the landing`);
+      await new Promise((resolve) => setTimeout(resolve, 250));
+    }
+    // All of that happened while the first landing's gate still held: one run, nothing merged.
+    assert.equal((await readFile(runs, "utf8")).split("\n").filter(Boolean).length, 1, "one gate run, still holding");
+    assert.equal(existsSync(release), false);
+    const supervisor = await records(host, "supervisor");
+    assert.equal(supervisor.filter((r) => r.event === "merged").length, 0, "nothing landed before the gate ended");
+    assert.deepEqual(supervisor.filter((r) => r.event === "pr_opened").map((r) => r.issue).sort(), [1, 2, 3], "with one worker at a time, #3's worker started and exited while #1's gate held");
+    await writeFile(release, "");
+    await threeSquashLandings(forge, host, dir);
+  });
+
   it("local gate: a PR opened is landed by the same burst of ticks", async () => {
     const { forge, host, dir, worker } = await setUp(3, false);
     await host.start({ repo: REPO, worker_command: `sh ${worker}`, target: 3, auto_merge: true, config: { gate: { ci: "local", local_command: "true" }, landing: { strategy: "squash", allow_untested_race: true }, pacing: SLOW } });
-    const merged = await landed(host, 3);
-    assert.deepEqual(merged.map((r) => r.issue).sort(), [1, 2, 3]);
-    const clone = join(dir, "inspect");
-    await git(dir, "clone", "--quiet", forge.gitUrl, clone);
-    const log = (await git(clone, "log", "--first-parent", "--format=%H", "origin/main")).stdout.split("\n").filter(Boolean);
-    assert.equal(log.length, 4, "three squash landings on the seed commit");
+    await threeSquashLandings(forge, host, dir);
   });
 });

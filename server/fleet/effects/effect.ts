@@ -13,6 +13,7 @@ import type { TickReport } from "../tick-report.js";
 import type { BirthInput } from "../worker-runs.js";
 import type { WatchedHead } from "../../state/wake.js";
 import type { RequiredChecks } from "../../state/ports.js";
+import type { LandingsInFlight } from "../landings-in-flight.js";
 
 export interface FleetRuntime {
   readonly registration: Registration;
@@ -22,6 +23,8 @@ export interface FleetRuntime {
   readonly landing: Landing;
   /** The issue whose PR was synced with the base and whose CI runs: it lands next. */
   landingSlot: number | null;
+  /** Landings that wait (a gate, a train, a merge queue), run beside the loop. */
+  readonly inFlight: LandingsInFlight<TickScope>;
   /** Issue → files its PR conflicts in with a base a landing just made: decided on the next pass. */
   readonly earlyConflicts: Map<number, string[]>;
   /** Births are held (a stop, the breaker, a quota pause). */
