@@ -15,7 +15,7 @@ export const landTrain = defineEffect("land_train", async (fleet, tick, action) 
   const members = riders.map((m) => ({ ...m, claimSha: m.sha, title: tick.issues.get(m.issue)?.title ?? `#${m.issue}` }));
   // A train waits for its gate: in the background, so the tick goes on; a later tick takes it.
   await fleet.inFlight.start(tick, riders.map((m) => m.issue), async () => {
-    const result = await fleet.landing.train(members);
+    const result = await fleet.landing.train(members, tick.required);
     const moved = result.members.filter((m) => m.outcome !== "retry_later" && m.outcome !== "not_ours").map((m) => m.member.issue);
     return { moved, finish: (later) => trainEnded(fleet, later, action, riders, result) };
   });
@@ -50,7 +50,7 @@ async function trainEnded(fleet: FleetRuntime, tick: TickScope, action: ActionOf
 function asLandResult(o: TrainMemberOutcome): LandResult {
   switch (o.outcome) {
     case "merged":
-      return { outcome: "merged", mergeSha: o.mergeSha, baseBefore: "", head: o.member.head, method: "push", verified: true, verifyNote: null, issueClosed: o.issueClosed, branchDeleted: o.branchDeleted, syncs: 0 };
+      return { outcome: "merged", mergeSha: o.mergeSha, baseBefore: "", head: o.member.head, method: o.queue ? "queue" : "push", verified: true, verifyNote: null, issueClosed: o.issueClosed, branchDeleted: o.branchDeleted, syncs: 0 };
     case "gate_red":
       return { outcome: "gate_red", head: o.member.head, evidence: o.evidence, why: o.why };
     case "conflict":
