@@ -6,7 +6,7 @@
 import type { FleetConfig } from "../../schemas/config.js";
 import { gatherFor } from "./gather-for.js";
 import { loopPacing } from "../state/pace.js";
-import { OverlapFacts } from "./overlap-facts.js";
+import { ConflictWatch } from "./conflict-watch.js";
 import { FencedError } from "../state/claims.js";
 import { decide, type Action } from "../state/decide.js";
 import { formatVerdict, type Verdict } from "../state/markers.js";
@@ -44,8 +44,7 @@ export class RepoFleet implements FleetRuntime {
   readonly landing: Landing;
   readonly log: SupervisorLog;
   landingSlot: number | null = null;
-  readonly earlyConflicts = new Map<number, string[]>();
-  private overlapFacts: OverlapFacts | null = null;
+  readonly conflicts: ConflictWatch;
   private readonly guard: BirthGuard;
   private readonly garbage: GarbageCollector;
   private readonly checkpoints: Checkpoints;
@@ -95,6 +94,8 @@ export class RepoFleet implements FleetRuntime {
       clock: deps.clock,
       log: this.log,
     });
+    const settings = () => this.registration.config.conflicts;
+    this.conflicts = new ConflictWatch({ repoDir: deps.workRepo.repoDir, base: registration.base, worktreeOf: (n) => deps.workRepo.worktreePath(n), settings, timeScale: deps.timeScale, clock: deps.clock, log: this.log });
     this.board = new Board(deps.conn.forge, deps.conn.login, deps.clock, { instance: registration.instance, host: deps.conn.hostName });
   }
 
@@ -285,10 +286,7 @@ export class RepoFleet implements FleetRuntime {
       timer.mark("local");
       const paused = this.guard.paused(this.stopping);
       const issues = new Map(snapshot.issues.map((i) => [i.number, i]));
-      this.overlapFacts ??= new OverlapFacts(this.deps.workRepo.repoDir, this.registration.base, (n) => this.deps.workRepo.worktreePath(n));
-      const overlap = this.registration.config.conflicts.overlap_dispatch ? await this.overlapFacts.read(set, issues).catch(() => null) : null;
-      const conflicts = new Map(this.earlyConflicts);
-      this.earlyConflicts.clear();
+      const conflictFacts = await this.conflicts.read(set, issues);
       const decision = decide({
         set,
         local,
@@ -302,14 +300,10 @@ export class RepoFleet implements FleetRuntime {
         oneLandingPerTick: this.registration.config.gate.ci === "required",
         trainMax: this.landing.trainsOff ? 1 : trainMax(this.registration.config, snapshot.requiredChecks),
         review: this.registration.config.review.command !== null ? { maxRounds: this.registration.config.review.max_rounds } : null,
-        conflicts,
-        overlap,
+        ...conflictFacts,
       });
       timer.mark("decide");
-      report.overlap_held = this.overlapFacts.standing(decision.overlapHolds, set, overlap);
-      for (const h of decision.overlapHolds) {
-        this.log("info", "overlap_held", `#${h.issue}: started #${h.instead} first: in-flight work changes ${h.paths.join(", ")}, which #${h.issue} names`, h.issue, { ...h });
-      }
+      this.conflicts.after(decision, set, conflictFacts.overlap, report);
       this.landingSlot = decision.landingSlot;
       report.births_held = decision.birthsHeld ?? (paused ? paused.reason : null);
       this.lastSet = { set, at: now };

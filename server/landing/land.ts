@@ -17,116 +17,26 @@
 // base; every write is fenced by the claim's sha (a zombie lands nothing). Landings are
 // serialized per repository in this process (a promise chain) and across hosts (a lock ref
 // `<namespace>/lock/landing`, created compare-and-swap, stale after a TTL, always released).
-import { join } from "node:path";
-import type { Forge, MergeMethod, PullRequest, RequiredChecks } from "../gh/forge.js";
+import type { MergeMethod, PullRequest } from "../gh/forge.js";
 import { ForgeError } from "../gh/errors.js";
-import type { GitAuth } from "../gh/git.js";
-import type { RefStore } from "../gh/refstore.js";
-import { FencedError } from "../state/claims.js";
-import type { Lease } from "../gh/lease.js";
 import { evaluateGate } from "../state/gate.js";
-import { parseFleetBranch, sameLogin } from "../state/markers.js";
-import type { FleetConfig } from "../../schemas/config.js";
-import { GateCache, gateCommit, gateEnv, type GateCommitResult } from "../workers/gate.js";
-import { PushRejectedError, WorktreeError, type WorkRepo } from "../workers/worktrees.js";
+import { PushRejectedError, WorktreeError } from "../workers/worktrees.js";
 import { holdLandingLock } from "./held-locks.js";
-import { checkEvidence, type CiEvidence } from "./ci-evidence.js";
+import { checkEvidence } from "./ci-evidence.js";
 import { LandingGit } from "./landing-git.js";
 import { landThroughQueue } from "./merge-queue.js";
 import { acquireLock, DEFAULT_LOCK_TTL_SECONDS, landingKey, landingLockRef, serialized } from "./landing-lock.js";
+import { MAX_SYNC_ROUNDS, type GateEvidence, type LandingContext, type LandingStrategy, type LandInput, type LandResult } from "./land-types.js";
+import { localEvidence, runLocalGate, secretsOf } from "./local-gate.js";
+import { lostClaim, notOurs, readPull } from "./own-pulls.js";
+import { wrapUpLanded } from "./landed.js";
 
 export { formatLandingLock, landingLockRef, parseLandingLock, LANDING_LOCK_HEADER, type LandingLockMessage } from "./landing-lock.js";
 export { readCheckEvidence, type CiEvidence } from "./ci-evidence.js";
+export * from "./land-types.js";
+export { localEvidence } from "./local-gate.js";
+export { notOurs } from "./own-pulls.js";
 
-export type LandingStrategy = FleetConfig["landing"]["strategy"];
-
-/** What the landing reads from the fleet config. */
-export type LandingConfig = Pick<FleetConfig, "landing" | "gate" | "namespace"> & {
-  worktree: Pick<FleetConfig["worktree"], "branch_prefix">;
-  worker?: Pick<FleetConfig["worker"], "env_passthrough" | "env_deny">;
-};
-
-export interface LandingContext {
-  forge: Forge;
-  /** The fleet's own login (`forge.whoami()`): only PRs it opened land. */
-  login: string;
-  /** The base branch PRs land on, e.g. "main". */
-  base: string;
-  config: LandingConfig;
-  lease: Lease;
-  /** Ref store of the repository: the landing lock, and reading the base tip. */
-  refs: RefStore;
-  workRepo: WorkRepo;
-  /** For the pushes the landing makes itself (push strategy, branch deletion). */
-  auth: GitAuth | null;
-  instance: string;
-  host: string;
-  /** Local gate results per tree; share one per project so a tree is gated once. */
-  gateCache?: GateCache;
-  /** The gate command's environment; default `gateEnv()` with the worker passthrough lists. */
-  gateEnv?: Record<string, string>;
-  /** The base's required checks, when the caller read them this tick (saves requests). */
-  requiredChecks?: RequiredChecks;
-  /** Seconds after which another host may take the landing lock over; default `landing.lock_ttl_seconds` (+ the gate timeout for a local gate). */
-  lockTtlSeconds?: number;
-  now?: () => Date;
-}
-
-export interface LandInput {
-  issue: number;
-  /** The issue's title (only to name a worktree branch if one must be recreated). */
-  title: string;
-  /** Our claim's sha: the fencing token. */
-  claimSha: string;
-  pr: number;
-  /** The head sha that was gated (whose checks the caller saw green). */
-  head: string;
-}
-
-export interface LocalGateEvidence {
-  kind: "local";
-  summary: string;
-  excerpt: string;
-  exitCode: number | null;
-  timedOut: boolean;
-  durationMs: number;
-  sha: string;
-  tree: string;
-}
-
-export type GateEvidence = CiEvidence | LocalGateEvidence;
-
-export type LandResult =
-  | {
-      outcome: "merged";
-      /** The commit the base now points at (the squash or merge commit, or H for a push). */
-      mergeSha: string;
-      /** The base tip the gated head contained. */
-      baseBefore: string;
-      /** The gated head that landed. */
-      head: string;
-      /** "queue": GitHub's merge queue merged it. */
-      method: LandingStrategy | "queue";
-      /** The landed tree is H's tree. False: the base moved inside the merge call (raise an alarm). */
-      verified: boolean;
-      verifyNote: string | null;
-      issueClosed: boolean;
-      branchDeleted: boolean;
-      /** Syncs made during this call (local gate only; a required gate returns "synced"). */
-      syncs: number;
-      /** When the merge call (or the push) returned: the base moved then, before the bookkeeping. */
-      mergedAt?: string;
-    }
-  | { outcome: "synced"; head: string; previousHead: string; baseSha: string; why: string }
-  | { outcome: "not_ours"; why: string }
-  | { outcome: "fenced"; why: string }
-  | { outcome: "busy"; why: string }
-  | { outcome: "retry_later"; why: string }
-  | { outcome: "conflict"; files: string[]; baseSha: string | null; why: string }
-  | { outcome: "gate_red"; head: string; evidence: GateEvidence; why: string };
-
-/** Syncs per call before giving up for this tick (the base keeps moving). */
-export const MAX_SYNC_ROUNDS = 3;
 const MAX_ITERATIONS = 10;
 
 // ---- the landing --------------------------------------------------------------------------
@@ -168,45 +78,9 @@ async function landSerialized(ctx: LandingContext, input: LandInput): Promise<La
   }
 }
 
-/**
- * The PR as GitHub has it now, through the open-PR list: a conditional read, free (304) when
- * no PR changed since this tick's snapshot listed them, where reading the PR itself costs a
- * request every time. A PR missing from the list is read by number, to say why (merged, closed).
- * The head's freshness does not rest on this read: git fetches the branch tip under the lock,
- * and the merge names the gated sha.
- */
-async function readPull(forge: Forge, number: number): Promise<PullRequest> {
-  const listed = (await forge.listOpenPulls()).find((p) => p.number === number);
-  return listed ?? (await forge.getPull(number));
-}
-
-/** Why a PR is not ours to land, or null when it is. */
-export function notOurs(ctx: Pick<LandingContext, "forge" | "login" | "base" | "config">, input: Pick<LandInput, "issue" | "pr">, pull: PullRequest): string | null {
-  const repo = `${ctx.forge.repo.owner}/${ctx.forge.repo.name}`;
-  const prefix = ctx.config.worktree.branch_prefix;
-  if (pull.merged) return `PR #${input.pr} is already merged`;
-  if (pull.state !== "open") return `PR #${input.pr} is closed`;
-  if (pull.head.repoFullName === null || pull.head.repoFullName.toLowerCase() !== repo.toLowerCase()) {
-    return `PR #${input.pr} comes from another repository (${pull.head.repoFullName ?? "a deleted fork"}), not ${repo}: fork PRs are never landed by the fleet`;
-  }
-  if (parseFleetBranch(pull.head.ref, prefix) !== input.issue) {
-    return `PR #${input.pr}'s branch ${JSON.stringify(pull.head.ref)} is not a fleet branch for #${input.issue} (expected ${prefix}${input.issue}-...)`;
-  }
-  if (!sameLogin(pull.author, ctx.login)) {
-    return `PR #${input.pr} was opened by ${pull.author}, not by the fleet's login ${ctx.login}`;
-  }
-  if (pull.base.ref !== ctx.base) return `PR #${input.pr} targets ${pull.base.ref}, not the fleet's base ${ctx.base}`;
-  return null;
-}
-
 async function fence(ctx: LandingContext, input: LandInput): Promise<LandResult | null> {
-  try {
-    await ctx.lease.fence(input.issue, input.claimSha);
-    return null;
-  } catch (error) {
-    if (error instanceof FencedError) return { outcome: "fenced", why: error.message };
-    throw error;
-  }
+  const lost = await lostClaim(ctx, input);
+  return lost === null ? null : { outcome: "fenced", why: lost };
 }
 
 function lockTtl(ctx: LandingContext): number {
@@ -243,7 +117,8 @@ async function landRounds(ctx: LandingContext, lg: LandingGit, input: LandInput,
     if (await lg.isAncestor(baseTip, expected)) {
       // The gate must have passed on exactly this tree.
       if (local) {
-        const run = await runLocalGate(ctx, input.issue, expected);
+        const progress = await ctx.workRepo.progress(input.issue, ctx.base);
+        const run = await runLocalGate(ctx, expected, progress.worktree ? ctx.workRepo.worktreePath(input.issue) : null);
         if (!run.passed) return gateRed(expected, localEvidence(run));
         if (!run.cached) {
           // Time passed while the gate ran: re-read the base before landing.
@@ -364,20 +239,7 @@ async function finish(
   landed: Extract<Landed, { kind: "merged" }>,
   syncs: number,
 ): Promise<LandResult> {
-  // GitHub closes the issue for "Closes #n" on the default branch only; make sure it is closed.
-  let issueClosed = false;
-  try {
-    const issue = await ctx.forge.getIssue(input.issue);
-    if (issue.state === "open") await ctx.forge.closeIssue(input.issue, "completed");
-    issueClosed = true;
-  } catch {
-    issueClosed = false; // the next tick sees it open without a claim... and the board says merged
-  }
-  let branchDeleted = false;
-  if (ctx.config.landing.delete_branch) {
-    const deleted = await lg.pushRef(null, `refs/heads/${headRef}`, head).catch(() => null);
-    branchDeleted = deleted?.ok ?? false;
-  }
+  const { issueClosed, branchDeleted } = await wrapUpLanded(ctx, lg, input.issue, headRef, head);
   return {
     outcome: "merged",
     mergeSha: landed.mergeSha,
@@ -447,53 +309,10 @@ async function sync(ctx: LandingContext, lg: LandingGit, input: LandInput, headR
   }
 }
 
-async function runLocalGate(ctx: LandingContext, issue: number, sha: string): Promise<GateCommitResult> {
-  const gate = ctx.config.gate;
-  const progress = await ctx.workRepo.progress(issue, ctx.base);
-  return gateCommit({
-    repoDir: ctx.workRepo.repoDir,
-    sha,
-    worktree: progress.worktree ? ctx.workRepo.worktreePath(issue) : null,
-    scratchRoot: join(ctx.workRepo.worktreeRoot, ".gate"),
-    command: gate.local_command ?? "",
-    env: ctx.gateEnv ?? gateEnv({ passthrough: ctx.config.worker?.env_passthrough ?? [], deny: ctx.config.worker?.env_deny ?? [] }),
-    timeoutSeconds: gate.timeout_seconds,
-    excerptBytes: gate.excerpt_bytes,
-    secrets: secretsOf(ctx),
-    ...(ctx.gateCache ? { cache: ctx.gateCache } : {}),
-  });
-}
-
-export function localEvidence(run: GateCommitResult): LocalGateEvidence {
-  const how = run.error
-    ? run.error
-    : run.timedOut
-      ? `timed out after ${Math.round(run.durationMs / 1000)}s`
-      : `exited with ${run.exitCode ?? run.signal ?? "no code"} after ${formatSeconds(run.durationMs)}`;
-  return {
-    kind: "local",
-    summary: `the local gate command ${how} on ${short(run.sha)}`,
-    excerpt: run.excerpt,
-    exitCode: run.exitCode,
-    timedOut: run.timedOut,
-    durationMs: run.durationMs,
-    sha: run.sha,
-    tree: run.tree,
-  };
-}
-
 function gateRed(head: string, evidence: GateEvidence): LandResult {
   return { outcome: "gate_red", head, evidence, why: evidence.summary };
 }
 
-function secretsOf(ctx: LandingContext): string[] {
-  return ctx.auth?.token ? [ctx.auth.token] : [];
-}
-
 function short(sha: string): string {
   return sha.slice(0, 12);
-}
-
-function formatSeconds(ms: number): string {
-  return ms < 10_000 ? `${(ms / 1000).toFixed(1)}s` : `${Math.round(ms / 1000)}s`;
 }

@@ -11,15 +11,15 @@
 // Only our own PRs ride (the same checks as landPull, invariant 3), every member is fenced by
 // its claim just before the base moves, and the landing lock is held (and renewed) throughout.
 import { randomBytes } from "node:crypto";
-import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import type { PullRequest, RequiredChecks } from "../gh/forge.js";
-import { FencedError } from "../state/claims.js";
 import { evaluateGate } from "../state/gate.js";
-import { gateCommit, gateEnv } from "../workers/gate.js";
 import { checkEvidence } from "./ci-evidence.js";
 import { holdRenewableLandingLock } from "./held-locks.js";
-import { localEvidence, notOurs, MAX_SYNC_ROUNDS, type GateEvidence, type LandingContext, type LandInput } from "./land.js";
+import { MAX_SYNC_ROUNDS, type GateEvidence, type LandingContext, type LandInput } from "./land-types.js";
+import { localEvidence, runLocalGate, secretsOf } from "./local-gate.js";
+import { lostClaim, notOurs } from "./own-pulls.js";
+import { wrapUpLanded } from "./landed.js";
 import { LandingGit } from "./landing-git.js";
 import { acquireLock, DEFAULT_LOCK_TTL_SECONDS, landingKey, landingLockRef, renewLock, serialized, type LockTaker } from "./landing-lock.js";
 
@@ -168,14 +168,9 @@ class Train {
 
   /** True (and decided) when the claim is no longer ours. */
   private async fenced(member: TrainMember): Promise<boolean> {
-    try {
-      await this.ctx.lease.fence(member.issue, member.claimSha);
-      return false;
-    } catch (error) {
-      if (!(error instanceof FencedError)) throw error;
-      this.decided({ outcome: "fenced", member, why: error.message });
-      return true;
-    }
+    const lost = await lostClaim(this.ctx, member);
+    if (lost !== null) this.decided({ outcome: "fenced", member, why: lost });
+    return lost !== null;
   }
 
   private async ride(riders: TrainMember[]): Promise<void> {
@@ -274,19 +269,7 @@ class Train {
     const train = this.branch;
     this.result.landings.push({ train, sha, issues: group.map((m) => m.issue) });
     for (const member of group) {
-      let issueClosed = false;
-      try {
-        const issue = await this.ctx.forge.getIssue(member.issue);
-        if (issue.state === "open") await this.ctx.forge.closeIssue(member.issue, "completed");
-        issueClosed = true;
-      } catch {
-        issueClosed = false; // the next tick sees it open without a claim
-      }
-      let branchDeleted = false;
-      if (this.ctx.config.landing.delete_branch) {
-        const deleted = await this.lg.pushRef(null, `refs/heads/${this.branchOf.get(member.issue)!}`, member.head).catch(() => null);
-        branchDeleted = deleted?.ok ?? false;
-      }
+      const { issueClosed, branchDeleted } = await wrapUpLanded(this.ctx, this.lg, member.issue, this.branchOf.get(member.issue)!, member.head);
       this.decided({ outcome: "merged", member, train, mergeSha: sha, issueClosed, branchDeleted });
     }
     // The draft PR (if any) is merged with the base now; the next candidates need a fresh one.
@@ -304,21 +287,9 @@ class Train {
   /** Gates one candidate (see the module comment). */
   private async gate(sha: string, baseTip: string, group: readonly TrainMember[]): Promise<GateOutcome> {
     this.result.gateRuns += 1;
-    const secrets = this.ctx.auth?.token ? [this.ctx.auth.token] : [];
+    const secrets = secretsOf(this.ctx);
     if (this.local) {
-      const gate = this.ctx.config.gate;
-      const run = await gateCommit({
-        repoDir: this.ctx.workRepo.repoDir,
-        sha,
-        worktree: null,
-        scratchRoot: join(this.ctx.workRepo.worktreeRoot, ".gate"),
-        command: gate.local_command ?? "",
-        env: this.ctx.gateEnv ?? gateEnv({ passthrough: this.ctx.config.worker?.env_passthrough ?? [], deny: this.ctx.config.worker?.env_deny ?? [] }),
-        timeoutSeconds: gate.timeout_seconds,
-        excerptBytes: gate.excerpt_bytes,
-        secrets,
-        ...(this.ctx.gateCache ? { cache: this.ctx.gateCache } : {}),
-      });
+      const run = await runLocalGate(this.ctx, sha, null);
       return run.passed ? { state: "green" } : { state: "red", evidence: localEvidence(run) };
     }
     // Required CI: the candidate goes to the train branch with a draft PR, where CI runs on it.

@@ -13,6 +13,7 @@ import type { TickReport } from "../tick-report.js";
 import type { BirthInput } from "../worker-runs.js";
 import type { WatchedHead } from "../../state/wake.js";
 import type { RequiredChecks } from "../../state/ports.js";
+import type { ConflictWatch } from "../conflict-watch.js";
 
 export interface FleetRuntime {
   readonly registration: Registration;
@@ -22,8 +23,8 @@ export interface FleetRuntime {
   readonly landing: Landing;
   /** The issue whose PR was synced with the base and whose CI runs: it lands next. */
   landingSlot: number | null;
-  /** Issue → files its PR conflicts in with a base a landing just made: decided on the next pass. */
-  readonly earlyConflicts: Map<number, string[]>;
+  /** PRs seen not to merge with the base (decided on the next pass), pairs, conflict holds. */
+  readonly conflicts: ConflictWatch;
   /** Births are held (a stop, the breaker, a quota pause). */
   birthsHeld(): boolean;
   /** Starts a worker for a claim we hold; false when it could not start. */

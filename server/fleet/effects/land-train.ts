@@ -2,14 +2,14 @@
 // Each member's outcome then moves its claim on as a single landing's would: merged (the board
 // names the train), retried or escalated with its own red evidence, or left to a later tick.
 import type { TrainMemberOutcome } from "../../landing/train.js";
-import type { LandResult } from "../../landing/land.js";
+import type { LandResult } from "../../landing/land-types.js";
 import { defineEffect, type ActionOf } from "./effect.js";
 import { afterLanding, checkEarlyConflicts } from "./land.js";
 
 export const landTrain = defineEffect("land_train", async (fleet, tick, action) => {
   // A landing earlier in this pass moved the base: the members wait for the next pass.
   if (tick.report.merged.length > 0 || fleet.landingSlot !== null) return;
-  const riders = action.members.filter((m) => !fleet.earlyConflicts.has(m.issue));
+  const riders = action.members.filter((m) => !fleet.conflicts.has(m.issue));
   if (riders.length === 0) return;
   const members = riders.map((m) => ({ ...m, claimSha: m.sha, title: tick.issues.get(m.issue)?.title ?? `#${m.issue}` }));
   const result = await fleet.landing.train(members);
