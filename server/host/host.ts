@@ -351,6 +351,11 @@ export class FleetHost implements Host {
     };
   }
 
+  /** A record in a running project's supervisor lane (a warning also reaches the sessions listening). */
+  note(repo: string, level: "info" | "warn", event: string, msg: string): void {
+    this.runningFor(repo)?.project.log(level, event, msg);
+  }
+
   async reset(input: ProjectResetInput): Promise<ProjectResult> {
     const running = this.requireRunning(input.repo, "project_reset");
     running.project.reset();
