@@ -31,6 +31,7 @@ import { emptyReport, PhaseTimer, summaryLine, type TickReport } from "./tick-re
 import { adopt, birth, type BirthInput, type RunDeps, type WorkerRun } from "./worker-runs.js";
 import { drainClaims, releasedBoard } from "./drain.js";
 import { GarbageCollector } from "./garbage.js";
+import { PROBE_MAX_AGE_SECONDS } from "../state/garbage.js";
 import { Checkpoints } from "./checkpoint.js";
 import { redactText } from "../lanes/redact.js";
 
@@ -82,6 +83,8 @@ export class RepoFleet implements FleetRuntime {
       namespace: deps.namespace,
       instance: registration.instance,
       ttlSeconds: registration.config.lease.ttl_seconds,
+      // Scaled like every duration of the loop (a compressed time scale is for tests and chaos).
+      probeMaxAgeSeconds: PROBE_MAX_AGE_SECONDS * deps.timeScale,
       everyMs: registration.config.lease.heartbeat_seconds * 1000 * deps.timeScale,
       clock: deps.clock,
       log: this.log,
