@@ -1,8 +1,8 @@
 // Conflicts seen early (issue 12's figure): a backlog of 12 ready issues, 6 of which (the odd
 // ones) edit one shared file that their bodies name, under the default config (required CI,
 // landing "auto", retry 2, 3 workers) at time scale 1, run twice on fresh forges: with early
-// detection and overlap-aware dispatch (the default), and with both off
-// (`conflicts: { early: false, overlap_dispatch: false }`). Per variant: conflict-caused retries
+// detection, overlap-aware dispatch and conflict retries that wait (the default), and with all
+// three off (`conflicts: { early: false, overlap_dispatch: false, wait: false }`). Per variant: conflict-caused retries
 // (a landing's sync or the early check found the PR no longer merges), escalations, CI runs,
 // wall time until every issue was closed or escalated, and the REST requests per tick (the
 // early check and the overlap read are local git: the difference is what they cost).
@@ -66,6 +66,8 @@ interface Variant {
   conflictRetries: number;
   earlyConflicts: number;
   overlapHolds: number;
+  conflictHolds: number;
+  pairs: number;
   ciRuns: number;
   ticks: number;
   requests: { total: number; counted: number };
@@ -96,7 +98,7 @@ async function runVariant(ctx: BenchContext, spec: ConflictsSpec, on: boolean): 
 
   const fleet = await benchFleet(ctx, forge, { instance: `bench-conflicts-${name}`, timeScale: spec.timeScale });
   // The default config; "off" turns both halves of the feature off.
-  const config: StartConfig = on ? {} : { conflicts: { early: false, overlap_dispatch: false } };
+  const config: StartConfig = on ? {} : { conflicts: { early: false, overlap_dispatch: false, wait: false } };
   await forgeAccounting(forge, true);
   ciCount.stats.requests = ciCount.stats.counted = 0;
   const t0 = Date.now();
@@ -131,6 +133,8 @@ async function runVariant(ctx: BenchContext, spec: ConflictsSpec, on: boolean): 
     conflictRetries: retries.filter((r) => /conflicts in/.test(r.msg)).length,
     earlyConflicts: records.filter((r) => r.event === "early_conflict").length,
     overlapHolds: records.filter((r) => r.event === "overlap_held").length,
+    conflictHolds: records.filter((r) => r.event === "conflict_held").length,
+    pairs: records.filter((r) => r.event === "pair_conflict").length,
     ciRuns,
     ticks,
     requests: { total: acc.total - ciStats.requests, counted: acc.counted - ciStats.counted },
@@ -140,7 +144,7 @@ async function runVariant(ctx: BenchContext, spec: ConflictsSpec, on: boolean): 
 function figures(spec: ConflictsSpec, v: Variant): Figure[] {
   const perTick = (n: number): number | null => (v.ticks > 0 ? round(n / v.ticks, 1) : null);
   const k = (key: string): string => `${key}_${v.name}`;
-  const label = (text: string): string => `${text} (${v.name === "on" ? "early + overlap-aware" : "both off"})`;
+  const label = (text: string): string => `${text} (${v.name === "on" ? "all on" : "all off"})`;
   return [
     { key: k("landed"), label: label("issues landed"), value: `${v.landed} of ${spec.issues}` },
     { key: k("escalated"), label: label("issues escalated"), value: v.escalated },
@@ -148,8 +152,10 @@ function figures(spec: ConflictsSpec, v: Variant): Figure[] {
     // Workers and CI never fail here: every escalation is a conflict on the last attempt.
     { key: k("conflict_failures"), label: label("conflict-caused failed attempts (retries + escalations)"), value: v.conflictRetries + v.escalated },
     { key: k("retries"), label: label("retries, all causes"), value: v.retries },
-    { key: k("early_conflicts"), label: label("  PRs seen unmergeable right after a landing"), value: v.earlyConflicts },
+    { key: k("early_conflicts"), label: label("  early sightings of a PR that no longer merges (after a landing, or the base moved; a held PR is seen again after each landing)"), value: v.earlyConflicts },
     { key: k("overlap_holds"), label: label("  dispatches held back for overlap"), value: v.overlapHolds },
+    { key: k("conflict_holds"), label: label("  conflict retries that waited for in-flight work"), value: v.conflictHolds },
+    { key: k("pairs"), label: label("  conflicting pairs of in-flight heads seen"), value: v.pairs },
     { key: k("ci_runs"), label: label("CI runs"), value: v.ciRuns },
     { key: k("wall_ms"), label: label("project_start until every issue landed or escalated"), value: round(v.wallMs, 0), unit: "ms" },
     { key: k("ticks"), label: label("ticks"), value: v.ticks },
@@ -161,13 +167,13 @@ function figures(spec: ConflictsSpec, v: Variant): Figure[] {
 export function conflictsSection(spec: ConflictsSpec = DEFAULT_CONFLICTS): Section {
   return {
     name: "conflicts",
-    summary: `conflicts seen early: ${spec.issues} issues, ${spec.shared.length} edit one shared file; default config (required CI), target ${spec.target}, time scale ${spec.timeScale}; with and without early detection and overlap-aware dispatch`,
+    summary: `conflicts seen early: ${spec.issues} issues, ${spec.shared.length} edit one shared file; default config (required CI), target ${spec.target}, time scale ${spec.timeScale}; with and without early detection, overlap-aware dispatch and waiting conflict retries`,
     async run(ctx: BenchContext): Promise<SectionResult> {
       const on = await runVariant(ctx, spec, true);
       const off = await runVariant(ctx, spec, false);
       const notes = [
         `issues ${spec.shared.map((n) => `#${n}`).join(", ")} name \`${SHARED}\` and rewrite it (any two conflict); the others add their own file. Workers take ${spec.workSeconds} s, CI (the demo runner, strict required "test" check) ${spec.ciSeconds} s`,
-        `"off" = conflicts.early false and conflicts.overlap_dispatch false; both start from the default config otherwise`,
+        `"off" = conflicts.early, conflicts.overlap_dispatch and conflicts.wait false; both start from the default config otherwise`,
         `conflict-caused retries: retries whose evidence is a merge conflict with the base, found by a landing's sync or by the early check; workers and CI never fail in this backlog, so every escalation is a third conflict (retry 2)`,
         `requests per tick: the fleet's REST requests (the CI runner's excluded) over its ticks; the early check and the overlap read make none (local git), so the difference between the variants is the other work their order caused`,
       ];

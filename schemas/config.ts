@@ -316,6 +316,9 @@ const WorkerSchema = z
       .array(regexSource)
       .default(() => [...DEFAULT_NETWORK_PATTERNS])
       .describe("Regular expressions (case-insensitive) that recognise an agent retrying because it cannot reach its API. Three matches in one run end that worker and pause births for a backoff; no attempt is spent."),
+    output_max_bytes: intIn(65_536, 4_294_967_296)
+      .default(16_777_216)
+      .describe("Cap on each of a worker's output files (`stdout.log`, `stderr.log` in its run directory), which the daemon follows into the worker lane. A file read to its end past this size is cut back to a one-line marker while the worker's process group is briefly stopped, so no line is lost: every line is in the worker lane, which rotates on its own (`lanes`). Default 16 MiB."),
     checkpoint_seconds: intIn(30, 86_400)
       .default(300)
       .describe("While a worker runs, its new commits are pushed to its branch this often (fenced by the claim), and once more when it exits: a host on another machine continues from the branch tip instead of starting over."),
@@ -471,11 +474,18 @@ const ConflictsSchema = z
     early: z
       .boolean()
       .default(true)
-      .describe("After each landing, merge every in-flight PR of the fleet with the new base in the work repository (git merge-tree: no checkout, no request); one that no longer merges is retried at once with the conflicting paths as evidence, instead of spending its CI run and its landing turn to find out."),
+      .describe("Merge every in-flight PR of the fleet with the base whenever the base moves (after each landing at once), and each pair of in-flight heads whose changed files touch with each other, in the work repository (git merge-tree: no checkout, no request; cached by the pair of shas). A PR that no longer merges with the base is retried with the conflicting paths as evidence, instead of spending its CI run and its landing turn to find out; conflicting pairs are shown in `status` (`conflicting_pairs`) and on the boards, and the PR that conflicts with fewer others lands first."),
     overlap_dispatch: z
       .boolean()
       .default(true)
       .describe("Before dispatch, start an issue whose body names no path (code spans, paths in the base tree) that in-flight PRs change before an equally ranked one that does; `status` lists the held issues under `held_for_overlap`. Nothing is skipped, only reordered within a rank."),
+    wait: z
+      .boolean()
+      .default(true)
+      .describe("A PR that no longer merges with the base (seen early or at its landing's sync) waits before its retry while other in-flight work of the fleet changes its conflicting files (or names them in its issue): retried at once, it would be redone beside that work and conflict again when it lands. It waits for the claims in flight when the hold began, until each landed or was abandoned, or until `hold_max_seconds`; a hold never waits on a later one. `status` lists the holds under `conflict_holds`."),
+    hold_max_seconds: intIn(0, 86_400)
+      .default(1800)
+      .describe("The longest a conflict retry waits for in-flight work (see `wait`); then it is retried anyway. 0 retries at once."),
   })
   .describe("Conflicts seen before they cost a retry: parallel workers editing the same files.");
 

@@ -93,6 +93,21 @@ export const planOutput = z.object({
   held_for_overlap: z
     .array(z.object({ issue: z.number().int(), paths: z.array(z.string()), instead: z.number().int() }))
     .describe("Ready issues the fleet's last pass started later, because the fleet's in-flight work (open PRs, branches not yet proposed) changes paths they name; `instead` started first."),
+  conflict_holds: z
+    .array(
+      z.object({
+        issue: z.number().int(),
+        pr: z.number().int(),
+        files: z.array(z.string()),
+        waiting_for: z.array(z.number().int()),
+        held_seconds: z.number().int(),
+        max_seconds: z.number().int(),
+      }),
+    )
+    .describe("PRs that no longer merge with the base whose retry waits until the in-flight issues in `waiting_for` (their work changes the same files) landed or were abandoned, at most `max_seconds`."),
+  conflicting_pairs: z
+    .array(z.object({ a: z.number().int(), b: z.number().int(), pr_a: z.number().int().nullable(), pr_b: z.number().int().nullable(), files: z.array(z.string()) }))
+    .describe("Pairs of the fleet's in-flight work (PR heads, branches not yet proposed) that do not merge with each other: whichever lands second is redone."),
   excluded: z.array(excludedOutput),
   mine: z.array(mineOutput),
   peers_live: z.array(peerOutput),

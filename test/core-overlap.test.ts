@@ -91,7 +91,7 @@ function input(mine: MineClaim[], dispatch: DispatchItem[], over: Partial<Decide
 describe("decide, conflicts seen early", () => {
   it("a PR a landing left unmergeable is retried now, with the paths as evidence", () => {
     const claim = mineClaim(1, { status: "awaiting_ci", pr: 10, head: "h" });
-    const [action] = decide(input([claim], [], { conflicts: new Map([[1, ["shared.txt"]]]) })).actions;
+    const [action] = decide(input([claim], [], { conflicts: new Map([[1, { pr: 10, files: ["shared.txt"], source: "early" as const, heldSeconds: 0, blockers: null }]]) })).actions;
     assert.equal(action?.kind, "retry");
     assert.match(action?.kind === "retry" && action.evidence.kind === "gate" ? action.evidence.summary : "", /conflicts in shared\.txt \(seen early/);
   });

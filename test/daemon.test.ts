@@ -15,7 +15,9 @@ import { readProcTable } from "../server/workers/liveness.js";
 import { processStartTime } from "../server/workers/orphans.js";
 import { daemonPaths } from "../server/daemon/paths.js";
 import { UsageError } from "../server/gh/errors.js";
-import { api, git, repoPath } from "./support/forge-fixtures.js";
+import { api, git, repoPath, tempDir } from "./support/forge-fixtures.js";
+import { GitRefStore } from "../server/gh/gitrefs.js";
+import { Lease } from "../server/gh/lease.js";
 import { BIN } from "./support/paths.js";
 import { alive, BASE_CONFIG, CHATTY_WORKER, QUIET_WORKER, cli, daemonPid, daemonWorld, teardown, until, workerPids, type DaemonWorld } from "./support/daemon-fixtures.js";
 
@@ -166,7 +168,9 @@ describe("afk-mcp daemon", () => {
     assert.equal(row.renew_by, null, "it never lapses");
     await until("the idle project to deregister", async () => (await s.status({ repo: REPO })).registrations.length === 0);
     const log = await readFile(daemonPaths(w.env).log, "utf8");
-    assert.match(log, /queue drained for \d+s: deregistering/);
+    assert.match(log, /queue drained \(nothing ready, nothing in flight\) for \d+s: deregistering/);
+    const idle = (await s.logs({ repo: REPO, lane: "supervisor", tail_lines: 500 })).records.filter((r) => r.event === "registration_idle");
+    assert.equal(idle.length, 1, "and said in the project's supervisor lane");
   });
 
   it("afk-mcp run --persist is a session whose registration never lapses; Ctrl-C stops it", async () => {
@@ -248,6 +252,43 @@ describe("afk-mcp daemon", () => {
     assert.ok(!JSON.stringify(lanes).includes(bee), "nor do the lanes");
   });
 
+  it("takeover and reads of a repository nobody registered act as the calling session, whose token the daemon does not keep", async () => {
+    const w = await world(["one"]);
+    const user = async (login: string, push: boolean) =>
+      ((await (await fetch(`${w.forge.apiUrl}/_forge/users`, { method: "POST", body: JSON.stringify({ login, push }) })).json()) as { token: string }).token;
+    // The daemon was started by a session whose token may read but not push.
+    const reader = await user("reader", false);
+    assert.equal((await cli({ ...w.env, GITHUB_TOKEN: reader }, "daemon")).code, 0);
+    // A dead peer (instance "peer1") left a claim on the first issue.
+    const peerRefs = new GitRefStore({ controlDir: join(await tempDir("afk-peer-"), "control.git"), remoteUrl: w.forge.gitUrl, token: w.forge.token });
+    const peer = new Lease(peerRefs, { namespace: "refs/afk", ttlSeconds: 4500, heartbeatSeconds: 300 }, "peer1", "peer-host");
+    assert.equal((await peer.claim(w.issues[0]!)).won, true);
+    assert.equal(await peer.heartbeat(), true);
+    const bee = await user("bee", true);
+    const b = new DaemonClient({ env: { ...w.env, GITHUB_TOKEN: bee } });
+    clients.push(b);
+    await api(w.forge, "POST", "/_forge/accounting/reset");
+    const listed = await b.takeover({ repo: REPO, list: true });
+    assert.deepEqual(listed.instances.find((r) => r.instance === "peer1")?.claims, [w.issues[0]]);
+    const byUser = (await api(w.forge, "GET", "/_forge/accounting")).body.by_user as Record<string, unknown>;
+    assert.ok(byUser.bee !== undefined, `the list was read with the session's token (requests by ${Object.keys(byUser).join(", ")})`);
+    assert.equal(byUser.reader, undefined, "not with the daemon's");
+    // Taking the claims pushes refs: the daemon's read-only token could not, the session's can.
+    const taken = await b.takeover({ repo: REPO, instance: "peer1", confirm: true });
+    assert.equal(taken.action, "taken", taken.message);
+    assert.deepEqual(taken.taken.map((t) => t.issue), [w.issues[0]]);
+    const after = await b.takeover({ repo: REPO, list: true });
+    const mine = after.instances.find((r) => r.claims.includes(w.issues[0]!));
+    assert.ok(mine?.this_daemon, "the claim now belongs to this machine's daemon, which continues it once the project starts");
+    const status = await b.status({ repo: REPO });
+    assert.equal(status.plan?.login, "bee", "status of an unregistered repository reads as the session too");
+    assert.deepEqual(await b.daemonCall("registrations"), [], "nothing was registered");
+    const paths = daemonPaths(w.env);
+    const stored = await readFile(paths.registrations, "utf8").catch(() => "");
+    assert.ok(!stored.includes(bee), "the session's token was used for the calls only: not stored");
+    assert.ok(!(await readFile(paths.log, "utf8")).includes(bee), "nor logged");
+  });
+
   it("kill -9 of the MCP server touches no worker: a new session sees them and their commits become PRs", async () => {
     const w = await world(["one", "two"]);
     const transport = new StdioClientTransport({ command: process.execPath, args: [BIN], env: w.env, stderr: "pipe" });
@@ -291,8 +332,52 @@ describe("afk-mcp daemon", () => {
     const prs = await pullsFor(w);
     const left = await claims(w);
     assert.deepEqual(left.filter((n) => !prs.includes(n)), [], "every claim left has a PR");
-    const lapsed = (await watcher.logs({ repo: REPO, lane: "supervisor", tail_lines: 500 })).records.length;
-    assert.ok(lapsed > 0);
+    const lapsed = (await watcher.logs({ repo: REPO, lane: "supervisor", tail_lines: 500 })).records.filter((r) => r.event === "registration_lapsed");
+    assert.equal(lapsed.length, 1, "the lapse is recorded in the project's supervisor lane");
+  });
+
+  it("a plain start's TTL: unrenewed, it lapses after its interval (a lapse record, claims settled, no more polling); renewed, it does not", async () => {
+    const w = await daemonWorld(["one", "two"], "await", ["afk/other"]);
+    worlds.push(w);
+    // The lapsing project acts with its own forge user's token, so its requests can be told apart.
+    const ann = ((await (await fetch(`${w.forge.apiUrl}/_forge/users`, { method: "POST", body: JSON.stringify({ login: "ann" }) })).json()) as { token: string }).token;
+    const a = new DaemonClient({ env: { ...w.env, GITHUB_TOKEN: ann } });
+    const b = session(w);
+    clients.push(a);
+    const ttl = 3;
+    await a.start(startInput(w, { registration: { ttl_seconds: ttl } }));
+    // The renewed one has room to spare on a loaded machine: renewals every 5 s against a 10 s TTL.
+    await b.start({ ...startInput(w, { registration: { ttl_seconds: 10 } }, 1), repo: "afk/other" });
+    await until("two workers", async () => (await workerPids(w.planDir)).size === 2);
+    const rowOf = async (repo: string) => (await b.status({ repo: REPO })).registrations.find((r) => r.repo === repo);
+    const firstRenewBy = Date.parse((await rowOf("afk/other"))!.renew_by!);
+    const closedAt = Date.now();
+    await a.close();
+    await until("the unrenewed registration to lapse", async () => (await rowOf(REPO))?.state === "draining");
+    const supervisor = async (repo: string) => (await b.logs({ repo, lane: "supervisor", tail_lines: 1000 })).records;
+    const lapses = (await supervisor(REPO)).filter((r) => r.event === "registration_lapsed") as { msg: string; ts: string }[];
+    assert.equal(lapses.length, 1, "one lapse record in the project's supervisor lane");
+    assert.match(lapses[0]!.msg, new RegExp(`no session renewed it within ${ttl}s`));
+    // Its deadline was its last renewal (at most half a TTL before the close) plus the TTL.
+    assert.ok(Date.parse(lapses[0]!.ts) >= closedAt + (ttl * 1000) / 2, `lapsed at ${lapses[0]!.ts}, closed at ${new Date(closedAt).toISOString()}`);
+    // Drained as project_stop drains: its running workers finish, their commits become PRs, nothing else stays claimed.
+    for (const n of w.issues) await go(w, n);
+    await until("the drain to end", async () => (await rowOf(REPO)) === undefined);
+    const prs = await pullsFor(w);
+    assert.deepEqual((await claims(w)).filter((n) => !prs.includes(n)), [], "every claim left has a PR");
+    // The lapsed fleet polls no more: over two further polls of the renewed one, not one request with its token.
+    await api(w.forge, "POST", "/_forge/accounting/reset");
+    const polled = async () => (await rowOf("afk/other"))?.last_poll ?? null;
+    const since = await until("a poll of the renewed project", polled);
+    const next = await until("its next poll", async () => ((await polled()) !== since ? await polled() : null));
+    await until("one more", async () => (await polled()) !== next);
+    const byUser = (await api(w.forge, "GET", "/_forge/accounting")).body.by_user as Record<string, unknown>;
+    assert.equal(byUser.ann, undefined, `no request with the lapsed project's token (requests by ${Object.keys(byUser).join(", ")})`);
+    // The renewed one runs on, renewed past its first deadline, with no lapse of its own.
+    const other = await rowOf("afk/other");
+    assert.equal(other?.state, "running");
+    await until("a renewal past its first deadline", async () => Date.parse((await rowOf("afk/other"))?.renew_by ?? "0") > firstRenewBy + 1000);
+    assert.deepEqual((await supervisor("afk/other")).filter((r) => r.event === "registration_lapsed"), []);
   });
 
   it("kill -9 of the daemon mid-drain: the next call restarts it, it adopts its workers at once, no second worker anywhere", async () => {

@@ -6,7 +6,7 @@ import { join } from "node:path";
 import { GitRefStore } from "../server/gh/gitrefs.js";
 import type { RefEntry } from "../server/gh/refstore.js";
 import { GarbageCollector } from "../server/fleet/garbage.js";
-import { findGarbage, formatProbeMessage } from "../server/state/garbage.js";
+import { findGarbage, formatProbeMessage, PROBE_MAX_AGE_SECONDS } from "../server/state/garbage.js";
 import { formatClaimMessage, formatHeartbeatMessage } from "../server/state/snapshot.js";
 import { startTestForge, tempDir, type TestForge } from "./support/forge-fixtures.js";
 
@@ -24,7 +24,8 @@ const rows: { name: string; entries: RefEntry[]; garbage: string[] }[] = [
   { name: "a heartbeat expired less than one TTL ago: kept (its host may be slow)", entries: [beat("lateone", ago(TTL + 60))], garbage: [] },
   { name: "a long-dead heartbeat whose instance still holds a claim: kept (takeover needs it)", entries: [beat("holder", ago(10 * TTL)), claim(7, "holder")], garbage: [] },
   { name: "our own heartbeat, however old: kept", entries: [beat("meme", ago(10 * TTL))], garbage: [] },
-  { name: "a probe older than an hour: garbage", entries: [probe("oldprobe", formatProbeMessage("oldprobe", ago(3_700)))], garbage: [`${NS}/probe/oldprobe`] },
+  { name: "a probe older than ten minutes: garbage", entries: [probe("oldprobe", formatProbeMessage("oldprobe", ago(PROBE_MAX_AGE_SECONDS + 60)))], garbage: [`${NS}/probe/oldprobe`] },
+  { name: "a probe a minute younger than the limit: kept (its host may still be probing)", entries: [probe("midprobe", formatProbeMessage("midprobe", ago(PROBE_MAX_AGE_SECONDS - 60)))], garbage: [] },
   { name: "a fresh probe (a host probing now): kept", entries: [probe("newprobe", formatProbeMessage("newprobe", ago(5)))], garbage: [] },
   { name: "a probe without a time (an older version's): garbage", entries: [probe("legacy", "afk-probe\ninstance=legacy\n")], garbage: [`${NS}/probe/legacy`] },
   { name: "claims are never garbage", entries: [claim(3, "deadone")], garbage: [] },
@@ -65,7 +66,7 @@ describe("GarbageCollector on the local forge", () => {
       assert.equal((await refs.create(ref, message)).won, true, ref);
     }
     const logged: string[] = [];
-    const gc = new GarbageCollector({ refs, namespace: NS, instance: "meme", ttlSeconds: TTL, everyMs: 60_000, clock: () => now, log: (_level, event) => logged.push(event) });
+    const gc = new GarbageCollector({ refs, namespace: NS, instance: "meme", ttlSeconds: TTL, probeMaxAgeSeconds: PROBE_MAX_AGE_SECONDS, everyMs: 60_000, clock: () => now, log: (_level, event) => logged.push(event) });
     assert.deepEqual(await gc.collectIfDue(), [`${NS}/heartbeat/deadone`, `${NS}/probe/killed`]);
     assert.deepEqual(logged, ["garbage_deleted", "garbage_deleted"]);
     const left = (await refs.list(`${NS}/`)).map((e) => e.ref).sort();

@@ -5,26 +5,26 @@
 // removal as a red gate — the retry's brief carries the queue's reason — after which the fixed
 // attempt lands through the queue too. The fleet never calls the REST merge, and every commit on
 // the base's first-parent line is a merge group CI passed on, exactly as it stands.
-import { after, describe, it } from "node:test";
+import { describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
-import { FleetHost } from "../server/host/host.js";
 import { startCiRunner } from "../server/demo/ci-runner.js";
+import type { FleetHost } from "../server/host/host.js";
 import { api, git, repoPath, startTestForge, tempDir, type TestForge } from "./support/forge-fixtures.js";
 import { gql } from "./support/graphql-check.js";
+import { cleanupsAfterFile, COMMIT_WORK, fleetHost, readyIssues, tasks } from "./support/fleet-fixtures.js";
+import { waitFor } from "./support/wait.js";
 
 const REPO = "afk/demo";
-const READY = "ready-for-agent";
 
 // A later attempt knows what the queue said (its brief) and adds the fix.
 const WORKER = [
   "#!/bin/sh",
   'cat > "brief-$AFK_ISSUE-$AFK_ATTEMPT.md"',
-  'echo "work for $AFK_ISSUE" > "work-$AFK_ISSUE.txt"',
   'if [ "$AFK_ATTEMPT" -gt 1 ]; then echo fixed > fixed.txt; fi',
   'mv "brief-$AFK_ISSUE-$AFK_ATTEMPT.md" "$AFK_BRIEF_COPY_DIR/" 2>/dev/null || true',
-  'git add -A && git -c user.name=w -c user.email=w@example.com -c commit.gpgsign=false commit -qm "work for #$AFK_ISSUE"',
+  ...COMMIT_WORK,
   "",
 ].join("\n");
 
@@ -37,17 +37,13 @@ interface Rec {
   msg?: string;
 }
 
-const cleanups: Array<() => Promise<unknown>> = [];
-after(async () => {
-  for (const c of cleanups.reverse()) await c().catch(() => undefined);
-});
+const cleanups = cleanupsAfterFile();
 
 /** A forge whose default branch requires a merge queue and the check "test", `issues` ready issues, the CI runner, a host. */
 async function setUp(issues: number, ciTest: string): Promise<{ forge: TestForge; host: FleetHost; dir: string; briefs: string }> {
   const forge = await startTestForge();
   cleanups.push(() => forge.dispose());
-  assert.equal((await api(forge, "POST", repoPath(forge, "/labels"), { name: READY, color: "0e8a16" })).status, 201);
-  for (let i = 1; i <= issues; i++) assert.equal((await api(forge, "POST", repoPath(forge, "/issues"), { title: `Task ${i}`, body: "", labels: [READY] })).status, 201);
+  await readyIssues(forge, tasks(issues));
   const ruleset = await api(forge, "POST", repoPath(forge, "/rulesets"), {
     name: "queue",
     enforcement: "active",
@@ -65,13 +61,7 @@ async function setUp(issues: number, ciTest: string): Promise<{ forge: TestForge
   await writeFile(join(dir, "worker.sh"), WORKER);
   const ci = startCiRunner({ apiUrl: forge.apiUrl, token: forge.token, repo: REPO, gitUrl: forge.gitUrl, workDir: join(dir, "ci"), intervalMs: 200, testCommand: ["sh", "-c", ciTest] });
   cleanups.push(() => ci.stop());
-  const env = { GITHUB_API_URL: forge.apiUrl, GITHUB_TOKEN: forge.token, AFK_STATE_DIR: join(dir, "state"), PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: process.env.HOME ?? dir, AFK_BRIEF_COPY_DIR: briefs };
-  const host = new FleetHost({ env, timeScale: 1 });
-  cleanups.push(async () => {
-    await host.stop({ repo: REPO, stop_workers: true }).catch(() => undefined);
-    await host.close();
-  });
-  return { forge, host, dir, briefs };
+  return { forge, host: fleetHost(forge, dir, cleanups, { AFK_BRIEF_COPY_DIR: briefs }), dir, briefs };
 }
 
 /** NRSR under a queue: `count` landings, each a merge group CI passed on exactly as it stands; no group left. */
@@ -102,13 +92,11 @@ describe("the fleet on a base that requires a merge queue", () => {
     await host.start({ repo: REPO, worker_command: `sh ${join(dir, "worker.sh")}`, target: 2, auto_merge: true, config: { gate: { ci: "required" }, retry: 2, worker: { env_passthrough: ["AFK_BRIEF_COPY_DIR"] } } });
 
     const supervisor = async (): Promise<Rec[]> => (await host.logs({ repo: REPO, lane: "supervisor", tail_lines: 5000 })).records as unknown as Rec[];
-    const deadline = Date.now() + 5 * 60_000;
-    for (;;) {
-      const merged = (await supervisor()).filter((r) => r.event === "merged");
-      if (merged.length >= 2) break;
-      assert.ok(Date.now() < deadline, `only ${merged.length} of 2 issues landed: ${JSON.stringify((await supervisor()).slice(-15))}`);
-      await new Promise((resolve) => setTimeout(resolve, 250));
-    }
+    await waitFor("2 issues to land", async () => (await supervisor()).filter((r) => r.event === "merged").length >= 2, {
+      deadlineMs: 5 * 60_000,
+      intervalMs: 250,
+      explain: async () => JSON.stringify((await supervisor()).slice(-15)),
+    });
 
     const recs = await supervisor();
     const retries = recs.filter((r) => r.event === "retry");
@@ -131,28 +119,27 @@ describe("the fleet on a base that requires a merge queue", () => {
     // Each change passes; a second of CI per merge group keeps the queue's entries side by side a while.
     const { forge, host, dir } = await setUp(3, "sleep 1");
     const config = { gate: { ci: "required" as const }, landing: { train: { max: 3 } } };
+    const start = (autoMerge: boolean) => host.start({ repo: REPO, worker_command: `sh ${join(dir, "worker.sh")}`, target: 3, auto_merge: autoMerge, config });
     // Merges held until all three PRs are green, then a restart with merges authorized: the
     // landing then starts with three green PRs, whatever the machine's load.
-    await host.start({ repo: REPO, worker_command: `sh ${join(dir, "worker.sh")}`, target: 3, auto_merge: false, config });
-    const tick = async (): Promise<{ merges_held?: number[] }> => ((await host.logs({ repo: REPO, lane: "monitor", tail_lines: 5000 })).records as unknown as Array<{ event: string; data?: { merges_held?: number[] } }>).filter((r) => r.event === "tick").at(-1)?.data ?? {};
-    const deadline = Date.now() + 10 * 60_000;
-    while (((await tick()).merges_held ?? []).length < 3) {
-      assert.ok(Date.now() < deadline, "three PRs green and held");
-      await new Promise((resolve) => setTimeout(resolve, 250));
-    }
+    await start(false);
+    const lastTick = async (): Promise<{ merges_held?: number[] }> =>
+      ((await host.logs({ repo: REPO, lane: "monitor", tail_lines: 5000 })).records as unknown as Array<{ event: string; data?: { merges_held?: number[] } }>).filter((r) => r.event === "tick").at(-1)?.data ?? {};
+    await waitFor("three PRs green and held", async () => ((await lastTick()).merges_held ?? []).length === 3, { deadlineMs: 10 * 60_000, intervalMs: 250 });
     await host.stop({ repo: REPO, stop_workers: false });
-    await host.start({ repo: REPO, worker_command: `sh ${join(dir, "worker.sh")}`, target: 3, auto_merge: true, config });
+    await start(true);
     const [owner, name] = REPO.split("/");
     let most = 0;
-    for (;;) {
-      const queue = await gql(forge, `query($o: String!, $n: String!) { repository(owner: $o, name: $n) { mergeQueue(branch: "main") { entries(first: 10) { totalCount } } } }`, { o: owner, n: name });
-      const data = queue.body as { data?: { repository?: { mergeQueue?: { entries?: { totalCount?: number } } } } };
-      most = Math.max(most, data.data?.repository?.mergeQueue?.entries?.totalCount ?? 0);
-      const merged = ((await host.logs({ repo: REPO, lane: "supervisor", tail_lines: 5000 })).records as unknown as Rec[]).filter((r) => r.event === "merged");
-      if (merged.length >= 3) break;
-      assert.ok(Date.now() < deadline, `only ${merged.length} of 3 landed`);
-      await new Promise((resolve) => setTimeout(resolve, 100));
-    }
+    await waitFor(
+      "3 issues to land",
+      async () => {
+        const queue = await gql(forge, `query($o: String!, $n: String!) { repository(owner: $o, name: $n) { mergeQueue(branch: "main") { entries(first: 10) { totalCount } } } }`, { o: owner, n: name });
+        const data = queue.body as { data?: { repository?: { mergeQueue?: { entries?: { totalCount?: number } } } } };
+        most = Math.max(most, data.data?.repository?.mergeQueue?.entries?.totalCount ?? 0);
+        return ((await host.logs({ repo: REPO, lane: "supervisor", tail_lines: 5000 })).records as unknown as Rec[]).filter((r) => r.event === "merged").length >= 3;
+      },
+      { deadlineMs: 10 * 60_000, intervalMs: 100 },
+    );
     assert.ok(most >= 2, `the queue held ${most} of the fleet's entries at most: they were enqueued one at a time`);
     const accounting = (await api(forge, "GET", "/_forge/accounting")).body as { by_route: Record<string, { total: number }> };
     assert.equal(accounting.by_route["PUT /repos/{owner}/{repo}/pulls/{pull_number}/merge"]?.total ?? 0, 0, "never the REST merge");

@@ -14,6 +14,7 @@ import { join } from "node:path";
 import { FleetHost } from "../server/host/host.js";
 import { api, git, repoPath, startTestForge, tempDir, type TestForge } from "./support/forge-fixtures.js";
 import { ROOT } from "./support/paths.js";
+import { waitFor } from "./support/wait.js";
 
 const WORKER = join(ROOT, "test", "support", "workers", "scripted.sh");
 const REVIEWER = join(ROOT, "test", "support", "workers", "reviewer.sh");
@@ -75,17 +76,12 @@ async function pullFor(n: number, state = "all"): Promise<Json | undefined> {
   return (r.body as Json[]).find((p) => new RegExp(`^afk/${n}-`).test(p.head.ref));
 }
 
-async function until<T>(what: string, probe: () => Promise<T | null | undefined | false>, timeoutMs = 180_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await probe();
-    if (value) return value;
-    if (Date.now() > deadline) {
-      const logs = await host.logs({ repo: REPO, lane: "supervisor", tail_lines: 30 });
-      assert.fail(`timed out waiting for ${what}\n${logs.records.map((r) => `  ${String(r.event)}: ${String(r.msg)}`).join("\n")}`);
-    }
-    await new Promise((r) => setTimeout(r, 250));
-  }
+function until<T>(what: string, probe: () => Promise<T | null | undefined | false>, timeoutMs = 180_000): Promise<T> {
+  return waitFor(what, probe, {
+    deadlineMs: timeoutMs,
+    intervalMs: 250,
+    explain: async () => (await host.logs({ repo: REPO, lane: "supervisor", tail_lines: 30 })).records.map((r) => `  ${String(r.event)}: ${String(r.msg)}`).join("\n"),
+  });
 }
 
 async function mineRow(n: number): Promise<Json | undefined> {
@@ -283,6 +279,53 @@ describe("conflicts seen early", () => {
     });
     await green(next.head.sha);
     await until(`#${two} closed`, () => closed(two));
+  });
+
+  it("three PRs editing one file: the pairs show in status and on the boards; after the first lands, the second retries and the third waits for it, then retries once", { timeout: 360_000 }, async () => {
+    const [one, two, three] = (await issues(["edit the shared file", "edit it too", "and once more"])) as [number, number, number];
+    for (const n of [one, two, three]) await writeFile(join(planDir, String(n)), "shared shared.txt\n");
+    await startFleet({ gate: { ci: "required" }, conflicts: { hold_max_seconds: 86_400 } }, 3);
+    const green = async (sha: string) =>
+      assert.equal((await api(forge, "POST", repoPath(forge, "/check-runs"), { name: "ci", head_sha: sha, status: "completed", conclusion: "success" })).status, 201);
+    const plan = async () => (await host.status({ repo: REPO, scope: "project" })).plan!;
+    const sup = async () => (await host.logs({ repo: REPO, lane: "supervisor", tail_lines: 5000 })).records;
+
+    const first = await until("#1's PR", () => pullFor(one, "open"));
+    const old2 = await until("#2's PR", () => pullFor(two, "open"));
+    const old3 = await until("#3's PR", () => pullFor(three, "open"));
+    // Each pair of the three heads conflicts in shared.txt, merge-tested locally.
+    const pairs = await until("three conflicting pairs", async () => ((await plan()).conflicting_pairs.length === 3 ? (await plan()).conflicting_pairs : null));
+    assert.deepEqual(pairs.map((p) => [p.a, p.b, p.files]), [[one, two, ["shared.txt"]], [one, three, ["shared.txt"]], [two, three, ["shared.txt"]]]);
+    const board = async (n: number) => ((await api(forge, "GET", repoPath(forge, `/issues/${n}/comments`))).body as Json[]).map((c) => String(c.body)).join("\n");
+    await until("#1's board names the conflicts", async () => /Conflicts with in-flight work: #\d+ in shared\.txt; #\d+ in shared\.txt/.test(await board(one)));
+
+    await green(first.head.sha);
+    await until(`#${one} closed`, () => closed(one));
+    // #2 retries at once; #3 waits for #2's retry to land, and says so in status.
+    const hold = await until("#3's conflict hold", async () => (await plan()).conflict_holds.find((h) => h.issue === three));
+    assert.deepEqual([hold.pr, hold.files, hold.waiting_for], [old3.number, ["shared.txt"], [two]]);
+    assert.match(await board(three), /its retry waits until #\d+ landed or was abandoned/);
+    const next2 = await until("#2's retry PR", async () => {
+      const p = await pullFor(two, "open");
+      return p && p.number !== old2.number ? p : null;
+    });
+    assert.equal((await api(forge, "GET", repoPath(forge, `/pulls/${old3.number}`))).body.state, "open", "#3's PR waits, not closed yet");
+    await green(next2.head.sha);
+    await until(`#${two} closed`, () => closed(two));
+    const next3 = await until("#3's retry PR", async () => {
+      const p = await pullFor(three, "open");
+      return p && p.number !== old3.number ? p : null;
+    });
+    await green(next3.head.sha);
+    await until(`#${three} closed`, () => closed(three));
+
+    const records = await sup();
+    const at = (event: string, n: number) => records.findIndex((r) => r.event === event && r.issue === n);
+    assert.equal(records.filter((r) => r.event === "retry" && r.issue === two).length, 1, "#2 was redone once");
+    assert.equal(records.filter((r) => r.event === "retry" && r.issue === three).length, 1, "#3 was redone once, on top of #2");
+    assert.ok(at("retry", three) > at("merged", two), "#3's retry came after #2 landed");
+    assert.equal(records.filter((r) => r.event === "conflict_held" && r.issue === three).length, 1, "one record of the hold");
+    assert.equal(records.filter((r) => r.event === "escalated").length, 0);
   });
 
   it("dispatch prefers an issue whose named paths no in-flight PR changes, and the plan says so until it no longer holds", { timeout: 240_000 }, async () => {

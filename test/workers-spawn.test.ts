@@ -282,6 +282,47 @@ describe("startWorker: output", () => {
   });
   }
 
+  it("caps the output files: a worker writing far past the cap loses no line, the files are cut with a marker", async () => {
+    const dir = await freshDir("output-cap");
+    const briefPath = join(dir, "b.md");
+    await writeFile(briefPath, "");
+    const count = 40_000;
+    const cap = 65_536;
+    const cuts: Array<[OutputStream, number]> = [];
+    // About 2 MB on stdout in one write per line, as fast as the shell goes, in batches of 8,000
+    // lines (past the cap), each followed by a wait for the file to be cut (so the cuts happen
+    // while it writes, however fast it is), and a little on stderr.
+    const { handle, lines } = await start({
+      command: `i=0; while [ $i -lt ${count} ]; do echo "line $i of the worker's long and chatty output"; i=$((i+1)); if [ $((i % 8000)) -eq 0 ]; then while [ $(wc -c < stdout.log) -ge ${cap} ]; do sleep 0.05; done; fi; done; echo done >&2`,
+      cwd: dir,
+      env: { PATH: process.env.PATH ?? "/usr/bin:/bin" },
+      briefPath,
+      outputDir: dir,
+      outputMaxBytes: cap,
+      onOutputTruncated: (stream, dropped) => cuts.push([stream, dropped]),
+    });
+    const exit = await withTimeout(handle.exited, 300_000, "chatty worker");
+    assert.equal(exit.code, 0);
+    const out = lines.filter(([s]) => s === "stdout").map(([, l]) => l);
+    const markers = out.filter((l) => l.startsWith("[afk-mcp] stdout.log passed its cap of 65536 bytes"));
+    const worker = out.filter((l) => !l.startsWith("[afk-mcp]"));
+    // Every line once, whole and in order: nothing was written into the cut.
+    assert.equal(worker.length, count);
+    worker.forEach((line, i) => assert.equal(line, `line ${i} of the worker's long and chatty output`));
+    assert.deepEqual(lines.filter(([s]) => s === "stderr"), [["stderr", "done"]]);
+    // Cut about once per cap (a poll may read well past it first), each reported, each marked.
+    const written = worker.reduce((sum, l) => sum + l.length + 1, 0);
+    assert.ok(cuts.length >= 2 && cuts.length <= Math.ceil(written / cap), `cuts: ${cuts.length}`);
+    assert.ok(cuts.every(([s, dropped]) => s === "stdout" && dropped >= cap));
+    assert.equal(markers.length, cuts.length);
+    // The file holds what came after the last cut, marker first; the cuts plus what is left are every byte.
+    const file = await readFile(join(dir, "stdout.log"), "utf8");
+    assert.ok(file.startsWith("[afk-mcp] stdout.log passed its cap"), file.slice(0, 80));
+    const markerBytes = markers.reduce((sum, l) => sum + l.length + 1, 0);
+    assert.equal(cuts.reduce((sum, [, d]) => sum + d, 0) + Buffer.byteLength(file), written + markerBytes);
+    assert.equal((await stat(join(dir, "stdout.log"))).mode & 0o777, 0o600);
+  });
+
   it("nothing reaches the host's stdout (checked in a separate process)", async () => {
     const dir = await freshDir("stdout-isolation");
     const spawnUrl = pathToFileURL(resolve("server/workers/spawn.ts")).href;

@@ -30,7 +30,10 @@ interface IssueView {
 export interface OrphanCommits {
   issue: number;
   kind: "same_state" | "fresh_state";
+  /** Commits only the dead worktree held at the kill: continued if a later host pushed them. */
   shas: string[];
+  /** Commits the forge already held at the kill (a checkpoint, an open PR): safe on any machine. */
+  pushedAtKill: number;
 }
 
 export interface Verdict {
@@ -43,7 +46,7 @@ export interface Verdict {
   peerBaseCommits: number;
   untestedBaseTrees: string[];
   refsLeft: { claim: number; lock: number; probe: number; heartbeat: number; names: string[] };
-  commitsContinued: { continued: number; total: number; byKind: Record<string, { continued: number; total: number }> };
+  commitsContinued: { continued: number; total: number; pushedAtKill: number; byKind: Record<string, { continued: number; total: number; pushed_at_kill: number }> };
   hostileExecuted: boolean;
 }
 
@@ -123,11 +126,14 @@ export async function verdict(world: World, orphans: OrphanCommits[]): Promise<V
   const afk = [...refs.keys()].filter((r) => r.startsWith("refs/afk/"));
   const count = (kind: string) => afk.filter((r) => r.startsWith(`refs/afk/${kind}/`)).length;
 
-  const byKind: Record<string, { continued: number; total: number }> = {};
+  const byKind: Record<string, { continued: number; total: number; pushed_at_kill: number }> = {};
   let continued = 0;
   let total = 0;
+  let pushedAtKill = 0;
   for (const orphan of orphans) {
-    const k = (byKind[orphan.kind] ??= { continued: 0, total: 0 });
+    const k = (byKind[orphan.kind] ??= { continued: 0, total: 0, pushed_at_kill: 0 });
+    k.pushed_at_kill += orphan.pushedAtKill;
+    pushedAtKill += orphan.pushedAtKill;
     for (const sha of orphan.shas) {
       // Continued: a later host pushed it (to the branch, a PR, the base), so the work went on
       // from it; redone: it never left the dead worktree. Whether that attempt then passed CI
@@ -152,7 +158,7 @@ export async function verdict(world: World, orphans: OrphanCommits[]): Promise<V
     peerBaseCommits,
     untestedBaseTrees,
     refsLeft: { claim: count("claim"), lock: count("lock"), probe: count("probe"), heartbeat: count("heartbeat"), names: afk },
-    commitsContinued: { continued, total, byKind },
+    commitsContinued: { continued, total, pushedAtKill, byKind },
     hostileExecuted: existsSync(world.pwnedMarker),
   };
 }

@@ -37,12 +37,27 @@ const PLANS: Record<Plan["mode"], Plan> = {
   full: { mode: "full", issues: 40, kills: 20, gap: [3, 15], twoHostIssues: 100, drainSeconds: 1500 },
 };
 
+const USAGE = "usage: npm run chaos -- [--quick] [--seed N] [--keep]  (--quick: 10 issues, 5 kills, about 5 min; default: 40 issues, 20 kills and a 100-issue two-host drain; --keep leaves the temp dir)";
 const TIME_SCALE = 0.05;
 const say = (line: string) => process.stderr.write(`chaos: ${line}\n`);
 const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 
 async function main(): Promise<number> {
-  const { values } = parseArgs({ options: { quick: { type: "boolean" }, seed: { type: "string" }, keep: { type: "boolean" } } });
+  let values: { quick?: boolean; seed?: string; keep?: boolean; help?: boolean };
+  try {
+    ({ values } = parseArgs({ options: { quick: { type: "boolean" }, seed: { type: "string" }, keep: { type: "boolean" }, help: { type: "boolean", short: "h" } } }));
+  } catch (error) {
+    say(`${(error as Error).message}; ${USAGE}`);
+    return 2;
+  }
+  if (values.help) {
+    process.stdout.write(`${USAGE}\n`);
+    return 0;
+  }
+  if (values.seed !== undefined && !/^\d+$/.test(values.seed)) {
+    say(`--seed takes a whole number, not ${JSON.stringify(values.seed)}; ${USAGE}`);
+    return 2;
+  }
   const plan = PLANS[values.quick ? "quick" : "full"];
   const seed = values.seed ? Number(values.seed) : Math.floor(Date.now() % 100_000);
   const random = mulberry32(seed);
@@ -97,7 +112,7 @@ async function leftBehind(stateDir: string, kind: OrphanCommits["kind"]): Promis
     const m = /^issue-(\d+)$/.exec(name);
     if (!m) continue;
     const shas = await worktreeCommits(join(dir, name));
-    if (shas.length > 0) out.push({ issue: Number(m[1]), kind, shas });
+    if (shas.length > 0) out.push({ issue: Number(m[1]), kind, shas, pushedAtKill: 0 });
   }
   return out;
 }
@@ -152,10 +167,16 @@ async function killsAndRestarts(root: string, plan: Plan, seed: number, random: 
       kills[kind] += 1;
       // Each kill records the commits not recorded before: a worktree outlives several restarts.
       for (const o of await leftBehind(host.stateDir, kind)) {
+        // A lost machine's commits survive only if a checkpoint pushed them before the kill.
         const fresh: string[] = [];
-        for (const sha of o.shas) if (!recorded.has(sha) && !(await onForge(world, sha))) fresh.push(sha);
-        for (const sha of fresh) recorded.add(sha);
-        if (fresh.length > 0) orphans.push({ ...o, shas: fresh });
+        let pushed = 0;
+        for (const sha of o.shas) {
+          if (recorded.has(sha)) continue;
+          recorded.add(sha);
+          if (await onForge(world, sha)) pushed += 1;
+          else fresh.push(sha);
+        }
+        if (fresh.length + pushed > 0) orphans.push({ ...o, shas: fresh, pushedAtKill: pushed });
       }
       if (!same) {
         // A lost machine: its workers die with it.

@@ -45,7 +45,7 @@ export class Observer {
   readonly overlaps: Overlap[] = [];
   /** phase -> issue -> state dirs that ran a worker for it. */
   readonly workedBy = new Map<string, Map<number, Set<string>>>();
-  private pending: { kind: Recovery["kind"]; at: number; sig: string } | null = null;
+  private pending: { kind: Recovery["kind"]; at: number; sig: string; pgids: Set<number> } | null = null;
   private timer: NodeJS.Timeout | null = null;
   private running: Promise<void> | null = null;
   private readonly overlapKeys = new Set<string>();
@@ -73,10 +73,15 @@ export class Observer {
     this.closePending();
   }
 
-  /** Call right after starting a host on a restart: times its first useful action. */
+  /**
+   * Call right after starting a host on a restart: times its first useful action, which is a
+   * claim, branch or base ref that moves, or a worker process that was not running at the restart
+   * (a host that resumes its claims starts their workers before any ref needs to move).
+   */
   async markRestart(kind: Recovery["kind"], at: number): Promise<void> {
     this.closePending();
-    this.pending = { kind, at, sig: signature(await readRefs(this.bareRepo)) };
+    const pgids = new Set((await findWorkers(this.root)).map((w) => w.pgid));
+    this.pending = { kind, at, sig: signature(await readRefs(this.bareRepo)), pgids };
   }
 
   private closePending(): void {
@@ -90,15 +95,17 @@ export class Observer {
 
   private async poll(): Promise<void> {
     this.polls += 1;
+    const workers = await findWorkers(this.root);
     if (this.pending) {
-      const sig = signature(await readRefs(this.bareRepo));
-      if (sig !== this.pending.sig) {
-        this.recoveries.push({ kind: this.pending.kind, seconds: (Date.now() - this.pending.at) / 1000 });
+      const pending = this.pending;
+      const born = workers.some((w) => !pending.pgids.has(w.pgid));
+      if (born || signature(await readRefs(this.bareRepo)) !== pending.sig) {
+        this.recoveries.push({ kind: pending.kind, seconds: (Date.now() - pending.at) / 1000 });
         this.pending = null;
       }
     }
     const byIssue = new Map<number, WorkerProc[]>();
-    for (const w of await findWorkers(this.root)) {
+    for (const w of workers) {
       const list = byIssue.get(w.issue) ?? [];
       list.push(w);
       byIssue.set(w.issue, list);

@@ -27,8 +27,13 @@ export function render(r: Json): string[] {
     row("orphan workers after the stop", String(r.orphan_workers), r.orphan_workers === 0),
     row("issues worked twice at once", list(r.worked_twice_at_once), r.worked_twice_at_once.length === 0),
     row("hostile issue text executed", String(r.hostile_executed), !r.hostile_executed),
-    row("restart → first useful action, median s", `${r.recovery_s.median ?? "-"} (same ${r.recovery_s.same_state_median ?? "-"}, fresh ${r.recovery_s.fresh_state_median ?? "-"})`, null),
-    row("killed workers' unpushed commits continued", `${r.commits_continued.continued} of ${r.commits_continued.total} ${JSON.stringify(r.commits_continued.byKind)}`, null),
+    row(
+      "restart → first useful action, median s",
+      // A restart that did nothing visible before the next kill has no time: the medians leave it out, the row says how many.
+      `${r.recovery_s.median ?? "-"} (same ${r.recovery_s.same_state_median ?? "-"}, fresh ${r.recovery_s.fresh_state_median ?? "-"}; ${r.recovery_s.samples.filter((x: Json) => x.seconds === null).length} of ${r.recovery_s.samples.length} restarts did nothing visible before the next kill)`,
+      null,
+    ),
+    row("killed workers' commits: checkpointed + continued", `${r.commits_continued.pushedAtKill} + ${r.commits_continued.continued} of ${r.commits_continued.pushedAtKill + r.commits_continued.total} ${JSON.stringify(r.commits_continued.byKind)}`, null),
     row("final stop (Ctrl-C, daemon SIGTERM) by itself", JSON.stringify(r.final_stop), r.final_stop.every((s: Json) => !s.forced && s.daemon !== "forced")),
   );
   const t = r.two_host;

@@ -38,9 +38,9 @@ export class Board {
   }
 
   /** Upserts the board for a live phase (a request only when the rendered text changed). */
-  async show(issue: number, phase: BoardPhase, attempt: number, maxAttempts: number, pr: number | null, instance: string, host: string, hint: { noComments?: boolean } = {}): Promise<void> {
+  async show(issue: number, phase: BoardPhase, attempt: number, maxAttempts: number, pr: number | null, instance: string, host: string, hint: { noComments?: boolean; conflict?: string | null } = {}): Promise<void> {
     const h = this.enter(issue, phase, attempt);
-    await this.upserter.upsert(issue, this.render(issue, phase, h, maxAttempts, pr, instance, host), hint);
+    await this.upserter.upsert(issue, this.render(issue, phase, h, maxAttempts, pr, instance, host, undefined, hint.conflict), { ...(hint.noComments !== undefined ? { noComments: hint.noComments } : {}) });
   }
 
   /** The terminal board (merged, escalated), written before the claim is released. */
@@ -68,7 +68,7 @@ export class Board {
     }
   }
 
-  private render(issue: number, phase: BoardPhase, h: History, maxAttempts: number, pr: number | null, instance: string, host: string, note?: string): string {
+  private render(issue: number, phase: BoardPhase, h: History, maxAttempts: number, pr: number | null, instance: string, host: string, note?: string, conflict?: string | null): string {
     // Render with the time the phase began, not now: an unchanged phase renders the same text
     // tick after tick, so it costs no request.
     const last = h.phases[h.phases.length - 1];
@@ -83,6 +83,7 @@ export class Board {
       instance: instance || this.who.instance,
       host: host || this.who.host,
       ...(note ? { note } : {}),
+      ...(conflict ? { conflict } : {}),
     });
   }
 }

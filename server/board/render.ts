@@ -51,6 +51,8 @@ export interface BoardInput {
   host: string;
   /** Why the fleet let go (a released board), or which train landed it (merged): one line, fleet-written, never issue text. */
   note?: string | null;
+  /** How its work conflicts with other in-flight work and what waits for what: fleet-written, never issue text. */
+  conflict?: string | null;
 }
 
 const TITLES: Record<BoardPhase, string> = {
@@ -113,6 +115,8 @@ export function renderBoard(input: BoardInput): string {
     lines.push("");
     // Which train landed it (a fleet-written line).
     if (input.phase === "merged" && input.note) lines.push(escapeInline(input.note), "");
+    // Its work conflicts with other in-flight work (fleet-written, naming issues and paths).
+    if (input.conflict) lines.push(`> ${escapeText(input.conflict)}`, "");
   }
 
   const checks = (input.checks ?? []).slice(0, 50);

@@ -310,8 +310,20 @@ export class DaemonClient implements Host, EventSource {
     return rows.some((r) => r.repo.toLowerCase() === wanted);
   }
 
+  /**
+   * The repository a call without one means: the daemon's one registration when it has exactly
+   * one (undefined: the daemon picks it), else this session's working directory's origin, never
+   * the daemon's (which is whichever session started it).
+   */
+  private async defaultRepo(conn: Connection): Promise<string | undefined> {
+    const rows = (await conn.request("registrations")) as unknown[];
+    return rows.length === 1 ? undefined : originSlug(this.options.cwd ?? process.cwd());
+  }
+
   async status(input: StatusInput): Promise<StatusResult> {
     let local = false;
+    const running = input.repo ? null : await this.connection(false).catch(() => null);
+    if (running) input = { ...input, repo: await this.defaultRepo(running) };
     // A repository no registration holds is read by this session with its own token: the
     // daemon's environment is that of whichever session started it.
     const conn = input.repo ? await this.connection(false).catch(() => null) : null;
@@ -373,7 +385,12 @@ export class DaemonClient implements Host, EventSource {
   }
 
   async takeover(input: TakeoverInput): Promise<TakeoverResult> {
-    return this.call<TakeoverResult>("takeover", input, true);
+    // Through the daemon (whose instance takes the claims), but as this session: a repository no
+    // registration holds is read and written with this session's token, which the daemon keeps
+    // for the call only.
+    const conn = input.repo ? null : await this.connection(true);
+    const repo = input.repo ?? (conn ? await this.defaultRepo(conn) : undefined);
+    return this.call<TakeoverResult>("takeover", repo ? { ...input, repo } : input, true, undefined, sessionEnv(this.env));
   }
 
   /** The fleets the daemon runs (none without a daemon), and this session's working directory's origin. */

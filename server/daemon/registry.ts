@@ -183,14 +183,18 @@ export class Registry {
       if (entry.draining) continue;
       for (const [session, deadline] of [...entry.sessions]) if (deadline <= now && entry.ttlMs !== null) entry.sessions.delete(session);
       if (entry.ttlMs !== null && entry.sessions.size === 0) {
-        this.options.log(`${entry.repo}: registration lapsed (no session renewed it within ${entry.ttlMs / 1000}s): draining`);
+        const lapse = `registration lapsed (no session renewed it within ${entry.ttlMs / 1000}s): draining as project_stop does`;
+        this.options.log(`${entry.repo}: ${lapse}`);
+        this.host.note(entry.repo, "warn", "registration_lapsed", lapse);
         await this.drain(entry, "lapsed");
         changed = true;
         continue;
       }
       entry.idleSince = row.idle ? (entry.idleSince ?? now) : null;
       if (entry.idleSince !== null && now - entry.idleSince >= entry.idleDeregisterMs) {
-        this.options.log(`${entry.repo}: queue drained for ${Math.round((now - entry.idleSince) / 1000)}s: deregistering`);
+        const idle = `queue drained (nothing ready, nothing in flight) for ${Math.round((now - entry.idleSince) / 1000)}s: deregistering`;
+        this.options.log(`${entry.repo}: ${idle}`);
+        this.host.note(entry.repo, "info", "registration_idle", idle);
         await this.drain(entry, "drained");
         changed = true;
       }
@@ -269,6 +273,7 @@ export class Registry {
       this.entries.set(key(item.repo), entry);
       const lapsed = item.ttl_ms !== null && sessions.size === 0;
       this.options.log(`${item.repo}: registration resumed after a restart${item.draining || lapsed ? "; it was draining or lapsed: draining" : ""}`);
+      if (lapsed && !item.draining) this.host.note(item.repo, "warn", "registration_lapsed", "registration lapsed while the daemon was down (no session renewed it): draining as project_stop does");
       if (item.draining || lapsed) await this.drain(entry, item.draining ? "resumed mid-drain" : "lapsed while the daemon was down");
     }
     await this.persist();

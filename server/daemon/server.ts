@@ -151,11 +151,18 @@ export class DaemonServer {
       case "stop":
         return registry.stop(args as Parameters<Registry["stop"]>[0], onStep);
       case "status": {
-        const result = await host.status(args as Parameters<Host["status"]>[0]);
+        const result = await host.status(args as Parameters<Host["status"]>[0], callerAccess(request));
         return result.scope === "project" ? { ...result, registrations: registry.rows().map(({ idle: _idle, ...row }) => row) } : result;
       }
+      case "takeover":
+        return host.takeover(args as Parameters<Host["takeover"]>[0], callerAccess(request));
       default:
         return (HOST_METHODS[name].call as (h: Host, a: unknown) => Promise<unknown>)(host, args);
     }
   }
+}
+
+/** A read or a takeover of a repository no registration holds acts as the calling session, which sent its environment. */
+function callerAccess(request: Request): { env?: Record<string, string> } {
+  return request.env ? { env: request.env } : {};
 }

@@ -9,6 +9,8 @@ export interface GarbageDeps {
   namespace: string;
   instance: string;
   ttlSeconds: number;
+  /** Age past which a namespace probe is garbage (state/garbage.ts). */
+  probeMaxAgeSeconds: number;
   /** How often at most (ms). */
   everyMs: number;
   clock: () => Date;
@@ -27,7 +29,7 @@ export class GarbageCollector {
     this.lastAt = now.getTime();
     const entries = await this.deps.refs.list(`${this.deps.namespace}/`);
     const deleted: string[] = [];
-    for (const dead of findGarbage({ namespace: this.deps.namespace, entries, now, ttlSeconds: this.deps.ttlSeconds, me: this.deps.instance })) {
+    for (const dead of findGarbage({ namespace: this.deps.namespace, entries, now, ttlSeconds: this.deps.ttlSeconds, me: this.deps.instance, probeMaxAgeSeconds: this.deps.probeMaxAgeSeconds })) {
       const outcome = await this.deps.refs.remove(dead.ref, dead.sha);
       if (!outcome.won) continue; // it moved: somebody uses it after all
       deleted.push(dead.ref);

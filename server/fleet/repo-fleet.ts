@@ -7,7 +7,7 @@
 import type { FleetConfig } from "../../schemas/config.js";
 import { gatherFor } from "./gather-for.js";
 import { loopPacing } from "../state/pace.js";
-import { OverlapFacts } from "./overlap-facts.js";
+import { ConflictWatch } from "./conflict-watch.js";
 import { FencedError } from "../state/claims.js";
 import { decide, type Action } from "../state/decide.js";
 import { formatVerdict, type Verdict } from "../state/markers.js";
@@ -33,6 +33,7 @@ import { emptyReport, PhaseTimer, summaryLine, type TickReport } from "./tick-re
 import { adopt, birth, workerRows, type BirthInput, type RunDeps, type WorkerRow, type WorkerRun } from "./worker-runs.js";
 import { drainClaims, releasedBoard } from "./drain.js";
 import { GarbageCollector } from "./garbage.js";
+import { PROBE_MAX_AGE_SECONDS } from "../state/garbage.js";
 import { Checkpoints } from "./checkpoint.js";
 import { redactText } from "../lanes/redact.js";
 
@@ -51,8 +52,7 @@ export class RepoFleet implements FleetRuntime {
     wake: () => this.nudge(),
     failed: (issues, error) => this.log("error", "action_failed", `${issues.map((n) => `#${n}`).join(", ") || "a landing"}: landing failed (tried again later): ${errorText(error)}`, issues[0], errorData(error)),
   });
-  readonly earlyConflicts = new Map<number, string[]>();
-  private overlapFacts: OverlapFacts | null = null;
+  readonly conflicts: ConflictWatch;
   private readonly guard: BirthGuard;
   private readonly garbage: GarbageCollector;
   private readonly checkpoints: Checkpoints;
@@ -90,6 +90,8 @@ export class RepoFleet implements FleetRuntime {
       namespace: deps.namespace,
       instance: registration.instance,
       ttlSeconds: registration.config.lease.ttl_seconds,
+      // Scaled like every duration of the loop (a compressed time scale is for tests and chaos).
+      probeMaxAgeSeconds: PROBE_MAX_AGE_SECONDS * deps.timeScale,
       everyMs: registration.config.lease.heartbeat_seconds * 1000 * deps.timeScale,
       clock: deps.clock,
       log: this.log,
@@ -102,6 +104,8 @@ export class RepoFleet implements FleetRuntime {
       clock: deps.clock,
       log: this.log,
     });
+    const settings = () => this.registration.config.conflicts;
+    this.conflicts = new ConflictWatch({ repoDir: deps.workRepo.repoDir, base: registration.base, worktreeOf: (n) => deps.workRepo.worktreePath(n), settings, timeScale: deps.timeScale, clock: deps.clock, log: this.log });
     this.board = new Board(deps.conn.forge, deps.conn.login, deps.clock, { instance: registration.instance, host: deps.conn.hostName });
   }
 
@@ -289,10 +293,7 @@ export class RepoFleet implements FleetRuntime {
       const scope: TickScope = { set, issues, report, events, required: snapshot.requiredChecks };
       // Landings that ended in the background are taken first; theirs and running ones' claims are not decided on.
       const landing = new Set([...(await this.inFlight.finish(scope)), ...this.inFlight.holding()]);
-      this.overlapFacts ??= new OverlapFacts(this.deps.workRepo.repoDir, this.registration.base, (n) => this.deps.workRepo.worktreePath(n));
-      const overlap = this.registration.config.conflicts.overlap_dispatch ? await this.overlapFacts.read(set, issues).catch(() => null) : null;
-      const conflicts = new Map(this.earlyConflicts);
-      this.earlyConflicts.clear();
+      const conflictFacts = await this.conflicts.read(set, issues);
       const decision = decide({
         set: landing.size > 0 ? { ...set, mine: set.mine.filter((m) => !landing.has(m.issue)) } : set,
         local,
@@ -306,14 +307,10 @@ export class RepoFleet implements FleetRuntime {
         oneLandingPerTick: this.registration.config.gate.ci === "required",
         trainMax: this.landing.trainsOff ? 1 : trainMax(this.registration.config, snapshot.requiredChecks),
         review: this.registration.config.review.command !== null ? { maxRounds: this.registration.config.review.max_rounds } : null,
-        conflicts,
-        overlap,
+        ...conflictFacts,
       });
       timer.mark("decide");
-      report.overlap_held = this.overlapFacts.standing(decision.overlapHolds, set, overlap);
-      for (const h of decision.overlapHolds) {
-        this.log("info", "overlap_held", `#${h.issue}: started #${h.instead} first: in-flight work changes ${h.paths.join(", ")}, which #${h.issue} names`, h.issue, { ...h });
-      }
+      this.conflicts.after(decision, set, conflictFacts.overlap, report);
       this.landingSlot = decision.landingSlot;
       report.births_held = decision.birthsHeld ?? (paused ? paused.reason : null);
       this.lastSet = { set, at: now };

@@ -17,6 +17,10 @@ export interface TickReport {
   awaiting_review: number[];
   /** Ready issues started later because in-flight work changes the paths they name. */
   overlap_held: Array<{ issue: number; paths: string[]; instead: number }>;
+  /** Conflict retries waiting for the in-flight work that changes the same files to land. */
+  conflict_held: Array<{ issue: number; pr: number; files: string[]; waiting_for: number[]; held_seconds: number; max_seconds: number }>;
+  /** Pairs of in-flight work (PR heads, unproposed branches) that do not merge with each other. */
+  conflict_pairs: Array<{ a: number; b: number; pr_a: number | null; pr_b: number | null; files: string[] }>;
   moved: boolean;
   error: string | null;
 }
@@ -37,6 +41,8 @@ export function emptyReport(at: Date): TickReport {
     merges_held: [],
     awaiting_review: [],
     overlap_held: [],
+    conflict_held: [],
+    conflict_pairs: [],
     moved: false,
     error: null,
   };
@@ -56,6 +62,8 @@ export function summaryLine(r: TickReport): string {
     r.merges_held.length ? `merges held for ${r.merges_held.map((n) => `#${n}`).join(" ")}` : "",
     r.awaiting_review.length ? `awaiting review: ${r.awaiting_review.map((n) => `#${n}`).join(" ")}` : "",
     r.overlap_held.length ? `held back for overlap: ${r.overlap_held.map((h) => `#${h.issue} (${h.paths.join(", ")})`).join(" ")}` : "",
+    r.conflict_held.length ? `conflict retries waiting: ${r.conflict_held.map((h) => `#${h.issue} (for ${h.waiting_for.map((n) => `#${n}`).join(" ")})`).join(" ")}` : "",
+    r.conflict_pairs.length ? `conflicting pairs: ${r.conflict_pairs.map((p) => `#${p.a}/#${p.b}`).join(" ")}` : "",
     r.error ? `error: ${r.error}` : "",
   ];
   return parts.filter(Boolean).join("; ");

@@ -148,6 +148,8 @@ export async function birth(input: BirthInput, deps: RunDeps): Promise<WorkerRun
     briefPath,
     // Files, not pipes: the worker outlives a daemon that dies (adopt() follows them again).
     outputDir: dir,
+    outputMaxBytes: deps.config.worker.output_max_bytes,
+    onOutputTruncated: truncationSink(n, input.attempt, deps),
     // The pid file is written before the first await after the spawn: a host killed while the
     // spawn settles would otherwise leave a worker no restart can find, and a second worker
     // would be born into the same worktree beside it.
@@ -186,6 +188,12 @@ export async function birth(input: BirthInput, deps: RunDeps): Promise<WorkerRun
   });
   settle(run, deps, input.base, pidFile);
   return run;
+}
+
+/** A cut output file is a supervisor fact: its lines are all in the worker lane already. */
+function truncationSink(n: number, attempt: number, deps: RunDeps): (stream: OutputStream, dropped: number) => void {
+  return (stream, dropped) =>
+    deps.lanes.append("supervisor", { event: "worker_output_truncated", msg: `#${n}: ${stream}.log passed worker.output_max_bytes and was cut by ${dropped} bytes, all of them already in the worker lane`, issue: n, attempt, data: { stream, dropped } });
 }
 
 /** Where a worker's lines go: its lane, the run's tail, the quota scanner. */
@@ -236,7 +244,7 @@ export async function adopt(issue: number, base: string, deps: RunDeps): Promise
     if (run) run.quota = true;
     deps.onQuota(issue, detection);
   });
-  run = new WorkerRun(issue, record.attempt, prepared, adoptedHandle(record, undefined, { dir, onLine }), join(dir, "verdict.json"), tail);
+  run = new WorkerRun(issue, record.attempt, prepared, adoptedHandle(record, undefined, { dir, onLine, maxBytes: deps.config.worker.output_max_bytes, onTruncated: truncationSink(issue, record.attempt, deps) }), join(dir, "verdict.json"), tail);
   deps.lanes.append("supervisor", { event: "worker_adopted", msg: `#${issue}: adopted worker pid ${record.pid} (attempt ${record.attempt}) left running by an earlier host process`, issue, attempt: record.attempt, pid: record.pid });
   settle(run, deps, base, pidFile);
   return run;

@@ -49,9 +49,17 @@ export interface RepoListing {
  */
 export type StepListener = (message: string) => void;
 
+/**
+ * Who a call acts as on a repository no project of the host runs: through the daemon, the
+ * calling session's environment (its token and API URL), not the daemon's.
+ */
+export interface CallerAccess {
+  env?: NodeJS.ProcessEnv;
+}
+
 export interface Host extends EventSource {
-  status(input: StatusInput): Promise<StatusResult>;
-  takeover(input: TakeoverInput): Promise<TakeoverResult>;
+  status(input: StatusInput, as?: CallerAccess): Promise<StatusResult>;
+  takeover(input: TakeoverInput, as?: CallerAccess): Promise<TakeoverResult>;
   start(input: ProjectStartInput, onStep?: StepListener): Promise<ProjectResult>;
   resize(input: ProjectResizeInput): Promise<ProjectResult>;
   stop(input: ProjectStopInput, onStep?: StepListener): Promise<ProjectResult>;

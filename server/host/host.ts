@@ -5,6 +5,7 @@ import { createHash } from "node:crypto";
 import { hostname } from "node:os";
 import { join } from "node:path";
 import type {
+  CallerAccess,
   Host,
   HostEvent,
   LogsInput,
@@ -25,8 +26,7 @@ import type { PlanOutput } from "../../schemas/tools.js";
 import { connect, newInstanceId, originSlug, type Connection, type ConnectOptions } from "./connection.js";
 import type { Logger } from "../gh/octokit.js";
 import { UsageError } from "../gh/errors.js";
-import { pagePlan, planView } from "./plan.js";
-import { parseNamespace } from "../state/claims.js";
+import { fleetRows, pagePlan, planView } from "./plan.js";
 import { Lease } from "../gh/lease.js";
 import { assertInstanceId } from "../state/snapshot.js";
 import { probeNamespace, type NamespaceProbe } from "./namespace-probe.js";
@@ -36,7 +36,8 @@ import { laneDir, openLanes, type LaneWriter } from "../lanes/index.js";
 import { readLogs } from "./logs.js";
 import { HostEvents } from "./events.js";
 import { assessedSteps, connectedStep, followDrain } from "./steps.js";
-import { locateIssue, registrationView, takeoverResult } from "./views.js";
+import { locateIssue, registrationView } from "./views.js";
+import { takeoverOn } from "./takeover.js";
 import { assess, planFor, type RepoAccess } from "./repo-access.js";
 import { workRepoFor } from "../workers/worktrees.js";
 import { parseSlug, formatSlug } from "../gh/slug.js";
@@ -115,6 +116,21 @@ export class FleetHost implements Host {
   }
 
   /**
+   * The access to a repository no project runs: with the caller's environment when it sent one
+   * (a session through the daemon: the daemon's own is whichever session started it), never
+   * cached, so its token lives no longer than the call; else this host's own.
+   */
+  private access(repo: string | undefined, as: CallerAccess, probe: boolean): Promise<RepoAccess> {
+    if (as.env) return this.open(repo, { env: this.withOurState(as.env) }, probe);
+    return probe ? this.open(repo, {}, true) : this.project(repo);
+  }
+
+  /** A session's environment with this host's state dir (control repositories, lanes). */
+  private withOurState(env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
+    return { ...env, AFK_STATE_DIR: stateDir(this.options.env ?? process.env) };
+  }
+
+  /**
    * Connects; with `probe`, also proves the claim namespace writable (a ref pushed and deleted).
    * Read-only calls never probe: they use an earlier probe's cached result, else the config's.
    */
@@ -142,12 +158,12 @@ export class FleetHost implements Host {
   }
 
   /** The dry-run plan: preconditions, then one gather and one rebuild. Acts on nothing. */
-  async plan(repo?: string): Promise<PlanOutput> {
+  async plan(repo?: string, as: CallerAccess = {}): Promise<PlanOutput> {
     const running = this.runningFor(repo);
-    return planFor(running ? running.connected : await this.project(repo), this.clock);
+    return planFor(running ? running.connected : await this.access(repo, as, false), this.clock);
   }
 
-  async status(input: StatusInput): Promise<StatusResult> {
+  async status(input: StatusInput, as: CallerAccess = {}): Promise<StatusResult> {
     const scope = input.scope ?? "project";
     if (scope === "issue" && input.issue === undefined) throw new UsageError('status: scope "issue" needs `issue` (the issue number)');
     const running = this.runningFor(input.repo);
@@ -164,7 +180,7 @@ export class FleetHost implements Host {
     if (scope === "worker") {
       return { scope, registration, plan: null, issue: null, workers: running ? running.project.workerRows() : [], source: null, ...extra };
     }
-    const { plan, source } = await this.currentPlan(input.repo);
+    const { plan, source } = await this.currentPlan(input.repo, as);
     if (scope === "project") return { scope, registration, plan: pagePlan(plan, input.detail === true, input.cursor), issue: null, workers: [], source, ...extra };
     return { scope, registration, plan: null, issue: locateIssue(plan, input.issue!), workers: [], source, ...extra };
   }
@@ -173,7 +189,7 @@ export class FleetHost implements Host {
    * The plan status shows: from the running fleet's last tick while recent (no request to GitHub),
    * else gathered afresh with the fleet's overlap holds still in its frontier; the answer says which.
    */
-  private async currentPlan(repo: string | undefined): Promise<{ plan: PlanOutput; source: NonNullable<StatusResult["source"]> }> {
+  private async currentPlan(repo: string | undefined, as: CallerAccess): Promise<{ plan: PlanOutput; source: NonNullable<StatusResult["source"]> }> {
     const running = this.runningFor(repo);
     const view = running?.project.view();
     const now = this.clock();
@@ -189,14 +205,13 @@ export class FleetHost implements Host {
           preconditions: running.connected.preconditions,
           rateLimit: conn.forge.rateLimit(),
           requests: { total: 0, counted: 0, notModified: 0 },
-          heldForOverlap: running.project.report()?.overlap_held ?? [],
+          fleet: running.project.report(),
         });
         return { plan, source: { from: "fleet_tick", at: view.at.toISOString(), age_seconds: Math.round(age * 10) / 10 } };
       }
     }
-    const plan = await this.plan(repo);
-    const held = (running?.project.report()?.overlap_held ?? []).filter((h) => plan.dispatch.some((d) => d.number === h.issue));
-    return { plan: { ...plan, held_for_overlap: held }, source: { from: "gathered", at: now.toISOString(), age_seconds: 0 } };
+    const plan = await this.plan(repo, as);
+    return { plan: { ...plan, ...fleetRows(running?.project.report(), plan.dispatch) }, source: { from: "gathered", at: now.toISOString(), age_seconds: 0 } };
   }
 
   // ---- projects ---------------------------------------------------------------------------------
@@ -211,14 +226,14 @@ export class FleetHost implements Host {
   }
 
   /** `as.env`: the registering session's environment (token, API URL, worker variables); the state dir stays ours. */
-  async start(input: ProjectStartInput, onStep: StepListener = () => undefined, as: { env?: NodeJS.ProcessEnv } = {}): Promise<ProjectResult> {
+  async start(input: ProjectStartInput, onStep: StepListener = () => undefined, as: CallerAccess = {}): Promise<ProjectResult> {
     if (!input.dry_run && !input.worker_command) {
       throw new UsageError('project_start: worker_command is required (the shell command that starts one agent in its worktree), unless dry_run is true');
     }
     const overrides: Record<string, unknown> = { ...(input.config ?? {}) };
     if (input.selectors) overrides.selectors = input.selectors;
     const hostEnv = this.options.env ?? process.env;
-    const projectEnv = as.env ? { ...as.env, AFK_STATE_DIR: stateDir(hostEnv) } : undefined;
+    const projectEnv = as.env ? this.withOurState(as.env) : undefined;
     const connected = await this.open(input.repo, { overrides, ...(input.base ? { base: input.base } : {}), ...(projectEnv ? { env: projectEnv } : {}) }, true);
     const { conn } = connected;
     onStep(connectedStep(connected));
@@ -336,6 +351,11 @@ export class FleetHost implements Host {
     };
   }
 
+  /** A record in a running project's supervisor lane (a warning also reaches the sessions listening). */
+  note(repo: string, level: "info" | "warn", event: string, msg: string): void {
+    this.runningFor(repo)?.project.log(level, event, msg);
+  }
+
   async reset(input: ProjectResetInput): Promise<ProjectResult> {
     const running = this.requireRunning(input.repo, "project_reset");
     running.project.reset();
@@ -438,42 +458,12 @@ export class FleetHost implements Host {
     return lanes;
   }
 
-  async takeover(input: TakeoverInput): Promise<TakeoverResult> {
-    const listing = input.list || input.instance === undefined;
+  async takeover(input: TakeoverInput, as: CallerAccess = {}): Promise<TakeoverResult> {
     // Listing reads refs only; taking claims writes them, so it needs the probed namespace.
     // A running project's repository is read and written with that project's access (its session's token).
     const running = this.runningFor(input.repo);
-    const { lease, conn, namespace: probed } = running ? running.connected : listing ? await this.project(input.repo) : await this.open(input.repo, {}, true);
-    const namespace = probed?.namespace ?? conn.config.namespace;
-    const entries = await conn.refs.list(`${namespace}/`);
-    const { claims, heartbeats } = parseNamespace(namespace, entries);
-    const rows = lease.instances(claims, heartbeats).map((r) => ({
-      instance: r.instance,
-      host: r.host,
-      claims: r.claims,
-      claim_count: r.claims.length,
-      heartbeat_at: r.heartbeatAt,
-      heartbeat_age_seconds: r.heartbeatAgeSeconds,
-      fresh: r.fresh,
-      is_me: r.isMe,
-      this_daemon: r.isMe && this.options.daemon === true,
-    }));
-    if (listing || input.instance === undefined) {
-      return {
-        action: "list",
-        instances: rows,
-        from: null,
-        taken: [],
-        lost: [],
-        message:
-          rows.length === 0
-            ? "no fleet instance has claims or a heartbeat in this repository"
-            : `${rows.length} instance(s); take one with takeover {instance, confirm?}`,
-      };
-    }
-    const outcome = await lease.takeover(input.instance, claims, heartbeats, input.confirm ?? false);
-    if (outcome.action === "taken" && outcome.taken.length > 0) await lease.heartbeat(true);
-    return takeoverResult(outcome, rows);
+    const listing = input.list || input.instance === undefined;
+    return takeoverOn(running ? running.connected : await this.access(input.repo, as, !listing), input, this.options.daemon === true);
   }
 }
 

@@ -7,16 +7,29 @@ import { preconditionsPass } from "./preconditions.js";
 import type { WorkingSet } from "../state/rebuild.js";
 import { UsageError } from "../gh/errors.js";
 import { reviewNeed } from "../state/reviews.js";
+import type { TickReport } from "../fleet/tick-report.js";
 
 export interface PlanFacts {
   set: WorkingSet;
-  /** The running fleet's last pass: issues it started later for overlap. */
-  heldForOverlap?: PlanOutput["held_for_overlap"];
+  /** The running fleet's last pass: issues it started later for overlap, conflict holds and pairs. */
+  fleet?: Pick<TickReport, "overlap_held" | "conflict_held" | "conflict_pairs"> | null;
   login: string;
   base: string;
   preconditions: Precondition[];
   rateLimit: RateLimit | null;
   requests: { total: number; counted: number; notModified: number };
+}
+
+/** What the running fleet's last pass adds to a plan: overlap holds (while the issue still waits), conflict holds, conflicting pairs. */
+export function fleetRows(
+  fleet: PlanFacts["fleet"] | undefined,
+  dispatch: ReadonlyArray<{ number: number }>,
+): Pick<PlanOutput, "held_for_overlap" | "conflict_holds" | "conflicting_pairs"> {
+  return {
+    held_for_overlap: (fleet?.overlap_held ?? []).filter((h) => dispatch.some((d) => d.number === h.issue)),
+    conflict_holds: fleet?.conflict_held ?? [],
+    conflicting_pairs: fleet?.conflict_pairs ?? [],
+  };
 }
 
 export function planView(facts: PlanFacts): PlanOutput {
@@ -36,7 +49,7 @@ export function planView(facts: PlanFacts): PlanOutput {
     preconditions: facts.preconditions,
     ready: preconditionsPass(facts.preconditions),
     dispatch: set.frontier.dispatch.map((d) => ({ number: d.number, title: d.title, selector: d.selector, high: d.high, attempt: d.attempt })),
-    held_for_overlap: facts.heldForOverlap ?? [],
+    ...fleetRows(facts.fleet, set.frontier.dispatch),
     excluded: set.frontier.excluded.map((e) => ({ number: e.number, reason: e.reason.kind, text: e.text })),
     mine: set.mine.map((m) => ({
       issue: m.issue,
@@ -109,6 +122,8 @@ export function renderPlan(plan: PlanOutput): string {
   }
   if (plan.totals.dispatch === 0) lines.push("  (nothing to dispatch)");
   for (const h of plan.held_for_overlap) lines.push(`  held back for overlap: #${h.issue} (in-flight work changes ${h.paths.join(", ")}); #${h.instead} started first`);
+  for (const h of plan.conflict_holds) lines.push(`  conflict retry waiting: #${h.issue} (PR #${h.pr} conflicts in ${h.files.join(", ")}) until ${h.waiting_for.map((n) => `#${n}`).join(", ")} landed, at most ${h.max_seconds} s (${h.held_seconds} s so far)`);
+  for (const p of plan.conflicting_pairs) lines.push(`  conflicting pair: #${p.a} and #${p.b} in ${p.files.join(", ")}`);
   const reasons = Object.entries(plan.excluded_by_reason).map(([k, n]) => `${n} ${k}`);
   lines.push("", `excluded (${plan.totals.excluded}${reasons.length ? `: ${reasons.join(", ")}` : ""}):`);
   for (const e of plan.excluded) lines.push(`  #${e.number}  ${e.text}`);

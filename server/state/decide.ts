@@ -9,6 +9,7 @@ import { classifyNoPr } from "./classify.js";
 import type { VerdictKind } from "./markers.js";
 import { pinnedHead } from "./review-stage.js";
 import { earlyConflicts, overlapOrder, type OverlapHold } from "./overlap.js";
+import { conflictWaitsFor, landingOrder, type ConflictHold, type ConflictWaitInput, type PairConflict, type PendingConflict } from "./conflicts.js";
 
 export type WorkerState = "running" | "exited" | "none";
 
@@ -69,8 +70,12 @@ export interface DecideInput {
   trainMax?: number;
   /** The review stage (`review.command` set): green PRs are reviewed before they land. */
   review?: { maxRounds: number } | null;
-  /** Issue → files that conflict when its PR's head is merged with the new base (checked after a landing). */
-  conflicts?: ReadonlyMap<number, readonly string[]>;
+  /** Issue → its PR's head does not merge with the base (seen after a landing, at a sync, or when the base moved). */
+  conflicts?: ReadonlyMap<number, PendingConflict>;
+  /** Let a conflict retry wait for the in-flight work that changes its files (`conflicts.wait`); null: retry at once. */
+  conflictWait?: ConflictWaitInput | null;
+  /** Pairs of in-flight heads that do not merge with each other: the fewest conflicts land first. */
+  pairs?: readonly PairConflict[];
   /** Overlap-aware dispatch: paths each ready issue names, and the files in-flight PRs change. */
   overlap?: { pathsOf: ReadonlyMap<number, readonly string[]>; inFlight: ReadonlySet<string> } | null;
 }
@@ -120,6 +125,8 @@ export interface Decision {
   overlapHolds: OverlapHold[];
   /** The landing slot after this tick's decisions: kept while its PR still waits for CI, else free. */
   landingSlot: number | null;
+  /** Conflict retries that wait for in-flight work changing the same files to land. */
+  conflictHolds: ConflictHold[];
 }
 
 /** The attempt a retry starts: one more than the retries so far (attempt labels count retries). */
@@ -189,7 +196,9 @@ export function decide(input: DecideInput): Decision {
   const births: Action[] = [];
   const maxKills = input.maxKills ?? 2;
   let running = 0;
-  const conflicted = new Map(earlyConflicts(input.set.mine, input.conflicts ?? new Map()).map((c) => [c.issue, c]));
+  const pending = input.conflicts ?? new Map<number, PendingConflict>();
+  const conflicted = new Map(earlyConflicts(input.set.mine, new Map([...pending].map(([n, c]) => [n, c.files]))).map((c) => [c.issue, c]));
+  const conflictHolds: ConflictHold[] = [];
   // A PR synced with the base whose CI still runs holds the landing slot: the others wait.
   const slot = input.landingSlot ?? null;
   const slotHolder = slot === null ? undefined : input.set.mine.find((m) => m.issue === slot && m.issueOpen && m.status !== "failure");
@@ -199,7 +208,7 @@ export function decide(input: DecideInput): Decision {
   const riders: Array<Extract<Action, { kind: "land" }>> = [];
   let trainAt = -1;
 
-  for (const claim of input.set.mine) {
+  for (const claim of landingOrder(input.set.mine, input.pairs ?? [])) {
     const local = input.local.get(claim.issue) ?? { worker: "none" as const };
     if (local.worker === "running") running += 1;
 
@@ -217,10 +226,18 @@ export function decide(input: DecideInput): Decision {
 
     const conflict = conflicted.get(claim.issue);
     if (conflict) {
-      // A landing left this PR unmergeable: retry now with the paths named, instead of spending
-      // its CI run and its landing turn to find out.
+      // The PR no longer merges with the base: retry with the paths named, instead of spending
+      // its CI run and its landing turn to find out; but first wait for the in-flight work that
+      // changes the same files to land, or the retry conflicts again.
+      const seen = pending.get(claim.issue)!;
+      const waitingFor = input.conflictWait && !input.stopping ? conflictWaitsFor(claim.issue, seen, input.set.mine, pending, input.conflictWait) : [];
+      if (waitingFor.length > 0) {
+        conflictHolds.push({ issue: claim.issue, pr: conflict.pr, files: conflict.files, waitingFor, heldSeconds: seen.heldSeconds, maxSeconds: input.conflictWait!.maxSeconds });
+        continue;
+      }
       const files = conflict.files.join(", ");
-      actions.push(failureAction(claim, input, { kind: "gate", summary: `the base moved and merging it into PR #${conflict.pr} conflicts in ${files} (seen early, after a landing)`, excerpt: conflict.files.join("\n") }));
+      const where = seen.source === "landing" ? `merging the base into PR #${conflict.pr} conflicts in ${files}` : `the base moved and merging it into PR #${conflict.pr} conflicts in ${files} (seen early, ${seen.source === "early" ? "after a landing" : "the base moved"})`;
+      actions.push(failureAction(claim, input, { kind: "gate", summary: where, excerpt: conflict.files.join("\n") }));
       continue;
     }
     switch (claim.status) {
@@ -377,7 +394,7 @@ export function decide(input: DecideInput): Decision {
       if (retry.kind !== "retry") continue;
       ordered.push(retry, { kind: "release", issue: retry.issue, sha: retry.sha, why: "the project is stopping between two attempts", killWorker: false });
     }
-    return { actions: ordered, workers: running, birthsHeld: "stopping", overlapHolds: [], landingSlot };
+    return { actions: ordered, workers: running, birthsHeld: "stopping", overlapHolds: [], landingSlot, conflictHolds };
   }
 
   let room = Math.max(0, input.target - running);
@@ -416,5 +433,5 @@ export function decide(input: DecideInput): Decision {
     }
   }
   const workers = input.target - room;
-  return { actions: ordered, workers: Math.min(input.target, Math.max(workers, running)), birthsHeld, overlapHolds, landingSlot };
+  return { actions: ordered, workers: Math.min(input.target, Math.max(workers, running)), birthsHeld, overlapHolds, landingSlot, conflictHolds };
 }

@@ -1,12 +1,17 @@
 // Which refs in the fleet's namespace nobody will ever use again: the heartbeat of an instance
 // that holds no claim and whose lease expired more than one TTL ago (a host that died or was
-// replaced), and a namespace probe older than an hour (a host killed mid-probe). Any host may
+// replaced), and a namespace probe older than ten minutes (a host killed mid-probe). Any host may
 // delete them; the delete is a compare-and-swap from the sha seen, so a ref that moved since
 // (an instance that came back) is left alone. Pure: entries and now in, refs to delete out.
 import type { RefEntry } from "./ports.js";
 import { parseNamespace } from "./claims.js";
 
-export const PROBE_MAX_AGE_SECONDS = 3_600;
+/**
+ * A probe lives for a second. Ten minutes leaves room for hosts whose clocks disagree, and
+ * deleting a probe that is still in use costs its host nothing: its create already proved the
+ * namespace writable, and deleting a ref that is gone counts as done (gh/gitrefs.ts).
+ */
+export const PROBE_MAX_AGE_SECONDS = 600;
 export const PROBE_HEADER = "afk-probe";
 
 export interface GarbageRef {
@@ -23,6 +28,8 @@ export interface GarbageInput {
   ttlSeconds: number;
   /** This instance: its own heartbeat is never garbage. */
   me: string;
+  /** Age past which a probe is garbage; PROBE_MAX_AGE_SECONDS unless the loop's time is scaled. */
+  probeMaxAgeSeconds?: number;
 }
 
 export function formatProbeMessage(instance: string, at: Date): string {
@@ -53,7 +60,7 @@ export function findGarbage(input: GarbageInput): GarbageRef[] {
     if (!entry.ref.startsWith(probePrefix) || entry.ref === `${probePrefix}${input.me}`) continue;
     const at = probeTime(entry.message);
     // A probe lives for a second; one without a time predates timed probes, so it is old too.
-    if (at === null || (now - at) / 1000 > PROBE_MAX_AGE_SECONDS) {
+    if (at === null || (now - at) / 1000 > (input.probeMaxAgeSeconds ?? PROBE_MAX_AGE_SECONDS)) {
       out.push({ ref: entry.ref, sha: entry.sha, why: at === null ? "a namespace probe with no time (left by a host killed mid-probe)" : `a namespace probe written ${Math.round((now - at) / 60_000)} min ago` });
     }
   }

@@ -7,7 +7,8 @@ import { readFileSync, renameSync, writeFileSync } from "node:fs";
 import { readFile, rm, stat, writeFile, rename } from "node:fs/promises";
 import { join } from "node:path";
 import { parseProcStat } from "./liveness.js";
-import { endGroup, FileFollower, groupAlive, LineSplitter, outputFiles, type OutputStream, type TailLine, type WorkerExit, type WorkerHandle } from "./spawn.js";
+import { FileFollower, outputFiles } from "./output-files.js";
+import { endGroup, groupAlive, LineSplitter, type OutputStream, type TailLine, type WorkerExit, type WorkerHandle } from "./spawn.js";
 
 export interface PidRecord {
   pid: number;
@@ -133,6 +134,9 @@ export interface AdoptedOutput {
   /** The worker's output directory (spawn.ts `outputDir`). */
   dir: string;
   onLine: (stream: OutputStream, line: string) => void;
+  /** The cap on each file (spawn.ts `outputMaxBytes`). */
+  maxBytes?: number;
+  onTruncated?: (stream: OutputStream, dropped: number) => void;
 }
 
 /**
@@ -142,6 +146,12 @@ export interface AdoptedOutput {
  * lanes, or sits in the files). Everything else reads the worktree, as for any worker.
  */
 export function adoptedHandle(record: PidRecord, graceMs = 10_000, output?: AdoptedOutput): WorkerHandle {
+  // A daemon that died while it cut an output file left the group stopped (output-files.ts).
+  try {
+    process.kill(-record.pgid, "SIGCONT");
+  } catch {
+    // The group is gone: the watch below sees it.
+  }
   const adoptedAt = Date.now();
   let lastOutput = adoptedAt;
   const ring: TailLine[] = [];
@@ -161,10 +171,15 @@ export function adoptedHandle(record: PidRecord, graceMs = 10_000, output?: Adop
       followers.push(
         stat(files[name]).then(
           (s) =>
-            new FileFollower(files[name], s.size, (text) => {
-              lastOutput = Date.now();
-              splitter.push(text);
-            }).start(),
+            new FileFollower(
+              files[name],
+              s.size,
+              (text) => {
+                lastOutput = Date.now();
+                splitter.push(text);
+              },
+              output.maxBytes === undefined ? undefined : { maxBytes: output.maxBytes, pgid: record.pgid, onTruncated: (dropped) => output.onTruncated?.(name, dropped) },
+            ).start(),
           () => null,
         ),
       );

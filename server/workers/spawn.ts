@@ -19,12 +19,11 @@
 // anywhere: the shell is spawned explicitly with the user's command as its one `-c` argument.
 import { spawn, type ChildProcess } from "node:child_process";
 import { accessSync, closeSync, constants as fsConstants, fstatSync, lstatSync, openSync } from "node:fs";
-import { open, type FileHandle } from "node:fs/promises";
-import { basename, isAbsolute, join } from "node:path";
-import { StringDecoder } from "node:string_decoder";
+import { basename, isAbsolute } from "node:path";
 import { processGroupMembers } from "./liveness.js";
+import { FileFollower, outputFiles, type OutputStream } from "./output-files.js";
 
-export type OutputStream = "stdout" | "stderr";
+export type { OutputStream } from "./output-files.js";
 
 export interface TailLine {
   stream: OutputStream;
@@ -64,6 +63,10 @@ export interface StartWorkerOptions {
    * there and we follow them, so it survives our death. Without it, output goes through pipes.
    */
   outputDir?: string;
+  /** With `outputDir`: each file is cut, with a marker, once it passed this many bytes and was read (output-files.ts). */
+  outputMaxBytes?: number;
+  /** Called after a file was cut, with the bytes cut. */
+  onOutputTruncated?: (stream: OutputStream, dropped: number) => void;
   /**
    * Called synchronously the moment the process exists, before anything is awaited: the place
    * to record its pid, so that a host killed right after the spawn still leaves a trace of it.
@@ -175,67 +178,6 @@ export class LineSplitter {
   }
 }
 
-/** The files a worker's output goes to in `dir`. */
-export function outputFiles(dir: string): Record<OutputStream, string> {
-  return { stdout: join(dir, "stdout.log"), stderr: join(dir, "stderr.log") };
-}
-
-const FOLLOW_MS = 200;
-const FOLLOW_CHUNK = 64 * 1024;
-
-/**
- * Follows a growing file from `offset`, handing what it reads to `onText`. Reads are polled
- * (a worker's output is read for its lines and its liveness, where a fifth of a second is
- * nothing) and never overlap; `drain()` reads to the end once more, `close()` stops.
- */
-export class FileFollower {
-  private handle: FileHandle | null = null;
-  private reading: Promise<void> = Promise.resolve();
-  private readonly decoder = new StringDecoder("utf8");
-  private timer: NodeJS.Timeout | null = null;
-  private closed = false;
-
-  constructor(
-    private readonly path: string,
-    private offset: number,
-    private readonly onText: (text: string) => void,
-  ) {}
-
-  start(): this {
-    this.timer = setInterval(() => void this.drain(), FOLLOW_MS);
-    this.timer.unref();
-    return this;
-  }
-
-  drain(): Promise<void> {
-    this.reading = this.reading.then(() => this.readAvailable()).catch(() => undefined);
-    return this.reading;
-  }
-
-  private async readAvailable(): Promise<void> {
-    if (this.closed) return;
-    this.handle ??= await open(this.path, "r");
-    const buffer = Buffer.allocUnsafe(FOLLOW_CHUNK);
-    for (;;) {
-      const { bytesRead } = await this.handle.read(buffer, 0, FOLLOW_CHUNK, this.offset);
-      if (bytesRead === 0) return;
-      this.offset += bytesRead;
-      this.onText(this.decoder.write(buffer.subarray(0, bytesRead)));
-    }
-  }
-
-  /** Reads what is left, then stops following. */
-  async close(): Promise<void> {
-    if (this.timer) clearInterval(this.timer);
-    await this.drain();
-    this.closed = true;
-    const rest = this.decoder.end();
-    if (rest) this.onText(rest);
-    await this.handle?.close().catch(() => undefined);
-    this.handle = null;
-  }
-}
-
 const TAIL_LINE_MAX = 2_000;
 const DRAIN_MS = 2_000;
 const POLL_MS = 50;
@@ -290,6 +232,8 @@ async function waitGroupGone(pgid: number, ms: number): Promise<boolean> {
 export async function endGroup(pgid: number, graceMs: number): Promise<void> {
   if (!(await groupAlive(pgid))) return;
   signalGroup(pgid, "SIGTERM");
+  // A group stopped while its output file was cut (a daemon that died then) only sees the TERM once continued.
+  signalGroup(pgid, "SIGCONT");
   if (await waitGroupGone(pgid, graceMs)) return;
   signalGroup(pgid, "SIGKILL");
   await waitGroupGone(pgid, 5_000);
@@ -412,10 +356,15 @@ export async function startWorker(opts: StartWorkerOptions): Promise<WorkerHandl
     const files = outputFiles(opts.outputDir);
     for (const name of ["stdout", "stderr"] as const) {
       followers.push(
-        new FileFollower(files[name], 0, (text) => {
-          lastOutput = Date.now();
-          splitters[name].push(text);
-        }).start(),
+        new FileFollower(
+          files[name],
+          0,
+          (text) => {
+            lastOutput = Date.now();
+            splitters[name].push(text);
+          },
+          opts.outputMaxBytes === undefined ? undefined : { maxBytes: opts.outputMaxBytes, pgid: pid, onTruncated: (dropped) => opts.onOutputTruncated?.(name, dropped) },
+        ).start(),
       );
     }
   } else {

@@ -14,6 +14,7 @@ import type { BirthInput } from "../worker-runs.js";
 import type { WatchedHead } from "../../state/wake.js";
 import type { RequiredChecks } from "../../state/ports.js";
 import type { LandingsInFlight } from "../landings-in-flight.js";
+import type { ConflictWatch } from "../conflict-watch.js";
 
 export interface FleetRuntime {
   readonly registration: Registration;
@@ -25,8 +26,8 @@ export interface FleetRuntime {
   landingSlot: number | null;
   /** Landings that wait (a gate, a train, a merge queue), run beside the loop. */
   readonly inFlight: LandingsInFlight<TickScope>;
-  /** Issue → files its PR conflicts in with a base a landing just made: decided on the next pass. */
-  readonly earlyConflicts: Map<number, string[]>;
+  /** PRs seen not to merge with the base (decided on the next pass), pairs, conflict holds. */
+  readonly conflicts: ConflictWatch;
   /** Births are held (a stop, the breaker, a quota pause). */
   birthsHeld(): boolean;
   /** Starts a worker for a claim we hold; false when it could not start. */

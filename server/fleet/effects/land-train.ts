@@ -10,7 +10,7 @@ import { afterLanding, checkEarlyConflicts } from "./land.js";
 export const landTrain = defineEffect("land_train", async (fleet, tick, action) => {
   // A landing in the background holds the line; a synced PR whose CI runs lands first.
   if (fleet.inFlight.pending() || fleet.landingSlot !== null) return;
-  const riders = action.members.filter((m) => !fleet.earlyConflicts.has(m.issue));
+  const riders = action.members.filter((m) => !fleet.conflicts.has(m.issue));
   if (riders.length === 0) return;
   const members = riders.map((m) => ({ ...m, claimSha: m.sha, title: tick.issues.get(m.issue)?.title ?? `#${m.issue}` }));
   // A train waits for its gate: in the background, so the tick goes on; a later tick takes it.

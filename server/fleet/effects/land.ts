@@ -14,7 +14,7 @@ export const land = defineEffect("land", async (fleet, tick, action) => {
   // held by another host holds the rest of the line too.
   if (action.exclusive && (fleet.landingSlot !== null || tick.events.blocked.length > 0)) return;
   // A landing earlier in this pass left it unmergeable: the next pass retries it.
-  if (fleet.earlyConflicts.has(action.issue)) return;
+  if (fleet.conflicts.has(action.issue)) return;
   const issue = tick.issues.get(action.issue);
   const input = { issue: action.issue, title: issue?.title ?? `#${action.issue}`, claimSha: action.sha, pr: action.pr, head: action.head };
   const required = tick.required;
@@ -64,6 +64,8 @@ export async function afterLanding(fleet: FleetRuntime, tick: TickScope, action:
       }
       return;
     case "conflict":
+      // In-flight work changes the same files: the retry waits for it to land (server/state/conflicts.ts).
+      if (fleet.conflicts.waitsNow(n, action.pr, action.head, outcome.files, tick.set)) return;
       await failedAttempt(fleet, tick, action, {
         kind: "gate",
         summary: `merging ${fleet.registration.base} into the branch conflicts in ${outcome.files.join(", ")}`,
@@ -97,8 +99,8 @@ export async function checkEarlyConflicts(fleet: FleetRuntime, tick: TickScope, 
     if (m.issue === landed || m.pr === null || m.head === null) continue;
     const files = await conflictingFiles(fleet.deps.workRepo.repoDir, baseTip, m.head).catch(() => null);
     if (!files || files.length === 0) continue;
-    fleet.earlyConflicts.set(m.issue, files);
-    fleet.log("info", "early_conflict", `#${m.issue}: PR #${m.pr} no longer merges with ${fleet.registration.base} after #${landed} landed: conflicts in ${files.join(", ")}`, m.issue, { pr: m.pr, files, landed });
+    fleet.conflicts.note(m.issue, m.pr, m.head, files, "early");
+    fleet.log("info", "early_conflict", `#${m.issue}: PR #${m.pr} no longer merges with ${fleet.registration.base} after #${landed} landed: conflicts in ${files.join(", ")}`, m.issue, { pr: m.pr, files, landed, source: "early" });
   }
 }
 
