@@ -138,4 +138,37 @@ describe("claims on the forge", () => {
     const refs = await observedRefs();
     assert.equal(refs.heartbeats.find((h) => h.instance === "beater")?.at, now.toISOString());
   });
+
+  it("concurrent heartbeats (the tick, a landing wait, the keep-alive timer) write one at a time and none fails", async () => {
+    let now = new Date("2026-01-01T00:00:00Z");
+    const lease = await leaseFor("crowd", () => now);
+    assert.equal(await lease.heartbeat(), true);
+    now = new Date(now.getTime() + 61_000);
+    // Without one write at a time, the CAS writes from one remembered sha would race.
+    const wrote = await Promise.all([lease.heartbeat(true), lease.heartbeat(true), lease.heartbeat(), lease.heartbeat(true)]);
+    assert.deepEqual(wrote, [true, true, false, true], "forced writes each write; the unforced one finds it fresh");
+    assert.equal((await observedRefs()).heartbeats.find((h) => h.instance === "crowd")?.at, now.toISOString());
+  });
+
+  it("keepAlive beats on its own timer while nothing else calls heartbeat, and stops when told", async () => {
+    const refs = new GitRefStore({ controlDir: join(await tempDir("afk-alive-"), "control.git"), remoteUrl: forge.gitUrl, token: forge.token });
+    // A one-second period: the host's tick never runs here, as when a tick is stuck behind a slow call.
+    const lease = new Lease(refs, { namespace: NS, ttlSeconds: 3, heartbeatSeconds: 1 }, "alive", "alive-host");
+    const failures: unknown[] = [];
+    const stop = lease.keepAlive((error) => failures.push(error));
+    const seen = new Set<string>();
+    const deadline = Date.now() + 120_000;
+    while (seen.size < 3) {
+      if (Date.now() > deadline) assert.fail(`keepAlive wrote ${seen.size} distinct heartbeat(s) in two minutes, expected 3`);
+      const mine = (await observedRefs()).heartbeats.find((h) => h.instance === "alive");
+      if (mine) seen.add(mine.sha);
+      await new Promise((r) => setTimeout(r, 200));
+    }
+    stop();
+    await lease.retire();
+    assert.deepEqual(failures, []);
+    // Stopped: nothing writes the heartbeat again after the retire.
+    await new Promise((r) => setTimeout(r, 2_500));
+    assert.equal((await observedRefs()).heartbeats.find((h) => h.instance === "alive"), undefined);
+  });
 });
