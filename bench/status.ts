@@ -7,21 +7,11 @@ import { InMemoryTransport } from "@modelcontextprotocol/sdk/inMemory.js";
 import { startForge } from "../server/localforge/index.js";
 import { FleetHost } from "../server/host/host.js";
 import { createServer } from "../server/server.js";
-import { quantile } from "./fleet-harness.js";
+import { quantile, timed } from "./fleet-harness.js";
 import { round, type BenchContext, type Figure, type Section, type SectionResult } from "./section.js";
 
 const ISSUES = 1000;
 const REPO = "afk/demo";
-
-async function timed(calls: number, fn: () => Promise<unknown>): Promise<number[]> {
-  const out: number[] = [];
-  for (let i = 0; i < calls; i += 1) {
-    const t0 = performance.now();
-    await fn();
-    out.push(performance.now() - t0);
-  }
-  return out;
-}
 
 export function statusSection(): Section {
   return {

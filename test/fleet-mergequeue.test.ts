@@ -5,25 +5,24 @@
 // removal as a red gate — the retry's brief carries the queue's reason — after which the fixed
 // attempt lands through the queue too. The fleet never calls the REST merge, and every commit on
 // the base's first-parent line is a merge group CI passed on, exactly as it stands.
-import { after, describe, it } from "node:test";
+import { describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
-import { FleetHost } from "../server/host/host.js";
 import { startCiRunner } from "../server/demo/ci-runner.js";
 import { api, git, repoPath, startTestForge, tempDir } from "./support/forge-fixtures.js";
+import { cleanupsAfterFile, COMMIT_WORK, fleetHost, readyIssues, tasks } from "./support/fleet-fixtures.js";
+import { waitFor } from "./support/wait.js";
 
 const REPO = "afk/demo";
-const READY = "ready-for-agent";
 
 // A later attempt knows what the queue said (its brief) and adds the fix.
 const WORKER = [
   "#!/bin/sh",
   'cat > "brief-$AFK_ISSUE-$AFK_ATTEMPT.md"',
-  'echo "work for $AFK_ISSUE" > "work-$AFK_ISSUE.txt"',
   'if [ "$AFK_ATTEMPT" -gt 1 ]; then echo fixed > fixed.txt; fi',
   'mv "brief-$AFK_ISSUE-$AFK_ATTEMPT.md" "$AFK_BRIEF_COPY_DIR/" 2>/dev/null || true',
-  'git add -A && git -c user.name=w -c user.email=w@example.com -c commit.gpgsign=false commit -qm "work for #$AFK_ISSUE"',
+  ...COMMIT_WORK,
   "",
 ].join("\n");
 
@@ -36,17 +35,13 @@ interface Rec {
   msg?: string;
 }
 
-const cleanups: Array<() => Promise<unknown>> = [];
-after(async () => {
-  for (const c of cleanups.reverse()) await c().catch(() => undefined);
-});
+const cleanups = cleanupsAfterFile();
 
 describe("the fleet on a base that requires a merge queue", () => {
   it("enqueues gated PRs, lands them through the queue, and retries a removal with the queue's reason", async () => {
     const forge = await startTestForge();
     cleanups.push(() => forge.dispose());
-    assert.equal((await api(forge, "POST", repoPath(forge, "/labels"), { name: READY, color: "0e8a16" })).status, 201);
-    for (const i of [1, 2]) assert.equal((await api(forge, "POST", repoPath(forge, "/issues"), { title: `Task ${i}`, body: "", labels: [READY] })).status, 201);
+    await readyIssues(forge, tasks(2));
     const ruleset = await api(forge, "POST", repoPath(forge, "/rulesets"), {
       name: "queue",
       enforcement: "active",
@@ -65,12 +60,7 @@ describe("the fleet on a base that requires a merge queue", () => {
     await writeFile(join(dir, "worker.sh"), WORKER);
     const ci = startCiRunner({ apiUrl: forge.apiUrl, token: forge.token, repo: REPO, gitUrl: forge.gitUrl, workDir: join(dir, "ci"), intervalMs: 200, testCommand: ["sh", "-c", CI_TEST] });
     cleanups.push(() => ci.stop());
-    const env = { GITHUB_API_URL: forge.apiUrl, GITHUB_TOKEN: forge.token, AFK_STATE_DIR: join(dir, "state"), PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: process.env.HOME ?? dir, AFK_BRIEF_COPY_DIR: briefs };
-    const host = new FleetHost({ env, timeScale: 1 });
-    cleanups.push(async () => {
-      await host.stop({ repo: REPO, stop_workers: true }).catch(() => undefined);
-      await host.close();
-    });
+    const host = fleetHost(forge, dir, cleanups, { AFK_BRIEF_COPY_DIR: briefs });
     await host.start({
       repo: REPO,
       worker_command: `sh ${join(dir, "worker.sh")}`,
@@ -80,13 +70,11 @@ describe("the fleet on a base that requires a merge queue", () => {
     });
 
     const supervisor = async (): Promise<Rec[]> => (await host.logs({ repo: REPO, lane: "supervisor", tail_lines: 5000 })).records as unknown as Rec[];
-    const deadline = Date.now() + 5 * 60_000;
-    for (;;) {
-      const merged = (await supervisor()).filter((r) => r.event === "merged");
-      if (merged.length >= 2) break;
-      assert.ok(Date.now() < deadline, `only ${merged.length} of 2 issues landed: ${JSON.stringify((await supervisor()).slice(-15))}`);
-      await new Promise((resolve) => setTimeout(resolve, 250));
-    }
+    await waitFor("2 issues to land", async () => (await supervisor()).filter((r) => r.event === "merged").length >= 2, {
+      deadlineMs: 5 * 60_000,
+      intervalMs: 250,
+      explain: async () => JSON.stringify((await supervisor()).slice(-15)),
+    });
 
     const recs = await supervisor();
     const retries = recs.filter((r) => r.event === "retry");
