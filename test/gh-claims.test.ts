@@ -11,6 +11,7 @@ import type { Snapshot } from "../server/state/snapshot.js";
 import { DEFAULT_CONFIG } from "../schemas/config.js";
 import { startTestForge, tempDir, type TestForge } from "./support/forge-fixtures.js";
 import { snapshotIssue } from "./support/snapshots.js";
+import { waitFor } from "./support/wait.js";
 
 const NS = "refs/afk";
 const TTL = 600;
@@ -157,13 +158,15 @@ describe("claims on the forge", () => {
     const failures: unknown[] = [];
     const stop = lease.keepAlive((error) => failures.push(error));
     const seen = new Set<string>();
-    const deadline = Date.now() + 120_000;
-    while (seen.size < 3) {
-      if (Date.now() > deadline) assert.fail(`keepAlive wrote ${seen.size} distinct heartbeat(s) in two minutes, expected 3`);
-      const mine = (await observedRefs()).heartbeats.find((h) => h.instance === "alive");
-      if (mine) seen.add(mine.sha);
-      await new Promise((r) => setTimeout(r, 200));
-    }
+    await waitFor(
+      "three distinct heartbeats written by keepAlive alone",
+      async () => {
+        const mine = (await observedRefs()).heartbeats.find((h) => h.instance === "alive");
+        if (mine) seen.add(mine.sha);
+        return seen.size >= 3;
+      },
+      { deadlineMs: 120_000, explain: () => `${seen.size} distinct heartbeat(s) seen; failures: ${failures.map(String).join("; ")}` },
+    );
     stop();
     await lease.retire();
     assert.deepEqual(failures, []);
