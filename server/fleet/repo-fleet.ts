@@ -118,6 +118,13 @@ export class RepoFleet implements FleetRuntime {
   }
 
   private async loop(): Promise<void> {
+    const stopBeating = this.deps.lease.keepAlive((error) => this.log("warn", "heartbeat_failed", `heartbeat failed (tried again within a period): ${errorText(error)}`, undefined, errorData(error)));
+    await this.run().finally(stopBeating);
+    this.stopped = true;
+    if (this.stopping) await this.finish();
+  }
+
+  private async run(): Promise<void> {
     while (!this.stopped) {
       const report = await this.tick();
       // Draining: the fleet ends once no worker is left, each exit handled by a tick.
@@ -132,8 +139,6 @@ export class RepoFleet implements FleetRuntime {
       this.nextTickAt = new Date(this.deps.clock().getTime() + seconds * 1000 * this.deps.timeScale);
       await this.waitForEvent(seconds);
     }
-    this.stopped = true;
-    if (this.stopping) await this.finish();
   }
 
   /**
