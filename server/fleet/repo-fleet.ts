@@ -296,8 +296,7 @@ export class RepoFleet implements FleetRuntime {
       const issues = new Map(snapshot.issues.map((i) => [i.number, i]));
       const events: TickEvents = { pushed: [], blocked: [], settled: [] };
       const scope: TickScope = { set, issues, report, events, required: snapshot.requiredChecks };
-      // Landings that ended in the background are taken first; theirs and running ones' claims are not decided on.
-      const landing = new Set([...(await this.inFlight.finish(scope)), ...this.inFlight.holding()]);
+      const landing = new Set([...(await this.inFlight.finish(scope)), ...this.inFlight.holding()]); // ended ones taken; theirs and running ones' claims not decided on
       const conflictFacts = await this.conflicts.read(set, issues);
       const decision = decide({
         set: landing.size > 0 ? { ...set, mine: set.mine.filter((m) => !landing.has(m.issue)) } : set,
