@@ -152,7 +152,7 @@ function figures(spec: ConflictsSpec, v: Variant): Figure[] {
     // Workers and CI never fail here: every escalation is a conflict on the last attempt.
     { key: k("conflict_failures"), label: label("conflict-caused failed attempts (retries + escalations)"), value: v.conflictRetries + v.escalated },
     { key: k("retries"), label: label("retries, all causes"), value: v.retries },
-    { key: k("early_conflicts"), label: label("  PRs seen unmergeable right after a landing"), value: v.earlyConflicts },
+    { key: k("early_conflicts"), label: label("  early sightings of a PR that no longer merges (after a landing, or the base moved; a held PR is seen again after each landing)"), value: v.earlyConflicts },
     { key: k("overlap_holds"), label: label("  dispatches held back for overlap"), value: v.overlapHolds },
     { key: k("conflict_holds"), label: label("  conflict retries that waited for in-flight work"), value: v.conflictHolds },
     { key: k("pairs"), label: label("  conflicting pairs of in-flight heads seen"), value: v.pairs },

@@ -9,21 +9,11 @@ import { DaemonClient } from "../server/daemon/client.js";
 import { FleetHost } from "../server/host/host.js";
 import { BASE_CONFIG, alive, daemonPid, daemonWorld, teardown, until, workerPids } from "../test/support/daemon-fixtures.js";
 import { idleRegistrationFigures, rss } from "./daemon-idle.js";
-import { quantile } from "./fleet-harness.js";
+import { quantile, timed } from "./fleet-harness.js";
 import { mib, round, type BenchContext, type Figure, type Section, type SectionResult } from "./section.js";
 
 const BIN = fileURLToPath(new URL("../server/bin.js", import.meta.url));
 const REPO = "afk/demo";
-
-async function timed(calls: number, fn: () => Promise<unknown>): Promise<number[]> {
-  const out: number[] = [];
-  for (let i = 0; i < calls; i += 1) {
-    const t0 = performance.now();
-    await fn();
-    out.push(performance.now() - t0);
-  }
-  return out;
-}
 
 function latencyFigures(key: string, label: string, daemon: number[], local: number[]): Figure[] {
   const d50 = quantile(daemon, 0.5)!;

@@ -213,6 +213,17 @@ export function groupsCpuDelta(before: Map<string, number>, after: Map<string, n
   return sum;
 }
 
+/** The wall time of each of `calls` calls of `fn`, one after another, in ms. */
+export async function timed(calls: number, fn: () => Promise<unknown>): Promise<number[]> {
+  const out: number[] = [];
+  for (let i = 0; i < calls; i += 1) {
+    const t0 = performance.now();
+    await fn();
+    out.push(performance.now() - t0);
+  }
+  return out;
+}
+
 export function quantile(values: readonly number[], q: number): number | null {
   if (values.length === 0) return null;
   const sorted = [...values].sort((a, b) => a - b);

@@ -279,13 +279,13 @@ const LandingSchema = z
     train: z
       .strictObject({
         max: intIn(1, 64)
-          .default(1)
+          .default(4)
           .describe('Most green PRs landed together in one train. With 2 or more waiting, they are merged in dispatch order onto the base tip as one commit on a branch `afk/train/<id>` (a draft PR under required CI, so CI runs on it), gated once, and the base fast-forwards to exactly that tree; a red train is bisected (halves, then singles) so the bad PR is retried or escalated with its own evidence and the others land. Trains land by push: under "squash" or "merge" PRs land one at a time. 1: one PR at a time.'),
       })
       .prefault({})
       .describe("Landing trains: one gate run for several green PRs."),
   })
-  .describe("Landing: green PRs land one at a time, each after a sync with the current base and a fresh gate.");
+  .describe("Landing: green PRs land on a gated tree that contains the current base tip, several at once as a train (landing.train.max).");
 
 const WorkerSchema = z
   .strictObject({

@@ -65,6 +65,16 @@ const rows: Row[] = [
     expect: { now: true, heads: [], base: false },
   },
   {
+    name: "local gate: a PR opened while a landing runs in the background waits for its end (which wakes the loop)",
+    input: { gateMode: "local", claims: [green(1), coding(2)], pushed: [{ issue: 2, pr: 102, head: "x" }], landingInFlight: true },
+    expect: { now: false, heads: [], base: false },
+  },
+  {
+    name: "a landing finished while another runs in the background: no tick now",
+    input: { claims: [green(1), green(2), green(3)], landed: true, settled: [1], landingInFlight: true },
+    expect: { now: false, heads: [], base: false },
+  },
+  {
     name: "local gate: checks are never watched",
     input: { gateMode: "local", claims: [ci(1)] },
     expect: { now: false, heads: [], base: false },

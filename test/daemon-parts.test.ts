@@ -5,11 +5,13 @@
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
-import { writeFile } from "node:fs/promises";
+import { readFile, stat, writeFile } from "node:fs/promises";
+import { closeSync, openSync } from "node:fs";
 import { join } from "node:path";
 import { acquireLock, readLock, StateLockHeld } from "../server/daemon/lock.js";
 import { persistentInstance, readInstance } from "../server/daemon/identity.js";
 import { LineReader } from "../server/daemon/protocol.js";
+import { cappedLog } from "../server/daemon/log.js";
 import { adoptedHandle, endOrphan, liveOrphan, processStartTime, writePidFile, type PidRecord } from "../server/workers/orphans.js";
 import { tempDir } from "./support/forge-fixtures.js";
 
@@ -103,5 +105,36 @@ describe("the wire's line reader", () => {
     assert.deepEqual(lines, ['{"a":1}', '{"b":2}']);
     reader.push(Buffer.from("x".repeat(40)));
     assert.equal(oversize, 1);
+  });
+});
+
+describe("the daemon's log", () => {
+  it("is capped: past the cap it moves to daemon.log.1 and starts again with a marker, losing no line of the last two generations", async () => {
+    const dir = await tempDir("afk-dlog-");
+    const path = join(dir, "daemon.log");
+    const fd = openSync(path, "a", 0o600);
+    try {
+      const log = cappedLog({ fd, path, maxBytes: 4_096 });
+      for (let i = 0; i < 1_000; i += 1) log(`line ${i}`);
+      const current = await readFile(path, "utf8");
+      const older = await readFile(`${path}.1`, "utf8");
+      assert.ok(Buffer.byteLength(current) <= 4_096 + 100 && Buffer.byteLength(older) <= 4_096 + 200, "both generations bounded");
+      assert.match(current, /^\S+ afk-mcp daemon: this log passed 4096 bytes; the lines before are in .*daemon\.log\.1\n/);
+      // The two generations end with the newest lines, each once and in order, none cut.
+      const numbers = (older + current).split("\n").map((l) => /: line (\d+)$/.exec(l)?.[1]).filter((n) => n !== undefined).map(Number);
+      assert.equal(numbers.at(-1), 999);
+      numbers.forEach((n, i) => i > 0 && assert.equal(n, numbers[i - 1]! + 1));
+      assert.ok(numbers.length > 50);
+      assert.equal((await stat(`${path}.1`)).mode & 0o777, 0o600, "the older generation is owner-only too");
+      // A descriptor that is not the named file (a terminal, journald) is never cut.
+      const other = join(dir, "other.log");
+      const otherFd = openSync(other, "a", 0o600);
+      const quiet = cappedLog({ fd: otherFd, path, maxBytes: 4_096 });
+      for (let i = 0; i < 300; i += 1) quiet(`kept ${i}`);
+      closeSync(otherFd);
+      assert.equal((await readFile(other, "utf8")).split("\n").filter(Boolean).length, 300);
+    } finally {
+      closeSync(fd);
+    }
   });
 });

@@ -14,6 +14,7 @@ import { workerArgv, workerShellCommand } from "../server/demo/worker-command.js
 import { startForge, type RunningForge } from "../server/localforge/index.js";
 import { renderBrief } from "../server/workers/brief.js";
 import { api, cloneRepo, git, repoPath, tempDir } from "./support/forge-fixtures.js";
+import { waitFor } from "./support/wait.js";
 
 let forge: RunningForge;
 let forgeDir: string;
@@ -354,14 +355,11 @@ describe("the local CI runner", () => {
 
   // eslint-disable-next-line @typescript-eslint/no-explicit-any
   async function completedRun(sha: string, timeoutMs = 30_000): Promise<any> {
-    const deadline = Date.now() + timeoutMs;
-    for (;;) {
-      const runs = (await api(forge, "GET", repoPath(forge, `/commits/${sha}/check-runs`))).body.check_runs;
-      const done = runs.find((c: { name: string; status: string }) => c.name === "test" && c.status === "completed");
-      if (done) return done;
-      if (Date.now() > deadline) assert.fail(`no completed check run on ${sha} after ${timeoutMs} ms; logs:\n${logs.join("\n")}`);
-      await new Promise((ok) => setTimeout(ok, 100));
-    }
+    return waitFor(
+      `a completed check run on ${sha}`,
+      async () => (await api(forge, "GET", repoPath(forge, `/commits/${sha}/check-runs`))).body.check_runs.find((c: { name: string; status: string }) => c.name === "test" && c.status === "completed"),
+      { deadlineMs: timeoutMs, intervalMs: 100, explain: () => `logs:\n${logs.join("\n")}` },
+    );
   }
 
   it("posts failure for a red head, success for a green one, and judges a PR's new head again", async () => {
@@ -411,9 +409,7 @@ describe("the local CI runner", () => {
     // One run per head: a completed head is not run again on later polls.
     const polls = stats.polls;
     // Two more polls, however long a loaded machine takes for them.
-    const deadline = Date.now() + 120_000;
-    while (runner.stats().polls < polls + 2 && Date.now() < deadline) await new Promise((ok) => setTimeout(ok, 50));
-    assert.ok(runner.stats().polls >= polls + 2, "the runner kept polling");
+    await waitFor("the runner to keep polling", () => runner!.stats().polls >= polls + 2, { deadlineMs: 120_000, intervalMs: 50 });
     assert.equal(runner.stats().runs, 3);
     const runsOnRed = (await api(forge, "GET", repoPath(forge, `/commits/${redSha}/check-runs`))).body.check_runs;
     assert.equal(runsOnRed.length, 1);
@@ -433,8 +429,7 @@ describe("the local CI runner", () => {
       onLog: (line) => errors.push(line),
     });
     // Two failed polls, however slow the machine: wait for them, not for a time.
-    const deadline = Date.now() + 120_000;
-    while (dead.stats().errors < 2 && Date.now() < deadline) await new Promise((ok) => setTimeout(ok, 50));
+    await waitFor("two failed polls", () => dead.stats().errors >= 2, { deadlineMs: 120_000, intervalMs: 50 });
     const stats = dead.stats();
     await dead.stop();
     assert.ok(stats.polls >= 2, `polls: ${stats.polls}`);

@@ -13,6 +13,7 @@ import { fileURLToPath } from "node:url";
 import { FleetHost } from "../server/host/host.js";
 import { api, git, repoPath, startTestForge, tempDir, type TestForge } from "./support/forge-fixtures.js";
 import { ROOT } from "./support/paths.js";
+import { waitFor } from "./support/wait.js";
 
 const WORKER = join(ROOT, "test", "support", "workers", "scripted.sh");
 const CONFIG = {
@@ -28,15 +29,7 @@ after(async () => {
   for (const step of cleanup.reverse()) await step().catch(() => undefined);
 });
 
-async function until<T>(what: string, probe: () => Promise<T | null | undefined | false>, ms = 150_000): Promise<T> {
-  const deadline = Date.now() + ms;
-  for (;;) {
-    const value = await probe();
-    if (value) return value;
-    if (Date.now() > deadline) assert.fail(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 200));
-  }
-}
+const until = <T>(what: string, probe: () => Promise<T | null | undefined | false>): Promise<T> => waitFor(what, probe, { deadlineMs: 150_000 });
 
 /** A FleetHost in its own process: SIGKILL is a real crash (nothing released, nothing pushed). */
 function spawnHost(env: Record<string, string>, instance: string, input: Record<string, unknown>): ChildProcess {

@@ -2,23 +2,23 @@
 // (pacing.busy_seconds 3600), PRs still land, because a worker's exit, a watched check
 // concluding and a finished landing wake the loop. A loop that waited for its ticks would not
 // land the second PR before the deadline. Then the Not Rocket Science Rule on every commit.
-import { after, describe, it } from "node:test";
+import { describe, it } from "node:test";
 import assert from "node:assert/strict";
-import { writeFile } from "node:fs/promises";
+import { readFile, writeFile } from "node:fs/promises";
+import { existsSync } from "node:fs";
 import { join } from "node:path";
-import { FleetHost } from "../server/host/host.js";
+import type { FleetHost } from "../server/host/host.js";
 import { startCiRunner, type CiRunner } from "../server/demo/ci-runner.js";
-import { api, git, repoPath, startTestForge, tempDir, type TestForge } from "./support/forge-fixtures.js";
+import { api, git, startTestForge, tempDir, type TestForge } from "./support/forge-fixtures.js";
+import { cleanupsAfterFile, fleetHost, readyIssues, tasks, workScript } from "./support/fleet-fixtures.js";
 import { assertBaseOnGatedTrees } from "./support/nrsr.js";
+import { waitFor } from "./support/wait.js";
 
 const REPO = "afk/demo";
-const READY = "ready-for-agent";
 /** The fallback cadence, far beyond every deadline here: only events can move the fleet. */
 const SLOW = { busy_seconds: 3600, idle_seconds: 3600, long_idle_seconds: 3600 };
 /** Issue 11's goal for the fleet's rate-limited requests per landed issue. */
 const CEILING_PER_ISSUE = 15;
-
-const WORKER = ["#!/bin/sh", "cat > /dev/null", 'echo "work for $AFK_ISSUE" > "work-$AFK_ISSUE.txt"', "git add -A && git -c user.name=w -c user.email=w@example.com -c commit.gpgsign=false commit -qm \"work for #$AFK_ISSUE\"", ""].join("\n");
 
 interface Record_ {
   ts: string;
@@ -39,22 +39,16 @@ async function fleetCounted(forge: TestForge, reset = false): Promise<number> {
   return Object.values(body.by_user?.["afk-bot"] ?? {}).reduce((sum, t) => sum + t.counted, 0);
 }
 
-const cleanups: Array<() => Promise<unknown>> = [];
-after(async () => {
-  for (const c of cleanups.reverse()) await c().catch(() => undefined);
-});
+const cleanups = cleanupsAfterFile();
 
 async function setUp(issues: number, required: boolean): Promise<{ forge: TestForge; host: FleetHost; dir: string; worker: string; ci: CiRunner | null }> {
   // The CI runner has a login of its own, so the forge's accounting tells its requests apart.
   const forge = await startTestForge({ users: ["ci"] });
   cleanups.push(() => forge.dispose());
-  assert.equal((await api(forge, "POST", repoPath(forge, "/labels"), { name: READY, color: "0e8a16" })).status, 201);
-  for (let i = 1; i <= issues; i++) {
-    assert.equal((await api(forge, "POST", repoPath(forge, "/issues"), { title: `Task ${i}`, body: "", labels: [READY] })).status, 201);
-  }
+  await readyIssues(forge, tasks(issues));
   const dir = await tempDir("afk-events-");
   const worker = join(dir, "worker.sh");
-  await writeFile(worker, WORKER);
+  await writeFile(worker, workScript());
   let ci: CiRunner | null = null;
   if (required) {
     const protection = await api(forge, "PUT", `/repos/${REPO}/branches/main/protection`, {
@@ -68,12 +62,7 @@ async function setUp(issues: number, required: boolean): Promise<{ forge: TestFo
     cleanups.push(() => runner.stop());
     ci = runner;
   }
-  const env = { GITHUB_API_URL: forge.apiUrl, GITHUB_TOKEN: forge.token, AFK_STATE_DIR: join(dir, "state"), PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: process.env.HOME ?? dir };
-  const host = new FleetHost({ env, timeScale: 1 });
-  cleanups.push(async () => {
-    await host.stop({ repo: REPO, stop_workers: true }).catch(() => undefined);
-    await host.close();
-  });
+  const host = fleetHost(forge, dir, cleanups);
   return { forge, host, dir, worker, ci };
 }
 
@@ -83,13 +72,25 @@ async function records(host: FleetHost, lane: "supervisor" | "monitor"): Promise
 
 /** Waits until `n` issues merged; the deadline is generous for a loaded machine and still far below the fallback tick (an hour). */
 async function landed(host: FleetHost, n: number): Promise<Record_[]> {
-  const deadline = Date.now() + 20 * 60_000;
-  for (;;) {
-    const merged = (await records(host, "supervisor")).filter((r) => r.event === "merged");
-    if (merged.length >= n) return merged;
-    assert.ok(Date.now() < deadline, `only ${merged.length} of ${n} landed: the loop waits for its ticks instead of events`);
-    await new Promise((resolve) => setTimeout(resolve, 250));
-  }
+  let merged: Record_[] = [];
+  return waitFor(
+    `${n} landings (the loop waits for its ticks instead of events?)`,
+    async () => {
+      merged = (await records(host, "supervisor")).filter((r) => r.event === "merged");
+      return merged.length >= n && merged;
+    },
+    { deadlineMs: 20 * 60_000, intervalMs: 250, explain: () => `only ${merged.length} of ${n} landed` },
+  );
+}
+
+/** All three issues landed, one squash commit each on the seed. */
+async function threeSquashLandings(forge: TestForge, host: FleetHost, dir: string): Promise<void> {
+  const merged = await landed(host, 3);
+  assert.deepEqual(merged.map((r) => r.issue).sort(), [1, 2, 3]);
+  const clone = join(dir, "inspect");
+  await git(dir, "clone", "--quiet", forge.gitUrl, clone);
+  const log = (await git(clone, "log", "--first-parent", "--format=%H", "origin/main")).stdout.split("\n").filter(Boolean);
+  assert.equal(log.length, 4, "three squash landings on the seed commit");
 }
 
 describe("the event-driven loop (time scale 1, fallback tick an hour away)", { concurrency: true }, () => {
@@ -123,13 +124,12 @@ describe("the event-driven loop (time scale 1, fallback tick an hour away)", { c
     // Merges held until all three PRs are green, then a restart with merges authorized: the
     // landing queue then starts with three green PRs, whatever the machine's load.
     await host.start({ repo: REPO, worker_command: `sh ${worker}`, target: 3, auto_merge: false, config });
-    const deadline = Date.now() + 4 * 60_000;
-    for (;;) {
-      const held = (await records(host, "monitor")).filter((r) => r.event === "tick").at(-1)?.data?.merges_held ?? [];
-      if (held.length === 3) break;
-      assert.ok(Date.now() < deadline, `only ${held.length} of 3 PRs green and held`);
-      await new Promise((resolve) => setTimeout(resolve, 250));
-    }
+    let held: unknown[] = [];
+    await waitFor(
+      "3 PRs green and held",
+      async () => (held = (await records(host, "monitor")).filter((r) => r.event === "tick").at(-1)?.data?.merges_held ?? []).length === 3,
+      { deadlineMs: 4 * 60_000, intervalMs: 250, explain: () => `only ${held.length} of 3 PRs green and held` },
+    );
     await host.stop({ repo: REPO, stop_workers: false });
     await host.start({ repo: REPO, worker_command: `sh ${worker}`, target: 3, auto_merge: true, config });
     const merged = await landed(host, 3);
@@ -160,14 +160,28 @@ describe("the event-driven loop (time scale 1, fallback tick an hour away)", { c
     assert.equal((await assertBaseOnGatedTrees(forge, REPO, clone)).length, 3);
   });
 
+  it("local gate: while a long gate runs in the background, the loop goes on (exits handled, PRs opened, workers started); its end lands the PR", async () => {
+    const { forge, host, dir, worker } = await setUp(3, false);
+    // The gate holds until the test lets it go: only a loop that does not wait for it can open the other PRs meanwhile.
+    const release = join(dir, "release");
+    const runs = join(dir, "gate-runs");
+    const gate = `echo run >> '${runs}'; while [ ! -f '${release}' ]; do sleep 0.1; done`;
+    await host.start({ repo: REPO, worker_command: `sh ${worker}`, target: 1, auto_merge: true, config: { gate: { ci: "local", local_command: gate, timeout_seconds: 3600 }, landing: { strategy: "squash", allow_untested_race: true }, pacing: SLOW } });
+    // A loop that waited for the landing would never get there: the gate holds until released below.
+    await waitFor("3 PRs opened while the gate runs", async () => (await records(host, "supervisor")).filter((r) => r.event === "pr_opened").length === 3, { deadlineMs: 20 * 60_000, intervalMs: 250 });
+    // All of that happened while the first landing's gate still held: one run, nothing merged.
+    assert.equal((await readFile(runs, "utf8")).split("\n").filter(Boolean).length, 1, "one gate run, still holding");
+    assert.equal(existsSync(release), false);
+    const supervisor = await records(host, "supervisor");
+    assert.equal(supervisor.filter((r) => r.event === "merged").length, 0, "nothing landed before the gate ended");
+    assert.deepEqual(supervisor.filter((r) => r.event === "pr_opened").map((r) => r.issue).sort(), [1, 2, 3], "with one worker at a time, #3's worker started and exited while #1's gate held");
+    await writeFile(release, "");
+    await threeSquashLandings(forge, host, dir);
+  });
+
   it("local gate: a PR opened is landed by the same burst of ticks", async () => {
     const { forge, host, dir, worker } = await setUp(3, false);
     await host.start({ repo: REPO, worker_command: `sh ${worker}`, target: 3, auto_merge: true, config: { gate: { ci: "local", local_command: "true" }, landing: { strategy: "squash", allow_untested_race: true }, pacing: SLOW } });
-    const merged = await landed(host, 3);
-    assert.deepEqual(merged.map((r) => r.issue).sort(), [1, 2, 3]);
-    const clone = join(dir, "inspect");
-    await git(dir, "clone", "--quiet", forge.gitUrl, clone);
-    const log = (await git(clone, "log", "--first-parent", "--format=%H", "origin/main")).stdout.split("\n").filter(Boolean);
-    assert.equal(log.length, 4, "three squash landings on the seed commit");
+    await threeSquashLandings(forge, host, dir);
   });
 });

@@ -10,6 +10,8 @@ import { writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { FleetHost } from "../server/host/host.js";
 import { api, cloneRepo, commitFile, git, pushBranch, startTestForge, tempDir, type TestForge } from "./support/forge-fixtures.js";
+import { readyIssues, workScript } from "./support/fleet-fixtures.js";
+import { waitFor } from "./support/wait.js";
 
 const REPO = "afk/demo";
 let forge: TestForge;
@@ -30,12 +32,7 @@ const asAlice = () => ({ token: forge.users.alice! });
 
 describe("the fleet under injected faults", () => {
   it("keeps its invariants: gated trees only, our own PRs only, no phantom locks", async () => {
-    await api(forge, "POST", `/repos/${REPO}/labels`, { name: "ready-for-agent" });
-    const numbers: number[] = [];
-    for (const title of ["add alpha", "add bravo", "add charlie", "add delta"]) {
-      const created = await api(forge, "POST", `/repos/${REPO}/issues`, { title, labels: ["ready-for-agent"] });
-      numbers.push(created.body.number as number);
-    }
+    const numbers = await readyIssues(forge, ["add alpha", "add bravo", "add charlie", "add delta"]);
     // Bait 1: a human's PR that claims to close a fleet issue. It must never be merged.
     const human = await cloneRepo(forge, forge.users.alice!);
     await pushBranch(human, "alice/sneaky", "sneaky.txt", "not gated\n");
@@ -46,16 +43,7 @@ describe("the fleet under injected faults", () => {
 
     // The gate: a file for the issue exists, so a worker's change is what passes it.
     const worker = join(dir, "worker.sh");
-    await writeFile(
-      worker,
-      [
-        "#!/bin/sh",
-        "cat > /dev/null",
-        'echo "work for $AFK_ISSUE" > "work-$AFK_ISSUE.txt"',
-        'git add -A && git -c user.name=w -c user.email=w@example.com -c commit.gpgsign=false commit -qm "work for #$AFK_ISSUE"',
-        "",
-      ].join("\n"),
-    );
+    await writeFile(worker, workScript());
     await api(forge, "POST", "/_forge/faults", { error_rate: 0.05, secondary_rate_limit: 0.02 });
     await api(forge, "POST", "/_forge/once", { kind: "merge_405" });
     await api(forge, "POST", "/_forge/once", { kind: "base_moves_before_merge" });
@@ -84,19 +72,20 @@ describe("the fleet under injected faults", () => {
     await git(human, "push", "--quiet", "origin", "HEAD:main");
 
     const fleetIssues = numbers.slice(0, 3);
-    const deadline = Date.now() + 4 * 60_000;
-    for (;;) {
-      await new Promise((resolve) => setTimeout(resolve, 1000));
-      // The test's own reads meet the injected faults too: an answer that is not a 200 is no news.
-      const answers = await Promise.all(fleetIssues.map((n) => api(forge, "GET", `/repos/${REPO}/issues/${n}`)));
-      const states = answers.map((a) => (a.status === 200 ? (a.body as { state: string; labels: { name: string }[] }) : null));
-      const settled = states.every((s) => s !== null && (s.state === "closed" || s.labels.some((l) => l.name === "ready-for-human")));
-      if (settled) break;
-      if (Date.now() > deadline) {
-        const logs = await host.logs({ repo: REPO, lane: "supervisor", tail_lines: 40 });
-        assert.fail(`did not settle; supervisor lane:\n${logs.records.map((r) => `${String(r.event)} ${String(r.msg)}`).join("\n")}`);
-      }
-    }
+    await waitFor(
+      "the fleet's issues to settle (closed or escalated)",
+      async () => {
+        // The test's own reads meet the injected faults too: an answer that is not a 200 is no news.
+        const answers = await Promise.all(fleetIssues.map((n) => api(forge, "GET", `/repos/${REPO}/issues/${n}`)));
+        const states = answers.map((a) => (a.status === 200 ? (a.body as { state: string; labels: { name: string }[] }) : null));
+        return states.every((s) => s !== null && (s.state === "closed" || s.labels.some((l) => l.name === "ready-for-human")));
+      },
+      {
+        deadlineMs: 4 * 60_000,
+        intervalMs: 1000,
+        explain: async () => `supervisor lane:\n${(await host.logs({ repo: REPO, lane: "supervisor", tail_lines: 40 })).records.map((r) => `${String(r.event)} ${String(r.msg)}`).join("\n")}`,
+      },
+    );
     await api(forge, "DELETE", "/_forge/faults");
     await host.stop({ repo: REPO, stop_workers: true });
 

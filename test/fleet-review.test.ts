@@ -14,6 +14,7 @@ import { join } from "node:path";
 import { FleetHost } from "../server/host/host.js";
 import { api, git, repoPath, startTestForge, tempDir, type TestForge } from "./support/forge-fixtures.js";
 import { ROOT } from "./support/paths.js";
+import { waitFor } from "./support/wait.js";
 
 const WORKER = join(ROOT, "test", "support", "workers", "scripted.sh");
 const REVIEWER = join(ROOT, "test", "support", "workers", "reviewer.sh");
@@ -75,17 +76,12 @@ async function pullFor(n: number, state = "all"): Promise<Json | undefined> {
   return (r.body as Json[]).find((p) => new RegExp(`^afk/${n}-`).test(p.head.ref));
 }
 
-async function until<T>(what: string, probe: () => Promise<T | null | undefined | false>, timeoutMs = 180_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await probe();
-    if (value) return value;
-    if (Date.now() > deadline) {
-      const logs = await host.logs({ repo: REPO, lane: "supervisor", tail_lines: 30 });
-      assert.fail(`timed out waiting for ${what}\n${logs.records.map((r) => `  ${String(r.event)}: ${String(r.msg)}`).join("\n")}`);
-    }
-    await new Promise((r) => setTimeout(r, 250));
-  }
+function until<T>(what: string, probe: () => Promise<T | null | undefined | false>, timeoutMs = 180_000): Promise<T> {
+  return waitFor(what, probe, {
+    deadlineMs: timeoutMs,
+    intervalMs: 250,
+    explain: async () => (await host.logs({ repo: REPO, lane: "supervisor", tail_lines: 30 })).records.map((r) => `  ${String(r.event)}: ${String(r.msg)}`).join("\n"),
+  });
 }
 
 async function mineRow(n: number): Promise<Json | undefined> {

@@ -3,17 +3,17 @@
 // runner, which tests the train's draft PR). decide sends the green PRs as one train, the
 // land_train effect lands them, the boards name the train, every issue closes, and every commit
 // on the base's first-parent line has a tree the gate passed.
-import { after, describe, it } from "node:test";
+import { describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { mkdir, readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { startCiRunner } from "../server/demo/ci-runner.js";
-import { FleetHost } from "../server/host/host.js";
 import { api, git, repoPath, startTestForge, tempDir } from "./support/forge-fixtures.js";
 import { gateScript } from "./support/train-fixtures.js";
+import { cleanupsAfterFile, fleetHost, readyIssues, tasks, workScript } from "./support/fleet-fixtures.js";
+import { waitFor } from "./support/wait.js";
 
 const REPO = "afk/demo";
-const READY = "ready-for-agent";
 const ISSUES = 4;
 
 interface Rec {
@@ -22,10 +22,7 @@ interface Rec {
   data?: { landings?: Array<{ train: string; issues: number[] }> };
 }
 
-const cleanups: Array<() => Promise<unknown>> = [];
-after(async () => {
-  for (const c of cleanups.reverse()) await c().catch(() => undefined);
-});
+const cleanups = cleanupsAfterFile();
 
 describe("landing trains through the fleet", { concurrency: true }, () => {
   for (const mode of ["local", "required"] as const) {
@@ -36,25 +33,13 @@ describe("landing trains through the fleet", { concurrency: true }, () => {
 async function fleetTrains(mode: "local" | "required"): Promise<void> {
   const forge = await startTestForge();
   cleanups.push(() => forge.dispose());
-  assert.equal((await api(forge, "POST", repoPath(forge, "/labels"), { name: READY, color: "0e8a16" })).status, 201);
-  for (let i = 1; i <= ISSUES; i++) assert.equal((await api(forge, "POST", repoPath(forge, "/issues"), { title: `Task ${i}`, body: "", labels: [READY] })).status, 201);
+  await readyIssues(forge, tasks(ISSUES));
   const dir = await tempDir("afk-fleet-trains-");
   const barrier = join(dir, "barrier");
   await mkdir(barrier);
   // Each worker commits, then waits until all four have: their PRs turn green together.
   const worker = join(dir, "worker.sh");
-  await writeFile(
-    worker,
-    [
-      "#!/bin/sh",
-      "cat > /dev/null",
-      'echo "work for $AFK_ISSUE" > "work-$AFK_ISSUE.txt"',
-      'git add -A && git -c user.name=w -c user.email=w@example.com -c commit.gpgsign=false commit -qm "work for #$AFK_ISSUE"',
-      `touch "${barrier}/$AFK_ISSUE"`,
-      `while [ "$(ls "${barrier}" | wc -l)" -lt ${ISSUES} ]; do sleep 0.1; done`,
-      "",
-    ].join("\n"),
-  );
+  await writeFile(worker, workScript(`touch "${barrier}/$AFK_ISSUE"`, `while [ "$(ls "${barrier}" | wc -l)" -lt ${ISSUES} ]; do sleep 0.1; done`));
   const gate = await gateScript();
   if (mode === "required") {
     const protection = await api(forge, "PUT", repoPath(forge, "/branches/main/protection"), { required_status_checks: { strict: false, contexts: ["test"] }, enforce_admins: true, required_pull_request_reviews: null, restrictions: null });
@@ -63,12 +48,7 @@ async function fleetTrains(mode: "local" | "required"): Promise<void> {
     cleanups.push(() => ci.stop());
   }
   const gateConfig = mode === "local" ? { ci: "local", local_command: gate.command } : { ci: "required" };
-  const env = { GITHUB_API_URL: forge.apiUrl, GITHUB_TOKEN: forge.token, AFK_STATE_DIR: join(dir, "state"), PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: process.env.HOME ?? dir };
-  const host = new FleetHost({ env, timeScale: 1 });
-  cleanups.push(async () => {
-    await host.stop({ repo: REPO, stop_workers: true }).catch(() => undefined);
-    await host.close();
-  });
+  const host = fleetHost(forge, dir, cleanups);
   const seed = (await git(forge.bareRepo, "rev-parse", "refs/heads/main")).stdout;
   await host.start({
     repo: REPO,
@@ -79,12 +59,12 @@ async function fleetTrains(mode: "local" | "required"): Promise<void> {
   });
 
   const records = async (): Promise<Rec[]> => (await host.logs({ repo: REPO, lane: "supervisor", tail_lines: 5000 })).records as unknown as Rec[];
-  const deadline = Date.now() + 8 * 60_000;
   let merged: Rec[] = [];
-  while ((merged = (await records()).filter((r) => r.event === "merged")).length < ISSUES) {
-    assert.ok(Date.now() < deadline, `only ${merged.length} of ${ISSUES} landed`);
-    await new Promise((ok) => setTimeout(ok, 250));
-  }
+  await waitFor(`${ISSUES} landings`, async () => (merged = (await records()).filter((r) => r.event === "merged")).length >= ISSUES, {
+    deadlineMs: 8 * 60_000,
+    intervalMs: 250,
+    explain: () => `only ${merged.length} of ${ISSUES} landed`,
+  });
   assert.deepEqual(merged.map((r) => r.issue).sort(), [1, 2, 3, 4]);
 
   const trains = (await records()).filter((r) => r.event === "train").flatMap((r) => r.data?.landings ?? []);

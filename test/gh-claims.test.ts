@@ -11,6 +11,7 @@ import type { Snapshot } from "../server/state/snapshot.js";
 import { DEFAULT_CONFIG } from "../schemas/config.js";
 import { startTestForge, tempDir, type TestForge } from "./support/forge-fixtures.js";
 import { snapshotIssue } from "./support/snapshots.js";
+import { waitFor } from "./support/wait.js";
 
 const NS = "refs/afk";
 const TTL = 600;
@@ -137,5 +138,40 @@ describe("claims on the forge", () => {
     assert.equal(await lease.heartbeat(), true, "due after the cadence");
     const refs = await observedRefs();
     assert.equal(refs.heartbeats.find((h) => h.instance === "beater")?.at, now.toISOString());
+  });
+
+  it("concurrent heartbeats (the tick, a landing wait, the keep-alive timer) write one at a time and none fails", async () => {
+    let now = new Date("2026-01-01T00:00:00Z");
+    const lease = await leaseFor("crowd", () => now);
+    assert.equal(await lease.heartbeat(), true);
+    now = new Date(now.getTime() + 61_000);
+    // Without one write at a time, the CAS writes from one remembered sha would race.
+    const wrote = await Promise.all([lease.heartbeat(true), lease.heartbeat(true), lease.heartbeat(), lease.heartbeat(true)]);
+    assert.deepEqual(wrote, [true, true, false, true], "forced writes each write; the unforced one finds it fresh");
+    assert.equal((await observedRefs()).heartbeats.find((h) => h.instance === "crowd")?.at, now.toISOString());
+  });
+
+  it("keepAlive beats on its own timer while nothing else calls heartbeat, and stops when told", async () => {
+    const refs = new GitRefStore({ controlDir: join(await tempDir("afk-alive-"), "control.git"), remoteUrl: forge.gitUrl, token: forge.token });
+    // A one-second period: the host's tick never runs here, as when a tick is stuck behind a slow call.
+    const lease = new Lease(refs, { namespace: NS, ttlSeconds: 3, heartbeatSeconds: 1 }, "alive", "alive-host");
+    const failures: unknown[] = [];
+    const stop = lease.keepAlive((error) => failures.push(error));
+    const seen = new Set<string>();
+    await waitFor(
+      "three distinct heartbeats written by keepAlive alone",
+      async () => {
+        const mine = (await observedRefs()).heartbeats.find((h) => h.instance === "alive");
+        if (mine) seen.add(mine.sha);
+        return seen.size >= 3;
+      },
+      { deadlineMs: 120_000, explain: () => `${seen.size} distinct heartbeat(s) seen; failures: ${failures.map(String).join("; ")}` },
+    );
+    stop();
+    await lease.retire();
+    assert.deepEqual(failures, []);
+    // Stopped: nothing writes the heartbeat again after the retire.
+    await new Promise((r) => setTimeout(r, 2_500));
+    assert.equal((await observedRefs()).heartbeats.find((h) => h.instance === "alive"), undefined);
   });
 });

@@ -11,6 +11,7 @@ import { readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { api, git, repoPath, startTestForge, tempDir, type TestForge } from "./support/forge-fixtures.js";
 import { BIN, ROOT } from "./support/paths.js";
+import { waitFor } from "./support/wait.js";
 import { GitRefStore } from "../server/gh/gitrefs.js";
 import { formatHeartbeatMessage } from "../server/state/snapshot.js";
 import { cli } from "./support/daemon-fixtures.js";
@@ -44,11 +45,7 @@ function watch(child: ChildProcess): Watched {
 
 /** Waits until `ready()` holds; the deadline is generous because the machine may be loaded. */
 async function until(what: string, ready: () => boolean | Promise<boolean>, ms = 120_000, story: () => string = () => ""): Promise<void> {
-  const deadline = Date.now() + ms;
-  while (!(await ready())) {
-    if (Date.now() > deadline) assert.fail(`timed out waiting for ${what}\n${story()}`);
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
+  await waitFor(what, ready, { deadlineMs: ms, intervalMs: 100, explain: story });
 }
 
 /** A node process that runs a long execa child (signal-exit is loaded) and handles SIGINT one way or the other. */

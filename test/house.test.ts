@@ -1,6 +1,7 @@
 // The house rules that hold the code's shape, checked on the source tree: no import cycle
 // between files (type imports included), few loose files in server/, files under 500 lines,
-// and the lint zones of eslint.config.js biting on a file that breaks them.
+// the lint zones of eslint.config.js biting on a file that breaks them, and tests that wait for
+// events through one helper.
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { readdirSync, readFileSync, existsSync, statSync } from "node:fs";
@@ -9,6 +10,7 @@ import ts from "typescript";
 import { ESLint } from "eslint";
 import { stronglyConnected } from "../server/state/dependencies.js";
 import { ROOT } from "./support/paths.js";
+import { waitFor } from "./support/wait.js";
 
 /** Entry points: the only files that live directly in server/. */
 const LOOSE = ["bin.ts", "cli.ts", "http.ts", "paths.ts", "server.ts", "version.ts"];
@@ -74,6 +76,24 @@ describe("the house", () => {
       .map((f) => ({ file: relative(ROOT, f), lines: readFileSync(f, "utf8").split("\n").length }))
       .filter(({ file, lines }) => lines > 500 && !LONG.has(file));
     assert.deepEqual(long, []);
+  });
+
+  it("tests wait through test/support/wait.ts, never a hand-rolled deadline loop", () => {
+    const loops = sources(join(ROOT, "test"))
+      .filter((file) => !file.endsWith(join("support", "wait.ts")))
+      .flatMap((file) => readFileSync(file, "utf8").split("\n").map((line, i) => ({ where: `${relative(ROOT, file)}:${i + 1}`, line })))
+      .filter(({ line }) => /Date\.now\(\)\s*[<>]=?\s*(deadline|cap)\b/.test(line));
+    assert.deepEqual(loops.map((l) => l.where), [], "use waitFor(what, probe, { deadlineMs }) instead");
+  });
+
+  it("waitFor returns the probe's answer, and fails naming what it waited for, at the deadline or a stall", async () => {
+    let calls = 0;
+    assert.equal(await waitFor("the third call", () => (++calls >= 3 ? `call ${calls}` : null), { deadlineMs: 60_000, intervalMs: 1 }), "call 3");
+    await assert.rejects(waitFor("a thing that never comes", () => false, { deadlineMs: 20, intervalMs: 5, explain: () => "the scene" }), (e: Error) => {
+      assert.match(e.message, /^timed out waiting for a thing that never comes \(gave up after \d+s\)\nthe scene$/);
+      return true;
+    });
+    await assert.rejects(waitFor("progress", () => false, { deadlineMs: 60_000, intervalMs: 5, stall: { ms: 30, signature: () => "same" } }), /timed out waiting for progress \(nothing moved for \d+s\)/);
   });
 
   it("lint zones: the core, the tools, GitHub and processes each stay in their room", { timeout: 120_000 }, async () => {

@@ -11,6 +11,7 @@ import { readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { FleetHost } from "../server/host/host.js";
 import { api, cloneRepo, commitFile, git, repoPath, startTestForge, tempDir, type TestForge } from "./support/forge-fixtures.js";
+import { waitFor } from "./support/wait.js";
 
 const hosts: FleetHost[] = [];
 const forges: TestForge[] = [];
@@ -57,13 +58,12 @@ describe("NRSR by default", () => {
       config: { gate: { ci: "local", local_command: `git rev-parse "HEAD^{tree}" >> ${join(s.dir, "gated")}` }, pacing: { busy_seconds: 10, idle_seconds: 10, long_idle_seconds: 10 } },
     });
     assert.match(landing(started.plan)?.message ?? "", /auto: fast-forward push/);
-    const deadline = Date.now() + 200_000;
-    for (;;) {
-      const states = await Promise.all(s.issues.map(async (n) => (await api(s.forge, "GET", repoPath(s.forge, `/issues/${n}`))).body.state as string));
-      if (states.every((st) => st === "closed")) break;
-      if (Date.now() > deadline) assert.fail(`the issues did not land: ${states.join(", ")}`);
-      await new Promise((resolve) => setTimeout(resolve, 500));
-    }
+    let states: string[] = [];
+    await waitFor(
+      "the issues to land",
+      async () => (states = await Promise.all(s.issues.map(async (n) => (await api(s.forge, "GET", repoPath(s.forge, `/issues/${n}`))).body.state as string))).every((st) => st === "closed"),
+      { deadlineMs: 200_000, intervalMs: 500, explain: () => `issue states: ${states.join(", ")}` },
+    );
     await s.host.stop({ repo: s.forge.repo, stop_workers: true });
     const merged = (await s.host.logs({ repo: s.forge.repo, lane: "supervisor", tail_lines: 1000 })).records.filter((r) => r.event === "merged");
     assert.equal(merged.length, 2);

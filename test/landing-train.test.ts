@@ -7,12 +7,12 @@ import { after, before, describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { existsSync } from "node:fs";
 import { readFile, rm, writeFile } from "node:fs/promises";
-import { setTimeout as sleep } from "node:timers/promises";
 import { startCiRunner, type CiRunner } from "../server/demo/ci-runner.js";
 import { landingLockRef } from "../server/landing/land.js";
 import { landTrain, TRAIN_BRANCH_PREFIX, type TrainMember, type TrainResult } from "../server/landing/train.js";
 import { api, cloneRepo, commitFile, git, repoPath, startTestForge, tempDir, type TestForge } from "./support/forge-fixtures.js";
 import { BASE, NS, fleetPr, gateScript, trainConfig, trainContext, trainHost, type GateScript, type TrainHost } from "./support/train-fixtures.js";
+import { waitFor } from "./support/wait.js";
 
 async function mainTip(forge: TestForge): Promise<string> {
   return (await git(forge.bareRepo, "rev-parse", `refs/heads/${BASE}`)).stdout;
@@ -65,12 +65,8 @@ async function humanPush(forge: TestForge, clone: string, path: string): Promise
   return sha;
 }
 
-async function until(what: string, ok: () => Promise<boolean> | boolean, timeoutMs = 120_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await ok())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await sleep(50);
-  }
+async function until(what: string, ok: () => Promise<boolean> | boolean): Promise<void> {
+  await waitFor(what, ok, { deadlineMs: 120_000, intervalMs: 50 });
 }
 
 function prs(h: TrainHost, n: number, tag: string, bad: number | null = null): Promise<Array<TrainMember & { branch: string }>> {

@@ -7,45 +7,27 @@
 import { after, before, describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { existsSync } from "node:fs";
-import { mkdir, readFile, writeFile } from "node:fs/promises";
+import { readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { DEFAULT_CONFIG, type FleetConfig } from "../schemas/config.js";
 import type { Forge, PullDetail } from "../server/gh/forge.js";
-import { createGitHubForge, type GitHubForge } from "../server/gh/github-forge.js";
 import { GitRefStore } from "../server/gh/gitrefs.js";
 import { formatLandingLock, landPull, landingLockRef, readCheckEvidence, type LandResult, type LandingContext } from "../server/landing/land.js";
 import { Lease } from "../server/gh/lease.js";
 import { GateCache, gateEnv, runGate } from "../server/workers/gate.js";
-import { WorkRepo } from "../server/workers/worktrees.js";
-import { api, cloneRepo, commitFile, git, repoPath, startTestForge, tempDir, type TestForge } from "./support/forge-fixtures.js";
+import { api, cloneRepo, commitFile, git, repoPath, startTestForge, tempDir } from "./support/forge-fixtures.js";
+import { BASE, NS, fleetPr, trainContext, trainHost, type TrainHost } from "./support/train-fixtures.js";
 
-const NS = "refs/afk";
-const BASE = "main";
 
-interface Fleet {
-  forge: TestForge;
-  gh: GitHubForge;
-  refs: GitRefStore;
-  lease: Lease;
-  workRepo: WorkRepo;
+interface Fleet extends TrainHost {
   gateCache: GateCache;
   human: string;
 }
 
 async function startFleet(): Promise<Fleet> {
   const forge = await startTestForge({ users: ["human", "mallory"] });
-  const state = await tempDir("afk-landing-state-");
-  const gh = createGitHubForge({ repo: forge.repo, token: forge.token, baseUrl: forge.apiUrl, fast: true });
-  const refs = new GitRefStore({ controlDir: join(state, "control.git"), remoteUrl: forge.gitUrl, token: forge.token });
-  const lease = new Lease(refs, { namespace: NS, ttlSeconds: 4500, heartbeatSeconds: 60 }, "fleet-one", "host-one");
-  const workRepo = new WorkRepo({
-    repoDir: join(state, "work.git"),
-    worktreeRoot: join(state, "worktrees"),
-    remoteUrl: forge.gitUrl,
-    auth: { token: forge.token, url: forge.gitUrl },
-  });
   const human = await cloneRepo(forge, forge.users.human);
-  return { forge, gh, refs, lease, workRepo, gateCache: new GateCache(), human };
+  return { ...(await trainHost(forge, "fleet-one", "host-one")), gateCache: new GateCache(), human };
 }
 
 function config(patch: (c: FleetConfig) => void = () => {}): FleetConfig {
@@ -57,20 +39,7 @@ function config(patch: (c: FleetConfig) => void = () => {}): FleetConfig {
 }
 
 function context(f: Fleet, cfg: FleetConfig = config(), extra: Partial<LandingContext> = {}): LandingContext {
-  return {
-    forge: f.gh,
-    login: "afk-bot",
-    base: BASE,
-    config: cfg,
-    lease: f.lease,
-    refs: f.refs,
-    workRepo: f.workRepo,
-    auth: { token: f.forge.token, url: f.forge.gitUrl },
-    instance: "fleet-one",
-    host: "host-one",
-    gateCache: f.gateCache,
-    ...extra,
-  };
+  return trainContext(f, cfg, { gateCache: f.gateCache, ...extra });
 }
 
 // ---- what the base may ever point at ------------------------------------------------------------
@@ -122,19 +91,7 @@ interface Work {
 
 /** Claims an issue, has a "worker" commit files in its worktree, pushes, opens the fleet's PR. */
 async function workerPr(f: Fleet, title: string, files: Record<string, string>, opts: { green?: boolean } = {}): Promise<Work> {
-  const issue = await newIssue(f, title);
-  const claim = await f.lease.claim(issue);
-  assert.ok(claim.won);
-  const wt = await f.workRepo.prepare({ issue, title, base: BASE });
-  for (const [path, content] of Object.entries(files)) {
-    await mkdir(join(wt.path, path, ".."), { recursive: true });
-    await writeFile(join(wt.path, path), content);
-    await git(wt.path, "add", "--", path);
-  }
-  await git(wt.path, "commit", "--quiet", "-m", `#${issue}: ${title}`);
-  const pushed = await f.workRepo.push(issue);
-  const pull = await f.gh.createPull({ title, body: `Closes #${issue}`, head: pushed.branch, base: BASE });
-  const work = { issue, title, claimSha: claim.sha, pr: pull.number, head: pushed.sha, branch: pushed.branch };
+  const work = await fleetPr(f, title, files);
   if (opts.green ?? true) await green(f, work.head);
   return work;
 }

@@ -1,23 +1,17 @@
 // The local forge's git side: the refs API over the bare repository (claims are refs), git
 // smart HTTP (anonymous clone, authenticated push), and what a push does to pull requests.
 import assert from "node:assert/strict";
-import { after, before, describe, it } from "node:test";
-import { api, cloneRepo, commitFile, git, openPull, pushBranch, repoPath, startTestForge, tempDir, type TestForge } from "./support/forge-fixtures.js";
+import { describe, it } from "node:test";
+import { api, commitFile, forgeForFile, git, openPull, pushBranch, repoPath, tempDir, type TestForge } from "./support/forge-fixtures.js";
 
 let forge: TestForge;
 let work: string;
 let mainSha: string;
 const refs = (suffix: string): string => repoPath(forge, `/git${suffix}`);
 
-before(async () => {
-  forge = await startTestForge({ users: ["alice"] });
-  work = await cloneRepo(forge);
+forgeForFile({ users: ["alice"] }, async (f, w) => {
+  [forge, work] = [f, w];
   mainSha = (await git(work, "rev-parse", "origin/main")).stdout;
-});
-
-after(async () => {
-  await forge.dispose();
-  assert.deepEqual(forge.violations(), []);
 });
 
 describe("refs API", () => {

@@ -3,9 +3,9 @@
 // checked-in subset of GitHub's schema, merge groups on gh-readonly-queue refs, a group that
 // passes its required checks fast-forwarding the base, and a failing group removed with a reason.
 import assert from "node:assert/strict";
-import { after, before, describe, it } from "node:test";
+import { describe, it } from "node:test";
 import { ENQUEUE_MUTATION, QUEUE_STATUS_QUERY } from "../server/gh/merge-queue.js";
-import { api, cloneRepo, git, openPull, repoPath, startTestForge, type TestForge } from "./support/forge-fixtures.js";
+import { api, branchTip, forgeForFile, git, openPull, postCheck, repoPath, type TestForge } from "./support/forge-fixtures.js";
 import { gql, graphqlProblems } from "./support/graphql-check.js";
 
 let forge: TestForge;
@@ -26,14 +26,8 @@ const QUEUE_RULE = {
   },
 };
 
-async function mainTip(): Promise<string> {
-  return (await git(forge.bareRepo, "rev-parse", "refs/heads/main")).stdout;
-}
-
-async function check(sha: string, conclusion: "success" | "failure", checkName = "ci"): Promise<void> {
-  const r = await api(forge, "POST", repoPath(forge, "/check-runs"), { name: checkName, head_sha: sha, status: "completed", conclusion, output: { title: conclusion, summary: `${checkName} ${conclusion}` } });
-  assert.equal(r.status, 201);
-}
+const mainTip = (): Promise<string> => branchTip(forge);
+const check = (sha: string, conclusion: "success" | "failure", checkName = "ci"): Promise<void> => postCheck(forge, sha, conclusion, checkName);
 
 async function status(number: number) {
   const r = await gql(forge, QUEUE_STATUS_QUERY, { owner: owner(), name: name(), number });
@@ -47,14 +41,8 @@ async function groupRefs(): Promise<Array<{ ref: string; sha: string }>> {
   return (r.body as Array<{ ref: string; object: { sha: string } }>).map((x) => ({ ref: x.ref, sha: x.object.sha }));
 }
 
-before(async () => {
-  forge = await startTestForge({ users: ["alice"] });
-  work = await cloneRepo(forge);
-});
-
-after(async () => {
-  await forge.dispose();
-  assert.deepEqual(forge.violations(), []);
+forgeForFile({ users: ["alice"] }, (f, w) => {
+  [forge, work] = [f, w];
 });
 
 describe("the merge_queue rule", () => {

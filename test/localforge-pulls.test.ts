@@ -3,34 +3,23 @@
 // (409 moved head, 405 conflicts and failing checks), update-branch, checks and statuses,
 // protection and rulesets, and the one-shot merge faults.
 import assert from "node:assert/strict";
-import { after, before, describe, it } from "node:test";
-import { api, cloneRepo, commitFile, git, openPull, pushBranch, repoPath, startTestForge, type TestForge } from "./support/forge-fixtures.js";
+import { describe, it } from "node:test";
+import { api, branchTip, cloneRepo, commitFile, forgeForFile, git, openPull, postCheck, pushBranch, repoPath, type TestForge } from "./support/forge-fixtures.js";
 
 let forge: TestForge;
 let work: string;
 const pulls = (suffix = ""): string => repoPath(forge, `/pulls${suffix}`);
 
-async function mainTip(): Promise<string> {
-  return (await git(forge.bareRepo, "rev-parse", "refs/heads/main")).stdout;
-}
+const mainTip = (): Promise<string> => branchTip(forge);
 
 async function newIssue(title: string): Promise<number> {
   return (await api(forge, "POST", repoPath(forge, "/issues"), { title })).body.number;
 }
 
-async function pass(sha: string, name = "ci"): Promise<void> {
-  const r = await api(forge, "POST", repoPath(forge, "/check-runs"), { name, head_sha: sha, status: "completed", conclusion: "success" });
-  assert.equal(r.status, 201);
-}
+const pass = (sha: string, name = "ci"): Promise<void> => postCheck(forge, sha, "success", name);
 
-before(async () => {
-  forge = await startTestForge({ users: ["alice"] });
-  work = await cloneRepo(forge);
-});
-
-after(async () => {
-  await forge.dispose();
-  assert.deepEqual(forge.violations(), []);
+forgeForFile({ users: ["alice"] }, (f, w) => {
+  [forge, work] = [f, w];
 });
 
 describe("creating and listing", () => {

@@ -3,8 +3,8 @@
 // rule (mergeable_state "blocked", the 405 on merge, refused direct pushes), the latest review
 // per reviewer counting, and stale approvals dismissed on a new head.
 import assert from "node:assert/strict";
-import { after, before, describe, it } from "node:test";
-import { api, cloneRepo, commitFile, git, openPull, pushBranch, repoPath, startTestForge, type TestForge } from "./support/forge-fixtures.js";
+import { describe, it } from "node:test";
+import { api, commitFile, forgeForFile, git, openPull, pushBranch, repoPath, type TestForge } from "./support/forge-fixtures.js";
 
 let forge: TestForge;
 let work: string;
@@ -20,14 +20,8 @@ async function state(pr: number): Promise<string> {
   return (await api(forge, "GET", pulls(`/${pr}`))).body.mergeable_state;
 }
 
-before(async () => {
-  forge = await startTestForge({ users: ["alice", "bob"] });
-  work = await cloneRepo(forge);
-});
-
-after(async () => {
-  await forge.dispose();
-  assert.deepEqual(forge.violations(), []);
+forgeForFile({ users: ["alice", "bob"] }, (f, w) => {
+  [forge, work] = [f, w];
 });
 
 describe("reviews", () => {

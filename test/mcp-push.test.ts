@@ -18,6 +18,7 @@ import {
 } from "@modelcontextprotocol/sdk/types.js";
 import { BASE_CONFIG, daemonWorld, teardown, type DaemonWorld } from "./support/daemon-fixtures.js";
 import { BIN } from "./support/paths.js";
+import { waitFor } from "./support/wait.js";
 
 let world: DaemonWorld;
 let REPO: string;
@@ -42,14 +43,8 @@ async function withProgress(name: string, args: Record<string, unknown>): Promis
 }
 
 /** Waits for `check` to hold, polling; the deadline is generous because the machine is shared. */
-async function until<T>(what: string, check: () => T | undefined | null | false | Promise<T | undefined | null | false>, seconds = 180): Promise<T> {
-  const deadline = Date.now() + seconds * 1000;
-  for (;;) {
-    const value = await check();
-    if (value) return value;
-    if (Date.now() > deadline) assert.fail(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
+function until<T>(what: string, check: () => T | undefined | null | false | Promise<T | undefined | null | false>): Promise<T> {
+  return waitFor(what, check, { deadlineMs: 180_000, intervalMs: 100 });
 }
 
 before(async () => {

@@ -34,6 +34,10 @@ export interface OrphanCommits {
   shas: string[];
   /** Commits the forge already held at the kill (a checkpoint, an open PR): safe on any machine. */
   pushedAtKill: number;
+  /** The state dir the commits were left in. */
+  stateDir: string;
+  /** Of `shas`, those still unpushed when a later kill lost that state dir's machine. */
+  lostWithMachine: string[];
 }
 
 export interface Verdict {
@@ -46,7 +50,7 @@ export interface Verdict {
   peerBaseCommits: number;
   untestedBaseTrees: string[];
   refsLeft: { claim: number; lock: number; probe: number; heartbeat: number; names: string[] };
-  commitsContinued: { continued: number; total: number; pushedAtKill: number; byKind: Record<string, { continued: number; total: number; pushed_at_kill: number }> };
+  commitsContinued: { continued: number; total: number; pushedAtKill: number; lostWithMachine: number; byKind: Record<string, { continued: number; total: number; pushed_at_kill: number; lost_with_machine: number }> };
   hostileExecuted: boolean;
 }
 
@@ -126,12 +130,13 @@ export async function verdict(world: World, orphans: OrphanCommits[]): Promise<V
   const afk = [...refs.keys()].filter((r) => r.startsWith("refs/afk/"));
   const count = (kind: string) => afk.filter((r) => r.startsWith(`refs/afk/${kind}/`)).length;
 
-  const byKind: Record<string, { continued: number; total: number; pushed_at_kill: number }> = {};
+  const byKind: Record<string, { continued: number; total: number; pushed_at_kill: number; lost_with_machine: number }> = {};
   let continued = 0;
   let total = 0;
   let pushedAtKill = 0;
+  let lostWithMachine = 0;
   for (const orphan of orphans) {
-    const k = (byKind[orphan.kind] ??= { continued: 0, total: 0, pushed_at_kill: 0 });
+    const k = (byKind[orphan.kind] ??= { continued: 0, total: 0, pushed_at_kill: 0, lost_with_machine: 0 });
     k.pushed_at_kill += orphan.pushedAtKill;
     pushedAtKill += orphan.pushedAtKill;
     for (const sha of orphan.shas) {
@@ -141,6 +146,10 @@ export async function verdict(world: World, orphans: OrphanCommits[]): Promise<V
       const kept = await onForge(world, sha);
       total += 1;
       k.total += 1;
+      if (!kept && orphan.lostWithMachine.includes(sha)) {
+        lostWithMachine += 1;
+        k.lost_with_machine += 1;
+      }
       if (kept) {
         continued += 1;
         k.continued += 1;
@@ -158,7 +167,7 @@ export async function verdict(world: World, orphans: OrphanCommits[]): Promise<V
     peerBaseCommits,
     untestedBaseTrees,
     refsLeft: { claim: count("claim"), lock: count("lock"), probe: count("probe"), heartbeat: count("heartbeat"), names: afk },
-    commitsContinued: { continued, total, pushedAtKill, byKind },
+    commitsContinued: { continued, total, pushedAtKill, lostWithMachine, byKind },
     hostileExecuted: existsSync(world.pwnedMarker),
   };
 }

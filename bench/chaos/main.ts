@@ -112,7 +112,7 @@ async function leftBehind(stateDir: string, kind: OrphanCommits["kind"]): Promis
     const m = /^issue-(\d+)$/.exec(name);
     if (!m) continue;
     const shas = await worktreeCommits(join(dir, name));
-    if (shas.length > 0) out.push({ issue: Number(m[1]), kind, shas, pushedAtKill: 0 });
+    if (shas.length > 0) out.push({ issue: Number(m[1]), kind, stateDir, shas, pushedAtKill: 0, lostWithMachine: [] });
   }
   return out;
 }
@@ -176,10 +176,15 @@ async function killsAndRestarts(root: string, plan: Plan, seed: number, random: 
           if (await onForge(world, sha)) pushed += 1;
           else fresh.push(sha);
         }
-        if (fresh.length + pushed > 0) orphans.push({ ...o, shas: fresh, pushedAtKill: pushed });
+        if (fresh.length + pushed > 0) orphans.push({ ...o, stateDir: host.stateDir, shas: fresh, pushedAtKill: pushed, lostWithMachine: [] });
       }
       if (!same) {
-        // A lost machine: its workers die with it.
+        // A lost machine: its workers die with it, and so do the commits an earlier same-state
+        // restart had not pushed yet (they are counted apart: no later host can continue them).
+        for (const o of orphans) {
+          if (o.stateDir !== host.stateDir) continue;
+          for (const sha of o.shas) if (!o.lostWithMachine.includes(sha) && !(await onForge(world, sha))) o.lostWithMachine.push(sha);
+        }
         for (const w of await observer.workers()) if (w.stateDir === host.stateDir) killGroup(w.pgid, "SIGKILL");
       }
       faults.push(await faultsOn(world, random));

@@ -33,7 +33,7 @@ export function render(r: Json): string[] {
       `${r.recovery_s.median ?? "-"} (same ${r.recovery_s.same_state_median ?? "-"}, fresh ${r.recovery_s.fresh_state_median ?? "-"}; ${r.recovery_s.samples.filter((x: Json) => x.seconds === null).length} of ${r.recovery_s.samples.length} restarts did nothing visible before the next kill)`,
       null,
     ),
-    row("killed workers' commits: checkpointed + continued", `${r.commits_continued.pushedAtKill} + ${r.commits_continued.continued} of ${r.commits_continued.pushedAtKill + r.commits_continued.total} ${JSON.stringify(r.commits_continued.byKind)}`, null),
+    row("killed workers' commits: checkpointed + continued", `${r.commits_continued.pushedAtKill} + ${r.commits_continued.continued} of ${r.commits_continued.pushedAtKill + r.commits_continued.total} (${r.commits_continued.lostWithMachine} lost with a later-killed machine) ${JSON.stringify(r.commits_continued.byKind)}`, null),
     row("final stop (Ctrl-C, daemon SIGTERM) by itself", JSON.stringify(r.final_stop), r.final_stop.every((s: Json) => !s.forced && s.daemon !== "forced")),
   );
   const t = r.two_host;

@@ -144,6 +144,14 @@ export class DaemonClient implements Host, EventSource {
   private info: DaemonInfo | null = null;
   private local: FleetHost | null = null;
   private readonly listeners = new Set<(event: HostEvent) => void>();
+  /**
+   * The repositories the daemon runs, as last asked on `conn`: kept only while this session
+   * hears the daemon's events, since a start or a stop (a `repos` event) drops it. Saves status
+   * a second round trip to the daemon.
+   */
+  private runs: { conn: Connection; repos: Set<string> } | null = null;
+  /** Counts the drops of `runs`: an answer asked for before a drop is not kept. */
+  private runsDropped = 0;
   private renewTimer: NodeJS.Timeout | null = null;
   /** This session holds registrations: keep renewing (and restart a crashed daemon to do so). */
   private renewing = false;
@@ -241,9 +249,16 @@ export class DaemonClient implements Host, EventSource {
 
   private lost(): void {
     this.conn = null;
+    this.dropRuns();
+  }
+
+  private dropRuns(): void {
+    this.runs = null;
+    this.runsDropped += 1;
   }
 
   private emit(event: HostEvent): void {
+    if (event.kind === "repos") this.dropRuns();
     for (const listener of this.listeners) listener(event);
   }
 
@@ -304,10 +319,14 @@ export class DaemonClient implements Host, EventSource {
 
   /** Whether the daemon runs a project for the repository (its reads use that project's access). */
   private async daemonRuns(conn: Connection, repo: string): Promise<boolean> {
+    const wanted = formatSlug(parseSlug(repo)).toLowerCase();
+    if (this.runs?.conn === conn) return this.runs.repos.has(wanted);
+    const dropped = this.runsDropped;
     // Its registrations, from memory: `repos` would also look up this daemon's own origin (a git call).
     const rows = (await conn.request("registrations")) as { repo: string }[];
-    const wanted = formatSlug(parseSlug(repo)).toLowerCase();
-    return rows.some((r) => r.repo.toLowerCase() === wanted);
+    const repos = new Set(rows.map((r) => r.repo.toLowerCase()));
+    if (this.listeners.size > 0 && this.conn === conn && dropped === this.runsDropped && this.info?.version === this.version) this.runs = { conn, repos };
+    return repos.has(wanted);
   }
 
   /**
@@ -327,6 +346,7 @@ export class DaemonClient implements Host, EventSource {
     // A repository no registration holds is read by this session with its own token: the
     // daemon's environment is that of whichever session started it.
     const conn = input.repo ? await this.connection(false).catch(() => null) : null;
+    const remembered = this.runs !== null && this.runs.conn === conn;
     if (conn && input.repo && !(await this.daemonRuns(conn, input.repo).catch(() => true))) {
       const result = await this.localHost().status(input);
       const registrations = (await conn.request("registrations").catch(() => [])) as StatusResult["registrations"];
@@ -337,6 +357,11 @@ export class DaemonClient implements Host, EventSource {
       return { ...(await this.localHost().status(input)), daemon: null };
     });
     if (local || !this.info) return result;
+    // Remembered as running, but the daemon runs it no longer (a drain ended without an event): ask again.
+    if (remembered && result.registration === null) {
+      this.dropRuns();
+      return this.status(input);
+    }
     return { ...result, daemon: this.daemonView() };
   }
 

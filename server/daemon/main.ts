@@ -10,6 +10,7 @@ import { Registry } from "./registry.js";
 import { DaemonServer } from "./server.js";
 import { version } from "../version.js";
 import { watchShutdown } from "../host/shutdown.js";
+import { cappedLog } from "./log.js";
 
 export interface DaemonRun {
   /** Resolves with the exit code once the daemon has drained and closed. */
@@ -29,7 +30,7 @@ export interface DaemonMainOptions {
 export async function runDaemon(options: DaemonMainOptions = {}): Promise<{ running: DaemonRun } | { held: number }> {
   const env = options.env ?? process.env;
   const paths = daemonPaths(env);
-  const log = options.log ?? ((line: string) => console.error(`${new Date().toISOString()} afk-mcp daemon: ${line}`));
+  const log = options.log ?? cappedLog({ fd: 2, path: paths.log });
   await mkdir(paths.dir, { recursive: true, mode: 0o700 });
   let lock: { release(): Promise<void> };
   try {

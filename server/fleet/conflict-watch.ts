@@ -46,6 +46,8 @@ export class ConflictWatch {
   private pathsOf = new Map<number, string[]>();
   private overlapHolds: OverlapHold[] = [];
   private shown: Pick<TickReport, "conflict_held" | "conflict_pairs"> = { conflict_held: [], conflict_pairs: [] };
+  /** Merge tests run (cache misses): what seeing conflicts early costs, in git runs. */
+  readonly stats = { mergeTests: 0 };
 
   constructor(
     private readonly o: {
@@ -206,6 +208,7 @@ export class ConflictWatch {
   private async merge(a: string, b: string): Promise<string[] | null> {
     const key = `${a}:${b}`;
     if (this.merges.has(key)) return this.merges.get(key)!;
+    this.stats.mergeTests += 1;
     const files = await conflictingFiles(this.o.repoDir, a, b).catch(() => null);
     if (this.merges.size >= CACHE) this.merges.clear();
     this.merges.set(key, files);

@@ -1,8 +1,9 @@
 // A running fleet on one repository: one registration's tick loop. Each tick gathers a
 // snapshot, rebuilds the working set, adds what only this host knows (its workers, their
 // exits, the breaker, a quota pause), decides, and applies the actions one at a time
-// (server/fleet/effects), landings strictly serialized. Everything durable is written to
-// GitHub as it happens, so a crash loses nothing.
+// (server/fleet/effects), landings strictly serialized (one that waits for a gate runs beside
+// the loop: landings-in-flight.ts). Everything durable is written to GitHub as it happens, so a
+// crash loses nothing.
 import type { FleetConfig } from "../../schemas/config.js";
 import { gatherFor } from "./gather-for.js";
 import { loopPacing } from "../state/pace.js";
@@ -21,6 +22,7 @@ import { BirthGuard } from "./birth-guard.js";
 import { applyAction, type FleetRuntime, type TickScope } from "./effects/index.js";
 import type { TickEvents } from "./effects/effect.js";
 import { Waiter } from "./waiter.js";
+import { LandingsInFlight } from "./landings-in-flight.js";
 import { planWake, type WakePlan } from "../state/wake.js";
 import type { RequiredChecks } from "../gh/forge.js";
 import { IssueMemories } from "./issue-memory.js";
@@ -28,7 +30,7 @@ import { localFacts } from "./local-facts.js";
 import type { FleetDeps, Registration } from "./registration.js";
 import { errorData, errorText, supervisorLog, type SupervisorLog } from "./supervisor-log.js";
 import { emptyReport, PhaseTimer, summaryLine, type TickReport } from "./tick-report.js";
-import { adopt, birth, type BirthInput, type RunDeps, type WorkerRun } from "./worker-runs.js";
+import { adopt, birth, workerRows, type BirthInput, type RunDeps, type WorkerRow, type WorkerRun } from "./worker-runs.js";
 import { drainClaims, releasedBoard } from "./drain.js";
 import { GarbageCollector } from "./garbage.js";
 import { PROBE_MAX_AGE_SECONDS } from "../state/garbage.js";
@@ -45,6 +47,11 @@ export class RepoFleet implements FleetRuntime {
   readonly landing: Landing;
   readonly log: SupervisorLog;
   landingSlot: number | null = null;
+  readonly inFlight = new LandingsInFlight<TickScope>({
+    inline: () => this.stopping,
+    wake: () => this.nudge(),
+    failed: (issues, error) => this.log("error", "action_failed", `${issues.map((n) => `#${n}`).join(", ") || "a landing"}: landing failed (tried again later): ${errorText(error)}`, issues[0], errorData(error)),
+  });
   readonly conflicts: ConflictWatch;
   private readonly guard: BirthGuard;
   private readonly garbage: GarbageCollector;
@@ -111,11 +118,18 @@ export class RepoFleet implements FleetRuntime {
   }
 
   private async loop(): Promise<void> {
+    const stopBeating = this.deps.lease.keepAlive((error) => this.log("warn", "heartbeat_failed", `heartbeat failed (tried again within a period): ${errorText(error)}`, undefined, errorData(error)));
+    await this.run().finally(stopBeating);
+    this.stopped = true;
+    if (this.stopping) await this.finish();
+  }
+
+  private async run(): Promise<void> {
     while (!this.stopped) {
       const report = await this.tick();
       // Draining: the fleet ends once no worker is left, each exit handled by a tick.
       const workers = this.memory.runs().length;
-      if (this.stopping && (report.in_flight === 0 || workers === 0)) break;
+      if (this.stopping && !this.inFlight.pending() && (report.in_flight === 0 || workers === 0)) break;
       if (this.wakePlan?.now) continue;
       const seconds = pace({
         lastSummary: { moved: report.moved, inFlight: report.in_flight + workers },
@@ -125,8 +139,6 @@ export class RepoFleet implements FleetRuntime {
       this.nextTickAt = new Date(this.deps.clock().getTime() + seconds * 1000 * this.deps.timeScale);
       await this.waitForEvent(seconds);
     }
-    this.stopped = true;
-    if (this.stopping) await this.finish();
   }
 
   /**
@@ -186,6 +198,7 @@ export class RepoFleet implements FleetRuntime {
       await Promise.all(runs.map((run) => run.settling));
     }
     this.nudge();
+    await this.inFlight.idle(); // a landing under way ends first; the stop's tick takes it
     const report = await this.tick();
     const workers = this.memory.runs().length;
     if (workers > 0 && this.loopDone && !this.stopped) {
@@ -211,15 +224,7 @@ export class RepoFleet implements FleetRuntime {
 
   mergesHeld(): boolean { return !this.registration.autoMerge; }
 
-  workerRows(): { issue: number; state: string; pid: number | null; attempt: number; started_at: string }[] {
-    return this.memory.runs().map((run) => ({
-      issue: run.issue,
-      state: run.exitFacts ? `exited (${run.exitFacts.outcome.kind})` : run.quota ? "usage limit" : "running",
-      pid: run.exitFacts ? null : run.handle.pid,
-      attempt: run.attempt,
-      started_at: new Date(run.startedAt).toISOString(),
-    }));
-  }
+  workerRows(): WorkerRow[] { return workerRows(this.memory.runs()); }
 
   births(): { paused: boolean; reason: string | null; until: string | null } {
     const paused = this.guard.paused(this.stopping);
@@ -289,9 +294,12 @@ export class RepoFleet implements FleetRuntime {
       timer.mark("local");
       const paused = this.guard.paused(this.stopping);
       const issues = new Map(snapshot.issues.map((i) => [i.number, i]));
+      const events: TickEvents = { pushed: [], blocked: [], settled: [] };
+      const scope: TickScope = { set, issues, report, events, required: snapshot.requiredChecks };
+      const landing = new Set([...(await this.inFlight.finish(scope)), ...this.inFlight.holding()]); // ended ones taken; theirs and running ones' claims not decided on
       const conflictFacts = await this.conflicts.read(set, issues);
       const decision = decide({
-        set,
+        set: landing.size > 0 ? { ...set, mine: set.mine.filter((m) => !landing.has(m.issue)) } : set,
         local,
         target: this.registration.target,
         retry: this.registration.config.retry,
@@ -310,11 +318,10 @@ export class RepoFleet implements FleetRuntime {
       this.landingSlot = decision.landingSlot;
       report.births_held = decision.birthsHeld ?? (paused ? paused.reason : null);
       this.lastSet = { set, at: now };
-      const events: TickEvents = { pushed: [], blocked: [], settled: [] };
       for (const action of decision.actions) {
         if (this.stopped) break;
         try {
-          await applyAction(this, { set, issues, report, events, required: snapshot.requiredChecks }, action);
+          await applyAction(this, scope, action);
         } catch (error) {
           this.actionFailed(action, error);
         }
@@ -340,6 +347,7 @@ export class RepoFleet implements FleetRuntime {
         blocked: events.blocked,
         landed: report.merged.length > 0,
         slotHeld: this.landingSlot !== null,
+        landingInFlight: this.inFlight.pending(),
         stopping: this.stopping,
       });
     } catch (error) {

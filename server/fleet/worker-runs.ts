@@ -290,3 +290,22 @@ async function readExit(run: WorkerRun, exit: WorkerExit, deps: RunDeps, base: s
   });
   return { exit, outcome, verdict, commitsAhead, changes, quota: run.quota, lastLines: run.tail.last(), ...(review !== undefined ? { review } : {}) };
 }
+
+export interface WorkerRow {
+  issue: number;
+  state: string;
+  pid: number | null;
+  attempt: number;
+  started_at: string;
+}
+
+/** The status rows of a fleet's workers. */
+export function workerRows(runs: readonly WorkerRun[]): WorkerRow[] {
+  return runs.map((run) => ({
+    issue: run.issue,
+    state: run.exitFacts ? `exited (${run.exitFacts.outcome.kind})` : run.quota ? "usage limit" : "running",
+    pid: run.exitFacts ? null : run.handle.pid,
+    attempt: run.attempt,
+    started_at: new Date(run.startedAt).toISOString(),
+  }));
+}

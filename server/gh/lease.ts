@@ -24,6 +24,8 @@ export type TakeoverOutcome =
 export class Lease {
   /** The heartbeat ref's sha and time as we last wrote or saw them. */
   private beat: { sha: string; at: number } | null = null;
+  /** The heartbeat write in flight: the tick, a landing wait and keepAlive share it. */
+  private beating: Promise<boolean> | null = null;
 
   constructor(
     private readonly refs: RefStore,
@@ -69,9 +71,32 @@ export class Lease {
     return this.clock().getTime() - this.beat.at >= this.settings.heartbeatSeconds * 1000;
   }
 
+  /**
+   * Refreshes the heartbeat ref every period on a timer of its own until the returned function
+   * is called, so a slow tick (a loaded machine, a slow GitHub, a long landing) cannot let the
+   * lease lapse while the host is alive: a peer would reclaim the claims of a working host.
+   */
+  keepAlive(onError: (error: unknown) => void): () => void {
+    // A quarter period: the write happens within a quarter period of falling due.
+    const timer = setInterval(() => void this.heartbeat().catch(onError), Math.max(250, (this.settings.heartbeatSeconds * 1000) / 4));
+    timer.unref();
+    return () => clearInterval(timer);
+  }
+
   /** Refreshes the heartbeat ref when due (or forced). Returns whether it wrote. */
   async heartbeat(force = false): Promise<boolean> {
+    // One write at a time: two CAS writes from one remembered sha would race each other.
+    while (this.beating) await this.beating.catch(() => false);
     if (!force && !this.heartbeatDue()) return false;
+    this.beating = this.writeBeat();
+    try {
+      return await this.beating;
+    } finally {
+      this.beating = null;
+    }
+  }
+
+  private async writeBeat(): Promise<boolean> {
     const ref = heartbeatRef(this.settings.namespace, this.instance);
     const now = this.clock();
     const message = formatHeartbeatMessage({ instance: this.instance, host: this.host, at: now });
@@ -91,6 +116,7 @@ export class Lease {
 
   /** Deletes our heartbeat (a clean stop, once no claim is held). */
   async retire(): Promise<void> {
+    while (this.beating) await this.beating.catch(() => false);
     const ref = heartbeatRef(this.settings.namespace, this.instance);
     const sha = this.beat?.sha ?? (await this.refs.read(ref));
     if (sha) await this.refs.remove(ref, sha);

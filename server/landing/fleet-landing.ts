@@ -5,6 +5,7 @@ import type { BriefFailure } from "../workers/brief.js";
 import { GateCache } from "../workers/gate.js";
 import { landPull, readCheckEvidence, type LandingContext, type LandInput, type LandResult } from "./land.js";
 import { landTrain, type TrainMember, type TrainResult } from "./train.js";
+import { landQueuedBatch } from "./queue-batch.js";
 import type { Connection } from "../host/connection.js";
 import type { Lease } from "../gh/lease.js";
 import type { RequiredChecks } from "../gh/forge.js";
@@ -41,8 +42,12 @@ export class Landing {
   /** Why this fleet no longer builds trains (its CI never reported on one), or null. */
   trainsOff: string | null = null;
 
-  /** Lands green PRs together as trains (server/landing/train.ts). */
-  async train(members: readonly TrainMember[]): Promise<TrainResult> {
+  /**
+   * Lands green PRs together: as trains (server/landing/train.ts), or into the merge queue at
+   * once where the base requires one (queue-batch.ts). `required`: as this tick's snapshot read them.
+   */
+  async train(members: readonly TrainMember[], required?: RequiredChecks): Promise<TrainResult> {
+    if (required?.mergeQueue === true) return landQueuedBatch({ ...this.context(), requiredChecks: required }, members);
     const config = this.config();
     const scale = this.deps.timeScale ?? 1;
     const result = await landTrain(this.context(), members, {

@@ -47,3 +47,26 @@ export async function lostClaim(ctx: Pick<LandingContext, "lease">, input: Pick<
     throw error;
   }
 }
+
+/** Of several green PRs, those that may land now (with their branch), and why each other may not. */
+export interface Screened {
+  riders: Array<{ member: LandInput; branch: string }>;
+  refused: Array<{ outcome: "not_ours" | "fenced" | "retry_later"; member: LandInput; why: string }>;
+}
+
+/** Only our own open, undrafted PRs at their gated heads, under claims still ours, land. */
+export async function screenPulls(ctx: LandingContext, members: readonly LandInput[]): Promise<Screened> {
+  const open = new Map((await ctx.forge.listOpenPulls()).map((p) => [p.number, p]));
+  const screened: Screened = { riders: [], refused: [] };
+  for (const member of members) {
+    const pull = open.get(member.pr) ?? (await ctx.forge.getPull(member.pr));
+    const foreign = notOurs(ctx, member, pull);
+    const lost = foreign === null ? await lostClaim(ctx, member) : null;
+    if (foreign !== null) screened.refused.push({ outcome: "not_ours", member, why: foreign });
+    else if (lost !== null) screened.refused.push({ outcome: "fenced", member, why: lost });
+    else if (pull.draft) screened.refused.push({ outcome: "retry_later", member, why: `PR #${member.pr} is a draft` });
+    else if (pull.head.sha !== member.head) screened.refused.push({ outcome: "retry_later", member, why: `PR #${member.pr}'s head moved to ${pull.head.sha.slice(0, 12)} since it was gated` });
+    else screened.riders.push({ member, branch: pull.head.ref });
+  }
+  return screened;
+}

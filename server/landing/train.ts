@@ -12,13 +12,13 @@
 // its claim just before the base moves, and the landing lock is held (and renewed) throughout.
 import { randomBytes } from "node:crypto";
 import { setTimeout as sleep } from "node:timers/promises";
-import type { PullRequest, RequiredChecks } from "../gh/forge.js";
+import type { RequiredChecks } from "../gh/forge.js";
 import { evaluateGate } from "../state/gate.js";
 import { checkEvidence } from "./ci-evidence.js";
 import { holdRenewableLandingLock } from "./held-locks.js";
 import { MAX_SYNC_ROUNDS, type GateEvidence, type LandingContext, type LandInput } from "./land-types.js";
 import { localEvidence, runLocalGate, secretsOf } from "./local-gate.js";
-import { lostClaim, notOurs } from "./own-pulls.js";
+import { lostClaim, screenPulls } from "./own-pulls.js";
 import { wrapUpLanded } from "./landed.js";
 import { LandingGit } from "./landing-git.js";
 import { acquireLock, DEFAULT_LOCK_TTL_SECONDS, landingKey, landingLockRef, renewLock, serialized, type LockTaker } from "./landing-lock.js";
@@ -27,7 +27,8 @@ import { acquireLock, DEFAULT_LOCK_TTL_SECONDS, landingKey, landingLockRef, rene
 export type TrainMember = LandInput;
 
 export type TrainMemberOutcome =
-  | { outcome: "merged"; member: TrainMember; train: string; mergeSha: string; issueClosed: boolean; branchDeleted: boolean }
+  /** `queue`: GitHub's merge queue merged it (queue-batch.ts), not a train. */
+  | { outcome: "merged"; member: TrainMember; train: string; mergeSha: string; issueClosed: boolean; branchDeleted: boolean; queue?: true }
   /** Gated alone (after bisection) and red: its own evidence. `gateRuns`: the train's gate runs when it was found. */
   | { outcome: "gate_red"; member: TrainMember; evidence: GateEvidence; gateRuns: number; why: string }
   | { outcome: "conflict"; member: TrainMember; files: string[]; why: string }
@@ -65,13 +66,13 @@ export interface TrainOptions {
 export const TRAIN_BRANCH_PREFIX = "afk/train/";
 
 /**
- * The most PRs a train may carry here: `landing.train.max`, but 1 (no trains) when PRs do not
- * land by push — the merge API ("squash", "merge"), or a base that requires GitHub's merge queue,
- * which refuses pushes and merges through its own groups.
+ * The most PRs landed together here: `landing.train.max`, but 1 when PRs do not land by push
+ * (the merge API: "squash", "merge"). A base that requires GitHub's merge queue takes up to as
+ * many PRs into its queue at once instead (queue-batch.ts): the queue tests and merges them.
  */
 export function trainMax(config: Pick<LandingContext["config"], "landing">, required: Pick<RequiredChecks, "mergeQueue">): number {
   const strategy = config.landing.strategy;
-  if (strategy === "squash" || strategy === "merge" || required.mergeQueue === true) return 1;
+  if (required.mergeQueue !== true && (strategy === "squash" || strategy === "merge")) return 1;
   return config.landing.train.max;
 }
 
@@ -147,23 +148,10 @@ class Train {
 
   /** Only our own open, undrafted PRs at their gated heads, under claims still ours, ride. */
   private async screen(members: readonly TrainMember[]): Promise<TrainMember[]> {
-    const open = new Map((await this.ctx.forge.listOpenPulls()).map((p) => [p.number, p]));
-    const riders: TrainMember[] = [];
-    for (const member of members) {
-      const pull: PullRequest = open.get(member.pr) ?? (await this.ctx.forge.getPull(member.pr));
-      const foreign = notOurs(this.ctx, member, pull);
-      if (foreign) {
-        this.decided({ outcome: "not_ours", member, why: foreign });
-      } else if (!(await this.fenced(member))) {
-        if (pull.draft) this.decided({ outcome: "retry_later", member, why: `PR #${member.pr} is a draft` });
-        else if (pull.head.sha !== member.head) this.decided({ outcome: "retry_later", member, why: `PR #${member.pr}'s head moved to ${short(pull.head.sha)} since it was gated` });
-        else {
-          this.branchOf.set(member.issue, pull.head.ref);
-          riders.push(member);
-        }
-      }
-    }
-    return riders;
+    const { riders, refused } = await screenPulls(this.ctx, members);
+    for (const r of refused) this.decided(r);
+    for (const r of riders) this.branchOf.set(r.member.issue, r.branch);
+    return riders.map((r) => r.member);
   }
 
   /** True (and decided) when the claim is no longer ours. */

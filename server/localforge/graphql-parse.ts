@@ -281,6 +281,19 @@ class Parser {
     return { kind: "field", alias, name, args, selections, loc };
   }
 
+  /** `: Type [= default] @directives`, after a variable's, an argument's or an input field's name. */
+  typeAndDefault(): { type: TypeRef; defaultValue: Value | null } {
+    this.expect(":");
+    const type = this.type();
+    let defaultValue: Value | null = null;
+    if (this.peek("=")) {
+      this.next();
+      defaultValue = this.value();
+    }
+    this.skipDirectives();
+    return { type, defaultValue };
+  }
+
   variables(): Operation["variables"] {
     const out: Operation["variables"] = [];
     if (!this.peek("(")) return out;
@@ -288,15 +301,7 @@ class Parser {
     while (!this.peek(")")) {
       this.expect("$");
       const name = this.name();
-      this.expect(":");
-      const type = this.type();
-      let defaultValue: Value | null = null;
-      if (this.peek("=")) {
-        this.next();
-        defaultValue = this.value();
-      }
-      this.skipDirectives();
-      out.push({ name, type, defaultValue });
+      out.push({ name, ...this.typeAndDefault() });
     }
     this.next();
     return out;
@@ -348,25 +353,18 @@ export function parseSchema(source: string): Map<string, TypeDef> {
         while (!p.peek(")")) {
           p.skipDescription();
           const arg = p.name();
-          p.expect(":");
-          const type = p.type();
-          let defaultValue: Value | null = null;
-          if (p.peek("=")) {
-            p.next();
-            defaultValue = p.value();
-          }
-          p.skipDirectives();
-          args.set(arg, { type, defaultValue });
+          args.set(arg, p.typeAndDefault());
         }
         p.next();
       }
-      p.expect(":");
-      const type = p.type();
-      if (input && p.peek("=")) {
-        p.next();
-        p.value();
+      // An input field may carry a default (the forge needs none of them); an output field cannot.
+      let type: TypeRef;
+      if (input) type = p.typeAndDefault().type;
+      else {
+        p.expect(":");
+        type = p.type();
+        p.skipDirectives();
       }
-      p.skipDirectives();
       fields.set(name, { type, args });
     }
     p.next();

@@ -28,6 +28,8 @@ export interface WakeInput {
   landed: boolean;
   /** A PR synced with the base holds the landing slot (required CI): nothing lands before its checks conclude. */
   slotHeld?: boolean;
+  /** A landing runs in the background (a gate, a train, a merge queue): its end wakes the loop, nothing lands before. */
+  landingInFlight?: boolean;
   /** The fleet is draining: it lands nothing new through a watch. */
   stopping: boolean;
 }
@@ -47,7 +49,7 @@ export function planWake(input: WakeInput): WakePlan {
   const settled = new Set(input.settled);
   const open = input.claims.filter((c) => c.issueOpen && !settled.has(c.issue));
   const waitingToLand = open.some((c) => c.status === "awaiting_merge");
-  if (input.autoMerge && !input.stopping) {
+  if (input.autoMerge && !input.stopping && !input.landingInFlight) {
     // A landing finished: the next green PR in line lands (or syncs) now, not a tick later.
     if (input.landed && waitingToLand && !input.slotHeld) return { now: true, heads: [], base: false, why: "a landing finished and another green PR waits" };
     // Under a local gate the gate runs inside the landing: a PR just opened is ready to try.

@@ -7,6 +7,8 @@
 // appended between our last read and the truncation would be gone, so the worker's process group
 // is stopped (SIGSTOP) for the few system calls the truncation takes, and continued at once. A
 // group that cannot be seen to stop is continued untruncated, and the cap is tried again later.
+// A process the worker moved out of its group (setsid), which also escapes its kill, is not
+// stopped: bytes it writes in that instant can be lost.
 import { execFile } from "node:child_process";
 import { open, type FileHandle } from "node:fs/promises";
 import { join } from "node:path";

@@ -11,6 +11,7 @@ import { readLock } from "../../server/daemon/lock.js";
 import { daemonPaths } from "../../server/daemon/paths.js";
 import { api, repoPath, startTestForge, tempDir, type TestForge } from "./forge-fixtures.js";
 import { BIN } from "./paths.js";
+import { waitFor } from "./wait.js";
 
 const pexec = promisify(execFile);
 
@@ -162,12 +163,7 @@ export async function teardown(world: DaemonWorld): Promise<void> {
 export const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 
 /** Polls until `probe` answers truthy; the deadline is a guard against a hang, not a timing assertion. */
-export async function until<T>(what: string, probe: () => Promise<T | null | undefined | false>, timeoutMs = 120_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await probe().catch(() => null);
-    if (value) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await sleep(200);
-  }
+export function until<T>(what: string, probe: () => Promise<T | null | undefined | false>, timeoutMs = 120_000): Promise<T> {
+  // A daemon being restarted refuses a probe now and then: that is "not yet", not a failure.
+  return waitFor(what, () => probe().catch(() => null), { deadlineMs: timeoutMs });
 }

@@ -2,11 +2,13 @@
 // client over fetch (no Octokit, so tests see exactly what the forge answers), and real git
 // in temporary clones. Git runs asynchronously: the forge serves from this same process, so
 // a synchronous child process would deadlock it.
+import assert from "node:assert/strict";
 import { execFile } from "node:child_process";
 import { rmSync } from "node:fs";
 import { mkdtemp, rm, writeFile, mkdir } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
+import { after, before } from "node:test";
 import { promisify } from "node:util";
 import { startForge, type ForgeOptions, type RunningForge } from "../../server/localforge/index.js";
 import { conformanceRecorder, type ConformanceRecorder } from "./conformance.js";
@@ -35,6 +37,23 @@ export async function tempDir(prefix = "afk-forge-"): Promise<string> {
   const dir = await mkdtemp(join(tmpdir(), prefix));
   scratch.push(dir);
   return dir;
+}
+
+/**
+ * One forge and a clone of it for a whole test file: started before its tests, disposed after
+ * them, and the file fails if any answer broke GitHub's schemas.
+ */
+export function forgeForFile(opts: Partial<ForgeOptions>, ready: (forge: TestForge, work: string) => void | Promise<void>): void {
+  let forge: TestForge | undefined;
+  before(async () => {
+    forge = await startTestForge(opts);
+    await ready(forge, await cloneRepo(forge));
+  });
+  after(async () => {
+    if (!forge) return;
+    await forge.dispose();
+    assert.deepEqual(forge.violations(), []);
+  });
 }
 
 /** A forge in a fresh temp directory whose every REST answer is validated against GitHub's schemas. */
@@ -163,4 +182,15 @@ export async function openPull(
   });
   if (r.status !== 201) throw new Error(`create PR ${branch}: ${r.status} ${JSON.stringify(r.body)}`);
   return { number: r.body.number as number, head };
+}
+
+/** The sha the forge's bare repository holds for `branch`. */
+export async function branchTip(forge: RunningForge, branch = "main"): Promise<string> {
+  return (await git(forge.bareRepo, "rev-parse", `refs/heads/${branch}`)).stdout;
+}
+
+/** Posts a completed check run named `name` on `sha`. */
+export async function postCheck(forge: RunningForge, sha: string, conclusion: "success" | "failure" = "success", name = "ci"): Promise<void> {
+  const r = await api(forge, "POST", repoPath(forge, "/check-runs"), { name, head_sha: sha, status: "completed", conclusion, output: { title: conclusion, summary: `${name} ${conclusion}` } });
+  assert.equal(r.status, 201, `check run ${name} on ${sha}: ${JSON.stringify(r.body)}`);
 }

@@ -25,15 +25,17 @@ export interface TrainHost {
   lease: Lease;
   workRepo: WorkRepo;
   instance: string;
+  host: string;
 }
 
-export async function trainHost(forge: TestForge, instance: string): Promise<TrainHost> {
+/** A fleet host's landing parts on `forge`: GitHub client, ref store, claim lease, work repository. */
+export async function trainHost(forge: TestForge, instance: string, host = `host-${instance}`): Promise<TrainHost> {
   const state = await tempDir(`afk-train-${instance}-`);
   const gh = createGitHubForge({ repo: forge.repo, token: forge.token, baseUrl: forge.apiUrl, fast: true });
   const refs = new GitRefStore({ controlDir: join(state, "control.git"), remoteUrl: forge.gitUrl, token: forge.token });
-  const lease = new Lease(refs, { namespace: NS, ttlSeconds: 4500, heartbeatSeconds: 60 }, instance, `host-${instance}`);
+  const lease = new Lease(refs, { namespace: NS, ttlSeconds: 4500, heartbeatSeconds: 60 }, instance, host);
   const workRepo = new WorkRepo({ repoDir: join(state, "work.git"), worktreeRoot: join(state, "worktrees"), remoteUrl: forge.gitUrl, auth: { token: forge.token, url: forge.gitUrl } });
-  return { forge, gh, refs, lease, workRepo, instance };
+  return { forge, gh, refs, lease, workRepo, instance, host };
 }
 
 export function trainConfig(gate: "required" | "local", localCommand: string | null = null, max = 8): FleetConfig {
@@ -56,14 +58,14 @@ export function trainContext(h: TrainHost, cfg: FleetConfig, extra: Partial<Land
     workRepo: h.workRepo,
     auth: { token: h.forge.token, url: h.forge.gitUrl },
     instance: h.instance,
-    host: `host-${h.instance}`,
+    host: h.host,
     gateCache: new GateCache(),
     ...extra,
   };
 }
 
 /** Claims a new issue, commits `files` in its worktree, pushes, opens the fleet's PR. */
-export async function fleetPr(h: TrainHost, title: string, files: Record<string, string>): Promise<TrainMember & { branch: string }> {
+export async function fleetPr(h: Pick<TrainHost, "forge" | "gh" | "lease" | "workRepo">, title: string, files: Record<string, string>): Promise<TrainMember & { branch: string }> {
   const r = await api(h.forge, "POST", repoPath(h.forge, "/issues"), { title, body: "do the thing" });
   assert.equal(r.status, 201);
   const issue = r.body.number as number;

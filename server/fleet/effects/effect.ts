@@ -13,6 +13,7 @@ import type { TickReport } from "../tick-report.js";
 import type { BirthInput } from "../worker-runs.js";
 import type { WatchedHead } from "../../state/wake.js";
 import type { RequiredChecks } from "../../state/ports.js";
+import type { LandingsInFlight } from "../landings-in-flight.js";
 import type { ConflictWatch } from "../conflict-watch.js";
 
 export interface FleetRuntime {
@@ -23,6 +24,8 @@ export interface FleetRuntime {
   readonly landing: Landing;
   /** The issue whose PR was synced with the base and whose CI runs: it lands next. */
   landingSlot: number | null;
+  /** Landings that wait (a gate, a train, a merge queue), run beside the loop. */
+  readonly inFlight: LandingsInFlight<TickScope>;
   /** PRs seen not to merge with the base (decided on the next pass), pairs, conflict holds. */
   readonly conflicts: ConflictWatch;
   /** Births are held (a stop, the breaker, a quota pause). */

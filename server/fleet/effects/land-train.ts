@@ -1,18 +1,27 @@
-// land_train: two or more green PRs of ours land as one gated train (server/landing/train.ts).
-// Each member's outcome then moves its claim on as a single landing's would: merged (the board
-// names the train), retried or escalated with its own red evidence, or left to a later tick.
-import type { TrainMemberOutcome } from "../../landing/train.js";
+// land_train: two or more green PRs of ours land as one gated train (server/landing/train.ts),
+// in the background (server/fleet/landings-in-flight.ts). Each member's outcome then moves its
+// claim on as a single landing's would: merged (the board names the train), retried or
+// escalated with its own red evidence, or left to a later tick.
+import type { TrainMemberOutcome, TrainResult } from "../../landing/train.js";
 import type { LandResult } from "../../landing/land-types.js";
-import { defineEffect, type ActionOf } from "./effect.js";
+import { defineEffect, type ActionOf, type FleetRuntime, type TickScope } from "./effect.js";
 import { afterLanding, checkEarlyConflicts } from "./land.js";
 
 export const landTrain = defineEffect("land_train", async (fleet, tick, action) => {
-  // A landing earlier in this pass moved the base: the members wait for the next pass.
-  if (tick.report.merged.length > 0 || fleet.landingSlot !== null) return;
+  // A landing in the background holds the line; a synced PR whose CI runs lands first.
+  if (fleet.inFlight.pending() || fleet.landingSlot !== null) return;
   const riders = action.members.filter((m) => !fleet.conflicts.has(m.issue));
   if (riders.length === 0) return;
   const members = riders.map((m) => ({ ...m, claimSha: m.sha, title: tick.issues.get(m.issue)?.title ?? `#${m.issue}` }));
-  const result = await fleet.landing.train(members);
+  // A train waits for its gate: in the background, so the tick goes on; a later tick takes it.
+  await fleet.inFlight.start(tick, riders.map((m) => m.issue), async () => {
+    const result = await fleet.landing.train(members, tick.required);
+    const moved = result.members.filter((m) => m.outcome !== "retry_later" && m.outcome !== "not_ours").map((m) => m.member.issue);
+    return { moved, finish: (later) => trainEnded(fleet, later, action, riders, result) };
+  });
+});
+
+async function trainEnded(fleet: FleetRuntime, tick: TickScope, action: ActionOf<"land_train">, riders: ActionOf<"land_train">["members"], result: TrainResult): Promise<void> {
   if (result.outcome === "busy") {
     // Another host holds the landing lock: its landing moves the base, which wakes us.
     for (const m of riders) tick.events.blocked.push(m.issue);
@@ -35,13 +44,13 @@ export const landTrain = defineEffect("land_train", async (fleet, tick, action) 
   }
   const last = result.landings[result.landings.length - 1];
   if (last) await checkEarlyConflicts(fleet, tick, last.issues[0]!, last.sha);
-});
+}
 
 /** A member's outcome in the shape a single landing reports it. */
 function asLandResult(o: TrainMemberOutcome): LandResult {
   switch (o.outcome) {
     case "merged":
-      return { outcome: "merged", mergeSha: o.mergeSha, baseBefore: "", head: o.member.head, method: "push", verified: true, verifyNote: null, issueClosed: o.issueClosed, branchDeleted: o.branchDeleted, syncs: 0 };
+      return { outcome: "merged", mergeSha: o.mergeSha, baseBefore: "", head: o.member.head, method: o.queue ? "queue" : "push", verified: true, verifyNote: null, issueClosed: o.issueClosed, branchDeleted: o.branchDeleted, syncs: 0 };
     case "gate_red":
       return { outcome: "gate_red", head: o.member.head, evidence: o.evidence, why: o.why };
     case "conflict":

@@ -6,6 +6,8 @@ import { clearRunnerError, failedAttempt } from "./failure.js";
 import { conflictingFiles } from "../../landing/early-conflicts.js";
 
 export const land = defineEffect("land", async (fleet, tick, action) => {
+  // A landing in the background holds the line; its end wakes the loop for the next one.
+  if (fleet.inFlight.pending()) return;
   // Decide made this landing exclusive (required CI): one sync per pass. Syncing every waiting
   // PR after each landing would restart CI on all of them for nothing; but after a merge, the
   // next green PR in line syncs now (its CI starts at once, not a tick later). A landing lock
@@ -14,7 +16,23 @@ export const land = defineEffect("land", async (fleet, tick, action) => {
   // A landing earlier in this pass left it unmergeable: the next pass retries it.
   if (fleet.conflicts.has(action.issue)) return;
   const issue = tick.issues.get(action.issue);
-  const outcome = await fleet.landing.land({ issue: action.issue, title: issue?.title ?? `#${action.issue}`, claimSha: action.sha, pr: action.pr, head: action.head }, tick.required);
+  const input = { issue: action.issue, title: issue?.title ?? `#${action.issue}`, claimSha: action.sha, pr: action.pr, head: action.head };
+  const required = tick.required;
+  if (fleet.registration.config.gate.ci === "local" || required?.mergeQueue === true) {
+    // It waits (the local gate runs, or the merge queue decides): in the background, so the
+    // tick goes on; a later tick takes the outcome.
+    await fleet.inFlight.start(tick, [action.issue], async () => {
+      const outcome = await fleet.landing.land(input, required);
+      const moved = outcome.outcome === "busy" || outcome.outcome === "retry_later" || outcome.outcome === "not_ours" ? [] : [action.issue];
+      return { moved, finish: (later) => landed(fleet, later, action, outcome) };
+    });
+    return;
+  }
+  // Under required CI a landing never waits (pending checks come back as "retry later"): inline.
+  await landed(fleet, tick, action, await fleet.landing.land(input, required));
+});
+
+async function landed(fleet: FleetRuntime, tick: TickScope, action: ActionOf<"land">, outcome: LandOutcome): Promise<void> {
   if (outcome.outcome === "synced") {
     fleet.landingSlot = action.issue;
     // The synced head's checks start now: the wait watches them.
@@ -24,7 +42,7 @@ export const land = defineEffect("land", async (fleet, tick, action) => {
     tick.events.blocked.push(action.issue);
   }
   await afterLanding(fleet, tick, action, outcome);
-});
+}
 
 /** What a landing's outcome does to the claim; `note` says on the board which train landed it. */
 export async function afterLanding(fleet: FleetRuntime, tick: TickScope, action: ActionOf<"land">, outcome: LandOutcome, note?: string): Promise<void> {

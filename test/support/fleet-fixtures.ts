@@ -1,0 +1,59 @@
+// A fleet scenario on the local forge in one place: a backlog of ready issues, a scripted worker
+// that commits a file per issue, an in-process FleetHost on that forge, and the file's cleanups.
+import assert from "node:assert/strict";
+import { join } from "node:path";
+import { after } from "node:test";
+import { FleetHost } from "../../server/host/host.js";
+import { api, repoPath, type TestForge } from "./forge-fixtures.js";
+
+export const READY = "ready-for-agent";
+
+/** Shell lines that write `work-<issue>.txt` and commit it: a change of its own per issue. */
+export const COMMIT_WORK = [
+  'echo "work for $AFK_ISSUE" > "work-$AFK_ISSUE.txt"',
+  'git add -A && git -c user.name=w -c user.email=w@example.com -c commit.gpgsign=false commit -qm "work for #$AFK_ISSUE"',
+];
+
+/** A worker script that reads its brief, commits its work, then runs `then` (a barrier, a wait). */
+export function workScript(...then: string[]): string {
+  return ["#!/bin/sh", "cat > /dev/null", ...COMMIT_WORK, ...then, ""].join("\n");
+}
+
+/** The `ready-for-agent` label and one ready issue per title; returns their numbers. */
+export async function readyIssues(forge: TestForge, titles: readonly string[]): Promise<number[]> {
+  assert.equal((await api(forge, "POST", repoPath(forge, "/labels"), { name: READY, color: "0e8a16" })).status, 201);
+  const numbers: number[] = [];
+  for (const title of titles) {
+    const r = await api(forge, "POST", repoPath(forge, "/issues"), { title, body: "", labels: [READY] });
+    assert.equal(r.status, 201, JSON.stringify(r.body));
+    numbers.push(r.body.number as number);
+  }
+  return numbers;
+}
+
+/** `Task 1` … `Task n`. */
+export const tasks = (n: number): string[] => Array.from({ length: n }, (_, i) => `Task ${i + 1}`);
+
+export type Cleanups = Array<() => Promise<unknown>>;
+
+/** Steps run after the file's tests, last registered first; a failing step does not stop the rest. */
+export function cleanupsAfterFile(): Cleanups {
+  const cleanups: Cleanups = [];
+  after(async () => {
+    for (const c of cleanups.reverse()) await c().catch(() => undefined);
+  });
+  return cleanups;
+}
+
+/** An in-process host at time scale 1 on `forge`, state under `dir`; stopped (workers too) and closed at cleanup. */
+export function fleetHost(forge: TestForge, dir: string, cleanups: Cleanups, env: Record<string, string> = {}): FleetHost {
+  const host = new FleetHost({
+    env: { GITHUB_API_URL: forge.apiUrl, GITHUB_TOKEN: forge.token, AFK_STATE_DIR: join(dir, "state"), PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: process.env.HOME ?? dir, ...env },
+    timeScale: 1,
+  });
+  cleanups.push(async () => {
+    await host.stop({ repo: forge.repo, stop_workers: true }).catch(() => undefined);
+    await host.close();
+  });
+  return host;
+}
