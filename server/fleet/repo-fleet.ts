@@ -400,7 +400,6 @@ export class RepoFleet implements FleetRuntime {
     const posted = this.memory.of(issue).verdictsPosted;
     if (posted.has(attempt)) return;
     posted.add(attempt);
-    // Durable state, one request per attempt: a restart or another host reads the verdict from here.
     await this.deps.conn.forge.createComment(issue, formatVerdict(verdict));
   }
 
