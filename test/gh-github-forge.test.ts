@@ -201,6 +201,10 @@ describe("GitHubForge over the local forge", () => {
       blockers: s.issues.find((i) => i.number === child.number)?.blockedBy.map((l) => l.number),
     });
 
+    // Update times have whole seconds, so a read within a few seconds of an update is not
+    // trusted (gh/gather.ts): let the links settle before each gather that should trust its memo.
+    const settle = () => new Promise((resolve) => setTimeout(resolve, 6_000));
+    await settle();
     // The first gather reads every linked issue's lists (this file's other epics too).
     const first = await gather();
     assert.deepEqual(links(first), { subs: [child.number], blockers: [blocker.number] });
@@ -208,11 +212,13 @@ describe("GitHubForge over the local forge", () => {
     // Comments on the linked issues change the link lists' contents, not what the snapshot takes.
     await api("POST", `/repos/${REPO}/issues/${child.number}/comments`, { body: "a comment on the child" });
     await api("POST", `/repos/${REPO}/issues/${blocker.number}/comments`, { body: "a comment on the blocker" });
+    await settle();
     const second = await gather();
     assert.deepEqual(links(second), links(first));
     assert.deepEqual(await reads(), [subs0, blocked0 + 1], "the child itself changed (its own links re-read); the epic did not");
     const other = await make("gather second child");
     await api("POST", `/repos/${REPO}/issues/${epic.number}/sub_issues`, { sub_issue_id: other.id });
+    await settle();
     assert.deepEqual(links(await gather()).subs, [child.number, other.number], "a new sub-issue changes the epic's summary: read again");
     assert.deepEqual(await reads(), [subs0 + 1, blocked0 + 1]);
   });

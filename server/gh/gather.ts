@@ -82,7 +82,14 @@ export async function gatherSnapshot(forge: Forge, refs: RefStore, options: Gath
  * them (which issues, and whether a blocker is open) changes only with the listed summaries or the
  * issue's own update time (a link added or removed), so the lists are read again only then.
  */
-const linkMemos = new WeakMap<Forge, Map<number, { key: string; links: Promise<[IssueLink[], IssueLink[]]> }>>();
+const linkMemos = new WeakMap<Forge, Map<number, { key: string; readAt: number; links: Promise<[IssueLink[], IssueLink[]]> }>>();
+
+/**
+ * GitHub's update times have whole seconds: a link changed in the second of an earlier read keeps
+ * the same time, so a read that close to the update (or closer than clocks may disagree) is not
+ * trusted, and the next gather reads the lists again.
+ */
+const LINK_SETTLE_MS = 5_000;
 
 function issueLinks(forge: Forge, issue: Issue): Promise<[IssueLink[], IssueLink[]]> {
   if (issue.blockedByCount === 0 && issue.subIssueCount === 0) return Promise.resolve([[], []]);
@@ -90,12 +97,12 @@ function issueLinks(forge: Forge, issue: Issue): Promise<[IssueLink[], IssueLink
   if (!memo) linkMemos.set(forge, (memo = new Map()));
   const key = `${issue.updatedAt} ${issue.blockedByCount} ${issue.subIssueCount}`;
   const known = memo.get(issue.number);
-  if (known?.key === key) return known.links;
+  if (known?.key === key && known.readAt - Date.parse(issue.updatedAt) >= LINK_SETTLE_MS) return known.links;
   const links = Promise.all([
     issue.blockedByCount > 0 ? forge.listBlockedBy(issue.number) : Promise.resolve([]),
     issue.subIssueCount > 0 ? forge.listSubIssues(issue.number) : Promise.resolve([]),
   ]);
-  memo.set(issue.number, { key, links });
+  memo.set(issue.number, { key, readAt: Date.now(), links });
   links.catch(() => memo.delete(issue.number)); // a failure is not remembered
   return links;
 }
