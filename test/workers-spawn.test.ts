@@ -391,7 +391,8 @@ describe("startWorker: exit and kill", () => {
     const briefPath = join(dir, "b.md");
     await writeFile(briefPath, "");
     const { handle, seen } = await start({
-      command: "trap '' TERM; sleep 1000 & echo started; while :; do sleep 1; done",
+      // The trap outlives SIGTERM and leaves a mark: proof that the grace came before the SIGKILL.
+      command: "trap 'echo term >> term.log' TERM; sleep 1000 & echo started; while :; do sleep 1; done",
       cwd: dir,
       env: { PATH: process.env.PATH ?? "/usr/bin:/bin" },
       briefPath,
@@ -399,10 +400,9 @@ describe("startWorker: exit and kill", () => {
       killGraceMs: 300,
     });
     await withTimeout(seen, 10_000, "started");
-    const t0 = Date.now();
     const exit = await withTimeout(handle.kill("max runtime"), 10_000, "kill");
     assert.equal(exit.signal, "SIGKILL");
-    assert.ok(Date.now() - t0 >= 250, "waited for the grace first");
+    assert.match(await readFile(join(dir, "term.log"), "utf8"), /term/, "SIGTERM first, then the grace, then SIGKILL");
     assert.deepEqual(await processGroupMembers(handle.pgid), []);
   });
 
