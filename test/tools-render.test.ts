@@ -5,6 +5,7 @@
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { renderStatusHead } from "../server/tools/render.js";
+import { renderTakeover } from "../server/tools/takeover.js";
 import type { StatusResult } from "../server/host/api.js";
 
 const paused: StatusResult = {
@@ -55,5 +56,27 @@ describe("status text", () => {
     assert.match(gathered, /^plan: read from GitHub now \(2026-12-01T19:00:00.000Z\)$/m);
     const none = renderStatusHead({ ...paused, registration: null, births: null, last_tick: null, next_tick: null, source: null });
     assert.deepEqual(none, ["not running on this host (project_start starts it)"]);
+  });
+});
+
+describe("takeover text", () => {
+  const row = { instance: "abc123", host: "laptop", claims: [3, 7], claim_count: 2, heartbeat_at: "2026-12-01T19:00:00.000Z", heartbeat_age_seconds: 12, fresh: true, is_me: true, this_daemon: true };
+  it("marks this machine's daemon and lists each instance's claims, as the structured rows do", () => {
+    const text = renderTakeover({ action: "list", instances: [row, { ...row, instance: "peer9", host: null, claims: [], claim_count: 0, heartbeat_age_seconds: null, fresh: false, is_me: false, this_daemon: false }], from: null, taken: [], lost: [], message: "2 instance(s)" });
+    assert.equal(
+      text,
+      [
+        "2 instance(s)",
+        "  abc123 (this machine's daemon)  host laptop  claims 2 (#3, #7)  heartbeat 12s ago  fresh",
+        "  peer9  host ?  claims 0  heartbeat none  stale",
+      ].join("\n"),
+    );
+    const mine = renderTakeover({ action: "list", instances: [{ ...row, this_daemon: false }], from: null, taken: [], lost: [], message: "1 instance(s)" });
+    assert.match(mine, /abc123 \(this instance\)/);
+  });
+  it("names the issues taken, and cuts a long list with a count", () => {
+    const taken = Array.from({ length: 25 }, (_, i) => ({ issue: i + 1, sha: "0".repeat(40) }));
+    const text = renderTakeover({ action: "taken", instances: [], from: "peer9", taken, lost: [], message: "took 25 claim(s) from peer9" });
+    assert.match(text, /^taken: #1, #2, .*#20 and 5 more$/m);
   });
 });

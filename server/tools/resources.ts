@@ -89,7 +89,10 @@ export function registerResources(server: McpServer, host: Host): void {
     } else if (event.kind === "repos") {
       server.sendResourceListChanged();
     } else {
-      void server.sendLoggingMessage({ level: event.level, logger: `afk/${event.repo}/${event.lane}`, data: `${event.at} ${event.message}` }).catch(() => undefined);
+      // The SDK keeps logging/setLevel per transport session (HTTP has one per client); without
+      // the id it would judge every message by the default level, ignoring what the client set.
+      const session = server.server.transport?.sessionId;
+      void server.sendLoggingMessage({ level: event.level, logger: `afk/${event.repo}/${event.lane}`, data: `${event.at} ${event.message}` }, session).catch(() => undefined);
     }
   };
   const unsubscribe = host.subscribe(onEvent);
