@@ -13,13 +13,16 @@ import { describeFailure } from "./failure.js";
 
 export const boardUri = (repo: string): string => `afk://${repo}/board`;
 
+/** Repositories that start with `value`: the running fleets, then the working directory's remotes (origin first). */
+export async function completeRepo(host: Host, value: string): Promise<string[]> {
+  const { running, origin, remotes } = await host.repos();
+  return [...new Set([...running, ...(origin ? [origin] : []), ...remotes])].filter((r) => r.toLowerCase().startsWith(value.toLowerCase()));
+}
+
 /** Registers the resources and wires the host's events to this server's session. */
 export function registerResources(server: McpServer, host: Host): void {
   const slugOf = (vars: Record<string, string | string[]>) => `${String(vars.owner)}/${String(vars.repo)}`;
-  const repoCompletions = async (value: string) => {
-    const { running, origin } = await host.repos();
-    return [...new Set([...running, ...(origin ? [origin] : [])])].filter((r) => r.toLowerCase().startsWith(value.toLowerCase()));
-  };
+  const repoCompletions = (value: string) => completeRepo(host, value);
   const ownerComplete = async (value: string) => [...new Set((await repoCompletions("")).map((r) => r.split("/")[0]!))].filter((o) => o.startsWith(value));
   const nameComplete = async (value: string) => (await repoCompletions("")).map((r) => r.split("/")[1]!).filter((n) => n.startsWith(value));
 
