@@ -25,7 +25,7 @@ import type {
   TakeoverResult,
 } from "../host/api.js";
 import { FleetHost } from "../host/host.js";
-import { originSlug } from "../host/connection.js";
+import { originSlug, remoteSlugs } from "../host/connection.js";
 import { UsageError } from "../gh/errors.js";
 import { formatSlug, parseSlug } from "../gh/slug.js";
 import { fromWireError, LineReader, MAX_REPLY_BYTES, type WireError } from "./protocol.js";
@@ -425,11 +425,13 @@ export class DaemonClient implements Host, EventSource {
 
   /** The fleets the daemon runs (none without a daemon), and this session's working directory's origin. */
   async repos(): Promise<RepoListing> {
-    const origin = await originSlug(this.options.cwd ?? process.cwd()).catch(() => null);
+    const cwd = this.options.cwd ?? process.cwd();
+    const origin = await originSlug(cwd).catch(() => null);
+    const remotes = await remoteSlugs(cwd);
     const conn = await this.connection(false).catch(() => null);
-    if (!conn) return { running: [], origin };
+    if (!conn) return { running: [], origin, remotes };
     const remote = (await conn.request("repos", {})) as RepoListing;
-    return { running: remote.running, origin };
+    return { running: remote.running, origin, remotes };
   }
 
   subscribe(listener: (event: HostEvent) => void): () => void {

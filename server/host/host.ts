@@ -23,7 +23,7 @@ import type {
   TakeoverResult,
 } from "./api.js";
 import type { PlanOutput } from "../../schemas/tools.js";
-import { connect, newInstanceId, originSlug, type Connection, type ConnectOptions } from "./connection.js";
+import { connect, newInstanceId, originSlug, remoteSlugs, type Connection, type ConnectOptions } from "./connection.js";
 import type { Logger } from "../gh/octokit.js";
 import { UsageError } from "../gh/errors.js";
 import { fleetRows, pagePlan, planView } from "./plan.js";
@@ -100,8 +100,9 @@ export class FleetHost implements Host {
 
   async repos(): Promise<RepoListing> {
     const running = [...this.running.values()].filter((p) => !p.isStopped()).map((p) => p.registration.repo);
-    const origin = await originSlug(this.options.cwd ?? process.cwd()).catch(() => null);
-    return { running, origin };
+    const cwd = this.options.cwd ?? process.cwd();
+    const origin = await originSlug(cwd).catch(() => null);
+    return { running, origin, remotes: await remoteSlugs(cwd) };
   }
 
   /** Connects once per repository; a failed connection is not cached (fix and retry). */

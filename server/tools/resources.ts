@@ -19,13 +19,16 @@ function renderLane(lane: string, records: Record<string, unknown>[]): string {
   return records.map((r) => `${String(r.ts)} ${String(r.level)} ${r.issue !== undefined ? `#${String(r.issue)} ` : ""}${String(r.msg)}`).join("\n") || `no ${lane} records`;
 }
 
+/** Repositories that start with `value`: the running fleets, then the working directory's remotes (origin first). */
+export async function completeRepo(host: Host, value: string): Promise<string[]> {
+  const { running, origin, remotes } = await host.repos();
+  return [...new Set([...running, ...(origin ? [origin] : []), ...remotes])].filter((r) => r.toLowerCase().startsWith(value.toLowerCase()));
+}
+
 /** Registers the resources and wires the host's events to this server's session. */
 export function registerResources(server: McpServer, host: Host): void {
   const slugOf = (vars: Record<string, string | string[]>) => `${String(vars.owner)}/${String(vars.repo)}`;
-  const repoCompletions = async (value: string) => {
-    const { running, origin } = await host.repos();
-    return [...new Set([...running, ...(origin ? [origin] : [])])].filter((r) => r.toLowerCase().startsWith(value.toLowerCase()));
-  };
+  const repoCompletions = (value: string) => completeRepo(host, value);
   const ownerComplete = async (value: string) => [...new Set((await repoCompletions("")).map((r) => r.split("/")[0]!))].filter((o) => o.startsWith(value));
   const nameComplete = async (value: string) => (await repoCompletions("")).map((r) => r.split("/")[1]!).filter((n) => n.startsWith(value));
 
@@ -101,7 +104,10 @@ export function registerResources(server: McpServer, host: Host): void {
     } else if (event.kind === "repos") {
       server.sendResourceListChanged();
     } else {
-      void server.sendLoggingMessage({ level: event.level, logger: `afk/${event.repo}/${event.lane}`, data: `${event.at} ${event.message}` }).catch(() => undefined);
+      // The SDK keeps logging/setLevel per transport session (HTTP has one per client); without
+      // the id it would judge every message by the default level, ignoring what the client set.
+      const session = server.server.transport?.sessionId;
+      void server.sendLoggingMessage({ level: event.level, logger: `afk/${event.repo}/${event.lane}`, data: `${event.at} ${event.message}` }, session).catch(() => undefined);
     }
   };
   const unsubscribe = host.subscribe(onEvent);
