@@ -32,6 +32,7 @@ import { assertInstanceId } from "../state/snapshot.js";
 import { probeNamespace, type NamespaceProbe } from "./namespace-probe.js";
 import { RepoFleet, summaryLine, type Registration } from "../fleet/repo-fleet.js";
 import { stateDir } from "../paths.js";
+import { daemonPaths } from "../daemon/paths.js";
 import { laneDir, openLanes, type LaneWriter } from "../lanes/index.js";
 import { readLogs } from "./logs.js";
 import { HostEvents } from "./events.js";
@@ -364,6 +365,8 @@ export class FleetHost implements Host {
   }
 
   async logs(input: LogsInput): Promise<LogsResult> {
+    // The daemon's lane belongs to the machine (the state dir), not to a repository.
+    if (input.lane === "daemon") return readLogs(daemonPaths(this.options.env ?? process.env).lanes, input);
     const running = this.runningFor(input.repo);
     const repo = running?.project.registration.repo ?? (input.repo ? formatSlug(parseSlug(input.repo)) : null);
     if (!repo) throw new UsageError("logs: pass repo (\"owner/name\"): no project is running on this host");
@@ -437,6 +440,11 @@ export class FleetHost implements Host {
     const running = this.runningFor(repo);
     if (!running) throw new UsageError(`${tool}: no project is running for ${repo ?? "this repository"} on this host: start one with project_start`);
     return running;
+  }
+
+  /** Every token a project on this host ran with: none may reach a log. */
+  secrets(): string[] {
+    return [...this.laneSecrets.values()].flat();
   }
 
   /** The lanes of a repository; every token a project of it ran with is redacted from them. */
