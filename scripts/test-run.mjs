@@ -34,7 +34,8 @@ child.on("error", (error) => {
 child.on("exit", (code, signal) => {
   let left = [];
   try {
-    left = readdirSync(root);
+    // tsx keeps a compile cache there on purpose (tsx-<uid>): not a test's leftover.
+    left = readdirSync(root).filter((name) => !/^tsx-\d+$/.test(name));
   } catch {
     // removed under us: nothing to report
   }
