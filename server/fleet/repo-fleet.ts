@@ -377,9 +377,9 @@ export class RepoFleet implements FleetRuntime {
 
   /**
    * A worker's verdict (no PR: already satisfied, blocked, giving up), one comment per attempt:
-   * durable state, not a note. A restart or a peer that takes the claim over finds no worker and
-   * reads the latest verdict from the issue's comments (local-facts.ts) to close, wait or escalate
-   * instead of continuing a worker that had finished; and the human reads the reason whole there.
+   * durable state, not a note (a marker a human does not see rendered). A restart or a peer that
+   * takes the claim over finds no worker and reads the latest verdict back from the issue's comments
+   * (local-facts.ts) to close, wait or escalate, instead of continuing a worker that had finished.
    */
   private async postVerdict(issue: number, attempt: number, verdict: Verdict): Promise<void> {
     const posted = this.memory.of(issue).verdictsPosted;
