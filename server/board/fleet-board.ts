@@ -65,14 +65,15 @@ export class Board {
   }
 
   /**
-   * The terminal board (merged, escalated), written before the claim is released. `ifShown`: only
-   * where a board was opened (a PR that landed before any phase settled needs none: the issue's
-   * own timeline shows the PR that closed it, and a board would be one more comment).
+   * The terminal board (merged, escalated), written before the claim is released, always: even
+   * where no live phase lasted long enough to open a board, the issue ends with one saying what
+   * became of it (which PR or train landed it, where it got stuck), with every phase it went
+   * through in its history. One request per finished issue: a comment, or an edit of the board.
    */
-  async terminal(issue: number, phase: "merged" | "escalated", attempt: number, maxAttempts: number, extra: { pr?: number; note?: string; ifShown?: boolean } = {}): Promise<void> {
+  async terminal(issue: number, phase: "merged" | "escalated", attempt: number, maxAttempts: number, extra: { pr?: number; note?: string } = {}): Promise<void> {
     const h = this.enter(issue, phase, attempt);
     const body = this.render(issue, phase, h, maxAttempts, extra.pr ?? null, this.who.instance, this.who.host, extra.note);
-    await this.upserter.upsert(issue, body, { onlyExisting: extra.ifShown === true });
+    await this.upserter.upsert(issue, body);
     // The issue leaves the fleet: a later claim (a human handed it back) looks its board up anew.
     this.history.delete(issue);
     this.upserter.forget(issue);
