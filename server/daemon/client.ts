@@ -25,7 +25,7 @@ import type {
   TakeoverResult,
 } from "../host/api.js";
 import { FleetHost } from "../host/host.js";
-import { originSlug } from "../host/connection.js";
+import { originSlug, remoteSlugs } from "../host/connection.js";
 import { UsageError } from "../gh/errors.js";
 import { formatSlug, parseSlug } from "../gh/slug.js";
 import { fromWireError, LineReader, MAX_REPLY_BYTES, type WireError } from "./protocol.js";
@@ -78,7 +78,8 @@ class Connection {
   constructor(
     readonly socket: Socket,
     private readonly session: string,
-    private readonly logPath: string,
+    /** Where to look when the daemon went away. */
+    private readonly logHint: string,
     private readonly onEvent: (event: HostEvent) => void,
     private readonly onClose: () => void,
   ) {
@@ -88,7 +89,7 @@ class Connection {
     socket.on("close", () => {
       this.closed = true;
       for (const [, p] of this.pending) {
-        p.reject(new DaemonGone(`the afk-mcp daemon went away during ${p.method} (it may have crashed; see ${this.logPath}): call again, the next call starts it again; its workers keep running and are adopted`));
+        p.reject(new DaemonGone(`the afk-mcp daemon went away during ${p.method} (it may have crashed; see ${this.logHint}): call again, the next call starts it again; its workers keep running and are adopted`));
       }
       this.pending.clear();
       this.onClose();
@@ -187,7 +188,7 @@ export class DaemonClient implements Host, EventSource {
     let socket = await this.reach();
     if (!socket && start) socket = await this.startDaemon();
     if (!socket) return null;
-    const conn = new Connection(socket, this.session, this.paths.log, (event) => this.emit(event), () => this.lost());
+    const conn = new Connection(socket, this.session, this.logHint(), (event) => this.emit(event), () => this.lost());
     this.conn = conn;
     try {
       this.info = (await conn.request("hello")) as DaemonInfo;
@@ -224,7 +225,11 @@ export class DaemonClient implements Host, EventSource {
       if (socket) return socket;
       await new Promise((r) => setTimeout(r, 100));
     }
-    throw new UsageError(`the afk-mcp daemon (pid ${pid}) did not open ${this.paths.socket} within ${Math.round((this.options.startTimeoutMs ?? 30_000) / 1000)}s: see its log ${this.paths.log}`);
+    throw new UsageError(`the afk-mcp daemon (pid ${pid}) did not open ${this.paths.socket} within ${Math.round((this.options.startTimeoutMs ?? 30_000) / 1000)}s: see ${this.logHint()}`);
+  }
+
+  private logHint(): string {
+    return `its lane (logs {lane: "daemon"}, or afk-mcp logs --lane daemon) and, for a crash in Node itself, ${this.paths.log}`;
   }
 
   /** A call to the daemon itself (registrations, shutdown), with no start: null when none runs. */
@@ -420,11 +425,13 @@ export class DaemonClient implements Host, EventSource {
 
   /** The fleets the daemon runs (none without a daemon), and this session's working directory's origin. */
   async repos(): Promise<RepoListing> {
-    const origin = await originSlug(this.options.cwd ?? process.cwd()).catch(() => null);
+    const cwd = this.options.cwd ?? process.cwd();
+    const origin = await originSlug(cwd).catch(() => null);
+    const remotes = await remoteSlugs(cwd);
     const conn = await this.connection(false).catch(() => null);
-    if (!conn) return { running: [], origin };
+    if (!conn) return { running: [], origin, remotes };
     const remote = (await conn.request("repos", {})) as RepoListing;
-    return { running: remote.running, origin };
+    return { running: remote.running, origin, remotes };
   }
 
   subscribe(listener: (event: HostEvent) => void): () => void {
