@@ -295,7 +295,7 @@ export class RepoFleet implements FleetRuntime {
       const paused = this.guard.paused(this.stopping);
       const issues = new Map(snapshot.issues.map((i) => [i.number, i]));
       const events: TickEvents = { pushed: [], blocked: [], settled: [] };
-      const scope: TickScope = { set, issues, report, events, required: snapshot.requiredChecks };
+      const scope: TickScope = { set, issues, report, events, required: snapshot.requiredChecks, pulls: snapshot.pulls };
       const landing = new Set([...(await this.inFlight.finish(scope)), ...this.inFlight.holding()]); // ended ones taken; theirs and running ones' claims not decided on
       const conflictFacts = await this.conflicts.read(set, issues);
       const decision = decide({

@@ -54,6 +54,11 @@ export interface LandInput {
   pr: number;
   /** The head sha that was gated (whose checks the caller saw green). */
   head: string;
+  /**
+   * The PR's branch as the caller's listing of open PRs showed it this tick (a fleet branch of
+   * this repository for this issue, aimed at the base). Given, a sync pushes to it without a read.
+   */
+  listed?: { headRef: string };
 }
 
 export interface LocalGateEvidence {

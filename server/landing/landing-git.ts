@@ -59,6 +59,20 @@ export class LandingGit {
     }
   }
 
+  /**
+   * Whether `head` (a commit here) certainly lacks the base tip `tip`, so a landing can only sync
+   * it: no REST request and no fetch. A tip unknown here is no ancestor of a head that is here (a
+   * commit comes with its ancestors); a head unknown here says nothing (false).
+   */
+  async lacksTip(tip: string, head: string): Promise<boolean> {
+    try {
+      if ((await this.git.revParse(head)) === null) return false;
+      return (await this.git.revParse(tip)) === null || !(await this.git.isAncestor(tip, head));
+    } catch {
+      return false;
+    }
+  }
+
   isAncestor(a: string, b: string): Promise<boolean> {
     return this.git.isAncestor(a, b);
   }

@@ -16,7 +16,9 @@ export const land = defineEffect("land", async (fleet, tick, action) => {
   // A landing earlier in this pass left it unmergeable: the next pass retries it.
   if (fleet.conflicts.has(action.issue)) return;
   const issue = tick.issues.get(action.issue);
-  const input = { issue: action.issue, title: issue?.title ?? `#${action.issue}`, claimSha: action.sha, pr: action.pr, head: action.head };
+  // The PR's branch as this tick listed it: a turn that only syncs needs no read of the PR.
+  const claim = tick.set.mine.find((m) => m.issue === action.issue && m.pr === action.pr && m.head === action.head);
+  const input = { issue: action.issue, title: issue?.title ?? `#${action.issue}`, claimSha: action.sha, pr: action.pr, head: action.head, ...(claim?.headRef ? { listed: { headRef: claim.headRef } } : {}) };
   const required = tick.required;
   if (fleet.registration.config.gate.ci === "local" || required?.mergeQueue === true) {
     // It waits (the local gate runs, or the merge queue decides): in the background, so the
