@@ -65,15 +65,16 @@ export class Board {
   }
 
   /**
-   * The terminal board (merged, escalated), written before the claim is released, always: even
-   * where no live phase lasted long enough to open a board, the issue ends with one saying what
-   * became of it (which PR or train landed it, where it got stuck), with every phase it went
-   * through in its history. One request per finished issue: a comment, or an edit of the board.
+   * The terminal board (merged, escalated), written before the claim is released: even where no
+   * live phase lasted long enough to open a board, the issue ends with one saying what became of
+   * it (which PR or train landed it), with every phase it went through in its history. One
+   * request per finished issue: a comment, or an edit of the board. `ifShown`: only where a board
+   * was opened (an escalation whose own comment tells the rest).
    */
-  async terminal(issue: number, phase: "merged" | "escalated", attempt: number, maxAttempts: number, extra: { pr?: number; note?: string } = {}): Promise<void> {
+  async terminal(issue: number, phase: "merged" | "escalated", attempt: number, maxAttempts: number, extra: { pr?: number; note?: string; ifShown?: boolean } = {}): Promise<void> {
     const h = this.enter(issue, phase, attempt);
     const body = this.render(issue, phase, h, maxAttempts, extra.pr ?? null, this.who.instance, this.who.host, extra.note);
-    await this.upserter.upsert(issue, body);
+    await this.upserter.upsert(issue, body, { onlyExisting: extra.ifShown === true });
     // The issue leaves the fleet: a later claim (a human handed it back) looks its board up anew.
     this.history.delete(issue);
     this.upserter.forget(issue);
