@@ -79,6 +79,11 @@ describe("requests of a failed attempt (required CI, counted on the forge)", () 
     const onBad = await comments(bad);
     assert.equal(onBad.length, 1, onBad.join("\n---\n"));
     assert.match(onBad[0]!, /afk:escalation/);
-    assert.equal(total("POST /repos/{owner}/{repo}/issues/{issue_number}/comments"), 1, "the escalation's comment is the run's only one");
+    // The landed issue ends with its final board (which PR landed it): the run's only other comment.
+    const onGood = await comments(good);
+    assert.equal(onGood.length, 1, onGood.join("\n---\n"));
+    assert.match(onGood[0]!, /afk-mcp: Merged/);
+    assert.match(onGood[0]!, /Landed PR \\?#\d+ on main by a squash merge/);
+    assert.equal(total("POST /repos/{owner}/{repo}/issues/{issue_number}/comments"), 2, "the escalation's comment and the landed issue's final board are the run's only ones");
   });
 });

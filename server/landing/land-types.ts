@@ -13,6 +13,8 @@ export type LandingStrategy = FleetConfig["landing"]["strategy"];
 
 /** What the landing reads from the fleet config. */
 export type LandingConfig = Pick<FleetConfig, "landing" | "gate" | "namespace"> & {
+  /** The claims' lease: a landing lock whose holder's heartbeat is older than it is a dead host's. */
+  lease?: Pick<FleetConfig["lease"], "ttl_seconds">;
   worktree: Pick<FleetConfig["worktree"], "branch_prefix">;
   worker?: Pick<FleetConfig["worker"], "env_passthrough" | "env_deny">;
 };

@@ -25,7 +25,7 @@ import { holdLandingLock } from "./held-locks.js";
 import { checkEvidence } from "./ci-evidence.js";
 import { LandingGit } from "./landing-git.js";
 import { landThroughQueue } from "./merge-queue.js";
-import { acquireLock, DEFAULT_LOCK_TTL_SECONDS, landingKey, landingLockRef, serialized } from "./landing-lock.js";
+import { acquireLock, DEFAULT_LOCK_TTL_SECONDS, landingKey, landingLockRef, lockTakerOf, serialized } from "./landing-lock.js";
 import { MAX_SYNC_ROUNDS, type GateEvidence, type LandingContext, type LandingStrategy, type LandInput, type LandResult } from "./land-types.js";
 import { localEvidence, runLocalGate, secretsOf } from "./local-gate.js";
 import { lostClaim, notOurs, readPull } from "./own-pulls.js";
@@ -66,10 +66,7 @@ async function landSerialized(ctx: LandingContext, input: LandInput): Promise<La
 
   // Read before the lock: a merge queue's wait runs under it, so the lock's TTL must cover it.
   if (ctx.config.gate.ci !== "local" && !ctx.requiredChecks) ctx = { ...ctx, requiredChecks: await ctx.forge.requiredChecks(ctx.base) };
-  const lock = await acquireLock(
-    { refs: ctx.refs, namespace: ctx.config.namespace, instance: ctx.instance, host: ctx.host, ttlSeconds: lockTtl(ctx), now: ctx.now ?? (() => new Date()) },
-    input.issue,
-  );
+  const lock = await acquireLock(lockTakerOf(ctx, lockTtl(ctx)), input.issue);
   if (!lock.held) return { outcome: "busy", why: lock.why };
   const release = holdLandingLock(ctx.refs, landingLockRef(ctx.config.namespace), lock.sha);
   try {
