@@ -4,7 +4,7 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
-import { mkdtemp, rm } from "node:fs/promises";
+import { mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { GitRefStore } from "../server/gh/gitrefs.js";
@@ -91,6 +91,70 @@ test("messages round-trip through list, and list covers only the prefix", async 
   const commit = execFileSync("git", ["cat-file", "-p", claims[0]!.sha], { cwd: remote, encoding: "utf8" });
   assert.match(commit, /^tree 4b825dc642cb6eb9a060e54bf8d69288fbee4904$/m, "claims are empty-tree commits");
   assert.doesNotMatch(commit, /^parent /m, "claims carry no history");
+});
+
+test("an idle namespace is listed with one ls-remote: no fetch while nothing moves, a fetch as soon as something does", async (t) => {
+  const { root, remote } = await tempRemote(t);
+  // A git on PATH that logs where it runs and what it is asked, then runs the real one.
+  const real = execFileSync("sh", ["-c", "command -v git"], { encoding: "utf8" }).trim();
+  const shims = join(root, "bin");
+  const log = join(root, "git.log");
+  await mkdir(shims);
+  await writeFile(join(shims, "git"), `#!/bin/sh\nprintf '%s %s\\n' "$PWD" "$*" >>${JSON.stringify(log)}\nexec ${JSON.stringify(real)} "$@"\n`, { mode: 0o755 });
+  const path = process.env.PATH;
+  process.env.PATH = `${shims}:${path ?? ""}`;
+  t.after(() => {
+    process.env.PATH = path;
+  });
+  const reader = new GitRefStore({ controlDir: join(root, "ctl-reader"), remoteUrl: remote });
+  const writer = new GitRefStore({ controlDir: join(root, "ctl-writer"), remoteUrl: remote });
+  const created = await writer.create("refs/afk/claim/1", "instance: W");
+  assert.ok(created.won);
+  let seen = 0;
+  /** The reader's listing git runs since the last call: ls-remote, fetch, for-each-ref. */
+  const runs = async (): Promise<string[]> => {
+    const lines = (await readFile(log, "utf8")).split("\n").filter((l) => l.startsWith(join(root, "ctl-reader")));
+    const fresh = lines.slice(seen);
+    seen = lines.length;
+    return fresh.map((l) => /\b(ls-remote|fetch|for-each-ref)\b/.exec(l)?.[1]).filter((v): v is string => v !== undefined);
+  };
+  const listing = async () => (await reader.list("refs/afk/")).map((e) => `${e.ref} ${e.sha} ${e.message}`);
+
+  const first = await listing();
+  assert.deepEqual(first, [`refs/afk/claim/1 ${created.sha} instance: W`]);
+  assert.deepEqual(await runs(), ["fetch", "for-each-ref"], "the first listing fetches");
+  assert.deepEqual(await listing(), first);
+  assert.deepEqual(await runs(), ["fetch", "for-each-ref"], "the second fetches too, and finds nothing new: the namespace is quiet");
+  for (let i = 0; i < 3; i += 1) {
+    assert.deepEqual(await listing(), first);
+    assert.deepEqual(await runs(), ["ls-remote"], "while it stays quiet, one ls-remote and the last listing");
+  }
+  const swapped = await writer.swap("refs/afk/claim/1", created.sha, "instance: W2");
+  assert.ok(swapped.won);
+  assert.deepEqual(await listing(), [`refs/afk/claim/1 ${(swapped as { sha: string }).sha} instance: W2`], "a moved ref is seen at once");
+  assert.deepEqual(await runs(), ["ls-remote", "fetch", "for-each-ref"]);
+  const heartbeat = await writer.create("refs/afk/heartbeat/W", "alive");
+  assert.ok(heartbeat.won);
+  assert.equal((await listing()).length, 2, "a new ref too");
+  assert.deepEqual(await runs(), ["fetch", "for-each-ref"], "after a change the next listing fetches at once (a busy namespace pays no ls-remote)");
+  assert.equal((await listing()).length, 2);
+  assert.deepEqual(await runs(), ["fetch", "for-each-ref"], "and finds it quiet again");
+  assert.equal((await listing()).length, 2);
+  assert.deepEqual(await runs(), ["ls-remote"]);
+  assert.ok((await writer.remove("refs/afk/heartbeat/W", (heartbeat as { sha: string }).sha)).won);
+  assert.deepEqual(await listing(), [`refs/afk/claim/1 ${(swapped as { sha: string }).sha} instance: W2`], "a deleted ref is gone at once");
+  assert.deepEqual(await runs(), ["ls-remote", "fetch", "for-each-ref"]);
+  assert.equal((await listing()).length, 1);
+  assert.deepEqual(await runs(), ["fetch", "for-each-ref"]);
+  // The reader's own writes (its heartbeat beats between idle ticks) are not changes to fetch:
+  // the listing takes them in as git would read them back.
+  const own = await reader.create("refs/afk/heartbeat/R", "instance: R\nat: now\n");
+  assert.ok(own.won);
+  await runs();
+  const withOwn = await listing();
+  assert.deepEqual(await runs(), ["ls-remote"], "its own write is no change");
+  const truth = (await writer.list("refs/afk/")).map((e) => `${e.ref} ${e.sha} ${e.message}`);
+  assert.deepEqual(withOwn, truth, "and the listing is what a fetch reads");
 });
 
 test("ref names and prefixes that git could misread are refused before git runs", async (t) => {

@@ -55,6 +55,8 @@ export class GitRefStore implements RefStore {
   private ready: Promise<void> | null = null;
   // Fetches write local refs: two at once would fight over ref locks. Pushes do not.
   private fetchQueue: Promise<unknown> = Promise.resolve();
+  /** Per prefix: the last listing, and whether it matched the one before (the namespace is quiet). */
+  private readonly listed = new Map<string, { entries: RefEntry[]; quiet: boolean }>();
 
   constructor(options: GitRefStoreOptions) {
     assertNoCredentialsInUrl(options.remoteUrl);
@@ -64,15 +66,29 @@ export class GitRefStore implements RefStore {
     this.timeoutMs = options.timeoutMs;
   }
 
+  /**
+   * The refs under `prefix`. While nothing moves but our own writes (an idle fleet: its
+   * heartbeat), one `ls-remote` (the ref advertisement alone) says so and the last listing is the
+   * answer: no fetch, no for-each-ref.
+   * Once a listing found a change, the next ones fetch at once (a busy namespace would pay for
+   * the ls-remote and the fetch both) until a fetch finds nothing new again.
+   */
   async list(prefix: string): Promise<RefEntry[]> {
     assertSafePrefix(prefix);
     await this.ensureRepo();
     return this.serialized(async () => {
+      const last = this.listed.get(prefix);
+      if (last?.quiet) {
+        const { stdout } = await this.run(["ls-remote", "--refs", "origin", `${prefix}*`]);
+        if (sameRefs(parseLsRemote(stdout, prefix), last.entries)) return last.entries.map((e) => ({ ...e }));
+      }
       const refspec = `+${prefix}*:${prefix}*`;
       await this.run(["fetch", "--prune", "--no-tags", "--no-write-fetch-head", "--quiet", "origin", refspec]);
       const format = "%(refname)%00%(objectname)%00%(contents)%00";
       const { stdout } = await this.run(["for-each-ref", `--format=${format}`, "--", prefix]);
-      return parseForEachRef(stdout);
+      const entries = parseForEachRef(stdout);
+      this.listed.set(prefix, { entries, quiet: last !== undefined && sameRefs(new Map(entries.map((e) => [e.ref, e.sha])), last.entries) });
+      return entries.map((e) => ({ ...e }));
     });
   }
 
@@ -80,7 +96,7 @@ export class GitRefStore implements RefStore {
     assertSafeRefName(ref);
     await this.ensureRepo();
     const sha = await this.commit(message);
-    return this.push(ref, null, sha);
+    return this.push(ref, null, sha, message);
   }
 
   async swap(ref: string, expectedSha: string, message: string): Promise<CasOutcome> {
@@ -88,7 +104,7 @@ export class GitRefStore implements RefStore {
     assertSha(expectedSha);
     await this.ensureRepo();
     const sha = await this.commit(message);
-    return this.push(ref, expectedSha, sha);
+    return this.push(ref, expectedSha, sha, message);
   }
 
   async remove(ref: string, expectedSha: string): Promise<CasOutcome> {
@@ -115,7 +131,27 @@ export class GitRefStore implements RefStore {
   }
 
   // One push, one CAS. `expected` null: the ref must not exist. `next` null: delete it.
-  private async push(ref: string, expected: string | null, next: string | null): Promise<CasOutcome> {
+  private async push(ref: string, expected: string | null, next: string | null, message = ""): Promise<CasOutcome> {
+    const outcome = await this.pushOnce(ref, expected, next);
+    if (outcome.won) this.noteOwnWrite(ref, next, message);
+    return outcome;
+  }
+
+  /**
+   * Our own write, known to be on the remote: the last listings take it in, so that the next
+   * ls-remote, which sees it (our heartbeat moves every beat), does not take it for a change.
+   */
+  private noteOwnWrite(ref: string, next: string | null, message: string): void {
+    for (const [prefix, last] of this.listed) {
+      if (!ref.startsWith(prefix)) continue;
+      const entries = last.entries.filter((e) => e.ref !== ref);
+      // As for-each-ref reads it back: commit() ends the message with one newline, which the parse drops.
+      if (next !== null) entries.push({ ref, sha: next, message: message.replace(/\n$/, "") });
+      last.entries = entries.sort((a, b) => (a.ref < b.ref ? -1 : a.ref > b.ref ? 1 : 0));
+    }
+  }
+
+  private async pushOnce(ref: string, expected: string | null, next: string | null): Promise<CasOutcome> {
     const lease = `--force-with-lease=${ref}:${expected ?? ""}`;
     const refspec = `${next ?? ""}:${ref}`;
     // --no-verify: a global core.hooksPath pre-push hook has no business here; a global
@@ -216,6 +252,20 @@ function parseForEachRef(stdout: string): RefEntry[] {
     if (ref !== "") entries.push({ ref, sha, message });
   }
   return entries;
+}
+
+/** `ls-remote` lines ("<sha>\t<ref>") under `prefix`, as ref → sha (its pattern also matches by the name's tail). */
+function parseLsRemote(stdout: string, prefix: string): Map<string, string> {
+  const refs = new Map<string, string>();
+  for (const line of stdout.split("\n")) {
+    const [sha, ref] = line.split("\t");
+    if (sha && ref?.startsWith(prefix)) refs.set(ref, sha);
+  }
+  return refs;
+}
+
+function sameRefs(refs: Map<string, string>, entries: readonly RefEntry[]): boolean {
+  return refs.size === entries.length && entries.every((e) => refs.get(e.ref) === e.sha);
 }
 
 function assertSafePrefix(prefix: string): void {
