@@ -44,6 +44,7 @@ import { parseSlug, formatSlug } from "../gh/slug.js";
 import { preconditionsPass } from "./preconditions.js";
 import { endWorkerGroupsNow } from "../workers/spawn.js";
 import { heldLandingLocks, releaseHeldLandingLocks } from "../landing/held-locks.js";
+import { handOver } from "./handover.js";
 
 export interface HostOptions {
   env?: NodeJS.ProcessEnv;
@@ -430,6 +431,11 @@ export class FleetHost implements Host {
       locking === 0 ? "no landing was in progress" : unlocked === locking ? "released the landing lock" : "could not release the landing lock: it lapses after landing.lock_ttl_seconds",
     ];
     return parts.join("; ");
+  }
+
+  /** The daemon is replaced (afk-mcp daemon restart): see handover.ts. */
+  handover(): Promise<string> {
+    return handOver(this.running.values(), this.lanes.values());
   }
 
   private requireRunning(repo: string | undefined, tool: string): { project: RepoFleet; connected: RepoAccess } {
