@@ -4,14 +4,15 @@
 // and the test runs that command and sees it work.
 import { after, describe, it } from "node:test";
 import assert from "node:assert/strict";
-import { chmod, rm, stat, writeFile } from "node:fs/promises";
+import { chmod, readdir, readFile, readlink, rm, stat, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { DaemonClient } from "../server/daemon/client.js";
 import { daemonPaths } from "../server/daemon/paths.js";
 import { processStartTime } from "../server/workers/orphans.js";
-import { api, repoPath } from "./support/forge-fixtures.js";
+import { readProcTable } from "../server/workers/liveness.js";
+import { api, git, repoPath } from "./support/forge-fixtures.js";
 import { BIN } from "./support/paths.js";
 import { alive, BASE_CONFIG, cli, daemonPid, daemonWorld, teardown, until, workerPids, type DaemonWorld } from "./support/daemon-fixtures.js";
 
@@ -19,8 +20,10 @@ const REPO = "afk/demo";
 const worlds: DaemonWorld[] = [];
 const clients: DaemonClient[] = [];
 const stopped: number[] = [];
+const samplers: { stop(): Promise<number> }[] = [];
 
 after(async () => {
+  for (const sampler of samplers) await sampler.stop();
   for (const pid of stopped) if (alive(pid)) process.kill(pid, "SIGCONT");
   for (const c of clients) await c.close().catch(() => undefined);
   await Promise.all(worlds.map((w) => teardown(w)));
@@ -39,6 +42,38 @@ function startInput(w: DaemonWorld, config: Record<string, unknown> = {}, target
 async function pullsFor(w: DaemonWorld): Promise<number[]> {
   const r = await api(w.forge, "GET", repoPath(w.forge, "/pulls?state=all&per_page=100"));
   return (r.body as { head: { ref: string } }[]).map((p) => Number(/^afk\/(\d+)/.exec(p.head.ref)?.[1])).sort((a, b) => a - b);
+}
+
+/**
+ * Samples, until stopped, the most workers (processes running the world's worker script) seen
+ * alive at once in any one directory: "never two workers in one worktree" is that staying 1.
+ */
+function sampleWorktrees(w: DaemonWorld): { stop(): Promise<number> } {
+  let most = 0;
+  let running = true;
+  const loop = (async () => {
+    while (running) {
+      const byDir = new Map<string, number>();
+      for (const name of await readdir("/proc").catch(() => [])) {
+        if (!/^\d+$/.test(name)) continue;
+        const cmdline = await readFile(`/proc/${name}/cmdline`, "utf8").catch(() => "");
+        if (!cmdline.split("\0").includes(w.worker)) continue;
+        const cwd = await readlink(`/proc/${name}/cwd`).catch(() => null);
+        if (cwd) byDir.set(cwd, (byDir.get(cwd) ?? 0) + 1);
+      }
+      most = Math.max(most, ...byDir.values(), 0);
+      await new Promise((r) => setTimeout(r, 100));
+    }
+  })();
+  const sampler = {
+    stop: async () => {
+      running = false;
+      await loop;
+      return most;
+    },
+  };
+  samplers.push(sampler);
+  return sampler;
 }
 
 function textOf(result: Record<string, unknown>): string {
@@ -164,5 +199,40 @@ describe("a daemon that lives but cannot be used", () => {
     assert.equal(lane.filter((r) => r.event === "worker_adopted").length, 1);
     assert.equal(lane.filter((r) => r.event === "orphan_ended").length, 0);
     assert.equal(lane.filter((r) => r.event === "registration_lapsed").length, 0);
+  });
+
+  it("a worker the next daemon cannot adopt (its claim was deleted while no daemon ran) is ended before its worktree is reused: never two", async () => {
+    const w = await world(["one"]);
+    const n = w.issues[0]!;
+    const s = new DaemonClient({ env: w.env });
+    clients.push(s);
+    await s.start(startInput(w));
+    await until("a worker", async () => (await workerPids(w.planDir)).size === 1);
+    const [orphan] = [...(await workerPids(w.planDir)).values()];
+    const group = ((await readProcTable()) ?? []).find((e) => e.pid === orphan)?.pgrp;
+    assert.ok(group !== undefined);
+    const sampler = sampleWorktrees(w);
+    const pid = (await daemonPid(w.env))!;
+    process.kill(pid, "SIGKILL");
+    await until("the daemon to die", async () => !alive(pid));
+    // While no daemon runs, the claim goes (a peer took it over and let it go, or a person
+    // deleted it): the worker left running is no longer under a claim of this instance.
+    await git(w.planDir, "-C", w.forge.bareRepo, "update-ref", "-d", `refs/afk/claim/${n}`);
+    assert.ok(alive(orphan!), "the worker outlived its daemon");
+    // The next call restarts the daemon; it resumes the registration, finds the issue ready
+    // again, claims it, and reuses its worktree: the orphan is ended first.
+    const t = new DaemonClient({ env: w.env });
+    clients.push(t);
+    await t.status({ repo: REPO });
+    await until("the orphan ended", async () => !alive(orphan!));
+    await until("a new worker", async () => [...(await workerPids(w.planDir)).values()].some((p) => p !== orphan && alive(p)));
+    const lane = (await t.logs({ repo: REPO, lane: "supervisor", tail_lines: 1000 })).records;
+    const ended = lane.filter((r) => r.event === "orphan_ended");
+    assert.equal(ended.length, 1, JSON.stringify(ended));
+    assert.equal((ended[0] as { pid?: number }).pid, group, "the orphan's process group was ended");
+    assert.equal(lane.filter((r) => r.event === "worker_adopted").length, 0, "it could not be adopted");
+    await writeFile(join(w.planDir, `${n}.go`), "");
+    await until("a PR", async () => (await pullsFor(w)).length === 1);
+    assert.equal(await sampler.stop(), 1, "never two workers in one worktree");
   });
 });
