@@ -229,7 +229,7 @@ export class DaemonClient implements Host, EventSource {
   }
 
   private logHint(): string {
-    return `its lane (logs {lane: "daemon"}, or afk-mcp logs --lane daemon) and, for a crash in Node itself, ${this.paths.log}`;
+    return `its lane (logs {lane: "daemon"}) and, for a crash in Node itself, ${this.paths.log}`;
   }
 
   /** A call to the daemon itself (registrations, shutdown), with no start: null when none runs. */
