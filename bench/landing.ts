@@ -20,6 +20,7 @@
 // gate), and gate.ci "required" with the demo's CI runner posting a "test" check run after an
 // instant `true`.
 import { writeFile } from "node:fs/promises";
+import { loadavg } from "node:os";
 import { join } from "node:path";
 import { startCiRunner, type CiRunner } from "../server/demo/ci-runner.js";
 import { api } from "../test/support/forge-fixtures.js";
@@ -36,6 +37,12 @@ export interface LandingSpec {
   ciPollMs: number;
   /** "default": the config a new user gets (no pacing override); "brisk": busy/idle ticks of 5 s. */
   pacing?: "default" | "brisk";
+  /**
+   * "squash" (default): one PR at a time through the merge API, the base requiring up-to-date
+   * branches. "default": no landing config at all (strategy "auto", trains of up to 4) on a base
+   * that requires the check but not up-to-date branches, where "auto" lands by push and trains apply.
+   */
+  strategy?: "squash" | "default";
 }
 
 type Mode = "local" | "required";
@@ -47,6 +54,9 @@ export const DEFAULT_LANDING: Record<Mode, LandingSpec> = {
 
 /** Issue 11's figures: time scale 1, the default config, required CI answering at once. */
 export const REAL_TIME_LANDING: LandingSpec = { issues: 6, target: 3, timeScale: 1, timeoutSeconds: 240, ciPollMs: 200, pacing: "default" };
+
+/** The same with the default landing (trains), measured beside it in the same section. */
+export const REAL_TIME_TRAINS: LandingSpec = { ...REAL_TIME_LANDING, strategy: "default" };
 
 const WORKER_SCRIPT = [
   "#!/bin/sh",
@@ -95,6 +105,10 @@ interface VariantResult {
   escalated: number[];
   closedOnForge: number;
   byRoute: Record<string, { total: number; counted: number; not_modified: number }>;
+  /** The 1-minute load average when the variant started and when it ended (the machine is shared). */
+  load: [number, number];
+  /** The size of each train that landed (default strategy). */
+  trains: number[];
 }
 
 /** Counts the REST requests made with one token through globalThis.fetch (the CI runner's). */
@@ -119,6 +133,8 @@ export function countRequestsOf(token: string): { stats: { requests: number; cou
   };
   return { stats, restore: () => void (globalThis.fetch = original) };
 }
+
+const TRAIN = -1;
 
 function ms(ts: string): number {
   return Date.parse(ts);
@@ -184,10 +200,13 @@ async function runVariant(ctx: BenchContext, spec: LandingSpec, mode: Mode): Pro
   let ciCount: ReturnType<typeof countRequestsOf> | null = null;
   const ciStarted = new Map<number, { at: number; issue: number }>();
   const ciByIssue = new Map<number, { ms: number; runs: number; spans: [number, number][] }>();
+  // A train's candidate is tested on its draft PR (afk/train/...): its runs are no issue's, and
+  // count as CI time in the gap they fall in.
+  const trainCi: [number, number][] = [];
   if (mode === "required") {
     const ciToken = forge.users.ci;
     if (!ciToken) throw new Error("the forge has no user ci");
-    await requireTestCheck(forge, repo);
+    await requireTestCheck(forge, repo, spec.strategy !== "default");
     ciCount = countRequestsOf(ciToken);
     ctx.defer(ciCount.restore);
     ci = startCiRunner({
@@ -200,11 +219,15 @@ async function runVariant(ctx: BenchContext, spec: LandingSpec, mode: Mode): Pro
       testCommand: ["true"],
       onLog: (line) => {
         const now = Date.now();
-        const start = /^ci: testing #(\d+) \S*?\/(\d+)-\S* @ /.exec(line);
-        if (start) ciStarted.set(Number(start[1]), { at: now, issue: Number(start[2]) });
+        const start = /^ci: testing #(\d+) (\S+) @ /.exec(line);
+        const issue = start ? /^afk\/(\d+)-/.exec(start[2]!) : null;
+        if (start) ciStarted.set(Number(start[1]), { at: now, issue: issue ? Number(issue[1]) : TRAIN });
         const end = /^ci: #(\d+) @ [0-9a-f]+: /.exec(line);
         const began = end ? ciStarted.get(Number(end[1])) : undefined;
-        if (end && began) {
+        if (end && began && began.issue === TRAIN) {
+          trainCi.push([began.at, now]);
+          ciStarted.delete(Number(end[1]));
+        } else if (end && began) {
           const t = ciByIssue.get(began.issue) ?? { ms: 0, runs: 0, spans: [] };
           ciByIssue.set(began.issue, { ms: t.ms + (now - began.at), runs: t.runs + 1, spans: [...t.spans, [began.at, now]] });
           ciStarted.delete(Number(end[1]));
@@ -216,9 +239,10 @@ async function runVariant(ctx: BenchContext, spec: LandingSpec, mode: Mode): Pro
   }
 
   const fleet = await benchFleet(ctx, forge, { instance: `bench-land-${mode}`, timeScale: spec.timeScale });
+  const loadAtStart = loadavg()[0]!;
   const config: StartConfig = {
     gate: mode === "local" ? { ci: "local", local_command: "true" } : { ci: "required" },
-    landing: { strategy: "squash" },
+    ...(spec.strategy === "default" ? {} : { landing: { strategy: "squash" } }),
     ...(spec.pacing === "default" ? {} : { pacing: { busy_seconds: 5, idle_seconds: 5, long_idle_seconds: 5 } }),
   };
   await forgeAccounting(forge, true);
@@ -255,13 +279,17 @@ async function runVariant(ctx: BenchContext, spec: LandingSpec, mode: Mode): Pro
   const issues = (await api<{ state: string; pull_request?: unknown }[]>(forge, "GET", `/repos/${repo}/issues?state=all&per_page=100`)).body.filter((i) => !i.pull_request);
   const times = perIssue(records, ciByIssue);
   if (mode === "required") {
-    // When the landed head's last check concluded (the forge's completed_at) until the merge.
+    // When the last check on the commit that landed concluded (the forge's completed_at) until
+    // the merge: a train's candidate (the base now points at it), else the PR's head.
+    const concluded = async (sha: string): Promise<number[]> =>
+      (await api<{ check_runs: { completed_at: string | null }[] }>(forge, "GET", `/repos/${repo}/commits/${sha}/check-runs`)).body.check_runs.map((r) => (r.completed_at ? ms(r.completed_at) : NaN)).filter((x) => !Number.isNaN(x));
     for (const t of times) {
       const m = merged.find((r) => r.issue === t.issue);
       const head = typeof m?.data?.head === "string" ? m.data.head : null;
       if (!m || !head) continue;
-      const runs = (await api<{ check_runs: { completed_at: string | null }[] }>(forge, "GET", `/repos/${repo}/commits/${head}/check-runs`)).body.check_runs;
-      const done = runs.map((r) => (r.completed_at ? ms(r.completed_at) : NaN)).filter((x) => !Number.isNaN(x));
+      const landedSha = typeof m.data?.mergeSha === "string" ? m.data.mergeSha : null;
+      let done = landedSha && landedSha !== head ? await concluded(landedSha) : [];
+      if (done.length === 0) done = await concluded(head);
       if (done.length > 0) t.checkToMergeMs = mergedMs(m) - Math.max(...done);
     }
   }
@@ -271,7 +299,8 @@ async function runVariant(ctx: BenchContext, spec: LandingSpec, mode: Mode): Pro
   let previous = t0;
   for (const landing of [...merged].sort((a, b) => mergedMs(a) - mergedMs(b))) {
     const at = mergedMs(landing);
-    const ci = (ciByIssue.get(landing.issue!)?.spans ?? []).filter(([a, b]) => a >= previous && b <= at).reduce((sum, [a, b]) => sum + b - a, 0);
+    const spans = [...(ciByIssue.get(landing.issue!)?.spans ?? []), ...trainCi];
+    const ci = spans.filter(([a, b]) => a >= previous && b <= at).reduce((sum, [a, b]) => sum + b - a, 0);
     const worker = previous === t0 ? (times.find((t) => t.issue === landing.issue)?.workerMs ?? 0) : 0;
     intervalOverheadMs.push(at - previous - ci - worker);
     previous = at;
@@ -304,6 +333,8 @@ async function runVariant(ctx: BenchContext, spec: LandingSpec, mode: Mode): Pro
     escalated,
     closedOnForge: issues.filter((i) => i.state === "closed").length,
     byRoute: acc.by_route,
+    load: [loadAtStart, loadavg()[0]!],
+    trains: records.filter((r) => r.event === "train").flatMap((r) => (Array.isArray(r.data?.landings) ? (r.data.landings as Array<{ issues: number[] }>).map((l) => l.issues.length) : [])),
   };
 }
 
@@ -352,6 +383,46 @@ function figuresOf(spec: LandingSpec, v: VariantResult): Figure[] {
   return figures;
 }
 
+/**
+ * Issue 11's real-time figures for both landings side by side, in one section: squash (one PR at
+ * a time, strict protection) and the default config (trains). Keys of the squash variant are as
+ * they were; the default's carry `trains_`. Each variant says the load average it ran under.
+ */
+export function realTimeLandingSection(name = "landing-real-time"): Section {
+  return {
+    name,
+    summary: `landing at time scale 1, instant workers, required CI (demo runner, \`true\`): ${REAL_TIME_LANDING.issues} issues, target ${REAL_TIME_LANDING.target}; squash, then the default landing (trains)`,
+    async run(ctx: BenchContext): Promise<SectionResult> {
+      const squash = await runVariant(ctx, REAL_TIME_LANDING, "required");
+      const trains = await runVariant(ctx, REAL_TIME_TRAINS, "required");
+      const load = (v: VariantResult): string => `${round(v.load[0], 1)} → ${round(v.load[1], 1)}`;
+      const figures: Figure[] = [
+        ...figuresOf(REAL_TIME_LANDING, squash).map((f) => ({ ...f, label: `[squash] ${f.label}` })),
+        { key: "load_avg", label: "[squash] 1-min load average, start → end (shared machine)", value: load(squash) },
+        ...figuresOf(REAL_TIME_TRAINS, trains).map((f) => ({ ...f, key: `trains_${f.key}`, label: `[default: trains] ${f.label}` })),
+        { key: "trains_load_avg", label: "[default: trains] 1-min load average, start → end (shared machine)", value: load(trains) },
+        { key: "trains_sizes", label: "[default: trains] PRs per landing (train sizes)", value: trains.trains.join(", ") || "none" },
+      ];
+      return {
+        figures,
+        details: { squash: detailsOf(squash), trains: detailsOf(trains) },
+        notes: [
+          `both at time scale 1 with the default pacing; the machine is shared with other work, so the figures move with its load (shown per variant)`,
+          `squash: landing.strategy "squash", main requires the "test" check and up-to-date branches (one PR at a time: sync, CI again, merge)`,
+          `default: no landing config (strategy "auto", landing.train.max 4); main requires the "test" check but not up-to-date branches, so "auto" lands by push and green PRs ride trains (a train's CI runs on its draft PR and counts as CI time)`,
+          `fleet overhead per landing = time since the previous landing − the CI runs inside it (the first: since project_start, minus its worker); a train's members after its first land with it (gap ≈ 0)`,
+          `check → merged: from the last check concluded on the commit that landed (a train's candidate, else the PR head) to the merge`,
+          ...[squash, trains].map((v, i) => `${i === 0 ? "squash" : "trains"}: fleet overhead per landing ms, in landing order: ${v.intervalOverheadMs.map((x) => Math.round(x)).join(", ")}`),
+        ],
+      };
+    },
+  };
+}
+
+function detailsOf(v: VariantResult): Record<string, unknown> {
+  return { issues: v.issues, landing_ms: v.serviceMs, fleet_overhead_ms: v.intervalOverheadMs, requests: v.requests, ci: v.ci, by_route: v.byRoute, load: v.load, trains: v.trains };
+}
+
 export function landingSection(mode: Mode, spec: LandingSpec = DEFAULT_LANDING[mode], name?: string): Section {
   const scale = spec.timeScale === 1 ? "time scale 1, default config" : `time scale ${spec.timeScale}`;
   return {
@@ -378,7 +449,7 @@ export function landingSection(mode: Mode, spec: LandingSpec = DEFAULT_LANDING[m
       );
       return {
         figures: figuresOf(spec, v),
-        details: { issues: v.issues, landing_ms: v.serviceMs, fleet_overhead_ms: v.intervalOverheadMs, requests: v.requests, ci: v.ci, by_route: v.byRoute, time_scale: spec.timeScale },
+        details: { ...detailsOf(v), time_scale: spec.timeScale },
         notes,
       };
     },

@@ -504,7 +504,7 @@ const BoardSchema = z
       .min(0)
       .max(3600)
       .default(30)
-      .describe("A live phase (claimed, coding, PR open, CI failed, awaiting review or merge) is written to the board once it has lasted this long; a phase over sooner costs no request and still shows, timed, in the board's history. An issue whose PR landed before any phase settled gets no board (its timeline shows the PR that closed it); an escalation, a train's landing and a close as already satisfied always write theirs. 0: every phase at once."),
+      .describe("A live phase (claimed, coding, PR open, CI failed, awaiting review or merge) is written to the board once it has lasted this long; a phase over sooner costs no request and still shows, timed, in the board's history. A landed issue's final board is always written: one whose PR landed before any phase settled still ends with one board saying which PR or train landed it, with the phases it went through; an escalation is told by its own comment (and an open board is marked escalated). 0: every phase at once."),
   })
   .describe("What the fleet tells humans on the issues themselves.");
 

@@ -1,10 +1,12 @@
-// The shape of one lane record: a line of `<stateDir>/lanes/<owner>/<name>/<lane>.jsonl`.
-// The writer (server/lanes) produces it and the `logs` tool returns it as-is.
+// The shape of one lane record: a line of `<stateDir>/lanes/<owner>/<name>/<lane>.jsonl`, or of
+// the machine's daemon lane. The writer (server/lanes) produces it and the `logs` tool returns it as-is.
 import { z } from "zod";
 
-/** The four lanes, in the order a reader usually wants them. */
-export const LANE_NAMES = ["supervisor", "worker", "monitor", "liveness"] as const;
-export const laneName = z.enum(LANE_NAMES).describe("Which lane: supervisor, worker, monitor or liveness.");
+/** A project's four lanes, in the order a reader usually wants them. */
+export const PROJECT_LANES = ["supervisor", "worker", "monitor", "liveness"] as const;
+/** Those, and the machine's one `daemon` lane (its own lines, stdout and stderr), per state dir, not per project. */
+export const LANE_NAMES = [...PROJECT_LANES, "daemon"] as const;
+export const laneName = z.enum(LANE_NAMES).describe("Which lane: supervisor, worker, monitor, liveness (a project's) or daemon (this machine's daemon).");
 export type LaneName = z.infer<typeof laneName>;
 
 /** Severity, least first; a level filter means "this level or worse". */

@@ -2,6 +2,7 @@
 // client and script; outputs are what `structuredContent` carries (snake_case, like the config).
 import { z } from "zod";
 import { SelectorSchema, fleetConfigJsonSchema } from "./config.js";
+import { LANE_NAMES } from "./lanes.js";
 
 /** A string that means something: blank or whitespace-only text is refused, not stored. */
 const text = (max: number) => z.string().max(max).regex(/\S/, "must not be blank");
@@ -254,7 +255,7 @@ export const projectResetInput = { repo: repoInput };
 
 export const logsInput = {
   repo: repoInput,
-  lane: z.enum(["supervisor", "worker", "monitor", "liveness"]).describe("Which log lane."),
+  lane: z.enum(LANE_NAMES).describe('Which log lane; "daemon" is this machine\'s daemon (no repo needed).'),
   issue: z.number().int().positive().optional().describe("Only records about this issue."),
   since: text(40).optional().describe('Only records since this ISO time or this long ago ("15m", "2h", "1d").'),
   tail_lines: z.number().int().min(1).max(5000).optional().describe("At most this many of the newest records (default 200); the answer also stops at its byte budget."),

@@ -1,7 +1,9 @@
 // `afk-mcp --http PORT`: the same MCP server over Streamable HTTP, for HTTP-only clients and
 // the official conformance suite. Loopback only; every request must carry the bearer token
 // printed at start; the SDK's DNS-rebinding protection accepts only our own Host header. One
-// McpServer per session, all over the one host (the SDK binds a server to one transport).
+// McpServer per session, all over the one host (the SDK binds a server to one transport). A
+// session its client left without a DELETE is closed once idle (no request, no open stream) for
+// `sessionIdleMs`, so a server that runs for days does not keep every session it ever served.
 import { randomBytes, randomUUID, timingSafeEqual } from "node:crypto";
 import { createServer as createHttpServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
@@ -13,14 +15,50 @@ import { createServer, type ServerOptions } from "./server.js";
 export interface HttpServing {
   url: string;
   token: string;
+  /** The sessions open now. */
+  sessionCount(): number;
   close(): Promise<void>;
 }
 
-export async function serveHttp(host: Host, port: number, options: ServerOptions & { token?: string } = {}): Promise<HttpServing> {
+export interface HttpOptions extends ServerOptions {
+  token?: string;
+  /** How long a session may go without a request or an open stream before it is closed (default 30 min). */
+  sessionIdleMs?: number;
+}
+
+interface Session {
+  transport: StreamableHTTPServerTransport;
+  lastSeen: number;
+  /** Responses still open (an SSE stream a client listens on counts as activity). */
+  open: number;
+}
+
+export async function serveHttp(host: Host, port: number, options: HttpOptions = {}): Promise<HttpServing> {
   const token = options.token ?? randomBytes(24).toString("base64url");
   const expected = Buffer.from(`Bearer ${token}`);
-  const sessions = new Map<string, StreamableHTTPServerTransport>();
+  const idleMs = options.sessionIdleMs ?? 30 * 60_000;
+  const sessions = new Map<string, Session>();
   let allowedHosts: string[] = [];
+  const track = (session: Session, res: ServerResponse) => {
+    session.lastSeen = Date.now();
+    session.open += 1;
+    res.once("close", () => {
+      session.open -= 1;
+      session.lastSeen = Date.now();
+    });
+  };
+  const sweep = setInterval(
+    () => {
+      const now = Date.now();
+      for (const [id, session] of sessions) {
+        if (session.open > 0 || now - session.lastSeen < idleMs) continue;
+        sessions.delete(id);
+        void session.transport.close().catch(() => undefined);
+      }
+    },
+    Math.max(50, Math.min(60_000, Math.floor(idleMs / 4))),
+  );
+  sweep.unref();
 
   const authorized = (req: IncomingMessage): boolean => {
     const given = Buffer.from(req.headers.authorization ?? "");
@@ -37,7 +75,13 @@ export async function serveHttp(host: Host, port: number, options: ServerOptions
       if (!authorized(req)) return refuse(res, 401, "missing or wrong bearer token: send Authorization: Bearer <the token afk-mcp printed at start>");
       const id = req.headers["mcp-session-id"];
       const existing = typeof id === "string" ? sessions.get(id) : undefined;
-      if (existing) return existing.handleRequest(req, res);
+      if (existing) {
+        track(existing, res);
+        return existing.transport.handleRequest(req, res);
+      }
+      // A session id we do not hold (closed, expired, or from before a restart): 404, which the
+      // spec tells a client to answer with a new initialize.
+      if (typeof id === "string") return refuse(res, 404, "session not found (closed or expired): start a new one with an initialize request");
       if (req.method !== "POST") return refuse(res, 400, "no session: start with an initialize request");
       const body = await readJson(req);
       if (!isInitializeRequest(body)) return refuse(res, 400, "no session: start with an initialize request");
@@ -45,7 +89,11 @@ export async function serveHttp(host: Host, port: number, options: ServerOptions
         sessionIdGenerator: () => randomUUID(),
         enableDnsRebindingProtection: true,
         allowedHosts,
-        onsessioninitialized: (sid) => void sessions.set(sid, transport),
+        onsessioninitialized: (sid) => {
+          const session = { transport, lastSeen: Date.now(), open: 0 };
+          sessions.set(sid, session);
+          track(session, res);
+        },
       });
       transport.onclose = () => {
         if (transport.sessionId) sessions.delete(transport.sessionId);
@@ -65,8 +113,10 @@ export async function serveHttp(host: Host, port: number, options: ServerOptions
   return {
     url: `http://127.0.0.1:${bound}/mcp`,
     token,
+    sessionCount: () => sessions.size,
     async close() {
-      await Promise.all([...sessions.values()].map((t) => t.close().catch(() => undefined)));
+      clearInterval(sweep);
+      await Promise.all([...sessions.values()].map((s) => s.transport.close().catch(() => undefined)));
       await new Promise<void>((resolve) => http.close(() => resolve()));
     },
   };

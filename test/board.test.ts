@@ -325,7 +325,7 @@ describe("BoardUpserter against the local forge", () => {
     await assert.rejects(boards.upsert(1, "hello"), /must start with/);
   });
 
-  it("the fleet's board: a live phase is written once it has lasted the settle time; a landing before that opens no board, an escalation always does", async () => {
+  it("the fleet's board: a live phase is written once it has lasted the settle time; a landing before that still ends with its final board, as an escalation does", async () => {
     let now = Date.parse("2026-03-01T10:00:00Z");
     const board = new Board(fleet, "afk-bot", () => new Date(now), { instance: "i1", host: "h1" }, () => 30_000);
     const [slow, quick, stuck] = [await newIssue("a slow one"), await newIssue("a quick one"), await newIssue("a stuck one")];
@@ -340,15 +340,19 @@ describe("BoardUpserter against the local forge", () => {
     assert.deepEqual(await requests(), { [CREATE]: 1 }, "written once it lasted; the claim saw no comment, so no lookup");
     now += 1_000;
     await board.show(slow, "pr_open", 0, 3, 7, "", "");
-    await board.terminal(slow, "merged", 0, 3, { pr: 7, ifShown: true });
-    await board.terminal(quick, "merged", 0, 3, { pr: 8, ifShown: true });
+    await board.terminal(slow, "merged", 0, 3, { pr: 7 });
+    await board.terminal(quick, "merged", 0, 3, { pr: 8, note: "Landed PR #8 on main by a fast-forward push (0123456789ab)" });
     await board.terminal(stuck, "escalated", 2, 3, { note: "CI kept failing" });
-    assert.deepEqual(await requests(), { [CREATE]: 2, [UPDATE]: 1 }, "the open board ends merged, the escalation opens one, the quick landing none");
+    assert.deepEqual(await requests(), { [CREATE]: 3, [UPDATE]: 1 }, "the open board ends merged; the quick landing and the escalation each open their final one");
 
     const bodies = async (n: number): Promise<string[]> => (await fleet.listComments(n)).filter((c) => c.author === "afk-bot").map((c) => c.body);
     const [slowBoard] = await bodies(slow);
     assert.match(slowBoard!, /PR open/, "the phase that never settled is still in the final board's history");
-    assert.deepEqual(await bodies(quick), []);
+    const quickBoards = await bodies(quick);
+    assert.equal(quickBoards.length, 1, "one board, the final one");
+    assert.match(quickBoards[0]!, /Merged/);
+    assert.match(quickBoards[0]!, /Landed PR \\?#8 on main by a fast-forward push/, "it says which PR landed it, and how");
+    assert.match(quickBoards[0]!, /Coding/, "the phases that never settled are in its history");
     assert.equal((await bodies(stuck)).length, 1);
   });
 });

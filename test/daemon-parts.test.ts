@@ -6,12 +6,11 @@ import { describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
 import { readFile, stat, writeFile } from "node:fs/promises";
-import { closeSync, openSync } from "node:fs";
 import { join } from "node:path";
 import { acquireLock, readLock, StateLockHeld } from "../server/daemon/lock.js";
 import { persistentInstance, readInstance } from "../server/daemon/identity.js";
 import { LineReader } from "../server/daemon/protocol.js";
-import { cappedLog } from "../server/daemon/log.js";
+import { openDaemonLog } from "../server/daemon/log.js";
 import { adoptedHandle, endOrphan, liveOrphan, processStartTime, writePidFile, type PidRecord } from "../server/workers/orphans.js";
 import { tempDir } from "./support/forge-fixtures.js";
 
@@ -108,33 +107,62 @@ describe("the wire's line reader", () => {
   });
 });
 
-describe("the daemon's log", () => {
-  it("is capped: past the cap it moves to daemon.log.1 and starts again with a marker, losing no line of the last two generations", async () => {
+describe("the daemon's lane", () => {
+  const records = async (path: string): Promise<Record<string, unknown>[]> =>
+    (await readFile(path, "utf8")).split("\n").filter(Boolean).map((l) => JSON.parse(l) as Record<string, unknown>);
+
+  it("takes the process's stdout and stderr line by line, redacted, gives them back, and moves what daemon.log holds into the lane", async () => {
     const dir = await tempDir("afk-dlog-");
-    const path = join(dir, "daemon.log");
-    const fd = openSync(path, "a", 0o600);
+    const paths = { lanes: dir, log: join(dir, "daemon.log") };
+    // What a crashed daemon's Node wrote to its stderr, past the lane.
+    await writeFile(paths.log, "FATAL ERROR: Reached heap limit Allocation failed\n", { mode: 0o600 });
+    const stdoutWrite = process.stdout.write;
+    const stderrWrite = process.stderr.write;
+    // Synchronous from open to close: none of the test runner's own stdout writes falls inside.
+    const lane = openDaemonLog({ paths, secrets: () => ["s3cr3t-token-value"], echo: false });
     try {
-      const log = cappedLog({ fd, path, maxBytes: 4_096 });
-      for (let i = 0; i < 1_000; i += 1) log(`line ${i}`);
-      const current = await readFile(path, "utf8");
-      const older = await readFile(`${path}.1`, "utf8");
-      assert.ok(Buffer.byteLength(current) <= 4_096 + 100 && Buffer.byteLength(older) <= 4_096 + 200, "both generations bounded");
-      assert.match(current, /^\S+ afk-mcp daemon: this log passed 4096 bytes; the lines before are in .*daemon\.log\.1\n/);
-      // The two generations end with the newest lines, each once and in order, none cut.
-      const numbers = (older + current).split("\n").map((l) => /: line (\d+)$/.exec(l)?.[1]).filter((n) => n !== undefined).map(Number);
-      assert.equal(numbers.at(-1), 999);
-      numbers.forEach((n, i) => i > 0 && assert.equal(n, numbers[i - 1]! + 1));
-      assert.ok(numbers.length > 50);
-      assert.equal((await stat(`${path}.1`)).mode & 0o777, 0o600, "the older generation is owner-only too");
-      // A descriptor that is not the named file (a terminal, journald) is never cut.
-      const other = join(dir, "other.log");
-      const otherFd = openSync(other, "a", 0o600);
-      const quiet = cappedLog({ fd: otherFd, path, maxBytes: 4_096 });
-      for (let i = 0; i < 300; i += 1) quiet(`kept ${i}`);
-      closeSync(otherFd);
-      assert.equal((await readFile(other, "utf8")).split("\n").filter(Boolean).length, 300);
+      lane.log("listening");
+      process.stderr.write("(node:1) Warning: a warning Node printed\nsecond line");
+      process.stderr.write(" and its end\nno end at all");
+      process.stdout.write(Buffer.from("a library printed s3cr3t-token-value\n"));
     } finally {
-      closeSync(fd);
+      lane.close();
     }
+    assert.equal(process.stdout.write, stdoutWrite, "stdout given back");
+    assert.equal(process.stderr.write, stderrWrite, "stderr given back");
+    assert.equal((await stat(paths.log)).size, 0, "daemon.log emptied once its text is in the lane");
+    assert.equal((await stat(join(dir, "daemon.jsonl"))).mode & 0o777, 0o600, "owner-only");
+    const got = await records(join(dir, "daemon.jsonl"));
+    assert.deepEqual(
+      got.map((r) => [r.lane, r.event, r.level, r.event === "left_on_stderr" ? /FATAL ERROR: Reached heap limit/.test(String(r.msg)) : r.msg]),
+      [
+        ["daemon", "left_on_stderr", "warn", true],
+        ["daemon", "daemon", "info", "listening"],
+        ["daemon", "stderr", "warn", "(node:1) Warning: a warning Node printed"],
+        ["daemon", "stderr", "warn", "second line and its end"],
+        ["daemon", "stdout", "info", "a library printed [redacted]"],
+        // The unterminated line, kept when the streams are given back.
+        ["daemon", "stderr", "warn", "no end at all"],
+      ],
+    );
+  });
+
+  it("is capped: two files at most, each bounded and 0600, the newest lines kept in order", async () => {
+    const dir = await tempDir("afk-dlog-");
+    const lane = openDaemonLog({ paths: { lanes: dir, log: join(dir, "daemon.log") }, secrets: () => [], maxBytes: 16_384, echo: false });
+    try {
+      for (let i = 0; i < 1_000; i += 1) lane.log(`line ${i}`);
+    } finally {
+      lane.close();
+    }
+    for (const file of ["daemon.jsonl", "daemon.1.jsonl"]) {
+      assert.ok((await stat(join(dir, file))).size <= 16_384, `${file} bounded`);
+      assert.equal((await stat(join(dir, file))).mode & 0o777, 0o600, `${file} owner-only`);
+    }
+    await assert.rejects(stat(join(dir, "daemon.2.jsonl")), "one older generation at most");
+    const numbers = [...(await records(join(dir, "daemon.1.jsonl"))), ...(await records(join(dir, "daemon.jsonl")))].map((r) => Number(/^line (\d+)$/.exec(String(r.msg))![1]));
+    assert.equal(numbers.at(-1), 999, "the newest line is kept");
+    assert.ok(numbers.length > 50);
+    numbers.forEach((n, i) => i > 0 && assert.equal(n, numbers[i - 1]! + 1, "in order, none twice"));
   });
 });

@@ -20,7 +20,7 @@ import { api, git, repoPath, tempDir } from "./support/forge-fixtures.js";
 import { GitRefStore } from "../server/gh/gitrefs.js";
 import { Lease } from "../server/gh/lease.js";
 import { BIN } from "./support/paths.js";
-import { alive, BASE_CONFIG, CHATTY_WORKER, QUIET_WORKER, cli, daemonPid, daemonWorld, teardown, until, workerPids, type DaemonWorld } from "./support/daemon-fixtures.js";
+import { alive, BASE_CONFIG, CHATTY_WORKER, QUIET_WORKER, cli, daemonPid, daemonWorld, daemonWritings, teardown, until, workerPids, type DaemonWorld } from "./support/daemon-fixtures.js";
 
 const REPO = "afk/demo";
 const worlds: DaemonWorld[] = [];
@@ -168,7 +168,7 @@ describe("afk-mcp daemon", () => {
     assert.equal(row.ttl_seconds, null);
     assert.equal(row.renew_by, null, "it never lapses");
     await until("the idle project to deregister", async () => (await s.status({ repo: REPO })).registrations.length === 0);
-    const log = await readFile(daemonPaths(w.env).log, "utf8");
+    const log = (await s.logs({ lane: "daemon", tail_lines: 500 })).records.map((r) => String(r.msg)).join("\n");
     assert.match(log, /queue drained \(nothing ready, nothing in flight\) for \d+s: deregistering/);
     const idle = (await s.logs({ repo: REPO, lane: "supervisor", tail_lines: 500 })).records.filter((r) => r.event === "registration_idle");
     assert.equal(idle.length, 1, "and said in the project's supervisor lane");
@@ -222,7 +222,7 @@ describe("afk-mcp daemon", () => {
     assert.equal(stdout, "", "no claim, heartbeat or probe ref");
     const issue = await api(w.forge, "GET", repoPath(w.forge, `/issues/${w.issues[0]}`));
     assert.deepEqual(issue.body.labels.map((l: { name: string }) => l.name), ["ready-for-agent"], "the issue is untouched");
-    assert.ok(!(await readFile(daemonPaths(w.env).log, "utf8")).includes(reader), "the daemon's log never holds the token");
+    assert.ok(!(await daemonWritings(w.env)).includes(reader), "the daemon's log never holds the token");
   });
 
   it("a registration acts with its session's token and environment, not the daemon's; they are kept owner-only and never logged", async () => {
@@ -248,7 +248,7 @@ describe("afk-mcp daemon", () => {
     assert.equal((await stat(paths.registrations)).mode & 0o777, 0o600, "the registrations file (it holds the token) is owner-only");
     assert.equal((await stat(paths.dir)).mode & 0o777, 0o700);
     assert.ok(!stored.includes("s3cret-of-b"), "a variable the project does not need is not kept");
-    assert.ok(!(await readFile(paths.log, "utf8")).includes(bee), "the daemon's log never holds the token");
+    assert.ok(!(await daemonWritings(w.env)).includes(bee), "the daemon's log never holds the token");
     const lanes = await b.logs({ repo: REPO, lane: "supervisor", tail_lines: 1000 });
     assert.ok(!JSON.stringify(lanes).includes(bee), "nor do the lanes");
   });
@@ -287,7 +287,7 @@ describe("afk-mcp daemon", () => {
     const paths = daemonPaths(w.env);
     const stored = await readFile(paths.registrations, "utf8").catch(() => "");
     assert.ok(!stored.includes(bee), "the session's token was used for the calls only: not stored");
-    assert.ok(!(await readFile(paths.log, "utf8")).includes(bee), "nor logged");
+    assert.ok(!(await daemonWritings(w.env)).includes(bee), "nor logged");
   });
 
   it("kill -9 of the MCP server touches no worker: a new session sees them and their commits become PRs", async () => {

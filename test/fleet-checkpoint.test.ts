@@ -5,13 +5,13 @@
 // branch tip: the landed work holds both steps, and the first was not redone.
 import { after, describe, it } from "node:test";
 import assert from "node:assert/strict";
-import { spawn, type ChildProcess } from "node:child_process";
+import type { ChildProcess } from "node:child_process";
 import { existsSync } from "node:fs";
 import { readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
-import { fileURLToPath } from "node:url";
 import { FleetHost } from "../server/host/host.js";
 import { api, git, repoPath, startTestForge, tempDir, type TestForge } from "./support/forge-fixtures.js";
+import { crash, spawnHost } from "./support/host-process.js";
 import { ROOT } from "./support/paths.js";
 import { waitFor } from "./support/wait.js";
 
@@ -31,22 +31,6 @@ after(async () => {
 
 const until = <T>(what: string, probe: () => Promise<T | null | undefined | false>): Promise<T> => waitFor(what, probe, { deadlineMs: 150_000 });
 
-/** A FleetHost in its own process: SIGKILL is a real crash (nothing released, nothing pushed). */
-function spawnHost(env: Record<string, string>, instance: string, input: Record<string, unknown>): ChildProcess {
-  const here = fileURLToPath(import.meta.url);
-  const hostModule = join(here, "..", "..", "server", "host", here.endsWith(".ts") ? "host.ts" : "host.js");
-  const script = [
-    `import { FleetHost } from ${JSON.stringify(hostModule)};`,
-    `const host = new FleetHost({ env: ${JSON.stringify(env)}, instance: ${JSON.stringify(instance)}, timeScale: 0.05 });`,
-    `await host.start(${JSON.stringify(input)});`,
-    `setInterval(() => {}, 1000);`,
-  ].join("\n");
-  const child = spawn(process.execPath, ["--input-type=module", "-e", script], { stdio: ["ignore", "ignore", "pipe"], cwd: ROOT });
-  child.stderr!.setEncoding("utf8").on("data", () => undefined);
-  children.push(child);
-  return child;
-}
-
 describe("checkpoints", () => {
   it("a host on another machine continues a killed host's checkpointed commits at tier 2", { timeout: 300_000 }, async () => {
     const forge: TestForge = await startTestForge();
@@ -65,7 +49,7 @@ describe("checkpoints", () => {
     });
     const input = { repo: forge.repo, worker_command: `sh ${WORKER}`, target: 1, auto_merge: true, config: CONFIG };
 
-    const hostA = spawnHost(await envFor("hosta"), "hosta", input);
+    const hostA = spawnHost(children, await envFor("hosta"), "hosta", input, 0.05);
     await until("the first step's commit", async () => existsSync(join(planDir, `${n}.step1`)));
     // The checkpoint: the branch on the forge holds the first step while the worker still runs.
     const branch = await until("the checkpoint push", async () => {
@@ -76,8 +60,7 @@ describe("checkpoints", () => {
       return log.includes(`step 1 of #${n}`) ? name : null;
     });
     const workerPid = Number(await readFile(join(planDir, `${n}.1.pid`), "utf8"));
-    hostA.kill("SIGKILL");
-    await new Promise((resolve) => hostA.once("exit", resolve));
+    await crash(hostA);
     // The worker may already be gone (it can die with its host's pipes); a crash leaves it either way.
     try {
       process.kill(-workerPid, "SIGKILL");

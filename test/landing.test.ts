@@ -211,6 +211,36 @@ describe("landPull against the local forge", () => {
     assert.equal(merged.baseBefore, moved);
   });
 
+  it("(d2) with the tick's listing, a turn that only syncs reads no PR; the turn that lands reads it first, and a PR a human closed meanwhile lands nothing", async () => {
+    const prReads = async (): Promise<number> => {
+      const acc = (await (await fetch(`${f.forge.apiUrl}/_forge/accounting`)).json()) as { by_route: Record<string, { total: number }> };
+      return ["GET /repos/{owner}/{repo}/pulls", "GET /repos/{owner}/{repo}/pulls/{pull_number}"].reduce((sum, route) => sum + (acc.by_route[route]?.total ?? 0), 0);
+    };
+    const listedLand = (w: Work, head: string): Promise<LandResult> => landPull(context(f), { issue: w.issue, title: w.title, claimSha: w.claimSha, pr: w.pr, head, listed: { headRef: w.branch } });
+    const w = await workerPr(f, "Add delta two", { "delta-two.txt": "delta two\n" });
+    const moved = await humanCommit(f, "human-d2.txt", "human\n");
+    const before = await prReads();
+    const synced = expectOutcome(await listedLand(w, w.head), "synced");
+    assert.equal(await prReads(), before, "the sync read neither the PR list nor the PR");
+    await bare(f, "merge-base", "--is-ancestor", moved, synced.head);
+    await assertNothingLanded(f, w, moved);
+
+    await green(f, synced.head);
+    const reads = await prReads();
+    const result = await listedLand(w, synced.head);
+    assert.equal((await prReads()) - reads, 1, "one read of the PR before the base moved");
+    await assertLanded(f, w, result, "squash");
+
+    // The same shortcut never lands a PR the listing still showed open: the read before the merge refuses it.
+    const v = await workerPr(f, "Add delta three", { "delta-three.txt": "delta three\n" });
+    assert.equal((await api(f.forge, "PATCH", repoPath(f.forge, `/pulls/${v.pr}`), { state: "closed" })).status, 200);
+    const base = await mainTip(f);
+    const refused = expectOutcome(await listedLand(v, v.head), "not_ours");
+    assert.match(refused.why, /closed/);
+    assert.equal(await mainTip(f), base, "the base did not move");
+    await f.lease.release(v.issue, v.claimSha);
+  });
+
   it("(d') a red check on the head is a red gate with evidence read back from GitHub", async () => {
     const w = await workerPr(f, "Add red", { "red.txt": "red\n" }, { green: false });
     const r = await api(f.forge, "POST", repoPath(f.forge, "/check-runs"), {

@@ -7,6 +7,7 @@ import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/
 import { FleetHost } from "../server/host/host.js";
 import { serveHttp, type HttpServing } from "../server/http.js";
 import { api, startTestForge, tempDir, type TestForge } from "./support/forge-fixtures.js";
+import { waitFor } from "./support/wait.js";
 
 let forge: TestForge;
 let serving: HttpServing;
@@ -58,5 +59,40 @@ describe("MCP over Streamable HTTP", () => {
       req.end(JSON.stringify(init));
     });
     assert.equal(status, 403);
+  });
+});
+
+describe("MCP over Streamable HTTP: sessions left behind", () => {
+  it("a session its client left without a DELETE is closed once idle; one listening on its stream lives on; an expired id gets 404", async (t) => {
+    const env = { GITHUB_API_URL: forge.apiUrl, GITHUB_TOKEN: forge.token, AFK_STATE_DIR: await tempDir("afk-http-idle-"), PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: process.env.HOME ?? "/tmp" };
+    const host = new FleetHost({ env, instance: "httpidle" });
+    const idle = await serveHttp(host, 0, { sessionIdleMs: 1_000 });
+    t.after(async () => {
+      await idle.close();
+      await host.close();
+    });
+    const headers = { authorization: `Bearer ${idle.token}` };
+    const left = new StreamableHTTPClientTransport(new URL(idle.url), { requestInit: { headers } });
+    const leaving = new Client({ name: "leaves", version: "0" });
+    await leaving.connect(left);
+    const staying = new Client({ name: "stays", version: "0" });
+    await staying.connect(new StreamableHTTPClientTransport(new URL(idle.url), { requestInit: { headers } }));
+    assert.equal(idle.sessionCount(), 2);
+    const goneId = left.sessionId!;
+    // The client goes away without terminating its session (as a crashed client does).
+    await leaving.close();
+    // The staying client listens on its event stream all along, which keeps its session open.
+    await waitFor("the abandoned session closed", () => idle.sessionCount() === 1, { deadlineMs: 60_000, intervalMs: 200, explain: () => `${idle.sessionCount()} session(s) open` });
+    // Well past the idle time, the listening session still answers.
+    await new Promise((resolve) => setTimeout(resolve, 2_500));
+    assert.equal(idle.sessionCount(), 1);
+    await staying.ping();
+    const answer = await fetch(idle.url, {
+      method: "POST",
+      headers: { ...headers, "content-type": "application/json", accept: "application/json, text/event-stream", "mcp-session-id": goneId },
+      body: JSON.stringify({ jsonrpc: "2.0", id: 9, method: "ping" }),
+    });
+    assert.equal(answer.status, 404);
+    await staying.close();
   });
 });

@@ -147,6 +147,18 @@ describe("what the server pushes", () => {
     const stopped = await client.callTool({ name: "project_stop", arguments: { repo: REPO, stop_workers: true } });
     assert.notEqual(stopped.isError, true, JSON.stringify(stopped.content));
     await until("the list change of the stop", () => listChanges > before);
+
+    // At most one board update per tick: count the ticks the monitor lane recorded, every page.
+    const boardUpdates = updated.filter((u) => u === `afk://${REPO}/board`).length;
+    let ticks = 0;
+    let cursor: string | undefined;
+    do {
+      const page = await client.callTool({ name: "logs", arguments: { repo: REPO, lane: "monitor", tail_lines: 5000, ...(cursor ? { cursor } : {}) } });
+      const content = page.structuredContent as { records: { event?: string }[]; next_cursor: string | null };
+      ticks += content.records.filter((r) => r.event === "tick").length;
+      cursor = content.next_cursor ?? undefined;
+    } while (cursor);
+    assert.ok(boardUpdates >= 1 && boardUpdates <= ticks, `${boardUpdates} board update(s) for ${ticks} tick(s)`);
   });
 
   it("progress steps for project_stop's drain: each worker stopped and each claim released, in order, through the daemon", async () => {

@@ -5,7 +5,10 @@
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { renderStatusHead } from "../server/tools/render.js";
+import { renderTakeover } from "../server/tools/takeover.js";
 import type { StatusResult } from "../server/host/api.js";
+import { pagePlan, renderPlan } from "../server/host/plan.js";
+import type { PlanOutput } from "../schemas/tools.js";
 
 const paused: StatusResult = {
   scope: "worker",
@@ -55,5 +58,58 @@ describe("status text", () => {
     assert.match(gathered, /^plan: read from GitHub now \(2026-12-01T19:00:00.000Z\)$/m);
     const none = renderStatusHead({ ...paused, registration: null, births: null, last_tick: null, next_tick: null, source: null });
     assert.deepEqual(none, ["not running on this host (project_start starts it)"]);
+  });
+});
+
+describe("takeover text", () => {
+  const row = { instance: "abc123", host: "laptop", claims: [3, 7], claim_count: 2, heartbeat_at: "2026-12-01T19:00:00.000Z", heartbeat_age_seconds: 12, fresh: true, is_me: true, this_daemon: true };
+  it("marks this machine's daemon and lists each instance's claims, as the structured rows do", () => {
+    const text = renderTakeover({ action: "list", instances: [row, { ...row, instance: "peer9", host: null, claims: [], claim_count: 0, heartbeat_age_seconds: null, fresh: false, is_me: false, this_daemon: false }], from: null, taken: [], lost: [], message: "2 instance(s)" });
+    assert.equal(
+      text,
+      [
+        "2 instance(s)",
+        "  abc123 (this machine's daemon)  host laptop  claims 2 (#3, #7)  heartbeat 12s ago  fresh",
+        "  peer9  host ?  claims 0  heartbeat none  stale",
+      ].join("\n"),
+    );
+    const mine = renderTakeover({ action: "list", instances: [{ ...row, this_daemon: false }], from: null, taken: [], lost: [], message: "1 instance(s)" });
+    assert.match(mine, /abc123 \(this instance\)/);
+  });
+  it("names the issues taken, and cuts a long list with a count", () => {
+    const taken = Array.from({ length: 25 }, (_, i) => ({ issue: i + 1, sha: "0".repeat(40) }));
+    const text = renderTakeover({ action: "taken", instances: [], from: "peer9", taken, lost: [], message: "took 25 claim(s) from peer9" });
+    assert.match(text, /^taken: #1, #2, .*#20 and 5 more$/m);
+  });
+});
+
+describe("plan text: the needs-a-human list", () => {
+  // 60 reserved issues: the summary names the first 50 and says where the other 10 are; the
+  // detailed pages reach every one of them as an excluded row.
+  const reserved = Array.from({ length: 60 }, (_, i) => ({ number: i + 1, reason: "human_reserved", text: "labelled ready-for-human" }));
+  const plan: PlanOutput = {
+    repo: "afk/demo", instance: "i1", login: "afk-bot", base: "main", now: "2026-12-02T00:00:00.000Z",
+    preconditions: [], ready: true, dispatch: [], held_for_overlap: [], conflict_holds: [], conflicting_pairs: [],
+    excluded: reserved, mine: [], peers_live: [], peers_stale: [], cycles: [],
+    stragglers: { unlabelled: 0, needs_triage: 0, needs_info: 0 }, rate_limit: null,
+    requests: { total: 0, counted: 0, not_modified: 0 }, fingerprint: "f",
+    totals: { dispatch: 0, excluded: 60, needs_human: 60 }, excluded_by_reason: { human_reserved: 60 },
+    needs_human: reserved.map((r) => ({ number: r.number, why: r.text })),
+    page: { detail: true, offset: 0, next_cursor: null },
+  };
+  it("a capped summary says where the rest are, and the pages reach all of them", () => {
+    const text = renderPlan(pagePlan(plan, false));
+    assert.match(text, /^needs a human \(50 of 60\):$/m);
+    assert.match(text, /the rest: the human_reserved and cycle rows of status \{detail: true\}/);
+    const seen = new Set<number>();
+    let cursor: string | undefined;
+    do {
+      const page = pagePlan(plan, true, cursor);
+      for (const e of page.excluded) if (e.reason === "human_reserved") seen.add(e.number);
+      cursor = page.page.next_cursor ?? undefined;
+    } while (cursor);
+    assert.equal(seen.size, 60);
+    const whole = renderPlan(pagePlan({ ...plan, needs_human: plan.needs_human.slice(0, 5), totals: { ...plan.totals, needs_human: 5 } }, false));
+    assert.doesNotMatch(whole, /the rest:/, "a list shown whole has no pointer");
   });
 });

@@ -65,9 +65,11 @@ export class Board {
   }
 
   /**
-   * The terminal board (merged, escalated), written before the claim is released. `ifShown`: only
-   * where a board was opened (a PR that landed before any phase settled needs none: the issue's
-   * own timeline shows the PR that closed it, and a board would be one more comment).
+   * The terminal board (merged, escalated), written before the claim is released: even where no
+   * live phase lasted long enough to open a board, the issue ends with one saying what became of
+   * it (which PR or train landed it), with every phase it went through in its history. One
+   * request per finished issue: a comment, or an edit of the board. `ifShown`: only where a board
+   * was opened (an escalation whose own comment tells the rest).
    */
   async terminal(issue: number, phase: "merged" | "escalated", attempt: number, maxAttempts: number, extra: { pr?: number; note?: string; ifShown?: boolean } = {}): Promise<void> {
     const h = this.enter(issue, phase, attempt);

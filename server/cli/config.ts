@@ -17,9 +17,10 @@ Options:
   -f, --file <path>         Read this config file instead of ./${CONFIG_FILE_PATH}.
   -s, --set <key.path=value>
                             Override one key; repeatable, later wins. The value is read
-                            as JSON when it parses (5, true, null, ["a","b"]), else as a
-                            string. Lists replace the file's list. Quote a string that
-                            looks like JSON: --set 'labels.ready="123"'.
+                            by the type the schema has at the key: a number, true/false,
+                            null or a JSON list where the key takes one, else the text
+                            as is (gate.local_command=true is the command "true").
+                            Lists replace the file's list.
       --defaults            Ignore ./${CONFIG_FILE_PATH} and start from the defaults.
       --schema              Print the JSON Schema of the config file instead (the one
                             editors use through "$schema").

@@ -99,7 +99,7 @@ machine (per state dir: AFK_STATE_DIR, else $XDG_STATE_HOME/afk-mcp, else
 ~/.local/state/afk-mcp). MCP sessions and "afk-mcp run" start it on their first call that
 needs it; you rarely start it yourself.
 
-  daemon                start it detached (its log: <state dir>/daemon/daemon.log); exits 0,
+  daemon                start it detached (its log: afk-mcp logs --lane daemon); exits 0,
                         also when one is already running
   daemon --foreground   run it in this process (systemd, launchd, containers); SIGTERM drains
                         and ends its workers (their commits are continued by the next daemon)
@@ -144,7 +144,7 @@ Options:
             return 0;
           }
           await client.connection(true);
-          printLine(`started the afk-mcp daemon (pid ${client.daemon()?.pid}); log: ${client.paths.log}`);
+          printLine(`started the afk-mcp daemon (pid ${client.daemon()?.pid}); its log: afk-mcp logs --lane daemon`);
           return 0;
         }
         case "status": {

@@ -1,12 +1,11 @@
-// `afk-mcp logs`: one log lane of a repository's fleet, from a terminal (what the logs tool
+// `afk-mcp logs`: one log lane of a repository's fleet, or the daemon's, from a terminal (what the logs tool
 // answers): one JSON record per line, oldest first.
 import type { Command } from "./command.js";
+import { LANE_NAMES, type LaneName } from "../../schemas/lanes.js";
 import { DaemonClient } from "../daemon/client.js";
 import { UsageError } from "../gh/errors.js";
 import { printJson, printLine } from "./print.js";
 
-const LANES = ["supervisor", "worker", "monitor", "liveness"] as const;
-type Lane = (typeof LANES)[number];
 
 function positiveInt(flag: string, raw: unknown, max: number): number | undefined {
   if (raw === undefined) return undefined;
@@ -17,7 +16,7 @@ function positiveInt(flag: string, raw: unknown, max: number): number | undefine
 
 export const logsCommand: Command = {
   name: "logs",
-  summary: "print one log lane of a repository's fleet (supervisor, worker, monitor, liveness)",
+  summary: "print one log lane of a repository's fleet (supervisor, worker, monitor, liveness) or the daemon's",
   usage: `Usage: afk-mcp logs --lane LANE [--repo OWNER/NAME] [--issue N] [--since WHEN] [--tail N] [--cursor C] [--json]
 
 Prints the newest records of one log lane, one JSON record per line, oldest first. Lanes
@@ -25,7 +24,8 @@ live in the state directory, so this works whether or not a fleet is running.
 
 Options:
   --lane LANE         supervisor (decisions and actions), worker (what workers printed),
-                      monitor (ticks), liveness (stalls and kills)
+                      monitor (ticks), liveness (stalls and kills); daemon (this
+                      machine's daemon: its own lines, stdout and stderr; no --repo)
   --repo OWNER/NAME   the repository (default: the origin of the current directory)
   --issue N           only records about this issue
   --since WHEN        only records since an ISO time or this long ago ("15m", "2h", "1d")
@@ -45,15 +45,15 @@ Example:
     json: { type: "boolean" },
   },
   async run(values) {
-    if (typeof values.lane !== "string" || !(LANES as readonly string[]).includes(values.lane)) {
-      throw new UsageError(`--lane is required: one of ${LANES.join(", ")}${typeof values.lane === "string" ? ` (got ${JSON.stringify(values.lane)})` : ""}`);
+    if (typeof values.lane !== "string" || !(LANE_NAMES as readonly string[]).includes(values.lane)) {
+      throw new UsageError(`--lane is required: one of ${LANE_NAMES.join(", ")}${typeof values.lane === "string" ? ` (got ${JSON.stringify(values.lane)})` : ""}`);
     }
     const issue = positiveInt("issue", values.issue, Number.MAX_SAFE_INTEGER);
     const tail = positiveInt("tail", values.tail, 5000);
     const host = new DaemonClient();
     try {
       const result = await host.logs({
-        lane: values.lane as Lane,
+        lane: values.lane as LaneName,
         ...(typeof values.repo === "string" ? { repo: values.repo } : {}),
         ...(issue !== undefined ? { issue } : {}),
         ...(typeof values.since === "string" ? { since: values.since } : {}),

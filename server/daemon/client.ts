@@ -25,7 +25,7 @@ import type {
   TakeoverResult,
 } from "../host/api.js";
 import { FleetHost } from "../host/host.js";
-import { originSlug } from "../host/connection.js";
+import { originSlug, remoteSlugs } from "../host/connection.js";
 import { UsageError } from "../gh/errors.js";
 import { formatSlug, parseSlug } from "../gh/slug.js";
 import { Connection, DaemonGone, DaemonUnresponsive, replyDeadlineMs, socketProblem, tryConnect } from "./connection.js";
@@ -114,7 +114,7 @@ export class DaemonClient implements Host, EventSource {
     if (!socket) return null;
     const conn = new Connection(socket, {
       session: this.session,
-      logHint: this.paths.log,
+      logHint: this.logHint(),
       replyMs: this.replyMs,
       unresponsive: (method, seconds) => this.unresponsive(method, seconds),
       onEvent: (event) => this.emit(event),
@@ -193,11 +193,15 @@ export class DaemonClient implements Host, EventSource {
       if ((await processStartTime(pid)) === null) {
         const stuck = await this.unreachable();
         if (stuck) throw stuck;
-        if (!(await daemonHolder(this.paths))) throw new UsageError(`the afk-mcp daemon (pid ${pid}) exited before opening ${this.paths.socket}: see its log ${this.paths.log}, or run "afk-mcp daemon --foreground" to see why`);
+        if (!(await daemonHolder(this.paths))) throw new UsageError(`the afk-mcp daemon (pid ${pid}) exited before opening ${this.paths.socket}: see ${this.logHint()}, or run "afk-mcp daemon --foreground" to see why`);
       }
       await new Promise((r) => setTimeout(r, 100));
     }
-    throw new UsageError(`the afk-mcp daemon (pid ${pid}) did not open ${this.paths.socket} within ${Math.round((this.options.startTimeoutMs ?? 30_000) / 1000)}s: see its log ${this.paths.log}`);
+    throw new UsageError(`the afk-mcp daemon (pid ${pid}) did not open ${this.paths.socket} within ${Math.round((this.options.startTimeoutMs ?? 30_000) / 1000)}s: see ${this.logHint()}`);
+  }
+
+  private logHint(): string {
+    return `its lane (logs {lane: "daemon"}) and, for a crash in Node itself, ${this.paths.log}`;
   }
 
   /** A call to the daemon itself (registrations, shutdown, handover), with no start: null when none runs. */
@@ -420,11 +424,13 @@ export class DaemonClient implements Host, EventSource {
 
   /** The fleets the daemon runs (none without a daemon), and this session's working directory's origin. */
   async repos(): Promise<RepoListing> {
-    const origin = await originSlug(this.options.cwd ?? process.cwd()).catch(() => null);
+    const cwd = this.options.cwd ?? process.cwd();
+    const origin = await originSlug(cwd).catch(() => null);
+    const remotes = await remoteSlugs(cwd);
     const conn = await this.connection(false).catch(() => null);
-    if (!conn) return { running: [], origin };
+    if (!conn) return { running: [], origin, remotes };
     const remote = (await conn.request("repos", {})) as RepoListing;
-    return { running: remote.running, origin };
+    return { running: remote.running, origin, remotes };
   }
 
   subscribe(listener: (event: HostEvent) => void): () => void {

@@ -10,7 +10,7 @@ import { Registry } from "./registry.js";
 import { DaemonServer } from "./server.js";
 import { version } from "../version.js";
 import { watchShutdown } from "../host/shutdown.js";
-import { cappedLog } from "./log.js";
+import { openDaemonLog, type DaemonLogLine } from "./log.js";
 
 export interface DaemonRun {
   /** Resolves with the exit code once the daemon has drained and closed. */
@@ -20,8 +20,6 @@ export interface DaemonRun {
 export interface DaemonMainOptions {
   env?: NodeJS.ProcessEnv;
   timeScale?: number;
-  /** Where the daemon's own lines go (stderr: the log file when detached, the terminal in the foreground). */
-  log?: (line: string) => void;
   /** How often registrations are swept (default 1 s). */
   sweepMs?: number;
 }
@@ -30,7 +28,6 @@ export interface DaemonMainOptions {
 export async function runDaemon(options: DaemonMainOptions = {}): Promise<{ running: DaemonRun } | { held: number }> {
   const env = options.env ?? process.env;
   const paths = daemonPaths(env);
-  const log = options.log ?? cappedLog({ fd: 2, path: paths.log });
   await mkdir(paths.dir, { recursive: true, mode: 0o700 });
   let lock: { release(): Promise<void> };
   try {
@@ -40,6 +37,9 @@ export async function runDaemon(options: DaemonMainOptions = {}): Promise<{ runn
     throw error;
   }
   const host = new FleetHost({ env, daemon: true, timeScale: options.timeScale ?? 1, identity: (repo) => persistentInstance(paths.root, repo) });
+  // From here on stdout and stderr are the daemon lane (logs {lane: "daemon"}).
+  const lane = openDaemonLog({ paths, secrets: () => [env.GITHUB_TOKEN, env.GH_TOKEN, ...host.secrets()] });
+  const log: DaemonLogLine = lane.log;
   const registry = new Registry(host, { file: paths.registrations, log });
   let finish!: (code: number) => void;
   const done = new Promise<number>((resolve) => (finish = resolve));
@@ -59,6 +59,7 @@ export async function runDaemon(options: DaemonMainOptions = {}): Promise<{ runn
     await server.close();
     await lock.release();
     log("stopped");
+    lane.close();
     finish(0);
   };
   // A hand-over (afk-mcp daemon restart): the registrations stay as they are and the workers run
@@ -73,6 +74,7 @@ export async function runDaemon(options: DaemonMainOptions = {}): Promise<{ runn
     await server.close();
     await lock.release();
     log("stopped");
+    lane.close();
     finish(0);
     // The workers' handles (their exits, their output files) would keep this process alive: it
     // exits once its last line is written, and the workers run on in their own process groups.
@@ -91,17 +93,18 @@ export async function runDaemon(options: DaemonMainOptions = {}): Promise<{ runn
     await server.listen();
   } catch (error) {
     await lock.release();
+    lane.close();
     throw error;
   }
   log(`listening on ${paths.socket} (pid ${process.pid}, afk-mcp ${version})`);
-  await registry.restore().catch((error: unknown) => log(`could not resume registrations: ${(error as Error).message}`));
+  await registry.restore().catch((error: unknown) => log(`could not resume registrations: ${(error as Error).message}`, "error"));
   let sweeping = false;
   const sweeper = setInterval(() => {
     if (sweeping || stopping) return;
     sweeping = true;
     void registry
       .sweep()
-      .catch((error: unknown) => log(`sweep failed: ${(error as Error).message}`))
+      .catch((error: unknown) => log(`sweep failed: ${(error as Error).message}`, "warn"))
       .finally(() => (sweeping = false));
   }, options.sweepMs ?? 1_000);
   // A supervisor's SIGTERM (or Ctrl-C in the foreground) ends workers: nobody would watch them.

@@ -1,5 +1,5 @@
 // Where the daemon keeps its files inside the state dir: the socket, the lock naming its pid,
-// its log, its registrations, and the instance id of each repository it works on.
+// its lane, what Node itself wrote past it, its registrations, and each repository's instance id.
 import { join } from "node:path";
 import { stateDir } from "../paths.js";
 
@@ -8,6 +8,9 @@ export interface DaemonPaths {
   dir: string;
   socket: string;
   lock: string;
+  /** The directory of its lane, `daemon.jsonl` (logs {lane: "daemon"}). */
+  lanes: string;
+  /** Its stdout and stderr when detached: only what Node writes past JavaScript (a fatal error) lands here; the next daemon moves it into the lane. */
   log: string;
   registrations: string;
 }
@@ -23,6 +26,7 @@ export function daemonPaths(env: NodeJS.ProcessEnv = process.env): DaemonPaths {
     dir,
     socket: join(dir, "afk.sock"),
     lock: join(dir, "lock.json"),
+    lanes: dir,
     log: join(dir, "daemon.log"),
     registrations: join(dir, "registrations.json"),
   };

@@ -2,6 +2,7 @@
 // registration, not a process). The sessions that started or adopted one renew it; once every
 // renewal is overdue it lapses and drains exactly as project_stop does; a drained queue
 // deregisters. Kept in a file beside the socket so a daemon restarted after a crash resumes them.
+import type { DaemonLogLine } from "./log.js";
 import { readFile, rename, rm, writeFile } from "node:fs/promises";
 import type { ProjectResizeInput, ProjectResult, ProjectStartInput, ProjectStopInput, StepListener } from "../host/api.js";
 import type { FleetHost, RegistrationRow } from "../host/host.js";
@@ -37,7 +38,7 @@ interface StoredEntry {
 export interface RegistryOptions {
   file: string;
   clock?: () => number;
-  log: (message: string) => void;
+  log: DaemonLogLine;
 }
 
 function key(repo: string): string {
@@ -213,7 +214,7 @@ export class Registry {
       this.options.log(`${entry.repo}: ${why}: ${result.message}`);
     } catch (error) {
       entry.draining = false;
-      this.options.log(`${entry.repo}: ${why}, but the drain failed (retried next sweep): ${(error as Error).message}`);
+      this.options.log(`${entry.repo}: ${why}, but the drain failed (retried next sweep): ${(error as Error).message}`, "warn");
     }
   }
 
@@ -265,7 +266,7 @@ export class Registry {
       } catch (error) {
         const message = (error as Error).message;
         if (/already running|still stopping/.test(message)) continue;
-        this.options.log(`${item.repo}: could not resume the registration (retried next sweep): ${message}`);
+        this.options.log(`${item.repo}: could not resume the registration (retried next sweep): ${message}`, "warn");
         this.unrestored.push(item);
         continue;
       }
@@ -311,7 +312,7 @@ export class Registry {
       await rm(tmp, { force: true });
       await writeFile(tmp, JSON.stringify(stored, null, 1) + "\n", { mode: 0o600, flag: "wx" });
       await rename(tmp, file);
-    }).catch((error: unknown) => this.options.log(`could not write ${file}: ${(error as Error).message}`));
+    }).catch((error: unknown) => this.options.log(`could not write ${file}: ${(error as Error).message}`, "warn"));
     return this.writing;
   }
 }

@@ -2,6 +2,7 @@
 // methods (through the registrations for what starts, resizes and stops projects) plus the
 // daemon's own calls (hello, renew, subscribe, shutdown). A malformed or oversized line closes
 // that connection and nothing else.
+import type { DaemonLogLine } from "./log.js";
 import { createServer, type Server, type Socket } from "node:net";
 import { chmod, rm } from "node:fs/promises";
 import type { z } from "zod";
@@ -27,7 +28,7 @@ export interface DaemonServerOptions {
   onShutdown: (killWorkers: boolean) => void;
   /** Called once a session asks the daemon to hand over to a new one (after the reply is sent). */
   onHandover: () => void;
-  log: (message: string) => void;
+  log: DaemonLogLine;
 }
 
 export class DaemonServer {
@@ -85,14 +86,14 @@ export class DaemonServer {
         try {
           request = requestSchema.parse(JSON.parse(line));
         } catch {
-          this.options.log("closed a connection that sent a malformed message");
+          this.options.log("closed a connection that sent a malformed message", "warn");
           conn.destroy();
           return;
         }
         void this.handle(request, send, unsubscribers);
       },
       () => {
-        this.options.log(`closed a connection that sent a message over ${MAX_REQUEST_BYTES} bytes`);
+        this.options.log(`closed a connection that sent a message over ${MAX_REQUEST_BYTES} bytes`, "warn");
         conn.destroy();
       },
     );

@@ -160,8 +160,11 @@ export interface Forge {
   createPull(input: { title: string; body: string; head: string; base: string; draft?: boolean }): Promise<PullRequest>;
   /** 405 (not mergeable) and 409 (head moved) come back as typed ForgeErrors, never retried. */
   mergePull(number: number, request: MergeRequest): Promise<MergeResult>;
-  /** Closes a pull request without merging it (a retry starts over on a fresh branch). */
-  closePull(number: number): Promise<void>;
+  /**
+   * Closes a pull request without merging it (a retry starts over on a fresh branch). With `body`,
+   * its description becomes `body` in the same request (a retry's note: one write, not two).
+   */
+  closePull(number: number, body?: string): Promise<void>;
   /** Merges the base into the head (asynchronous on GitHub). */
   updatePullBranch(number: number, expectedHeadSha: string): Promise<void>;
 

@@ -216,9 +216,9 @@ export class GitHubForge implements Forge {
     return { merged: raw.merged ?? false, sha: raw.sha ?? "", message: raw.message ?? "" };
   }
 
-  async closePull(number: number): Promise<void> {
+  async closePull(number: number, body?: string): Promise<void> {
     checkNumber(number, "pull request");
-    await this.call("PATCH /repos/{owner}/{repo}/pulls/{pull_number}", { pull_number: number, state: "closed" }, `close pull request #${number}`);
+    await this.call("PATCH /repos/{owner}/{repo}/pulls/{pull_number}", { pull_number: number, state: "closed", ...(body !== undefined ? { body } : {}) }, `close pull request #${number}`);
   }
 
   async updatePullBranch(number: number, expectedHeadSha: string): Promise<void> {

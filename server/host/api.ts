@@ -40,6 +40,8 @@ export type LogsResult = Out<typeof logsOutput>;
 export interface RepoListing {
   running: string[];
   origin: string | null;
+  /** The repositories every remote of the working directory names, origin first (for completions). */
+  remotes: string[];
 }
 
 /**

@@ -95,6 +95,29 @@ export async function originSlug(cwd: string): Promise<string> {
   }
 }
 
+/**
+ * Every repository a working directory's remotes name (origin first, then the others in git's
+ * order, e.g. `upstream` of a fork), for completions; remotes that name no repository are left out.
+ */
+export async function remoteSlugs(cwd: string): Promise<string[]> {
+  const { stdout } = await git(["config", "--get-regexp", "^remote\\..*\\.url$"], { cwd }).catch(() => ({ stdout: "" }));
+  const named = stdout
+    .split("\n")
+    .map((line) => /^remote\.(.+)\.url (.+)$/.exec(line.trim()))
+    .filter((m): m is RegExpExecArray => m !== null)
+    .map((m) => ({ remote: m[1]!, url: m[2]! }));
+  const slugs: string[] = [];
+  for (const { url } of [...named.filter((r) => r.remote === "origin"), ...named.filter((r) => r.remote !== "origin")]) {
+    try {
+      const slug = formatSlug(parseSlug(url));
+      if (!slugs.includes(slug)) slugs.push(slug);
+    } catch {
+      // not a repository URL afk-mcp can name
+    }
+  }
+  return slugs;
+}
+
 /** Reads `.github/afk.json` at the base tip through the control repository. */
 async function readRepoConfig(
   refs: GitRefStore,

@@ -23,7 +23,7 @@ import type {
   TakeoverResult,
 } from "./api.js";
 import type { PlanOutput } from "../../schemas/tools.js";
-import { connect, newInstanceId, originSlug, type Connection, type ConnectOptions } from "./connection.js";
+import { connect, newInstanceId, originSlug, remoteSlugs, type Connection, type ConnectOptions } from "./connection.js";
 import type { Logger } from "../gh/octokit.js";
 import { UsageError } from "../gh/errors.js";
 import { fleetRows, pagePlan, planView } from "./plan.js";
@@ -32,6 +32,7 @@ import { assertInstanceId } from "../state/snapshot.js";
 import { probeNamespace, type NamespaceProbe } from "./namespace-probe.js";
 import { RepoFleet, summaryLine, type Registration } from "../fleet/repo-fleet.js";
 import { stateDir } from "../paths.js";
+import { daemonPaths } from "../daemon/paths.js";
 import { laneDir, openLanes, type LaneWriter } from "../lanes/index.js";
 import { readLogs } from "./logs.js";
 import { HostEvents } from "./events.js";
@@ -100,8 +101,9 @@ export class FleetHost implements Host {
 
   async repos(): Promise<RepoListing> {
     const running = [...this.running.values()].filter((p) => !p.isStopped()).map((p) => p.registration.repo);
-    const origin = await originSlug(this.options.cwd ?? process.cwd()).catch(() => null);
-    return { running, origin };
+    const cwd = this.options.cwd ?? process.cwd();
+    const origin = await originSlug(cwd).catch(() => null);
+    return { running, origin, remotes: await remoteSlugs(cwd) };
   }
 
   /** Connects once per repository; a failed connection is not cached (fix and retry). */
@@ -364,6 +366,8 @@ export class FleetHost implements Host {
   }
 
   async logs(input: LogsInput): Promise<LogsResult> {
+    // The daemon's lane belongs to the machine (the state dir), not to a repository.
+    if (input.lane === "daemon") return readLogs(daemonPaths(this.options.env ?? process.env).lanes, input);
     const running = this.runningFor(input.repo);
     const repo = running?.project.registration.repo ?? (input.repo ? formatSlug(parseSlug(input.repo)) : null);
     if (!repo) throw new UsageError("logs: pass repo (\"owner/name\"): no project is running on this host");
@@ -442,6 +446,11 @@ export class FleetHost implements Host {
     const running = this.runningFor(repo);
     if (!running) throw new UsageError(`${tool}: no project is running for ${repo ?? "this repository"} on this host: start one with project_start`);
     return running;
+  }
+
+  /** Every token a project on this host ran with: none may reach a log. */
+  secrets(): string[] {
+    return [...this.laneSecrets.values()].flat();
   }
 
   /** The lanes of a repository; every token a project of it ran with is redacted from them. */

@@ -131,6 +131,8 @@ export function renderPlan(plan: PlanOutput): string {
   if (plan.needs_human.length > 0) {
     lines.push("", `needs a human (${of(plan.needs_human.length, plan.totals.needs_human)}):`);
     for (const h of plan.needs_human) lines.push(`  #${h.number}  ${h.why}`);
+    // The list is capped; every row of it is also an excluded row (paged by detail) or in mine.
+    if (plan.needs_human.length < plan.totals.needs_human) lines.push("  (the rest: the human_reserved and cycle rows of status {detail: true}, and the failed PRs under mine)");
   }
   if (plan.mine.length > 0) {
     lines.push("", `mine (${plan.mine.length}):`);

@@ -13,6 +13,8 @@ export type LandingStrategy = FleetConfig["landing"]["strategy"];
 
 /** What the landing reads from the fleet config. */
 export type LandingConfig = Pick<FleetConfig, "landing" | "gate" | "namespace"> & {
+  /** The claims' lease: a landing lock whose holder's heartbeat is older than it is a dead host's. */
+  lease?: Pick<FleetConfig["lease"], "ttl_seconds">;
   worktree: Pick<FleetConfig["worktree"], "branch_prefix">;
   worker?: Pick<FleetConfig["worker"], "env_passthrough" | "env_deny">;
 };
@@ -52,6 +54,11 @@ export interface LandInput {
   pr: number;
   /** The head sha that was gated (whose checks the caller saw green). */
   head: string;
+  /**
+   * The PR's branch as the caller's listing of open PRs showed it this tick (a fleet branch of
+   * this repository for this issue, aimed at the base). Given, a sync pushes to it without a read.
+   */
+  listed?: { headRef: string };
 }
 
 export interface LocalGateEvidence {

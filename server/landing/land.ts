@@ -25,7 +25,7 @@ import { holdLandingLock } from "./held-locks.js";
 import { checkEvidence } from "./ci-evidence.js";
 import { LandingGit } from "./landing-git.js";
 import { landThroughQueue } from "./merge-queue.js";
-import { acquireLock, DEFAULT_LOCK_TTL_SECONDS, landingKey, landingLockRef, serialized } from "./landing-lock.js";
+import { acquireLock, DEFAULT_LOCK_TTL_SECONDS, landingKey, landingLockRef, lockTakerOf, serialized } from "./landing-lock.js";
 import { MAX_SYNC_ROUNDS, type GateEvidence, type LandingContext, type LandingStrategy, type LandInput, type LandResult } from "./land-types.js";
 import { localEvidence, runLocalGate, secretsOf } from "./local-gate.js";
 import { lostClaim, notOurs, readPull } from "./own-pulls.js";
@@ -53,22 +53,20 @@ export function landPull(ctx: LandingContext, input: LandInput): Promise<LandRes
 }
 
 async function landSerialized(ctx: LandingContext, input: LandInput): Promise<LandResult> {
-  const pull = await readPull(ctx.forge, input.pr);
-  const foreign = notOurs(ctx, input, pull);
-  if (foreign) return { outcome: "not_ours", why: foreign };
+  // A turn that can only sync (the usual one after another PR landed) pushes to our own branch,
+  // fenced by the claim, and moves no base: the tick's listing names the branch and the PR is not
+  // read. Any other turn reads it here, before the lock (whose ref push would change the list's
+  // ETag), and landRounds reads it should the base turn out to be reachable after all.
+  const syncOnly = input.listed !== undefined && (await onlySyncs(ctx, input.head));
+  const pull = syncOnly ? null : await readPull(ctx.forge, input.pr);
+  const refused = pull && screenPull(ctx, input, pull, input.head);
+  if (refused) return refused;
   const fenced = await fence(ctx, input);
   if (fenced) return fenced;
-  if (pull.draft) return { outcome: "retry_later", why: `PR #${input.pr} is a draft` };
-  if (pull.head.sha !== input.head) {
-    return { outcome: "retry_later", why: `PR #${input.pr}'s head moved from ${short(input.head)} to ${short(pull.head.sha)} since it was gated` };
-  }
 
   // Read before the lock: a merge queue's wait runs under it, so the lock's TTL must cover it.
   if (ctx.config.gate.ci !== "local" && !ctx.requiredChecks) ctx = { ...ctx, requiredChecks: await ctx.forge.requiredChecks(ctx.base) };
-  const lock = await acquireLock(
-    { refs: ctx.refs, namespace: ctx.config.namespace, instance: ctx.instance, host: ctx.host, ttlSeconds: lockTtl(ctx), now: ctx.now ?? (() => new Date()) },
-    input.issue,
-  );
+  const lock = await acquireLock(lockTakerOf(ctx, lockTtl(ctx)), input.issue);
   if (!lock.held) return { outcome: "busy", why: lock.why };
   const release = holdLandingLock(ctx.refs, landingLockRef(ctx.config.namespace), lock.sha);
   try {
@@ -76,6 +74,23 @@ async function landSerialized(ctx: LandingContext, input: LandInput): Promise<La
   } finally {
     await release().catch(() => undefined);
   }
+}
+
+/** Whether the base tip (ls-remote: no REST request) is certainly not in `head`. */
+async function onlySyncs(ctx: LandingContext, head: string): Promise<boolean> {
+  const tip = await ctx.refs.read(`refs/heads/${ctx.base}`).catch(() => null);
+  return tip !== null && new LandingGit(ctx.workRepo, ctx.auth).lacksTip(tip, head);
+}
+
+/** Why the PR as read may not land at `head` now (not ours, a draft, its head moved), or null. */
+function screenPull(ctx: LandingContext, input: LandInput, pull: PullRequest, head: string | null): LandResult | null {
+  const foreign = notOurs(ctx, input, pull);
+  if (foreign) return { outcome: "not_ours", why: foreign };
+  if (pull.draft) return { outcome: "retry_later", why: `PR #${input.pr} is a draft` };
+  if (head !== null && pull.head.sha !== head) {
+    return { outcome: "retry_later", why: `PR #${input.pr}'s head moved from ${short(head)} to ${short(pull.head.sha)} since it was gated` };
+  }
+  return null;
 }
 
 async function fence(ctx: LandingContext, input: LandInput): Promise<LandResult | null> {
@@ -90,7 +105,7 @@ function lockTtl(ctx: LandingContext): number {
   return (ctx.config.landing.lock_ttl_seconds ?? DEFAULT_LOCK_TTL_SECONDS) + gate;
 }
 
-async function landLocked(ctx: LandingContext, input: LandInput, pull: PullRequest): Promise<LandResult> {
+async function landLocked(ctx: LandingContext, input: LandInput, pull: PullRequest | null): Promise<LandResult> {
   const lg = new LandingGit(ctx.workRepo, ctx.auth);
   try {
     return await landRounds(ctx, lg, input, pull);
@@ -99,12 +114,22 @@ async function landLocked(ctx: LandingContext, input: LandInput, pull: PullReque
   }
 }
 
-async function landRounds(ctx: LandingContext, lg: LandingGit, input: LandInput, pull: PullRequest): Promise<LandResult> {
-  const headRef = pull.head.ref;
+async function landRounds(ctx: LandingContext, lg: LandingGit, input: LandInput, read: PullRequest | null): Promise<LandResult> {
+  const headRef = read?.head.ref ?? input.listed!.headRef;
+  // Only our own work lands (invariant 3): before the base may move, the PR as GitHub has it now
+  // (the tick's listing may be a human's close or retarget behind).
+  // After a sync of its own (local gate) the branch tip, fetched by git, is the head to trust:
+  // GitHub may show the PR's new head a moment later.
+  let checked = read !== null;
+  const refusal = async (head: string, synced: boolean): Promise<LandResult | null> => {
+    if (checked) return null;
+    checked = true;
+    return screenPull(ctx, input, await readPull(ctx.forge, input.pr), synced ? null : head);
+  };
   const local = ctx.config.gate.ci === "local";
   let expected = input.head;
   let syncs = 0;
-  if (!local && ctx.requiredChecks?.mergeQueue) return landQueued(ctx, lg, input, headRef);
+  if (!local && ctx.requiredChecks?.mergeQueue) return (await refusal(expected, false)) ?? landQueued(ctx, lg, input, headRef);
 
   for (let iteration = 0; iteration < MAX_ITERATIONS; iteration += 1) {
     const tips = await lg.fetchTips(ctx.base, headRef, input.issue);
@@ -115,6 +140,8 @@ async function landRounds(ctx: LandingContext, lg: LandingGit, input: LandInput,
     const baseTip = tips.base;
 
     if (await lg.isAncestor(baseTip, expected)) {
+      const refused = await refusal(expected, syncs > 0);
+      if (refused) return refused;
       // The gate must have passed on exactly this tree.
       if (local) {
         const progress = await ctx.workRepo.progress(input.issue, ctx.base);

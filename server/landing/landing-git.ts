@@ -6,6 +6,17 @@ import { GitError } from "../gh/errors.js";
 import type { RepoGit } from "../workers/work-repo.js";
 import type { WorkRepo } from "../workers/worktrees.js";
 
+/**
+ * Every fetch of the landing writes only the refs it names, all private to the landing
+ * (`refs/afk-landing/`, `refs/afk-train/<scope>/`). `--refmap=` turns off git's opportunistic
+ * update of the configured remote-tracking refs: without it each of these fetches also moved
+ * `refs/remotes/origin/<base>`, which the tick's own fetch (a worker's birth, a sync) and a
+ * worker's `git fetch` write too, and two writers of one ref fail on its lock ("cannot lock ref
+ * ... but expected"): a landing in the background lost its fetch, or a birth its worktree
+ * (test/landing-git-contention.test.ts).
+ */
+const PRIVATE_FETCH: readonly string[] = ["fetch", "--refmap=", "--no-tags", "--no-write-fetch-head", "--no-recurse-submodules", "--quiet", "origin"];
+
 /** The few git moves the landing makes itself, in the fleet's bare work repository. */
 export class LandingGit {
   private readonly git: RepoGit;
@@ -26,14 +37,14 @@ export class LandingGit {
     }
     const baseRef = `refs/afk-landing/${issue}/base`;
     const headLocal = `refs/afk-landing/${issue}/head`;
-    const args = ["fetch", "--no-tags", "--no-write-fetch-head", "--no-recurse-submodules", "--quiet", "origin", `+refs/heads/${base}:${baseRef}`];
+    const args = [...PRIVATE_FETCH, `+refs/heads/${base}:${baseRef}`];
     const withHead = [...args, `+refs/heads/${headRef}:${headLocal}`];
     const result = await this.networkRaw(withHead);
     if (result.exitCode !== 0) {
       if (!/couldn't find remote ref/i.test(result.stderr)) throw new GitError(`fetch of ${base} and ${headRef} failed: ${result.stderr.trim()}`, "git fetch", result.exitCode, result.stderr);
       // Which one is missing? The base must exist; the head may be gone.
       await this.network(args);
-      await this.git.deleteRef(headLocal);
+      await this.deleteRef(headLocal);
       return { base: (await this.revParse(baseRef))!, head: null };
     }
     const baseSha = await this.revParse(baseRef);
@@ -44,7 +55,21 @@ export class LandingGit {
   /** Deletes the refs fetchTips wrote (they would keep the objects alive for nothing). */
   async dropPrivateRefs(issue: number): Promise<void> {
     for (const ref of [`refs/afk-landing/${issue}/base`, `refs/afk-landing/${issue}/head`]) {
-      await this.git.deleteRef(ref);
+      await this.deleteRef(ref);
+    }
+  }
+
+  /**
+   * Whether `head` (a commit here) certainly lacks the base tip `tip`, so a landing can only sync
+   * it: no REST request and no fetch. A tip unknown here is no ancestor of a head that is here (a
+   * commit comes with its ancestors); a head unknown here says nothing (false).
+   */
+  async lacksTip(tip: string, head: string): Promise<boolean> {
+    try {
+      if ((await this.git.revParse(head)) === null) return false;
+      return (await this.git.revParse(tip)) === null || !(await this.git.isAncestor(tip, head));
+    } catch {
+      return false;
     }
   }
 
@@ -84,14 +109,14 @@ export class LandingGit {
     }
     const local = (i: number): string => `refs/afk-train/${scope}/${i}`;
     const baseRef = `refs/afk-train/${scope}/base`;
-    const fetch = ["fetch", "--no-tags", "--no-write-fetch-head", "--no-recurse-submodules", "--quiet", "origin"];
+    const fetch = PRIVATE_FETCH;
     const all = await this.networkRaw([...fetch, `+refs/heads/${base}:${baseRef}`, ...branches.map((b, i) => `+refs/heads/${b}:${local(i)}`)]);
     if (all.exitCode !== 0) {
       if (!/couldn't find remote ref/i.test(all.stderr)) throw new GitError(`fetch of ${base} and the train's branches failed: ${all.stderr.trim()}`, "git fetch", all.exitCode, all.stderr);
       await this.network([...fetch, `+refs/heads/${base}:${baseRef}`]);
       for (const [i, b] of branches.entries()) {
         const one = await this.networkRaw([...fetch, `+refs/heads/${b}:${local(i)}`]);
-        if (one.exitCode !== 0) await this.git.deleteRef(local(i));
+        if (one.exitCode !== 0) await this.deleteRef(local(i));
       }
     }
     const baseSha = await this.revParse(baseRef);
@@ -101,10 +126,21 @@ export class LandingGit {
     return { base: baseSha, heads };
   }
 
+  /** The branches on origin under `prefix` (e.g. "afk/train/"), with their tips: one ls-remote, no ref written. */
+  async remoteBranches(prefix: string): Promise<Map<string, string>> {
+    const { stdout } = await this.network(["ls-remote", "--heads", "origin", `refs/heads/${prefix}*`]);
+    const branches = new Map<string, string>();
+    for (const line of stdout.split("\n")) {
+      const [sha, ref] = line.split("\t");
+      if (sha && ref?.startsWith(`refs/heads/${prefix}`)) branches.set(ref.slice("refs/heads/".length), sha);
+    }
+    return branches;
+  }
+
   /** Re-reads the base tip into the train's private refs. */
   async fetchBase(base: string, scope: string): Promise<string> {
     const baseRef = `refs/afk-train/${scope}/base`;
-    await this.network(["fetch", "--no-tags", "--no-write-fetch-head", "--no-recurse-submodules", "--quiet", "origin", `+refs/heads/${base}:${baseRef}`]);
+    await this.network([...PRIVATE_FETCH, `+refs/heads/${base}:${baseRef}`]);
     const sha = await this.revParse(baseRef);
     if (sha === null) throw new GitError(`cannot resolve the fetched ${base}`, "git rev-parse", 1, "");
     return sha;
@@ -113,7 +149,7 @@ export class LandingGit {
   /** Deletes every private ref fetchBranches wrote for `scope`. */
   async dropScope(scope: string): Promise<void> {
     const refs = await this.git.refs(`refs/afk-train/${scope}/`);
-    for (const r of refs) await this.git.deleteRef(r.ref);
+    for (const r of refs) await this.deleteRef(r.ref);
   }
 
   /**
@@ -149,7 +185,7 @@ export class LandingGit {
 
   /** `git merge --ff-only <sha>` in a worktree; false when it could not. */
   async fastForward(worktree: string, sha: string): Promise<boolean> {
-    const result = await this.git.runRaw(["merge", "--ff-only", "--quiet", sha], worktree);
+    const result = await this.alone(() => this.git.runRaw(["merge", "--ff-only", "--quiet", sha], worktree));
     return result.exitCode === 0;
   }
 
@@ -172,13 +208,13 @@ export class LandingGit {
    */
   async verifyLanded(base: string, mergeSha: string, head: string, baseTip: string): Promise<{ verified: boolean; note: string | null }> {
     const baseRef = `refs/afk-landing/verify/${base}`;
-    await this.network(["fetch", "--no-tags", "--no-write-fetch-head", "--quiet", "origin", `+refs/heads/${base}:${baseRef}`]);
+    await this.network([...PRIVATE_FETCH, `+refs/heads/${base}:${baseRef}`]);
     let present = (await this.git.runRaw(["cat-file", "-e", `${mergeSha}^{commit}`])).exitCode === 0;
     if (!present) {
-      await this.networkRaw(["fetch", "--no-tags", "--no-write-fetch-head", "--quiet", "origin", mergeSha]);
+      await this.networkRaw([...PRIVATE_FETCH, mergeSha]);
       present = (await this.git.runRaw(["cat-file", "-e", `${mergeSha}^{commit}`])).exitCode === 0;
     }
-    await this.git.deleteRef(baseRef);
+    await this.deleteRef(baseRef);
     if (!present) return { verified: false, note: `the merge commit ${short(mergeSha)} could not be fetched from ${base}` };
     const [mergedTree, headTree] = await Promise.all([this.tree(mergeSha), this.tree(head)]);
     const parent = await this.revParse(`${mergeSha}^1`);
@@ -193,12 +229,24 @@ export class LandingGit {
     };
   }
 
+  // Fetches, pushes (which move the remote-tracking ref of what they pushed) and ref deletions
+  // wait for the tick's own moves in this repository: a fetch that overlaps a `worktree add`
+  // fails on the half-made worktree's HEAD ("bad object worktrees/issue-N/HEAD"), and two
+  // writers of one ref fail on its lock. Objects (commit-tree, merge-tree) need no turn.
+  private alone<T>(job: () => Promise<T>): Promise<T> {
+    return this.workRepo.exclusive(job);
+  }
+
   private network(args: string[]): Promise<GitResult> {
-    return this.git.network(args, this.auth);
+    return this.alone(() => this.git.network(args, this.auth));
   }
 
   private networkRaw(args: string[]): Promise<GitResult> {
-    return this.git.networkRaw(args, this.auth);
+    return this.alone(() => this.git.networkRaw(args, this.auth));
+  }
+
+  private deleteRef(ref: string): Promise<void> {
+    return this.alone(() => this.git.deleteRef(ref));
   }
 }
 

@@ -2,7 +2,7 @@
 // and across hosts (a lock ref `<namespace>/lock/landing`, created compare-and-swap, stale after
 // a TTL, always released by its holder).
 import type { RefStore } from "../gh/refstore.js";
-import { assertInstanceId } from "../state/snapshot.js";
+import { assertInstanceId, heartbeatFrom } from "../state/snapshot.js";
 
 export const DEFAULT_LOCK_TTL_SECONDS = 600;
 
@@ -82,6 +82,27 @@ export interface LockTaker {
   host: string;
   ttlSeconds: number;
   now: () => Date;
+  /**
+   * The claims' lease (`lease.ttl_seconds`): a holder whose heartbeat is older than this is dead
+   * (its claims are anybody's), so its lock is too, whatever the lock's own TTL says.
+   */
+  leaseTtlSeconds?: number;
+}
+
+/** The LockTaker of a landing: its context, and the lock's TTL for this kind of landing. */
+export function lockTakerOf(
+  ctx: { refs: RefStore; config: { namespace: string; lease?: { ttl_seconds: number } }; instance: string; host: string; now?: () => Date },
+  ttlSeconds: number,
+): LockTaker {
+  return {
+    refs: ctx.refs,
+    namespace: ctx.config.namespace,
+    instance: ctx.instance,
+    host: ctx.host,
+    ttlSeconds,
+    now: ctx.now ?? (() => new Date()),
+    ...(ctx.config.lease ? { leaseTtlSeconds: ctx.config.lease.ttl_seconds } : {}),
+  };
 }
 
 export interface HeldLock {
@@ -105,7 +126,7 @@ export async function acquireLock(ctx: LockTaker, issue: number): Promise<HeldLo
     // Our own instance on our own host cannot be landing: landings are serialized in this
     // process, so such a lock is left over from a crash of this instance.
     const leftover = holder !== null && holder.instance === ctx.instance && holder.host === ctx.host;
-    if (holder && !leftover && age <= holder.ttlSeconds * 1000) {
+    if (holder && !leftover && age <= holder.ttlSeconds * 1000 && !(await holderDead(ctx, holder, age))) {
       return {
         held: false,
         why: `another host is landing: instance ${holder.instance} on ${holder.host} holds ${ref} since ${holder.at} (issue #${holder.issue})`,
@@ -116,6 +137,24 @@ export async function acquireLock(ctx: LockTaker, issue: number): Promise<HeldLo
     if (swapped.won) return { held: true, sha: swapped.sha };
   }
   return { held: false, why: `the landing lock ${ref} kept changing hands; trying again next tick` };
+}
+
+/**
+ * Whether the lock's holder is dead by the claims' own rule: its heartbeat is older than the
+ * lease (a host killed mid-landing stops beating; a live one beats on a timer of its own even
+ * while its gate runs). A lock held through a long local gate or a train's CI would otherwise
+ * block every other host's landings for its whole TTL (10 minutes and more) after a crash,
+ * while the dead host's claims were reclaimed long before. A heartbeat that is gone (a clean
+ * stop retires it, the garbage sweep drops a dead one) counts once the lock itself is older
+ * than the lease. Without a lease TTL, only the lock's TTL counts.
+ */
+async function holderDead(ctx: LockTaker, holder: LandingLockMessage, lockAgeMs: number): Promise<boolean> {
+  if (ctx.leaseTtlSeconds === undefined) return false;
+  const prefix = `${ctx.namespace}/heartbeat/`;
+  const entry = (await ctx.refs.list(prefix)).find((e) => e.ref === `${prefix}${holder.instance}`);
+  const beat = entry ? heartbeatFrom(holder.instance, entry.sha, entry.message) : null;
+  const age = beat ? ctx.now().getTime() - Date.parse(beat.at) : lockAgeMs;
+  return age > ctx.leaseTtlSeconds * 1000;
 }
 
 /**

@@ -5,7 +5,7 @@ import { gateCommit, gateEnv, type GateCommitResult } from "../workers/gate.js";
 import type { LandingContext, LocalGateEvidence } from "./land-types.js";
 
 /** Gates `sha`; `worktree`: the issue's worktree when it may be at that commit (saves a checkout). */
-export function runLocalGate(ctx: LandingContext, sha: string, worktree: string | null): Promise<GateCommitResult> {
+export function runLocalGate(ctx: Pick<LandingContext, "config" | "workRepo" | "auth" | "gateEnv" | "gateCache">, sha: string, worktree: string | null): Promise<GateCommitResult> {
   const gate = ctx.config.gate;
   return gateCommit({
     repoDir: ctx.workRepo.repoDir,
@@ -18,6 +18,7 @@ export function runLocalGate(ctx: LandingContext, sha: string, worktree: string 
     excerptBytes: gate.excerpt_bytes,
     secrets: secretsOf(ctx),
     ...(ctx.gateCache ? { cache: ctx.gateCache } : {}),
+    alone: (job) => ctx.workRepo.exclusive(job),
   });
 }
 

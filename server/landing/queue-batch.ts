@@ -8,7 +8,7 @@
 import { randomBytes } from "node:crypto";
 import { holdLandingLock } from "./held-locks.js";
 import { LandingGit } from "./landing-git.js";
-import { acquireLock, DEFAULT_LOCK_TTL_SECONDS, landingKey, landingLockRef, serialized } from "./landing-lock.js";
+import { acquireLock, DEFAULT_LOCK_TTL_SECONDS, landingKey, landingLockRef, lockTakerOf, serialized } from "./landing-lock.js";
 import type { LandingContext } from "./land-types.js";
 import { wrapUpLanded } from "./landed.js";
 import { secretsOf } from "./local-gate.js";
@@ -28,7 +28,7 @@ async function batch(ctx: LandingContext, members: readonly TrainMember[]): Prom
   result.members.push(...refused);
   if (riders.length === 0) return { ...result, why: "no member could be enqueued" };
   const ttl = ctx.lockTtlSeconds ?? (ctx.config.landing.lock_ttl_seconds ?? DEFAULT_LOCK_TTL_SECONDS) + ctx.config.gate.timeout_seconds;
-  const lock = await acquireLock({ refs: ctx.refs, namespace: ctx.config.namespace, instance: ctx.instance, host: ctx.host, ttlSeconds: ttl, now: ctx.now ?? (() => new Date()) }, riders[0]!.member.issue);
+  const lock = await acquireLock(lockTakerOf(ctx, ttl), riders[0]!.member.issue);
   if (!lock.held) return { ...result, outcome: "busy", why: lock.why };
   const release = holdLandingLock(ctx.refs, landingLockRef(ctx.config.namespace), lock.sha);
   const lg = new LandingGit(ctx.workRepo, ctx.auth);

@@ -14,6 +14,7 @@ import { randomBytes } from "node:crypto";
 import { setTimeout as sleep } from "node:timers/promises";
 import type { RequiredChecks } from "../gh/forge.js";
 import { evaluateGate } from "../state/gate.js";
+import { sameLogin } from "../state/markers.js";
 import { checkEvidence } from "./ci-evidence.js";
 import { holdRenewableLandingLock } from "./held-locks.js";
 import { MAX_SYNC_ROUNDS, type GateEvidence, type LandingContext, type LandInput } from "./land-types.js";
@@ -21,7 +22,7 @@ import { localEvidence, runLocalGate, secretsOf } from "./local-gate.js";
 import { lostClaim, screenPulls } from "./own-pulls.js";
 import { wrapUpLanded } from "./landed.js";
 import { LandingGit } from "./landing-git.js";
-import { acquireLock, DEFAULT_LOCK_TTL_SECONDS, landingKey, landingLockRef, renewLock, serialized, type LockTaker } from "./landing-lock.js";
+import { acquireLock, DEFAULT_LOCK_TTL_SECONDS, landingKey, landingLockRef, lockTakerOf, renewLock, serialized, type LockTaker } from "./landing-lock.js";
 
 /** One green PR that rides a train: what landPull takes for it. */
 export type TrainMember = LandInput;
@@ -50,6 +51,8 @@ export interface TrainResult {
   ciSilent: boolean;
   /** Each landing: the train branch, its commit (now the base tip), the issues it landed. */
   landings: Array<{ train: string; sha: string; issues: number[] }>;
+  /** Dead trains' branches (a host killed mid-train) this train deleted, their draft PRs closed. */
+  swept?: string[];
 }
 
 export interface TrainOptions {
@@ -64,6 +67,8 @@ export interface TrainOptions {
 }
 
 export const TRAIN_BRANCH_PREFIX = "afk/train/";
+// A train branch as Train names it: `<prefix><time base 36>-<6 hex>-<n>`.
+const DEAD_TRAIN = /^afk\/train\/[0-9a-z]+-[0-9a-f]{6}-\d+$/;
 
 /**
  * The most PRs landed together here: `landing.train.max`, but 1 when PRs do not land by push
@@ -124,12 +129,13 @@ class Train {
     const riders = await this.screen(members);
     if (riders.length === 0) return this.done("no member could ride");
     const ttl = (this.ctx.config.landing.lock_ttl_seconds ?? DEFAULT_LOCK_TTL_SECONDS) + (this.local ? this.ctx.config.gate.timeout_seconds : 0);
-    this.lockTaker = { refs: this.ctx.refs, namespace: this.ctx.config.namespace, instance: this.ctx.instance, host: this.ctx.host, ttlSeconds: this.ctx.lockTtlSeconds ?? ttl, now: this.ctx.now ?? (() => new Date()) };
+    this.lockTaker = lockTakerOf(this.ctx, this.ctx.lockTtlSeconds ?? ttl);
     this.lockIssue = riders[0]!.issue;
     const lock = await acquireLock(this.lockTaker, this.lockIssue);
     if (!lock.held) return { ...this.result, outcome: "busy", why: lock.why };
     this.lock = holdRenewableLandingLock(this.ctx.refs, landingLockRef(this.ctx.config.namespace), lock.sha);
     try {
+      await this.sweepDeadTrains();
       await this.ride(riders);
     } finally {
       await this.cleanUp().catch(() => undefined);
@@ -318,6 +324,25 @@ class Train {
       await this.options.onWait?.();
       await this.renew();
     }
+  }
+
+  /**
+   * Under the landing lock no other train runs, so any train branch on origin is a dead train's:
+   * its host was killed (or lost the lock) mid-train. Its draft PR is closed and the branch
+   * deleted, else both stay for good and the draft's CI runs for nothing. Costs one ls-remote;
+   * a request (the open-PR list, conditional) only when a dead branch is found. Only branches
+   * named as the fleet names them are touched, and a PR only when the fleet's login opened it.
+   */
+  private async sweepDeadTrains(): Promise<void> {
+    const dead = new Map([...(await this.lg.remoteBranches(TRAIN_BRANCH_PREFIX))].filter(([branch]) => DEAD_TRAIN.test(branch)));
+    if (dead.size === 0) return;
+    for (const pull of await this.ctx.forge.listOpenPulls()) {
+      if (!dead.has(pull.head.ref)) continue;
+      if (sameLogin(pull.author, this.ctx.login)) await this.ctx.forge.closePull(pull.number);
+      else dead.delete(pull.head.ref); // not ours: left alone
+    }
+    for (const [branch, sha] of dead) await this.lg.pushRef(null, `refs/heads/${branch}`, sha);
+    this.result.swept = [...dead.keys()];
   }
 
   /** Closes the draft PR (if the landing did not merge it) and deletes the train branch. */

@@ -1,4 +1,5 @@
-// `logs`: one structured lane at a time (supervisor, worker, monitor, liveness), bounded.
+// `logs`: one structured lane at a time (a project's supervisor, worker, monitor, liveness, or
+// the machine's daemon lane), bounded.
 import { logsInput, logsOutput } from "../../schemas/tools.js";
 import { defineTool } from "./define.js";
 
@@ -7,7 +8,7 @@ export const logsTool = defineTool({
   title: "Read a log lane",
   description:
     'Returns the newest records of one lane of this machine\'s logs: "supervisor" (decisions and actions), "worker" (worker output), "monitor" (one line per tick), ' +
-    '"liveness" (stalls and kills). Filter by issue and since ("15m", "2h" or an ISO time); tail_lines bounds the count (default 200) and the answer stops at about 48 KB: ' +
+    '"liveness" (stalls and kills), or "daemon" (this machine\'s daemon: its own lines, stdout and stderr; no repo needed). Filter by issue and since ("15m", "2h" or an ISO time); tail_lines bounds the count (default 200) and the answer stops at about 48 KB: ' +
     "a record too long is cut (truncated: true), and next_cursor reads the older records.",
   kind: "read",
   // Lanes are this machine's files; GitHub is never asked.

@@ -1,12 +1,12 @@
 // The prompts a client offers its user: `launch` (start a fleet on a repository, with the
 // worker command of the calling runtime) and `monitor` (a read-only watch over the board
 // resource). Their `repo` argument completes from the running fleets and the working
-// directory's origin.
+// directory's remotes.
 import type { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import { completable } from "@modelcontextprotocol/sdk/server/completable.js";
 import { z } from "zod";
 import type { Host } from "../host/api.js";
-import { boardUri } from "./resources.js";
+import { boardUri, completeRepo } from "./resources.js";
 
 /** The worker command per runtime, as the README's table gives it. */
 export const WORKER_COMMANDS: Record<string, string> = {
@@ -27,10 +27,7 @@ export function runtimeOf(clientName: string | undefined): string | null {
 
 export function registerPrompts(server: McpServer, host: Host): void {
   const repoArg = () =>
-    completable(z.string().optional().describe('The repository, "owner/name" (default: the working directory\'s origin).'), async (value) => {
-      const { running, origin } = await host.repos();
-      return [...new Set([...running, ...(origin ? [origin] : [])])].filter((r) => r.toLowerCase().startsWith((value ?? "").toLowerCase()));
-    });
+    completable(z.string().optional().describe('The repository, "owner/name" (default: the working directory\'s origin).'), (value) => completeRepo(host, value ?? ""));
 
   server.registerPrompt(
     "launch",

@@ -5,21 +5,30 @@
 // serves an in-process host and a daemon client.
 import { McpServer, ResourceTemplate } from "@modelcontextprotocol/sdk/server/mcp.js";
 import { SubscribeRequestSchema, UnsubscribeRequestSchema, type ReadResourceResult } from "@modelcontextprotocol/sdk/types.js";
-import { LANE_NAMES } from "../../schemas/lanes.js";
+import { PROJECT_LANES } from "../../schemas/lanes.js";
 import { renderPlan, UsageError, type Host, type HostEvent, type StatusResult } from "../host/api.js";
 import { renderStatusHead } from "./render.js";
 import { cutText, DEFAULT_BUDGET } from "./budget.js";
 import { describeFailure } from "./failure.js";
 
 export const boardUri = (repo: string): string => `afk://${repo}/board`;
+/** The machine's one daemon lane: no repository in it. */
+export const DAEMON_LANE_URI = "afk://daemon/lane";
+
+function renderLane(lane: string, records: Record<string, unknown>[]): string {
+  return records.map((r) => `${String(r.ts)} ${String(r.level)} ${r.issue !== undefined ? `#${String(r.issue)} ` : ""}${String(r.msg)}`).join("\n") || `no ${lane} records`;
+}
+
+/** Repositories that start with `value`: the running fleets, then the working directory's remotes (origin first). */
+export async function completeRepo(host: Host, value: string): Promise<string[]> {
+  const { running, origin, remotes } = await host.repos();
+  return [...new Set([...running, ...(origin ? [origin] : []), ...remotes])].filter((r) => r.toLowerCase().startsWith(value.toLowerCase()));
+}
 
 /** Registers the resources and wires the host's events to this server's session. */
 export function registerResources(server: McpServer, host: Host): void {
   const slugOf = (vars: Record<string, string | string[]>) => `${String(vars.owner)}/${String(vars.repo)}`;
-  const repoCompletions = async (value: string) => {
-    const { running, origin } = await host.repos();
-    return [...new Set([...running, ...(origin ? [origin] : [])])].filter((r) => r.toLowerCase().startsWith(value.toLowerCase()));
-  };
+  const repoCompletions = (value: string) => completeRepo(host, value);
   const ownerComplete = async (value: string) => [...new Set((await repoCompletions("")).map((r) => r.split("/")[0]!))].filter((o) => o.startsWith(value));
   const nameComplete = async (value: string) => (await repoCompletions("")).map((r) => r.split("/")[1]!).filter((n) => n.startsWith(value));
 
@@ -58,16 +67,22 @@ export function registerResources(server: McpServer, host: Host): void {
     "lane",
     new ResourceTemplate("afk://{owner}/{repo}/lanes/{lane}", {
       list: undefined,
-      complete: { owner: ownerComplete, repo: nameComplete, lane: (value) => LANE_NAMES.filter((l) => l.startsWith(value)) },
+      complete: { owner: ownerComplete, repo: nameComplete, lane: (value) => PROJECT_LANES.filter((l) => l.startsWith(value)) },
     }),
     { title: "A log lane", description: "The newest records of one lane (supervisor, worker, monitor, liveness); the logs tool pages further back.", mimeType: "text/plain" },
     async (uri, vars) =>
       guarded(uri.href, async () => {
         const lane = String(vars.lane);
-        if (!(LANE_NAMES as readonly string[]).includes(lane)) throw new UsageError(`no lane "${lane}": use one of ${LANE_NAMES.join(", ")}`);
-        const out = await host.logs({ repo: slugOf(vars), lane: lane as (typeof LANE_NAMES)[number], tail_lines: 200 });
-        return out.records.map((r) => `${String(r.ts)} ${String(r.level)} ${r.issue !== undefined ? `#${String(r.issue)} ` : ""}${String(r.msg)}`).join("\n") || `no ${lane} records`;
+        if (!(PROJECT_LANES as readonly string[]).includes(lane)) throw new UsageError(`no lane "${lane}": use one of ${PROJECT_LANES.join(", ")} (the daemon's lane is ${DAEMON_LANE_URI})`);
+        return renderLane(lane, (await host.logs({ repo: slugOf(vars), lane: lane as (typeof PROJECT_LANES)[number], tail_lines: 200 })).records);
       }),
+  );
+
+  server.registerResource(
+    "daemon-lane",
+    DAEMON_LANE_URI,
+    { title: "The daemon's lane", description: "The newest records of this machine's daemon: its own lines, its stdout and stderr; logs {lane: \"daemon\"} pages further back.", mimeType: "text/plain" },
+    async (uri) => guarded(uri.href, async () => renderLane("daemon", (await host.logs({ lane: "daemon", tail_lines: 200 })).records)),
   );
 
   const subscribed = new Set<string>();
@@ -89,7 +104,10 @@ export function registerResources(server: McpServer, host: Host): void {
     } else if (event.kind === "repos") {
       server.sendResourceListChanged();
     } else {
-      void server.sendLoggingMessage({ level: event.level, logger: `afk/${event.repo}/${event.lane}`, data: `${event.at} ${event.message}` }).catch(() => undefined);
+      // The SDK keeps logging/setLevel per transport session (HTTP has one per client); without
+      // the id it would judge every message by the default level, ignoring what the client set.
+      const session = server.server.transport?.sessionId;
+      void server.sendLoggingMessage({ level: event.level, logger: `afk/${event.repo}/${event.lane}`, data: `${event.at} ${event.message}` }, session).catch(() => undefined);
     }
   };
   const unsubscribe = host.subscribe(onEvent);

@@ -267,6 +267,11 @@ export interface GateCommitOptions extends Omit<GateRunOptions, "cwd"> {
   /** Where scratch worktrees go (created if absent). */
   scratchRoot: string;
   cache?: GateCache;
+  /**
+   * Runs the scratch worktree's add and removal alone among the repository's other git moves
+   * (WorkRepo.exclusive): a fetch that overlaps a `worktree add` fails on its half-made HEAD.
+   */
+  alone?: <T>(job: () => Promise<T>) => Promise<T>;
 }
 
 export interface GateCommitResult extends GateRun {
@@ -283,13 +288,15 @@ export async function gateCommit(options: GateCommitOptions): Promise<GateCommit
   const hit = options.cache?.get(options.command, tree);
   if (hit) return { ...hit, sha: options.sha, tree, cwd: "", cached: true };
 
+  const alone = options.alone ?? (<T>(job: () => Promise<T>): Promise<T> => job());
   let cwd: string | null = null;
   let scratch: string | null = null;
   if (options.worktree && (await exactlyAt(options.worktree, options.sha))) cwd = options.worktree;
   if (cwd === null) {
     await mkdir(options.scratchRoot, { recursive: true });
     scratch = join(options.scratchRoot, `gate-${options.sha.slice(0, 12)}-${randomBytes(4).toString("hex")}`);
-    await git(["worktree", "add", "--detach", "--quiet", scratch, options.sha], { cwd: options.repoDir });
+    const at = scratch;
+    await alone(() => git(["worktree", "add", "--detach", "--quiet", at, options.sha], { cwd: options.repoDir }));
     cwd = scratch;
   }
   try {
@@ -298,9 +305,12 @@ export async function gateCommit(options: GateCommitOptions): Promise<GateCommit
     return { ...run, sha: options.sha, tree, cwd, cached: false };
   } finally {
     if (scratch !== null) {
-      await gitRaw(["worktree", "remove", "--force", scratch], { cwd: options.repoDir }).catch(() => undefined);
-      await rm(scratch, { recursive: true, force: true }).catch(() => undefined);
-      await gitRaw(["worktree", "prune"], { cwd: options.repoDir }).catch(() => undefined);
+      const at = scratch;
+      await alone(async () => {
+        await gitRaw(["worktree", "remove", "--force", at], { cwd: options.repoDir }).catch(() => undefined);
+        await rm(at, { recursive: true, force: true }).catch(() => undefined);
+        await gitRaw(["worktree", "prune"], { cwd: options.repoDir }).catch(() => undefined);
+      });
     }
   }
 }

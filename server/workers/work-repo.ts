@@ -3,8 +3,12 @@
 // prompts, and a token only ever as an http.extraHeader, never in the URL or the config.
 import { mkdir, readFile, realpath, stat } from "node:fs/promises";
 import { basename, dirname, join, resolve } from "node:path";
+import { setTimeout as sleep } from "node:timers/promises";
 import { assertNoCredentialsInUrl, git, gitRaw, nulSeparated, type GitAuth, type GitResult } from "../gh/git.js";
 import { GitError } from "../gh/errors.js";
+
+// git's words for a ref (or packed-refs) lock that another process holds right now.
+const REF_LOCKED = /cannot lock ref|unable to create '[^']*\.lock': file exists|unable to lock/i;
 
 /** `<stateDir>/work/<owner>/<name>.git`: where the bare work repository lives by default. */
 export function defaultWorkRepoDir(stateDir: string, owner: string, name: string): string {
@@ -136,6 +140,20 @@ export class RepoGit {
 
   networkRaw(args: string[], auth?: GitAuth | null): Promise<GitResult> {
     return gitRaw(args, { cwd: this.dir, auth: this.authFor(auth), ...this.timeout() });
+  }
+
+  /**
+   * A fetch into refs that another process may write too: a worker's own `git fetch` in its
+   * worktree moves the same remote-tracking refs, and git gives up at once on a ref lock held
+   * by someone else ("cannot lock ref"). A fetch with forced refspecs is idempotent, so it is
+   * tried again (three more times, briefly apart) and takes what the remote holds then.
+   */
+  async fetchRaw(args: string[], auth?: GitAuth | null): Promise<GitResult> {
+    for (let attempt = 1; ; attempt += 1) {
+      const result = await this.networkRaw(args, auth);
+      if (result.exitCode === 0 || attempt > 3 || !REF_LOCKED.test(result.stderr)) return result;
+      await sleep(100 * attempt);
+    }
   }
 
   authFor(auth: GitAuth | null | undefined): GitAuth | null {

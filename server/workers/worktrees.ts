@@ -340,7 +340,8 @@ export class WorkRepo {
 
   // ---- steps -------------------------------------------------------------------------------
 
-  private exclusive<T>(job: () => Promise<T>): Promise<T> {
+  /** Runs `job` alone among this repository's fetches, ref moves and worktree changes (the landing's too). */
+  exclusive<T>(job: () => Promise<T>): Promise<T> {
     const run = async (): Promise<T> => {
       await this.git.ensure();
       return job();
@@ -356,7 +357,7 @@ export class WorkRepo {
     const refspecs = [`+refs/heads/${base}:refs/remotes/origin/${base}`];
     if (issue !== undefined) refspecs.push(`+refs/heads/${this.branchPrefix}${issue}*:refs/remotes/origin/${this.branchPrefix}${issue}*`);
     const args = ["fetch", "--no-tags", "--prune", "--no-write-fetch-head", "--no-recurse-submodules", "--quiet", "origin", ...refspecs];
-    const result = await this.git.networkRaw(args);
+    const result = await this.git.fetchRaw(args);
     if (result.exitCode === 0) return;
     const failure = gitFailure(args, result, this.git.authFor(undefined));
     if (/couldn't find remote ref/i.test(result.stderr)) {

@@ -139,10 +139,17 @@ export async function workerPids(planDir: string): Promise<Map<string, number>> 
   return out;
 }
 
+/** Everything the daemon wrote: its lane's files (`daemon.jsonl`, `daemon.1.jsonl`) and daemon.log. */
+export async function daemonWritings(env: Record<string, string>): Promise<string> {
+  const paths = daemonPaths(env);
+  const files = [paths.log, join(paths.lanes, "daemon.1.jsonl"), join(paths.lanes, "daemon.jsonl")];
+  return (await Promise.all(files.map((f) => readFile(f, "utf8").catch(() => "")))).join("");
+}
+
 /** Stops the world's daemon (ending workers), kills what any worker left, closes the forge. */
 export async function teardown(world: DaemonWorld): Promise<void> {
-  // DAEMON_DEBUG=1: the daemon's own log on stderr, for a failure's story.
-  if (process.env.DAEMON_DEBUG) console.error(await readFile(daemonPaths(world.env).log, "utf8").catch(() => "(no daemon log)"));
+  // DAEMON_DEBUG=1: the daemon's lane and daemon.log on stderr, for a failure's story.
+  if (process.env.DAEMON_DEBUG) console.error((await daemonWritings(world.env)) || "(nothing from the daemon)");
   await cli(world.env, "daemon", "stop", "--kill-workers");
   const pid = await daemonPid(world.env);
   if (pid !== null && alive(pid)) process.kill(pid, "SIGKILL");

@@ -94,8 +94,12 @@ export interface GateScript {
   trees: string;
 }
 
-/** `delayMs`: how long each run takes before it judges (a simulated CI's duration). */
-export async function gateScript(delayMs = 0): Promise<GateScript> {
+/**
+ * `delayMs`: how long each run takes before it judges (a simulated CI's duration). `trainsOnly`:
+ * the hold holds only a train's candidate (a commit with three parents or more), so single PR
+ * heads still pass while a train is held.
+ */
+export async function gateScript(delayMs = 0, options: { trainsOnly?: boolean } = {}): Promise<GateScript> {
   const dir = await tempDir("afk-train-gate-");
   const script = join(dir, "gate.mjs");
   const hold = join(dir, "hold");
@@ -107,7 +111,10 @@ export async function gateScript(delayMs = 0): Promise<GateScript> {
       'import { execFileSync } from "node:child_process";',
       "const [hold, trees, delay] = process.argv.slice(2);",
       "await new Promise((ok) => setTimeout(ok, Number(delay)));",
-      'if (existsSync(hold)) { writeFileSync(hold + ".seen", "1"); while (existsSync(hold)) await new Promise((ok) => setTimeout(ok, 50)); }',
+      options.trainsOnly
+        ? 'const held = () => { try { execFileSync("git", ["rev-parse", "--verify", "--quiet", "HEAD^3"], { stdio: "ignore" }); return existsSync(hold); } catch { return false; } };'
+        : "const held = () => existsSync(hold);",
+      'if (held()) { writeFileSync(hold + ".seen", "1"); while (existsSync(hold)) await new Promise((ok) => setTimeout(ok, 50)); }',
       'if (existsSync("BAD")) { console.log("not ok 1 - the tree holds BAD"); process.exit(1); }',
       'appendFileSync(trees, execFileSync("git", ["rev-parse", "HEAD^{tree}"], { encoding: "utf8" }));',
       'console.log("ok 1 - good tree");',

@@ -3,7 +3,7 @@
 // and the tick they act in through TickScope.
 import type { Action } from "../../state/decide.js";
 import type { WorkingSet } from "../../state/rebuild.js";
-import type { SnapshotIssue } from "../../state/snapshot.js";
+import type { SnapshotIssue, SnapshotPull } from "../../state/snapshot.js";
 import type { Board } from "../../board/fleet-board.js";
 import type { Landing } from "../../landing/fleet-landing.js";
 import type { IssueMemories } from "../issue-memory.js";
@@ -46,6 +46,8 @@ export interface TickScope {
   events: TickEvents;
   /** The base's required checks as this tick's snapshot read them. */
   required?: RequiredChecks;
+  /** The open PRs as this tick's snapshot listed them. */
+  pulls?: readonly SnapshotPull[];
 }
 
 export interface TickEvents {

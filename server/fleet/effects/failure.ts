@@ -45,13 +45,12 @@ export async function retryIssue(fleet: FleetRuntime, tick: TickScope, action: A
   if (pr) {
     const sha = head ?? (await forge.getPull(pr).catch(() => null))?.head.sha;
     if (sha) memory.replaceable = sha;
-    // The PR closes unmerged: the note on it is the record of why (a human sees it on the PR; the
-    // next attempt opens a new one), and closing is what frees the branch for the next attempt.
-    await forge.createComment(
-      pr,
-      renderRetryNote({ issue: n, attempt, maxAttempts: cfg.retry + 1, why: brief.summary, evidence: { kind: brief.kind, summary: brief.summary, excerpt: brief.excerpt }, pr: null }),
-    );
-    await forge.closePull(pr);
+    // The PR closes unmerged, which frees the branch for the next attempt; the note of why heads
+    // its description, written by the same request (a comment of its own would be a second one,
+    // and a closed PR's subscribers hear of the close either way). The next attempt opens a new PR.
+    const note = renderRetryNote({ issue: n, attempt, maxAttempts: cfg.retry + 1, why: brief.summary, evidence: { kind: brief.kind, summary: brief.summary, excerpt: brief.excerpt }, pr: null });
+    const opened = tick.pulls?.find((p) => p.number === pr)?.body.trim() ?? "";
+    await forge.closePull(pr, opened === "" ? note : `${note}\n\n---\n\n${opened}`);
   }
   const run = fleet.memory.run(n);
   if (run && !run.exitFacts) await run.handle.kill("retrying");
@@ -73,13 +72,16 @@ export async function escalateIssue(
   why: string,
   evidence: FailureEvidence | null,
   issue: SnapshotIssue | undefined,
+  head: string | null = null,
 ): Promise<void> {
   const { forge } = fleet.deps.conn;
   const cfg = fleet.registration.config;
   const run = fleet.memory.run(n);
   if (run && !run.exitFacts) await run.handle.kill("escalated");
-  const brief = evidence ? await evidenceForBrief(fleet, evidence) : null;
-  await fleet.board.terminal(n, "escalated", attemptOf(fleet, issue), cfg.retry + 1, { note: why });
+  const brief = evidence ? await evidenceForBrief(fleet, evidence, head) : null;
+  // With an escalation comment (below: the record and the notification), a board is edited where
+  // one was opened (it must stop saying "Coding") and not made only to be finished at once.
+  await fleet.board.terminal(n, "escalated", attemptOf(fleet, issue), cfg.retry + 1, { note: why, ifShown: cfg.board.escalate_comment });
   await fleet.deps.lease.release(n, claimSha);
   // The issue leaves the backlog for a human: ready off (the fleet must not pick it again), the
   // attempt count off (a human's re-queue starts afresh), the escalate label on, one request each

@@ -33,6 +33,7 @@ async function trainEnded(fleet: FleetRuntime, tick: TickScope, action: ActionOf
     restarts: result.restarts,
     landings: result.landings,
     outcomes: result.members.map((m) => ({ issue: m.member.issue, outcome: m.outcome })),
+    ...(result.swept?.length ? { swept: result.swept } : {}),
   });
   if (result.ciSilent) fleet.log("warn", "trains_off", `trains are off for this fleet: ${fleet.landing.trainsOff ?? result.why}`, riders[0]!.issue);
   for (const outcome of result.members) {

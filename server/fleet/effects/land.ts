@@ -16,7 +16,9 @@ export const land = defineEffect("land", async (fleet, tick, action) => {
   // A landing earlier in this pass left it unmergeable: the next pass retries it.
   if (fleet.conflicts.has(action.issue)) return;
   const issue = tick.issues.get(action.issue);
-  const input = { issue: action.issue, title: issue?.title ?? `#${action.issue}`, claimSha: action.sha, pr: action.pr, head: action.head };
+  // The PR's branch as this tick listed it: a turn that only syncs needs no read of the PR.
+  const claim = tick.set.mine.find((m) => m.issue === action.issue && m.pr === action.pr && m.head === action.head);
+  const input = { issue: action.issue, title: issue?.title ?? `#${action.issue}`, claimSha: action.sha, pr: action.pr, head: action.head, ...(claim?.headRef ? { listed: { headRef: claim.headRef } } : {}) };
   const required = tick.required;
   if (fleet.registration.config.gate.ci === "local" || required?.mergeQueue === true) {
     // It waits (the local gate runs, or the merge queue decides): in the background, so the
@@ -52,8 +54,8 @@ export async function afterLanding(fleet: FleetRuntime, tick: TickScope, action:
     case "merged":
       // Logged when the base moved, before the bookkeeping below (the bench times landings by it).
       fleet.log("info", "merged", `#${n}: landed PR #${action.pr} as ${outcome.mergeSha?.slice(0, 12) ?? "?"}`, n, { ...outcome });
-      // A train's landing is always told on the board (which train landed it); a single one only where a board is open.
-      await fleet.board.terminal(n, "merged", tick.set.mine.find((m) => m.issue === n)?.attempt ?? 0, cfg.retry + 1, { pr: action.pr, ...(note ? { note } : { ifShown: true }) });
+      // Every landing ends with its board saying what landed it: the train, or the PR and how.
+      await fleet.board.terminal(n, "merged", tick.set.mine.find((m) => m.issue === n)?.attempt ?? 0, cfg.retry + 1, { pr: action.pr, note: note ?? landedNote(action.pr, outcome, fleet.registration.base) });
       await fleet.deps.lease.release(n, action.sha);
       if (cfg.worktree.cleanup) await fleet.deps.workRepo.remove(n, { deleteBranch: true }).catch(() => undefined);
       await clearRunnerError(fleet, tick, n);
@@ -87,6 +89,12 @@ export async function afterLanding(fleet: FleetRuntime, tick: TickScope, action:
     default:
       fleet.log("info", `land_${outcome.outcome}`, `#${n}: ${outcome.why ?? outcome.outcome}`, n);
   }
+}
+
+/** The board's line for a PR that landed alone: which PR, how, and the commit the base moved to. */
+function landedNote(pr: number, outcome: Extract<LandOutcome, { outcome: "merged" }>, base: string): string {
+  const how = outcome.method === "queue" ? "through the merge queue" : outcome.method === "push" ? "by a fast-forward push" : `by a ${outcome.method} merge`;
+  return `Landed PR #${pr} on ${base} ${how} (${outcome.mergeSha?.slice(0, 12) ?? "?"})`;
 }
 
 /**
