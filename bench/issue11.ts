@@ -2,6 +2,7 @@
 // landed issue, and what an idle tick costs) and one table that gathers the six figures from
 // the sections of the same run (landing-real-time, trains, demo-requests, idle).
 import { runDemo } from "../server/demo/run.js";
+import { attribute, RequestLog } from "./demo-attribution.js";
 import { benchFleet, forgeAccounting, lane, pause, readyForge } from "./fleet-harness.js";
 import { round, type BenchContext, type Figure, type Section, type SectionResult } from "./section.js";
 
@@ -11,14 +12,20 @@ export const demoRequestsSection: Section = {
   summary: "the demo backlog (11 issues: merges, a retry, escalations, one already done): the fleet's rate-limited requests per landed issue",
   async run(ctx: BenchContext): Promise<SectionResult> {
     ctx.log("demo-requests: running the demo backlog (a few minutes)");
-    const report = await runDemo({ tty: false, write: () => undefined });
+    const log = new RequestLog();
+    const report = await runDemo({ tty: false, write: () => undefined, onResponse: log.observe });
     const perLanded = report.fleetCounted !== null && report.merged > 0 ? round(report.fleetCounted / report.merged, 1) : null;
+    const landed = new Set(report.issues.filter((i) => i.actual === "merged").map((i) => i.number));
+    const spent = attribute(log.records, report.fleetLogin, landed);
+    const withoutFailures = report.fleetCounted !== null && report.merged > 0 ? round((report.fleetCounted - spent.failures) / report.merged, 1) : null;
     const figures: Figure[] = [
       { key: "ok", label: "every issue reached its expected end", value: report.ok ? "yes" : "no", goal: "yes", ok: report.ok },
       { key: "merged", label: "issues landed", value: report.merged },
       { key: "escalated", label: "escalated / closed as done", value: `${report.escalated} / ${report.closedDone}` },
       { key: "fleet_counted", label: "the fleet's rate-limited requests", value: report.fleetCounted },
       { key: "counted_per_landed", label: "rate-limited requests per landed issue (demo backlog)", value: perLanded, goal: "≤ 15", ok: perLanded !== null && perLanded <= 15 },
+      { key: "designed_failures", label: "of those, spent on the designed failures", value: spent.failures },
+      { key: "counted_per_landed_without_failures", label: "per landed issue, designed failures left out", value: withoutFailures },
       { key: "seconds", label: "demo wall time", value: report.seconds, unit: "s" },
     ];
     return {
@@ -27,6 +34,8 @@ export const demoRequestsSection: Section = {
       notes: [
         "the CI runner and the demo's own watching use a login of their own: the fleet's count is its token's rate-limit use, minus the demo's setup",
         "every attempt and escalation is paid for, but only merges count as landed: retries, verdicts and escalations raise the per-landed figure",
+        "designed failures: requests naming an issue that did not land (an escalation, a close as done), a PR closed unmerged (a failed attempt) or the attempt labels; the lists and other shared reads all stay on the landed issues",
+        `${spent.shared} shared requests (lists, rules, login) are in both per-landed figures`,
         ...routeTable(report.fleetRoutes, report.merged),
       ],
     };

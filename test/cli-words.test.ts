@@ -29,6 +29,7 @@ const ROWS: [string, string][] = [
   ["2 instance(s); take one with takeover {instance, confirm?}", "2 instance(s); take one with afk-mcp takeover --repo me/app --instance ID [--confirm]"],
   ["looks alive. Call again with confirm: true only if you know it is dead.", "looks alive. Call again with --confirm only if you know it is dead."],
   ['logs: `logs {lane: "supervisor", issue: 12}`', "logs: `afk-mcp logs --repo me/app --lane supervisor --issue 12`"],
+  ['see its lane (logs {lane: "daemon"})', "see its lane (afk-mcp logs --lane daemon)"],
   ["worker command is empty: set worker_command in project_start", "worker command is empty: give --worker to afk-mcp run"],
   ["Call status {repo} first", "Call afk-mcp plan --repo me/app first"],
   ['more rows: status {detail: true, cursor: "40"}', "more rows: afk-mcp plan --repo me/app"],

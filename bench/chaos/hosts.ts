@@ -1,8 +1,9 @@
 // Hosts the way users start them: `afk-mcp run` in its own process group with its own
-// AFK_STATE_DIR; killed with SIGKILL (a crash) or stopped with SIGINT (Ctrl-C). And the
-// workers they leave: found in /proc by the worktree path in their environment.
+// AFK_STATE_DIR; killed with SIGKILL (a crash) or stopped with SIGINT (Ctrl-C). And what they
+// leave: workers, found in /proc by the worktree path in their environment, and daemons, found
+// in /proc by their state dir (the lock file names a daemon only once it has started).
 import { spawn, type ChildProcess } from "node:child_process";
-import { createWriteStream } from "node:fs";
+import { createWriteStream, readdirSync, readFileSync } from "node:fs";
 import { readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -35,6 +36,8 @@ export interface Host {
 }
 
 const live = new Set<ChildProcess>();
+/** Every state dir a host was started on: their daemons end with the harness, however it ends. */
+const stateDirs = new Set<string>();
 let exitHook = false;
 
 export function startHost(world: World, opts: HostOptions): Host {
@@ -42,8 +45,10 @@ export function startHost(world: World, opts: HostOptions): Host {
     exitHook = true;
     process.once("exit", () => {
       for (const child of live) killGroup(child.pid!, "SIGKILL");
+      for (const d of daemonsOf((dir) => stateDirs.has(dir))) killGroup(d.pid, "SIGKILL");
     });
   }
+  stateDirs.add(opts.stateDir);
   const worker = workerShellCommand({ AFK_DEMO_DELAY_MS: String(opts.workerDelayMs), AFK_DEMO_RECIPES: world.recipesPath });
   const args = [
     BIN, "run", "--repo", REPO, "--worker", worker, "--target", String(opts.target), "--auto-merge",
@@ -111,15 +116,66 @@ async function gone(pid: number, withinMs: number): Promise<boolean> {
   return true;
 }
 
-/** A crash of the machine's afk-mcp: the session's process group and the daemon's, nothing released. */
-export async function crash(host: Host): Promise<void> {
-  const daemon = await daemonPid(host.stateDir);
+/**
+ * A crash of the machine's afk-mcp: the session's process group, then every daemon of its state
+ * dir, nothing released. The daemons are found in /proc after the session is dead, not from the
+ * lock: a session killed while it was starting its daemon leaves one that has not locked yet
+ * (it would idle on, without registrations, for good). Resolves with how many such unlocked
+ * daemons it ended.
+ */
+export async function crash(host: Host): Promise<number> {
+  const locked = await daemonPid(host.stateDir);
   killGroup(host.pid, "SIGKILL");
   await host.exited;
-  if (daemon !== null) {
-    killGroup(daemon, "SIGKILL");
-    if (!(await gone(daemon, 10_000))) process.kill(daemon, "SIGKILL");
+  let unlocked = 0;
+  for (const d of daemonsOf((dir) => dir === host.stateDir)) {
+    if (d.pid !== locked) unlocked += 1;
+    killGroup(d.pid, "SIGKILL");
+    if (!(await gone(d.pid, 10_000))) process.kill(d.pid, "SIGKILL");
   }
+  return unlocked;
+}
+
+/** An afk-mcp daemon process and the state dir it serves. */
+export interface DaemonProc {
+  pid: number;
+  stateDir: string;
+}
+
+/**
+ * Live `afk-mcp daemon --foreground` processes (how every daemon runs, detached or not) whose AFK_STATE_DIR passes `keep`, from /proc. Synchronous, so
+ * that the harness's exit hook can end them too.
+ */
+export function daemonsOf(keep: (stateDir: string) => boolean): DaemonProc[] {
+  const out: DaemonProc[] = [];
+  let names: string[];
+  try {
+    names = readdirSync("/proc").filter((n) => /^\d+$/.test(n));
+  } catch {
+    return out;
+  }
+  for (const name of names) {
+    try {
+      const args = readFileSync(`/proc/${name}/cmdline`, "utf8").split("\0");
+      if (!args.some((a) => a.endsWith("bin.js")) || !args.includes("daemon") || !args.includes("--foreground")) continue;
+      const stat = readFileSync(`/proc/${name}/stat`, "utf8");
+      if (/^[ZX]/.test(stat.slice(stat.lastIndexOf(")") + 2))) continue;
+      const env = readFileSync(`/proc/${name}/environ`, "utf8").split("\0");
+      const dir = env.find((kv) => kv.startsWith("AFK_STATE_DIR="))?.slice("AFK_STATE_DIR=".length);
+      if (dir !== undefined && keep(dir)) out.push({ pid: Number(name), stateDir: dir });
+    } catch {
+      // exited while we looked, or not ours to read
+    }
+  }
+  return out;
+}
+
+/** Ends every daemon whose state dir lies under `root` (what a run left) and says which they were. */
+export async function endDaemonsUnder(root: string): Promise<DaemonProc[]> {
+  const left = daemonsOf((dir) => dir === root || dir.startsWith(`${root}/`));
+  for (const d of left) killGroup(d.pid, "SIGKILL");
+  for (const d of left) if (!(await gone(d.pid, 10_000))) process.kill(d.pid, "SIGKILL");
+  return left;
 }
 
 /**

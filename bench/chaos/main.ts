@@ -15,7 +15,7 @@ import { mulberry32 } from "../../server/localforge/prng.js";
 import { api } from "../../test/support/forge-fixtures.js";
 import { ESCALATE_LABEL } from "../../server/demo/backlog.js";
 import { createWorld, OBSERVER_USER, REPO, type World } from "./world.js";
-import { crash, interrupt, killGroup, startHost, type Host, type HostOptions } from "./hosts.js";
+import { crash, endDaemonsUnder, interrupt, killGroup, startHost, type Host, type HostOptions } from "./hosts.js";
 import { Observer } from "./observe.js";
 import { onForge, verdict, worktreeCommits, type OrphanCommits } from "./checks.js";
 import { render } from "./report.js";
@@ -72,6 +72,11 @@ async function main(): Promise<number> {
     if (twoHost) say(`two-host phase: ${JSON.stringify(twoHost)}`);
     result = { mode: plan.mode, seed, seconds: Math.round((Date.now() - started) / 1000), ...killPhase, ok: killPhase.ok === true && (twoHost?.ok ?? true) === true, two_host: twoHost };
   } finally {
+    // Pass or fail: every host was stopped or killed, so a daemon of any state dir the run used
+    // that still runs has outlived its session. Each is ended and fails the run.
+    const left = await endDaemonsUnder(root);
+    if (left.length > 0) say(`${left.length} daemon(s) still running after the run, killed: ${left.map((d) => `pid ${d.pid} (${d.stateDir})`).join(", ")}`);
+    if (result) result = { ...result, daemons_left: left.map((d) => d.stateDir.slice(root.length + 1)), ok: result.ok === true && left.length === 0 };
     if (values.keep) say(`kept ${root}`);
     else await rm(root, { recursive: true, force: true }).catch(() => undefined);
   }
@@ -157,13 +162,15 @@ async function killsAndRestarts(root: string, plan: Plan, seed: number, random: 
   let stops: { forced: boolean; code: number | null; signal: string | null }[] = [];
   let orphanWorkers = 0;
   let drainedInTime = false;
+  /** Daemons a kill found that the lock did not name yet: their session died while starting them. */
+  let unlockedDaemons = 0;
   try {
     for (let k = 0; k < plan.kills; k += 1) {
       await sleep((plan.gap[0] + random() * (plan.gap[1] - plan.gap[0])) * 1000);
       if (await drained(world).catch(() => false)) break;
       const same = random() < 0.5;
       const kind = same ? "same_state" : "fresh_state";
-      await crash(host);
+      unlockedDaemons += await crash(host);
       kills[kind] += 1;
       // Each kill records the commits not recorded before: a worktree outlives several restarts.
       for (const o of await leftBehind(host.stateDir, kind)) {
@@ -205,7 +212,7 @@ async function killsAndRestarts(root: string, plan: Plan, seed: number, random: 
     for (const w of left) killGroup(w.pgid, "SIGKILL");
   } finally {
     await observer.stop();
-    if (host.alive()) await crash(host);
+    if (host.alive()) unlockedDaemons += await crash(host);
   }
   const v = await verdict(world, orphans);
   await world.close();
@@ -224,7 +231,7 @@ async function killsAndRestarts(root: string, plan: Plan, seed: number, random: 
   return {
     ok,
     issues: world.issues.length,
-    kills: { total: kills.same_state + kills.fresh_state, ...kills },
+    kills: { total: kills.same_state + kills.fresh_state, ...kills, daemons_not_yet_locked: unlockedDaemons },
     faults,
     drained: drainedInTime,
     lost: v.lost,

@@ -35,6 +35,8 @@ export function render(r: Json): string[] {
     ),
     row("killed workers' commits: checkpointed + continued", `${r.commits_continued.pushedAtKill} + ${r.commits_continued.continued} of ${r.commits_continued.pushedAtKill + r.commits_continued.total} (${r.commits_continued.lostWithMachine} lost with a later-killed machine) ${JSON.stringify(r.commits_continued.byKind)}`, null),
     row("final stop (Ctrl-C, daemon SIGTERM) by itself", JSON.stringify(r.final_stop), r.final_stop.every((s: Json) => !s.forced && s.daemon !== "forced")),
+    row("daemons a kill caught before they locked", String(r.kills.daemons_not_yet_locked), null),
+    row("daemons still running after the run (killed)", list(r.daemons_left), r.daemons_left.length === 0),
   );
   const t = r.two_host;
   if (t) {

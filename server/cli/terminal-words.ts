@@ -18,6 +18,8 @@ const RULES: Rule[] = [
   [/\btakeover \{instance, confirm\?\}/g, (r) => `afk-mcp takeover${r} --instance ID [--confirm]`],
   [/\btakeover \{list(?:: true)?\}/g, (r) => `afk-mcp takeover${r} --list`],
   [/\blogs \{lane: "(\w+)", issue: (\d+)\}/g, (r, [lane, issue]) => `afk-mcp logs${r} --lane ${lane} --issue ${issue}`],
+  // The daemon's lane is the machine's: no repository.
+  [/\blogs \{lane: "daemon"\}/g, () => "afk-mcp logs --lane daemon"],
   [/\bstatus \{repo(?:: [^}]+)?\}/g, (r) => `afk-mcp plan${r}`],
   // afk-mcp plan prints every row: the status tool's paging has no terminal counterpart.
   [/\bstatus \{detail: true(?:, cursor: "[^"]*")?\}/g, (r) => `afk-mcp plan${r}`],

@@ -5,7 +5,7 @@
 import { mkdtemp, rm, writeFile, mkdir } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { startForge, type RunningForge } from "../localforge/index.js";
+import { startForge, type ResponseObserver, type RunningForge } from "../localforge/index.js";
 import { FleetHost } from "../host/host.js";
 import { buildSeed, expectationsFor, ESCALATE_LABEL, type Expectation } from "./backlog.js";
 import { startCiRunner, type CiRunner } from "./ci-runner.js";
@@ -26,6 +26,8 @@ export interface DemoOptions {
   write: (line: string) => void;
   /** Redraws the live board in place (TTY only). */
   redraw?: (lines: string[]) => void;
+  /** Sees every REST answer of the forge (the bench attributes the fleet's requests by it). */
+  onResponse?: ResponseObserver;
 }
 
 export interface IssueEnd {
@@ -50,6 +52,8 @@ export interface DemoReport {
   fleetCounted: number | null;
   /** The fleet's own requests per method and route template, the demo's setup left out (304s apart). */
   fleetRoutes: Record<string, RouteTally>;
+  /** The fleet's login on the forge. */
+  fleetLogin: string;
   ci: { runs: number; passed: number; failed: number };
   forge: { apiUrl: string; gitUrl: string; token: string; dir: string } | null;
 }
@@ -84,7 +88,7 @@ export async function runDemo(options: DemoOptions): Promise<DemoReport> {
   await writeFile(seedPath, JSON.stringify(buildSeed()));
   // The CI runner and the demo's own watching use a user of their own, so the fleet's rate
   // limit counts the fleet alone.
-  const forge = await startForge({ dir: join(dir, "forge"), repo: REPO, seed: seedPath, users: ["ci"] });
+  const forge = await startForge({ dir: join(dir, "forge"), repo: REPO, seed: seedPath, users: ["ci"], ...(options.onResponse ? { onResponse: options.onResponse } : {}) });
   const api = client(forge, forge.token);
   const watcher = client(forge, forge.users.ci ?? forge.token);
   // Required checks make the gate real: a PR lands only once CI passed on its head.
@@ -155,7 +159,7 @@ export async function runDemo(options: DemoOptions): Promise<DemoReport> {
       });
       const settled = done && status.workers.every((w) => w.state !== "running");
       if (settled || now > deadline) {
-        report = await finalReport(expectations, issues, maxAttempt, firstSeen, endedAt, started, forge, api, ci, options.keep !== undefined, setupUsed, (routes) => routesSince(routes[fleetLogin] ?? {}, setupRoutes));
+        report = { fleetLogin, ...(await finalReport(expectations, issues, maxAttempt, firstSeen, endedAt, started, forge, api, ci, options.keep !== undefined, setupUsed, (routes) => routesSince(routes[fleetLogin] ?? {}, setupRoutes))) };
         break;
       }
     }
@@ -275,7 +279,7 @@ async function finalReport(
   keep: boolean,
   setupUsed: number | null,
   fleetRoutes: (byUser: Accounts["by_user"]) => Record<string, RouteTally>,
-): Promise<DemoReport> {
+): Promise<Omit<DemoReport, "fleetLogin">> {
   const ends: IssueEnd[] = expectations.map((e) => {
     const issue = issues.get(e.number);
     const actual = issue ? endOf(issue) : "missing";

@@ -6,12 +6,11 @@
 // crash loses nothing.
 import type { FleetConfig } from "../../schemas/config.js";
 import { gatherFor } from "./gather-for.js";
-import { loopPacing } from "../state/pace.js";
 import { ConflictWatch } from "./conflict-watch.js";
 import { FencedError } from "../state/claims.js";
 import { decide, type Action } from "../state/decide.js";
 import { formatVerdict, type Verdict } from "../state/markers.js";
-import { pace } from "../state/pace.js";
+import { loopPacing, pace } from "../state/pace.js";
 import { rebuild, type WorkingSet } from "../state/rebuild.js";
 import type { Snapshot, SnapshotIssue } from "../state/snapshot.js";
 import { Board } from "../board/fleet-board.js";
@@ -30,11 +29,11 @@ import { localFacts } from "./local-facts.js";
 import type { FleetDeps, Registration } from "./registration.js";
 import { errorData, errorText, supervisorLog, type SupervisorLog } from "./supervisor-log.js";
 import { emptyReport, PhaseTimer, summaryLine, type TickReport } from "./tick-report.js";
-import { adopt, birth, workerRows, type BirthInput, type RunDeps, type WorkerRow, type WorkerRun } from "./worker-runs.js";
+import { workerRows, type BirthInput, type WorkerRow } from "./worker-runs.js";
+import { Births } from "./births.js";
 import { drainClaims, releasedBoard } from "./drain.js";
 import { GarbageCollector } from "./garbage.js";
 import { PROBE_MAX_AGE_SECONDS } from "../state/garbage.js";
-import { Checkpoints } from "./checkpoint.js";
 import { redactText } from "../lanes/redact.js";
 
 export type { FleetDeps, Registration } from "./registration.js";
@@ -53,11 +52,9 @@ export class RepoFleet implements FleetRuntime {
     failed: (issues, error) => this.log("error", "action_failed", `${issues.map((n) => `#${n}`).join(", ") || "a landing"}: landing failed (tried again later): ${errorText(error)}`, issues[0], errorData(error)),
   });
   readonly conflicts: ConflictWatch;
-  private readonly guard: BirthGuard;
+  readonly guard: BirthGuard;
   private readonly garbage: GarbageCollector;
-  private readonly checkpoints: Checkpoints;
-  /** Our claims' shas as last seen or made: the fence of an exit checkpoint. */
-  private readonly claimShas = new Map<number, string>();
+  private readonly birthing: Births;
   private stopping = false;
   /** Claims released since the stop began, by whichever tick released them: the stop reports them all. */
   private readonly drained = new Set<number>();
@@ -96,17 +93,10 @@ export class RepoFleet implements FleetRuntime {
       clock: deps.clock,
       log: this.log,
     });
-    this.checkpoints = new Checkpoints({
-      workRepo: deps.workRepo,
-      lease: deps.lease,
-      base: registration.base,
-      everyMs: registration.config.worker.checkpoint_seconds * 1000 * deps.timeScale,
-      clock: deps.clock,
-      log: this.log,
-    });
     const settings = () => this.registration.config.conflicts;
     this.conflicts = new ConflictWatch({ repoDir: deps.workRepo.repoDir, base: registration.base, worktreeOf: (n) => deps.workRepo.worktreePath(n), settings, timeScale: deps.timeScale, clock: deps.clock, log: this.log });
     this.board = new Board(deps.conn.forge, deps.conn.login, deps.clock, { instance: registration.instance, host: deps.conn.hostName }, () => this.registration.config.board.settle_seconds * 1000);
+    this.birthing = new Births({ registration, deps, memory: this.memory, board: this.board, log: this.log, guard: this.guard, stopping: () => this.stopping, nudge: () => this.nudge() });
   }
 
   // ---- lifecycle ------------------------------------------------------------------------------
@@ -214,9 +204,10 @@ export class RepoFleet implements FleetRuntime {
   }
 
   /** Workers a stopping fleet still waits for (0 once it has ended, or when it is not stopping). */
-  draining(): number {
-    return this.stopping && !this.stopped ? this.memory.runs().length : 0;
-  }
+  draining(): number { return this.stopping && !this.stopped ? this.memory.runs().length : 0; }
+
+  /** A hand-over to the next daemon: the loop ends after its tick under way; nothing is released, workers run on. */
+  async suspend(): Promise<void> { this.stopped = true; this.nudge(); await this.loopDone; }
 
   isStopped(): boolean { return this.stopped; }
 
@@ -288,9 +279,9 @@ export class RepoFleet implements FleetRuntime {
         set = { ...set, mine: set.mine.filter((m) => !owned.has(m.issue)) };
       }
       await this.dropOrphans(set);
-      for (const claim of set.mine) this.claimShas.set(claim.issue, claim.sha);
-      await this.checkpointRunning(set);
-      const local = await localFacts({ registration: this.registration, deps: this.deps, memory: this.memory, postVerdict: (n, a, v) => this.postVerdict(n, a, v), adopt: (n) => this.adoptOrphan(n) }, set, snapshot, now);
+      this.birthing.observe(set);
+      await this.birthing.checkpointRunning(set);
+      const local = await localFacts({ registration: this.registration, deps: this.deps, memory: this.memory, postVerdict: (n, a, v) => this.postVerdict(n, a, v), adopt: (n) => this.birthing.adoptOrphan(n) }, set, snapshot, now);
       timer.mark("local");
       const paused = this.guard.paused(this.stopping);
       const issues = new Map(snapshot.issues.map((i) => [i.number, i]));
@@ -384,18 +375,12 @@ export class RepoFleet implements FleetRuntime {
     }
   }
 
-  /** The periodic checkpoint of each running worker (not reviewer) whose period is up. */
-  private async checkpointRunning(set: WorkingSet): Promise<void> {
-    for (const run of this.memory.runs()) {
-      if (run.role !== "worker" || run.exitFacts || !this.checkpoints.due(run.issue, run.startedAt)) continue;
-      const claim = set.mine.find((m) => m.issue === run.issue);
-      if (!claim) continue;
-      await this.checkpoints
-        .push(run.issue, claim.sha, "periodic")
-        .catch((error: unknown) => this.log("warn", "checkpoint_failed", `#${run.issue}: checkpoint not pushed (tried again next period): ${errorText(error)}`, run.issue, errorData(error)));
-    }
-  }
-
+  /**
+   * A worker's verdict (no PR: already satisfied, blocked, giving up), one comment per attempt:
+   * durable state, not a note (a marker a human does not see rendered). A restart or a peer that
+   * takes the claim over finds no worker and reads the latest verdict back from the issue's comments
+   * (local-facts.ts) to close, wait or escalate, instead of continuing a worker that had finished.
+   */
   private async postVerdict(issue: number, attempt: number, verdict: Verdict): Promise<void> {
     const posted = this.memory.of(issue).verdictsPosted;
     if (posted.has(attempt)) return;
@@ -416,84 +401,9 @@ export class RepoFleet implements FleetRuntime {
     this.log("error", "action_failed", `#${action.issue}: ${action.kind} failed: ${errorText(error)}`, action.issue, errorData(error));
   }
 
-  // ---- births ---------------------------------------------------------------------------------
+  // ---- births (births.ts) ----------------------------------------------------------------------
 
-  /** Starts a worker for a claim we hold. Returns false when it could not start. */
-  async birthFor(issue: SnapshotIssue, attempt: number, mode: BirthInput["mode"], claimSha: string, review?: BirthInput["review"]): Promise<boolean> {
-    const existing = this.memory.run(issue.number);
-    if (existing && !existing.exitFacts) return true;
-    // A tick already acting when a stop arrived must not start a worker after stop killed the rest.
-    if (this.stopping) return false;
-    const cfg = this.registration.config;
-    try {
-      await this.deps.lease.fence(issue.number, claimSha);
-      this.claimShas.set(issue.number, claimSha);
-      const run = await birth(
-        {
-          repo: this.registration.repo,
-          issue: { number: issue.number, title: issue.title, body: issue.body, url: `${this.deps.conn.info.htmlUrl.replace(/\/$/, "")}/issues/${issue.number}`, labels: issue.labels },
-          base: this.registration.base,
-          attempt,
-          maxAttempts: cfg.retry + 1,
-          lastFailure: this.memory.get(issue.number)?.lastFailure ?? null,
-          mode,
-          command: review ? (cfg.review.command ?? "") : this.registration.workerCommand,
-          ...(review ? { review } : {}),
-        },
-        this.runDeps(),
-      );
-      const memory = this.memory.of(issue.number);
-      memory.run = run;
-      memory.busy = null;
-      if (!review) this.board.enter(issue.number, "coding");
-      return true;
-    } catch (error) {
-      if (error instanceof FencedError) {
-        this.memory.forget(issue.number);
-        this.log("warn", "fenced", error.message, issue.number);
-        return false;
-      }
-      // A worker that cannot even start is a fast death: the breaker counts it.
-      this.log("error", "birth_failed", `#${issue.number}: could not start a ${review ? "reviewer" : "worker"}: ${(error as Error).message}`, issue.number, errorData(error));
-      if (this.guard.recordDeath(issue.number, attempt, 0, false, false, [(error as Error).message])) this.nudge();
-      return false;
-    }
-  }
-
-  private runDeps(): RunDeps {
-    return {
-      workRepo: this.deps.workRepo,
-      config: this.registration.config,
-      lanes: this.deps.lanes,
-      runDir: this.deps.runDir,
-      onQuota: (n, detection) => this.guard.onQuota(n, detection),
-      onExit: (n) => this.onExit(n),
-      checkpoint: (n) => {
-        const sha = this.claimShas.get(n);
-        return sha ? this.checkpoints.push(n, sha, "exit") : Promise.resolve(null);
-      },
-      ...(this.deps.env ? { env: this.deps.env } : {}),
-    };
-  }
-
-  /** A claim of ours with no worker here may have one a crashed host process left running: watch it. */
-  private async adoptOrphan(issue: number): Promise<WorkerRun | undefined> {
-    const run = await adopt(issue, this.registration.base, this.runDeps()).catch(() => null);
-    if (!run) return undefined;
-    const memory = this.memory.of(issue);
-    memory.run = run;
-    memory.busy = null;
-    this.board.enter(issue, "coding");
-    return run;
-  }
-
-  private onExit(issue: number): void {
-    const run = this.memory.run(issue);
-    const facts = run?.exitFacts;
-    if (run && facts) {
-      this.guard.recordDeath(issue, run.attempt, facts.exit.durationMs, facts.quota, facts.exit.killReason !== null || facts.outcome.kind !== "nothing", facts.lastLines);
-    }
-    this.nudge();
+  birthFor(issue: SnapshotIssue, attempt: number, mode: BirthInput["mode"], claimSha: string, review?: BirthInput["review"]): Promise<boolean> {
+    return this.birthing.birthFor(issue, attempt, mode, claimSha, review);
   }
 }
-

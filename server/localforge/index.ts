@@ -16,7 +16,7 @@ import { createRequestHandler, type ResponseObserver } from "./server.js";
 import { ForgeState, emptyState, isoNow } from "./state.js";
 import { StatePersister, loadState } from "./store-persist.js";
 
-export type { ResponseRecord } from "./server.js";
+export type { ResponseObserver, ResponseRecord } from "./server.js";
 export type { Seed, SeedIssue } from "./seed.js";
 
 export interface ForgeOptions {

@@ -23,6 +23,10 @@ export interface ResponseRecord {
   rawPath: string;
   status: number;
   body: unknown;
+  /** Whose token made the request ("" when anonymous). */
+  login: string;
+  /** Whether it cost rate limit (a 304 or a /rate_limit read does not). */
+  counted: boolean;
 }
 
 export type ResponseObserver = (r: ResponseRecord) => void;
@@ -248,7 +252,7 @@ async function handle(forge: LocalForge, router: Router, req: IncomingMessage, r
   Object.assign(headers, rateLimitHeaders(budget));
   forge.accounting.record(routeKey, status, spend, method !== "GET" && method !== "HEAD", user?.login ?? "");
   send(res, status, headers, body === undefined ? undefined : text, method === "HEAD");
-  onResponse?.({ method, path: safeDecodePath(rawPath), rawPath, status, body: body === undefined ? null : body });
+  onResponse?.({ method, path: safeDecodePath(rawPath), rawPath, status, body: body === undefined ? null : body, login: user?.login ?? "", counted: spend });
 }
 
 /** A reply serialised once: its JSON text and, for a successful GET, the ETag of that text. */

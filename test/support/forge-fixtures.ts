@@ -28,9 +28,30 @@ export interface TestForge extends RunningForge {
 }
 
 const scratch: string[] = [];
-process.once("exit", () => {
-  for (const dir of scratch) rmSync(dir, { recursive: true, force: true });
-});
+
+/**
+ * Removes every scratch dir, each on its own: one that a straggling child (a git, a daemon
+ * draining) is still writing into fails alone, after retries, and the rest still go.
+ */
+function removeScratch(): void {
+  for (const dir of scratch.splice(0)) {
+    try {
+      rmSync(dir, { recursive: true, force: true, maxRetries: 5, retryDelay: 100 });
+    } catch (error) {
+      process.stderr.write(`test: could not remove ${dir}: ${(error as Error).message}\n`);
+    }
+  }
+}
+process.once("exit", removeScratch);
+// A run interrupted (Ctrl-C reaches every test process; a timeout sends SIGTERM) ends without
+// "exit" hooks: clean up first, then end as the signal would have. (`on`, not `once`: see
+// server/host/shutdown.ts on execa's signal-exit.)
+for (const [signal, code] of [["SIGINT", 130], ["SIGTERM", 143], ["SIGHUP", 129]] as const) {
+  process.on(signal, () => {
+    removeScratch();
+    process.exit(code);
+  });
+}
 
 /** A fresh directory under the OS temp dir, removed when the test process exits. */
 export async function tempDir(prefix = "afk-forge-"): Promise<string> {
