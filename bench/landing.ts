@@ -369,6 +369,7 @@ function figuresOf(spec: LandingSpec, v: VariantResult): Figure[] {
   if (v.ci) figures.push({ key: "check_to_merge_ms_median", label: "last required check concluded → merged, median", value: checkToMerge, unit: "ms", ...goal(checkToMerge, 3_000) });
   figures.push(
     { key: "fleet_overhead_ms_median", label: "fleet overhead per landed issue (gap between landings − its CI), median", value: fleetOverhead, unit: "ms", ...goal(fleetOverhead, 5_000) },
+    { key: "fleet_overhead_ms_mean", label: "  the same, mean (all gaps ÷ issues landed: a train's riders share one gap)", value: v.intervalOverheadMs.length ? round(v.intervalOverheadMs.reduce((a, b) => a + b, 0) / v.intervalOverheadMs.length, 0) : null, unit: "ms" },
     { key: "overhead_ms_median", label: "claim → merged − worker − CI per issue (queue included), median", value: overheadMedian, unit: "ms" },
     { key: "overhead_ms_p90", label: "claim → merged − worker − CI per issue (queue included), p90", value: q(overhead, 0.9), unit: "ms" },
     { key: "landing_ms_median", label: "  one landing, median (gap to the next landing in the same tick)", value: q(v.serviceMs, 0.5), unit: "ms" },

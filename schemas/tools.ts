@@ -245,7 +245,9 @@ export const projectResizeInput = {
 };
 
 export const projectStopInput = {
-  repo: repoInput,
+  repo: text(200)
+    .optional()
+    .describe('The repository, "owner/name". Default: the GitHub origin of the server\'s working directory; where it has none, the one project this machine\'s daemon runs (the answer names the repository it stopped).'),
   stop_workers: z.boolean().optional().describe("Also kill running workers (their claims are released; pushed work stays on its branch)."),
 };
 

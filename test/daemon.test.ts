@@ -1,6 +1,7 @@
 // The per-machine daemon for real: the built binary as daemon and as stdio MCP server, sessions
-// as DaemonClients in this process, the local forge over HTTP, quiet scripted workers. Each
-// scenario has its own forge and state dir and stops its daemon (and every worker) at the end.
+// as DaemonClients in this process, the local forge over HTTP, quiet scripted workers (two stdio
+// servers on one daemon: daemon-sessions.test.ts; a daemon that cannot be used: daemon-faults).
+// Each scenario has its own forge and state dir and stops its daemon (and every worker) at the end.
 import { after, describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { connect } from "node:net";
@@ -441,35 +442,5 @@ describe("afk-mcp daemon", () => {
     assert.deepEqual([...(await workerPids(w.planDir)).keys()], [`${n}.1`], "one worker, one attempt: no second worker");
     const lane = (await s.logs({ repo: REPO, lane: "supervisor", tail_lines: 1000 })).records;
     assert.equal(lane.filter((r) => r.event === "worker_adopted").length, 1);
-  });
-
-  it("two sessions on one daemon: one starts, the other adopts, resizes and sees the same workers; skew is reported", async () => {
-    const w = await world(["one", "two", "three"]);
-    const a = session(w);
-    const b = session(w, { version: "0.0.0-other" });
-    await a.start(startInput(w, {}, 1));
-    await until("one worker", async () => (await workerPids(w.planDir)).size === 1);
-    const adopted = await b.start(startInput(w, {}, 1));
-    assert.match(adopted.message, /already registered.*this session now renews it too/);
-    assert.match(adopted.message, /version skew: this session is afk-mcp 0\.0\.0-other/);
-    await b.resize({ repo: REPO, target: 3 });
-    await until("three workers", async () => (await workerPids(w.planDir)).size === 3);
-    const fromA = (await a.status({ repo: REPO, scope: "worker" })).workers.map((r) => r.pid).sort();
-    const fromB = (await b.status({ repo: REPO, scope: "worker" })).workers.map((r) => r.pid).sort();
-    assert.deepEqual(fromA, fromB);
-    assert.equal(fromA.length, 3);
-    const project = await b.status({ repo: REPO });
-    assert.deepEqual(project.registrations[0]?.sessions.sort(), [a.session, b.session].sort());
-    assert.match(project.daemon?.skew ?? "", /afk-mcp daemon restart/);
-    assert.equal((await a.status({ repo: REPO })).daemon?.skew, null);
-    // Events reach every session: b hears a's stop as a change of repositories.
-    const heard: string[] = [];
-    b.subscribe((event) => heard.push(event.kind));
-    // The subscribe request goes out before this call on the same connection: live once it answers.
-    await b.status({ repo: REPO, scope: "worker" });
-    const list = await a.takeover({ repo: REPO, list: true });
-    assert.ok(list.instances.some((r) => r.this_daemon && r.is_me));
-    await a.stop({ repo: REPO, stop_workers: true });
-    await until("the repos event at b", async () => heard.includes("repos"));
   });
 });

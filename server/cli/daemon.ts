@@ -4,7 +4,9 @@
 import type { Command } from "./command.js";
 import { UsageError } from "../gh/errors.js";
 import { printLine } from "./print.js";
-import { DaemonClient } from "../daemon/client.js";
+import { DaemonClient, DaemonUnreachable } from "../daemon/client.js";
+import { daemonHolder, holderGone, signalHolder } from "../daemon/holder.js";
+import { version as ownVersion } from "../version.js";
 import { runDaemon } from "../daemon/main.js";
 import { timeScaleFromEnv } from "./serve.js";
 import type { StatusResult } from "../host/api.js";
@@ -12,8 +14,16 @@ import type { StatusResult } from "../host/api.js";
 type Row = StatusResult["registrations"][number];
 
 async function stopDaemon(client: DaemonClient, killWorkers: boolean): Promise<boolean> {
-  const answer = await client.daemonCall<{ draining: number; workers: number }>("shutdown", { kill_workers: killWorkers });
+  let answer: { draining: number; workers: number } | null;
+  try {
+    answer = await client.daemonCall<{ draining: number; workers: number }>("shutdown", { kill_workers: killWorkers });
+  } catch (error) {
+    if (error instanceof DaemonUnreachable) return stopByPid(error, killWorkers);
+    throw error;
+  }
   if (!answer) {
+    const stuck = await client.unreachable();
+    if (stuck) return stopByPid(stuck, killWorkers);
     printLine(`no afk-mcp daemon is running (state dir ${client.paths.root})`);
     return false;
   }
@@ -27,13 +37,62 @@ async function stopDaemon(client: DaemonClient, killWorkers: boolean): Promise<b
   return true;
 }
 
+/**
+ * A daemon whose socket cannot be used is stopped by its pid (checked by its start time): one of
+ * this version drains on SIGUSR2 exactly as through the socket; SIGTERM drains and ends workers.
+ */
+async function stopByPid(stuck: DaemonUnreachable, killWorkers: boolean): Promise<boolean> {
+  const { holder } = stuck;
+  if (!killWorkers && holder.version !== ownVersion) {
+    throw new UsageError(`${stuck.why}; that daemon (pid ${holder.pid}) is afk-mcp ${holder.version}, which can be stopped by signal only by ending its workers: run "afk-mcp daemon stop --kill-workers", or "afk-mcp daemon restart" (its workers run on and the new daemon adopts them)`);
+  }
+  const signal = killWorkers ? "SIGTERM" : "SIGUSR2";
+  if (!(await signalHolder(holder, signal))) {
+    printLine(`the afk-mcp daemon pid ${holder.pid} has exited already`);
+    return false;
+  }
+  printLine(`the afk-mcp daemon pid ${holder.pid} cannot be reached (${stuck.why}): sent it ${signal}; it drains every registration${killWorkers ? " and ends its workers" : "; running workers finish first (--kill-workers ends them now)"}`);
+  await holderGone(holder);
+  printLine("stopped");
+  return true;
+}
+
+/**
+ * restart: the daemon hands its registrations and workers over and exits; the new one resumes
+ * and adopts them. One that cannot hand over (unreachable, silent, or of a version without the
+ * hand-over) is ended with SIGKILL, checked by its start time: the same as a crash, which the
+ * next daemon recovers from at once (its workers run on and are adopted, nothing is released).
+ */
+async function handOver(client: DaemonClient): Promise<void> {
+  const holder = await daemonHolder(client.paths);
+  let why: string;
+  try {
+    const answer = await client.daemonCall<{ registrations: number; workers: number }>("handover");
+    if (answer && holder) {
+      printLine(`the daemon (pid ${holder.pid}) hands over ${answer.registrations} registration(s) and ${answer.workers} running worker(s) to a new daemon`);
+      await holderGone(holder);
+      return;
+    }
+    const stuck = answer ? null : await client.unreachable();
+    if (!stuck) return;
+    why = stuck.why;
+  } catch (error) {
+    if (!(error instanceof UsageError) || !holder) throw error;
+    why = error.message;
+  }
+  // Only the daemon seen before the call: a new one a session started meanwhile is left alone.
+  if (!holder || !(await signalHolder(holder, "SIGKILL"))) return;
+  printLine(`the daemon (pid ${holder.pid}, afk-mcp ${holder.version}) could not hand over (${why}): ended it with SIGKILL; its workers run on and the new daemon adopts them`);
+  await holderGone(holder);
+}
+
 export const daemonCommand: Command = {
   name: "daemon",
   summary: "the per-machine host: start it, or daemon status | stop | restart",
   usage: `Usage: afk-mcp daemon [--foreground]
        afk-mcp daemon status
        afk-mcp daemon stop [--kill-workers]
-       afk-mcp daemon restart [--kill-workers]
+       afk-mcp daemon restart
 
 The daemon holds the projects' registrations and runs their workers, one per user per
 machine (per state dir: AFK_STATE_DIR, else $XDG_STATE_HOME/afk-mcp, else
@@ -44,14 +103,23 @@ needs it; you rarely start it yourself.
                         also when one is already running
   daemon --foreground   run it in this process (systemd, launchd, containers); SIGTERM drains
                         and ends its workers (their commits are continued by the next daemon)
-  daemon status         its pid, version and registrations; exit 3 when none runs
+  daemon status         its pid, version and registrations; exit 3 when none runs, 2 when
+                        one runs that cannot be reached (its socket gone or refused: the
+                        message names its pid and the fix)
   daemon stop           drain every registration (claims without a PR released, running
-                        workers allowed to finish), then exit
-  daemon restart        stop, then start this version (after an upgrade: version skew)
+                        workers allowed to finish), then exit; a daemon whose socket cannot
+                        be used is signalled by its pid (checked by its start time)
+  daemon restart        hand over to a new daemon of this version (after an upgrade: version
+                        skew): the old one stops starting workers and answering calls, keeps
+                        every registration and exits without ending its workers; the new one
+                        resumes the registrations (sessions renew them as before) and adopts
+                        the running workers. A daemon that cannot hand over (unreachable, not
+                        answering, or older than the hand-over) is ended with SIGKILL, which
+                        it recovers from the same way
 
 Options:
   --foreground     run in this process instead of detaching
-  --kill-workers   (stop, restart) end running workers instead of waiting for them`,
+  --kill-workers   (stop) end running workers instead of waiting for them`,
   options: { foreground: { type: "boolean" }, "kill-workers": { type: "boolean" } },
   positionals: true,
   async run(values, positionals) {
@@ -83,6 +151,8 @@ Options:
           const rows = await client.daemonCall<Row[]>("registrations");
           const info = client.daemon();
           if (!rows || !info) {
+            const stuck = await client.unreachable();
+            if (stuck) throw stuck;
             printLine(`no afk-mcp daemon is running (state dir ${client.paths.root})`);
             return 3;
           }
@@ -97,7 +167,8 @@ Options:
           await stopDaemon(client, killWorkers);
           return 0;
         case "restart": {
-          await stopDaemon(client, killWorkers);
+          if (killWorkers) throw new UsageError('restart hands the running workers over to the new daemon and ends none: to end them, run "afk-mcp daemon stop --kill-workers", then "afk-mcp daemon"');
+          await handOver(client);
           const fresh = new DaemonClient();
           await fresh.connection(true);
           printLine(`started the afk-mcp daemon (pid ${fresh.daemon()?.pid}, afk-mcp ${fresh.daemon()?.version})`);

@@ -2,8 +2,8 @@
 // needs the daemon starts it detached and waits for its socket; status and logs need none (they
 // read GitHub and the lanes here when no daemon runs). What this session starts, it renews
 // every half TTL, so a closed laptop lets it lapse instead of polling on for nobody.
-import { connect as netConnect, type Socket } from "node:net";
-import { lstat, readFile } from "node:fs/promises";
+import type { Socket } from "node:net";
+import { readFile } from "node:fs/promises";
 import { fileURLToPath } from "node:url";
 import { customAlphabet } from "nanoid";
 import type {
@@ -28,13 +28,20 @@ import { FleetHost } from "../host/host.js";
 import { originSlug, remoteSlugs } from "../host/connection.js";
 import { UsageError } from "../gh/errors.js";
 import { formatSlug, parseSlug } from "../gh/slug.js";
-import { fromWireError, LineReader, MAX_REPLY_BYTES, type WireError } from "./protocol.js";
+import { Connection, DaemonGone, DaemonUnresponsive, replyDeadlineMs, socketProblem, tryConnect } from "./connection.js";
+import { daemonHolder, DaemonUnreachable, stoppedNote } from "./holder.js";
+import { processStartTime } from "../workers/orphans.js";
 import { daemonPaths, SOCKET_PATH_MAX, type DaemonPaths } from "./paths.js";
 import type { DaemonInfo } from "./server.js";
 import { readInstance } from "./identity.js";
 import { sessionEnv } from "./session-env.js";
 import { startDetached } from "../workers/detached.js";
 import { version as ownVersion } from "../version.js";
+
+export { DaemonGone, DaemonUnresponsive, DaemonUnreachable };
+
+/** How long a daemon that has just taken the lock may take to open its socket before it counts as unreachable. */
+const STARTING_GRACE_MS = 10_000;
 
 export const newSessionId = customAlphabet("0123456789abcdefghijklmnopqrstuvwxyz", 16);
 
@@ -50,96 +57,12 @@ export interface DaemonClientOptions {
   session?: string;
 }
 
-/** Why a socket cannot be trusted, or null when it is ours and owner-only. */
-export async function socketProblem(path: string): Promise<string | null> {
-  const stat = await lstat(path);
-  const uid = process.getuid?.();
-  if (!stat.isSocket()) return `${path} is not a socket: remove it (the daemon makes a new one)`;
-  if (uid !== undefined && stat.uid !== uid) return `${path} is owned by uid ${stat.uid}, not by you (uid ${uid}): refusing to talk to another user's daemon; set AFK_STATE_DIR to a directory of your own`;
-  if ((stat.mode & 0o077) !== 0) return `${path} has mode ${(stat.mode & 0o777).toString(8)}, open to other users: refusing it; stop its daemon (afk-mcp daemon stop) or remove the file, and a new owner-only one is made`;
-  return null;
-}
-
-/** The daemon's connection closed before it answered (it crashed or was killed). */
-export class DaemonGone extends UsageError {}
-
-interface Pending {
-  method: string;
-  resolve(value: unknown): void;
-  reject(error: Error): void;
-  onStep?: StepListener | undefined;
-}
-
-class Connection {
-  private nextId = 1;
-  private readonly pending = new Map<number, Pending>();
-  closed = false;
-
-  constructor(
-    readonly socket: Socket,
-    private readonly session: string,
-    /** Where to look when the daemon went away. */
-    private readonly logHint: string,
-    private readonly onEvent: (event: HostEvent) => void,
-    private readonly onClose: () => void,
-  ) {
-    const reader = new LineReader(MAX_REPLY_BYTES, (line) => this.receive(line), () => socket.destroy(new Error("a reply over the size limit")));
-    socket.on("data", (chunk: Buffer) => reader.push(chunk));
-    socket.on("error", () => undefined);
-    socket.on("close", () => {
-      this.closed = true;
-      for (const [, p] of this.pending) {
-        p.reject(new DaemonGone(`the afk-mcp daemon went away during ${p.method} (it may have crashed; see ${this.logHint}): call again, the next call starts it again; its workers keep running and are adopted`));
-      }
-      this.pending.clear();
-      this.onClose();
-    });
-  }
-
-  /**
-   * With `onStep`, the daemon says the call's steps as they happen (only a daemon of this version
-   * understands the flag); `env` is this session's environment, sent with a start.
-   */
-  request(method: string, params: object = {}, onStep?: StepListener, env?: Record<string, string>): Promise<unknown> {
-    if (this.closed) return Promise.reject(new UsageError(`the afk-mcp daemon connection is closed: call ${method} again`));
-    const id = this.nextId++;
-    return new Promise((resolve, reject) => {
-      this.pending.set(id, { method, resolve, reject, onStep });
-      this.socket.write(JSON.stringify({ id, method, params, session: this.session, ...(onStep ? { progress: true } : {}), ...(env ? { env } : {}) }) + "\n");
-    });
-  }
-
-  private receive(line: string): void {
-    let reply: { id?: number; result?: unknown; error?: WireError; event?: HostEvent; step?: string };
-    try {
-      reply = JSON.parse(line) as typeof reply;
-    } catch {
-      this.socket.destroy();
-      return;
-    }
-    if (reply.event !== undefined) return this.onEvent(reply.event);
-    const p = reply.id === undefined ? undefined : this.pending.get(reply.id);
-    if (!p) return;
-    if (reply.step !== undefined) return p.onStep?.(String(reply.step));
-    this.pending.delete(reply.id!);
-    if (reply.error) p.reject(fromWireError(reply.error));
-    else p.resolve(reply.result);
-  }
-}
-
-function tryConnect(path: string): Promise<Socket | null> {
-  return new Promise((resolve) => {
-    const socket = netConnect(path);
-    socket.once("connect", () => resolve(socket));
-    socket.once("error", () => resolve(null));
-  });
-}
-
 export class DaemonClient implements Host, EventSource {
   readonly session: string;
   readonly paths: DaemonPaths;
   private readonly env: NodeJS.ProcessEnv;
   private readonly version: string;
+  private readonly replyMs: number;
   private conn: Connection | null = null;
   private connecting: Promise<Connection | null> | null = null;
   private info: DaemonInfo | null = null;
@@ -162,6 +85,7 @@ export class DaemonClient implements Host, EventSource {
     this.env = options.env ?? process.env;
     this.paths = daemonPaths(this.env);
     this.version = options.version ?? ownVersion;
+    this.replyMs = replyDeadlineMs(this.env);
     this.session = options.session ?? newSessionId();
     if (this.paths.socket.length > SOCKET_PATH_MAX) {
       throw new UsageError(`the daemon socket path ${this.paths.socket} is longer than ${SOCKET_PATH_MAX} bytes, the Unix limit: set AFK_STATE_DIR to a shorter directory`);
@@ -188,7 +112,14 @@ export class DaemonClient implements Host, EventSource {
     let socket = await this.reach();
     if (!socket && start) socket = await this.startDaemon();
     if (!socket) return null;
-    const conn = new Connection(socket, this.session, this.logHint(), (event) => this.emit(event), () => this.lost());
+    const conn = new Connection(socket, {
+      session: this.session,
+      logHint: this.logHint(),
+      replyMs: this.replyMs,
+      unresponsive: (method, seconds) => this.unresponsive(method, seconds),
+      onEvent: (event) => this.emit(event),
+      onClose: () => this.lost(),
+    });
     this.conn = conn;
     try {
       this.info = (await conn.request("hello")) as DaemonInfo;
@@ -203,7 +134,18 @@ export class DaemonClient implements Host, EventSource {
     return conn;
   }
 
-  /** The socket of a live daemon, after checking it is ours and owner-only; null when none. */
+  /** What a call that the daemon did not answer in time fails with: its pid, and the fix. */
+  private async unresponsive(method: string, seconds: number): Promise<string> {
+    const pid = this.info?.pid ?? (await daemonHolder(this.paths))?.pid;
+    const who = pid === undefined ? "the afk-mcp daemon" : `the afk-mcp daemon (pid ${pid})`;
+    return `${who} did not answer ${method} within ${seconds}s${pid === undefined ? "" : await stoppedNote(pid)}: run "afk-mcp daemon restart" (it ends that daemon, checked by its start time; a new one takes over its registrations and adopts its workers)`;
+  }
+
+  /**
+   * The socket of a live daemon, after checking it is ours and owner-only; null when none. A
+   * socket refused while its daemon lives throws DaemonUnreachable naming the pid; a refused
+   * file nobody holds is stale, and a new daemon replaces it.
+   */
   private async reach(): Promise<Socket | null> {
     let problem: string | null;
     try {
@@ -211,8 +153,32 @@ export class DaemonClient implements Host, EventSource {
     } catch {
       return null;
     }
-    if (problem) throw new UsageError(`afk-mcp daemon socket refused: ${problem}`);
+    if (problem) {
+      if (/owned by uid/.test(problem)) throw new UsageError(`afk-mcp daemon socket refused: ${problem}`);
+      const holder = await daemonHolder(this.paths);
+      if (holder) throw new DaemonUnreachable(holder, `${problem}`);
+      return null;
+    }
     return tryConnect(this.paths.socket);
+  }
+
+  /**
+   * Why no session can reach the daemon that holds the state dir (its socket is gone), or null
+   * when none holds it or its socket answers after all. A daemon that took the lock a moment
+   * ago is given a grace to open its socket.
+   */
+  async unreachable(): Promise<DaemonUnreachable | null> {
+    for (;;) {
+      const holder = await daemonHolder(this.paths);
+      if (!holder) return null;
+      const socket = await this.reach();
+      if (socket) {
+        socket.destroy();
+        return null;
+      }
+      if (Date.now() - Date.parse(holder.started_at) > STARTING_GRACE_MS) return new DaemonUnreachable(holder, `its socket ${this.paths.socket} is gone`);
+      await new Promise((r) => setTimeout(r, 100));
+    }
   }
 
   private async startDaemon(): Promise<Socket> {
@@ -221,8 +187,14 @@ export class DaemonClient implements Host, EventSource {
     });
     const deadline = Date.now() + (this.options.startTimeoutMs ?? 30_000);
     while (Date.now() < deadline) {
-      const socket = await this.reach().catch(() => null);
+      const socket = await this.reach();
       if (socket) return socket;
+      // Fail fast: the child exited (another daemon holds the state dir, or it crashed).
+      if ((await processStartTime(pid)) === null) {
+        const stuck = await this.unreachable();
+        if (stuck) throw stuck;
+        if (!(await daemonHolder(this.paths))) throw new UsageError(`the afk-mcp daemon (pid ${pid}) exited before opening ${this.paths.socket}: see ${this.logHint()}, or run "afk-mcp daemon --foreground" to see why`);
+      }
       await new Promise((r) => setTimeout(r, 100));
     }
     throw new UsageError(`the afk-mcp daemon (pid ${pid}) did not open ${this.paths.socket} within ${Math.round((this.options.startTimeoutMs ?? 30_000) / 1000)}s: see ${this.logHint()}`);
@@ -232,8 +204,8 @@ export class DaemonClient implements Host, EventSource {
     return `its lane (logs {lane: "daemon"}) and, for a crash in Node itself, ${this.paths.log}`;
   }
 
-  /** A call to the daemon itself (registrations, shutdown), with no start: null when none runs. */
-  async daemonCall<T>(method: "registrations" | "shutdown", params: object = {}): Promise<T | null> {
+  /** A call to the daemon itself (registrations, shutdown, handover), with no start: null when none runs. */
+  async daemonCall<T>(method: "registrations" | "shutdown" | "handover", params: object = {}): Promise<T | null> {
     const conn = await this.connection(false);
     return conn ? ((await conn.request(method, params)) as T) : null;
   }
@@ -280,7 +252,7 @@ export class DaemonClient implements Host, EventSource {
 
   private skew(): string | null {
     if (!this.info || this.info.version === this.version) return null;
-    return `this session is afk-mcp ${this.version} but the daemon (pid ${this.info.pid}) is ${this.info.version}: run "afk-mcp daemon restart" to drain it and start this version`;
+    return `this session is afk-mcp ${this.version} but the daemon (pid ${this.info.pid}) is ${this.info.version}: run "afk-mcp daemon restart" to hand its registrations and workers over to a daemon of this version`;
   }
 
   private localHost(): FleetHost {
@@ -312,11 +284,13 @@ export class DaemonClient implements Host, EventSource {
   /** A read: safe to ask once more when the daemon went away before answering. */
   private async read<T>(method: "status" | "logs", input: object, local: () => Promise<T>): Promise<T> {
     for (let attempt = 0; ; attempt += 1) {
-      const conn = await this.readConnection();
-      if (!conn) return local();
       try {
+        const conn = await this.readConnection();
+        if (!conn) return await local();
         return (await conn.request(method, input)) as T;
       } catch (error) {
+        // A daemon that does not answer (stopped, hung): read GitHub and the lanes here, as with none.
+        if (error instanceof DaemonUnresponsive) return local();
         if (!(error instanceof DaemonGone) || attempt > 0) throw error;
       }
     }
@@ -345,16 +319,26 @@ export class DaemonClient implements Host, EventSource {
   }
 
   async status(input: StatusInput): Promise<StatusResult> {
+    try {
+      return await this.statusThrough(input);
+    } catch (error) {
+      // A daemon that does not answer (stopped, hung): read GitHub and the lanes here, as with none.
+      if (!(error instanceof DaemonUnresponsive)) throw error;
+      return { ...(await this.localHost().status(input)), daemon: null };
+    }
+  }
+
+  private async statusThrough(input: StatusInput): Promise<StatusResult> {
     let local = false;
-    const running = input.repo ? null : await this.connection(false).catch(() => null);
+    const running = input.repo ? null : await this.connection(false).catch(unlessSilent(null));
     if (running) input = { ...input, repo: await this.defaultRepo(running) };
     // A repository no registration holds is read by this session with its own token: the
     // daemon's environment is that of whichever session started it.
-    const conn = input.repo ? await this.connection(false).catch(() => null) : null;
+    const conn = input.repo ? await this.connection(false).catch(unlessSilent(null)) : null;
     const remembered = this.runs !== null && this.runs.conn === conn;
-    if (conn && input.repo && !(await this.daemonRuns(conn, input.repo).catch(() => true))) {
+    if (conn && input.repo && !(await this.daemonRuns(conn, input.repo).catch(unlessSilent(true)))) {
       const result = await this.localHost().status(input);
-      const registrations = (await conn.request("registrations").catch(() => [])) as StatusResult["registrations"];
+      const registrations = (await conn.request("registrations").catch(unlessSilent([]))) as StatusResult["registrations"];
       return { ...result, registrations: input.scope === undefined || input.scope === "project" ? registrations : [], daemon: this.daemonView() };
     }
     const result = await this.read<StatusResult>("status", input, async () => {
@@ -365,7 +349,7 @@ export class DaemonClient implements Host, EventSource {
     // Remembered as running, but the daemon runs it no longer (a drain ended without an event): ask again.
     if (remembered && result.registration === null) {
       this.dropRuns();
-      return this.status(input);
+      return this.statusThrough(input);
     }
     return { ...result, daemon: this.daemonView() };
   }
@@ -392,8 +376,10 @@ export class DaemonClient implements Host, EventSource {
   }
 
   async resize(input: ProjectResizeInput): Promise<ProjectResult> {
-    if (!(await this.connection(false))) throw new UsageError("project_resize: no afk-mcp daemon is running on this machine, so no project is running: start one with project_start");
-    const result = await this.call<ProjectResult>("resize", input, false);
+    const conn = await this.connection(false);
+    if (!conn) throw new UsageError("project_resize: no afk-mcp daemon is running on this machine, so no project is running: start one with project_start");
+    const repo = input.repo ?? (await this.defaultRepo(conn));
+    const result = await this.call<ProjectResult>("resize", repo ? { ...input, repo } : input, false);
     this.renewSoon();
     return result;
   }
@@ -406,12 +392,25 @@ export class DaemonClient implements Host, EventSource {
       return { registration: null, plan: null, message: `could not reach the afk-mcp daemon: ${(error as Error).message}; nothing was stopped` };
     }
     if (!conn) return { registration: null, plan: null, message: `no afk-mcp daemon is running on this machine (state dir ${this.paths.root}): nothing to stop` };
-    return (await conn.request("stop", input, this.stepsFor(onStep))) as ProjectResult;
+    const rows = ((await conn.request("registrations")) as { repo: string }[]).map((r) => r.repo);
+    if (rows.length === 0) return { registration: null, plan: null, message: "this machine's afk-mcp daemon runs no project: nothing to stop" };
+    // Without a repository, the one this session works in; the daemon's only project only when
+    // this directory has no GitHub origin (stopping another repository's fleet by default is
+    // not what a session in this directory means).
+    const origin = input.repo ? null : await originSlug(this.options.cwd ?? process.cwd()).catch(() => null);
+    const repo = input.repo ?? origin ?? (rows.length === 1 ? rows[0]! : undefined);
+    if (!repo) throw new UsageError(`project_stop: pass repo ("owner/name"): ${this.options.cwd ?? process.cwd()} has no GitHub "origin" remote, and this machine's daemon runs ${rows.join(", ")}`);
+    const result = (await conn.request("stop", { ...input, repo }, this.stepsFor(onStep))) as ProjectResult;
+    const others = rows.filter((r) => r.toLowerCase() !== repo.toLowerCase());
+    const hint = result.registration === null && others.length > 0 ? `; this machine's daemon runs ${others.join(", ")}: pass repo to stop one` : "";
+    return { ...result, message: `${input.repo ? "" : `${repo} (${origin ? "this directory's origin" : "the daemon's only project"}): `}${result.message}${hint}` };
   }
 
   async reset(input: ProjectResetInput): Promise<ProjectResult> {
-    if (!(await this.connection(false))) throw new UsageError("project_reset: no afk-mcp daemon is running on this machine, so no project is running: start one with project_start");
-    return this.call<ProjectResult>("reset", input, false);
+    const conn = await this.connection(false);
+    if (!conn) throw new UsageError("project_reset: no afk-mcp daemon is running on this machine, so no project is running: start one with project_start");
+    const repo = input.repo ?? (await this.defaultRepo(conn));
+    return this.call<ProjectResult>("reset", repo ? { ...input, repo } : input, false);
   }
 
   async takeover(input: TakeoverInput): Promise<TakeoverResult> {
@@ -478,4 +477,12 @@ export class DaemonClient implements Host, EventSource {
     this.conn?.socket.destroy();
     await this.local?.close();
   }
+}
+
+/** A catch that turns a failure into `value`, except a daemon that does not answer (its callers fall back). */
+function unlessSilent<T>(value: T): (error: unknown) => T {
+  return (error) => {
+    if (error instanceof DaemonUnresponsive) throw error;
+    return value;
+  };
 }

@@ -62,12 +62,31 @@ export async function runDaemon(options: DaemonMainOptions = {}): Promise<{ runn
     lane.close();
     finish(0);
   };
+  // A hand-over (afk-mcp daemon restart): the registrations stay as they are and the workers run
+  // on; the next daemon, the same instance, resumes and adopts them as after a crash.
+  const handover = async (): Promise<void> => {
+    if (stopping) return;
+    stopping = true;
+    clearInterval(sweeper);
+    log("asked to hand over to a new daemon: no more births or calls; registrations kept, workers left running");
+    await registry.flush();
+    log(`handed over: ${await host.handover()}`);
+    await server.close();
+    await lock.release();
+    log("stopped");
+    lane.close();
+    finish(0);
+    // The workers' handles (their exits, their output files) would keep this process alive: it
+    // exits once its last line is written, and the workers run on in their own process groups.
+    setTimeout(() => process.exit(0), 1_000).unref();
+  };
   const server = new DaemonServer({
     socket: paths.socket,
     host,
     registry,
     info: { pid: process.pid, version, started_at: new Date().toISOString(), state_dir: paths.root },
     onShutdown: (killWorkers) => void shutdown(killWorkers, "asked to stop"),
+    onHandover: () => void handover(),
     log,
   });
   try {
@@ -93,6 +112,12 @@ export async function runDaemon(options: DaemonMainOptions = {}): Promise<{ runn
   // signal abandons the drain (server/host/shutdown.ts, the one shutdown path).
   const watch = watchShutdown({ say: log, abandon: () => host.abandon() });
   void watch.requested.then((cause) => shutdown(true, `got ${cause}`));
-  void done.then(() => watch.dispose());
+  // SIGUSR2: "afk-mcp daemon stop" when the socket cannot be used: the same drain as through it.
+  const drainBySignal = () => void shutdown(false, "got SIGUSR2 (afk-mcp daemon stop, by pid)");
+  process.on("SIGUSR2", drainBySignal);
+  void done.then(() => {
+    watch.dispose();
+    process.off("SIGUSR2", drainBySignal);
+  });
   return { running: { done } };
 }

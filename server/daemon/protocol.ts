@@ -41,8 +41,8 @@ export const HOST_METHODS = {
 
 export type HostMethod = keyof typeof HOST_METHODS;
 
-/** Calls the daemon itself answers (not the Host): its identity, renewals, events, shutdown. */
-export const DAEMON_METHODS = ["hello", "registrations", "renew", "subscribe", "shutdown"] as const;
+/** Calls the daemon itself answers (not the Host): its identity, renewals, events, shutdown, hand-over. */
+export const DAEMON_METHODS = ["hello", "registrations", "renew", "subscribe", "shutdown", "handover"] as const;
 
 export const requestSchema = z
   .object({

@@ -53,6 +53,8 @@ export class Registry {
   private startsDone: Promise<unknown> = Promise.resolve();
   /** Entries read from the file that could not be started again yet (the forge was down). */
   private unrestored: StoredEntry[] = [];
+  /** The restore of what a previous daemon held, once it has run. */
+  private restored: Promise<void> = Promise.resolve();
 
   constructor(
     private readonly host: FleetHost,
@@ -140,6 +142,8 @@ export class Registry {
 
   /** Extends every registration the session renews; says when to renew next. */
   async renew(session: string): Promise<{ registrations: number; renew_ms: number }> {
+    // After a restart, not before the registrations are back: a session told "none" stops renewing.
+    await this.restored;
     let count = 0;
     let ttlMin: number | null = null;
     for (const entry of this.entries.values()) {
@@ -229,9 +233,14 @@ export class Registry {
     await this.persist();
   }
 
+  /** Writes the registrations as they stand (a hand-over: the next daemon resumes them). */
+  flush(): Promise<void> {
+    return this.persist();
+  }
+
   /** Starts again what a previous daemon held: a lapsed or draining one only to drain it. */
   restore(): Promise<void> {
-    return this.serial(async () => {
+    const run = this.serial(async () => {
       let stored: StoredEntry[] = [];
       try {
         stored = JSON.parse(await readFile(this.options.file, "utf8")) as StoredEntry[];
@@ -241,6 +250,8 @@ export class Registry {
       }
       await this.restoreEntriesNow(stored);
     });
+    this.restored = run.catch(() => undefined);
+    return run;
   }
 
   private restoreEntries(stored: StoredEntry[]): Promise<void> {

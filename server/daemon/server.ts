@@ -26,6 +26,8 @@ export interface DaemonServerOptions {
   info: DaemonInfo;
   /** Called once a session asks the daemon to stop (after the reply is sent). */
   onShutdown: (killWorkers: boolean) => void;
+  /** Called once a session asks the daemon to hand over to a new one (after the reply is sent). */
+  onHandover: () => void;
   log: DaemonLogLine;
 }
 
@@ -33,6 +35,8 @@ export class DaemonServer {
   private server: Server | null = null;
   private readonly sockets = new Set<Socket>();
   private shuttingDown = false;
+  /** Handing over to the next daemon: every call but hello is refused, so nothing changes under it. */
+  private handingOver = false;
 
   constructor(private readonly options: DaemonServerOptions) {}
 
@@ -115,6 +119,9 @@ export class DaemonServer {
   private async dispatch(request: Request, send: (reply: Reply) => void, unsubscribers: (() => void)[]): Promise<unknown> {
     const { registry, host } = this.options;
     const params = request.params ?? {};
+    if (this.handingOver && request.method !== "hello") {
+      throw new UsageError(`this afk-mcp daemon (pid ${this.options.info.pid}) is handing its registrations and workers over to a new daemon: call again in a moment`);
+    }
     switch (request.method) {
       case "hello":
         return this.options.info;
@@ -134,6 +141,12 @@ export class DaemonServer {
         this.shuttingDown = true;
         setImmediate(() => this.options.onShutdown(killWorkers));
         return { draining: registry.rows().length, workers: registry.rows().reduce((n, r) => n + r.workers, 0) };
+      }
+      case "handover": {
+        this.shuttingDown = true;
+        this.handingOver = true;
+        setImmediate(() => this.options.onHandover());
+        return { registrations: registry.rows().length, workers: registry.rows().reduce((n, r) => n + r.workers, 0) };
       }
     }
     if (!(request.method in HOST_METHODS)) {

@@ -6,12 +6,11 @@
 // crash loses nothing.
 import type { FleetConfig } from "../../schemas/config.js";
 import { gatherFor } from "./gather-for.js";
-import { loopPacing } from "../state/pace.js";
 import { ConflictWatch } from "./conflict-watch.js";
 import { FencedError } from "../state/claims.js";
 import { decide, type Action } from "../state/decide.js";
 import { formatVerdict, type Verdict } from "../state/markers.js";
-import { pace } from "../state/pace.js";
+import { loopPacing, pace } from "../state/pace.js";
 import { rebuild, type WorkingSet } from "../state/rebuild.js";
 import type { Snapshot, SnapshotIssue } from "../state/snapshot.js";
 import { Board } from "../board/fleet-board.js";
@@ -205,9 +204,10 @@ export class RepoFleet implements FleetRuntime {
   }
 
   /** Workers a stopping fleet still waits for (0 once it has ended, or when it is not stopping). */
-  draining(): number {
-    return this.stopping && !this.stopped ? this.memory.runs().length : 0;
-  }
+  draining(): number { return this.stopping && !this.stopped ? this.memory.runs().length : 0; }
+
+  /** A hand-over to the next daemon: the loop ends after its tick under way; nothing is released, workers run on. */
+  async suspend(): Promise<void> { this.stopped = true; this.nudge(); await this.loopDone; }
 
   isStopped(): boolean { return this.stopped; }
 

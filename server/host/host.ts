@@ -43,8 +43,7 @@ import { assess, planFor, type RepoAccess } from "./repo-access.js";
 import { workRepoFor } from "../workers/worktrees.js";
 import { parseSlug, formatSlug } from "../gh/slug.js";
 import { preconditionsPass } from "./preconditions.js";
-import { endWorkerGroupsNow } from "../workers/spawn.js";
-import { heldLandingLocks, releaseHeldLandingLocks } from "../landing/held-locks.js";
+import { abandon, handOver } from "./leaving.js";
 
 export interface HostOptions {
   env?: NodeJS.ProcessEnv;
@@ -416,24 +415,14 @@ export class FleetHost implements Host {
     return { ttlSeconds: c.ttl_seconds, idleDeregisterSeconds: c.idle_deregister_seconds, envPassthrough: [...worker.env_passthrough] };
   }
 
-  /**
-   * The process must exit now (a second signal during a drain): end every worker group at once,
-   * release a landing lock held mid-landing, say what is left. Claims stay for a restart or a peer.
-   */
-  async abandon(): Promise<string> {
-    const held = [...this.running.values()].flatMap((p) => p.heldClaims());
-    const workers = endWorkerGroupsNow();
-    const locking = heldLandingLocks();
-    const unlocked = locking > 0 ? await releaseHeldLandingLocks() : 0;
-    for (const lanes of this.lanes.values()) lanes.close();
-    const parts = [
-      held.length > 0
-        ? `left ${held.length} claim(s) (${held.map((n) => `#${n}`).join(", ")}): the same instance continues them when it restarts; any host reclaims them once the lease lapses, or at once with takeover`
-        : "left no claim",
-      `ended ${workers} worker process group(s)`,
-      locking === 0 ? "no landing was in progress" : unlocked === locking ? "released the landing lock" : "could not release the landing lock: it lapses after landing.lock_ttl_seconds",
-    ];
-    return parts.join("; ");
+  /** The process must exit now (a second signal during a drain): see leaving.ts. */
+  abandon(): Promise<string> {
+    return abandon(this.running.values(), this.lanes.values());
+  }
+
+  /** The daemon is replaced (afk-mcp daemon restart): see leaving.ts. */
+  handover(): Promise<string> {
+    return handOver(this.running.values(), this.lanes.values());
   }
 
   private requireRunning(repo: string | undefined, tool: string): { project: RepoFleet; connected: RepoAccess } {

@@ -3,6 +3,7 @@
 import type { FleetConfig } from "../../schemas/config.js";
 import type { BriefFailure } from "../workers/brief.js";
 import { GateCache } from "../workers/gate.js";
+import { watchDelay } from "../state/wake.js";
 import { landPull, readCheckEvidence, type LandingContext, type LandInput, type LandResult } from "./land.js";
 import { landTrain, type TrainMember, type TrainResult } from "./train.js";
 import { landQueuedBatch } from "./queue-batch.js";
@@ -51,7 +52,8 @@ export class Landing {
     const config = this.config();
     const scale = this.deps.timeScale ?? 1;
     const result = await landTrain(this.context(), members, {
-      pollMs: Math.max(100, config.pacing.watch_seconds * 1000 * scale),
+      // A train's candidate is watched like a PR head: soon at first, backing off to watch_seconds.
+      pollDelayMs: (poll) => Math.max(100, watchDelay(poll, config.pacing) * 1000 * scale),
       ciTimeoutMs: config.gate.timeout_seconds * 1000 * scale,
       silentMs: 600_000 * scale,
       // A train may outlast a tick: the claims' heartbeat goes on meanwhile.

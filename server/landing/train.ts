@@ -29,7 +29,7 @@ export type TrainMember = LandInput;
 
 export type TrainMemberOutcome =
   /** `queue`: GitHub's merge queue merged it (queue-batch.ts), not a train. */
-  | { outcome: "merged"; member: TrainMember; train: string; mergeSha: string; issueClosed: boolean; branchDeleted: boolean; queue?: true }
+  | { outcome: "merged"; member: TrainMember; train: string; mergeSha: string; issueClosed: boolean; branchDeleted: boolean; queue?: true; /** When the base moved (ISO). */ mergedAt?: string }
   /** Gated alone (after bisection) and red: its own evidence. `gateRuns`: the train's gate runs when it was found. */
   | { outcome: "gate_red"; member: TrainMember; evidence: GateEvidence; gateRuns: number; why: string }
   | { outcome: "conflict"; member: TrainMember; files: string[]; why: string }
@@ -58,6 +58,12 @@ export interface TrainResult {
 export interface TrainOptions {
   /** Between looks at a candidate's checks (required CI); default 10 s. */
   pollMs?: number;
+  /**
+   * Before the `poll`-th look (from 0) at a candidate's checks, instead of a fixed `pollMs`: the
+   * fleet's watch backoff (server/state/wake.ts), soon at first, when an instant CI has most
+   * likely just answered. Each look is a conditional request, free while nothing changed.
+   */
+  pollDelayMs?: (poll: number) => number;
   /** Called between those looks (the fleet's heartbeat: a train may outlast a tick). */
   onWait?: () => Promise<void>;
   /** The longest wait for a candidate's checks; default `gate.timeout_seconds`. */
@@ -219,8 +225,9 @@ class Train {
         continue;
       }
       // Green: every rider must still be ours right now; a lost claim's work must not land.
-      const fenced: TrainMember[] = [];
-      for (const m of group) if (await this.fenced(m)) fenced.push(m);
+      // Read side by side: each is one ls-remote, and the base waits for all of them.
+      const lost = await Promise.all(group.map((m) => this.fenced(m)));
+      const fenced = group.filter((_, i) => lost[i]);
       if (fenced.length > 0) {
         next.members = group.filter((m) => !fenced.includes(m));
         next.parentRed = null;
@@ -237,7 +244,7 @@ class Train {
       }
       queue.shift();
       if (queue[0]?.parentRed) queue[0].implied = queue[0].parentRed;
-      await this.landed(group, built.sha);
+      await this.landed(group, built.sha, new Date().toISOString());
       baseTip = built.sha;
     }
   }
@@ -259,12 +266,12 @@ class Train {
   }
 
   /** The base now holds the group's commit: finish each member as landPull does. */
-  private async landed(group: readonly TrainMember[], sha: string): Promise<void> {
+  private async landed(group: readonly TrainMember[], sha: string, mergedAt: string): Promise<void> {
     const train = this.branch;
     this.result.landings.push({ train, sha, issues: group.map((m) => m.issue) });
     for (const member of group) {
       const { issueClosed, branchDeleted } = await wrapUpLanded(this.ctx, this.lg, member.issue, this.branchOf.get(member.issue)!, member.head);
-      this.decided({ outcome: "merged", member, train, mergeSha: sha, issueClosed, branchDeleted });
+      this.decided({ outcome: "merged", member, train, mergeSha: sha, issueClosed, branchDeleted, mergedAt });
     }
     // The draft PR (if any) is merged with the base now; the next candidates need a fresh one.
     await this.dropBranch();
@@ -306,7 +313,7 @@ class Train {
     const deadline = Date.now() + (this.options.ciTimeoutMs ?? this.ctx.config.gate.timeout_seconds * 1000);
     // CI that skips drafts (or train branches) never reports anything: found out sooner.
     const silentDeadline = Date.now() + Math.min(this.options.ciTimeoutMs ?? Infinity, this.options.silentMs ?? 600_000, this.ctx.config.gate.timeout_seconds * 1000);
-    for (;;) {
+    for (let poll = 0; ; poll += 1) {
       const checks = await this.ctx.forge.checksFor(sha);
       const verdict = evaluateGate(checks, this.required);
       if (verdict.state === "green") return { state: "green" };
@@ -320,7 +327,7 @@ class Train {
         return { state: "stuck", why: `no CI reported any check on the train's draft PR #${this.draft} (${short(sha)}): CI must run on draft pull requests from afk/train/ branches (see the README, "Landing trains"); PRs land one at a time until then` };
       }
       if (Date.now() > deadline) return { state: "stuck", why: `the checks on the train ${short(sha)} did not finish in time: ${verdict.pending.join(", ")}` };
-      await sleep(pollMs);
+      await sleep(this.options.pollDelayMs?.(poll) ?? pollMs);
       await this.options.onWait?.();
       await this.renew();
     }

@@ -29,11 +29,20 @@ export const statusTool = defineTool({
 });
 
 /** This machine's side: the daemon (and any version skew) and every registration it holds. */
-function machineLines(result: { registrations: { repo: string; state: string; target: number; workers: number; sessions: string[]; renew_by: string | null; last_poll: string | null }[]; daemon: { pid: number; version: string; skew: string | null } | null }): string[] {
+function machineLines(result: { registrations: { repo: string; state: string; target: number; workers: number; selectors: Record<string, unknown>[]; sessions: string[]; renew_by: string | null; last_poll: string | null }[]; daemon: { pid: number; version: string; skew: string | null } | null }): string[] {
   const lines = [result.daemon ? `daemon: pid ${result.daemon.pid}, afk-mcp ${result.daemon.version}` : "daemon: none running (this answer was read from GitHub directly)"];
   if (result.daemon?.skew) lines.push(`version skew: ${result.daemon.skew}`);
   for (const r of result.registrations) {
-    lines.push(`registration ${r.repo}: ${r.state}, target ${r.target}, ${r.workers} worker(s), renewed by ${r.sessions.length} session(s), lapses ${r.renew_by ?? "never"}, last poll ${r.last_poll ?? "-"}`);
+    const free = Math.max(0, r.target - r.workers);
+    lines.push(`registration ${r.repo}: ${r.state}, target ${r.target} (${free} slot(s) free), ${r.workers} worker(s), selectors ${selectorText(r.selectors)}, renewed by ${r.sessions.length} session(s), lapses ${r.renew_by ?? "never"}, last poll ${r.last_poll ?? "-"}`);
   }
   return lines;
+}
+
+/** Ordered selectors as "[label ready-for-agent] then [tags api, user bob]": only the facets set. */
+function selectorText(selectors: Record<string, unknown>[]): string {
+  if (selectors.length === 0) return "none";
+  const facet = ([key, value]: [string, unknown]) => (Array.isArray(value) ? `${key} ${value.join(",")}` : `${key} ${String(value)}`);
+  const set = ([, value]: [string, unknown]) => value !== null && value !== undefined && !(Array.isArray(value) && value.length === 0);
+  return selectors.map((sel) => `[${Object.entries(sel).filter(set).map(facet).join(", ") || "any"}]`).join(" then ");
 }

@@ -51,7 +51,7 @@ async function trainEnded(fleet: FleetRuntime, tick: TickScope, action: ActionOf
 function asLandResult(o: TrainMemberOutcome): LandResult {
   switch (o.outcome) {
     case "merged":
-      return { outcome: "merged", mergeSha: o.mergeSha, baseBefore: "", head: o.member.head, method: o.queue ? "queue" : "push", verified: true, verifyNote: null, issueClosed: o.issueClosed, branchDeleted: o.branchDeleted, syncs: 0 };
+      return { outcome: "merged", mergeSha: o.mergeSha, baseBefore: "", head: o.member.head, method: o.queue ? "queue" : "push", verified: true, verifyNote: null, issueClosed: o.issueClosed, branchDeleted: o.branchDeleted, syncs: 0, ...(o.mergedAt ? { mergedAt: o.mergedAt } : {}) };
     case "gate_red":
       return { outcome: "gate_red", head: o.member.head, evidence: o.evidence, why: o.why };
     case "conflict":

@@ -1,0 +1,42 @@
+// The two ways a host process leaves without draining its fleets. A hand-over (afk-mcp daemon
+// restart): each fleet's loop ends after the tick under way, no claim is released and no worker
+// is ended, so the next daemon, the same instance, resumes the registrations and adopts the
+// workers exactly as after a crash. An abandon (a second signal during a drain): every worker
+// group is ended at once. Either way a landing lock held mid-landing is released so it blocks
+// nobody, and what is left is said in one line.
+import type { RepoFleet } from "../fleet/repo-fleet.js";
+import type { LaneWriter } from "../lanes/index.js";
+import { heldLandingLocks, releaseHeldLandingLocks } from "../landing/held-locks.js";
+import { endWorkerGroupsNow } from "../workers/spawn.js";
+
+export async function handOver(fleets: Iterable<RepoFleet>, lanes: Iterable<LaneWriter>): Promise<string> {
+  const running = [...fleets].filter((f) => !f.isStopped());
+  for (const fleet of running) fleet.log("info", "handed_over", "handed over to the next daemon (afk-mcp daemon restart): workers run on and are adopted; claims kept");
+  await Promise.all(running.map((f) => f.suspend()));
+  const workers = running.reduce((n, f) => n + f.workerRows().filter((w) => w.pid !== null).length, 0);
+  const claims = running.reduce((n, f) => n + f.heldClaims().length, 0);
+  const locks = await releaseLocks(lanes);
+  return `${running.length} fleet(s) paused, ${workers} worker(s) left running, ${claims} claim(s) kept; ${locks}`;
+}
+
+/** The process must exit now: end every worker group at once; claims stay for a restart or a peer. */
+export async function abandon(fleets: Iterable<RepoFleet>, lanes: Iterable<LaneWriter>): Promise<string> {
+  const held = [...fleets].flatMap((p) => p.heldClaims());
+  const workers = endWorkerGroupsNow();
+  const locks = await releaseLocks(lanes);
+  const parts = [
+    held.length > 0
+      ? `left ${held.length} claim(s) (${held.map((n) => `#${n}`).join(", ")}): the same instance continues them when it restarts; any host reclaims them once the lease lapses, or at once with takeover`
+      : "left no claim",
+    `ended ${workers} worker process group(s)`,
+    locks,
+  ];
+  return parts.join("; ");
+}
+
+async function releaseLocks(lanes: Iterable<LaneWriter>): Promise<string> {
+  const locking = heldLandingLocks();
+  const unlocked = locking > 0 ? await releaseHeldLandingLocks() : 0;
+  for (const lane of lanes) lane.close();
+  return locking === 0 ? "no landing was in progress" : unlocked === locking ? "released the landing lock" : "could not release the landing lock: it lapses after landing.lock_ttl_seconds";
+}
