@@ -461,6 +461,26 @@ describe("GitHubForge over the local forge", () => {
       await control("DELETE", "/_forge/faults");
     }
   });
+
+  test("gather: a claimed issue the paged listing missed is read on its own, not taken for closed", async () => {
+    const open = await api("POST", `/repos/${REPO}/issues`, { title: "claimed, open, missed by the listing" });
+    const shut = await api("POST", `/repos/${REPO}/issues`, { title: "claimed, closed" });
+    await api("PATCH", `/repos/${REPO}/issues/${shut.number}`, { state: "closed" });
+    const refs = new GitRefStore({ controlDir: join(root, "gather-missed-control"), remoteUrl: handle.gitUrl, token: handle.token });
+    for (const n of [open.number, shut.number]) assert.equal((await refs.create(`refs/afk-missed/claim/${n}`, `afk claim #${n}`)).won, true);
+    // A listing that lost an open issue across a page boundary (an item on an earlier page closed
+    // while a later page was read): the real client, with that one issue dropped from its answer.
+    const client = fastForge();
+    const listOpen = client.listOpenIssues.bind(client);
+    client.listOpenIssues = async () => (await listOpen()).filter((issue) => issue.number !== open.number);
+    const before = routeTotal(await accounting(), "GET /repos/{owner}/{repo}/issues/{issue_number}");
+    const snap = await gatherSnapshot(client, refs, { login: "afk-bot", defaultBranch: "main", base: "main", namespace: "refs/afk-missed", gateMode: "local", now: new Date() });
+    const numbers = new Set(snap.issues.map((i) => i.number));
+    assert.ok(numbers.has(open.number), "the open claimed issue is in the snapshot");
+    assert.ok(!numbers.has(shut.number), "the closed one is not");
+    assert.equal(routeTotal(await accounting(), "GET /repos/{owner}/{repo}/issues/{issue_number}") - before, 2, "one read per claimed issue the listing lacked, none for the rest");
+    for (const entry of await refs.list("refs/afk-missed/")) await refs.remove(entry.ref, entry.sha);
+  });
 });
 
 describe("refusals", () => {

@@ -5,6 +5,7 @@
 // approvals: then the reviews of the fleet's own PRs), and the claim and heartbeat refs in one
 // git fetch (which costs no REST rate limit at all).
 import type { Forge, Issue, IssueLink, PullRequest } from "./forge.js";
+import { ForgeError } from "./errors.js";
 import type { RefStore } from "./refstore.js";
 import type { Snapshot, SnapshotIssue, SnapshotPull } from "../state/snapshot.js";
 import { parseNamespace } from "../state/claims.js";
@@ -36,6 +37,7 @@ export async function gatherSnapshot(forge: Forge, refs: RefStore, options: Gath
   ]);
   const readReviews = options.reviews === true || (requiredChecks.approvals ?? 0) > 0;
   const { claims, heartbeats } = parseNamespace(options.namespace, entries);
+  issues.push(...(await claimedButUnlisted(forge, issues, claims)));
 
   const snapIssues = await Promise.all(issues.map((issue) => snapshotIssue(forge, issue)));
   forgetClosedLinks(forge, issues);
@@ -73,6 +75,28 @@ export async function gatherSnapshot(forge: Forge, refs: RefStore, options: Gath
     requiredChecks,
     knownClosed: [...knownClosed].sort((a, b) => a - b),
   };
+}
+
+/**
+ * Claimed issues the open listing lacks, read one by one; those still open are returned. The
+ * listing is paged: an item closed (or a PR merged: GitHub lists PRs among issues) on a page
+ * already read, while a later page is read, moves an open issue across the page boundary unseen,
+ * and a claim on it would be released as "the issue is closed" and its PR left without a claim
+ * (seen in the chaos run's two-host drain). Costs one request per claim on an issue that really
+ * closed, once: its claim is released in the same tick. A deleted or transferred issue is closed.
+ */
+async function claimedButUnlisted(forge: Forge, listed: readonly Issue[], claims: readonly { issue: number }[]): Promise<Issue[]> {
+  const seen = new Set(listed.map((issue) => issue.number));
+  const missing = [...new Set(claims.map((c) => c.issue))].filter((n) => !seen.has(n));
+  const read = await Promise.all(
+    missing.map((n) =>
+      forge.getIssue(n).catch((error: unknown) => {
+        if (error instanceof ForgeError && (error.kind === "not_found" || error.status === 410)) return null;
+        throw error;
+      }),
+    ),
+  );
+  return read.filter((issue): issue is Issue => issue !== null && issue.state === "open");
 }
 
 /**
