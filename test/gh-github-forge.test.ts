@@ -86,6 +86,17 @@ after(async () => {
   await rm(root, { recursive: true, force: true });
 });
 
+/** An epic with a child sub-issue that a blocker blocks; titles start with `prefix`. */
+async function linkedIssues(prefix: string) {
+  const make = (title: string) => api("POST", `/repos/${REPO}/issues`, { title });
+  const epic = await make(`${prefix}epic`);
+  const child = await make(`${prefix}child`);
+  const blocker = await make(`${prefix}blocker`);
+  await api("POST", `/repos/${REPO}/issues/${child.number}/dependencies/blocked_by`, { issue_id: blocker.id });
+  await api("POST", `/repos/${REPO}/issues/${epic.number}/sub_issues`, { sub_issue_id: child.id });
+  return { make, epic, child, blocker };
+}
+
 describe("GitHubForge over the local forge", () => {
   test("whoami is the token's login and is asked once", async () => {
     const login = await forge.whoami();
@@ -161,12 +172,7 @@ describe("GitHubForge over the local forge", () => {
   });
 
   test("blocked-by and sub-issue summaries map to counts, and links list", async () => {
-    const make = (title: string) => api("POST", `/repos/${REPO}/issues`, { title });
-    const epic = await make("epic");
-    const child = await make("child");
-    const blocker = await make("blocker");
-    await api("POST", `/repos/${REPO}/issues/${child.number}/dependencies/blocked_by`, { issue_id: blocker.id });
-    await api("POST", `/repos/${REPO}/issues/${epic.number}/sub_issues`, { sub_issue_id: child.id });
+    const { epic, child, blocker } = await linkedIssues("");
 
     const [epicIssue, childIssue] = await Promise.all([forge.getIssue(epic.number), forge.getIssue(child.number)]);
     assert.equal(epicIssue.subIssueCount, 1);
@@ -183,12 +189,7 @@ describe("GitHubForge over the local forge", () => {
   });
 
   test("gather reads an issue's links again only when the listing says they changed, not when a linked issue did", async () => {
-    const make = (title: string) => api("POST", `/repos/${REPO}/issues`, { title });
-    const epic = await make("gather epic");
-    const child = await make("gather child");
-    const blocker = await make("gather blocker");
-    await api("POST", `/repos/${REPO}/issues/${child.number}/dependencies/blocked_by`, { issue_id: blocker.id });
-    await api("POST", `/repos/${REPO}/issues/${epic.number}/sub_issues`, { sub_issue_id: child.id });
+    const { make, epic, child, blocker } = await linkedIssues("gather ");
     const client = fastForge();
     const refs = new GitRefStore({ controlDir: join(root, "gather-control"), remoteUrl: handle.gitUrl, token: handle.token });
     const gather = () => gatherSnapshot(client, refs, { login: "afk-bot", defaultBranch: "main", base: "main", namespace: "refs/afk", gateMode: "local", now: new Date() });
