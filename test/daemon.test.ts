@@ -90,6 +90,27 @@ describe("afk-mcp daemon", () => {
     assert.equal((await cli(w.env, "daemon", "status")).code, 3);
   });
 
+  it("daemon status lists each registration's selectors in order, long lists summarized", async () => {
+    const w = await world([]);
+    const s = session(w);
+    // The largest selectors project_start takes: 20 of them, 1,000 issue numbers each.
+    const selectors = Array.from({ length: 20 }, (_, i) => ({ issues: Array.from({ length: 1000 }, (_, j) => i * 1000 + j + 1), ...(i === 1 ? { tags: ["api", "ui"], user: "bob" } : {}) }));
+    await s.start({ ...startInput(w, {}, 1), selectors });
+    const status = await cli(w.env, "daemon", "status");
+    assert.equal(status.code, 0, status.stderr);
+    const line = status.stdout.split("\n").find((l) => l.trim().startsWith("selectors "));
+    assert.ok(line, status.stdout);
+    assert.equal(
+      line.trim(),
+      "selectors [label ready-for-agent, issues 1,2,3,4,5,6,7,8 +992 more (1000)] then [label ready-for-agent, issues 1001,1002,1003,1004,1005,1006,1007,1008 +992 more (1000), tags api,ui, user bob] then " +
+        "[label ready-for-agent, issues 2001,2002,2003,2004,2005,2006,2007,2008 +992 more (1000)] then [label ready-for-agent, issues 3001,3002,3003,3004,3005,3006,3007,3008 +992 more (1000)] then " +
+        "[label ready-for-agent, issues 4001,4002,4003,4004,4005,4006,4007,4008 +992 more (1000)] then 15 more selector(s) (20 in all)",
+    );
+    // The whole list stays in status's structured content.
+    const view = await s.status({ repo: REPO });
+    assert.deepEqual(view.registrations[0]!.selectors.map((sel) => (sel.issues as number[]).length), Array(20).fill(1000));
+  });
+
   it("racing starts end with exactly one daemon; a stale socket is replaced", async () => {
     const w = await world([]);
     const racers = await Promise.all([1, 2, 3].map(() => cli(w.env, "daemon")));
