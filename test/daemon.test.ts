@@ -402,6 +402,30 @@ describe("afk-mcp daemon", () => {
     assert.deepEqual((await supervisor("afk/other")).filter((r) => r.event === "registration_lapsed"), []);
   });
 
+  it("a stopping project stays listed, as draining, until the end of its stop is done: once it is gone it sends nothing more", async () => {
+    const w = await world(["one"]);
+    const s = session(w);
+    await s.start(startInput(w, {}, 1));
+    await until("a worker", async () => (await workerPids(w.planDir)).size === 1);
+    assert.match((await s.stop({ repo: REPO })).message, /1 worker\(s\) still running/);
+    // The end of a stop lists the open PRs to know which claims to keep: slow that read down.
+    await api(w.forge, "POST", "/_forge/faults", { route: "GET /repos/{owner}/{repo}/pulls", latency_ms: 1500 });
+    await go(w, w.issues[0]!);
+    const stopped = async () => (await s.logs({ repo: REPO, lane: "supervisor", tail_lines: 1000 })).records.some((r) => r.event === "stopped");
+    // Whenever status lists it no more, the stop's end (its "stopped" record) has already happened.
+    const listedWhileEnding = await until("the project to leave the list", async () => {
+      const ended = await stopped();
+      const row = (await s.status({ repo: REPO })).registrations.find((r) => r.repo === REPO);
+      if (row) assert.equal(row.state, "draining", "a stopping project is listed as draining");
+      return row ? null : { endedNow: ended || (await stopped()) };
+    });
+    assert.equal(listedWhileEnding.endedNow, true, "the project left the list before its stop had ended (claims still being settled)");
+    await api(w.forge, "DELETE", "/_forge/faults");
+    const prs = await pullsFor(w);
+    assert.deepEqual(prs, w.issues, "the finished worker's commits became its PR");
+    assert.deepEqual(await claims(w), prs, "only the claim with a PR is kept");
+  });
+
   it("kill -9 of the daemon mid-drain: the next call restarts it, it adopts its workers at once, no second worker anywhere", async () => {
     const w = await world(["one", "two"]);
     const s = session(w);

@@ -3,6 +3,7 @@
 // acting when the stop came, a retry between two attempts, a tick that failed on a flaky
 // answer: none of them may leave a claim nobody works on (docs/architecture.md, invariant 4).
 import type { Forge } from "../gh/forge.js";
+import type { ReleasedLeft } from "../board/render.js";
 import type { RefStore } from "../gh/refstore.js";
 import { parseNamespace } from "../state/claims.js";
 import type { Lease } from "../gh/lease.js";
@@ -82,11 +83,14 @@ export async function drainClaims(fleet: DrainingFleet, busy: ReadonlySet<number
   return null;
 }
 
-/** Marks the board of a claim let go unfinished as released (best effort: it is a projection). */
-export async function releasedBoard(fleet: Pick<FleetRuntime, "registration" | "board" | "log">, n: number, note: string): Promise<void> {
+/**
+ * Marks the board of a claim let go unfinished as released (best effort: it is a projection),
+ * saying where the issue stands: back in the backlog (the default), closed, or taken back by a human.
+ */
+export async function releasedBoard(fleet: Pick<FleetRuntime, "registration" | "board" | "log">, n: number, note: string, left?: ReleasedLeft): Promise<void> {
   const cfg = fleet.registration.config;
   if (!cfg.board.enabled) return;
   await fleet.board
-    .released(n, cfg.retry + 1, note)
+    .released(n, cfg.retry + 1, note, left)
     .catch((error: unknown) => fleet.log("warn", "board_failed", `#${n}: board not marked released: ${(error as Error).message}`, n));
 }

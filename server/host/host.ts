@@ -388,13 +388,13 @@ export class FleetHost implements Host {
   registrations(): RegistrationRow[] {
     const rows: RegistrationRow[] = [];
     for (const project of this.running.values()) {
-      if (project.isStopped()) continue;
+      if (project.isStopped() && !project.finishing()) continue;
       const r = project.registration;
       const report = project.report();
       rows.push({
         repo: r.repo,
         instance: r.instance,
-        state: project.draining() > 0 ? "draining" : "running",
+        state: project.draining() > 0 || project.finishing() ? "draining" : "running",
         target: r.target,
         selectors: r.config.selectors.map((sel) => ({ ...sel })),
         sessions: [],

@@ -13,7 +13,7 @@ export const reclaim = defineEffect("reclaim", async (fleet, tick, action) => {
   if (action.thenRelease) {
     await fleet.deps.lease.release(action.issue, outcome.sha);
     tick.report.released.push(action.issue);
-    await releasedBoard(fleet, action.issue, "the fleet instance that held it stopped answering, and the issue is closed");
+    await releasedBoard(fleet, action.issue, "the fleet instance that held it stopped answering, and the issue is closed", "closed");
     return;
   }
   tick.report.reclaimed.push(action.issue);
