@@ -1,5 +1,5 @@
 // The MCP surface at scale, through a real MCP client over stdio (the built binary, and the
-// daemon it starts for takeover): every tool at its largest input against
+// daemon it starts): every tool at its largest input, the change tools also against a running fleet, against
 // a 1,500-issue backlog on the local forge and a 50 MB worker lane stays within the result
 // budget; status and logs page through everything by cursor, each row once; and the
 // read-only tools write nothing to GitHub (the forge's request accounting says so).
@@ -15,7 +15,7 @@ import { laneDir } from "../server/lanes/paths.js";
 import { DEFAULT_BUDGET } from "../server/tools/budget.js";
 import { LOGS_RECORD_BYTES } from "../server/host/logs.js";
 import { api, startTestForge, tempDir, type TestForge } from "./support/forge-fixtures.js";
-import { cli } from "./support/daemon-fixtures.js";
+import { BASE_CONFIG, cli } from "./support/daemon-fixtures.js";
 import { BIN } from "./support/paths.js";
 
 const ISSUES = 1500;
@@ -85,6 +85,25 @@ async function call(name: string, args: Record<string, unknown>): Promise<Result
     assert.ok(size <= DEFAULT_BUDGET.structuredBytes, `${name}: structured content of ${size} bytes`);
   }
   return result;
+}
+
+function textOf(result: Result): string {
+  return (result.content as { text: string }[])[0]!.text;
+}
+
+type ChangeAnswer = { message: string; plan: unknown; registration: { repo: string; instance: string; target: number; worker_command: string; base: string; merges: string } | null };
+
+/** The text says what the structured content says: the message, and the registration field by field, the worker command in full. */
+function saysStructured(name: string, result: Result): ChangeAnswer {
+  assert.notEqual(result.isError, true, textOf(result));
+  const out = result.structuredContent as ChangeAnswer;
+  const text = textOf(result);
+  assert.ok(text.startsWith(out.message), `${name}: the text opens with the message`);
+  const r = out.registration;
+  assert.ok(r, `${name}: a running fleet's registration`);
+  assert.ok(text.includes(`registration: ${r.repo}, instance ${r.instance}, target ${r.target}, base ${r.base}, merges ${r.merges}`), `${name}: ${text.slice(0, 300)}`);
+  assert.ok(text.includes(`worker: ${r.worker_command}`), `${name}: the worker command in full`);
+  return out;
 }
 
 async function accounting(): Promise<{ writes: number; git: { pushes: number } }> {
@@ -171,6 +190,36 @@ describe("the MCP surface at scale", () => {
     ] as const) {
       await call(name, args);
     }
+  });
+
+  it("the change tools at their largest inputs against a running fleet: within the budget, and the text says what the structured content says", async () => {
+    // The largest valid inputs: 20 selectors of 1,000 issue numbers each (numbers past the
+    // backlog, so the fleet runs with nothing to dispatch), a worker command of 4,000 characters.
+    const selectors = Array.from({ length: 20 }, (_, i) => ({ issues: Array.from({ length: 1000 }, (_, j) => ISSUES + i * 1000 + j + 1), ...(i === 0 ? { tags: ["api"], user: "bob" } : {}) }));
+    const command = (n: number) => `true # worker ${n} ${"x".repeat(4000)}`.slice(0, 4000);
+    const started = await call("project_start", { repo: REPO, worker_command: command(1), target: 1, selectors, config: BASE_CONFIG });
+    assert.notEqual(started.isError, true, textOf(started));
+    saysStructured("project_start", started);
+
+    const resized = await call("project_resize", { repo: REPO, target: 64, worker_command: command(2), selectors });
+    assert.notEqual(resized.isError, true, textOf(resized));
+    const out = saysStructured("project_resize", resized);
+    assert.equal(out.registration!.target, 64);
+    assert.equal(out.registration!.worker_command, command(2));
+    assert.match(out.message, /^resized afk\/demo: target from 1 to 64; worker command replaced; selectors now \[label ready-for-agent, issues 1501,1502,1503,1504,1505,1506,1507,1508 \+992 more \(1000\), tags api, user bob\] then .* then 15 more selector\(s\) \(20 in all\); applied at the next birth/);
+    assert.ok(Buffer.byteLength(out.message) < 2000, `the selectors are summarized: ${Buffer.byteLength(out.message)} bytes`);
+    const same = saysStructured("project_resize", await call("project_resize", { repo: REPO }));
+    assert.match(same.message, /^nothing to change for afk\/demo: pass target, worker_command or selectors/);
+
+    const reset = saysStructured("project_reset", await call("project_reset", { repo: REPO }));
+    assert.match(reset.message, /births resumed/);
+    assert.equal(reset.registration!.target, 64);
+
+    const stopped = saysStructured("project_stop", await call("project_stop", { repo: REPO, stop_workers: true }));
+    assert.equal(stopped.registration!.repo, REPO);
+    assert.match(stopped.message, /released 0 claim\(s\) without a PR/);
+    const after = (await call("status", { repo: REPO })).structuredContent as { registration: unknown };
+    assert.equal(after.registration, null, "the fleet stopped");
   });
 
   it("status, logs and takeover {list} write nothing to GitHub: no REST write, no git push", async () => {

@@ -59,6 +59,8 @@ export class RepoFleet implements FleetRuntime {
   /** Claims released since the stop began, by whichever tick released them: the stop reports them all. */
   private readonly drained = new Set<number>();
   private stopped = false;
+  /** The stop's own end (finish) is done too: nothing of this fleet talks to GitHub any more. */
+  private ended = false;
   private emptyTicks = 0;
   private lastReport: TickReport | null = null;
   /** The last tick's working set, so status can answer from it instead of gathering again. */
@@ -111,7 +113,11 @@ export class RepoFleet implements FleetRuntime {
     const stopBeating = this.deps.lease.keepAlive((error) => this.log("warn", "heartbeat_failed", `heartbeat failed (tried again within a period): ${errorText(error)}`, undefined, errorData(error)));
     await this.run().finally(stopBeating);
     this.stopped = true;
-    if (this.stopping) await this.finish();
+    try {
+      if (this.stopping) await this.finish();
+    } finally {
+      this.ended = true;
+    }
   }
 
   private async run(): Promise<void> {
@@ -197,7 +203,7 @@ export class RepoFleet implements FleetRuntime {
       this.stopped = true;
       this.nudge();
       if (this.loopDone) await this.loopDone;
-      else await this.finish();
+      else await this.finish().finally(() => (this.ended = true));
     }
     // The loop's own tick, woken by the workers' exits, may have done the releasing.
     return { ...report, released: [...this.drained].sort((a, b) => a - b) };
@@ -210,6 +216,12 @@ export class RepoFleet implements FleetRuntime {
   async suspend(): Promise<void> { this.stopped = true; this.nudge(); await this.loopDone; }
 
   isStopped(): boolean { return this.stopped; }
+
+  /**
+   * Stopping and not yet ended: its loop may be over, but the end of the stop (claims released,
+   * the lease retired) still talks to GitHub, so the project is still listed, as draining.
+   */
+  finishing(): boolean { return this.stopping && !this.ended; }
 
   // ---- views ----------------------------------------------------------------------------------
 

@@ -37,7 +37,7 @@ import { laneDir, openLanes, type LaneWriter } from "../lanes/index.js";
 import { readLogs } from "./logs.js";
 import { HostEvents } from "./events.js";
 import { assessedSteps, connectedStep, followDrain } from "./steps.js";
-import { locateIssue, registrationView } from "./views.js";
+import { locateIssue, registrationView, resizeMessage } from "./views.js";
 import { takeoverOn } from "./takeover.js";
 import { assess, planFor, type RepoAccess } from "./repo-access.js";
 import { workRepoFor } from "../workers/worktrees.js";
@@ -316,6 +316,7 @@ export class FleetHost implements Host {
 
   async resize(input: ProjectResizeInput): Promise<ProjectResult> {
     const running = this.requireRunning(input.repo, "project_resize");
+    const was = { target: running.project.registration.target, command: running.project.registration.workerCommand };
     running.project.resize({
       target: input.target,
       workerCommand: input.worker_command,
@@ -323,7 +324,7 @@ export class FleetHost implements Host {
         ? { selectors: input.selectors.map((sel) => ({ label: sel.label === undefined ? running.project.registration.config.labels.ready : sel.label, issues: sel.issues ?? null, tags: sel.tags ?? [], user: sel.user ?? null, epic: sel.epic ?? null, milestone: sel.milestone ?? null })) }
         : {}),
     });
-    return { registration: registrationView(running.project), plan: null, message: "resized: applied at the next birth" };
+    return { registration: registrationView(running.project), plan: null, message: resizeMessage(running.project, was, input) };
   }
 
   async stop(input: ProjectStopInput, onStep?: StepListener): Promise<ProjectResult> {
@@ -387,13 +388,13 @@ export class FleetHost implements Host {
   registrations(): RegistrationRow[] {
     const rows: RegistrationRow[] = [];
     for (const project of this.running.values()) {
-      if (project.isStopped()) continue;
+      if (project.isStopped() && !project.finishing()) continue;
       const r = project.registration;
       const report = project.report();
       rows.push({
         repo: r.repo,
         instance: r.instance,
-        state: project.draining() > 0 ? "draining" : "running",
+        state: project.draining() > 0 || project.finishing() ? "draining" : "running",
         target: r.target,
         selectors: r.config.selectors.map((sel) => ({ ...sel })),
         sessions: [],
