@@ -297,6 +297,12 @@ row("one of each: releases, landings and failures first, then births by seniorit
   stale: [stale(8)],
   ready: [ready(9)],
 }, { target: 3 }), ["release#1", "land#2", "open_pr#4", "retry#3", "reclaim#8", "dispatch#9"]);
+// A landing re-reads the open-PR list (free while unchanged): a PR opened earlier in the pass
+// would make that read cost a request (issue 11, "Fewer requests").
+row("a landing goes before a PR opened in the same pass, whatever the claim order", world({
+  mine: [mine(1), green(2), mine(3, { issueOpen: false })],
+  local: { 1: committed() },
+}), ["release#3", "land#2", "open_pr#1"]);
 row("births beyond the room are cut from the end: the frontier goes first", world({ mine: [red(3)], stale: [stale(8)], ready: [ready(9)] }, { target: 2 }), ["retry#3", "reclaim#8"]);
 row("a full house while stopping: only terminal and drain moves", world({
   mine: [mine(1, { issueOpen: false }), green(2), red(3), mine(4), waiting(5)],

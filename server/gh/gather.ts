@@ -23,6 +23,8 @@ export interface GatherOptions {
   branchPrefix?: string;
   /** The review stage is on: read the fleet's PRs' reviews (its rounds are markers there). */
   reviews?: boolean;
+  /** Claimed issues whose closing the fleet expects (their PR merged): not read one by one when unlisted. */
+  expectClosed?: ReadonlySet<number>;
   now: Date;
 }
 
@@ -37,7 +39,7 @@ export async function gatherSnapshot(forge: Forge, refs: RefStore, options: Gath
   ]);
   const readReviews = options.reviews === true || (requiredChecks.approvals ?? 0) > 0;
   const { claims, heartbeats } = parseNamespace(options.namespace, entries);
-  issues.push(...(await claimedButUnlisted(forge, issues, claims)));
+  issues.push(...(await claimedButUnlisted(forge, issues, claims, options.expectClosed)));
 
   const snapIssues = await Promise.all(issues.map((issue) => snapshotIssue(forge, issue)));
   forgetClosedLinks(forge, issues);
@@ -85,9 +87,9 @@ export async function gatherSnapshot(forge: Forge, refs: RefStore, options: Gath
  * (seen in the chaos run's two-host drain). Costs one request per claim on an issue that really
  * closed, once: its claim is released in the same tick. A deleted or transferred issue is closed.
  */
-async function claimedButUnlisted(forge: Forge, listed: readonly Issue[], claims: readonly { issue: number }[]): Promise<Issue[]> {
+async function claimedButUnlisted(forge: Forge, listed: readonly Issue[], claims: readonly { issue: number }[], expectClosed?: ReadonlySet<number>): Promise<Issue[]> {
   const seen = new Set(listed.map((issue) => issue.number));
-  const missing = [...new Set(claims.map((c) => c.issue))].filter((n) => !seen.has(n));
+  const missing = [...new Set(claims.map((c) => c.issue))].filter((n) => !seen.has(n) && !expectClosed?.has(n));
   const read = await Promise.all(
     missing.map((n) =>
       forge.getIssue(n).catch((error: unknown) => {
