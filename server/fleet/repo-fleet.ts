@@ -172,11 +172,12 @@ export class RepoFleet implements FleetRuntime {
     this.nudge();
   }
 
-  /** Clears the circuit breaker and any quota pause. */
-  reset(): void {
-    this.guard.reset();
+  /** Clears the circuit breaker and any quota pause; says which of them there was to clear. */
+  reset(): { breaker: boolean; quota: boolean } {
+    const was = this.guard.reset();
     this.log("info", "reset", "births resumed: breaker reset and quota pause cleared");
     this.nudge();
+    return was;
   }
 
   /**
