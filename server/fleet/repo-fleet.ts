@@ -61,6 +61,8 @@ export class RepoFleet implements FleetRuntime {
   /** Claims released since the stop began, by whichever tick released them: the stop reports them all. */
   private readonly drained = new Set<number>();
   private stopped = false;
+  /** The stop's own end (finish) is done too: nothing of this fleet talks to GitHub any more. */
+  private ended = false;
   private emptyTicks = 0;
   private lastReport: TickReport | null = null;
   /** The last tick's working set, so status can answer from it instead of gathering again. */
@@ -114,7 +116,11 @@ export class RepoFleet implements FleetRuntime {
     const stopBeating = this.deps.lease.keepAlive((error) => this.log("warn", "heartbeat_failed", `heartbeat failed (tried again within a period): ${errorText(error)}`, undefined, errorData(error)));
     await this.run().finally(stopBeating);
     this.stopped = true;
-    if (this.stopping) await this.finish();
+    try {
+      if (this.stopping) await this.finish();
+    } finally {
+      this.ended = true;
+    }
   }
 
   private async run(): Promise<void> {
@@ -124,7 +130,7 @@ export class RepoFleet implements FleetRuntime {
       const workers = this.memory.runs().length;
       if (this.stopping && !this.inFlight.pending() && (report.in_flight === 0 || workers === 0)) {
         // Merged issues GitHub closes itself: the next tick settles their claims (a stop waits for no grace).
-        if (this.closes.pending()) continue;
+        if (this.closes.pending() && !report.error) continue;
         break;
       }
       if (this.wakePlan?.now) continue;
@@ -176,11 +182,12 @@ export class RepoFleet implements FleetRuntime {
     this.nudge();
   }
 
-  /** Clears the circuit breaker and any quota pause. */
-  reset(): void {
-    this.guard.reset();
+  /** Clears the circuit breaker and any quota pause; says which of them there was to clear. */
+  reset(): { breaker: boolean; quota: boolean } {
+    const was = this.guard.reset();
     this.log("info", "reset", "births resumed: breaker reset and quota pause cleared");
     this.nudge();
+    return was;
   }
 
   /**
@@ -207,7 +214,7 @@ export class RepoFleet implements FleetRuntime {
       this.stopped = true;
       this.nudge();
       if (this.loopDone) await this.loopDone;
-      else await this.finish();
+      else await this.finish().finally(() => (this.ended = true));
     }
     // The loop's own tick, woken by the workers' exits, may have done the releasing.
     return { ...report, released: [...this.drained].sort((a, b) => a - b) };
@@ -226,6 +233,12 @@ export class RepoFleet implements FleetRuntime {
   }
 
   isStopped(): boolean { return this.stopped; }
+
+  /**
+   * Stopping and not yet ended: its loop may be over, but the end of the stop (claims released,
+   * the lease retired) still talks to GitHub, so the project is still listed, as draining.
+   */
+  finishing(): boolean { return this.stopping && !this.ended; }
 
   // ---- views ----------------------------------------------------------------------------------
 
