@@ -134,13 +134,13 @@ export class RepoFleet implements FleetRuntime {
         break;
       }
       if (this.wakePlan?.now) continue;
-      const paced = pace({
+      // A merged issue's claim waiting for GitHub's close wakes nothing: the next tick, whenever it
+      // comes, settles it (an earlier one would pay for its listings only to let a claim go).
+      const seconds = pace({
         lastSummary: { moved: report.moved, inFlight: report.in_flight + workers },
         emptyTicks: this.emptyTicks,
         config: loopPacing(this.registration.config, this.deps.timeScale),
       });
-      // A merged issue's claim waits for GitHub's close: look again within the grace, not an idle period later.
-      const seconds = this.closes.pending() ? Math.min(paced, MERGE_CLOSE_GRACE_SECONDS) : paced;
       this.nextTickAt = new Date(this.deps.clock().getTime() + seconds * 1000 * this.deps.timeScale);
       await this.waitForEvent(seconds);
     }
