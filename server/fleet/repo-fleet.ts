@@ -46,6 +46,7 @@ export class RepoFleet implements FleetRuntime {
   readonly landing: Landing;
   readonly log: SupervisorLog;
   landingSlot: number | null = null;
+  landingWait: { holder: string; since: Date } | null = null;
   readonly inFlight = new LandingsInFlight<TickScope>({
     inline: () => this.stopping,
     wake: () => this.nudge(),
@@ -286,7 +287,7 @@ export class RepoFleet implements FleetRuntime {
       const paused = this.guard.paused(this.stopping);
       const issues = new Map(snapshot.issues.map((i) => [i.number, i]));
       const events: TickEvents = { pushed: [], blocked: [], settled: [] };
-      const scope: TickScope = { set, issues, report, events, required: snapshot.requiredChecks, pulls: snapshot.pulls };
+      const scope: TickScope = { set, issues, report, events, required: snapshot.requiredChecks, pulls: snapshot.pulls, later: [] };
       const landing = new Set([...(await this.inFlight.finish(scope)), ...this.inFlight.holding()]); // ended ones taken; theirs and running ones' claims not decided on
       const conflictFacts = await this.conflicts.read(set, issues);
       const decision = decide({
@@ -318,6 +319,8 @@ export class RepoFleet implements FleetRuntime {
         }
         timer.mark(action.kind);
       }
+      for (const { issue, job } of scope.later!.splice(0)) await job().catch((error: unknown) => this.actionFailed({ kind: "land", issue }, error));
+      timer.mark("later");
       await renderBoards(this, { set, issues, report, events });
       timer.mark("boards");
       const ended = new Set([...report.merged, ...report.escalated, ...report.closed, ...report.released]);
@@ -392,7 +395,7 @@ export class RepoFleet implements FleetRuntime {
     return applyAction(this, tick, action);
   }
 
-  private actionFailed(action: Action, error: unknown): void {
+  private actionFailed(action: Pick<Action, "kind" | "issue">, error: unknown): void {
     if (error instanceof FencedError) {
       this.memory.forget(action.issue);
       this.log("warn", "fenced", error.message, action.issue);
