@@ -122,6 +122,9 @@ describe("the MCP surface at scale", () => {
     assert.equal(plan.needs_human.length, 30);
     const text = (summary.content as { text: string }[])[0]!.text;
     assert.match(text, /dispatch \(10 of 1260, in order\)/);
+    // Read before any start: this machine has no instance for the repository yet, and a start would be accepted.
+    assert.match(text, /\(base main, as [\w-]+, no instance on this machine yet\)/);
+    assert.match(text, /\nready: a start would be accepted$/);
     assert.match(text, /excluded \(240: /);
     for (const part of ["30 human_reserved", "150 not_selected", "60 epic"]) assert.ok(text.includes(part), part);
 
@@ -200,6 +203,8 @@ describe("the MCP surface at scale", () => {
     const started = await call("project_start", { repo: REPO, worker_command: command(1), target: 1, selectors, config: BASE_CONFIG });
     assert.notEqual(started.isError, true, textOf(started));
     saysStructured("project_start", started);
+    // The fleet runs: its plan's last line says the preconditions hold, not what a start would do.
+    assert.match(textOf(started), /\nready: every precondition holds$/);
 
     const resized = await call("project_resize", { repo: REPO, target: 64, worker_command: command(2), selectors });
     assert.notEqual(resized.isError, true, textOf(resized));
@@ -212,7 +217,7 @@ describe("the MCP surface at scale", () => {
     assert.match(same.message, /^nothing to change for afk\/demo: pass target, worker_command or selectors/);
 
     const reset = saysStructured("project_reset", await call("project_reset", { repo: REPO }));
-    assert.match(reset.message, /births resumed/);
+    assert.match(reset.message, /^births were not paused \(no circuit breaker trip, no runtime pause\): nothing to clear/);
     assert.equal(reset.registration!.target, 64);
 
     const stopped = saysStructured("project_stop", await call("project_stop", { repo: REPO, stop_workers: true }));

@@ -360,8 +360,10 @@ export class FleetHost implements Host {
 
   async reset(input: ProjectResetInput): Promise<ProjectResult> {
     const running = this.requireRunning(input.repo, "project_reset");
-    running.project.reset();
-    return { registration: registrationView(running.project), plan: null, message: "births resumed: the circuit breaker and any quota pause are cleared" };
+    const was = running.project.reset();
+    const cleared = [was.breaker ? "the tripped circuit breaker" : null, was.quota ? "the runtime pause (a usage limit, a login, a refusal or the network)" : null].filter((c) => c !== null);
+    const message = cleared.length > 0 ? `births resumed: cleared ${cleared.join(" and ")}` : "births were not paused (no circuit breaker trip, no runtime pause): nothing to clear";
+    return { registration: registrationView(running.project), plan: null, message };
   }
 
   async logs(input: LogsInput): Promise<LogsResult> {

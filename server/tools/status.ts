@@ -21,7 +21,7 @@ export const statusTool = defineTool({
   handler: (host, args) => host.status(args),
   render(result) {
     const head = renderStatusHead(result);
-    if (result.scope === "project" && result.plan) return [...head, ...machineLines(result), "", renderPlan(result.plan)].join("\n");
+    if (result.scope === "project" && result.plan) return [...head, ...machineLines(result), "", renderPlan(result.plan, result.registration !== null)].join("\n");
     if (result.scope === "issue" && result.issue) return [...head, "", `#${result.issue.number}: ${result.issue.where} — ${result.issue.detail}`].join("\n");
     if (result.workers.length === 0) return [...head, "", "no live workers"].join("\n");
     return [...head, "", ...result.workers.map((w) => `#${w.issue}  ${w.state}${w.pid ? `  pid ${w.pid}` : ""}  attempt ${w.attempt}  since ${w.started_at}`)].join("\n");
