@@ -23,6 +23,8 @@ export interface GatherOptions {
   branchPrefix?: string;
   /** The review stage is on: read the fleet's PRs' reviews (its rounds are markers there). */
   reviews?: boolean;
+  /** Claimed issues whose closing the fleet expects (their PR merged): not read one by one when unlisted. */
+  expectClosed?: ReadonlySet<number>;
   /** This fleet's instance: a PR of its claims the listing missed is read on its own (see missedFleetPulls). */
   instance?: string;
   now: Date;
@@ -39,11 +41,12 @@ export async function gatherSnapshot(forge: Forge, refs: RefStore, options: Gath
   ]);
   const readReviews = options.reviews === true || (requiredChecks.approvals ?? 0) > 0;
   const { claims, heartbeats } = parseNamespace(options.namespace, entries);
-  issues.push(...(await claimedButUnlisted(forge, issues, claims)));
+  issues.push(...(await claimedButUnlisted(forge, issues, claims, options.expectClosed)));
   const fleetIssueOf = (pull: PullRequest): number | null => (isFleetPull(pull, repo, options.base, options.branchPrefix) ? parseFleetBranch(pull.head.ref, options.branchPrefix) : null);
   if (options.instance !== undefined) {
     const open = new Set(issues.map((issue) => issue.number));
-    const ours = claims.filter((c) => c.instance === options.instance && open.has(c.issue)).map((c) => c.issue);
+    // A claim waiting for GitHub to close its issue has its PR merged: missing from the list, as expected.
+    const ours = claims.filter((c) => c.instance === options.instance && open.has(c.issue) && !options.expectClosed?.has(c.issue)).map((c) => c.issue);
     pulls.push(...(await missedFleetPulls(forge, pulls, ours, fleetIssueOf)));
     rememberFleetPulls(forge, pulls, fleetIssueOf);
   }
@@ -94,9 +97,9 @@ export async function gatherSnapshot(forge: Forge, refs: RefStore, options: Gath
  * (seen in the chaos run's two-host drain). Costs one request per claim on an issue that really
  * closed, once: its claim is released in the same tick. A deleted or transferred issue is closed.
  */
-async function claimedButUnlisted(forge: Forge, listed: readonly Issue[], claims: readonly { issue: number }[]): Promise<Issue[]> {
+async function claimedButUnlisted(forge: Forge, listed: readonly Issue[], claims: readonly { issue: number }[], expectClosed?: ReadonlySet<number>): Promise<Issue[]> {
   const seen = new Set(listed.map((issue) => issue.number));
-  const missing = [...new Set(claims.map((c) => c.issue))].filter((n) => !seen.has(n));
+  const missing = [...new Set(claims.map((c) => c.issue))].filter((n) => !seen.has(n) && !expectClosed?.has(n));
   const read = await Promise.all(
     missing.map((n) =>
       forge.getIssue(n).catch((error: unknown) => {

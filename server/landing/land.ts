@@ -29,7 +29,7 @@ import { acquireLock, DEFAULT_LOCK_TTL_SECONDS, landingKey, landingLockRef, lock
 import { MAX_SYNC_ROUNDS, type GateEvidence, type LandingContext, type LandingStrategy, type LandInput, type LandResult } from "./land-types.js";
 import { localEvidence, runLocalGate, secretsOf } from "./local-gate.js";
 import { lostClaim, notOurs, readPull } from "./own-pulls.js";
-import { wrapUpLanded } from "./landed.js";
+import { closedByMerge, wrapUpLanded } from "./landed.js";
 
 export { formatLandingLock, landingLockRef, parseLandingLock, LANDING_LOCK_HEADER, type LandingLockMessage } from "./landing-lock.js";
 export { readCheckEvidence, type CiEvidence } from "./ci-evidence.js";
@@ -121,10 +121,13 @@ async function landRounds(ctx: LandingContext, lg: LandingGit, input: LandInput,
   // After a sync of its own (local gate) the branch tip, fetched by git, is the head to trust:
   // GitHub may show the PR's new head a moment later.
   let checked = read !== null;
+  // The PR as last read: whether its description still says "Closes #n" when it merges.
+  let pull = read;
   const refusal = async (head: string, synced: boolean): Promise<LandResult | null> => {
     if (checked) return null;
     checked = true;
-    return screenPull(ctx, input, await readPull(ctx.forge, input.pr), synced ? null : head);
+    pull = await readPull(ctx.forge, input.pr);
+    return screenPull(ctx, input, pull, synced ? null : head);
   };
   const local = ctx.config.gate.ci === "local";
   let expected = input.head;
@@ -170,7 +173,7 @@ async function landRounds(ctx: LandingContext, lg: LandingGit, input: LandInput,
       if (landed.kind === "moved") continue; // the next round syncs with the new base
       if (landed.kind === "retry") return { outcome: "retry_later", why: landed.why };
       if (landed.kind === "queue") return landQueued(ctx, lg, input, headRef);
-      return finish(ctx, lg, input, headRef, expected, baseTip, landed, syncs);
+      return finish(ctx, lg, input, headRef, expected, baseTip, landed, syncs, landed.method === "squash" || landed.method === "merge" ? pull : null);
     }
 
     // H does not contain the base tip: bring the branch up to date (merge, never rebase).
@@ -266,8 +269,11 @@ async function finish(
   baseTip: string,
   landed: Extract<Landed, { kind: "merged" }>,
   syncs: number,
+  /** The PR as read, when it merged through the merge API (GitHub may close its issue). */
+  mergedPull: PullRequest | null = null,
 ): Promise<LandResult> {
-  const { issueClosed, branchDeleted } = await wrapUpLanded(ctx, lg, input.issue, headRef, head);
+  const byMerge = closedByMerge(ctx, mergedPull, input.issue);
+  const { issueClosed, branchDeleted } = await wrapUpLanded(ctx, lg, input.issue, headRef, head, byMerge);
   return {
     outcome: "merged",
     mergeSha: landed.mergeSha,
@@ -277,6 +283,7 @@ async function finish(
     verified: landed.verified,
     verifyNote: landed.verifyNote,
     issueClosed,
+    ...(byMerge ? { closedByMerge: true } : {}),
     branchDeleted,
     syncs,
     mergedAt: (landed.at ?? new Date()).toISOString(),
