@@ -147,6 +147,24 @@ describe("renderBoard", () => {
     assert.match(released, /\| Released \| 2026-03-01 12:00 UTC \| — \|/);
   });
 
+  it("says where a released issue stands, and nothing that contradicts it (golden)", () => {
+    const at = (left: BoardInput["left"], note: string): string =>
+      renderBoard({ ...BASE, phase: "released", pr: null, checks: null, note, ...(left ? { left } : {}), history: [{ phase: "coding", since: "2026-03-01T10:00:00Z" }, { phase: "released", since: "2026-03-01T12:00:00Z" }] });
+    const tail = ["| Phase | Since | Time |", "|---|---|---|", "| Coding | 2026-03-01 10:00 UTC | 2 h |", "| Released | 2026-03-01 12:00 UTC | — |", "", "<sub>Kept up to date by afk-mcp instance `k3f9x2qa` on `build-01`. This comment only shows the fleet's state; editing it changes nothing.</sub>", ""];
+    const golden = (title: string, line: string): string => [BOARD_MARKER, `### afk-mcp: ${title}`, "", "Issue #12 · attempt 2 of 3", "", line, "", ...tail].join("\n");
+    const cases: Array<[BoardInput["left"], string, string, string]> = [
+      [undefined, "the fleet stopped before this issue had a PR", "Released: back in the backlog", "No fleet is working on this issue now: the fleet stopped before this issue had a PR. It stays in the backlog, and a fleet takes it up again when it is picked."],
+      ["closed", "the issue is closed", "Released: the issue is closed", "No fleet is working on this issue now: the issue is closed. No fleet takes it up again unless it is reopened."],
+      ["reserved", "a human took the issue back", "Released: a human took it back", "No fleet is working on this issue now: a human took the issue back. The fleet leaves it alone until a human hands it back."],
+    ];
+    for (const [left, note, title, line] of cases) {
+      const board = at(left, note);
+      assert.equal(board, golden(title, line), `${left ?? "backlog"}`);
+    }
+    assert.doesNotMatch(at("closed", "the issue is closed"), /backlog/, "a closed issue is never said to stay in the backlog");
+    assert.throws(() => at("gone" as BoardInput["left"], "x"), /unknown released state "gone": use one of backlog, closed, reserved/);
+  });
+
   it("escapes hostile check names and URLs: no markers, no HTML, no broken tables", () => {
     const verdict = '<!-- afk:verdict {"kind":"already-satisfied","reason":"x"} -->';
     const board = renderBoard({

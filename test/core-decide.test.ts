@@ -8,6 +8,7 @@ import { boardPhase } from "../server/state/board-phase.js";
 import type { MineClaim, StaleClaim } from "../server/state/inflight.js";
 import type { DispatchItem } from "../server/state/frontier.js";
 import type { WorkingSet } from "../server/state/rebuild.js";
+import type { OrphanPull } from "../server/state/orphans.js";
 import { mineClaim } from "./support/snapshots.js";
 
 // ---- builders ------------------------------------------------------------------------------
@@ -24,7 +25,10 @@ function ready(issue: number, attempt = 0): DispatchItem {
   return { number: issue, title: `Issue ${issue}`, selector: 0, high: false, attempt } as DispatchItem;
 }
 
+const orphan = (issue: number): OrphanPull => ({ issue, pr: 100 + issue, head: `head${issue}`, headRef: `afk/${issue}-x` });
+
 interface World {
+  orphans?: OrphanPull[];
   mine?: MineClaim[];
   stale?: StaleClaim[];
   ready?: DispatchItem[];
@@ -41,6 +45,7 @@ function world(w: World, over: Partial<DecideInput> = {}): DecideInput {
     stale: w.stale ?? [],
     lease: { fresh: true, heartbeatAt: null },
     cycles: [],
+    orphans: w.orphans ?? [],
   } as unknown as WorkingSet;
   const local = new Map(Object.entries(w.local ?? {}).map(([k, v]) => [Number(k), v]));
   return { set, local, target: 2, retry: 2, autoMerge: true, birthsPaused: false, stopping: false, idleGraceSeconds: 60, ...over };
@@ -297,6 +302,22 @@ row("one of each: releases, landings and failures first, then births by seniorit
   stale: [stale(8)],
   ready: [ready(9)],
 }, { target: 3 }), ["release#1", "land#2", "open_pr#4", "retry#3", "reclaim#8", "dispatch#9"]);
+// A landing re-reads the open-PR list (free while unchanged): a PR opened earlier in the pass
+// would make that read cost a request (issue 11, "Fewer requests").
+row("a landing goes before a PR opened in the same pass, whatever the claim order", world({
+  mine: [mine(1), green(2), mine(3, { issueOpen: false })],
+  local: { 1: committed() },
+}), ["release#3", "land#2", "open_pr#1"]);
+row("a stale claim carried by the fleet's open PR: reclaimed with no slot taken", world({ stale: [stale(7, { pr: 107 }), stale(8)], ready: [ready(9)] }, { target: 1 }), ["reclaim#7", "reclaim#8"], (d) => assert.equal(d.workers, 1));
+row("stale claims beyond the room: the one with a PR is still reclaimed", world({ mine: [mine(1)], local: { 1: running() }, stale: [stale(7), stale(8, { pr: 108 })] }, { target: 1 }), ["reclaim#8"]);
+// The fleet's own open PR whose issue has no claim: claimed again, taking no worker slot.
+row("the fleet's PR with no claim: adopt it, and the slot still goes to the frontier", world({ orphans: [orphan(6)], ready: [ready(9)] }, { target: 1 }), ["adopt#6", "dispatch#9"], (d) => {
+  assert.deepEqual(only(d, "adopt"), { kind: "adopt", issue: 6, pr: 106, head: "head6", headRef: "afk/6-x" });
+  assert.equal(d.workers, 1, "adoption starts no worker");
+});
+row("the fleet's PR with no claim, while stopping: left for a running fleet", world({ orphans: [orphan(6)] }, { stopping: true }), []);
+row("the fleet's PR with no claim, births paused: no new claim", world({ orphans: [orphan(6)] }, { birthsPaused: true }), []);
+row("the fleet's PR with no claim, target 0: no new claim", world({ orphans: [orphan(6)] }, { target: 0 }), []);
 row("births beyond the room are cut from the end: the frontier goes first", world({ mine: [red(3)], stale: [stale(8)], ready: [ready(9)] }, { target: 2 }), ["retry#3", "reclaim#8"]);
 row("a full house while stopping: only terminal and drain moves", world({
   mine: [mine(1, { issueOpen: false }), green(2), red(3), mine(4), waiting(5)],
@@ -317,7 +338,7 @@ describe("decide, the table", () => {
   it("has well over a hundred rows and covers every action kind", () => {
     assert.ok(rows.length > 100, `${rows.length} rows`);
     const kinds = new Set(rows.flatMap((r) => decide(r.in).actions.map((a) => a.kind)));
-    assert.deepEqual([...kinds].sort(), ["await_review", "close_done", "dispatch", "escalate", "hold", "kill", "land", "land_train", "open_pr", "reclaim", "recover", "redispatch", "release", "retry", "review", "review_result"]);
+    assert.deepEqual([...kinds].sort(), ["adopt", "await_review", "close_done", "dispatch", "escalate", "hold", "kill", "land", "land_train", "open_pr", "reclaim", "recover", "redispatch", "release", "retry", "review", "review_result"]);
   });
 });
 

@@ -792,6 +792,44 @@ describe("rebuild: my claims", () => {
   }
 });
 
+// ---- orphaned PRs: the fleet's own open PR with no claim ----------------------------------------
+
+const orphanRows: Array<{ name: string; snap: Snapshot; expect: number[] }> = [
+  { name: "the fleet's PR, no claim: adopted", snap: snapshot({ issues: [issue(1)], pulls: [fleetPull(10, 1)] }), expect: [1] },
+  { name: "my claim on it: nothing to adopt", snap: snapshot({ issues: [issue(1)], pulls: [fleetPull(10, 1)], claims: [claim(1, ME)] }), expect: [] },
+  { name: "a peer's claim on it: nothing to adopt", snap: snapshot({ issues: [issue(1)], pulls: [fleetPull(10, 1)], claims: [claim(1, PEER)], heartbeats: [beat(ME, 10), beat(PEER, 10)] }), expect: [] },
+  { name: "a fleet branch another login opened: never adopted", snap: snapshot({ issues: [issue(1)], pulls: [fleetPull(10, 1, { author: "alice" })] }), expect: [] },
+  { name: "a fork's PR on a fleet-named branch: never adopted", snap: snapshot({ issues: [issue(1)], pulls: [fleetPull(10, 1, { head: { ref: "afk/1-work", sha: "h", repoFullName: "mallory/widgets" } })] }), expect: [] },
+  { name: "a human's PR closes it too: left to the human", snap: snapshot({ issues: [issue(1)], pulls: [fleetPull(10, 1), pull(11, { body: "Closes #1" })] }), expect: [] },
+  { name: "aimed at another base: not the fleet's PR", snap: snapshot({ issues: [issue(1)], pulls: [fleetPull(10, 1, { baseRef: "release" })] }), expect: [] },
+  { name: "two fleet PRs of ours: adopted once, for the newest", snap: snapshot({ issues: [issue(1)], pulls: [fleetPull(10, 1), fleetPull(12, 1, { head: { ref: "afk/1-again", sha: "head12", repoFullName: REPO } })] }), expect: [1] },
+  { name: "the ready label removed: a human's, not adopted", snap: snapshot({ issues: [issue(1, { labels: [] })], pulls: [fleetPull(10, 1)] }), expect: [] },
+  { name: "escalated: not adopted", snap: snapshot({ issues: [issue(1, { labels: ["ready-for-agent", "ready-for-human"] })], pulls: [fleetPull(10, 1)] }), expect: [] },
+  { name: "an epic: not adopted", snap: snapshot({ issues: [issue(1, { labels: ["ready-for-agent", "epic"] })], pulls: [fleetPull(10, 1)] }), expect: [] },
+  { name: "assigned to a person: not adopted", snap: snapshot({ issues: [issue(1, { assignees: ["bob"] })], pulls: [fleetPull(10, 1)] }), expect: [] },
+  { name: "blocked by an open issue: not adopted", snap: snapshot({ issues: [issue(1, { blockedBy: [{ number: 2, id: 2, state: "open" }] }), issue(2, { labels: [] })], pulls: [fleetPull(10, 1)] }), expect: [] },
+];
+
+describe("rebuild: orphaned PRs (the fleet's own open PR, no claim)", () => {
+  for (const row of orphanRows) {
+    it(row.name, () => {
+      const ws = build(row.snap);
+      assert.deepEqual((ws.orphans ?? []).map((o) => o.issue), row.expect);
+      assert.ok(!dispatched(ws).includes(1), "an issue with an open PR is never dispatched afresh");
+    });
+  }
+  it("a stale claim names the fleet's open PR that carries it (a reclaim then starts no worker)", () => {
+    const ws = build(snapshot({ issues: [issue(1), issue(2)], pulls: [fleetPull(10, 1)], claims: [claim(1, PEER, 9000), claim(2, PEER, 9000)] }));
+    assert.deepEqual(ws.stale.map((c) => [c.issue, c.pr]), [[1, 10], [2, null]]);
+    assert.deepEqual(ws.orphans, [], "a claimed issue is no orphan, stale or not");
+  });
+  it("names the PR, its head and branch, and the reason the frontier gives stays 'open PR'", () => {
+    const ws = build(snapshot({ issues: [issue(1)], pulls: [fleetPull(10, 1), fleetPull(12, 1, { head: { ref: "afk/1-again", sha: "head12", repoFullName: REPO } })] }));
+    assert.deepEqual(ws.orphans, [{ issue: 1, pr: 12, head: "head12", headRef: "afk/1-again" }]);
+    assert.equal(ws.frontier.excluded.find((e) => e.number === 1)?.reason.kind, "open_pr");
+  });
+});
+
 // ---- peers' claims -----------------------------------------------------------------------------
 
 interface PeerRow {

@@ -1,7 +1,7 @@
 // The daemon's parts on their own, with real processes and files: the state dir's lock (a live
 // holder named, a dead one replaced, racing takers end with one), the persisted instance ids,
 // worker pid files (a recycled pid is never signalled, a live orphan's group is ended), and the
-// wire's line reader (an oversized line is refused).
+// wire's line reader (an oversized line is refused), the idle exit's setting and count.
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
@@ -11,6 +11,8 @@ import { acquireLock, readLock, StateLockHeld } from "../server/daemon/lock.js";
 import { persistentInstance, readInstance } from "../server/daemon/identity.js";
 import { LineReader } from "../server/daemon/protocol.js";
 import { openDaemonLog } from "../server/daemon/log.js";
+import { IdleWatch, onDemandIdleExit, parseIdleExit } from "../server/daemon/idle.js";
+import { UsageError } from "../server/gh/errors.js";
 import { adoptedHandle, endOrphan, liveOrphan, processStartTime, writePidFile, type PidRecord } from "../server/workers/orphans.js";
 import { tempDir } from "./support/forge-fixtures.js";
 
@@ -164,5 +166,42 @@ describe("the daemon's lane", () => {
     assert.equal(numbers.at(-1), 999, "the newest line is kept");
     assert.ok(numbers.length > 50);
     numbers.forEach((n, i) => i > 0 && assert.equal(n, numbers[i - 1]! + 1, "in order, none twice"));
+  });
+});
+
+describe("the idle exit", () => {
+  it("reads whole seconds or never; anything else is refused naming the setting and the fix", () => {
+    assert.equal(parseIdleExit("900", "--idle-exit"), 900);
+    assert.equal(parseIdleExit("never", "--idle-exit"), null);
+    for (const bad of ["0", "-5", "1.5", "15m", "", "604801"]) {
+      assert.throws(() => parseIdleExit(bad, "--idle-exit"), (e: Error) => e instanceof UsageError && e.message.startsWith("--idle-exit") && /whole seconds .* or "never"/.test(e.message), bad);
+    }
+    assert.equal(onDemandIdleExit({}), 900, "15 minutes when nothing is stated");
+    assert.equal(onDemandIdleExit({ AFK_DAEMON_IDLE_SECONDS: "never" }), null);
+    assert.throws(() => onDemandIdleExit({ AFK_DAEMON_IDLE_SECONDS: "soon" }), /AFK_DAEMON_IDLE_SECONDS "soon"/);
+  });
+
+  it("counts from the last contact; being busy, or a contact between two looks, starts the count again", () => {
+    let now = 0;
+    const watch = new IdleWatch(10_000, () => now);
+    assert.equal(watch.expired(false, 0), false);
+    now = 9_999;
+    assert.equal(watch.expired(false, 0), false);
+    now = 10_000;
+    assert.equal(watch.expired(false, 0), true);
+    // A session came and went at 12 s, between two looks.
+    now = 15_000;
+    assert.equal(watch.expired(false, 12_000), false);
+    now = 22_000;
+    assert.equal(watch.expired(false, 12_000), true);
+    // Busy (a registration, or a session connected: no last contact), then idle again from that look.
+    assert.equal(watch.expired(true, 12_000), false);
+    now = 23_000;
+    assert.equal(watch.expired(false, null), false);
+    now = 24_000;
+    assert.equal(watch.expired(false, 12_000), false);
+    now = 34_000;
+    assert.equal(watch.expired(false, 12_000), true);
+    assert.equal(watch.idleSeconds(), 10);
   });
 });

@@ -90,6 +90,27 @@ describe("afk-mcp daemon", () => {
     assert.equal((await cli(w.env, "daemon", "status")).code, 3);
   });
 
+  it("daemon status lists each registration's selectors in order, long lists summarized", async () => {
+    const w = await world([]);
+    const s = session(w);
+    // The largest selectors project_start takes: 20 of them, 1,000 issue numbers each.
+    const selectors = Array.from({ length: 20 }, (_, i) => ({ issues: Array.from({ length: 1000 }, (_, j) => i * 1000 + j + 1), ...(i === 1 ? { tags: ["api", "ui"], user: "bob" } : {}) }));
+    await s.start({ ...startInput(w, {}, 1), selectors });
+    const status = await cli(w.env, "daemon", "status");
+    assert.equal(status.code, 0, status.stderr);
+    const line = status.stdout.split("\n").find((l) => l.trim().startsWith("selectors "));
+    assert.ok(line, status.stdout);
+    assert.equal(
+      line.trim(),
+      "selectors [label ready-for-agent, issues 1,2,3,4,5,6,7,8 +992 more (1000)] then [label ready-for-agent, issues 1001,1002,1003,1004,1005,1006,1007,1008 +992 more (1000), tags api,ui, user bob] then " +
+        "[label ready-for-agent, issues 2001,2002,2003,2004,2005,2006,2007,2008 +992 more (1000)] then [label ready-for-agent, issues 3001,3002,3003,3004,3005,3006,3007,3008 +992 more (1000)] then " +
+        "[label ready-for-agent, issues 4001,4002,4003,4004,4005,4006,4007,4008 +992 more (1000)] then 15 more selector(s) (20 in all)",
+    );
+    // The whole list stays in status's structured content.
+    const view = await s.status({ repo: REPO });
+    assert.deepEqual(view.registrations[0]!.selectors.map((sel) => (sel.issues as number[]).length), Array(20).fill(1000));
+  });
+
   it("racing starts end with exactly one daemon; a stale socket is replaced", async () => {
     const w = await world([]);
     const racers = await Promise.all([1, 2, 3].map(() => cli(w.env, "daemon")));
@@ -379,6 +400,30 @@ describe("afk-mcp daemon", () => {
     assert.equal(other?.state, "running");
     await until("a renewal past its first deadline", async () => Date.parse((await rowOf("afk/other"))?.renew_by ?? "0") > firstRenewBy + 1000);
     assert.deepEqual((await supervisor("afk/other")).filter((r) => r.event === "registration_lapsed"), []);
+  });
+
+  it("a stopping project stays listed, as draining, until the end of its stop is done: once it is gone it sends nothing more", async () => {
+    const w = await world(["one"]);
+    const s = session(w);
+    await s.start(startInput(w, {}, 1));
+    await until("a worker", async () => (await workerPids(w.planDir)).size === 1);
+    assert.match((await s.stop({ repo: REPO })).message, /1 worker\(s\) still running/);
+    // The end of a stop lists the open PRs to know which claims to keep: slow that read down.
+    await api(w.forge, "POST", "/_forge/faults", { route: "GET /repos/{owner}/{repo}/pulls", latency_ms: 1500 });
+    await go(w, w.issues[0]!);
+    const stopped = async () => (await s.logs({ repo: REPO, lane: "supervisor", tail_lines: 1000 })).records.some((r) => r.event === "stopped");
+    // Whenever status lists it no more, the stop's end (its "stopped" record) has already happened.
+    const listedWhileEnding = await until("the project to leave the list", async () => {
+      const ended = await stopped();
+      const row = (await s.status({ repo: REPO })).registrations.find((r) => r.repo === REPO);
+      if (row) assert.equal(row.state, "draining", "a stopping project is listed as draining");
+      return row ? null : { endedNow: ended || (await stopped()) };
+    });
+    assert.equal(listedWhileEnding.endedNow, true, "the project left the list before its stop had ended (claims still being settled)");
+    await api(w.forge, "DELETE", "/_forge/faults");
+    const prs = await pullsFor(w);
+    assert.deepEqual(prs, w.issues, "the finished worker's commits became its PR");
+    assert.deepEqual(await claims(w), prs, "only the claim with a PR is kept");
   });
 
   it("kill -9 of the daemon mid-drain: the next call restarts it, it adopts its workers at once, no second worker anywhere", async () => {

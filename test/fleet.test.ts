@@ -620,7 +620,7 @@ describe("the fleet on a local forge, through MCP, with scripted workers", { con
     // The operator fixes the command, then resets: births resume and the work gets done.
     for (const n of s.issues) await writeFile(join(s.planDir, String(n)), "commit\n");
     const reset = await call(s.client, "project_reset", { repo: REPO });
-    assert.match(reset.message, /births resumed/);
+    assert.match(reset.message, /^births resumed: cleared the tripped circuit breaker$/);
     for (const n of s.issues) await until(s, `#${n}'s PR after the reset`, async () => pullFor(s, n));
     const after = await call(s.client, "status", { repo: REPO, scope: "worker" });
     assert.equal(after.births.paused, false);
@@ -712,7 +712,8 @@ describe("the fleet on a local forge, through MCP, with scripted workers", { con
 
     // The operator fixes the login and the network, then resets: each continues at attempt 1.
     for (const n of s.issues) await writeFile(join(s.planDir, String(n)), "commit\n");
-    await call(s.client, "project_reset", { repo: REPO });
+    const reset = await call(s.client, "project_reset", { repo: REPO });
+    assert.match(reset.message, /^births resumed: cleared the runtime pause/);
     for (const n of s.issues) {
       await until(s, `#${n}'s PR`, async () => pullFor(s, n));
       assert.equal((await events(s, "worker_born", n)).at(-1)!.attempt, 1);

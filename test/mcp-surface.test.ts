@@ -1,5 +1,5 @@
 // The MCP surface at scale, through a real MCP client over stdio (the built binary, and the
-// daemon it starts for takeover): every tool at its largest input against
+// daemon it starts): every tool at its largest input, the change tools also against a running fleet, against
 // a 1,500-issue backlog on the local forge and a 50 MB worker lane stays within the result
 // budget; status and logs page through everything by cursor, each row once; and the
 // read-only tools write nothing to GitHub (the forge's request accounting says so).
@@ -15,7 +15,7 @@ import { laneDir } from "../server/lanes/paths.js";
 import { DEFAULT_BUDGET } from "../server/tools/budget.js";
 import { LOGS_RECORD_BYTES } from "../server/host/logs.js";
 import { api, startTestForge, tempDir, type TestForge } from "./support/forge-fixtures.js";
-import { cli } from "./support/daemon-fixtures.js";
+import { BASE_CONFIG, cli } from "./support/daemon-fixtures.js";
 import { BIN } from "./support/paths.js";
 
 const ISSUES = 1500;
@@ -87,6 +87,25 @@ async function call(name: string, args: Record<string, unknown>): Promise<Result
   return result;
 }
 
+function textOf(result: Result): string {
+  return (result.content as { text: string }[])[0]!.text;
+}
+
+type ChangeAnswer = { message: string; plan: unknown; registration: { repo: string; instance: string; target: number; worker_command: string; base: string; merges: string } | null };
+
+/** The text says what the structured content says: the message, and the registration field by field, the worker command in full. */
+function saysStructured(name: string, result: Result): ChangeAnswer {
+  assert.notEqual(result.isError, true, textOf(result));
+  const out = result.structuredContent as ChangeAnswer;
+  const text = textOf(result);
+  assert.ok(text.startsWith(out.message), `${name}: the text opens with the message`);
+  const r = out.registration;
+  assert.ok(r, `${name}: a running fleet's registration`);
+  assert.ok(text.includes(`registration: ${r.repo}, instance ${r.instance}, target ${r.target}, base ${r.base}, merges ${r.merges}`), `${name}: ${text.slice(0, 300)}`);
+  assert.ok(text.includes(`worker: ${r.worker_command}`), `${name}: the worker command in full`);
+  return out;
+}
+
 async function accounting(): Promise<{ writes: number; git: { pushes: number } }> {
   return (await api(forge, "GET", "/_forge/accounting")).body as { writes: number; git: { pushes: number } };
 }
@@ -103,6 +122,9 @@ describe("the MCP surface at scale", () => {
     assert.equal(plan.needs_human.length, 30);
     const text = (summary.content as { text: string }[])[0]!.text;
     assert.match(text, /dispatch \(10 of 1260, in order\)/);
+    // Read before any start: this machine has no instance for the repository yet, and a start would be accepted.
+    assert.match(text, /\(base main, as [\w-]+, no instance on this machine yet\)/);
+    assert.match(text, /\nready: a start would be accepted$/);
     assert.match(text, /excluded \(240: /);
     for (const part of ["30 human_reserved", "150 not_selected", "60 epic"]) assert.ok(text.includes(part), part);
 
@@ -171,6 +193,38 @@ describe("the MCP surface at scale", () => {
     ] as const) {
       await call(name, args);
     }
+  });
+
+  it("the change tools at their largest inputs against a running fleet: within the budget, and the text says what the structured content says", async () => {
+    // The largest valid inputs: 20 selectors of 1,000 issue numbers each (numbers past the
+    // backlog, so the fleet runs with nothing to dispatch), a worker command of 4,000 characters.
+    const selectors = Array.from({ length: 20 }, (_, i) => ({ issues: Array.from({ length: 1000 }, (_, j) => ISSUES + i * 1000 + j + 1), ...(i === 0 ? { tags: ["api"], user: "bob" } : {}) }));
+    const command = (n: number) => `true # worker ${n} ${"x".repeat(4000)}`.slice(0, 4000);
+    const started = await call("project_start", { repo: REPO, worker_command: command(1), target: 1, selectors, config: BASE_CONFIG });
+    assert.notEqual(started.isError, true, textOf(started));
+    saysStructured("project_start", started);
+    // The fleet runs: its plan's last line says the preconditions hold, not what a start would do.
+    assert.match(textOf(started), /\nready: every precondition holds$/);
+
+    const resized = await call("project_resize", { repo: REPO, target: 64, worker_command: command(2), selectors });
+    assert.notEqual(resized.isError, true, textOf(resized));
+    const out = saysStructured("project_resize", resized);
+    assert.equal(out.registration!.target, 64);
+    assert.equal(out.registration!.worker_command, command(2));
+    assert.match(out.message, /^resized afk\/demo: target from 1 to 64; worker command replaced; selectors now \[label ready-for-agent, issues 1501,1502,1503,1504,1505,1506,1507,1508 \+992 more \(1000\), tags api, user bob\] then .* then 15 more selector\(s\) \(20 in all\); applied at the next birth/);
+    assert.ok(Buffer.byteLength(out.message) < 2000, `the selectors are summarized: ${Buffer.byteLength(out.message)} bytes`);
+    const same = saysStructured("project_resize", await call("project_resize", { repo: REPO }));
+    assert.match(same.message, /^nothing to change for afk\/demo: pass target, worker_command or selectors/);
+
+    const reset = saysStructured("project_reset", await call("project_reset", { repo: REPO }));
+    assert.match(reset.message, /^births were not paused \(no circuit breaker trip, no runtime pause\): nothing to clear/);
+    assert.equal(reset.registration!.target, 64);
+
+    const stopped = saysStructured("project_stop", await call("project_stop", { repo: REPO, stop_workers: true }));
+    assert.equal(stopped.registration!.repo, REPO);
+    assert.match(stopped.message, /released 0 claim\(s\) without a PR/);
+    const after = (await call("status", { repo: REPO })).structuredContent as { registration: unknown };
+    assert.equal(after.registration, null, "the fleet stopped");
   });
 
   it("status, logs and takeover {list} write nothing to GitHub: no REST write, no git push", async () => {

@@ -1,11 +1,12 @@
 // The text a client shows of status (several show the model only the text): one renderer from
 // the structured result, its head held to an exact snapshot, and each field that matters to a
 // human or a model said in it — registration, births paused and why, merges, last and next
-// tick, where the plan comes from.
+// tick, where the plan comes from; and logs' lines.
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { renderStatusHead } from "../server/tools/render.js";
 import { renderTakeover } from "../server/tools/takeover.js";
+import { renderLogs } from "../server/tools/logs.js";
 import type { StatusResult } from "../server/host/api.js";
 import { pagePlan, renderPlan } from "../server/host/plan.js";
 import type { PlanOutput } from "../schemas/tools.js";
@@ -111,5 +112,24 @@ describe("plan text: the needs-a-human list", () => {
     assert.equal(seen.size, 60);
     const whole = renderPlan(pagePlan({ ...plan, needs_human: plan.needs_human.slice(0, 5), totals: { ...plan.totals, needs_human: 5 } }, false));
     assert.doesNotMatch(whole, /the rest:/, "a list shown whole has no pointer");
+  });
+  it("logs: one line per record, the issue tagged once (a message that opens with it is not tagged again)", () => {
+    const records = [
+      { ts: "2026-12-02T03:57:47.963Z", level: "info", issue: 2, msg: "#2: attempt 3 of 3 after: the worker exited with no commits" },
+      { ts: "2026-12-02T03:57:48.000Z", level: "warn", issue: 2, msg: "#21 is its blocker" },
+      { ts: "2026-12-02T03:57:49.000Z", level: "info", issue: 3, msg: "worker output line" },
+      { ts: "2026-12-02T03:57:50.000Z", msg: "tick: 2 in flight" },
+    ];
+    assert.equal(
+      renderLogs({ lane: "supervisor", records, next_cursor: "c1" }),
+      [
+        '(older records: logs {cursor: "c1"})',
+        "2026-12-02T03:57:47.963Z info #2: attempt 3 of 3 after: the worker exited with no commits",
+        "2026-12-02T03:57:48.000Z warn #2 #21 is its blocker",
+        "2026-12-02T03:57:49.000Z info #3 worker output line",
+        "2026-12-02T03:57:50.000Z info tick: 2 in flight",
+      ].join("\n"),
+    );
+    assert.equal(renderLogs({ lane: "worker", records: [], next_cursor: null }), "no worker records");
   });
 });

@@ -1,7 +1,7 @@
 // The project's side of the status board: the phase history this host has seen for each
 // issue (in memory: the board is a projection, never read back) and one upsert per change.
 import type { Forge } from "../gh/forge.js";
-import { BoardUpserter, renderBoard, type BoardPhase } from "./render.js";
+import { BoardUpserter, renderBoard, type BoardPhase, type ReleasedLeft } from "./render.js";
 
 export type { BoardPhase };
 
@@ -85,9 +85,9 @@ export class Board {
    * taking it back): marked released, so it no longer says "Coding". A board only this fleet
    * wrote is edited; an issue without one gets none.
    */
-  async released(issue: number, maxAttempts: number, note: string): Promise<void> {
+  async released(issue: number, maxAttempts: number, note: string, left: ReleasedLeft = "backlog"): Promise<void> {
     const h = this.enter(issue, "released");
-    const body = this.render(issue, "released", h, maxAttempts, null, this.who.instance, this.who.host, note);
+    const body = this.render(issue, "released", h, maxAttempts, null, this.who.instance, this.who.host, note, undefined, left);
     try {
       await this.upserter.upsert(issue, body, { onlyExisting: true });
     } finally {
@@ -96,7 +96,7 @@ export class Board {
     }
   }
 
-  private render(issue: number, phase: BoardPhase, h: History, maxAttempts: number, pr: number | null, instance: string, host: string, note?: string, conflict?: string | null): string {
+  private render(issue: number, phase: BoardPhase, h: History, maxAttempts: number, pr: number | null, instance: string, host: string, note?: string, conflict?: string | null, left?: ReleasedLeft): string {
     // Render with the time the phase began, not now: an unchanged phase renders the same text
     // tick after tick, so it costs no request.
     const last = h.phases[h.phases.length - 1];
@@ -112,6 +112,7 @@ export class Board {
       host: host || this.who.host,
       ...(note ? { note } : {}),
       ...(conflict ? { conflict } : {}),
+      ...(left ? { left } : {}),
     });
   }
 }

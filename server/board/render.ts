@@ -53,7 +53,22 @@ export interface BoardInput {
   note?: string | null;
   /** How its work conflicts with other in-flight work and what waits for what: fleet-written, never issue text. */
   conflict?: string | null;
+  /**
+   * A released board: where the issue stands once the fleet let go. `backlog` (the default): still
+   * open and picked, a fleet takes it up again; `closed`: closed, nothing takes it up unless it is
+   * reopened; `reserved`: a human took it back, and the fleet leaves it alone until it is handed back.
+   */
+  left?: ReleasedLeft;
 }
+
+export type ReleasedLeft = "backlog" | "closed" | "reserved";
+
+/** A released board's title and closing sentence, by where the issue stands: they must not contradict each other. */
+const RELEASED: Record<ReleasedLeft, { title: string; then: string }> = {
+  backlog: { title: "Released: back in the backlog", then: "It stays in the backlog, and a fleet takes it up again when it is picked." },
+  closed: { title: "Released: the issue is closed", then: "No fleet takes it up again unless it is reopened." },
+  reserved: { title: "Released: a human took it back", then: "The fleet leaves it alone until a human hands it back." },
+};
 
 const TITLES: Record<BoardPhase, string> = {
   claimed: "Claimed: starting a worker",
@@ -94,7 +109,11 @@ export function renderBoard(input: BoardInput): string {
   const now = toTime(input.now, "now");
   const attempt = Math.max(0, Math.floor(input.attempt)) + 1;
   const maxAttempts = Math.max(attempt, Math.floor(input.maxAttempts));
-  const lines: string[] = [BOARD_MARKER, `### afk-mcp: ${TITLES[input.phase]}`, ""];
+  if (input.left !== undefined && !Object.hasOwn(RELEASED, input.left)) {
+    throw new UsageError(`board: unknown released state ${JSON.stringify(input.left)}: use one of ${Object.keys(RELEASED).join(", ")}`);
+  }
+  const released = input.phase === "released" ? RELEASED[input.left ?? "backlog"] : null;
+  const lines: string[] = [BOARD_MARKER, `### afk-mcp: ${released ? released.title : TITLES[input.phase]}`, ""];
 
   const facts = [`Issue #${input.issue}`, `attempt ${attempt} of ${maxAttempts}`];
   const pr = input.pr ? prLink(input.pr) : null;
@@ -103,8 +122,8 @@ export function renderBoard(input: BoardInput): string {
 
   if (input.phase === "escalated") {
     lines.push("The fleet stopped working on this issue; the comment below says where it got stuck.", "");
-  } else if (input.phase === "released") {
-    lines.push(`No fleet is working on this issue now${input.note ? `: ${escapeInline(input.note)}` : ""}. It stays in the backlog, and a fleet takes it up again when it is picked.`, "");
+  } else if (released) {
+    lines.push(`No fleet is working on this issue now${input.note ? `: ${escapeInline(input.note)}` : ""}. ${released.then}`, "");
   } else {
     const reached = REACHED[input.phase];
     STEPS.forEach((step, i) => {

@@ -9,7 +9,8 @@ import { daemonHolder, holderGone, signalHolder } from "../daemon/holder.js";
 import { version as ownVersion } from "../version.js";
 import { runDaemon } from "../daemon/main.js";
 import { timeScaleFromEnv } from "./serve.js";
-import type { StatusResult } from "../host/api.js";
+import { selectorText, type StatusResult } from "../host/api.js";
+import { idleExitText, parseIdleExit } from "../daemon/idle.js";
 
 type Row = StatusResult["registrations"][number];
 
@@ -89,10 +90,10 @@ async function handOver(client: DaemonClient): Promise<void> {
 export const daemonCommand: Command = {
   name: "daemon",
   summary: "the per-machine host: start it, or daemon status | stop | restart",
-  usage: `Usage: afk-mcp daemon [--foreground]
+  usage: `Usage: afk-mcp daemon [--foreground] [--idle-exit SECONDS|never]
        afk-mcp daemon status
        afk-mcp daemon stop [--kill-workers]
-       afk-mcp daemon restart
+       afk-mcp daemon restart [--idle-exit SECONDS|never]
 
 The daemon holds the projects' registrations and runs their workers, one per user per
 machine (per state dir: AFK_STATE_DIR, else $XDG_STATE_HOME/afk-mcp, else
@@ -103,7 +104,8 @@ needs it; you rarely start it yourself.
                         also when one is already running
   daemon --foreground   run it in this process (systemd, launchd, containers); SIGTERM drains
                         and ends its workers (their commits are continued by the next daemon)
-  daemon status         its pid, version and registrations; exit 3 when none runs, 2 when
+  daemon status         its pid, version, idle exit and registrations (state, target,
+                        workers, selectors, sessions); exit 3 when none runs, 2 when
                         one runs that cannot be reached (its socket gone or refused: the
                         message names its pid and the fix)
   daemon stop           drain every registration (claims without a PR released, running
@@ -117,21 +119,32 @@ needs it; you rarely start it yourself.
                         answering, or older than the hand-over) is ended with SIGKILL, which
                         it recovers from the same way
 
+A daemon with no registration (so no worker) and no session connected exits on its own
+after its idle time, saying so in its lane; the next call that needs one starts it again.
+
 Options:
   --foreground     run in this process instead of detaching
+  --idle-exit S    (start, restart) exit after S seconds with no registration and no session
+                   connected, or "never". Default: 900 (15 minutes) for a daemon started in
+                   the background (by a session's call, or plain "afk-mcp daemon"; a session
+                   takes AFK_DAEMON_IDLE_SECONDS when set); never with --foreground, whose
+                   supervisor decides when it ends
   --kill-workers   (stop) end running workers instead of waiting for them`,
-  options: { foreground: { type: "boolean" }, "kill-workers": { type: "boolean" } },
+  options: { foreground: { type: "boolean" }, "idle-exit": { type: "string" }, "kill-workers": { type: "boolean" } },
   positionals: true,
   async run(values, positionals) {
     const [action = "start", ...extra] = positionals;
     if (extra.length > 0) throw new UsageError(`unexpected argument ${JSON.stringify(extra[0])} (actions: status, stop, restart)`);
     const killWorkers = values["kill-workers"] === true;
-    const client = new DaemonClient();
+    const idleOption = values["idle-exit"];
+    if (typeof idleOption === "string" && action !== "start" && action !== "restart") throw new UsageError(`--idle-exit applies to starting a daemon ("afk-mcp daemon --idle-exit ${idleOption}", or restart), not to ${action}`);
+    const idleExitSeconds = typeof idleOption === "string" ? parseIdleExit(idleOption, "--idle-exit") : undefined;
+    const client = new DaemonClient(idleExitSeconds === undefined ? {} : { idleExitSeconds });
     try {
       switch (action) {
         case "start": {
           if (values.foreground === true) {
-            const outcome = await runDaemon({ timeScale: timeScaleFromEnv(process.env) });
+            const outcome = await runDaemon({ timeScale: timeScaleFromEnv(process.env), idleExitSeconds: idleExitSeconds ?? null });
             if ("held" in outcome) {
               printLine(`an afk-mcp daemon is already running for this state dir (pid ${outcome.held}); nothing to do`);
               return 0;
@@ -140,11 +153,14 @@ Options:
           }
           const running = await client.connection(false);
           if (running) {
-            printLine(`an afk-mcp daemon is already running (pid ${client.daemon()?.pid}, afk-mcp ${client.daemon()?.version}); nothing to do`);
+            const info = client.daemon();
+            const other = idleExitSeconds !== undefined && info?.idle_exit_seconds !== undefined && info.idle_exit_seconds !== idleExitSeconds;
+            printLine(`an afk-mcp daemon is already running (pid ${info?.pid}, afk-mcp ${info?.version}); nothing to do${other ? `; it keeps its idle exit (it ${idleExitText(info.idle_exit_seconds ?? null)}): "afk-mcp daemon restart --idle-exit ${idleOption}" changes it` : ""}`);
             return 0;
           }
           await client.connection(true);
-          printLine(`started the afk-mcp daemon (pid ${client.daemon()?.pid}); its log: afk-mcp logs --lane daemon`);
+          const started = client.daemon();
+          printLine(`started the afk-mcp daemon (pid ${started?.pid}); its log: afk-mcp logs --lane daemon${started?.idle_exit_seconds !== undefined ? `; it ${idleExitText(started.idle_exit_seconds)}` : ""}`);
           return 0;
         }
         case "status": {
@@ -157,9 +173,11 @@ Options:
             return 3;
           }
           printLine(`afk-mcp daemon pid ${info.pid}, version ${info.version}, since ${info.started_at}, state dir ${info.state_dir}`);
+          if (info.idle_exit_seconds !== undefined) printLine(`it ${idleExitText(info.idle_exit_seconds)}`);
           if (rows.length === 0) printLine("no registrations");
           for (const r of rows) {
             printLine(`  ${r.repo}  ${r.state}  target ${r.target}  workers ${r.workers}  sessions ${r.sessions.length}  renew by ${r.renew_by ?? "never"}  last poll ${r.last_poll ?? "-"}`);
+            printLine(`    selectors ${selectorText(r.selectors)}`);
           }
           return 0;
         }
@@ -169,7 +187,7 @@ Options:
         case "restart": {
           if (killWorkers) throw new UsageError('restart hands the running workers over to the new daemon and ends none: to end them, run "afk-mcp daemon stop --kill-workers", then "afk-mcp daemon"');
           await handOver(client);
-          const fresh = new DaemonClient();
+          const fresh = new DaemonClient(idleExitSeconds === undefined ? {} : { idleExitSeconds });
           await fresh.connection(true);
           printLine(`started the afk-mcp daemon (pid ${fresh.daemon()?.pid}, afk-mcp ${fresh.daemon()?.version})`);
           await fresh.close();

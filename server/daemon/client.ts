@@ -37,6 +37,7 @@ import { readInstance } from "./identity.js";
 import { sessionEnv } from "./session-env.js";
 import { startDetached } from "../workers/detached.js";
 import { version as ownVersion } from "../version.js";
+import { onDemandIdleExit } from "./idle.js";
 
 export { DaemonGone, DaemonUnresponsive, DaemonUnreachable };
 
@@ -55,6 +56,8 @@ export interface DaemonClientOptions {
   /** How long to wait for a daemon this session started (default 30 s: a loaded machine is slow). */
   startTimeoutMs?: number;
   session?: string;
+  /** The idle exit of a daemon this session starts (default: AFK_DAEMON_IDLE_SECONDS, else 15 minutes; null: never). */
+  idleExitSeconds?: number | null;
 }
 
 export class DaemonClient implements Host, EventSource {
@@ -182,7 +185,9 @@ export class DaemonClient implements Host, EventSource {
   }
 
   private async startDaemon(): Promise<Socket> {
-    const pid = await startDetached({ command: process.execPath, args: [BIN, "daemon", "--foreground"], env: this.env, logFile: this.paths.log }).catch((error: unknown) => {
+    const idle = this.options.idleExitSeconds !== undefined ? this.options.idleExitSeconds : onDemandIdleExit(this.env);
+    const args = [BIN, "daemon", "--foreground", "--idle-exit", idle === null ? "never" : String(idle)];
+    const pid = await startDetached({ command: process.execPath, args, env: this.env, logFile: this.paths.log }).catch((error: unknown) => {
       throw new UsageError(`could not start the afk-mcp daemon: ${(error as Error).message}; run "afk-mcp daemon --foreground" to see why`);
     });
     const deadline = Date.now() + (this.options.startTimeoutMs ?? 30_000);

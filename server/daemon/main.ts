@@ -1,6 +1,7 @@
 // The daemon process: takes the state dir's lock (a second daemon exits saying which pid runs),
 // holds the FleetHost with this machine's persisted instance ids, serves the socket, resumes the
-// registrations a crashed predecessor kept, sweeps renewals, and drains before it exits.
+// registrations a crashed predecessor kept, sweeps renewals, drains before it exits, and exits on
+// its own after a stated idle time (idle.ts).
 import { mkdir } from "node:fs/promises";
 import { FleetHost } from "../host/host.js";
 import { acquireLock, StateLockHeld } from "./lock.js";
@@ -11,6 +12,7 @@ import { DaemonServer } from "./server.js";
 import { version } from "../version.js";
 import { watchShutdown } from "../host/shutdown.js";
 import { openDaemonLog, type DaemonLogLine } from "./log.js";
+import { IdleWatch, duration, idleExitText } from "./idle.js";
 
 export interface DaemonRun {
   /** Resolves with the exit code once the daemon has drained and closed. */
@@ -22,6 +24,8 @@ export interface DaemonMainOptions {
   timeScale?: number;
   /** How often registrations are swept (default 1 s). */
   sweepMs?: number;
+  /** Exit after this many seconds with no registration and no session connected (default null: never). */
+  idleExitSeconds?: number | null;
 }
 
 /** Runs a daemon in this process. Resolves `null` when another daemon holds the state dir. */
@@ -44,6 +48,14 @@ export async function runDaemon(options: DaemonMainOptions = {}): Promise<{ runn
   let finish!: (code: number) => void;
   const done = new Promise<number>((resolve) => (finish = resolve));
   let stopping = false;
+  // The last steps of every way out: no socket, no lock, the lane's last line.
+  const leave = async (): Promise<void> => {
+    await server.close();
+    await lock.release();
+    log("stopped");
+    lane.close();
+    finish(0);
+  };
   const shutdown = async (killWorkers: boolean, why: string): Promise<void> => {
     if (stopping) return;
     stopping = true;
@@ -56,11 +68,7 @@ export async function runDaemon(options: DaemonMainOptions = {}): Promise<{ runn
       lastCount = workers;
     });
     await host.close();
-    await server.close();
-    await lock.release();
-    log("stopped");
-    lane.close();
-    finish(0);
+    await leave();
   };
   // A hand-over (afk-mcp daemon restart): the registrations stay as they are and the workers run
   // on; the next daemon, the same instance, resumes and adopts them as after a crash.
@@ -71,20 +79,30 @@ export async function runDaemon(options: DaemonMainOptions = {}): Promise<{ runn
     log("asked to hand over to a new daemon: no more births or calls; registrations kept, workers left running");
     await registry.flush();
     log(`handed over: ${await host.handover()}`);
-    await server.close();
-    await lock.release();
-    log("stopped");
-    lane.close();
-    finish(0);
+    await leave();
     // The workers' handles (their exits, their output files) would keep this process alive: it
     // exits once its last line is written, and the workers run on in their own process groups.
     setTimeout(() => process.exit(0), 1_000).unref();
+  };
+  const idleExitSeconds = options.idleExitSeconds ?? null;
+  // Nothing to do: no registration (draining ones included, and so no worker it runs or
+  // adopted: those belong to a registration) and no project left in the host.
+  const idle = idleExitSeconds === null ? null : new IdleWatch(idleExitSeconds * 1000);
+  const idleExit = async (): Promise<void> => {
+    // The look and the close are one synchronous step: a session that connected meanwhile keeps it.
+    if (stopping || !server.closeIfQuiet()) return;
+    stopping = true;
+    clearInterval(sweeper);
+    log(`idle for ${duration(idle?.idleSeconds() ?? 0)} (no registration, no worker, no session connected; --idle-exit ${idleExitSeconds}): exiting; the next call that needs a daemon starts one`);
+    // Nothing runs, so this is quick: a session calling right now soon finds no lock and starts the next daemon.
+    await host.close();
+    await leave();
   };
   const server = new DaemonServer({
     socket: paths.socket,
     host,
     registry,
-    info: { pid: process.pid, version, started_at: new Date().toISOString(), state_dir: paths.root },
+    info: { pid: process.pid, version, started_at: new Date().toISOString(), state_dir: paths.root, idle_exit_seconds: idleExitSeconds },
     onShutdown: (killWorkers) => void shutdown(killWorkers, "asked to stop"),
     onHandover: () => void handover(),
     log,
@@ -96,11 +114,15 @@ export async function runDaemon(options: DaemonMainOptions = {}): Promise<{ runn
     lane.close();
     throw error;
   }
-  log(`listening on ${paths.socket} (pid ${process.pid}, afk-mcp ${version})`);
+  log(`listening on ${paths.socket} (pid ${process.pid}, afk-mcp ${version}); it ${idleExitText(idleExitSeconds)}`);
   await registry.restore().catch((error: unknown) => log(`could not resume registrations: ${(error as Error).message}`, "error"));
   let sweeping = false;
   const sweeper = setInterval(() => {
     if (sweeping || stopping) return;
+    if (idle?.expired(registry.held() > 0 || host.registrations().length > 0, server.quietSince())) {
+      void idleExit();
+      return;
+    }
     sweeping = true;
     void registry
       .sweep()

@@ -156,6 +156,11 @@ export class Registry {
     return { registrations: count, renew_ms: ttlMin === null ? DEFAULT_RENEW_MS : Math.max(250, Math.floor(ttlMin / 2)) };
   }
 
+  /** How many registrations it holds, counting those it could not resume yet (the daemon is not idle while any). */
+  held(): number {
+    return this.entries.size + this.unrestored.length;
+  }
+
   /** Rows for status: the host's view of each project, with who renews it and until when. */
   rows(): RegistrationRow[] {
     return this.host.registrations().map((row) => {

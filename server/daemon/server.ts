@@ -17,6 +17,8 @@ export interface DaemonInfo {
   version: string;
   started_at: string;
   state_dir: string;
+  /** Seconds with nothing to do before it exits on its own (null: never); absent from older daemons. */
+  idle_exit_seconds?: number | null;
 }
 
 export interface DaemonServerOptions {
@@ -37,6 +39,8 @@ export class DaemonServer {
   private shuttingDown = false;
   /** Handing over to the next daemon: every call but hello is refused, so nothing changes under it. */
   private handingOver = false;
+  /** When the last connection closed (or the socket opened): the daemon's idle time counts from it. */
+  private lastContact = Date.now();
 
   constructor(private readonly options: DaemonServerOptions) {}
 
@@ -60,6 +64,25 @@ export class DaemonServer {
     }
     await chmod(socket, 0o600);
     this.server = server;
+    this.lastContact = Date.now();
+  }
+
+  /** Since when no session has been connected; null while one is. */
+  quietSince(): number | null {
+    return this.sockets.size > 0 ? null : this.lastContact;
+  }
+
+  /**
+   * Stops listening if no session is connected, in one synchronous step, so no connection can be
+   * accepted between the look and the close (one waiting in the backlog is refused, and its
+   * session starts the next daemon). False: a session is connected, and the daemon stays.
+   */
+  closeIfQuiet(): boolean {
+    if (this.sockets.size > 0 || !this.server) return false;
+    this.server.close();
+    this.server = null;
+    this.shuttingDown = true;
+    return true;
   }
 
   /** No new projects from here on: the daemon is draining to exit. */
@@ -103,6 +126,7 @@ export class DaemonServer {
     conn.on("error", () => conn.destroy());
     conn.on("close", () => {
       this.sockets.delete(conn);
+      this.lastContact = Date.now();
       for (const off of unsubscribers) off();
     });
   }

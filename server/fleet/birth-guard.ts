@@ -70,13 +70,16 @@ export class BirthGuard {
     return null;
   }
 
-  /** Clears the breaker and any quota pause. */
-  reset(): void {
+  /** Clears the breaker and any quota pause; says which of them there was to clear. */
+  reset(): { breaker: boolean; quota: boolean } {
+    const quota = this.quota !== null && (this.quota.until === null || this.quota.until.getTime() > this.clock().getTime());
+    const was = { breaker: this.trip !== null, quota };
     this.breaker.reset();
     this.deathLines.clear();
     this.trip = null;
     this.attemptsBeforeDeaths.clear();
     this.quota = null;
+    return was;
   }
 
   /** Issues a trip handed to the breaker that are not swept yet. */

@@ -79,7 +79,31 @@ export function summaryLine(r: TickReport): string {
  */
 export class PhaseTimer {
   private readonly spent: Record<string, number> = {};
-  private last = performance.now();
+  private readonly started = performance.now();
+  private last = this.started;
+  private current = "the heartbeat";
+  private watch: NodeJS.Timeout | null = null;
+
+  /** Names what the tick does from now on: a slow tick's warning says where it is. */
+  doing(what: string): void {
+    this.current = what;
+  }
+
+  /**
+   * Calls `onSlow` once if the tick is still under way after `ms`. A tick normally takes
+   * seconds (landings and workers run beside it); one that takes minutes is stuck on something
+   * (a git or GitHub call running to its timeout), and the lane should say on what while it lasts.
+   */
+  watchdog(ms: number, onSlow: (seconds: number, doing: string) => void): void {
+    this.watch = setTimeout(() => onSlow(Math.round((performance.now() - this.started) / 1000), this.current), ms);
+    this.watch.unref();
+  }
+
+  /** The tick ended: no warning any more. */
+  done(): void {
+    if (this.watch) clearTimeout(this.watch);
+    this.watch = null;
+  }
 
   /** Charges the time since the previous mark to `phase` (added up when repeated). */
   mark(phase: string): void {

@@ -20,6 +20,7 @@ import type {
 export { ForgeError, GitError, UsageError } from "../gh/errors.js";
 export { RefNameError } from "../gh/refstore.js";
 export { renderPlan } from "./plan.js";
+export { selectorText } from "./selector-text.js";
 
 type Out<S extends z.ZodRawShape> = z.infer<z.ZodObject<S>>;
 type In<S extends z.ZodRawShape> = z.input<z.ZodObject<S>>;

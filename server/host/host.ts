@@ -37,7 +37,7 @@ import { laneDir, openLanes, type LaneWriter } from "../lanes/index.js";
 import { readLogs } from "./logs.js";
 import { HostEvents } from "./events.js";
 import { assessedSteps, connectedStep, followDrain } from "./steps.js";
-import { locateIssue, registrationView } from "./views.js";
+import { locateIssue, registrationView, resizeMessage } from "./views.js";
 import { takeoverOn } from "./takeover.js";
 import { assess, planFor, type RepoAccess } from "./repo-access.js";
 import { workRepoFor } from "../workers/worktrees.js";
@@ -316,6 +316,7 @@ export class FleetHost implements Host {
 
   async resize(input: ProjectResizeInput): Promise<ProjectResult> {
     const running = this.requireRunning(input.repo, "project_resize");
+    const was = { target: running.project.registration.target, command: running.project.registration.workerCommand };
     running.project.resize({
       target: input.target,
       workerCommand: input.worker_command,
@@ -323,7 +324,7 @@ export class FleetHost implements Host {
         ? { selectors: input.selectors.map((sel) => ({ label: sel.label === undefined ? running.project.registration.config.labels.ready : sel.label, issues: sel.issues ?? null, tags: sel.tags ?? [], user: sel.user ?? null, epic: sel.epic ?? null, milestone: sel.milestone ?? null })) }
         : {}),
     });
-    return { registration: registrationView(running.project), plan: null, message: "resized: applied at the next birth" };
+    return { registration: registrationView(running.project), plan: null, message: resizeMessage(running.project, was, input) };
   }
 
   async stop(input: ProjectStopInput, onStep?: StepListener): Promise<ProjectResult> {
@@ -359,8 +360,10 @@ export class FleetHost implements Host {
 
   async reset(input: ProjectResetInput): Promise<ProjectResult> {
     const running = this.requireRunning(input.repo, "project_reset");
-    running.project.reset();
-    return { registration: registrationView(running.project), plan: null, message: "births resumed: the circuit breaker and any quota pause are cleared" };
+    const was = running.project.reset();
+    const cleared = [was.breaker ? "the tripped circuit breaker" : null, was.quota ? "the runtime pause (a usage limit, a login, a refusal or the network)" : null].filter((c) => c !== null);
+    const message = cleared.length > 0 ? `births resumed: cleared ${cleared.join(" and ")}` : "births were not paused (no circuit breaker trip, no runtime pause): nothing to clear";
+    return { registration: registrationView(running.project), plan: null, message };
   }
 
   async logs(input: LogsInput): Promise<LogsResult> {
@@ -387,13 +390,13 @@ export class FleetHost implements Host {
   registrations(): RegistrationRow[] {
     const rows: RegistrationRow[] = [];
     for (const project of this.running.values()) {
-      if (project.isStopped()) continue;
+      if (project.isStopped() && !project.finishing()) continue;
       const r = project.registration;
       const report = project.report();
       rows.push({
         repo: r.repo,
         instance: r.instance,
-        state: project.draining() > 0 ? "draining" : "running",
+        state: project.draining() > 0 || project.finishing() ? "draining" : "running",
         target: r.target,
         selectors: r.config.selectors.map((sel) => ({ ...sel })),
         sessions: [],

@@ -109,9 +109,14 @@ export function pagePlan(plan: PlanOutput, detail: boolean, cursor?: string): Pl
   };
 }
 
-/** The plan as a terminal reads it; says when a list shows only part of its total. */
-export function renderPlan(plan: PlanOutput): string {
-  const lines: string[] = [`plan for ${plan.repo} (base ${plan.base}, as ${plan.login}, instance ${plan.instance})`, ""];
+/**
+ * The plan as a terminal reads it; says when a list shows only part of its total. `running`: the
+ * fleet runs already, so its last line says the preconditions hold rather than what a start would do.
+ */
+export function renderPlan(plan: PlanOutput, running = false): string {
+  // "none": read with no daemon instance for this repository yet (the first start makes one).
+  const instance = plan.instance === "none" ? "no instance on this machine yet" : `instance ${plan.instance}`;
+  const lines: string[] = [`plan for ${plan.repo} (base ${plan.base}, as ${plan.login}, ${instance})`, ""];
   lines.push("preconditions:");
   for (const p of plan.preconditions) lines.push(`  ${p.severity === "ok" ? "ok  " : p.severity === "warn" ? "warn" : "FAIL"}  ${p.name}: ${p.message}`);
   const of = (shown: number, total: number) => (shown === total ? `${total}` : `${shown} of ${total}`);
@@ -153,6 +158,6 @@ export function renderPlan(plan: PlanOutput): string {
   if (plan.rate_limit) lines.push("", `rate limit: ${plan.rate_limit.remaining}/${plan.rate_limit.limit} remaining`);
   lines.push(`requests: ${plan.requests.total} (${plan.requests.counted} counted, ${plan.requests.not_modified} answered 304)`);
   if (plan.page.next_cursor !== null) lines.push(`more rows: status {detail: true, cursor: "${plan.page.next_cursor}"}`);
-  lines.push(plan.ready ? "ready: a start would be accepted" : "not ready: fix the failed preconditions above");
+  lines.push(plan.ready ? (running ? "ready: every precondition holds" : "ready: a start would be accepted") : "not ready: fix the failed preconditions above");
   return lines.join("\n");
 }

@@ -1,9 +1,10 @@
-// What the host shows of its state to the tools: a registration, where one issue stands in the
-// plan, and a takeover's outcome, as the tools' output schemas spell them.
+// What the host shows of its state to the tools: a registration, what a resize changed, where one
+// issue stands in the plan, and a takeover's outcome, as the tools' output schemas spell them.
 import type { PlanOutput } from "../../schemas/tools.js";
 import type { TakeoverOutcome } from "../gh/lease.js";
 import type { RepoFleet } from "../fleet/repo-fleet.js";
-import type { StatusResult, TakeoverResult } from "./api.js";
+import type { ProjectResizeInput, StatusResult, TakeoverResult } from "./api.js";
+import { selectorText } from "./selector-text.js";
 
 export function registrationView(project: RepoFleet): NonNullable<StatusResult["registration"]> {
   const r = project.registration;
@@ -17,6 +18,20 @@ export function registrationView(project: RepoFleet): NonNullable<StatusResult["
     merges: r.autoMerge ? "authorized" : "held",
     started_at: r.startedAt,
   };
+}
+
+/**
+ * What a resize changed, said in its answer: the selectors as one bounded line (the registration
+ * the answer carries has no room for 20 lists of 1,000 issue numbers).
+ */
+export function resizeMessage(project: RepoFleet, was: { target: number; command: string }, input: ProjectResizeInput): string {
+  const changes: string[] = [];
+  if (input.target !== undefined) changes.push(input.target === was.target ? `target stays ${was.target}` : `target from ${was.target} to ${input.target}`);
+  if (input.worker_command !== undefined) changes.push(input.worker_command === was.command ? "worker command unchanged" : "worker command replaced");
+  if (input.selectors !== undefined) changes.push(`selectors now ${selectorText(project.registration.config.selectors)}`);
+  const repo = project.registration.repo;
+  if (changes.length === 0) return `nothing to change for ${repo}: pass target, worker_command or selectors`;
+  return `resized ${repo}: ${changes.join("; ")}; applied at the next birth (running workers finish as they are)`;
 }
 
 export function locateIssue(plan: PlanOutput, number: number): NonNullable<StatusResult["issue"]> {

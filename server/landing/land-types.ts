@@ -25,6 +25,8 @@ export interface LandingContext {
   login: string;
   /** The base branch PRs land on, e.g. "main". */
   base: string;
+  /** The repository's default branch: GitHub closes "Closes #n" issues on merges there only. */
+  defaultBranch?: string;
   config: LandingConfig;
   lease: Lease;
   /** Ref store of the repository: the landing lock, and reading the base tip. */
@@ -92,6 +94,8 @@ type LandOutcomes =
       verified: boolean;
       verifyNote: string | null;
       issueClosed: boolean;
+      /** GitHub closes the issue itself (a closing keyword merged onto the default branch): the fleet did not. */
+      closedByMerge?: boolean;
       branchDeleted: boolean;
       /** Syncs made during this call (local gate only; a required gate returns "synced"). */
       syncs: number;

@@ -30,7 +30,7 @@ import { acquireLock, DEFAULT_LOCK_TTL_SECONDS, landingKey, landingLockRef, lock
 import { MAX_SYNC_ROUNDS, type GateEvidence, type LandingContext, type LandingStrategy, type LandInput, type LandResult } from "./land-types.js";
 import { localEvidence, runLocalGate, secretsOf } from "./local-gate.js";
 import { lostClaim, notOurs, readPull } from "./own-pulls.js";
-import { wrapUpLanded } from "./landed.js";
+import { closedByMerge, wrapUpLanded } from "./landed.js";
 
 export { formatLandingLock, landingLockRef, parseLandingLock, LANDING_LOCK_HEADER, type LandingLockMessage } from "./landing-lock.js";
 export { readCheckEvidence, type CiEvidence } from "./ci-evidence.js";
@@ -171,10 +171,13 @@ async function landRounds(ctx: LandingContext, lg: LandingGit, input: LandInput,
   // After a sync of its own (local gate) the branch tip, fetched by git, is the head to trust:
   // GitHub may show the PR's new head a moment later.
   let checked = read !== null;
+  // The PR as last read: whether its description still says "Closes #n" when it merges.
+  let pull = read;
   const refusal = async (head: string, synced: boolean): Promise<LandResult | null> => {
     if (checked) return null;
     checked = true;
-    return screenPull(ctx, input, await readPull(ctx.forge, input.pr), synced ? null : head);
+    pull = await readPull(ctx.forge, input.pr);
+    return screenPull(ctx, input, pull, synced ? null : head);
   };
   const local = ctx.config.gate.ci === "local";
   let expected = input.head;
@@ -226,7 +229,7 @@ async function landRounds(ctx: LandingContext, lg: LandingGit, input: LandInput,
       if (landed.kind === "moved") continue; // the next round syncs with the new base
       if (landed.kind === "retry") return { outcome: "retry_later", why: landed.why };
       if (landed.kind === "queue") return landQueued(ctx, lg, input, headRef, release);
-      return finish(ctx, lg, input, headRef, expected, baseTip, landed, syncs, release);
+      return finish(ctx, lg, input, headRef, expected, baseTip, landed, syncs, release, landed.method === "squash" || landed.method === "merge" ? pull : null);
     }
 
     // H does not contain the base tip: bring the branch up to date (merge, never rebase).
@@ -331,11 +334,14 @@ async function finish(
   landed: Extract<Landed, { kind: "merged" }>,
   syncs: number,
   release: (() => Promise<void>) | null,
+  /** The PR as read, when it merged through the merge API (GitHub may close its issue). */
+  mergedPull: PullRequest | null = null,
 ): Promise<LandResult> {
+  const byMerge = closedByMerge(ctx, mergedPull, input.issue);
   // The base moved: what remains only reads (the check) or tidies up, side by side, and the
   // lock goes meanwhile (it serializes moves of the base; the next may start).
   const [{ issueClosed, branchDeleted }, check] = await Promise.all([
-    wrapUpLanded(ctx, lg, input.issue, headRef, head),
+    wrapUpLanded(ctx, lg, input.issue, headRef, head, byMerge),
     landed.verify ? landed.verify() : { verified: landed.verified, note: landed.verifyNote },
     release?.().catch(() => undefined),
   ]);
@@ -348,6 +354,7 @@ async function finish(
     verified: check.verified,
     verifyNote: check.note,
     issueClosed,
+    ...(byMerge ? { closedByMerge: true } : {}),
     branchDeleted,
     syncs,
     mergedAt: (landed.at ?? new Date()).toISOString(),

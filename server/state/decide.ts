@@ -109,6 +109,8 @@ export type Action =
   | { kind: "redispatch"; issue: number; sha: string; why: string }
   | { kind: "recover"; issue: number; sha: string; why: string }
   | { kind: "reclaim"; issue: number; sha: string; from: string | null; thenRelease: boolean }
+  /** The fleet's own open PR whose issue has no claim: claim the issue again and carry the PR on (no worker: the PR is the work). */
+  | { kind: "adopt"; issue: number; pr: number; head: string; headRef: string }
   | { kind: "dispatch"; issue: number; title: string; attempt: number }
   /** Start a reviewer on the PR's head (a birth: it takes a worker slot). */
   | { kind: "review"; issue: number; sha: string; pr: number; head: string; round: number }
@@ -385,7 +387,7 @@ export function decide(input: DecideInput): Decision {
 
   // Retries start a fresh worker too: they take a slot like any birth.
   for (const action of actions) if (action.kind === "retry") births.push(action);
-  const ordered: Action[] = actions.filter((a) => a.kind !== "retry");
+  const ordered: Action[] = landingsFirst(actions.filter((a) => a.kind !== "retry"));
   if (input.stopping) {
     // Draining: the retry's bookkeeping stands (attempt label, PR closed with its evidence), but
     // no worker starts, so the claim would sit between two attempts with no PR: release it, and
@@ -413,16 +415,25 @@ export function decide(input: DecideInput): Decision {
       ordered.push(birth);
     }
   }
+  // The fleet's own open PR with no claim on its issue (a claim a human or a takeover released, a
+  // lost race): nothing else picks it up, so claim it again (no slot: no worker starts; the PR's
+  // state decides what follows, as for any claim with a PR). A fleet whose births are held takes
+  // no new claim, this one included.
+  if (canBirth && input.target > 0) {
+    for (const orphan of input.set.orphans ?? []) ordered.push({ kind: "adopt", issue: orphan.issue, pr: orphan.pr, head: orphan.head, headRef: orphan.headRef });
+  }
   // A dead peer's claim on a closed issue is a phantom lock: take it and drop it (no slot).
   for (const stale of input.set.stale) {
     if (!stale.issueOpen && !input.stopping) ordered.push({ kind: "reclaim", issue: stale.issue, sha: stale.sha, from: stale.instance, thenRelease: true });
   }
   if (canBirth) {
     for (const stale of input.set.stale) {
-      if (room <= 0) break;
       if (!stale.issueOpen) continue;
+      // One carried by the fleet's open PR starts no worker, so it takes no slot.
+      const carried = stale.pr !== undefined && stale.pr !== null;
+      if (!carried && room <= 0) continue;
       ordered.push({ kind: "reclaim", issue: stale.issue, sha: stale.sha, from: stale.instance, thenRelease: false });
-      room -= 1;
+      if (!carried) room -= 1;
     }
     const { order, holds } = input.overlap ? overlapOrder(input.set.frontier.dispatch, room, input.overlap.pathsOf, input.overlap.inFlight) : { order: input.set.frontier.dispatch, holds: [] };
     overlapHolds = holds;
@@ -434,4 +445,15 @@ export function decide(input: DecideInput): Decision {
   }
   const workers = input.target - room;
   return { actions: ordered, workers: Math.min(input.target, Math.max(workers, running)), birthsHeld, overlapHolds, landingSlot, conflictHolds };
+}
+
+/**
+ * Landings go right after the releases, before the PRs opened or closed in the same pass: each
+ * landing reads the open-PR list again (server/landing/own-pulls.ts), a conditional read that is
+ * free (304) while the list is as the snapshot read it, and a 200 after a PR of this very pass.
+ * The order within each kind stands.
+ */
+function landingsFirst(actions: readonly Action[]): Action[] {
+  const lands = (a: Action): boolean => a.kind === "land" || a.kind === "land_train";
+  return [...actions.filter((a) => a.kind === "release"), ...actions.filter(lands), ...actions.filter((a) => a.kind !== "release" && !lands(a))];
 }

@@ -64,6 +64,8 @@ export type StaleReason = "expired" | "no_heartbeat" | "unreadable";
 export interface StaleClaim extends ClaimBase {
   reason: StaleReason;
   heartbeatAt: string | null;
+  /** The fleet's open PR for the issue, if any: a reclaim then carries the PR on and starts no worker. */
+  pr?: number | null;
 }
 
 export interface ClaimSets {
@@ -148,7 +150,7 @@ export function classifyClaims(claims: readonly ClaimRef[], heartbeats: readonly
     if (claim.instance === null) {
       // Not in our message format: nobody can prove it is theirs, and leaving it would be a
       // phantom lock. The namespace is the fleet's own, so it is reclaimable.
-      stale.push({ ...base, reason: "unreadable", heartbeatAt: null });
+      stale.push({ ...base, reason: "unreadable", heartbeatAt: null, pr: ctx.fleetPullOf.get(claim.issue)?.number ?? null });
       continue;
     }
     if (claim.instance === ctx.instance) {
@@ -164,7 +166,7 @@ export function classifyClaims(claims: readonly ClaimRef[], heartbeats: readonly
     if (aliveAt !== null && isFresh(aliveAt, ctx.nowMs, ctx.ttlSeconds)) {
       peer_live.push({ ...base, instance: claim.instance, aliveAt: new Date(aliveAt).toISOString() });
     } else {
-      stale.push({ ...base, reason: beat ? "expired" : "no_heartbeat", heartbeatAt: beat?.iso ?? null });
+      stale.push({ ...base, reason: beat ? "expired" : "no_heartbeat", heartbeatAt: beat?.iso ?? null, pr: ctx.fleetPullOf.get(claim.issue)?.number ?? null });
     }
   }
 

@@ -13,6 +13,7 @@ import { attemptLabelParser, FLEET_BRANCH_PREFIX, parseFleetBranch } from "./mar
 import { compileSelectors, selectorContext } from "./selectors.js";
 import { assertInstanceId, canonicalSnapshot, type Snapshot, type SnapshotPull } from "./snapshot.js";
 import { countStragglers, type Stragglers } from "./stragglers.js";
+import { orphanedPulls, type OrphanPull } from "./orphans.js";
 
 export type RebuildConfig = Pick<CoreConfig, "labels" | "selectors" | "gate" | "lease" | "worktree">;
 
@@ -31,6 +32,8 @@ export interface WorkingSet {
   cycles: number[][];
   fingerprint: string;
   stragglers: Stragglers;
+  /** Open issues with the fleet's own open PR and no claim: claimed again to carry the PR on (see orphans.ts). Absent: none. */
+  orphans?: OrphanPull[];
 }
 
 /** Whether a PR's head branch lives in this repository (a fork's never does). */
@@ -122,12 +125,8 @@ export function rebuild(snapshot: Snapshot, config: RebuildConfig, instance: str
 
   const openPulls = new Set(snap.pulls.map((p) => p.number));
   const knownClosed = new Set(snap.knownClosed ?? []);
-  const { linkedPullsOf, fleetPullOf, closes } = indexPulls(
-    snap.pulls,
-    repo,
-    snap.base,
-    config.worktree?.branch_prefix ?? FLEET_BRANCH_PREFIX,
-  );
+  const branchPrefix = config.worktree?.branch_prefix ?? FLEET_BRANCH_PREFIX;
+  const { linkedPullsOf, fleetPullOf, closes } = indexPulls(snap.pulls, repo, snap.base, branchPrefix);
 
   // One row per open issue: what it says, derived once, and its selector priority.
   const selectors = effectiveSelectors(config);
@@ -188,15 +187,15 @@ export function rebuild(snapshot: Snapshot, config: RebuildConfig, instance: str
   const fleetPullNumberOf = new Map<number, number>();
   for (const [issue, pull] of fleetPullOf) fleetPullNumberOf.set(issue, pull.number);
 
-  const frontier = computeFrontier({
+  const frontierInput = { rows, labels, login, claimOf, linkedPullsOf, fleetPullOf: fleetPullNumberOf, deps };
+  const frontier = computeFrontier(frontierInput);
+  const orphans = orphanedPulls(
     rows,
-    labels,
-    login,
-    claimOf,
-    linkedPullsOf,
-    fleetPullOf: fleetPullNumberOf,
-    deps,
-  });
+    frontierInput,
+    fleetPullOf,
+    snap.pulls,
+    (pull, issue) => inThisRepo(pull, repo) && pull.baseRef === snap.base && parseFleetBranch(pull.head.ref, branchPrefix) === issue,
+  );
 
   const fresh = new Set<string>();
   for (const [id, beat] of latestHeartbeats(snap.heartbeats)) {
@@ -215,5 +214,6 @@ export function rebuild(snapshot: Snapshot, config: RebuildConfig, instance: str
     cycles: deps.cycles,
     fingerprint: fingerprintOf(snap, sets, { issueFacts, closes, freshInstances: fresh }),
     stragglers: countStragglers(snap.issues, lowerLabels),
+    orphans,
   };
 }

@@ -16,10 +16,20 @@ export const logsTool = defineTool({
   input: logsInput,
   output: logsOutput,
   handler: (host, args) => host.logs(args),
-  render(result) {
-    if (result.records.length === 0) return `no ${result.lane} records`;
-    const lines = result.records.map((r) => `${String(r.ts)} ${String(r.level ?? "info")} ${r.issue !== undefined ? `#${String(r.issue)} ` : ""}${String(r.msg ?? "")}`);
-    if (result.next_cursor) lines.unshift(`(older records: logs {cursor: "${result.next_cursor}"})`);
-    return lines.join("\n");
-  },
+  render: renderLogs,
 });
+
+/** One line per record, oldest first; where older records are, first. */
+export function renderLogs(result: { lane: string; records: Record<string, unknown>[]; next_cursor: string | null }): string {
+  if (result.records.length === 0) return `no ${result.lane} records`;
+  const lines = result.records.map((r) => `${String(r.ts)} ${String(r.level ?? "info")} ${issueTag(r.issue, String(r.msg ?? ""))}${String(r.msg ?? "")}`);
+  if (result.next_cursor) lines.unshift(`(older records: logs {cursor: "${result.next_cursor}"})`);
+  return lines.join("\n");
+}
+
+/** "#12 " before a record about issue 12, unless its message opens with "#12" already (most fleet lines do). */
+function issueTag(issue: unknown, msg: string): string {
+  if (issue === undefined || issue === null) return "";
+  const tag = `#${String(issue)}`;
+  return msg.startsWith(tag) && !/\d/.test(msg.charAt(tag.length)) ? "" : `${tag} `;
+}

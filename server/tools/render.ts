@@ -13,7 +13,7 @@ export function renderProject(result: ProjectResult): string {
   if (r) {
     lines.push(`registration: ${r.repo}, instance ${r.instance}, target ${r.target}, base ${r.base}, merges ${r.merges}`, `worker: ${r.worker_command}`);
   }
-  if (result.plan) lines.push("", renderPlan(result.plan));
+  if (result.plan) lines.push("", renderPlan(result.plan, r !== null));
   return lines.join("\n");
 }
 

@@ -123,7 +123,7 @@ export function renderBoard(project: StatusResult, workers: StatusResult): strin
   const lines = renderStatusHead(project);
   lines.push("", `workers (${workers.workers.length}):`);
   for (const w of workers.workers) lines.push(`  #${w.issue}  ${w.state}${w.pid ? `  pid ${w.pid}` : ""}  attempt ${w.attempt}`);
-  if (project.plan) lines.push("", renderPlan(project.plan));
+  if (project.plan) lines.push("", renderPlan(project.plan, project.registration !== null));
   return lines.join("\n");
 }
 

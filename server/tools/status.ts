@@ -3,7 +3,7 @@
 // rate limit) plus this machine's daemon and registrations; "issue" says where one issue
 // stands; "worker" lists live workers.
 import { statusInput, statusOutput } from "../../schemas/tools.js";
-import { renderPlan } from "../host/api.js";
+import { renderPlan, selectorText } from "../host/api.js";
 import { defineTool } from "./define.js";
 import { renderStatusHead } from "./render.js";
 
@@ -21,7 +21,7 @@ export const statusTool = defineTool({
   handler: (host, args) => host.status(args),
   render(result) {
     const head = renderStatusHead(result);
-    if (result.scope === "project" && result.plan) return [...head, ...machineLines(result), "", renderPlan(result.plan)].join("\n");
+    if (result.scope === "project" && result.plan) return [...head, ...machineLines(result), "", renderPlan(result.plan, result.registration !== null)].join("\n");
     if (result.scope === "issue" && result.issue) return [...head, "", `#${result.issue.number}: ${result.issue.where} — ${result.issue.detail}`].join("\n");
     if (result.workers.length === 0) return [...head, "", "no live workers"].join("\n");
     return [...head, "", ...result.workers.map((w) => `#${w.issue}  ${w.state}${w.pid ? `  pid ${w.pid}` : ""}  attempt ${w.attempt}  since ${w.started_at}`)].join("\n");
@@ -37,12 +37,4 @@ function machineLines(result: { registrations: { repo: string; state: string; ta
     lines.push(`registration ${r.repo}: ${r.state}, target ${r.target} (${free} slot(s) free), ${r.workers} worker(s), selectors ${selectorText(r.selectors)}, renewed by ${r.sessions.length} session(s), lapses ${r.renew_by ?? "never"}, last poll ${r.last_poll ?? "-"}`);
   }
   return lines;
-}
-
-/** Ordered selectors as "[label ready-for-agent] then [tags api, user bob]": only the facets set. */
-function selectorText(selectors: Record<string, unknown>[]): string {
-  if (selectors.length === 0) return "none";
-  const facet = ([key, value]: [string, unknown]) => (Array.isArray(value) ? `${key} ${value.join(",")}` : `${key} ${String(value)}`);
-  const set = ([, value]: [string, unknown]) => value !== null && value !== undefined && !(Array.isArray(value) && value.length === 0);
-  return selectors.map((sel) => `[${Object.entries(sel).filter(set).map(facet).join(", ") || "any"}]`).join(" then ");
 }

@@ -15,6 +15,7 @@ import type { WatchedHead } from "../../state/wake.js";
 import type { RequiredChecks } from "../../state/ports.js";
 import type { LandingsInFlight } from "../landings-in-flight.js";
 import type { ConflictWatch } from "../conflict-watch.js";
+import type { MergeCloses } from "../merge-closes.js";
 
 export interface FleetRuntime {
   readonly registration: Registration;
@@ -30,6 +31,8 @@ export interface FleetRuntime {
   readonly inFlight: LandingsInFlight<TickScope>;
   /** PRs seen not to merge with the base (decided on the next pass), pairs, conflict holds. */
   readonly conflicts: ConflictWatch;
+  /** Merged issues GitHub closes itself: their claims wait for it (merge-closes.ts). */
+  readonly closes: MergeCloses;
   /** Births are held (a stop, the breaker, a quota pause). */
   birthsHeld(): boolean;
   /** Starts a worker for a claim we hold; false when it could not start. */

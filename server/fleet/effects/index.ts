@@ -1,5 +1,6 @@
 // The applier: every action kind decide can return, mapped to its one handler.
 import type { Action } from "../../state/decide.js";
+import { adopt } from "./adopt.js";
 import { awaitReview } from "./await-review.js";
 import { review } from "./review.js";
 import { reviewResult } from "./review-result.js";
@@ -34,6 +35,7 @@ const effects: { [K in ActionKind]: Effect<K> } = {
   redispatch,
   recover,
   reclaim,
+  adopt,
   dispatch,
 };
 

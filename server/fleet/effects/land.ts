@@ -69,14 +69,17 @@ export async function afterLanding(fleet: FleetRuntime, tick: TickScope, action:
       const wrapUp = async (): Promise<void> => {
         // Every landing ends with its board saying what landed it: the train, or the PR and how.
         await fleet.board.terminal(n, "merged", tick.set.mine.find((m) => m.issue === n)?.attempt ?? 0, cfg.retry + 1, { pr: action.pr, note: note ?? landedNote(action.pr, outcome, fleet.registration.base) });
-        await fleet.deps.lease.release(n, action.sha);
+        // GitHub closes the issue itself ("Closes #n" merged onto the default branch): the claim
+        // waits for a listing to show it closed instead of a request of ours closing it.
+        if (outcome.closedByMerge) fleet.closes.expect(n, action.pr, action.sha);
+        else await fleet.deps.lease.release(n, action.sha);
         if (cfg.worktree.cleanup) await fleet.deps.workRepo.remove(n, { deleteBranch: true }).catch(() => undefined);
         await clearRunnerError(fleet, tick, n);
         fleet.memory.forget(n);
       };
       // After an inline landing, the next PR in line syncs with the moved base first (its CI
-      // starts that much sooner). A host that dies in between leaves a claim on a closed issue,
-      // which the next tick releases (invariant 4).
+      // starts that much sooner). A host that dies in between leaves a claim on a landed issue,
+      // which a later tick releases (invariant 4).
       if (deferWrapUp) await afterActions(tick, n, wrapUp);
       else await wrapUp();
       if (outcome.verified === false) {

@@ -1,5 +1,6 @@
 // reclaim: take over a dead peer's stale claim (compare-and-swap from its sha), then continue
-// its work, or drop it at once when the issue is closed (a phantom lock).
+// its work (a worker, or its open PR alone), or drop it at once when the issue is closed (a
+// phantom lock).
 import { defineEffect } from "./effect.js";
 import { attemptOf } from "./failure.js";
 import { releasedBoard } from "../drain.js";
@@ -13,10 +14,18 @@ export const reclaim = defineEffect("reclaim", async (fleet, tick, action) => {
   if (action.thenRelease) {
     await fleet.deps.lease.release(action.issue, outcome.sha);
     tick.report.released.push(action.issue);
-    await releasedBoard(fleet, action.issue, "the fleet instance that held it stopped answering, and the issue is closed");
+    await releasedBoard(fleet, action.issue, "the fleet instance that held it stopped answering, and the issue is closed", "closed");
     return;
   }
   tick.report.reclaimed.push(action.issue);
+  // A claim carried by an open PR of the fleet's is continued by its PR (its state decides: land,
+  // wait, or the retry ladder), not by a worker pushing more commits to a head being gated.
+  const pr = tick.set.stale.find((s) => s.issue === action.issue && s.sha === action.sha)?.pr ?? null;
+  if (pr !== null) {
+    fleet.log("info", "reclaimed_pr", `#${action.issue}: its open PR #${pr} carries the work on; no worker starts`, action.issue, { pr });
+    fleet.board.enter(action.issue, "pr_open");
+    return;
+  }
   const issue = tick.issues.get(action.issue);
   if (issue) await fleet.birthFor(issue, attemptOf(fleet, issue) + 1, "continue", outcome.sha);
 });

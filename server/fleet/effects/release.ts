@@ -9,5 +9,9 @@ export const release = defineEffect("release", async (fleet, tick, action) => {
   fleet.memory.forget(action.issue);
   tick.report.released.push(action.issue);
   fleet.log("info", "released", `#${action.issue}: claim released (${action.why})`, action.issue);
-  await releasedBoard(fleet, action.issue, action.why);
+  // Where the issue stands, as the working set shows it: the board must not call a closed issue
+  // "back in the backlog", nor one a human took back.
+  const claim = tick.set.mine.find((m) => m.issue === action.issue);
+  const left = claim === undefined ? undefined : !claim.issueOpen ? "closed" : claim.reservedByHuman ? "reserved" : undefined;
+  await releasedBoard(fleet, action.issue, action.why, left);
 });
