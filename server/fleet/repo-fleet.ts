@@ -47,6 +47,7 @@ export class RepoFleet implements FleetRuntime {
   readonly landing: Landing;
   readonly log: SupervisorLog;
   landingSlot: number | null = null;
+  landingWait: { holder: string; since: Date } | null = null;
   readonly inFlight = new LandingsInFlight<TickScope>({
     inline: () => this.stopping,
     wake: () => this.nudge(),
@@ -286,12 +287,17 @@ export class RepoFleet implements FleetRuntime {
     const now = this.deps.clock();
     const report = emptyReport(now);
     const timer = new PhaseTimer();
+    timer.watchdog((this.registration.config.pacing.slow_tick_seconds ?? 120) * 1000, (seconds, doing) =>
+      this.log("warn", "tick_slow", `a tick has been under way for ${seconds}s, now in ${doing}: a git or GitHub call may be hanging until its timeout; the loop goes on when it returns`, undefined, { seconds, doing }),
+    );
     try {
       await this.deps.lease.heartbeat();
       timer.mark("heartbeat");
+      timer.doing("the gather (reading GitHub)");
       await this.garbage.collectIfDue().catch((error: unknown) => this.log("warn", "garbage_failed", `garbage sweep failed (tried again later): ${errorText(error)}`, undefined, errorData(error)));
       const snapshot = await this.snapshot(now);
       timer.mark("gather");
+      timer.doing("reading local facts (worktrees, workers)");
       this.deps.lease.observe(snapshot.heartbeats);
       let set = rebuild(snapshot, this.registration.config, this.registration.instance, now);
       if (this.guard.hasUnswept()) {
@@ -315,10 +321,11 @@ export class RepoFleet implements FleetRuntime {
       await this.birthing.checkpointRunning(set);
       const local = await localFacts({ registration: this.registration, deps: this.deps, memory: this.memory, postVerdict: (n, a, v) => this.postVerdict(n, a, v), adopt: (n) => this.birthing.adoptOrphan(n) }, set, snapshot, now);
       timer.mark("local");
+      timer.doing("deciding");
       const paused = this.guard.paused(this.stopping);
       const issues = new Map(snapshot.issues.map((i) => [i.number, i]));
       const events: TickEvents = { pushed: [], blocked: [], settled: [] };
-      const scope: TickScope = { set, issues, report, events, required: snapshot.requiredChecks, pulls: snapshot.pulls };
+      const scope: TickScope = { set, issues, report, events, required: snapshot.requiredChecks, pulls: snapshot.pulls, later: [] };
       const landing = new Set([...(await this.inFlight.finish(scope)), ...this.inFlight.holding()]); // ended ones taken; theirs and running ones' claims not decided on
       const conflictFacts = await this.conflicts.read(set, issues);
       const decision = decide({
@@ -343,6 +350,7 @@ export class RepoFleet implements FleetRuntime {
       this.lastSet = { set, at: now };
       for (const action of decision.actions) {
         if (this.stopped) break;
+        timer.doing(`${action.kind} #${action.issue}`);
         try {
           await applyAction(this, scope, action);
         } catch (error) {
@@ -350,6 +358,10 @@ export class RepoFleet implements FleetRuntime {
         }
         timer.mark(action.kind);
       }
+      timer.doing("the landings' wrap-up");
+      for (const { issue, job } of scope.later!.splice(0)) await job().catch((error: unknown) => this.actionFailed({ kind: "land", issue }, error));
+      timer.mark("later");
+      timer.doing("the boards");
       await renderBoards(this, { set, issues, report, events });
       timer.mark("boards");
       const ended = new Set([...report.merged, ...report.escalated, ...report.closed, ...report.released]);
@@ -378,6 +390,7 @@ export class RepoFleet implements FleetRuntime {
       report.error = error instanceof Error ? error.message : String(error);
       this.log("error", "tick_failed", `tick failed: ${report.error}`, undefined, errorData(error));
     }
+    timer.done();
     report.in_flight = Math.max(0, report.in_flight);
     if (this.stopping) for (const n of report.released) this.drained.add(n);
     this.lastReport = report;
@@ -424,7 +437,7 @@ export class RepoFleet implements FleetRuntime {
     return applyAction(this, tick, action);
   }
 
-  private actionFailed(action: Action, error: unknown): void {
+  private actionFailed(action: Pick<Action, "kind" | "issue">, error: unknown): void {
     if (error instanceof FencedError) {
       this.memory.forget(action.issue);
       this.log("warn", "fenced", error.message, action.issue);
