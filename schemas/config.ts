@@ -441,6 +441,9 @@ const PacingSchema = z
     watch_seconds: intIn(1, 600)
       .default(10)
       .describe("While a PR's required checks run (or a green PR waits for the base), the fleet looks at them this often between ticks, sooner right after a push, with conditional requests that cost no rate limit while nothing changed; a concluded check, a moved base, a worker's exit or a finished landing wake the loop at once. Nothing is watched when nothing waits."),
+    slow_tick_seconds: intIn(1, 86_400)
+      .default(120)
+      .describe("A tick still under way after this many seconds (real time) is reported once as a warning (`tick_slow`) in the supervisor lane, naming what it is doing: a tick takes seconds, since landings and workers run beside it, so one that takes minutes waits on a git or GitHub call that may hang until its timeout."),
   })
   .superRefine((pacing, ctx) => {
     if (pacing.idle_seconds < pacing.busy_seconds) {

@@ -302,6 +302,12 @@ row("one of each: releases, landings and failures first, then births by seniorit
   stale: [stale(8)],
   ready: [ready(9)],
 }, { target: 3 }), ["release#1", "land#2", "open_pr#4", "retry#3", "reclaim#8", "dispatch#9"]);
+// A landing re-reads the open-PR list (free while unchanged): a PR opened earlier in the pass
+// would make that read cost a request (issue 11, "Fewer requests").
+row("a landing goes before a PR opened in the same pass, whatever the claim order", world({
+  mine: [mine(1), green(2), mine(3, { issueOpen: false })],
+  local: { 1: committed() },
+}), ["release#3", "land#2", "open_pr#1"]);
 row("a stale claim carried by the fleet's open PR: reclaimed with no slot taken", world({ stale: [stale(7, { pr: 107 }), stale(8)], ready: [ready(9)] }, { target: 1 }), ["reclaim#7", "reclaim#8"], (d) => assert.equal(d.workers, 1));
 row("stale claims beyond the room: the one with a PR is still reclaimed", world({ mine: [mine(1)], local: { 1: running() }, stale: [stale(7), stale(8, { pr: 108 })] }, { target: 1 }), ["reclaim#8"]);
 // The fleet's own open PR whose issue has no claim: claimed again, taking no worker slot.

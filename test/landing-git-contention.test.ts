@@ -26,7 +26,7 @@ describe("the landing's git beside the tick's, on one work repository", () => {
     await workRepo.prepare({ issue: 1, title: "one", base: "main" }); // the tick fetched origin/main
     const before = await workRepo.git.revParse("refs/remotes/origin/main");
     const moved = await moveBase(clone, 1);
-    const fetched = await lg.fetchBranches("main", branches, "t1", 1);
+    const fetched = await lg.fetchBranches("main", branches, "t1");
     assert.equal(fetched.base, moved, "the landing saw the moved base");
     const tips = await lg.fetchTips("main", branches[0]!, 2);
     assert.equal(tips.base, moved);
@@ -51,7 +51,7 @@ describe("the landing's git beside the tick's, on one work repository", () => {
     const landing = (async () => {
       for (let r = 0; r < ROUNDS; r += 1) {
         await (async () => {
-          await lg.fetchBranches("main", branches, `s${r}`, 1);
+          await lg.fetchBranches("main", branches, `s${r}`);
           await lg.fetchTips("main", branches[r % branches.length]!, 1);
           await lg.fetchBase("main", `s${r}`);
           await lg.dropPrivateRefs(1);

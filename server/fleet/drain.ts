@@ -2,7 +2,8 @@
 // from GitHub at this moment rather than from the last tick's working set. A tick that was
 // acting when the stop came, a retry between two attempts, a tick that failed on a flaky
 // answer: none of them may leave a claim nobody works on (docs/architecture.md, invariant 4).
-import type { Forge } from "../gh/forge.js";
+import type { Forge, PullRequest } from "../gh/forge.js";
+import { missedFleetPulls } from "../gh/gather.js";
 import type { ReleasedLeft } from "../board/render.js";
 import type { RefStore } from "../gh/refstore.js";
 import { parseNamespace } from "../state/claims.js";
@@ -34,10 +35,15 @@ export async function releaseClaimsWithoutPr(deps: DrainDeps, busy: ReadonlySet<
   const mine = claims.filter((c) => c.instance === deps.lease.instance);
   if (mine.length === 0) return { released: [], kept: [] };
   const repo = `${deps.forge.repo.owner}/${deps.forge.repo.name}`.toLowerCase();
+  const issueOf = (pull: PullRequest): number | null =>
+    pull.head.repoFullName?.toLowerCase() === repo && sameLogin(pull.author, deps.login) ? parseFleetBranch(pull.head.ref, deps.branchPrefix) : null;
+  const listed = await deps.forge.listOpenPulls();
+  // A PR the paged listing missed (one closed on an earlier page moved it) is read on its own:
+  // releasing its claim would leave the PR with none.
+  const missed = await missedFleetPulls(deps.forge, listed, mine.map((c) => c.issue), issueOf);
   const proposed = new Set<number>();
-  for (const pull of await deps.forge.listOpenPulls()) {
-    if (pull.head.repoFullName?.toLowerCase() !== repo || !sameLogin(pull.author, deps.login)) continue;
-    const issue = parseFleetBranch(pull.head.ref, deps.branchPrefix);
+  for (const pull of [...listed, ...missed]) {
+    const issue = issueOf(pull);
     if (issue !== null) proposed.add(issue);
   }
   const released: number[] = [];

@@ -5,7 +5,7 @@ import { gatherSnapshot } from "../gh/gather.js";
 import type { FleetConfig } from "../../schemas/config.js";
 import type { FleetDeps } from "./registration.js";
 
-export function gatherFor(deps: Pick<FleetDeps, "conn" | "namespace">, registration: { base: string; config: FleetConfig }, now: Date): Promise<Snapshot> {
+export function gatherFor(deps: Pick<FleetDeps, "conn" | "namespace" | "lease">, registration: { base: string; config: FleetConfig }, now: Date, expectClosed?: ReadonlySet<number>): Promise<Snapshot> {
   const { conn } = deps;
   return gatherSnapshot(conn.forge, conn.refs, {
     login: conn.login,
@@ -15,6 +15,8 @@ export function gatherFor(deps: Pick<FleetDeps, "conn" | "namespace">, registrat
     gateMode: registration.config.gate.ci,
     branchPrefix: registration.config.worktree.branch_prefix,
     reviews: registration.config.review.command !== null,
+    ...(expectClosed && expectClosed.size > 0 ? { expectClosed } : {}),
+    instance: deps.lease.instance,
     now,
   });
 }

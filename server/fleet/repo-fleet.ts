@@ -35,6 +35,7 @@ import { drainClaims, releasedBoard } from "./drain.js";
 import { GarbageCollector } from "./garbage.js";
 import { PROBE_MAX_AGE_SECONDS } from "../state/garbage.js";
 import { redactText } from "../lanes/redact.js";
+import { MERGE_CLOSE_GRACE_SECONDS, MergeCloses } from "./merge-closes.js";
 
 export type { FleetDeps, Registration } from "./registration.js";
 export { summaryLine, type TickReport } from "./tick-report.js";
@@ -46,12 +47,14 @@ export class RepoFleet implements FleetRuntime {
   readonly landing: Landing;
   readonly log: SupervisorLog;
   landingSlot: number | null = null;
+  landingWait: { holder: string; since: Date } | null = null;
   readonly inFlight = new LandingsInFlight<TickScope>({
     inline: () => this.stopping,
     wake: () => this.nudge(),
     failed: (issues, error) => this.log("error", "action_failed", `${issues.map((n) => `#${n}`).join(", ") || "a landing"}: landing failed (tried again later): ${errorText(error)}`, issues[0], errorData(error)),
   });
   readonly conflicts: ConflictWatch;
+  readonly closes: MergeCloses;
   readonly guard: BirthGuard;
   private readonly garbage: GarbageCollector;
   private readonly birthing: Births;
@@ -97,6 +100,7 @@ export class RepoFleet implements FleetRuntime {
     });
     const settings = () => this.registration.config.conflicts;
     this.conflicts = new ConflictWatch({ repoDir: deps.workRepo.repoDir, base: registration.base, worktreeOf: (n) => deps.workRepo.worktreePath(n), settings, timeScale: deps.timeScale, clock: deps.clock, log: this.log });
+    this.closes = new MergeCloses({ forge: deps.conn.forge, lease: deps.lease, clock: deps.clock, graceMs: MERGE_CLOSE_GRACE_SECONDS * 1000 * deps.timeScale, log: this.log });
     this.board = new Board(deps.conn.forge, deps.conn.login, deps.clock, { instance: registration.instance, host: deps.conn.hostName }, () => this.registration.config.board.settle_seconds * 1000);
     this.birthing = new Births({ registration, deps, memory: this.memory, board: this.board, log: this.log, guard: this.guard, stopping: () => this.stopping, nudge: () => this.nudge() });
   }
@@ -125,8 +129,14 @@ export class RepoFleet implements FleetRuntime {
       const report = await this.tick();
       // Draining: the fleet ends once no worker is left, each exit handled by a tick.
       const workers = this.memory.runs().length;
-      if (this.stopping && !this.inFlight.pending() && (report.in_flight === 0 || workers === 0)) break;
+      if (this.stopping && !this.inFlight.pending() && (report.in_flight === 0 || workers === 0)) {
+        // Merged issues GitHub closes itself: the next tick settles their claims (a stop waits for no grace).
+        if (this.closes.pending() && !report.error) continue;
+        break;
+      }
       if (this.wakePlan?.now) continue;
+      // A merged issue's claim waiting for GitHub's close wakes nothing: the next tick, whenever it
+      // comes, settles it (an earlier one would pay for its listings only to let a claim go).
       const seconds = pace({
         lastSummary: { moved: report.moved, inFlight: report.in_flight + workers },
         emptyTicks: this.emptyTicks,
@@ -142,6 +152,7 @@ export class RepoFleet implements FleetRuntime {
    * drain.ts), and with no claim left the lease goes too.
    */
   private async finish(): Promise<void> {
+    await this.closes.flush().catch(() => undefined);
     const busy = new Set(this.memory.runs().filter((run) => !run.exitFacts).map((run) => run.issue));
     const kept = await drainClaims(this, busy, (n) => {
       this.drained.add(n);
@@ -214,7 +225,13 @@ export class RepoFleet implements FleetRuntime {
   draining(): number { return this.stopping && !this.stopped ? this.memory.runs().length : 0; }
 
   /** A hand-over to the next daemon: the loop ends after its tick under way; nothing is released, workers run on. */
-  async suspend(): Promise<void> { this.stopped = true; this.nudge(); await this.loopDone; }
+  async suspend(): Promise<void> {
+    this.stopped = true;
+    this.nudge();
+    await this.loopDone;
+    // The next daemon does not know which merged issues GitHub was to close: settle them now.
+    await this.closes.flush().catch(() => undefined);
+  }
 
   isStopped(): boolean { return this.stopped; }
 
@@ -270,12 +287,17 @@ export class RepoFleet implements FleetRuntime {
     const now = this.deps.clock();
     const report = emptyReport(now);
     const timer = new PhaseTimer();
+    timer.watchdog((this.registration.config.pacing.slow_tick_seconds ?? 120) * 1000, (seconds, doing) =>
+      this.log("warn", "tick_slow", `a tick has been under way for ${seconds}s, now in ${doing}: a git or GitHub call may be hanging until its timeout; the loop goes on when it returns`, undefined, { seconds, doing }),
+    );
     try {
       await this.deps.lease.heartbeat();
       timer.mark("heartbeat");
+      timer.doing("the gather (reading GitHub)");
       await this.garbage.collectIfDue().catch((error: unknown) => this.log("warn", "garbage_failed", `garbage sweep failed (tried again later): ${errorText(error)}`, undefined, errorData(error)));
       const snapshot = await this.snapshot(now);
       timer.mark("gather");
+      timer.doing("reading local facts (worktrees, workers)");
       this.deps.lease.observe(snapshot.heartbeats);
       let set = rebuild(snapshot, this.registration.config, this.registration.instance, now);
       if (this.guard.hasUnswept()) {
@@ -291,15 +313,19 @@ export class RepoFleet implements FleetRuntime {
         });
         set = { ...set, mine: set.mine.filter((m) => !owned.has(m.issue)) };
       }
+      // Merged issues GitHub closes itself: their claims are settled here, never decided on.
+      const closing = await this.closes.settle(set.mine, new Set(snapshot.issues.map((i) => i.number)), this.stopping);
+      if (closing.size > 0) set = { ...set, mine: set.mine.filter((m) => !closing.has(m.issue)) };
       await this.dropOrphans(set);
       this.birthing.observe(set);
       await this.birthing.checkpointRunning(set);
       const local = await localFacts({ registration: this.registration, deps: this.deps, memory: this.memory, postVerdict: (n, a, v) => this.postVerdict(n, a, v), adopt: (n) => this.birthing.adoptOrphan(n) }, set, snapshot, now);
       timer.mark("local");
+      timer.doing("deciding");
       const paused = this.guard.paused(this.stopping);
       const issues = new Map(snapshot.issues.map((i) => [i.number, i]));
       const events: TickEvents = { pushed: [], blocked: [], settled: [] };
-      const scope: TickScope = { set, issues, report, events, required: snapshot.requiredChecks, pulls: snapshot.pulls };
+      const scope: TickScope = { set, issues, report, events, required: snapshot.requiredChecks, pulls: snapshot.pulls, later: [] };
       const landing = new Set([...(await this.inFlight.finish(scope)), ...this.inFlight.holding()]); // ended ones taken; theirs and running ones' claims not decided on
       const conflictFacts = await this.conflicts.read(set, issues);
       const decision = decide({
@@ -324,6 +350,7 @@ export class RepoFleet implements FleetRuntime {
       this.lastSet = { set, at: now };
       for (const action of decision.actions) {
         if (this.stopped) break;
+        timer.doing(`${action.kind} #${action.issue}`);
         try {
           await applyAction(this, scope, action);
         } catch (error) {
@@ -331,6 +358,10 @@ export class RepoFleet implements FleetRuntime {
         }
         timer.mark(action.kind);
       }
+      timer.doing("the landings' wrap-up");
+      for (const { issue, job } of scope.later!.splice(0)) await job().catch((error: unknown) => this.actionFailed({ kind: "land", issue }, error));
+      timer.mark("later");
+      timer.doing("the boards");
       await renderBoards(this, { set, issues, report, events });
       timer.mark("boards");
       const ended = new Set([...report.merged, ...report.escalated, ...report.closed, ...report.released]);
@@ -359,6 +390,7 @@ export class RepoFleet implements FleetRuntime {
       report.error = error instanceof Error ? error.message : String(error);
       this.log("error", "tick_failed", `tick failed: ${report.error}`, undefined, errorData(error));
     }
+    timer.done();
     report.in_flight = Math.max(0, report.in_flight);
     if (this.stopping) for (const n of report.released) this.drained.add(n);
     this.lastReport = report;
@@ -367,7 +399,7 @@ export class RepoFleet implements FleetRuntime {
   }
 
   private snapshot(now: Date): Promise<Snapshot> {
-    return gatherFor(this.deps, this.registration, now);
+    return gatherFor(this.deps, this.registration, now, this.closes.expected());
   }
 
   /**
@@ -405,7 +437,7 @@ export class RepoFleet implements FleetRuntime {
     return applyAction(this, tick, action);
   }
 
-  private actionFailed(action: Action, error: unknown): void {
+  private actionFailed(action: Pick<Action, "kind" | "issue">, error: unknown): void {
     if (error instanceof FencedError) {
       this.memory.forget(action.issue);
       this.log("warn", "fenced", error.message, action.issue);

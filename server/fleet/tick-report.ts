@@ -13,6 +13,8 @@ export interface TickReport {
   workers: number;
   births_held: string | null;
   merges_held: number[];
+  /** Green PRs wait for another host's landing lock: why (who holds it). */
+  landing_waits: string | null;
   /** Green PRs held for a human's approving review. */
   awaiting_review: number[];
   /** Ready issues started later because in-flight work changes the paths they name. */
@@ -39,6 +41,7 @@ export function emptyReport(at: Date): TickReport {
     workers: 0,
     births_held: null,
     merges_held: [],
+    landing_waits: null,
     awaiting_review: [],
     overlap_held: [],
     conflict_held: [],
@@ -60,6 +63,7 @@ export function summaryLine(r: TickReport): string {
     `${r.frontier_remaining} ready`,
     r.births_held ? `births held: ${r.births_held}` : "",
     r.merges_held.length ? `merges held for ${r.merges_held.map((n) => `#${n}`).join(" ")}` : "",
+    r.landing_waits ? `landing waits: ${r.landing_waits}` : "",
     r.awaiting_review.length ? `awaiting review: ${r.awaiting_review.map((n) => `#${n}`).join(" ")}` : "",
     r.overlap_held.length ? `held back for overlap: ${r.overlap_held.map((h) => `#${h.issue} (${h.paths.join(", ")})`).join(" ")}` : "",
     r.conflict_held.length ? `conflict retries waiting: ${r.conflict_held.map((h) => `#${h.issue} (for ${h.waiting_for.map((n) => `#${n}`).join(" ")})`).join(" ")}` : "",
@@ -75,7 +79,31 @@ export function summaryLine(r: TickReport): string {
  */
 export class PhaseTimer {
   private readonly spent: Record<string, number> = {};
-  private last = performance.now();
+  private readonly started = performance.now();
+  private last = this.started;
+  private current = "the heartbeat";
+  private watch: NodeJS.Timeout | null = null;
+
+  /** Names what the tick does from now on: a slow tick's warning says where it is. */
+  doing(what: string): void {
+    this.current = what;
+  }
+
+  /**
+   * Calls `onSlow` once if the tick is still under way after `ms`. A tick normally takes
+   * seconds (landings and workers run beside it); one that takes minutes is stuck on something
+   * (a git or GitHub call running to its timeout), and the lane should say on what while it lasts.
+   */
+  watchdog(ms: number, onSlow: (seconds: number, doing: string) => void): void {
+    this.watch = setTimeout(() => onSlow(Math.round((performance.now() - this.started) / 1000), this.current), ms);
+    this.watch.unref();
+  }
+
+  /** The tick ended: no warning any more. */
+  done(): void {
+    if (this.watch) clearTimeout(this.watch);
+    this.watch = null;
+  }
 
   /** Charges the time since the previous mark to `phase` (added up when repeated). */
   mark(phase: string): void {

@@ -23,6 +23,10 @@ export interface GatherOptions {
   branchPrefix?: string;
   /** The review stage is on: read the fleet's PRs' reviews (its rounds are markers there). */
   reviews?: boolean;
+  /** Claimed issues whose closing the fleet expects (their PR merged): not read one by one when unlisted. */
+  expectClosed?: ReadonlySet<number>;
+  /** This fleet's instance: a PR of its claims the listing missed is read on its own (see missedFleetPulls). */
+  instance?: string;
   now: Date;
 }
 
@@ -37,7 +41,15 @@ export async function gatherSnapshot(forge: Forge, refs: RefStore, options: Gath
   ]);
   const readReviews = options.reviews === true || (requiredChecks.approvals ?? 0) > 0;
   const { claims, heartbeats } = parseNamespace(options.namespace, entries);
-  issues.push(...(await claimedButUnlisted(forge, issues, claims)));
+  issues.push(...(await claimedButUnlisted(forge, issues, claims, options.expectClosed)));
+  const fleetIssueOf = (pull: PullRequest): number | null => (isFleetPull(pull, repo, options.base, options.branchPrefix) ? parseFleetBranch(pull.head.ref, options.branchPrefix) : null);
+  if (options.instance !== undefined) {
+    const open = new Set(issues.map((issue) => issue.number));
+    // A claim waiting for GitHub to close its issue has its PR merged: missing from the list, as expected.
+    const ours = claims.filter((c) => c.instance === options.instance && open.has(c.issue) && !options.expectClosed?.has(c.issue)).map((c) => c.issue);
+    pulls.push(...(await missedFleetPulls(forge, pulls, ours, fleetIssueOf)));
+    rememberFleetPulls(forge, pulls, fleetIssueOf);
+  }
 
   const snapIssues = await Promise.all(issues.map((issue) => snapshotIssue(forge, issue)));
   forgetClosedLinks(forge, issues);
@@ -85,9 +97,9 @@ export async function gatherSnapshot(forge: Forge, refs: RefStore, options: Gath
  * (seen in the chaos run's two-host drain). Costs one request per claim on an issue that really
  * closed, once: its claim is released in the same tick. A deleted or transferred issue is closed.
  */
-async function claimedButUnlisted(forge: Forge, listed: readonly Issue[], claims: readonly { issue: number }[]): Promise<Issue[]> {
+async function claimedButUnlisted(forge: Forge, listed: readonly Issue[], claims: readonly { issue: number }[], expectClosed?: ReadonlySet<number>): Promise<Issue[]> {
   const seen = new Set(listed.map((issue) => issue.number));
-  const missing = [...new Set(claims.map((c) => c.issue))].filter((n) => !seen.has(n));
+  const missing = [...new Set(claims.map((c) => c.issue))].filter((n) => !seen.has(n) && !expectClosed?.has(n));
   const read = await Promise.all(
     missing.map((n) =>
       forge.getIssue(n).catch((error: unknown) => {
@@ -97,6 +109,61 @@ async function claimedButUnlisted(forge: Forge, listed: readonly Issue[], claims
     ),
   );
   return read.filter((issue): issue is Issue => issue !== null && issue.state === "open");
+}
+
+/**
+ * The fleet's open PRs as last listed, per forge client: issue → PR number. The open-PR listing is
+ * paged like the issues': a PR merged or closed on a page already read, while a later page is
+ * read, moves an open PR across the page boundary unseen. A claim whose PR is missing would look
+ * like one with no PR: a stop would release it (leaving its PR with no claim), and a tick would
+ * start a worker to continue work that is already proposed, pushing to a head being gated.
+ */
+const fleetPullMemos = new WeakMap<Forge, Map<number, number>>();
+
+function rememberFleetPulls(forge: Forge, pulls: readonly PullRequest[], issueOf: (pull: PullRequest) => number | null): void {
+  const memo = new Map<number, number>();
+  for (const pull of pulls) {
+    const issue = issueOf(pull);
+    if (issue !== null && pull.number > (memo.get(issue) ?? 0)) memo.set(issue, pull.number);
+  }
+  fleetPullMemos.set(forge, memo);
+}
+
+/** The fleet closed this PR itself (a retry): its absence from the next listing needs no read. */
+export function forgetFleetPull(forge: Forge, number: number): void {
+  const memo = fleetPullMemos.get(forge);
+  if (!memo) return;
+  for (const [issue, pr] of memo) if (pr === number) memo.delete(issue);
+}
+
+/**
+ * The fleet's PRs for `claimed` issues that the last listing had and this one lacks, read one by
+ * one; those still open (and still the fleet's for the same issue) are returned. Costs one request
+ * per such PR that really closed while its issue stayed claimed and open (a human closed it), once:
+ * the memo forgets it with the listing. A PR merged by a landing is not read again (its issue
+ * closes and its claim is released), nor one a retry closed (`forgetFleetPull`).
+ */
+export async function missedFleetPulls(forge: Forge, listed: readonly PullRequest[], claimed: readonly number[], issueOf: (pull: PullRequest) => number | null): Promise<PullRequest[]> {
+  const memo = fleetPullMemos.get(forge);
+  if (!memo || memo.size === 0) return [];
+  const numbers = new Set(listed.map((p) => p.number));
+  const covered = new Set(listed.map(issueOf).filter((n): n is number => n !== null));
+  const missing = [...new Set(claimed)].filter((n) => !covered.has(n) && memo.has(n) && !numbers.has(memo.get(n)!)).map((n) => ({ issue: n, pr: memo.get(n)! }));
+  const read = await Promise.all(
+    missing.map(({ pr }) =>
+      forge.getPull(pr).catch((error: unknown) => {
+        if (error instanceof ForgeError && (error.kind === "not_found" || error.status === 410)) return null;
+        throw error;
+      }),
+    ),
+  );
+  return read.filter((pull, i): pull is NonNullable<typeof pull> => pull !== null && pull.state === "open" && !pull.merged && issueOf(pull) === missing[i]!.issue).map(pullOnly);
+}
+
+/** A PR's listing fields alone (a single read carries mergeability too, which a listing lacks). */
+function pullOnly(pull: PullRequest): PullRequest {
+  const { number, title, body, state, draft, merged, author, head, base, htmlUrl, updatedAt } = pull;
+  return { number, title, body, state, draft, merged, author, head, base, htmlUrl, updatedAt };
 }
 
 /**

@@ -74,6 +74,7 @@ export class Landing {
       forge: conn.forge,
       login: conn.login,
       base: config.base ?? conn.base,
+      defaultBranch: conn.info.defaultBranch,
       config,
       lease: this.deps.lease,
       refs: conn.refs,

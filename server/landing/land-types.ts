@@ -25,6 +25,8 @@ export interface LandingContext {
   login: string;
   /** The base branch PRs land on, e.g. "main". */
   base: string;
+  /** The repository's default branch: GitHub closes "Closes #n" issues on merges there only. */
+  defaultBranch?: string;
   config: LandingConfig;
   lease: Lease;
   /** Ref store of the repository: the landing lock, and reading the base tip. */
@@ -74,7 +76,10 @@ export interface LocalGateEvidence {
 
 export type GateEvidence = CiEvidence | LocalGateEvidence;
 
-export type LandResult =
+/** `swept`: dead trains' branches the landing deleted under the lock (their draft PRs closed). */
+export type LandResult = LandOutcomes & { swept?: string[] };
+
+type LandOutcomes =
   | {
       outcome: "merged";
       /** The commit the base now points at (the squash or merge commit, or H for a push). */
@@ -89,6 +94,8 @@ export type LandResult =
       verified: boolean;
       verifyNote: string | null;
       issueClosed: boolean;
+      /** GitHub closes the issue itself (a closing keyword merged onto the default branch): the fleet did not. */
+      closedByMerge?: boolean;
       branchDeleted: boolean;
       /** Syncs made during this call (local gate only; a required gate returns "synced"). */
       syncs: number;
@@ -98,7 +105,8 @@ export type LandResult =
   | { outcome: "synced"; head: string; previousHead: string; baseSha: string; why: string }
   | { outcome: "not_ours"; why: string }
   | { outcome: "fenced"; why: string }
-  | { outcome: "busy"; why: string }
+  /** `holder`: who holds the landing lock (see acquireLock). */
+  | { outcome: "busy"; why: string; holder?: string }
   | { outcome: "retry_later"; why: string }
   | { outcome: "conflict"; files: string[]; baseSha: string | null; why: string }
   | { outcome: "gate_red"; head: string; evidence: GateEvidence; why: string };

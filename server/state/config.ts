@@ -39,6 +39,8 @@ export interface PacingConfig {
   idle_ticks_before_sleep: number;
   /** Seconds between looks at what a wait watches (required checks on waiting heads, the base); default 10. */
   watch_seconds?: number;
+  /** A tick under way this long (real time) is reported once in the supervisor lane; default 120. */
+  slow_tick_seconds?: number;
 }
 
 /**

@@ -387,7 +387,7 @@ export function decide(input: DecideInput): Decision {
 
   // Retries start a fresh worker too: they take a slot like any birth.
   for (const action of actions) if (action.kind === "retry") births.push(action);
-  const ordered: Action[] = actions.filter((a) => a.kind !== "retry");
+  const ordered: Action[] = landingsFirst(actions.filter((a) => a.kind !== "retry"));
   if (input.stopping) {
     // Draining: the retry's bookkeeping stands (attempt label, PR closed with its evidence), but
     // no worker starts, so the claim would sit between two attempts with no PR: release it, and
@@ -445,4 +445,15 @@ export function decide(input: DecideInput): Decision {
   }
   const workers = input.target - room;
   return { actions: ordered, workers: Math.min(input.target, Math.max(workers, running)), birthsHeld, overlapHolds, landingSlot, conflictHolds };
+}
+
+/**
+ * Landings go right after the releases, before the PRs opened or closed in the same pass: each
+ * landing reads the open-PR list again (server/landing/own-pulls.ts), a conditional read that is
+ * free (304) while the list is as the snapshot read it, and a 200 after a PR of this very pass.
+ * The order within each kind stands.
+ */
+function landingsFirst(actions: readonly Action[]): Action[] {
+  const lands = (a: Action): boolean => a.kind === "land" || a.kind === "land_train";
+  return [...actions.filter((a) => a.kind === "release"), ...actions.filter(lands), ...actions.filter((a) => a.kind !== "release" && !lands(a))];
 }

@@ -1,5 +1,18 @@
 // dispatch: claim a frontier issue (create-only, so one worker per issue) and start its worker.
-import { defineEffect } from "./effect.js";
+import { ForgeError } from "../../gh/errors.js";
+import type { SnapshotIssue } from "../../state/snapshot.js";
+import { defineEffect, type FleetRuntime } from "./effect.js";
+
+/**
+ * A dispatch this long after its tick began acts on a snapshot a peer may have overtaken: the
+ * claim's compare-and-swap only says nobody holds the issue now, and a peer that claimed it after
+ * our listing, finished it (closed, escalated) and released its claim leaves it unclaimed again.
+ * The chaos run's two-host drain saw it: a tick slowed by a landing claimed #9 some 25 s after its
+ * snapshot, after the other host had closed it as already satisfied, and started a worker on a
+ * closed issue. Past this age the issue is read again once the claim is won (one request, on slow
+ * ticks only); a peer's whole claim-work-close cycle takes longer than this.
+ */
+const STALE_DISPATCH_MS = 5_000;
 
 export const dispatch = defineEffect("dispatch", async (fleet, tick, action) => {
   const issue = tick.issues.get(action.issue);
@@ -10,7 +23,24 @@ export const dispatch = defineEffect("dispatch", async (fleet, tick, action) => 
     fleet.log("info", "claim_lost", `#${action.issue}: a peer claimed it first`, action.issue);
     return;
   }
+  const changed = fleet.deps.clock().getTime() - Date.parse(tick.set.now) > STALE_DISPATCH_MS ? await changedSince(fleet, issue) : null;
+  if (changed !== null) {
+    await fleet.deps.lease.release(action.issue, claimed.sha);
+    fleet.log("info", "dispatch_stale", `#${action.issue}: ${changed} since this tick's snapshot; claim let go, the next tick decides`, action.issue);
+    return;
+  }
   tick.report.dispatched.push(action.issue);
   fleet.board.claimed(action.issue, { noComments: issue.comments === 0 });
   await fleet.birthFor(issue, action.attempt + 1, "continue", claimed.sha);
 });
+
+/** What changed on the issue since the snapshot listed it (closed, relabelled), or null. */
+async function changedSince(fleet: FleetRuntime, listed: SnapshotIssue): Promise<string | null> {
+  const now = await fleet.deps.conn.forge.getIssue(listed.number).catch((error: unknown) => {
+    if (error instanceof ForgeError && (error.kind === "not_found" || error.status === 410)) return null;
+    throw error;
+  });
+  if (now === null || now.state !== "open") return "the issue was closed";
+  const labels = (list: readonly string[]): string => [...list].map((l) => l.toLowerCase()).sort().join("\n");
+  return labels(now.labels) === labels(listed.labels) ? null : "the issue's labels changed";
+}

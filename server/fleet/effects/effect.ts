@@ -15,6 +15,7 @@ import type { WatchedHead } from "../../state/wake.js";
 import type { RequiredChecks } from "../../state/ports.js";
 import type { LandingsInFlight } from "../landings-in-flight.js";
 import type { ConflictWatch } from "../conflict-watch.js";
+import type { MergeCloses } from "../merge-closes.js";
 
 export interface FleetRuntime {
   readonly registration: Registration;
@@ -24,10 +25,14 @@ export interface FleetRuntime {
   readonly landing: Landing;
   /** The issue whose PR was synced with the base and whose CI runs: it lands next. */
   landingSlot: number | null;
+  /** Landings wait for another host's landing lock: whose, and since when (logged once, at the start and the end). */
+  landingWait: { holder: string; since: Date } | null;
   /** Landings that wait (a gate, a train, a merge queue), run beside the loop. */
   readonly inFlight: LandingsInFlight<TickScope>;
   /** PRs seen not to merge with the base (decided on the next pass), pairs, conflict holds. */
   readonly conflicts: ConflictWatch;
+  /** Merged issues GitHub closes itself: their claims wait for it (merge-closes.ts). */
+  readonly closes: MergeCloses;
   /** Births are held (a stop, the breaker, a quota pause). */
   birthsHeld(): boolean;
   /** Starts a worker for a claim we hold; false when it could not start. */
@@ -48,6 +53,18 @@ export interface TickScope {
   required?: RequiredChecks;
   /** The open PRs as this tick's snapshot listed them. */
   pulls?: readonly SnapshotPull[];
+  /** Bookkeeping that waits until this tick's actions ran (see `afterActions`). */
+  later?: Array<{ issue: number; job: () => Promise<void> }>;
+}
+
+/**
+ * Runs `job` once the tick's actions ran (before its boards), or now outside a tick's loop. For
+ * what nothing else in the tick waits on, so an action behind it (the next PR's sync after a
+ * landing: its CI starts that much sooner) does not wait for it either.
+ */
+export async function afterActions(tick: TickScope, issue: number, job: () => Promise<void>): Promise<void> {
+  if (tick.later) tick.later.push({ issue, job });
+  else await job();
 }
 
 export interface TickEvents {

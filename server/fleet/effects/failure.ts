@@ -1,6 +1,7 @@
 // A failed attempt's two ways on, as decide chose: the retry ladder (attempt label, PR closed,
 // a fresh worker) or, past the retry limit, escalation to a human with the evidence of where it
 // got stuck.
+import { forgetFleetPull } from "../../gh/gather.js";
 import { failureAction, type FailureEvidence } from "../../state/decide.js";
 import { attemptFromLabels, attemptLabel, parseAttemptLabel } from "../../state/markers.js";
 import type { SnapshotIssue } from "../../state/snapshot.js";
@@ -51,6 +52,7 @@ export async function retryIssue(fleet: FleetRuntime, tick: TickScope, action: A
     const note = renderRetryNote({ issue: n, attempt, maxAttempts: cfg.retry + 1, why: brief.summary, evidence: { kind: brief.kind, summary: brief.summary, excerpt: brief.excerpt }, pr: null });
     const opened = tick.pulls?.find((p) => p.number === pr)?.body.trim() ?? "";
     await forge.closePull(pr, opened === "" ? note : `${note}\n\n---\n\n${opened}`);
+    forgetFleetPull(forge, pr);
   }
   const run = fleet.memory.run(n);
   if (run && !run.exitFacts) await run.handle.kill("retrying");

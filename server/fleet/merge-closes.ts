@@ -1,0 +1,98 @@
+// Issues whose PR merged through the merge API with "Closes #n" onto the default branch: GitHub
+// closes them itself, a moment after the merge, so the fleet spends no request closing them. The
+// claim is kept until a listing shows the issue closed, so neither a peer nor a later tick takes
+// a merged issue for ready work; one still open after the grace (a repository that does not
+// close linked issues, or a slow GitHub) is closed by the fleet, as every landing did before.
+import type { Forge } from "../gh/forge.js";
+import type { Lease } from "../gh/lease.js";
+import type { SupervisorLog } from "./supervisor-log.js";
+import { errorText } from "./supervisor-log.js";
+
+/** How long GitHub may take to close a merged PR's issue before the fleet closes it, in loop seconds. */
+export const MERGE_CLOSE_GRACE_SECONDS = 30;
+
+interface Waiting {
+  pr: number;
+  claimSha: string;
+  mergedAt: number;
+}
+
+export interface MergeClosesDeps {
+  forge: Pick<Forge, "closeIssue">;
+  lease: Pick<Lease, "release">;
+  clock: () => Date;
+  /** Real milliseconds of the grace (scaled like every duration of the loop). */
+  graceMs: number;
+  log: SupervisorLog;
+}
+
+export class MergeCloses {
+  private readonly waiting = new Map<number, Waiting>();
+
+  constructor(private readonly deps: MergeClosesDeps) {}
+
+  /** `issue`'s PR merged and GitHub closes the issue: our claim (`claimSha`) waits for it. */
+  expect(issue: number, pr: number, claimSha: string): void {
+    this.waiting.set(issue, { pr, claimSha, mergedAt: this.deps.clock().getTime() });
+  }
+
+  /**
+   * Issues the gather need not read one by one when the open listing lacks them: their absence is
+   * what their merge announced. (The read guards against a paged listing hiding an open issue;
+   * should that coincide with GitHub not closing one of these, the issue comes back open and
+   * unclaimed with its work on the base, and a worker sent to it finds it already satisfied.)
+   */
+  expected(): ReadonlySet<number> {
+    return new Set(this.waiting.keys());
+  }
+
+  /**
+   * Settles the waiting claims against this tick's snapshot: released once the issue is no longer
+   * listed open; closed by us, then released, once the grace is over (at once when `force`d: a
+   * stop, which also tries each only once). Returns every issue this tick must leave alone (the claim is not decide's).
+   */
+  async settle(mine: ReadonlyArray<{ issue: number; sha: string }>, open: ReadonlySet<number>, force: boolean): Promise<Set<number>> {
+    const hold = new Set<number>();
+    for (const [n, w] of this.waiting) {
+      if (!mine.some((m) => m.issue === n && m.sha === w.claimSha)) {
+        this.waiting.delete(n); // taken over or released elsewhere: not ours to settle
+        continue;
+      }
+      hold.add(n);
+      if (open.has(n)) {
+        const waited = this.deps.clock().getTime() - w.mergedAt;
+        if (!force && waited < this.deps.graceMs) continue;
+        try {
+          await this.deps.forge.closeIssue(n, "completed");
+        } catch (error) {
+          this.deps.log("warn", "close_failed", `#${n}: still open after PR #${w.pr} merged, and closing it failed${force ? "" : " (tried again next tick)"}: ${errorText(error)}`, n);
+          // A stop tries once: the claim stays, and lapses with the lease.
+          if (force) this.waiting.delete(n);
+          continue;
+        }
+        this.deps.log("info", "closed_after_merge", `#${n}: GitHub had not closed it ${Math.round(waited / 1000)} s after PR #${w.pr} merged: closed it`, n, { pr: w.pr });
+      }
+      try {
+        await this.deps.lease.release(n, w.claimSha);
+      } catch (error) {
+        this.deps.log("warn", "release_failed", `#${n}: claim not released after its merge${force ? "" : " (tried again next tick)"}: ${errorText(error)}`, n);
+        if (force) this.waiting.delete(n);
+        continue;
+      }
+      this.waiting.delete(n);
+    }
+    return hold;
+  }
+
+  /** Merged issues whose claims still wait for GitHub's close. */
+  pending(): boolean {
+    return this.waiting.size > 0;
+  }
+
+  /** The end of a stop with no tick to look: what still waits is closed by us and released now. */
+  async flush(): Promise<void> {
+    if (this.waiting.size === 0) return;
+    const all = [...this.waiting].map(([issue, w]) => ({ issue, sha: w.claimSha }));
+    await this.settle(all, new Set(all.map((w) => w.issue)), true);
+  }
+}
