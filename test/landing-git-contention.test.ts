@@ -6,7 +6,7 @@
 // worktrees/<name>/HEAD"), and the landing's fetches never write the shared remote-tracking refs.
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
-import { writeFile } from "node:fs/promises";
+import { rm, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { DEFAULT_CONFIG, type FleetConfig } from "../schemas/config.js";
@@ -106,6 +106,20 @@ describe("the landing's git beside the tick's, on one work repository", () => {
     assert.deepEqual({ landing: done.landing, tick: done.tick }, { landing: ROUNDS, tick: ROUNDS });
     assert.ok(done.gate >= 2 && done.moves >= 3 && done.workerFetches >= 3, `meanwhile ${done.gate} gate runs, ${done.moves} base moves, ${done.workerFetches} worker fetches`);
     assert.deepEqual((await workRepo.git.refs("refs/afk-train/")).length, 0, "every train scope dropped");
+  });
+
+  it("the tick's fetch waits out a remote-tracking ref lock another process holds for seconds", async () => {
+    const { workRepo, clone } = await scene();
+    await workRepo.prepare({ issue: 1, title: "one", base: "main" }); // origin/main exists in the work repo
+    const moved = await moveBase(clone, 1);
+    // Another process (a worker's own fetch, stalled on a loaded machine) holds origin/main's lock for 2 s.
+    const lock = join(workRepo.repoDir, "refs", "remotes", "origin", "main.lock");
+    await writeFile(lock, "");
+    const held = sleep(2_000).then(() => rm(lock));
+    const result = await workRepo.git.fetchRaw(["fetch", "--no-tags", "--quiet", "origin", "+refs/heads/main:refs/remotes/origin/main"]);
+    await held;
+    assert.equal(result.exitCode, 0, `the fetch gave up on the lock: ${result.stderr}`);
+    assert.equal(await workRepo.git.revParse("refs/remotes/origin/main"), moved);
   });
 });
 
