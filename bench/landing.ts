@@ -109,6 +109,32 @@ interface VariantResult {
   load: [number, number];
   /** The size of each train that landed (default strategy). */
   trains: number[];
+  /** Squash's steady cycle, per landing after the first (ms): see `cyclePhases`. */
+  phases: { mergedToSynced: number[]; syncedToSeen: number[]; seenToMerged: number[] };
+}
+
+/**
+ * Where a squash landing's cycle goes, from the lanes: the previous landing's merge → this PR
+ * synced with the moved base (pushed, its CI starts) → its concluded check seen (the watch's
+ * wake) → merged. The first span is all fleet; the second holds the CI run; the third is the
+ * tick that lands it (gather, decide, the merge itself).
+ */
+function cyclePhases(records: LaneRecord[], monitor: LaneRecord[]): VariantResult["phases"] {
+  const out: VariantResult["phases"] = { mergedToSynced: [], syncedToSeen: [], seenToMerged: [] };
+  const merges = records.filter((r) => r.event === "merged").sort((a, b) => mergedMs(a) - mergedMs(b));
+  const wakes = monitor.filter((r) => r.event === "wake").map((r) => ms(r.ts));
+  for (let i = 1; i < merges.length; i++) {
+    const prev = mergedMs(merges[i - 1]!);
+    const at = mergedMs(merges[i]!);
+    const synced = records.find((r) => r.event === "land_synced" && r.issue === merges[i]!.issue && ms(r.ts) >= prev && ms(r.ts) <= at);
+    if (!synced) continue;
+    const seen = wakes.find((w) => w >= ms(synced.ts) && w <= at);
+    out.mergedToSynced.push(ms(synced.ts) - prev);
+    if (seen === undefined) continue;
+    out.syncedToSeen.push(seen - ms(synced.ts));
+    out.seenToMerged.push(at - seen);
+  }
+  return out;
 }
 
 /** Counts the REST requests made with one token through globalThis.fetch (the CI runner's). */
@@ -267,7 +293,7 @@ async function runVariant(ctx: BenchContext, spec: LandingSpec, mode: Mode): Pro
   const monitor = await lane(fleet, "monitor");
   if (process.env.AFK_BENCH_TIMELINE) {
     const all = [...records.map((r) => ({ lane: "S", ...r })), ...monitor.map((r) => ({ lane: "M", ...r }))].sort((a, b) => ms(a.ts) - ms(b.ts));
-    await writeFile(process.env.AFK_BENCH_TIMELINE, all.map((r) => `${String(ms(r.ts) - t0).padStart(7)} ${r.lane} ${r.event} ${r.issue ?? ""} ${r.msg.slice(0, 160)}${r.data?.phase_ms ? ` ${JSON.stringify(r.data.phase_ms)}` : ""}`).join("\n") + "\n");
+    await writeFile(process.env.AFK_BENCH_TIMELINE, `# t0 ${t0}\n` + all.map((r) => `${String(ms(r.ts) - t0).padStart(7)} ${r.lane} ${r.event} ${r.issue ?? ""} ${r.msg.slice(0, 160)}${r.data?.phase_ms ? ` ${JSON.stringify(r.data.phase_ms)}` : ""}`).join("\n") + "\n");
   }
   const tickEnds = monitor.filter((r) => r.event === "tick" && ms(r.ts) >= t0).map((r) => ms(r.ts));
   ctx.log(`  ${merged.length} landed${escalated.length ? `, ${escalated.length} escalated` : ""} after ${Date.now() - t0} ms; stopping`);
@@ -334,6 +360,7 @@ async function runVariant(ctx: BenchContext, spec: LandingSpec, mode: Mode): Pro
     closedOnForge: issues.filter((i) => i.state === "closed").length,
     byRoute: acc.by_route,
     load: [loadAtStart, loadavg()[0]!],
+    phases: cyclePhases(records, monitor),
     trains: records.filter((r) => r.event === "train").flatMap((r) => (Array.isArray(r.data?.landings) ? (r.data.landings as Array<{ issues: number[] }>).map((l) => l.issues.length) : [])),
   };
 }
@@ -375,6 +402,9 @@ function figuresOf(spec: LandingSpec, v: VariantResult): Figure[] {
     { key: "landing_ms_median", label: "  one landing, median (gap to the next landing in the same tick)", value: q(v.serviceMs, 0.5), unit: "ms" },
     { key: "exit_to_pr_ms_median", label: "  worker exit → PR opened, median", value: q(v.issues.flatMap((i) => (i.exitToPrMs === null ? [] : [i.exitToPrMs])), 0.5), unit: "ms" },
     { key: "pr_to_merge_ms_median", label: "  PR opened → merged, median", value: q(v.issues.flatMap((i) => (i.prToMergeMs === null ? [] : [i.prToMergeMs])), 0.5), unit: "ms" },
+    { key: "merged_to_synced_ms_median", label: "  a landing's merge → the next PR synced (pushed), median", value: q(v.phases.mergedToSynced, 0.5), unit: "ms" },
+    { key: "synced_to_seen_ms_median", label: "  synced → its concluded check seen (CI run and watch), median", value: q(v.phases.syncedToSeen, 0.5), unit: "ms" },
+    { key: "seen_to_merged_ms_median", label: "  check seen → merged (the landing tick), median", value: q(v.phases.seenToMerged, 0.5), unit: "ms" },
     { key: "syncs_per_issue", label: "syncs with the base per landed issue", value: perIssue(v.syncs) },
     { key: "ticks", label: "ticks until the last landing (incl. its own)", value: v.ticks },
     { key: "requests_per_issue", label: "REST requests per landed issue (fleet)", value: perIssue(v.requests.total) },
@@ -421,7 +451,7 @@ export function realTimeLandingSection(name = "landing-real-time"): Section {
 }
 
 function detailsOf(v: VariantResult): Record<string, unknown> {
-  return { issues: v.issues, landing_ms: v.serviceMs, fleet_overhead_ms: v.intervalOverheadMs, requests: v.requests, ci: v.ci, by_route: v.byRoute, load: v.load, trains: v.trains };
+  return { issues: v.issues, landing_ms: v.serviceMs, fleet_overhead_ms: v.intervalOverheadMs, phases_ms: v.phases, requests: v.requests, ci: v.ci, by_route: v.byRoute, load: v.load, trains: v.trains };
 }
 
 export function landingSection(mode: Mode, spec: LandingSpec = DEFAULT_LANDING[mode], name?: string): Section {

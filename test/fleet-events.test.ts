@@ -8,6 +8,8 @@ import { readFile, writeFile } from "node:fs/promises";
 import { existsSync } from "node:fs";
 import { join } from "node:path";
 import type { FleetHost } from "../server/host/host.js";
+import { GitRefStore } from "../server/gh/gitrefs.js";
+import { formatLandingLock } from "../server/landing/land.js";
 import { startCiRunner, type CiRunner } from "../server/demo/ci-runner.js";
 import { api, git, startTestForge, tempDir, type TestForge } from "./support/forge-fixtures.js";
 import { cleanupsAfterFile, fleetHost, readyIssues, tasks, workScript } from "./support/fleet-fixtures.js";
@@ -24,7 +26,8 @@ interface Record_ {
   ts: string;
   event: string;
   issue?: number;
-  data?: { cause?: string; merges_held?: number[] };
+  msg?: string;
+  data?: { cause?: string; merges_held?: number[]; landing_waits?: string | null };
 }
 
 interface Tally {
@@ -131,6 +134,9 @@ describe("the event-driven loop (time scale 1, fallback tick an hour away)", { c
       { deadlineMs: 4 * 60_000, intervalMs: 250, explain: () => `only ${held.length} of 3 PRs green and held` },
     );
     await host.stop({ repo: REPO, stop_workers: false });
+    // Every ref update the forge takes from here on, in the order it took them (git runs the hook).
+    const refLog = join(dir, "ref-updates.log");
+    await writeFile(join(forge.bareRepo, "hooks", "post-receive"), `#!/bin/sh\ncat >> '${refLog}'\n`, { mode: 0o755 });
     await host.start({ repo: REPO, worker_command: `sh ${worker}`, target: 3, auto_merge: true, config });
     const merged = await landed(host, 3);
 
@@ -155,9 +161,55 @@ describe("the event-driven loop (time scale 1, fallback tick an hour away)", { c
       const wakes = events.slice(events.findIndex((r) => `${r.event}#${r.issue}` === `land_synced#${next}`), events.findIndex((r) => `${r.event}#${r.issue}` === `merged#${next}`));
       assert.equal(wakes.filter((r) => r.event === "wake" && r.data?.cause === "checks").length, 1, `one concluded-check wake for #${next}`);
     }
+    // What the forge saw: a landing took the lock once per merge, none for a sync (it moves no
+    // base); and the next PR's sync was pushed before the landed one's claim was let go (its
+    // bookkeeping waits for the tick's other actions, so the next CI run starts sooner).
+    const updates = (await readFile(refLog, "utf8")).split("\n").filter(Boolean).map((l) => l.split(" ") as [string, string, string]);
+    const zero = /^0+$/;
+    const at = (test: (u: [string, string, string]) => boolean, what: string): number => {
+      const i = updates.findIndex(test);
+      assert.ok(i >= 0, `the forge saw ${what}: ${updates.map((u) => u[2]).join(", ")}`);
+      return i;
+    };
+    assert.equal(updates.filter(([old, , ref]) => ref === "refs/afk/lock/landing" && zero.test(old)).length, 3, "the landing lock taken once per merge, never for a sync");
+    for (const [prev, next] of [[first, second], [second, third]]) {
+      const synced = at(([, , ref]) => ref.startsWith(`refs/heads/afk/${next}-`), `the sync of #${next}`);
+      const released = at(([, neu, ref]) => ref === `refs/afk/claim/${prev}` && zero.test(neu), `the release of #${prev}'s claim`);
+      assert.ok(synced < released, `#${next}'s sync was pushed before #${prev}'s claim was released`);
+    }
     const clone = join(dir, "inspect");
     await git(dir, "clone", "--quiet", forge.gitUrl, clone);
     assert.equal((await assertBaseOnGatedTrees(forge, REPO, clone)).length, 3);
+  });
+
+  it("another host's landing lock: one land_busy record when the wait starts (naming the holder), one when it ends, however many ticks wait; every tick's report says it", async () => {
+    const { forge, host, dir, worker } = await setUp(1, true);
+    const lockRef = "refs/afk/lock/landing";
+    const other = new GitRefStore({ controlDir: join(dir, "other-host.git"), remoteUrl: forge.gitUrl, token: forge.token });
+    const lock = await other.create(lockRef, formatLandingLock({ instance: "fleet-two", host: "host-two", at: new Date().toISOString(), issue: 99, ttlSeconds: 3600 }));
+    assert.ok(lock.won);
+    const pacing = { busy_seconds: 5, idle_seconds: 5, long_idle_seconds: 5 };
+    await host.start({ repo: REPO, worker_command: `sh ${worker}`, target: 1, auto_merge: true, config: { gate: { ci: "required" }, landing: { strategy: "squash" }, pacing } });
+    const waiting = async (): Promise<Record_[]> => (await records(host, "monitor")).filter((r) => r.event === "tick" && typeof r.data?.landing_waits === "string");
+    let ticks: Record_[] = [];
+    await waitFor("four ticks that found the lock held", async () => (ticks = await waiting()).length >= 4, { deadlineMs: 10 * 60_000, intervalMs: 250, explain: () => `${ticks.length} so far` });
+    const during = await records(host, "supervisor");
+    const busy = during.filter((r) => r.event === "land_busy");
+    assert.equal(busy.length, 1, `one land_busy record for ${ticks.length} waiting ticks`);
+    assert.match(busy[0]!.msg ?? "", /#1: waiting for the landing lock: .*fleet-two on host-two/);
+    assert.equal(during.filter((r) => r.event === "land_busy_ended").length, 0, "the wait has not ended");
+    for (const t of ticks) assert.match(t.data?.landing_waits ?? "", /fleet-two on host-two/, "each waiting tick's report names the holder");
+    const status = await host.status({ repo: REPO });
+    assert.match(status.last_tick ?? "", /landing waits: .*fleet-two on host-two/, "status shows the wait");
+
+    assert.ok((await other.remove(lockRef, lock.won ? lock.sha : "")).won, "the other host's landing ends");
+    await landed(host, 1);
+    const after = await records(host, "supervisor");
+    assert.equal(after.filter((r) => r.event === "land_busy").length, 1, "still one land_busy record");
+    const ended = after.filter((r) => r.event === "land_busy_ended");
+    assert.equal(ended.length, 1, "one record when the wait ended");
+    assert.match(ended[0]!.msg ?? "", /fleet-two on host-two/);
+    assert.ok(after.findIndex((r) => r.event === "land_busy_ended") < after.findIndex((r) => r.event === "merged"), "the wait ended before the landing");
   });
 
   it("local gate: while a long gate runs in the background, the loop goes on (exits handled, PRs opened, workers started); its end lands the PR", async () => {

@@ -6,7 +6,7 @@
 // worktrees/<name>/HEAD"), and the landing's fetches never write the shared remote-tracking refs.
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
-import { writeFile } from "node:fs/promises";
+import { rm, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { DEFAULT_CONFIG, type FleetConfig } from "../schemas/config.js";
@@ -26,7 +26,7 @@ describe("the landing's git beside the tick's, on one work repository", () => {
     await workRepo.prepare({ issue: 1, title: "one", base: "main" }); // the tick fetched origin/main
     const before = await workRepo.git.revParse("refs/remotes/origin/main");
     const moved = await moveBase(clone, 1);
-    const fetched = await lg.fetchBranches("main", branches, "t1", 1);
+    const fetched = await lg.fetchBranches("main", branches, "t1");
     assert.equal(fetched.base, moved, "the landing saw the moved base");
     const tips = await lg.fetchTips("main", branches[0]!, 2);
     assert.equal(tips.base, moved);
@@ -51,7 +51,7 @@ describe("the landing's git beside the tick's, on one work repository", () => {
     const landing = (async () => {
       for (let r = 0; r < ROUNDS; r += 1) {
         await (async () => {
-          await lg.fetchBranches("main", branches, `s${r}`, 1);
+          await lg.fetchBranches("main", branches, `s${r}`);
           await lg.fetchTips("main", branches[r % branches.length]!, 1);
           await lg.fetchBase("main", `s${r}`);
           await lg.dropPrivateRefs(1);
@@ -106,6 +106,20 @@ describe("the landing's git beside the tick's, on one work repository", () => {
     assert.deepEqual({ landing: done.landing, tick: done.tick }, { landing: ROUNDS, tick: ROUNDS });
     assert.ok(done.gate >= 2 && done.moves >= 3 && done.workerFetches >= 3, `meanwhile ${done.gate} gate runs, ${done.moves} base moves, ${done.workerFetches} worker fetches`);
     assert.deepEqual((await workRepo.git.refs("refs/afk-train/")).length, 0, "every train scope dropped");
+  });
+
+  it("the tick's fetch waits out a remote-tracking ref lock another process holds for seconds", async () => {
+    const { workRepo, clone } = await scene();
+    await workRepo.prepare({ issue: 1, title: "one", base: "main" }); // origin/main exists in the work repo
+    const moved = await moveBase(clone, 1);
+    // Another process (a worker's own fetch, stalled on a loaded machine) holds origin/main's lock for 2 s.
+    const lock = join(workRepo.repoDir, "refs", "remotes", "origin", "main.lock");
+    await writeFile(lock, "");
+    const held = sleep(2_000).then(() => rm(lock));
+    const result = await workRepo.git.fetchRaw(["fetch", "--no-tags", "--quiet", "origin", "+refs/heads/main:refs/remotes/origin/main"]);
+    await held;
+    assert.equal(result.exitCode, 0, `the fetch gave up on the lock: ${result.stderr}`);
+    assert.equal(await workRepo.git.revParse("refs/remotes/origin/main"), moved);
   });
 });
 

@@ -12,6 +12,7 @@ import { join } from "node:path";
 import { DEFAULT_CONFIG, type FleetConfig } from "../schemas/config.js";
 import type { Forge, PullDetail } from "../server/gh/forge.js";
 import { GitRefStore } from "../server/gh/gitrefs.js";
+import type { RefStore } from "../server/gh/refstore.js";
 import { formatLandingLock, landPull, landingLockRef, readCheckEvidence, type LandResult, type LandingContext } from "../server/landing/land.js";
 import { Lease } from "../server/gh/lease.js";
 import { GateCache, gateEnv, runGate } from "../server/workers/gate.js";
@@ -239,6 +240,38 @@ describe("landPull against the local forge", () => {
     assert.match(refused.why, /closed/);
     assert.equal(await mainTip(f), base, "the base did not move");
     await f.lease.release(v.issue, v.claimSha);
+  });
+
+  it("(d3) a turn that only syncs takes no landing lock (it moves no base), and waits while another host holds it; the turn that lands takes it", async () => {
+    const created: string[] = [];
+    const refs: RefStore = {
+      list: (prefix) => f.refs.list(prefix),
+      create: (ref, message) => (created.push(ref), f.refs.create(ref, message)),
+      swap: (ref, sha, message) => f.refs.swap(ref, sha, message),
+      remove: (ref, sha) => f.refs.remove(ref, sha),
+      read: (ref) => f.refs.read(ref),
+    };
+    const ctx = context(f, config(), { refs, requiredChecks: await f.gh.requiredChecks(BASE) });
+    const listedLand = (w: Work, head: string): Promise<LandResult> => landPull(ctx, { issue: w.issue, title: w.title, claimSha: w.claimSha, pr: w.pr, head, listed: { headRef: w.branch } });
+    const w = await workerPr(f, "Add delta four", { "delta-four.txt": "delta four\n" });
+    const moved = await humanCommit(f, "human-d3.txt", "human\n");
+
+    const other = new GitRefStore({ controlDir: join(await tempDir("afk-lock-"), "control.git"), remoteUrl: f.forge.gitUrl, token: f.forge.token });
+    const held = await other.create(landingLockRef(NS), formatLandingLock({ instance: "fleet-two", host: "host-two", at: new Date().toISOString(), issue: 999, ttlSeconds: 600 }));
+    assert.ok(held.won);
+    assert.match(expectOutcome(await listedLand(w, w.head), "busy").why, /fleet-two on host-two/);
+    assert.equal(await bare(f, "rev-parse", `refs/heads/${w.branch}`), w.head, "nothing was pushed while another host lands");
+    assert.ok((await other.remove(landingLockRef(NS), held.won ? held.sha : "")).won);
+
+    created.length = 0;
+    const synced = expectOutcome(await listedLand(w, w.head), "synced");
+    assert.deepEqual(created, [], "the sync took no lock");
+    await bare(f, "merge-base", "--is-ancestor", moved, synced.head);
+    await assertNothingLanded(f, w, moved);
+    await green(f, synced.head);
+    await assertLanded(f, w, await listedLand(w, synced.head), "squash");
+    assert.deepEqual(created, [landingLockRef(NS)], "the landing took the lock once");
+    assert.equal(await f.refs.read(landingLockRef(NS)), null, "and released it");
   });
 
   it("(d') a red check on the head is a red gate with evidence read back from GitHub", async () => {
@@ -486,6 +519,45 @@ describe("landPull against the local forge", () => {
     const synced = expectOutcome(rb, "synced");
     await green(f, synced.head);
     await assertLanded(f, b, await land(f, b, undefined, undefined, synced.head), "squash");
+  });
+
+  it("(m) a single landing sweeps a dead train's branch and draft PR, only the fleet's own", async () => {
+    // What hosts killed mid-train left: train branches named as the fleet names them, with draft PRs.
+    const seed = await mainTip(f);
+    await git(f.human, "fetch", "--quiet", "origin");
+    const branchAt = async (branch: string): Promise<void> => {
+      // A candidate commit of its own (a PR needs a commit the base lacks).
+      const sha = (await git(f.human, "commit-tree", `${seed}^{tree}`, "-p", seed, "-m", `candidate on ${branch}`)).stdout.trim();
+      await git(f.human, "push", "--quiet", "origin", `${sha}:refs/heads/${branch}`);
+    };
+    const draft = async (branch: string, token?: string): Promise<number> => {
+      const r = await api(f.forge, "POST", repoPath(f.forge, "/pulls"), { title: `train ${branch}`, head: branch, base: BASE, draft: true }, token ? { token } : {});
+      assert.equal(r.status, 201, JSON.stringify(r.body));
+      return r.body.number as number;
+    };
+    const deadOurs = "afk/train/m0dead-a1b2c3-1";
+    const deadBare = "afk/train/m0dead-a1b2c3-2"; // its draft was never opened
+    const deadTheirs = "afk/train/m0dead-d4e5f6-1"; // a fleet-named branch whose PR a human opened
+    const oddName = "afk/train/not-a-train"; // not named as the fleet names train branches
+    for (const b of [deadOurs, deadBare, deadTheirs, oddName]) await branchAt(b);
+    const ours = await draft(deadOurs);
+    const theirs = await draft(deadTheirs, f.forge.users.human);
+
+    const w = await workerPr(f, "Add mu", { "mu.txt": "mu\n" });
+    const result = await land(f, w);
+    await assertLanded(f, w, result, "squash");
+    assert.deepEqual([...(result.swept ?? [])].sort(), [deadOurs, deadBare].sort(), "the landing swept the fleet's dead trains");
+    for (const b of [deadOurs, deadBare]) assert.equal(await branchExists(f, b), false, `${b} is deleted`);
+    for (const b of [deadTheirs, oddName]) assert.equal(await branchExists(f, b), true, `${b} is left alone`);
+    assert.equal((await f.gh.getPull(ours)).state, "closed", "the fleet's dead draft PR is closed");
+    assert.equal((await f.gh.getPull(theirs)).state, "open", "another login's PR is left alone");
+
+    // The next landing finds only the human's: it leaves it alone again.
+    const again = await workerPr(f, "Add nu", { "nu.txt": "nu\n" });
+    const next = await land(f, again);
+    await assertLanded(f, again, next, "squash");
+    assert.equal(next.swept, undefined);
+    assert.equal(await branchExists(f, deadTheirs), true);
   });
 
   it("every value the base ever took was seeded, pushed by a human, or a gated tree", async () => {

@@ -7,6 +7,7 @@ import assert from "node:assert/strict";
 import { renderStatusHead } from "../server/tools/render.js";
 import { renderTakeover } from "../server/tools/takeover.js";
 import { renderLogs } from "../server/tools/logs.js";
+import { renderBoard } from "../server/tools/resources.js";
 import type { StatusResult } from "../server/host/api.js";
 import { pagePlan, renderPlan } from "../server/host/plan.js";
 import type { PlanOutput } from "../schemas/tools.js";
@@ -131,5 +132,11 @@ describe("plan text: the needs-a-human list", () => {
       ].join("\n"),
     );
     assert.equal(renderLogs({ lane: "worker", records: [], next_cursor: null }), "no worker records");
+  });
+  it("the board resource: its workers, or that none runs", () => {
+    const head = renderStatusHead(paused).join("\n");
+    assert.equal(renderBoard(paused, paused), `${head}\n\nworkers: none running`);
+    const two = { ...paused, workers: [12, 15].map((issue) => ({ issue, state: "running", pid: 100 + issue, attempt: 1, started_at: "2026-12-01T18:57:30.000Z" })) } as unknown as StatusResult;
+    assert.equal(renderBoard(paused, two), `${head}\n\nworkers (2):\n  #12  running  pid 112  attempt 1\n  #15  running  pid 115  attempt 1`);
   });
 });

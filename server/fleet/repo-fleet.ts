@@ -47,6 +47,7 @@ export class RepoFleet implements FleetRuntime {
   readonly landing: Landing;
   readonly log: SupervisorLog;
   landingSlot: number | null = null;
+  landingWait: { holder: string; since: Date } | null = null;
   readonly inFlight = new LandingsInFlight<TickScope>({
     inline: () => this.stopping,
     wake: () => this.nudge(),
@@ -134,13 +135,13 @@ export class RepoFleet implements FleetRuntime {
         break;
       }
       if (this.wakePlan?.now) continue;
-      const paced = pace({
+      // A merged issue's claim waiting for GitHub's close wakes nothing: the next tick, whenever it
+      // comes, settles it (an earlier one would pay for its listings only to let a claim go).
+      const seconds = pace({
         lastSummary: { moved: report.moved, inFlight: report.in_flight + workers },
         emptyTicks: this.emptyTicks,
         config: loopPacing(this.registration.config, this.deps.timeScale),
       });
-      // A merged issue's claim waits for GitHub's close: look again within the grace, not an idle period later.
-      const seconds = this.closes.pending() ? Math.min(paced, MERGE_CLOSE_GRACE_SECONDS) : paced;
       this.nextTickAt = new Date(this.deps.clock().getTime() + seconds * 1000 * this.deps.timeScale);
       await this.waitForEvent(seconds);
     }
@@ -324,7 +325,7 @@ export class RepoFleet implements FleetRuntime {
       const paused = this.guard.paused(this.stopping);
       const issues = new Map(snapshot.issues.map((i) => [i.number, i]));
       const events: TickEvents = { pushed: [], blocked: [], settled: [] };
-      const scope: TickScope = { set, issues, report, events, required: snapshot.requiredChecks, pulls: snapshot.pulls };
+      const scope: TickScope = { set, issues, report, events, required: snapshot.requiredChecks, pulls: snapshot.pulls, later: [] };
       const landing = new Set([...(await this.inFlight.finish(scope)), ...this.inFlight.holding()]); // ended ones taken; theirs and running ones' claims not decided on
       const conflictFacts = await this.conflicts.read(set, issues);
       const decision = decide({
@@ -357,6 +358,9 @@ export class RepoFleet implements FleetRuntime {
         }
         timer.mark(action.kind);
       }
+      timer.doing("the landings' wrap-up");
+      for (const { issue, job } of scope.later!.splice(0)) await job().catch((error: unknown) => this.actionFailed({ kind: "land", issue }, error));
+      timer.mark("later");
       timer.doing("the boards");
       await renderBoards(this, { set, issues, report, events });
       timer.mark("boards");
@@ -433,7 +437,7 @@ export class RepoFleet implements FleetRuntime {
     return applyAction(this, tick, action);
   }
 
-  private actionFailed(action: Action, error: unknown): void {
+  private actionFailed(action: Pick<Action, "kind" | "issue">, error: unknown): void {
     if (error instanceof FencedError) {
       this.memory.forget(action.issue);
       this.log("warn", "fenced", error.message, action.issue);

@@ -13,6 +13,8 @@ export interface TickReport {
   workers: number;
   births_held: string | null;
   merges_held: number[];
+  /** Green PRs wait for another host's landing lock: why (who holds it). */
+  landing_waits: string | null;
   /** Green PRs held for a human's approving review. */
   awaiting_review: number[];
   /** Ready issues started later because in-flight work changes the paths they name. */
@@ -39,6 +41,7 @@ export function emptyReport(at: Date): TickReport {
     workers: 0,
     births_held: null,
     merges_held: [],
+    landing_waits: null,
     awaiting_review: [],
     overlap_held: [],
     conflict_held: [],
@@ -60,6 +63,7 @@ export function summaryLine(r: TickReport): string {
     `${r.frontier_remaining} ready`,
     r.births_held ? `births held: ${r.births_held}` : "",
     r.merges_held.length ? `merges held for ${r.merges_held.map((n) => `#${n}`).join(" ")}` : "",
+    r.landing_waits ? `landing waits: ${r.landing_waits}` : "",
     r.awaiting_review.length ? `awaiting review: ${r.awaiting_review.map((n) => `#${n}`).join(" ")}` : "",
     r.overlap_held.length ? `held back for overlap: ${r.overlap_held.map((h) => `#${h.issue} (${h.paths.join(", ")})`).join(" ")}` : "",
     r.conflict_held.length ? `conflict retries waiting: ${r.conflict_held.map((h) => `#${h.issue} (for ${h.waiting_for.map((n) => `#${n}`).join(" ")})`).join(" ")}` : "",

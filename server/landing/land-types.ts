@@ -76,7 +76,10 @@ export interface LocalGateEvidence {
 
 export type GateEvidence = CiEvidence | LocalGateEvidence;
 
-export type LandResult =
+/** `swept`: dead trains' branches the landing deleted under the lock (their draft PRs closed). */
+export type LandResult = LandOutcomes & { swept?: string[] };
+
+type LandOutcomes =
   | {
       outcome: "merged";
       /** The commit the base now points at (the squash or merge commit, or H for a push). */
@@ -102,7 +105,8 @@ export type LandResult =
   | { outcome: "synced"; head: string; previousHead: string; baseSha: string; why: string }
   | { outcome: "not_ours"; why: string }
   | { outcome: "fenced"; why: string }
-  | { outcome: "busy"; why: string }
+  /** `holder`: who holds the landing lock (see acquireLock). */
+  | { outcome: "busy"; why: string; holder?: string }
   | { outcome: "retry_later"; why: string }
   | { outcome: "conflict"; files: string[]; baseSha: string | null; why: string }
   | { outcome: "gate_red"; head: string; evidence: GateEvidence; why: string };

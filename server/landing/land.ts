@@ -24,6 +24,7 @@ import { PushRejectedError, WorktreeError } from "../workers/worktrees.js";
 import { holdLandingLock } from "./held-locks.js";
 import { checkEvidence } from "./ci-evidence.js";
 import { LandingGit } from "./landing-git.js";
+import { listDeadTrains, sweepDeadTrains } from "./dead-trains.js";
 import { landThroughQueue } from "./merge-queue.js";
 import { acquireLock, DEFAULT_LOCK_TTL_SECONDS, landingKey, landingLockRef, lockTakerOf, serialized } from "./landing-lock.js";
 import { MAX_SYNC_ROUNDS, type GateEvidence, type LandingContext, type LandingStrategy, type LandInput, type LandResult } from "./land-types.js";
@@ -57,23 +58,58 @@ async function landSerialized(ctx: LandingContext, input: LandInput): Promise<La
   // fenced by the claim, and moves no base: the tick's listing names the branch and the PR is not
   // read. Any other turn reads it here, before the lock (whose ref push would change the list's
   // ETag), and landRounds reads it should the base turn out to be reachable after all.
+  // The claim, and the lock where a sync could do without it, are read meanwhile (they overlap).
+  const fencing = fence(ctx, input);
+  fencing.catch(() => undefined); // awaited below; a turn that returns early must not leave it unhandled
+  const lockless = input.listed !== undefined && ctx.config.gate.ci !== "local" && ctx.requiredChecks !== undefined && !ctx.requiredChecks.mergeQueue;
+  const peek = lockless ? ctx.refs.read(landingLockRef(ctx.config.namespace)).catch(() => "unreadable") : null;
   const syncOnly = input.listed !== undefined && (await onlySyncs(ctx, input.head));
+  if (syncOnly && peek && (await peek) === null) {
+    const fenced = await fencing;
+    if (fenced) return fenced;
+    const synced = await syncUnlocked(ctx, input);
+    if (synced.outcome !== "lands") return synced;
+  }
   const pull = syncOnly ? null : await readPull(ctx.forge, input.pr);
   const refused = pull && screenPull(ctx, input, pull, input.head);
   if (refused) return refused;
-  const fenced = await fence(ctx, input);
+  const fenced = await fencing;
   if (fenced) return fenced;
 
   // Read before the lock: a merge queue's wait runs under it, so the lock's TTL must cover it.
   if (ctx.config.gate.ci !== "local" && !ctx.requiredChecks) ctx = { ...ctx, requiredChecks: await ctx.forge.requiredChecks(ctx.base) };
   const lock = await acquireLock(lockTakerOf(ctx, lockTtl(ctx)), input.issue);
-  if (!lock.held) return { outcome: "busy", why: lock.why };
-  const release = holdLandingLock(ctx.refs, landingLockRef(ctx.config.namespace), lock.sha);
+  if (!lock.held) return { outcome: "busy", why: lock.why, holder: lock.holder };
+  const release = once(holdLandingLock(ctx.refs, landingLockRef(ctx.config.namespace), lock.sha));
   try {
-    return await landLocked(ctx, input, pull);
+    return await landLocked(ctx, input, pull, release);
   } finally {
     await release().catch(() => undefined);
   }
+}
+
+/**
+ * A sync under required CI (the base moved since the head was gated) moves no base, so it takes
+ * no landing lock: the lock serializes moves of the base (invariant 2), and the sync's push is
+ * fenced by the claim like any other. Taking and releasing the lock cost two pushes on every
+ * sync, which is every landing's turn after another PR landed. A lock held by anyone (another
+ * host's landing will move the base again; a stale one to take over) sends the turn down the
+ * usual locked path, which waits for it or takes it over; so does a head that contains the base
+ * after all ("lands").
+ */
+async function syncUnlocked(ctx: LandingContext, input: LandInput): Promise<Round> {
+  const lg = new LandingGit(ctx.workRepo, ctx.auth);
+  try {
+    return await landRounds(ctx, lg, input, null, null);
+  } finally {
+    await lg.dropPrivateRefs(input.issue).catch(() => undefined);
+  }
+}
+
+/** The first call runs `f`; later calls get the same promise. */
+function once(f: () => Promise<void>): () => Promise<void> {
+  let running: Promise<void> | null = null;
+  return () => (running ??= f());
 }
 
 /** Whether the base tip (ls-remote: no REST request) is certainly not in `head`. */
@@ -105,16 +141,30 @@ function lockTtl(ctx: LandingContext): number {
   return (ctx.config.landing.lock_ttl_seconds ?? DEFAULT_LOCK_TTL_SECONDS) + gate;
 }
 
-async function landLocked(ctx: LandingContext, input: LandInput, pull: PullRequest | null): Promise<LandResult> {
+async function landLocked(ctx: LandingContext, input: LandInput, pull: PullRequest | null, release: () => Promise<void>): Promise<LandResult> {
   const lg = new LandingGit(ctx.workRepo, ctx.auth);
+  // Under the lock, a train branch on origin is a dead train's (dead-trains.ts): listed beside
+  // the landing, swept after it (a branch listed now stays dead after the lock goes).
+  const dead = listDeadTrains(lg);
+  dead.catch(() => undefined);
   try {
-    return await landRounds(ctx, lg, input, pull);
+    const round = await landRounds(ctx, lg, input, pull, release);
+    const result: LandResult = round.outcome === "lands" ? { outcome: "retry_later", why: "the landing lock was not passed on" } : round;
+    const swept = await sweepDeadTrains(ctx, lg, await dead).catch(() => []);
+    return swept.length > 0 ? { ...result, swept } : result;
   } finally {
     await lg.dropPrivateRefs(input.issue).catch(() => undefined);
   }
 }
 
-async function landRounds(ctx: LandingContext, lg: LandingGit, input: LandInput, read: PullRequest | null): Promise<LandResult> {
+/** A landing's rounds may end in "lands" only without the lock: the head contains the base, and landing takes the lock. */
+type Round = LandResult | { outcome: "lands" };
+
+/**
+ * `release`: the landing lock's, held by this landing (once the base moved, it goes while the
+ * rest is tidied up). Null: no lock is held, so the rounds may sync the branch but never move the base.
+ */
+async function landRounds(ctx: LandingContext, lg: LandingGit, input: LandInput, read: PullRequest | null, release: (() => Promise<void>) | null): Promise<Round> {
   const headRef = read?.head.ref ?? input.listed!.headRef;
   // Only our own work lands (invariant 3): before the base may move, the PR as GitHub has it now
   // (the tick's listing may be a human's close or retarget behind).
@@ -132,7 +182,8 @@ async function landRounds(ctx: LandingContext, lg: LandingGit, input: LandInput,
   const local = ctx.config.gate.ci === "local";
   let expected = input.head;
   let syncs = 0;
-  if (!local && ctx.requiredChecks?.mergeQueue) return (await refusal(expected, false)) ?? landQueued(ctx, lg, input, headRef);
+  let fencing: Promise<LandResult | null> | null = null;
+  if (!local && ctx.requiredChecks?.mergeQueue) return (await refusal(expected, false)) ?? landQueued(ctx, lg, input, headRef, release);
 
   for (let iteration = 0; iteration < MAX_ITERATIONS; iteration += 1) {
     const tips = await lg.fetchTips(ctx.base, headRef, input.issue);
@@ -143,6 +194,7 @@ async function landRounds(ctx: LandingContext, lg: LandingGit, input: LandInput,
     const baseTip = tips.base;
 
     if (await lg.isAncestor(baseTip, expected)) {
+      if (release === null) return { outcome: "lands" };
       const refused = await refusal(expected, syncs > 0);
       if (refused) return refused;
       // The gate must have passed on exactly this tree.
@@ -156,6 +208,9 @@ async function landRounds(ctx: LandingContext, lg: LandingGit, input: LandInput,
           if (now !== baseTip) continue;
         }
       } else {
+        // The claim is re-checked right before the base moves; that read overlaps the checks'.
+        fencing = fence(ctx, input);
+        fencing.catch(() => undefined);
         const required = ctx.requiredChecks ?? (await ctx.forge.requiredChecks(ctx.base));
         const checks = await ctx.forge.checksFor(expected, required);
         const verdict = evaluateGate(checks, required);
@@ -167,13 +222,14 @@ async function landRounds(ctx: LandingContext, lg: LandingGit, input: LandInput,
           return gateRed(expected, evidence);
         }
       }
-      const fencedNow = await fence(ctx, input);
+      const fencedNow = await (fencing ?? fence(ctx, input));
+      fencing = null;
       if (fencedNow) return fencedNow;
       const landed = await landHead(ctx, lg, input, expected, baseTip);
       if (landed.kind === "moved") continue; // the next round syncs with the new base
       if (landed.kind === "retry") return { outcome: "retry_later", why: landed.why };
-      if (landed.kind === "queue") return landQueued(ctx, lg, input, headRef);
-      return finish(ctx, lg, input, headRef, expected, baseTip, landed, syncs, landed.method === "squash" || landed.method === "merge" ? pull : null);
+      if (landed.kind === "queue") return landQueued(ctx, lg, input, headRef, release);
+      return finish(ctx, lg, input, headRef, expected, baseTip, landed, syncs, release, landed.method === "squash" || landed.method === "merge" ? pull : null);
     }
 
     // H does not contain the base tip: bring the branch up to date (merge, never rebase).
@@ -198,7 +254,7 @@ async function landRounds(ctx: LandingContext, lg: LandingGit, input: LandInput,
 }
 
 /** The base requires GitHub's merge queue: the gated head is enqueued, never merged through REST or pushed. */
-async function landQueued(ctx: LandingContext, lg: LandingGit, input: LandInput, headRef: string): Promise<LandResult> {
+async function landQueued(ctx: LandingContext, lg: LandingGit, input: LandInput, headRef: string, release: (() => Promise<void>) | null): Promise<LandResult> {
   const fenced = await fence(ctx, input);
   if (fenced) return fenced;
   const baseBefore = (await ctx.refs.read(`refs/heads/${ctx.base}`)) ?? "";
@@ -208,11 +264,20 @@ async function landQueued(ctx: LandingContext, lg: LandingGit, input: LandInput,
   if (step.kind === "wait") return { outcome: "retry_later", why: step.why };
   if (step.kind === "red") return gateRed(input.head, step.evidence);
   const mergeSha = step.mergeSha ?? (await ctx.refs.read(`refs/heads/${ctx.base}`)) ?? "";
-  return finish(ctx, lg, input, headRef, input.head, baseBefore, { kind: "merged", mergeSha, method: "queue", verified: true, verifyNote: null }, 0);
+  return finish(ctx, lg, input, headRef, input.head, baseBefore, { kind: "merged", mergeSha, method: "queue", verified: true, verifyNote: null }, 0, release);
 }
 
 type Landed =
-  | { kind: "merged"; mergeSha: string; method: LandingStrategy | "queue"; verified: boolean; verifyNote: string | null; at?: Date }
+  | {
+      kind: "merged";
+      mergeSha: string;
+      method: LandingStrategy | "queue";
+      verified: boolean;
+      verifyNote: string | null;
+      at?: Date;
+      /** The check of what a merge call landed, run beside the wrap-up (it only reads). */
+      verify?: () => Promise<{ verified: boolean; note: string | null }>;
+    }
   | { kind: "moved" }
   | { kind: "queue" }
   | { kind: "retry"; why: string };
@@ -256,8 +321,7 @@ async function landHead(ctx: LandingContext, lg: LandingGit, input: LandInput, h
     }
     throw error;
   }
-  const check = await lg.verifyLanded(ctx.base, mergeSha, head, baseTip);
-  return { kind: "merged", mergeSha, method: strategy, verified: check.verified, verifyNote: check.note, at };
+  return { kind: "merged", mergeSha, method: strategy, verified: false, verifyNote: null, at, verify: () => lg.verifyLanded(ctx.base, mergeSha, head, baseTip) };
 }
 
 async function finish(
@@ -269,19 +333,26 @@ async function finish(
   baseTip: string,
   landed: Extract<Landed, { kind: "merged" }>,
   syncs: number,
+  release: (() => Promise<void>) | null,
   /** The PR as read, when it merged through the merge API (GitHub may close its issue). */
   mergedPull: PullRequest | null = null,
 ): Promise<LandResult> {
   const byMerge = closedByMerge(ctx, mergedPull, input.issue);
-  const { issueClosed, branchDeleted } = await wrapUpLanded(ctx, lg, input.issue, headRef, head, byMerge);
+  // The base moved: what remains only reads (the check) or tidies up, side by side, and the
+  // lock goes meanwhile (it serializes moves of the base; the next may start).
+  const [{ issueClosed, branchDeleted }, check] = await Promise.all([
+    wrapUpLanded(ctx, lg, input.issue, headRef, head, byMerge),
+    landed.verify ? landed.verify() : { verified: landed.verified, note: landed.verifyNote },
+    release?.().catch(() => undefined),
+  ]);
   return {
     outcome: "merged",
     mergeSha: landed.mergeSha,
     baseBefore: baseTip,
     head,
     method: landed.method,
-    verified: landed.verified,
-    verifyNote: landed.verifyNote,
+    verified: check.verified,
+    verifyNote: check.note,
     issueClosed,
     ...(byMerge ? { closedByMerge: true } : {}),
     branchDeleted,
@@ -314,6 +385,9 @@ async function sync(ctx: LandingContext, lg: LandingGit, input: LandInput, headR
       return stop({ outcome: "retry_later", why: `the worktree of #${input.issue} (${short(progress.head)}) has diverged from the PR's head ${short(head)}` });
     }
   }
+  // The claim is read while the base merges in; the push below waits for it (the fencing token).
+  const fencing = fence(ctx, input);
+  fencing.catch(() => undefined);
   const merged = await wr.syncWithBase(input.issue, ctx.base);
   if (!merged.ok) {
     if (merged.reason === "conflict") {
@@ -327,7 +401,7 @@ async function sync(ctx: LandingContext, lg: LandingGit, input: LandInput, headR
     }
     return stop({ outcome: "retry_later", why: `the worktree of #${input.issue} has uncommitted changes in ${merged.dirty.join(", ")}: nothing was synced` });
   }
-  const fenced = await fence(ctx, input);
+  const fenced = await fencing;
   if (fenced) return stop(fenced);
   try {
     const pushed = await wr.push(input.issue);

@@ -32,7 +32,7 @@ export class LandingGit {
   /** Fetches the base and the PR's branch into private refs; their tips now (null: gone). */
   async fetchTips(base: string, headRef: string, issue: number): Promise<{ base: string; head: string | null }> {
     if (!this.ready) {
-      await this.workRepo.progress(issue, base); // creates the work repository on first use
+      await this.git.ensure(); // creates the work repository on first use
       this.ready = true;
     }
     const baseRef = `refs/afk-landing/${issue}/base`;
@@ -54,9 +54,9 @@ export class LandingGit {
 
   /** Deletes the refs fetchTips wrote (they would keep the objects alive for nothing). */
   async dropPrivateRefs(issue: number): Promise<void> {
-    for (const ref of [`refs/afk-landing/${issue}/base`, `refs/afk-landing/${issue}/head`]) {
-      await this.deleteRef(ref);
-    }
+    const refs = [`refs/afk-landing/${issue}/base`, `refs/afk-landing/${issue}/head`];
+    // One git run for both (deleting an absent ref is no error here).
+    await this.alone(() => this.git.run(["update-ref", "--stdin"], this.git.dir, refs.map((r) => `delete ${r}\n`).join("")));
   }
 
   /**
@@ -102,9 +102,9 @@ export class LandingGit {
    * Fetches the base and `branches` into private refs under `refs/afk-train/<scope>/`; their tips
    * now (null: the branch is gone). One fetch when every branch exists, else one per branch.
    */
-  async fetchBranches(base: string, branches: readonly string[], scope: string, issue: number): Promise<{ base: string; heads: Map<string, string | null> }> {
+  async fetchBranches(base: string, branches: readonly string[], scope: string): Promise<{ base: string; heads: Map<string, string | null> }> {
     if (!this.ready) {
-      await this.workRepo.progress(issue, base);
+      await this.git.ensure();
       this.ready = true;
     }
     const local = (i: number): string => `refs/afk-train/${scope}/${i}`;
@@ -128,7 +128,8 @@ export class LandingGit {
 
   /** The branches on origin under `prefix` (e.g. "afk/train/"), with their tips: one ls-remote, no ref written. */
   async remoteBranches(prefix: string): Promise<Map<string, string>> {
-    const { stdout } = await this.network(["ls-remote", "--heads", "origin", `refs/heads/${prefix}*`]);
+    // ls-remote writes nothing here: it need not wait its turn among the landing's git moves.
+    const { stdout } = await this.git.network(["ls-remote", "--heads", "origin", `refs/heads/${prefix}*`], this.auth);
     const branches = new Map<string, string>();
     for (const line of stdout.split("\n")) {
       const [sha, ref] = line.split("\t");

@@ -111,7 +111,10 @@ export interface HeldLock {
 }
 
 /** Takes the landing lock for `issue`, taking over a stale one; or says who holds it. */
-export async function acquireLock(ctx: LockTaker, issue: number): Promise<HeldLock | { held: false; why: string }> {
+/** Not held: why, and who holds it (`instance X on host`; "" when the lock only kept changing hands). */
+export type LockRefusal = { held: false; why: string; holder: string };
+
+export async function acquireLock(ctx: LockTaker, issue: number): Promise<HeldLock | LockRefusal> {
   const ref = landingLockRef(ctx.namespace);
   const now = ctx.now;
   const ttlSeconds = ctx.ttlSeconds;
@@ -129,6 +132,7 @@ export async function acquireLock(ctx: LockTaker, issue: number): Promise<HeldLo
     if (holder && !leftover && age <= holder.ttlSeconds * 1000 && !(await holderDead(ctx, holder, age))) {
       return {
         held: false,
+        holder: `instance ${holder.instance} on ${holder.host}`,
         why: `another host is landing: instance ${holder.instance} on ${holder.host} holds ${ref} since ${holder.at} (issue #${holder.issue})`,
       };
     }
@@ -136,7 +140,7 @@ export async function acquireLock(ctx: LockTaker, issue: number): Promise<HeldLo
     const swapped = await ctx.refs.swap(ref, entry.sha, message());
     if (swapped.won) return { held: true, sha: swapped.sha };
   }
-  return { held: false, why: `the landing lock ${ref} kept changing hands; trying again next tick` };
+  return { held: false, holder: "", why: `the landing lock ${ref} kept changing hands; trying again next tick` };
 }
 
 /**

@@ -29,7 +29,7 @@ async function batch(ctx: LandingContext, members: readonly TrainMember[]): Prom
   if (riders.length === 0) return { ...result, why: "no member could be enqueued" };
   const ttl = ctx.lockTtlSeconds ?? (ctx.config.landing.lock_ttl_seconds ?? DEFAULT_LOCK_TTL_SECONDS) + ctx.config.gate.timeout_seconds;
   const lock = await acquireLock(lockTakerOf(ctx, ttl), riders[0]!.member.issue);
-  if (!lock.held) return { ...result, outcome: "busy", why: lock.why };
+  if (!lock.held) return { ...result, outcome: "busy", why: lock.why, holder: lock.holder };
   const release = holdLandingLock(ctx.refs, landingLockRef(ctx.config.namespace), lock.sha);
   const lg = new LandingGit(ctx.workRepo, ctx.auth);
   try {

@@ -14,8 +14,8 @@ import { randomBytes } from "node:crypto";
 import { setTimeout as sleep } from "node:timers/promises";
 import type { RequiredChecks } from "../gh/forge.js";
 import { evaluateGate } from "../state/gate.js";
-import { sameLogin } from "../state/markers.js";
 import { checkEvidence } from "./ci-evidence.js";
+import { listDeadTrains, sweepDeadTrains, TRAIN_BRANCH_PREFIX } from "./dead-trains.js";
 import { holdRenewableLandingLock } from "./held-locks.js";
 import { MAX_SYNC_ROUNDS, type GateEvidence, type LandingContext, type LandInput } from "./land-types.js";
 import { localEvidence, runLocalGate, secretsOf } from "./local-gate.js";
@@ -38,8 +38,9 @@ export type TrainMemberOutcome =
 export interface TrainResult {
   /** The train's id: its branches are `afk/train/<id>-<n>`. */
   id: string;
-  /** "busy": another host holds the landing lock; nothing was tried. */
+  /** "busy": another host holds the landing lock (`holder`); nothing was tried. */
   outcome: "ran" | "busy";
+  holder?: string;
   why: string;
   /** One entry per member whose fate the train decided; a member not listed waits for a later one. */
   members: TrainMemberOutcome[];
@@ -72,9 +73,7 @@ export interface TrainOptions {
   silentMs?: number;
 }
 
-export const TRAIN_BRANCH_PREFIX = "afk/train/";
-// A train branch as Train names it: `<prefix><time base 36>-<6 hex>-<n>`.
-const DEAD_TRAIN = /^afk\/train\/[0-9a-z]+-[0-9a-f]{6}-\d+$/;
+export { TRAIN_BRANCH_PREFIX };
 
 /**
  * The most PRs landed together here: `landing.train.max`, but 1 when PRs do not land by push
@@ -138,10 +137,10 @@ class Train {
     this.lockTaker = lockTakerOf(this.ctx, this.ctx.lockTtlSeconds ?? ttl);
     this.lockIssue = riders[0]!.issue;
     const lock = await acquireLock(this.lockTaker, this.lockIssue);
-    if (!lock.held) return { ...this.result, outcome: "busy", why: lock.why };
+    if (!lock.held) return { ...this.result, outcome: "busy", why: lock.why, holder: lock.holder };
     this.lock = holdRenewableLandingLock(this.ctx.refs, landingLockRef(this.ctx.config.namespace), lock.sha);
     try {
-      await this.sweepDeadTrains();
+      await this.sweep();
       await this.ride(riders);
     } finally {
       await this.cleanUp().catch(() => undefined);
@@ -174,7 +173,7 @@ class Train {
   }
 
   private async ride(riders: TrainMember[]): Promise<void> {
-    const fetched = await this.lg.fetchBranches(this.ctx.base, riders.map((m) => this.branchOf.get(m.issue)!), this.id, riders[0]!.issue);
+    const fetched = await this.lg.fetchBranches(this.ctx.base, riders.map((m) => this.branchOf.get(m.issue)!), this.id);
     let baseTip = fetched.base;
     const ready = riders.filter((m) => {
       const tip = fetched.heads.get(this.branchOf.get(m.issue)!);
@@ -333,23 +332,10 @@ class Train {
     }
   }
 
-  /**
-   * Under the landing lock no other train runs, so any train branch on origin is a dead train's:
-   * its host was killed (or lost the lock) mid-train. Its draft PR is closed and the branch
-   * deleted, else both stay for good and the draft's CI runs for nothing. Costs one ls-remote;
-   * a request (the open-PR list, conditional) only when a dead branch is found. Only branches
-   * named as the fleet names them are touched, and a PR only when the fleet's login opened it.
-   */
-  private async sweepDeadTrains(): Promise<void> {
-    const dead = new Map([...(await this.lg.remoteBranches(TRAIN_BRANCH_PREFIX))].filter(([branch]) => DEAD_TRAIN.test(branch)));
-    if (dead.size === 0) return;
-    for (const pull of await this.ctx.forge.listOpenPulls()) {
-      if (!dead.has(pull.head.ref)) continue;
-      if (sameLogin(pull.author, this.ctx.login)) await this.ctx.forge.closePull(pull.number);
-      else dead.delete(pull.head.ref); // not ours: left alone
-    }
-    for (const [branch, sha] of dead) await this.lg.pushRef(null, `refs/heads/${branch}`, sha);
-    this.result.swept = [...dead.keys()];
+  /** Dead trains' branches and draft PRs go (dead-trains.ts): under the lock, no other train runs. */
+  private async sweep(): Promise<void> {
+    const swept = await sweepDeadTrains(this.ctx, this.lg, await listDeadTrains(this.lg));
+    if (swept.length > 0) this.result.swept = swept;
   }
 
   /** Closes the draft PR (if the landing did not merge it) and deletes the train branch. */

@@ -121,7 +121,7 @@ export function registerResources(server: McpServer, host: Host): void {
 /** The board: status's head, the workers, and the plan's summary. */
 export function renderBoard(project: StatusResult, workers: StatusResult): string {
   const lines = renderStatusHead(project);
-  lines.push("", `workers (${workers.workers.length}):`);
+  lines.push("", workers.workers.length === 0 ? "workers: none running" : `workers (${workers.workers.length}):`);
   for (const w of workers.workers) lines.push(`  #${w.issue}  ${w.state}${w.pid ? `  pid ${w.pid}` : ""}  attempt ${w.attempt}`);
   if (project.plan) lines.push("", renderPlan(project.plan, project.registration !== null));
   return lines.join("\n");

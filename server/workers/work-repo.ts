@@ -9,6 +9,7 @@ import { GitError } from "../gh/errors.js";
 
 // git's words for a ref (or packed-refs) lock that another process holds right now.
 const REF_LOCKED = /cannot lock ref|unable to create '[^']*\.lock': file exists|unable to lock/i;
+const FETCH_LOCK_RETRIES = 6;
 
 /** `<stateDir>/work/<owner>/<name>.git`: where the bare work repository lives by default. */
 export function defaultWorkRepoDir(stateDir: string, owner: string, name: string): string {
@@ -146,13 +147,15 @@ export class RepoGit {
    * A fetch into refs that another process may write too: a worker's own `git fetch` in its
    * worktree moves the same remote-tracking refs, and git gives up at once on a ref lock held
    * by someone else ("cannot lock ref"). A fetch with forced refspecs is idempotent, so it is
-   * tried again (three more times, briefly apart) and takes what the remote holds then.
+   * tried again and takes what the remote holds then: six more times, backing off from 0.1 s to
+   * 1.5 s (4.5 s in all), because on a loaded machine the other process can hold the lock for
+   * seconds (a full suite's run under load saw three retries 0.6 s apart all meet the lock).
    */
   async fetchRaw(args: string[], auth?: GitAuth | null): Promise<GitResult> {
     for (let attempt = 1; ; attempt += 1) {
       const result = await this.networkRaw(args, auth);
-      if (result.exitCode === 0 || attempt > 3 || !REF_LOCKED.test(result.stderr)) return result;
-      await sleep(100 * attempt);
+      if (result.exitCode === 0 || attempt > FETCH_LOCK_RETRIES || !REF_LOCKED.test(result.stderr)) return result;
+      await sleep(Math.min(100 * 2 ** (attempt - 1), 1_500));
     }
   }
 

@@ -25,6 +25,8 @@ export interface FleetRuntime {
   readonly landing: Landing;
   /** The issue whose PR was synced with the base and whose CI runs: it lands next. */
   landingSlot: number | null;
+  /** Landings wait for another host's landing lock: whose, and since when (logged once, at the start and the end). */
+  landingWait: { holder: string; since: Date } | null;
   /** Landings that wait (a gate, a train, a merge queue), run beside the loop. */
   readonly inFlight: LandingsInFlight<TickScope>;
   /** PRs seen not to merge with the base (decided on the next pass), pairs, conflict holds. */
@@ -51,6 +53,18 @@ export interface TickScope {
   required?: RequiredChecks;
   /** The open PRs as this tick's snapshot listed them. */
   pulls?: readonly SnapshotPull[];
+  /** Bookkeeping that waits until this tick's actions ran (see `afterActions`). */
+  later?: Array<{ issue: number; job: () => Promise<void> }>;
+}
+
+/**
+ * Runs `job` once the tick's actions ran (before its boards), or now outside a tick's loop. For
+ * what nothing else in the tick waits on, so an action behind it (the next PR's sync after a
+ * landing: its CI starts that much sooner) does not wait for it either.
+ */
+export async function afterActions(tick: TickScope, issue: number, job: () => Promise<void>): Promise<void> {
+  if (tick.later) tick.later.push({ issue, job });
+  else await job();
 }
 
 export interface TickEvents {

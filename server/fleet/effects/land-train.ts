@@ -5,7 +5,7 @@
 import type { TrainMemberOutcome, TrainResult } from "../../landing/train.js";
 import type { LandResult } from "../../landing/land-types.js";
 import { defineEffect, type ActionOf, type FleetRuntime, type TickScope } from "./effect.js";
-import { afterLanding, checkEarlyConflicts } from "./land.js";
+import { afterLanding, checkEarlyConflicts, landingBusy, landingFree } from "./land.js";
 
 export const landTrain = defineEffect("land_train", async (fleet, tick, action) => {
   // A landing in the background holds the line; a synced PR whose CI runs lands first.
@@ -25,9 +25,10 @@ async function trainEnded(fleet: FleetRuntime, tick: TickScope, action: ActionOf
   if (result.outcome === "busy") {
     // Another host holds the landing lock: its landing moves the base, which wakes us.
     for (const m of riders) tick.events.blocked.push(m.issue);
-    fleet.log("info", "train_busy", `train of ${riders.map((m) => `#${m.issue}`).join(", ")}: ${result.why}`, riders[0]!.issue);
+    landingBusy(fleet, tick, riders.map((m) => m.issue), result.why, result.holder);
     return;
   }
+  landingFree(fleet);
   fleet.log("info", "train", `train ${result.id}: ${result.why}`, riders[0]!.issue, {
     gateRuns: result.gateRuns,
     restarts: result.restarts,
@@ -41,7 +42,7 @@ async function trainEnded(fleet: FleetRuntime, tick: TickScope, action: ActionOf
     const land: ActionOf<"land"> = { kind: "land", issue: member.issue, sha: member.sha, pr: member.pr, head: member.head, exclusive: false };
     const landing = result.landings.find((l) => l.issues.includes(member.issue));
     const note = landing ? `Landed in train ${landing.train} with ${landing.issues.map((n) => `#${n}`).join(", ")} (${landing.sha.slice(0, 12)})` : undefined;
-    await afterLanding(fleet, tick, land, asLandResult(outcome), note);
+    await afterLanding(fleet, tick, land, asLandResult(outcome), note ? { note } : {});
   }
   const last = result.landings[result.landings.length - 1];
   if (last) await checkEarlyConflicts(fleet, tick, last.issues[0]!, last.sha);

@@ -1,7 +1,7 @@
 // land: a green PR of ours lands (see server/landing), one landing slot at a time under
 // required CI; the outcome moves the claim on (merged, retried, escalated) or waits.
 import type { LandOutcome } from "../../landing/fleet-landing.js";
-import { defineEffect, type ActionOf, type FleetRuntime, type TickScope } from "./effect.js";
+import { afterActions, defineEffect, type ActionOf, type FleetRuntime, type TickScope } from "./effect.js";
 import { clearRunnerError, failedAttempt } from "./failure.js";
 import { conflictingFiles } from "../../landing/early-conflicts.js";
 
@@ -30,11 +30,15 @@ export const land = defineEffect("land", async (fleet, tick, action) => {
     });
     return;
   }
-  // Under required CI a landing never waits (pending checks come back as "retry later"): inline.
-  await landed(fleet, tick, action, await fleet.landing.land(input, required));
+  // Under required CI a landing never waits (pending checks come back as "retry later"): inline,
+  // and the next PR in line may sync in this very pass (its wrap-up waits for that).
+  await landed(fleet, tick, action, await fleet.landing.land(input, required), true);
 });
 
-async function landed(fleet: FleetRuntime, tick: TickScope, action: ActionOf<"land">, outcome: LandOutcome): Promise<void> {
+async function landed(fleet: FleetRuntime, tick: TickScope, action: ActionOf<"land">, outcome: LandOutcome, inline = false): Promise<void> {
+  if (outcome.swept?.length) {
+    fleet.log("info", "dead_trains_swept", `deleted dead trains' branches ${outcome.swept.join(", ")} and closed their draft PRs (their hosts died mid-train)`, undefined, { swept: outcome.swept });
+  }
   if (outcome.outcome === "synced") {
     fleet.landingSlot = action.issue;
     // The synced head's checks start now: the wait watches them.
@@ -42,33 +46,47 @@ async function landed(fleet: FleetRuntime, tick: TickScope, action: ActionOf<"la
   } else if (outcome.outcome === "busy") {
     // Another host holds the landing lock: its landing moves the base, which wakes us.
     tick.events.blocked.push(action.issue);
+    landingBusy(fleet, tick, [action.issue], outcome.why, outcome.holder);
+    return;
   }
-  await afterLanding(fleet, tick, action, outcome);
+  landingFree(fleet);
+  await afterLanding(fleet, tick, action, outcome, { deferWrapUp: inline });
 }
 
-/** What a landing's outcome does to the claim; `note` says on the board which train landed it. */
-export async function afterLanding(fleet: FleetRuntime, tick: TickScope, action: ActionOf<"land">, outcome: LandOutcome, note?: string): Promise<void> {
+/**
+ * What a landing's outcome does to the claim; `note` says on the board which train landed it.
+ * `deferWrapUp`: a merged PR's board, claim and worktree wait for the tick's other actions.
+ */
+export async function afterLanding(fleet: FleetRuntime, tick: TickScope, action: ActionOf<"land">, outcome: LandOutcome, { note, deferWrapUp = false }: { note?: string; deferWrapUp?: boolean } = {}): Promise<void> {
   const n = action.issue;
   const cfg = fleet.registration.config;
   switch (outcome.outcome) {
-    case "merged":
+    case "merged": {
       // Logged when the base moved, before the bookkeeping below (the bench times landings by it).
       fleet.log("info", "merged", `#${n}: landed PR #${action.pr} as ${outcome.mergeSha?.slice(0, 12) ?? "?"}`, n, { ...outcome });
-      // Every landing ends with its board saying what landed it: the train, or the PR and how.
-      await fleet.board.terminal(n, "merged", tick.set.mine.find((m) => m.issue === n)?.attempt ?? 0, cfg.retry + 1, { pr: action.pr, note: note ?? landedNote(action.pr, outcome, fleet.registration.base) });
-      // GitHub closes the issue itself ("Closes #n" merged onto the default branch): the claim
-      // waits for a listing to show it closed instead of a request of ours closing it.
-      if (outcome.closedByMerge) fleet.closes.expect(n, action.pr, action.sha);
-      else await fleet.deps.lease.release(n, action.sha);
-      if (cfg.worktree.cleanup) await fleet.deps.workRepo.remove(n, { deleteBranch: true }).catch(() => undefined);
-      await clearRunnerError(fleet, tick, n);
-      fleet.memory.forget(n);
       tick.report.merged.push(n);
       if (!note) await checkEarlyConflicts(fleet, tick, n, outcome.mergeSha); // a train checks once, after its last landing
+      const wrapUp = async (): Promise<void> => {
+        // Every landing ends with its board saying what landed it: the train, or the PR and how.
+        await fleet.board.terminal(n, "merged", tick.set.mine.find((m) => m.issue === n)?.attempt ?? 0, cfg.retry + 1, { pr: action.pr, note: note ?? landedNote(action.pr, outcome, fleet.registration.base) });
+        // GitHub closes the issue itself ("Closes #n" merged onto the default branch): the claim
+        // waits for a listing to show it closed instead of a request of ours closing it.
+        if (outcome.closedByMerge) fleet.closes.expect(n, action.pr, action.sha);
+        else await fleet.deps.lease.release(n, action.sha);
+        if (cfg.worktree.cleanup) await fleet.deps.workRepo.remove(n, { deleteBranch: true }).catch(() => undefined);
+        await clearRunnerError(fleet, tick, n);
+        fleet.memory.forget(n);
+      };
+      // After an inline landing, the next PR in line syncs with the moved base first (its CI
+      // starts that much sooner). A host that dies in between leaves a claim on a landed issue,
+      // which a later tick releases (invariant 4).
+      if (deferWrapUp) await afterActions(tick, n, wrapUp);
+      else await wrapUp();
       if (outcome.verified === false) {
         fleet.log("error", "base_moved_during_merge", `#${n}: the base moved inside the merge call, so the landed tree was not the gated one; use landing.strategy "push" or require up-to-date branches`, n);
       }
       return;
+    }
     case "conflict":
       // In-flight work changes the same files: the retry waits for it to land (server/state/conflicts.ts).
       if (fleet.conflicts.waitsNow(n, action.pr, action.head, outcome.files, tick.set)) return;
@@ -98,6 +116,28 @@ export async function afterLanding(fleet: FleetRuntime, tick: TickScope, action:
 function landedNote(pr: number, outcome: Extract<LandOutcome, { outcome: "merged" }>, base: string): string {
   const how = outcome.method === "queue" ? "through the merge queue" : outcome.method === "push" ? "by a fast-forward push" : `by a ${outcome.method} merge`;
   return `Landed PR #${pr} on ${base} ${how} (${outcome.mergeSha?.slice(0, 12) ?? "?"})`;
+}
+
+/**
+ * Another host holds the landing lock. Every tick says so (its report, so status and the
+ * monitor lane show it), but the supervisor lane gets one record when a wait for a holder
+ * starts, not one per tick for as long as it lasts.
+ */
+export function landingBusy(fleet: FleetRuntime, tick: TickScope, issues: readonly number[], why: string, holder = ""): void {
+  tick.report.landing_waits = why;
+  const who = holder || why;
+  if (fleet.landingWait?.holder === who) return;
+  fleet.landingWait = { holder: who, since: fleet.deps.clock() };
+  fleet.log("info", "land_busy", `${issues.map((n) => `#${n}`).join(", ")}: waiting for the landing lock: ${why}`, issues[0], { holder: who });
+}
+
+/** A landing got past the lock (or needed none): a wait for it, if any, ended; one record says so. */
+export function landingFree(fleet: FleetRuntime): void {
+  const wait = fleet.landingWait;
+  if (!wait) return;
+  fleet.landingWait = null;
+  const seconds = Math.round((fleet.deps.clock().getTime() - wait.since.getTime()) / 1000);
+  fleet.log("info", "land_busy_ended", `the landing lock is ours to take again, after waiting ${seconds} s for ${wait.holder}`, undefined, { holder: wait.holder, waited_seconds: seconds });
 }
 
 /**
