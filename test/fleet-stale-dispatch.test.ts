@@ -1,7 +1,7 @@
 // A dispatch acting on a snapshot a peer overtook (found by the chaos run's two-host drain: a tick
 // slowed by a landing claimed #9 some 25 s after its snapshot, after the other host had closed it,
 // and started a worker on a closed issue). Here the issue closes right after the fleet's listing
-// showed it open, and the fleet's clock then runs 10 s ahead, as a slow tick's would: the claim's
+// showed it open, and the fleet's clock then runs 20 s ahead, as a slow tick's would: the claim's
 // compare-and-swap succeeds (nobody holds it), so only a fresh read of the issue can stop the
 // worker. The issue beside it, unchanged, is dispatched as usual. Real client, local forge, a
 // scripted worker.
@@ -42,7 +42,7 @@ describe("a dispatch on a snapshot a peer overtook", () => {
     let closed: Promise<unknown> = Promise.resolve();
     closeAfterListing = () => {
       closed = api(forge, "PATCH", repoPath(forge, `/issues/${gone}`), { state: "closed" });
-      skew = 10_000;
+      skew = 20_000;
     };
     // The peer's close must land before the fleet reads the issue again: that read waits 1 s.
     await api(forge, "POST", "/_forge/faults", { route: "GET /repos/{owner}/{repo}/issues/{issue_number}", latency_ms: 1000 });

@@ -10,9 +10,9 @@ import { defineEffect, type FleetRuntime } from "./effect.js";
  * The chaos run's two-host drain saw it: a tick slowed by a landing claimed #9 some 25 s after its
  * snapshot, after the other host had closed it as already satisfied, and started a worker on a
  * closed issue. Past this age the issue is read again once the claim is won (one request, on slow
- * ticks only); a peer's whole claim-work-close cycle takes longer than this.
+ * ticks only: a loaded machine takes seconds for a tick's heartbeat and gather alone, and each read counts against the requests per landed issue); a peer's whole claim-work-close cycle takes longer than this.
  */
-const STALE_DISPATCH_MS = 5_000;
+const STALE_DISPATCH_MS = 15_000;
 
 export const dispatch = defineEffect("dispatch", async (fleet, tick, action) => {
   const issue = tick.issues.get(action.issue);
