@@ -51,16 +51,18 @@ describe("a host killed mid-landing", { concurrency: true }, () => {
     await writeFile(worker, workScript());
     const gate = await gateScript(0, { trainsOnly: true });
     await writeFile(gate.hold, "");
-    const protection = await api(forge, "PUT", repoPath(forge, "/branches/main/protection"), { required_status_checks: { strict: false, contexts: ["test"] }, enforce_admins: true, required_pull_request_reviews: null, restrictions: null });
-    assert.equal(protection.status, 200);
+    // A second required context ("hold") nobody reports keeps every PR pending until the test
+    // drops it: then all three turn green in one step, and none can land alone before the train.
+    const protect = (contexts: string[]) => api(forge, "PUT", repoPath(forge, "/branches/main/protection"), { required_status_checks: { strict: false, contexts }, enforce_admins: true, required_pull_request_reviews: null, restrictions: null });
+    assert.equal((await protect(["test", "hold"])).status, 200);
     const seed = (await git(forge.bareRepo, "rev-parse", "refs/heads/main")).stdout;
     const env = hostEnv(forge, join(dir, "state"));
     // The default landing config (trains of up to 4) under required CI.
     const input = { repo: REPO, worker_command: `sh ${worker}`, target: issues.length, auto_merge: true, config: { gate: { ci: "required" }, landing: { strategy: "push" }, lease: LEASE } };
     const first = spawnHost(children, env, "hosta", input, SCALE);
-    // The PRs turn green together: the test reports their checks at once (a CI runner tests one
-    // head at a time, and the first green one would land alone); then the CI runner starts, and
-    // holds the train's candidate.
+    // The PRs turn green together: the test reports their checks, then drops the "hold" context
+    // (a CI runner tests one head at a time, and the first green one would land alone); then the
+    // CI runner starts, and holds the train's candidate.
     const heads = await until("the three PRs open", async () => {
       const open = (await openPulls(forge)).filter((p) => /^afk\/\d+-/.test(p.head.ref));
       return open.length === issues.length ? open.map((p) => p.head.sha) : null;
@@ -69,6 +71,7 @@ describe("a host killed mid-landing", { concurrency: true }, () => {
       const run = await api(forge, "POST", repoPath(forge, "/check-runs"), { name: "test", head_sha: sha, status: "completed", conclusion: "success" });
       assert.equal(run.status, 201, JSON.stringify(run.body));
     }
+    assert.equal((await protect(["test"])).status, 200);
     const ci = startCiRunner({ apiUrl: forge.apiUrl, token: forge.token, repo: REPO, gitUrl: forge.gitUrl, workDir: join(dir, "ci"), intervalMs: 200, testCommand: gate.argv });
     cleanups.push(() => ci.stop());
     await until("CI to hold the train's candidate", async () => existsSync(`${gate.hold}.seen`));

@@ -150,7 +150,9 @@ async function landLocked(ctx: LandingContext, input: LandInput, pull: PullReque
   try {
     const round = await landRounds(ctx, lg, input, pull, release);
     const result: LandResult = round.outcome === "lands" ? { outcome: "retry_later", why: "the landing lock was not passed on" } : round;
-    const swept = await sweepDeadTrains(ctx, lg, await dead).catch(() => []);
+    // Housekeeping: a listing or sweep that fails (tried again by the next landing) never turns
+    // the landing's own outcome into a failure; the base may already have moved.
+    const swept = await dead.then((found) => sweepDeadTrains(ctx, lg, found)).catch(() => [] as string[]);
     return swept.length > 0 ? { ...result, swept } : result;
   } finally {
     await lg.dropPrivateRefs(input.issue).catch(() => undefined);

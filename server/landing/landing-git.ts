@@ -128,7 +128,9 @@ export class LandingGit {
 
   /** The branches on origin under `prefix` (e.g. "afk/train/"), with their tips: one ls-remote, no ref written. */
   async remoteBranches(prefix: string): Promise<Map<string, string>> {
-    // ls-remote writes nothing here: it need not wait its turn among the landing's git moves.
+    // ls-remote writes nothing here: it need not wait its turn among the landing's git moves. It
+    // runs in the work repository, which a fresh host's first landing may be creating right now.
+    await this.git.ensure();
     const { stdout } = await this.git.network(["ls-remote", "--heads", "origin", `refs/heads/${prefix}*`], this.auth);
     const branches = new Map<string, string>();
     for (const line of stdout.split("\n")) {
