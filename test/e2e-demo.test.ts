@@ -12,7 +12,7 @@ import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js"
 import { buildSeed, expectationsFor, ESCALATE_LABEL } from "../server/demo/backlog.js";
 import { startCiRunner, type CiRunner } from "../server/demo/ci-runner.js";
 import { workerShellCommand } from "../server/demo/worker-command.js";
-import { api, git, startTestForge, tempDir, type TestForge } from "./support/forge-fixtures.js";
+import { api, git, protectBranch, startTestForge, tempDir, type TestForge } from "./support/forge-fixtures.js";
 import { BIN } from "./support/paths.js";
 import { cli } from "./support/daemon-fixtures.js";
 import { assertBaseOnGatedTrees } from "./support/nrsr.js";
@@ -33,12 +33,7 @@ before(async () => {
   const seed = join(dir, "seed.json");
   await writeFile(seed, JSON.stringify(buildSeed()));
   forge = await startTestForge({ dir: join(dir, "forge"), seed });
-  await api(forge, "PUT", `/repos/${REPO}/branches/main/protection`, {
-    required_status_checks: { strict: true, contexts: ["test"] },
-    enforce_admins: null,
-    required_pull_request_reviews: null,
-    restrictions: null,
-  });
+  await protectBranch(forge, { contexts: ["test"], strict: true });
   ci = startCiRunner({ apiUrl: forge.apiUrl, token: forge.token, repo: REPO, gitUrl: forge.gitUrl, workDir: join(dir, "ci"), intervalMs: 300 });
   const env: Record<string, string> = {
     PATH: process.env.PATH ?? "/usr/bin:/bin",

@@ -11,7 +11,7 @@ import type { FleetHost } from "../server/host/host.js";
 import { GitRefStore } from "../server/gh/gitrefs.js";
 import { formatLandingLock } from "../server/landing/land.js";
 import { startCiRunner, type CiRunner } from "../server/demo/ci-runner.js";
-import { api, git, startTestForge, tempDir, type TestForge } from "./support/forge-fixtures.js";
+import { git, protectBranch, startTestForge, tempDir, type TestForge } from "./support/forge-fixtures.js";
 import { cleanupsAfterFile, fleetHost, readyIssues, tasks, workScript } from "./support/fleet-fixtures.js";
 import { assertBaseOnGatedTrees } from "./support/nrsr.js";
 import { waitFor } from "./support/wait.js";
@@ -54,13 +54,7 @@ async function setUp(issues: number, required: boolean): Promise<{ forge: TestFo
   await writeFile(worker, workScript());
   let ci: CiRunner | null = null;
   if (required) {
-    const protection = await api(forge, "PUT", `/repos/${REPO}/branches/main/protection`, {
-      required_status_checks: { strict: true, contexts: ["test"] },
-      enforce_admins: null,
-      required_pull_request_reviews: null,
-      restrictions: null,
-    });
-    assert.equal(protection.status, 200);
+    await protectBranch(forge, { contexts: ["test"], strict: true });
     const runner = startCiRunner({ apiUrl: forge.apiUrl, token: forge.users.ci ?? forge.token, repo: REPO, gitUrl: forge.gitUrl, workDir: join(dir, "ci"), intervalMs: 200, testCommand: ["true"] });
     cleanups.push(() => runner.stop());
     ci = runner;

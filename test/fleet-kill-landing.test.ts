@@ -14,7 +14,7 @@ import { readFile, rm, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { startCiRunner } from "../server/demo/ci-runner.js";
 import { FleetHost } from "../server/host/host.js";
-import { api, git, repoPath, startTestForge, tempDir, type TestForge } from "./support/forge-fixtures.js";
+import { api, git, protectBranch, repoPath, startTestForge, tempDir, type TestForge } from "./support/forge-fixtures.js";
 import { cleanupsAfterFile, readyIssues, tasks, workScript } from "./support/fleet-fixtures.js";
 import { crash, spawnHost } from "./support/host-process.js";
 import { assertBaseOnGatedTrees } from "./support/nrsr.js";
@@ -53,8 +53,8 @@ describe("a host killed mid-landing", { concurrency: true }, () => {
     await writeFile(gate.hold, "");
     // A second required context ("hold") nobody reports keeps every PR pending until the test
     // drops it: then all three turn green in one step, and none can land alone before the train.
-    const protect = (contexts: string[]) => api(forge, "PUT", repoPath(forge, "/branches/main/protection"), { required_status_checks: { strict: false, contexts }, enforce_admins: true, required_pull_request_reviews: null, restrictions: null });
-    assert.equal((await protect(["test", "hold"])).status, 200);
+    const protect = (contexts: string[]) => protectBranch(forge, { contexts, enforceAdmins: true });
+    await protect(["test", "hold"]);
     const seed = (await git(forge.bareRepo, "rev-parse", "refs/heads/main")).stdout;
     const env = hostEnv(forge, join(dir, "state"));
     // The default landing config (trains of up to 4) under required CI.

@@ -18,7 +18,7 @@ import { GitRefStore } from "../server/gh/gitrefs.js";
 import { Lease } from "../server/gh/lease.js";
 import { parseNamespace } from "../server/state/claims.js";
 import { MergeCloses } from "../server/fleet/merge-closes.js";
-import { api, repoPath, startTestForge, tempDir, type TestForge } from "./support/forge-fixtures.js";
+import { api, protectBranch, repoPath, startTestForge, tempDir, type TestForge } from "./support/forge-fixtures.js";
 import { cleanupsAfterFile, fleetHost, readyIssues, tasks, workScript } from "./support/fleet-fixtures.js";
 import { waitFor } from "./support/wait.js";
 
@@ -43,13 +43,7 @@ async function fleetRoutes(forge: TestForge): Promise<Record<string, Tally>> {
 
 /** Required CI on main, up-to-date branches required (the demo's protection). */
 async function requireCi(forge: TestForge): Promise<void> {
-  const protection = await api(forge, "PUT", repoPath(forge, "/branches/main/protection"), {
-    required_status_checks: { strict: true, contexts: ["test"] },
-    enforce_admins: null,
-    required_pull_request_reviews: null,
-    restrictions: null,
-  });
-  assert.equal(protection.status, 200);
+  await protectBranch(forge, { contexts: ["test"], strict: true });
 }
 
 async function claimsLeft(forge: TestForge): Promise<number[]> {

@@ -12,7 +12,7 @@ import { existsSync } from "node:fs";
 import { readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { FleetHost } from "../server/host/host.js";
-import { api, git, repoPath, startTestForge, tempDir, type TestForge } from "./support/forge-fixtures.js";
+import { api, git, protectBranch, repoPath, startTestForge, tempDir, type TestForge } from "./support/forge-fixtures.js";
 import { ROOT } from "./support/paths.js";
 import { waitFor } from "./support/wait.js";
 
@@ -93,13 +93,7 @@ describe("required approvals", () => {
   it("holds a green PR for a human's approval, lands it once approved, and retries on changes requested", { timeout: 300_000 }, async () => {
     const numbers = await issues(["greet in English", "greet in French"]);
     const [approved, refused] = numbers as [number, number];
-    const protection = await api(forge, "PUT", repoPath(forge, "/branches/main/protection"), {
-      required_status_checks: null,
-      enforce_admins: true,
-      required_pull_request_reviews: { required_approving_review_count: 1 },
-      restrictions: null,
-    });
-    assert.equal(protection.status, 200);
+    await protectBranch(forge, { contexts: null, enforceAdmins: true, approvals: 1 });
     await startFleet({}, 2);
 
     // Held: both PRs are green and wait for a human, claims kept, one note per PR saying what is needed.

@@ -8,7 +8,7 @@ import assert from "node:assert/strict";
 import { mkdir, readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { startCiRunner } from "../server/demo/ci-runner.js";
-import { api, git, repoPath, startTestForge, tempDir } from "./support/forge-fixtures.js";
+import { api, git, protectBranch, repoPath, startTestForge, tempDir } from "./support/forge-fixtures.js";
 import { gateScript } from "./support/train-fixtures.js";
 import { cleanupsAfterFile, fleetHost, readyIssues, tasks, workScript } from "./support/fleet-fixtures.js";
 import { waitFor } from "./support/wait.js";
@@ -42,8 +42,7 @@ async function fleetTrains(mode: "local" | "required"): Promise<void> {
   await writeFile(worker, workScript(`touch "${barrier}/$AFK_ISSUE"`, `while [ "$(ls "${barrier}" | wc -l)" -lt ${ISSUES} ]; do sleep 0.1; done`));
   const gate = await gateScript();
   if (mode === "required") {
-    const protection = await api(forge, "PUT", repoPath(forge, "/branches/main/protection"), { required_status_checks: { strict: false, contexts: ["test"] }, enforce_admins: true, required_pull_request_reviews: null, restrictions: null });
-    assert.equal(protection.status, 200);
+    await protectBranch(forge, { contexts: ["test"], enforceAdmins: true });
     const ci = startCiRunner({ apiUrl: forge.apiUrl, token: forge.token, repo: REPO, gitUrl: forge.gitUrl, workDir: join(dir, "ci"), intervalMs: 200, testCommand: gate.argv });
     cleanups.push(() => ci.stop());
   }

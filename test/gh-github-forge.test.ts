@@ -16,6 +16,7 @@ import { resolveToken } from "../server/gh/auth.js";
 import { silentLogger } from "../server/gh/octokit.js";
 import { ForgeError, GitError, UsageError } from "../server/gh/errors.js";
 import { evaluateGate } from "../server/state/gate.js";
+import { protectBranch } from "./support/forge-fixtures.js";
 
 type Handle = Awaited<ReturnType<typeof startForge>>;
 
@@ -371,12 +372,7 @@ describe("GitHubForge over the local forge", () => {
     assert.deepEqual(await forge.requiredChecks("main"), { contexts: [], strict: false, source: "none", readable: true, ...none });
 
     await pushBranch("release", "release.txt", "release\n");
-    await api("PUT", `/repos/${REPO}/branches/release/protection`, {
-      required_status_checks: { strict: true, contexts: ["ci/build"] },
-      enforce_admins: null,
-      required_pull_request_reviews: null,
-      restrictions: null,
-    });
+    await protectBranch(handle, { contexts: ["ci/build"], strict: true, branch: "release" });
     assert.deepEqual(await forge.requiredChecks("release"), { contexts: ["ci/build"], strict: true, source: "protection", readable: true, ...none });
 
     await api("POST", `/repos/${REPO}/rulesets`, {
@@ -394,12 +390,7 @@ describe("GitHubForge over the local forge", () => {
     assert.deepEqual(seenByPeer.contexts, ["ci/build", "lint"]);
 
     // Required approvals: from protection (admin-only to read) and from a ruleset's pull_request rule.
-    await api("PUT", `/repos/${REPO}/branches/release/protection`, {
-      required_status_checks: { strict: true, contexts: ["ci/build"] },
-      enforce_admins: null,
-      required_pull_request_reviews: { required_approving_review_count: 1, dismiss_stale_reviews: true },
-      restrictions: null,
-    });
+    await protectBranch(handle, { contexts: ["ci/build"], strict: true, branch: "release", approvals: 1, dismissStaleReviews: true });
     const withReviews = await forge.requiredChecks("release");
     assert.deepEqual([withReviews.approvals, withReviews.dismissStaleApprovals], [1, true]);
     const peerView = await peer.requiredChecks("release");

@@ -10,7 +10,7 @@ import { readFile, rm, writeFile } from "node:fs/promises";
 import { startCiRunner, type CiRunner } from "../server/demo/ci-runner.js";
 import { landingLockRef } from "../server/landing/land.js";
 import { landTrain, TRAIN_BRANCH_PREFIX, type TrainMember, type TrainResult } from "../server/landing/train.js";
-import { api, cloneRepo, commitFile, git, repoPath, startTestForge, tempDir, type TestForge } from "./support/forge-fixtures.js";
+import { api, cloneRepo, commitFile, git, protectBranch, repoPath, startTestForge, tempDir, type TestForge } from "./support/forge-fixtures.js";
 import { BASE, NS, fleetPr, gateScript, trainConfig, trainContext, trainHost, type GateScript, type TrainHost } from "./support/train-fixtures.js";
 import { waitFor } from "./support/wait.js";
 
@@ -90,13 +90,7 @@ describe("landing trains under required CI (the demo's CI runner tests each trai
     clone = await cloneRepo(forge, forge.users.human);
     ci = startCiRunner({ apiUrl: forge.apiUrl, token: forge.token, repo: forge.repo, gitUrl: forge.gitUrl, workDir: await tempDir("afk-train-ci-"), intervalMs: 100, testCommand: gate.argv });
     // The base requires the check, for admins too: only a pushed commit CI passed may land.
-    const put = await api(forge, "PUT", repoPath(forge, `/branches/${BASE}/protection`), {
-      required_status_checks: { strict: false, contexts: ["test"] },
-      enforce_admins: true,
-      required_pull_request_reviews: null,
-      restrictions: null,
-    });
-    assert.equal(put.status, 200);
+    await protectBranch(forge, { contexts: ["test"], enforceAdmins: true, branch: BASE });
   });
 
   after(async () => {

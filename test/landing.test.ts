@@ -16,7 +16,7 @@ import type { RefStore } from "../server/gh/refstore.js";
 import { formatLandingLock, landPull, landingLockRef, readCheckEvidence, type LandResult, type LandingContext } from "../server/landing/land.js";
 import { Lease } from "../server/gh/lease.js";
 import { GateCache, gateEnv, runGate } from "../server/workers/gate.js";
-import { api, cloneRepo, commitFile, git, repoPath, startTestForge, tempDir } from "./support/forge-fixtures.js";
+import { api, cloneRepo, commitFile, git, protectBranch, repoPath, startTestForge, tempDir } from "./support/forge-fixtures.js";
 import { BASE, NS, fleetPr, trainContext, trainHost, type TrainHost } from "./support/train-fixtures.js";
 
 
@@ -322,13 +322,7 @@ describe("landPull against the local forge", () => {
   });
 
   it("(f) under strict protection, a base that moves just before the merge lands no untested tree", async () => {
-    const put = await api(f.forge, "PUT", repoPath(f.forge, `/branches/${BASE}/protection`), {
-      required_status_checks: { strict: true, contexts: ["ci"] },
-      enforce_admins: false,
-      required_pull_request_reviews: null,
-      restrictions: null,
-    });
-    assert.equal(put.status, 200);
+    await protectBranch(f.forge, { contexts: ["ci"], strict: true, enforceAdmins: false, branch: BASE });
     try {
       const w = await workerPr(f, "Add zeta", { "zeta.txt": "zeta\n" });
       const before = await mainTip(f);

@@ -4,7 +4,7 @@
 // protection and rulesets, and the one-shot merge faults.
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { api, branchTip, cloneRepo, commitFile, forgeForFile, git, openPull, postCheck, pushBranch, repoPath, type TestForge } from "./support/forge-fixtures.js";
+import { api, branchTip, cloneRepo, commitFile, forgeForFile, git, openPull, postCheck, protectBranch, pushBranch, repoPath, type TestForge } from "./support/forge-fixtures.js";
 
 let forge: TestForge;
 let work: string;
@@ -66,13 +66,7 @@ describe("mergeability", () => {
   });
 
   it("is blocked by a missing required check, behind when strict and stale, unstable on a failing optional one", async () => {
-    const put = await api(forge, "PUT", repoPath(forge, "/branches/main/protection"), {
-      required_status_checks: { strict: true, contexts: ["ci"] },
-      enforce_admins: null,
-      required_pull_request_reviews: null,
-      restrictions: null,
-    });
-    assert.equal(put.status, 200);
+    const put = await protectBranch(forge, { contexts: ["ci"], strict: true });
     assert.deepEqual(put.body.required_status_checks.contexts, ["ci"]);
     try {
       const pr = await openPull(forge, work, "gated");
@@ -124,7 +118,7 @@ describe("mergeability", () => {
 
   it("enforces protection on pushes: required checks, deletion, admin bypass", async () => {
     const alice = await cloneRepo(forge, forge.users.alice);
-    await api(forge, "PUT", repoPath(forge, "/branches/main/protection"), { required_status_checks: { strict: false, contexts: ["ci"] }, enforce_admins: false });
+    await protectBranch(forge, { contexts: ["ci"], enforceAdmins: false });
     try {
       await git(alice, "fetch", "--quiet", "origin");
       await git(alice, "checkout", "--quiet", "-B", "direct", "origin/main");

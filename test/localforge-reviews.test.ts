@@ -4,7 +4,7 @@
 // per reviewer counting, and stale approvals dismissed on a new head.
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { api, commitFile, forgeForFile, git, openPull, pushBranch, repoPath, type TestForge } from "./support/forge-fixtures.js";
+import { api, commitFile, forgeForFile, git, openPull, protectBranch, pushBranch, repoPath, type TestForge } from "./support/forge-fixtures.js";
 
 let forge: TestForge;
 let work: string;
@@ -49,13 +49,7 @@ describe("reviews", () => {
   });
 
   it("classic protection: held without an approval, refused while changes are requested, merged once approved", async () => {
-    const put = await api(forge, "PUT", repoPath(forge, "/branches/main/protection"), {
-      required_status_checks: null,
-      enforce_admins: true,
-      required_pull_request_reviews: { required_approving_review_count: 1, dismiss_stale_reviews: false },
-      restrictions: null,
-    });
-    assert.equal(put.status, 200);
+    const put = await protectBranch(forge, { contexts: null, enforceAdmins: true, approvals: 1, dismissStaleReviews: false });
     assert.equal(put.body.required_pull_request_reviews.required_approving_review_count, 1);
     try {
       const pr = await openPull(forge, work, "needs-approval");

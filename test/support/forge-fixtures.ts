@@ -215,3 +215,30 @@ export async function postCheck(forge: RunningForge, sha: string, conclusion: "s
   const r = await api(forge, "POST", repoPath(forge, "/check-runs"), { name, head_sha: sha, status: "completed", conclusion, output: { title: conclusion, summary: `${name} ${conclusion}` } });
   assert.equal(r.status, 201, `check run ${name} on ${sha}: ${JSON.stringify(r.body)}`);
 }
+
+export interface Protection {
+  /** Required status check contexts; null requires none. */
+  contexts: readonly string[] | null;
+  /** Branches must be up to date with the base before they merge (default false). */
+  strict?: boolean;
+  /** Whether admins are held to it too (default null: not). */
+  enforceAdmins?: boolean | null;
+  /** Approving reviews required (default: no review rule). */
+  approvals?: number;
+  dismissStaleReviews?: boolean;
+  /** The protected branch (default "main"). */
+  branch?: string;
+}
+
+/** Sets classic branch protection as the forge's admin (one PUT, the whole rule); asserts it took. */
+export async function protectBranch(forge: RunningForge, p: Protection): Promise<ApiResponse> {
+  const reviews = p.approvals === undefined ? null : { required_approving_review_count: p.approvals, ...(p.dismissStaleReviews === undefined ? {} : { dismiss_stale_reviews: p.dismissStaleReviews }) };
+  const r = await api(forge, "PUT", repoPath(forge, `/branches/${encodeURIComponent(p.branch ?? "main")}/protection`), {
+    required_status_checks: p.contexts === null ? null : { strict: p.strict ?? false, contexts: p.contexts },
+    enforce_admins: p.enforceAdmins ?? null,
+    required_pull_request_reviews: reviews,
+    restrictions: null,
+  });
+  assert.equal(r.status, 200, `protect ${p.branch ?? "main"}: ${JSON.stringify(r.body)}`);
+  return r;
+}
