@@ -34,6 +34,8 @@ export interface WorkingSet {
   stragglers: Stragglers;
   /** Open issues with the fleet's own open PR and no claim: claimed again to carry the PR on (see orphans.ts). Absent: none. */
   orphans?: OrphanPull[];
+  /** Other instances whose lease is fresh, sorted: peers that may claim, finish and release an issue while this tick acts. Absent: none. */
+  live_peers?: string[];
 }
 
 /** Whether a PR's head branch lives in this repository (a fork's never does). */
@@ -201,6 +203,7 @@ export function rebuild(snapshot: Snapshot, config: RebuildConfig, instance: str
   for (const [id, beat] of latestHeartbeats(snap.heartbeats)) {
     if (isFresh(beat.at, nowMs, ttlSeconds)) fresh.add(id);
   }
+  const livePeers = [...fresh].filter((id) => id !== instance).sort();
 
   return {
     repo,
@@ -215,5 +218,6 @@ export function rebuild(snapshot: Snapshot, config: RebuildConfig, instance: str
     fingerprint: fingerprintOf(snap, sets, { issueFacts, closes, freshInstances: fresh }),
     stragglers: countStragglers(snap.issues, lowerLabels),
     orphans,
+    ...(livePeers.length > 0 ? { live_peers: livePeers } : {}),
   };
 }

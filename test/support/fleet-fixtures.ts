@@ -45,11 +45,15 @@ export function cleanupsAfterFile(): Cleanups {
   return cleanups;
 }
 
-/** An in-process host at time scale 1 on `forge`, state under `dir`; stopped (workers too) and closed at cleanup. */
-export function fleetHost(forge: TestForge, dir: string, cleanups: Cleanups, env: Record<string, string> = {}): FleetHost {
+/**
+ * An in-process host at time scale 1 on `forge`, state under `dir`; stopped (workers too) and
+ * closed at cleanup. `as`: the instance it acts as (a restart's), the clock it reads.
+ */
+export function fleetHost(forge: TestForge, dir: string, cleanups: Cleanups, env: Record<string, string> = {}, as: { instance?: string; clock?: () => Date } = {}): FleetHost {
   const host = new FleetHost({
     env: { GITHUB_API_URL: forge.apiUrl, GITHUB_TOKEN: forge.token, AFK_STATE_DIR: join(dir, "state"), PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: process.env.HOME ?? dir, ...env },
     timeScale: 1,
+    ...as,
   });
   cleanups.push(async () => {
     await host.stop({ repo: forge.repo, stop_workers: true }).catch(() => undefined);

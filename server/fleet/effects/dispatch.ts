@@ -4,13 +4,15 @@ import type { SnapshotIssue } from "../../state/snapshot.js";
 import { defineEffect, type FleetRuntime } from "./effect.js";
 
 /**
- * A dispatch this long after its tick began acts on a snapshot a peer may have overtaken: the
- * claim's compare-and-swap only says nobody holds the issue now, and a peer that claimed it after
- * our listing, finished it (closed, escalated) and released its claim leaves it unclaimed again.
- * The chaos run's two-host drain saw it: a tick slowed by a landing claimed #9 some 25 s after its
- * snapshot, after the other host had closed it as already satisfied, and started a worker on a
- * closed issue. Past this age the issue is read again once the claim is won (one request, on slow
- * ticks only: a loaded machine takes seconds for a tick's heartbeat and gather alone, and each read counts against the requests per landed issue); a peer's whole claim-work-close cycle takes longer than this.
+ * A dispatch acts on a snapshot a peer may have overtaken: the claim's compare-and-swap only says
+ * nobody holds the issue now, and a peer that claimed it after our listing, finished it (closed,
+ * escalated) and released its claim leaves it unclaimed again. The chaos run's two-host drain saw
+ * it: a tick slowed by a landing claimed #9 some 25 s after its snapshot, after the other host had
+ * closed it as already satisfied, and started a worker on a closed issue. So once the claim is won
+ * the issue is read again (one request) when a peer's lease was live at the snapshot, however
+ * quick the dispatch: the next run saw a peer claim, work and close #42 within the 10 s a landing
+ * held our tick. With no live peer only a peer that started since could overtake us, which takes
+ * longer than this: past it the issue is read again too. A lone fleet pays nothing.
  */
 const STALE_DISPATCH_MS = 15_000;
 
@@ -23,7 +25,8 @@ export const dispatch = defineEffect("dispatch", async (fleet, tick, action) => 
     fleet.log("info", "claim_lost", `#${action.issue}: a peer claimed it first`, action.issue);
     return;
   }
-  const changed = fleet.deps.clock().getTime() - Date.parse(tick.set.now) > STALE_DISPATCH_MS ? await changedSince(fleet, issue) : null;
+  const overtakable = (tick.set.live_peers?.length ?? 0) > 0 || fleet.deps.clock().getTime() - Date.parse(tick.set.now) > STALE_DISPATCH_MS;
+  const changed = overtakable ? await changedSince(fleet, issue) : null;
   if (changed !== null) {
     await fleet.deps.lease.release(action.issue, claimed.sha);
     fleet.log("info", "dispatch_stale", `#${action.issue}: ${changed} since this tick's snapshot; claim let go, the next tick decides`, action.issue);
