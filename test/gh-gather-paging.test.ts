@@ -18,6 +18,7 @@ import { api, cloneRepo, openPull, repoPath, startTestForge, tempDir, type TestF
 const ME = "me00001";
 const NS = "refs/afk-paging";
 const READ_ONE = "GET /repos/{owner}/{repo}/pulls/{pull_number}";
+const LIST = "GET /repos/{owner}/{repo}/pulls";
 
 let forge: TestForge;
 let dir: string;
@@ -28,7 +29,9 @@ before(async () => {
 });
 after(() => forge?.dispose());
 
-const reads = async (): Promise<number> => ((await api(forge, "GET", "/_forge/accounting")).body as { by_route: Record<string, { total: number }> }).by_route[READ_ONE]?.total ?? 0;
+type Tally = { total: number; counted: number; not_modified: number };
+const route = async (key: string): Promise<Tally> => ((await api(forge, "GET", "/_forge/accounting")).body as { by_route: Record<string, Tally> }).by_route[key] ?? { total: 0, counted: 0, not_modified: 0 };
+const reads = async (): Promise<number> => (await route(READ_ONE)).total;
 const client = (): GitHubForge => createGitHubForge({ repo: forge.repo, token: forge.token, baseUrl: forge.apiUrl, fast: true, logger: silentLogger });
 const options = (instance?: string): GatherOptions => ({ login: "afk-bot", defaultBranch: "main", base: "main", namespace: NS, gateMode: "local", now: new Date(), ...(instance ? { instance } : {}) });
 
@@ -87,6 +90,45 @@ describe("gather: the fleet's PR a paged listing missed", () => {
     const drained = await releaseClaimsWithoutPr({ refs, forge: gh, lease, namespace: NS, login: "afk-bot", branchPrefix: "afk/" });
     assert.deepEqual(drained.kept, [missed.issue], "kept: its PR is open");
     assert.deepEqual(drained.released, [humanClosed.issue, retried.issue].sort((a, b) => a - b), "released: their PRs are closed");
+    for (const entry of await refs.list(`${NS}/`)) await refs.remove(entry.ref, entry.sha);
+  });
+
+  test("a fresh process, which remembers no PR, lists again before it takes a claim of ours for one with no PR; the unchanged pages cost nothing", async () => {
+    const work = await cloneRepo(forge);
+    const hidden = await issueWithPull(work, "hidden-at-restart");
+    const shown = await issueWithPull(work, "shown-at-restart");
+    const refs = new GitRefStore({ controlDir: join(dir, "control-fresh"), remoteUrl: forge.gitUrl, token: forge.token });
+    for (const n of [hidden.issue, shown.issue]) assert.equal((await refs.create(`${NS}/claim/${n}`, formatClaimMessage({ instance: ME, host: "box", at: new Date() }))).won, true);
+
+    // A restart's first gather: its first listing raced (the hidden PR moved across a page
+    // boundary); the listing read again, with no merge under way, has it.
+    const gh = client();
+    const list = gh.listOpenPulls.bind(gh);
+    let listings = 0;
+    gh.listOpenPulls = async () => ((listings += 1) === 1 ? (await list()).filter((p) => p.number !== hidden.pr) : list());
+    const before = await route(LIST);
+    const snap = await gatherSnapshot(gh, refs, options(ME));
+    const claimed = new Set([hidden.pr, shown.pr]);
+    assert.deepEqual(snap.pulls.map((p) => p.number).filter((n) => claimed.has(n)).sort((a, b) => a - b), [hidden.pr, shown.pr], "the hidden PR is in the snapshot: its claim is carried by it");
+    assert.equal(listings, 2, "listed once more, for the claim that looked bare");
+    const after = await route(LIST);
+    assert.equal(after.total - before.total, 2, "each listing is one page here");
+    assert.equal(after.counted - before.counted, 1, "the second listing's unchanged page answered 304: no rate limit spent");
+
+    // From the next tick the memo checks: a listing that shows every claim's PR is read once.
+    gh.listOpenPulls = async () => ((listings += 1), list());
+    await gatherSnapshot(gh, refs, options(ME));
+    assert.equal(listings, 3);
+
+    // A fresh process's stop keeps the claim whose PR its listing missed.
+    const fresh = client();
+    const freshList = fresh.listOpenPulls.bind(fresh);
+    let calls = 0;
+    fresh.listOpenPulls = async () => ((calls += 1) === 1 ? (await freshList()).filter((p) => p.number !== hidden.pr) : freshList());
+    const lease = new Lease(refs, { namespace: NS, ttlSeconds: 600, heartbeatSeconds: 60 }, ME, "box");
+    const drained = await releaseClaimsWithoutPr({ refs, forge: fresh, lease, namespace: NS, login: "afk-bot", branchPrefix: "afk/" });
+    assert.deepEqual(drained.kept.sort((a, b) => a - b), [hidden.issue, shown.issue], "kept: both PRs are open");
+    assert.deepEqual(drained.released, []);
     for (const entry of await refs.list(`${NS}/`)) await refs.remove(entry.ref, entry.sha);
   });
 });

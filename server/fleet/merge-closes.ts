@@ -5,6 +5,7 @@
 // close linked issues, or a slow GitHub) is closed by the fleet, as every landing did before.
 import type { Forge } from "../gh/forge.js";
 import type { Lease } from "../gh/lease.js";
+import type { LandedPull } from "../state/snapshot.js";
 import type { SupervisorLog } from "./supervisor-log.js";
 import { errorText } from "./supervisor-log.js";
 
@@ -34,6 +35,25 @@ export class MergeCloses {
   /** `issue`'s PR merged and GitHub closes the issue: our claim (`claimSha`) waits for it. */
   expect(issue: number, pr: number, claimSha: string): void {
     this.waiting.set(issue, { pr, claimSha, mergedAt: this.deps.clock().getTime() });
+  }
+
+  /**
+   * Landings a crash kept from their wrap-up, as a restart's first gather found them
+   * (Snapshot.landed): the claim waits here as if this process had merged the PR, with the grace
+   * over (GitHub would have closed the issue by now), so the next settle closes the issue and
+   * releases the claim, and no tick sends a worker to redo landed work. Returns the issues taken.
+   */
+  recover(landed: readonly LandedPull[], mine: ReadonlyArray<{ issue: number; sha: string }>): LandedPull[] {
+    const taken: LandedPull[] = [];
+    for (const l of landed) {
+      const claim = mine.find((m) => m.issue === l.issue);
+      if (!claim || this.waiting.has(l.issue)) continue;
+      const mergedAt = Math.min(Date.parse(l.mergedAt) || 0, this.deps.clock().getTime() - this.deps.graceMs);
+      this.waiting.set(l.issue, { pr: l.pr, claimSha: claim.sha, mergedAt });
+      this.deps.log("info", "landed_before_restart", `#${l.issue}: its PR #${l.pr} merged at ${l.mergedAt}, before this process started, and the issue is still open: closing it and releasing the claim (no worker)`, l.issue, { pr: l.pr });
+      taken.push(l);
+    }
+    return taken;
   }
 
   /**

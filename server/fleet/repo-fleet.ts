@@ -313,6 +313,11 @@ export class RepoFleet implements FleetRuntime {
         });
         set = { ...set, mine: set.mine.filter((m) => !owned.has(m.issue)) };
       }
+      // A restart's landings a crash kept from their wrap-up settle like the merges below.
+      for (const l of this.closes.recover(snapshot.landed ?? [], set.mine)) {
+        const attempt = set.mine.find((m) => m.issue === l.issue)?.attempt ?? 0;
+        await this.board.terminal(l.issue, "merged", attempt, this.registration.config.retry + 1, { pr: l.pr, note: `PR #${l.pr} landed before the fleet restarted` }).catch((error: unknown) => this.log("warn", "board_failed", `#${l.issue}: board not updated: ${errorText(error)}`, l.issue));
+      }
       // Merged issues GitHub closes itself: their claims are settled here, never decided on.
       const closing = await this.closes.settle(set.mine, new Set(snapshot.issues.map((i) => i.number)), this.stopping);
       if (closing.size > 0) set = { ...set, mine: set.mine.filter((m) => !closing.has(m.issue)) };

@@ -156,6 +156,8 @@ export interface Forge {
   updateComment(commentId: number, body: string): Promise<Comment>;
 
   listOpenPulls(): Promise<PullRequest[]>;
+  /** The most recently updated closed PRs, one page of 100, each with when it merged (null: closed unmerged). */
+  listRecentlyClosedPulls(): Promise<Array<PullRequest & { mergedAt: string | null }>>;
   getPull(number: number): Promise<PullDetail>;
   createPull(input: { title: string; body: string; head: string; base: string; draft?: boolean }): Promise<PullRequest>;
   /** 405 (not mergeable) and 409 (head moved) come back as typed ForgeErrors, never retried. */

@@ -7,9 +7,9 @@
 import type { Forge, Issue, IssueLink, PullRequest } from "./forge.js";
 import { ForgeError } from "./errors.js";
 import type { RefStore } from "./refstore.js";
-import type { Snapshot, SnapshotIssue, SnapshotPull } from "../state/snapshot.js";
+import type { ClaimRef, LandedPull, Snapshot, SnapshotIssue, SnapshotPull } from "../state/snapshot.js";
 import { parseNamespace } from "../state/claims.js";
-import { parseFleetBranch } from "../state/markers.js";
+import { parseFleetBranch, sameLogin } from "../state/markers.js";
 
 export interface GatherOptions {
   /** The fleet's own login (markers and assignments are read relative to it). */
@@ -43,11 +43,14 @@ export async function gatherSnapshot(forge: Forge, refs: RefStore, options: Gath
   const { claims, heartbeats } = parseNamespace(options.namespace, entries);
   issues.push(...(await claimedButUnlisted(forge, issues, claims, options.expectClosed)));
   const fleetIssueOf = (pull: PullRequest): number | null => (isFleetPull(pull, repo, options.base, options.branchPrefix) ? parseFleetBranch(pull.head.ref, options.branchPrefix) : null);
+  let landed: LandedPull[] = [];
   if (options.instance !== undefined) {
     const open = new Set(issues.map((issue) => issue.number));
     // A claim waiting for GitHub to close its issue has its PR merged: missing from the list, as expected.
-    const ours = claims.filter((c) => c.instance === options.instance && open.has(c.issue) && !options.expectClosed?.has(c.issue)).map((c) => c.issue);
-    pulls.push(...(await missedFleetPulls(forge, pulls, ours, fleetIssueOf)));
+    const ours = claims.filter((c) => c.instance === options.instance && open.has(c.issue) && !options.expectClosed?.has(c.issue));
+    const fresh = !fleetPullMemos.has(forge);
+    pulls.push(...(await missedFleetPulls(forge, pulls, ours.map((c) => c.issue), fleetIssueOf)));
+    if (fresh) landed = await landedUnsettled(forge, pulls, ours, fleetIssueOf, options.login);
     rememberFleetPulls(forge, pulls, fleetIssueOf);
   }
 
@@ -86,7 +89,31 @@ export async function gatherSnapshot(forge: Forge, refs: RefStore, options: Gath
     heartbeats,
     requiredChecks,
     knownClosed: [...knownClosed].sort((a, b) => a - b),
+    ...(landed.length > 0 ? { landed } : {}),
   };
+}
+
+/**
+ * A restart's first gather: a claim of ours on an open issue that no open PR carries may be a
+ * landing a crash kept from its wrap-up (the base moved; the issue not yet closed, the claim not
+ * released). Taken for a claim with no PR, it would send a worker to redo landed work. One read of
+ * the most recently updated closed PRs (the merge came just before the crash) finds the fleet's PR
+ * for such a claim that merged after the claim was taken (a reopened issue's earlier PR merged
+ * before its new claim, and is not counted). One request per process start with such claims.
+ */
+async function landedUnsettled(forge: Forge, pulls: readonly PullRequest[], mine: readonly ClaimRef[], issueOf: (pull: PullRequest) => number | null, login: string): Promise<LandedPull[]> {
+  const covered = new Set(pulls.map(issueOf));
+  const bare = new Map(mine.filter((c) => !covered.has(c.issue) && c.at !== null).map((c) => [c.issue, Date.parse(c.at!)]));
+  if (bare.size === 0) return [];
+  const landed = new Map<number, LandedPull>();
+  for (const pull of await forge.listRecentlyClosedPulls()) {
+    const issue = issueOf(pull);
+    const claimedAt = issue === null ? undefined : bare.get(issue);
+    if (issue === null || claimedAt === undefined || pull.mergedAt === null || !sameLogin(pull.author, login)) continue;
+    if (Date.parse(pull.mergedAt) < claimedAt || landed.has(issue)) continue;
+    landed.set(issue, { issue, pr: pull.number, mergedAt: pull.mergedAt });
+  }
+  return [...landed.values()].sort((a, b) => a.issue - b.issue);
 }
 
 /**
@@ -145,9 +172,10 @@ export function forgetFleetPull(forge: Forge, number: number): void {
  */
 export async function missedFleetPulls(forge: Forge, listed: readonly PullRequest[], claimed: readonly number[], issueOf: (pull: PullRequest) => number | null): Promise<PullRequest[]> {
   const memo = fleetPullMemos.get(forge);
-  if (!memo || memo.size === 0) return [];
-  const numbers = new Set(listed.map((p) => p.number));
   const covered = new Set(listed.map(issueOf).filter((n): n is number => n !== null));
+  if (!memo) return relisted(forge, listed, claimed, issueOf, covered);
+  if (memo.size === 0) return [];
+  const numbers = new Set(listed.map((p) => p.number));
   const missing = [...new Set(claimed)].filter((n) => !covered.has(n) && memo.has(n) && !numbers.has(memo.get(n)!)).map((n) => ({ issue: n, pr: memo.get(n)! }));
   const read = await Promise.all(
     missing.map(({ pr }) =>
@@ -158,6 +186,24 @@ export async function missedFleetPulls(forge: Forge, listed: readonly PullReques
     ),
   );
   return read.filter((pull, i): pull is NonNullable<typeof pull> => pull !== null && pull.state === "open" && !pull.merged && issueOf(pull) === missing[i]!.issue).map(pullOnly);
+}
+
+/**
+ * A fresh process (a restart that recognises its instance) remembers no PRs, so its first listing
+ * has nothing to be checked against: a claim of ours shown without a PR may be one whose PR the
+ * race hid, and taking it for a claim with no PR would start a worker pushing to a head under gate
+ * (or, at a stop, release it). Then the listing is read once more: its pages are conditional, so
+ * each unchanged page answers 304 at no rate-limit cost, and the page a merge changed is read anew,
+ * after that merge, with the hidden PR on it. The fleet's PRs for such claims it adds are returned.
+ */
+async function relisted(forge: Forge, listed: readonly PullRequest[], claimed: readonly number[], issueOf: (pull: PullRequest) => number | null, covered: ReadonlySet<number>): Promise<PullRequest[]> {
+  const bare = new Set(claimed.filter((n) => !covered.has(n)));
+  if (bare.size === 0) return [];
+  const numbers = new Set(listed.map((p) => p.number));
+  return (await forge.listOpenPulls()).filter((pull) => {
+    const issue = issueOf(pull);
+    return issue !== null && bare.has(issue) && !numbers.has(pull.number);
+  });
 }
 
 /** A PR's listing fields alone (a single read carries mergeability too, which a listing lacks). */

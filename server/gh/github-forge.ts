@@ -180,6 +180,12 @@ export class GitHubForge implements Forge {
     return raw.map(toPull);
   }
 
+  // Read by a restarted fleet only, once, when claims of its own have no open PR (gather.ts, landedUnsettled).
+  async listRecentlyClosedPulls(): Promise<Array<PullRequest & { mergedAt: string | null }>> {
+    const raw = await this.get<RawPull[]>("GET /repos/{owner}/{repo}/pulls", { state: "closed", sort: "updated", direction: "desc", per_page: 100 }, `list recently closed pull requests of ${this.slug}`);
+    return raw.map((r) => ({ ...toPull(r), mergedAt: r.merged_at ?? null }));
+  }
+
   async getPull(number: number): Promise<PullDetail> {
     checkNumber(number, "pull request");
     const raw = await this.get<RawPull>("GET /repos/{owner}/{repo}/pulls/{pull_number}", { pull_number: number }, `read pull request #${number}`);

@@ -89,6 +89,19 @@ export interface Snapshot {
   requiredChecks: RequiredChecks;
   /** Numbers known to be closed (a fresher read than the open lists): they never block. */
   knownClosed?: number[];
+  /**
+   * Claims of this instance on open issues whose fleet PR merged after the claim was taken: a
+   * landing a crash kept from its wrap-up (closing the issue, releasing the claim). Read only by
+   * a restarted process's first gather. Absent: none.
+   */
+  landed?: LandedPull[];
+}
+
+export interface LandedPull {
+  issue: number;
+  pr: number;
+  /** ISO 8601. */
+  mergedAt: string;
 }
 
 // ---- instance ids ----------------------------------------------------------------------------
