@@ -50,7 +50,7 @@ export class MergeCloses {
       if (!claim || this.waiting.has(l.issue)) continue;
       const mergedAt = Math.min(Date.parse(l.mergedAt) || 0, this.deps.clock().getTime() - this.deps.graceMs);
       this.waiting.set(l.issue, { pr: l.pr, claimSha: claim.sha, mergedAt });
-      this.deps.log("info", "landed_before_restart", `#${l.issue}: its PR #${l.pr} merged at ${l.mergedAt}, before this process started, and the issue is still open: closing it and releasing the claim (no worker)`, l.issue, { pr: l.pr });
+      this.deps.log("info", "landed_unsettled", `#${l.issue}: its PR #${l.pr} merged at ${l.mergedAt}, but the issue is still open and its claim held (a host stopped between the merge and its wrap-up): closing it and releasing the claim (no worker)`, l.issue, { pr: l.pr });
       taken.push(l);
     }
     return taken;

@@ -316,7 +316,7 @@ export class RepoFleet implements FleetRuntime {
       // A restart's landings a crash kept from their wrap-up settle like the merges below.
       for (const l of this.closes.recover(snapshot.landed ?? [], set.mine)) {
         const attempt = set.mine.find((m) => m.issue === l.issue)?.attempt ?? 0;
-        await this.board.terminal(l.issue, "merged", attempt, this.registration.config.retry + 1, { pr: l.pr, note: `PR #${l.pr} landed before the fleet restarted` }).catch((error: unknown) => this.log("warn", "board_failed", `#${l.issue}: board not updated: ${errorText(error)}`, l.issue));
+        await this.board.terminal(l.issue, "merged", attempt, this.registration.config.retry + 1, { pr: l.pr, note: `PR #${l.pr} landed before its host stopped` }).catch((error: unknown) => this.log("warn", "board_failed", `#${l.issue}: board not updated: ${errorText(error)}`, l.issue));
       }
       // Merged issues GitHub closes itself: their claims are settled here, never decided on.
       const closing = await this.closes.settle(set.mine, new Set(snapshot.issues.map((i) => i.number)), this.stopping);

@@ -50,7 +50,10 @@ export async function gatherSnapshot(forge: Forge, refs: RefStore, options: Gath
     const ours = claims.filter((c) => c.instance === options.instance && open.has(c.issue) && !options.expectClosed?.has(c.issue));
     const fresh = !fleetPullMemos.has(forge);
     pulls.push(...(await missedFleetPulls(forge, pulls, ours.map((c) => c.issue), fleetIssueOf)));
-    if (fresh) landed = await landedUnsettled(forge, pulls, ours, fleetIssueOf, options.login);
+    if (fresh) {
+      const covered = new Set(pulls.map(fleetIssueOf));
+      landed = await landedPulls(forge, ours.filter((c) => !covered.has(c.issue)), fleetIssueOf, options.login);
+    }
     rememberFleetPulls(forge, pulls, fleetIssueOf);
   }
 
@@ -94,23 +97,26 @@ export async function gatherSnapshot(forge: Forge, refs: RefStore, options: Gath
 }
 
 /**
- * A restart's first gather: a claim of ours on an open issue that no open PR carries may be a
- * landing a crash kept from its wrap-up (the base moved; the issue not yet closed, the claim not
- * released). Taken for a claim with no PR, it would send a worker to redo landed work. One read of
- * the most recently updated closed PRs (the merge came just before the crash) finds the fleet's PR
- * for such a claim that merged after the claim was taken (a reopened issue's earlier PR merged
- * before its new claim, and is not counted). One request per process start with such claims.
+ * A claim on an open issue that no open PR carries may be a landing a crash kept from its wrap-up
+ * (the base moved; the issue not yet closed, the claim not released): a restart's own claims (its
+ * first gather), a dead peer's stale one (its reclaim). Taken for a claim with no PR, it would send
+ * a worker to redo landed work. One read of the most recently updated closed PRs (the merge came
+ * just before the crash) finds the fleet's PR for such a claim that merged after the claim was
+ * taken (a reopened issue's earlier PR merged before its new claim, and is not counted). One
+ * request per call with such claims; none without.
  */
-async function landedUnsettled(forge: Forge, pulls: readonly PullRequest[], mine: readonly ClaimRef[], issueOf: (pull: PullRequest) => number | null, login: string): Promise<LandedPull[]> {
-  const covered = new Set(pulls.map(issueOf));
-  const bare = new Map(mine.filter((c) => !covered.has(c.issue) && c.at !== null).map((c) => [c.issue, Date.parse(c.at!)]));
+/** GitHub's times have whole seconds, and the claim's is the claiming host's clock: a merge this much "before" its claim still counts. */
+const MERGE_CLAIM_SKEW_MS = 10_000;
+
+export async function landedPulls(forge: Forge, bareClaims: ReadonlyArray<Pick<ClaimRef, "issue" | "at">>, issueOf: (pull: PullRequest) => number | null, login: string): Promise<LandedPull[]> {
+  const bare = new Map(bareClaims.filter((c) => c.at !== null).map((c) => [c.issue, Date.parse(c.at!)]));
   if (bare.size === 0) return [];
   const landed = new Map<number, LandedPull>();
   for (const pull of await forge.listRecentlyClosedPulls()) {
     const issue = issueOf(pull);
     const claimedAt = issue === null ? undefined : bare.get(issue);
     if (issue === null || claimedAt === undefined || pull.mergedAt === null || !sameLogin(pull.author, login)) continue;
-    if (Date.parse(pull.mergedAt) < claimedAt || landed.has(issue)) continue;
+    if (Date.parse(pull.mergedAt) + MERGE_CLAIM_SKEW_MS < claimedAt || landed.has(issue)) continue;
     landed.set(issue, { issue, pr: pull.number, mergedAt: pull.mergedAt });
   }
   return [...landed.values()].sort((a, b) => a.issue - b.issue);

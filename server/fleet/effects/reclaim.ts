@@ -1,6 +1,9 @@
 // reclaim: take over a dead peer's stale claim (compare-and-swap from its sha), then continue
 // its work (a worker, or its open PR alone), or drop it at once when the issue is closed (a
 // phantom lock).
+import type { PullRequest } from "../../gh/forge.js";
+import { isFleetPull, landedPulls } from "../../gh/gather.js";
+import { parseFleetBranch } from "../../state/markers.js";
 import { defineEffect } from "./effect.js";
 import { attemptOf } from "./failure.js";
 import { releasedBoard } from "../drain.js";
@@ -24,6 +27,20 @@ export const reclaim = defineEffect("reclaim", async (fleet, tick, action) => {
   if (pr !== null) {
     fleet.log("info", "reclaimed_pr", `#${action.issue}: its open PR #${pr} carries the work on; no worker starts`, action.issue, { pr });
     fleet.board.enter(action.issue, "pr_open");
+    return;
+  }
+  // The dead peer may have been killed between a landing and its wrap-up: its PR merged, so the
+  // landing is settled (the issue closed, the claim released), not redone by a worker.
+  const stale = tick.set.stale.find((s) => s.issue === action.issue && s.sha === action.sha);
+  const { conn } = fleet.deps;
+  const repo = `${conn.forge.repo.owner}/${conn.forge.repo.name}`;
+  const prefix = fleet.registration.config.worktree.branch_prefix;
+  const issueOf = (p: PullRequest): number | null => (isFleetPull(p, repo, fleet.registration.base, prefix) ? parseFleetBranch(p.head.ref, prefix) : null);
+  const landed = stale ? await landedPulls(conn.forge, [stale], issueOf, conn.login) : [];
+  const [settled] = fleet.closes.recover(landed, [{ issue: action.issue, sha: outcome.sha }]);
+  if (settled) {
+    const note = `PR #${settled.pr} landed before its host stopped`;
+    await fleet.board.terminal(action.issue, "merged", attemptOf(fleet, tick.issues.get(action.issue)), fleet.registration.config.retry + 1, { pr: settled.pr, note }).catch(() => undefined);
     return;
   }
   const issue = tick.issues.get(action.issue);
