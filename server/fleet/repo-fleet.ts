@@ -430,6 +430,7 @@ export class RepoFleet implements FleetRuntime {
     const posted = this.memory.of(issue).verdictsPosted;
     if (posted.has(attempt)) return;
     posted.add(attempt);
+    // One request per attempt that ends in a verdict (see above for why it must be durable).
     await this.deps.conn.forge.createComment(issue, formatVerdict(verdict));
   }
 
