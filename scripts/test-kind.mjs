@@ -4,7 +4,7 @@
 import { readdirSync } from "node:fs";
 import { spawnSync } from "node:child_process";
 
-const UNIT = [/^core-/, /^config-schema\./, /^workers-(breaker|env|quota|runtime-failures)\./, /^house\./, /^cli-words\./];
+const UNIT = [/^core-/, /^config-schema\./, /^workers-(breaker|env|quota|runtime-failures)\./, /^house\./, /^requests-justified\./, /^cli-words\./];
 const kind = process.argv[2];
 if (kind !== "unit" && kind !== "integration") {
   console.error("usage: node scripts/test-kind.mjs unit|integration (after npm run build)");

@@ -354,6 +354,8 @@ export class BoardUpserter {
   private async upsertNow(issue: number, body: string, onlyExisting: boolean, noComments: boolean): Promise<{ action: UpsertAction; commentId: number }> {
     let known = this.known.get(issue);
     if (!known) {
+      // One conditional request, once per issue and process: a board made before a restart is
+      // found and updated instead of a second one posted.
       const found = noComments ? undefined : this.find(await this.forge.listComments(issue));
       known = { id: found?.id ?? null, body: found?.body ?? null };
       this.known.set(issue, known);
@@ -362,6 +364,8 @@ export class BoardUpserter {
     if (known.id !== null && known.body === body) return { action: "unchanged", commentId: known.id };
     if (known.id !== null) {
       try {
+        // One request per changed board (an unchanged body returned above): the board is the
+        // human's view of the issue, and one comment edited keeps the thread to one entry.
         const updated = await this.forge.updateComment(known.id, body);
         this.known.set(issue, { id: updated.id, body });
         return { action: "updated", commentId: updated.id };
@@ -373,6 +377,7 @@ export class BoardUpserter {
         }
       }
     }
+    // The board's one creating request (a board is never posted twice, see above).
     const created = await this.forge.createComment(issue, body);
     this.known.set(issue, { id: created.id, body });
     return { action: "created", commentId: created.id };

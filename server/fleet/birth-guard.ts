@@ -131,6 +131,7 @@ export class BirthGuard {
     const deaths = this.trip?.deaths.length ?? 0;
     const swept: number[] = [];
     try {
+      // Requests only after a trip (rare): the label, made once per client.
       await forge.ensureLabel({ name: cfg.labels.runner_error, color: "b60205", description: "afk-mcp: the worker command failed to run" });
       for (const n of [...this.unswept].sort((a, b) => a - b)) {
         const claim = set.mine.find((m) => m.issue === n);
@@ -140,6 +141,9 @@ export class BirthGuard {
         if (claim) await lease.release(n, claim.sha).catch(() => false);
         await deps.onReleased?.(n);
         if (issue) {
+          // Requests per swept issue, each durable state a human or the next run reads: the note,
+          // the attempts the fast deaths spent given back, the labels that send it back to the
+          // backlog marked as a command failure (one add, one remove per label: see failure.ts).
           const lines = this.deathLines.get(n) ?? [];
           await forge.createComment(
             n,
@@ -152,6 +156,7 @@ export class BirthGuard {
             const k = parseAttemptLabel(label, cfg.labels.attempt_prefix);
             if (k !== null && k > before) await forge.removeLabel(n, label);
           }
+          // Two requests: back in the backlog marked as a command failure, and out of escalation.
           const restore = before > 0 ? [attemptLabel(before, cfg.labels.attempt_prefix)] : [];
           await forge.addLabels(n, [cfg.labels.ready, cfg.labels.runner_error, ...restore]);
           await forge.removeLabel(n, cfg.labels.escalate);

@@ -37,6 +37,7 @@ export async function releaseClaimsWithoutPr(deps: DrainDeps, busy: ReadonlySet<
   const repo = `${deps.forge.repo.owner}/${deps.forge.repo.name}`.toLowerCase();
   const issueOf = (pull: PullRequest): number | null =>
     pull.head.repoFullName?.toLowerCase() === repo && sameLogin(pull.author, deps.login) ? parseFleetBranch(pull.head.ref, deps.branchPrefix) : null;
+  // One conditional request: which claims have a PR (those are kept) is in the PR list alone.
   const listed = await deps.forge.listOpenPulls();
   // A PR the paged listing missed (one closed on an earlier page moved it) is read on its own:
   // releasing its claim would leave the PR with none.

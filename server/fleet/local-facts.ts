@@ -103,7 +103,8 @@ export async function localFacts(ctx: FactsContext, set: WorkingSet, snapshot: S
       }
     } else if (claim.status === "no_pr") {
       // No worker here (a restart, a reclaim, a takeover): a verdict this fleet posted earlier
-      // still speaks for the claim; otherwise it is dead and continued.
+      // still speaks for the claim; otherwise it is dead and continued. One conditional request per
+      // such claim and tick, free (304) while no comment is added.
       const comments = await deps.conn.forge.listComments(claim.issue);
       verdict = latestVerdict(comments, deps.conn.login);
       facts.verdict = verdict ? { kind: verdict.kind, reason: verdict.reason } : null;

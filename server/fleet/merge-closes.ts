@@ -83,6 +83,7 @@ export class MergeCloses {
         const waited = this.deps.clock().getTime() - w.mergedAt;
         if (!force && waited < this.deps.graceMs) continue;
         try {
+          // One request, only when GitHub did not close the issue within the grace (see above).
           await this.deps.forge.closeIssue(n, "completed");
         } catch (error) {
           this.deps.log("warn", "close_failed", `#${n}: still open after PR #${w.pr} merged, and closing it failed${force ? "" : " (tried again next tick)"}: ${errorText(error)}`, n);

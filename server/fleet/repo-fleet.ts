@@ -36,6 +36,7 @@ import { GarbageCollector } from "./garbage.js";
 import { PROBE_MAX_AGE_SECONDS } from "../state/garbage.js";
 import { redactText } from "../lanes/redact.js";
 import { MERGE_CLOSE_GRACE_SECONDS, MergeCloses } from "./merge-closes.js";
+import { CI_SILENT_SECONDS, CiSilence } from "./ci-silence.js";
 
 export type { FleetDeps, Registration } from "./registration.js";
 export { summaryLine, type TickReport } from "./tick-report.js";
@@ -55,6 +56,7 @@ export class RepoFleet implements FleetRuntime {
   });
   readonly conflicts: ConflictWatch;
   readonly closes: MergeCloses;
+  private readonly silence: CiSilence;
   readonly guard: BirthGuard;
   private readonly garbage: GarbageCollector;
   private readonly birthing: Births;
@@ -101,6 +103,7 @@ export class RepoFleet implements FleetRuntime {
     const settings = () => this.registration.config.conflicts;
     this.conflicts = new ConflictWatch({ repoDir: deps.workRepo.repoDir, base: registration.base, worktreeOf: (n) => deps.workRepo.worktreePath(n), settings, timeScale: deps.timeScale, clock: deps.clock, log: this.log });
     this.closes = new MergeCloses({ forge: deps.conn.forge, lease: deps.lease, clock: deps.clock, graceMs: MERGE_CLOSE_GRACE_SECONDS * 1000 * deps.timeScale, log: this.log });
+    this.silence = new CiSilence({ clock: deps.clock, silentMs: CI_SILENT_SECONDS * 1000 * deps.timeScale, branchPrefix: registration.config.worktree.branch_prefix, log: this.log });
     this.board = new Board(deps.conn.forge, deps.conn.login, deps.clock, { instance: registration.instance, host: deps.conn.hostName }, () => this.registration.config.board.settle_seconds * 1000);
     this.birthing = new Births({ registration, deps, memory: this.memory, board: this.board, log: this.log, guard: this.guard, stopping: () => this.stopping, nudge: () => this.nudge() });
   }
@@ -323,6 +326,7 @@ export class RepoFleet implements FleetRuntime {
       if (closing.size > 0) set = { ...set, mine: set.mine.filter((m) => !closing.has(m.issue)) };
       await this.dropOrphans(set);
       this.birthing.observe(set);
+      this.silence.observe(set.mine, snapshot.pulls, snapshot.requiredChecks);
       await this.birthing.checkpointRunning(set);
       const local = await localFacts({ registration: this.registration, deps: this.deps, memory: this.memory, postVerdict: (n, a, v) => this.postVerdict(n, a, v), adopt: (n) => this.birthing.adoptOrphan(n) }, set, snapshot, now);
       timer.mark("local");
@@ -435,6 +439,7 @@ export class RepoFleet implements FleetRuntime {
     const posted = this.memory.of(issue).verdictsPosted;
     if (posted.has(attempt)) return;
     posted.add(attempt);
+    // One request per attempt that ends in a verdict (see above for why it must be durable).
     await this.deps.conn.forge.createComment(issue, formatVerdict(verdict));
   }
 

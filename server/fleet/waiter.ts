@@ -72,7 +72,7 @@ async function look(plan: WakePlan, source: WatchSource, baseTip: string | null 
     const now = await source.refs.read(`refs/heads/${source.base}`);
     if (now !== baseTip) return "base";
   }
-  // Conditional GETs per head (check runs; the status list once the runs pass): 304s while nothing changed.
+  // Conditional requests per head (check runs; the status list once the runs pass): 304s while nothing changed.
   const verdicts = await Promise.all(plan.heads.map(async (watched) => evaluateGate(await source.forge.checksFor(watched.head, source.required), source.required).state));
   return verdicts.some((state) => state !== "pending") ? "checks" : null;
 }

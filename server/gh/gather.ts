@@ -32,6 +32,9 @@ export interface GatherOptions {
 
 export async function gatherSnapshot(forge: Forge, refs: RefStore, options: GatherOptions): Promise<Snapshot> {
   const repo = `${forge.repo.owner}/${forge.repo.name}`;
+  // The tick's requests, all conditional (a 304 costs no rate limit): the two lists are the whole
+  // picture of the backlog and its PRs, paid for only when something in them changed; the claims
+  // are git refs (no API request); the rules and protection change almost never.
   const [issues, pulls, entries, requiredChecks] = await Promise.all([
     forge.listOpenIssues(),
     forge.listOpenPulls(),
@@ -63,6 +66,8 @@ export async function gatherSnapshot(forge: Forge, refs: RefStore, options: Gath
     pulls.map(async (pull) => {
       const snap = snapshotPull(pull);
       if (isFleetPull(pull, repo, options.base, options.branchPrefix)) {
+        // Conditional requests per fleet PR: its head's checks (the gate; a 200 only when CI
+        // reported something new on it) and its reviews (only when approvals or the review stage need them).
         const [checks, reviews] = await Promise.all([
           options.gateMode === "required" ? forge.checksFor(pull.head.sha, requiredChecks) : undefined,
           readReviews ? forge.listReviews(pull.number) : undefined,
@@ -133,6 +138,7 @@ export async function landedPulls(forge: Forge, bareClaims: ReadonlyArray<Pick<C
 async function claimedButUnlisted(forge: Forge, listed: readonly Issue[], claims: readonly { issue: number }[], expectClosed?: ReadonlySet<number>): Promise<Issue[]> {
   const seen = new Set(listed.map((issue) => issue.number));
   const missing = [...new Set(claims.map((c) => c.issue))].filter((n) => !seen.has(n) && !expectClosed?.has(n));
+  // One request per claimed issue the listing lacks (see above), usually none.
   const read = await Promise.all(
     missing.map((n) =>
       forge.getIssue(n).catch((error: unknown) => {
@@ -183,6 +189,7 @@ export async function missedFleetPulls(forge: Forge, listed: readonly PullReques
   if (memo.size === 0) return [];
   const numbers = new Set(listed.map((p) => p.number));
   const missing = [...new Set(claimed)].filter((n) => !covered.has(n) && memo.has(n) && !numbers.has(memo.get(n)!)).map((n) => ({ issue: n, pr: memo.get(n)! }));
+  // One request per PR the listing lacks (see above): without it a claim would look PR-less and be released.
   const read = await Promise.all(
     missing.map(({ pr }) =>
       forge.getPull(pr).catch((error: unknown) => {
@@ -241,6 +248,7 @@ function issueLinks(forge: Forge, issue: Issue): Promise<[IssueLink[], IssueLink
   const key = `${issue.updatedAt} ${issue.blockedByCount} ${issue.subIssueCount}`;
   const known = memo.get(issue.number);
   if (known?.key === key && known.readAt - Date.parse(issue.updatedAt) >= LINK_SETTLE_MS) return known.links;
+  // Two conditional requests at most, and only for an issue that has links and changed since.
   const links = Promise.all([
     issue.blockedByCount > 0 ? forge.listBlockedBy(issue.number) : Promise.resolve([]),
     issue.subIssueCount > 0 ? forge.listSubIssues(issue.number) : Promise.resolve([]),

@@ -1,6 +1,7 @@
 // The Forge over GitHub's REST API (and the local forge, which speaks the same API). Every
 // call names its route explicitly, pages at 100, and fails only with a ForgeError saying
 // which operation failed; GitHub's shapes are mapped to the fleet's types here and nowhere else.
+// What each request costs and why the fleet makes it: docs/requests.md, and a comment where it is called.
 import type {
   Checks,
   CommitStatus,

@@ -53,6 +53,8 @@ export async function connect(options: ConnectOptions): Promise<Connection> {
   const { token } = await resolveToken({ env });
   const apiUrl = apiBaseUrl(env);
   const forge = createGitHubForge({ repo: slug, token, baseUrl: apiUrl, fast: isLoopback(apiUrl), logger });
+  // Two requests per connection, once: the login decides which PRs and markers are the fleet's,
+  // the repository its clone URL, default branch and permissions.
   const [login, info] = await Promise.all([forge.whoami(), forge.repoInfo()]);
   const refs = new GitRefStore({
     controlDir: controlRepoDir(stateDir(env), slug.owner, slug.name),

@@ -142,7 +142,7 @@ export function renderPlan(plan: PlanOutput, running = false): string {
   if (plan.mine.length > 0) {
     lines.push("", `mine (${plan.mine.length}):`);
     for (const m of plan.mine) {
-      lines.push(`  #${m.issue}  ${m.status}${m.pr ? `  PR #${m.pr}` : ""}${m.failing.length ? `  failing: ${m.failing.join(", ")}` : ""}${m.review ? `  ${m.review}` : ""}`);
+      lines.push(`  #${m.issue}  ${m.status}${m.pr ? `  PR #${m.pr}` : ""}${m.failing.length ? `  failing: ${m.failing.join(", ")}` : ""}${waitingFor(m)}${m.review ? `  ${m.review}` : ""}`);
     }
   }
   if (plan.peers_live.length + plan.peers_stale.length > 0) {
@@ -160,4 +160,11 @@ export function renderPlan(plan: PlanOutput, running = false): string {
   if (plan.page.next_cursor !== null) lines.push(`more rows: status {detail: true, cursor: "${plan.page.next_cursor}"}`);
   lines.push(plan.ready ? (running ? "ready: every precondition holds" : "ready: a start would be accepted") : "not ready: fix the failed preconditions above");
   return lines.join("\n");
+}
+
+/** What a claim waiting for CI waits for, as the structured `pending` says (a few names at most). */
+export function waitingFor(m: { status: string; pending: readonly string[] }, separator = "  "): string {
+  if (m.status !== "awaiting_ci" || m.pending.length === 0) return "";
+  const shown = m.pending.slice(0, 5);
+  return `${separator}waiting for: ${shown.join(", ")}${m.pending.length > shown.length ? ` and ${m.pending.length - shown.length} more` : ""}`;
 }

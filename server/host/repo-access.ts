@@ -42,8 +42,11 @@ export async function assess(connected: RepoAccess, clock: () => Date, autoMerge
       reviews: conn.config.review.command !== null,
       now,
     }),
+    // One request per start or plan: which of the fleet's labels exist (those found are never created).
     conn.forge.listLabels(),
   ]);
+  // Rules and protection, conditional requests (the gather read them already under required CI),
+  // and whether the base takes a plain push: the landing strategy is chosen from them.
   const requiredChecks = conn.config.gate.ci === "local" ? await conn.forge.requiredChecks(conn.base) : snapshot.requiredChecks;
   const directPush = conn.baseSha
     ? await conn.forge.directPush(conn.base).catch((error: unknown) => ({ allowed: null, why: `its rules could not be read: ${(error as Error).message}` }))

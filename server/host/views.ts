@@ -4,6 +4,7 @@ import type { PlanOutput } from "../../schemas/tools.js";
 import type { TakeoverOutcome } from "../gh/lease.js";
 import type { RepoFleet } from "../fleet/repo-fleet.js";
 import type { ProjectResizeInput, StatusResult, TakeoverResult } from "./api.js";
+import { waitingFor } from "./plan.js";
 import { selectorText } from "./selector-text.js";
 
 export function registrationView(project: RepoFleet): NonNullable<StatusResult["registration"]> {
@@ -37,7 +38,7 @@ export function resizeMessage(project: RepoFleet, was: { target: number; command
 export function locateIssue(plan: PlanOutput, number: number): NonNullable<StatusResult["issue"]> {
   // A claim says more than the exclusion it causes, so claims are looked up first.
   const mine = plan.mine.find((m) => m.issue === number);
-  if (mine) return { number, where: "mine", detail: `claimed by this instance: ${mine.status}${mine.pr ? ` (PR #${mine.pr})` : ""}${mine.review ? `: ${mine.review}` : ""}` };
+  if (mine) return { number, where: "mine", detail: `claimed by this instance: ${mine.status}${mine.pr ? ` (PR #${mine.pr})` : ""}${waitingFor(mine, "; ")}${mine.review ? `: ${mine.review}` : ""}` };
   const live = plan.peers_live.find((p) => p.issue === number);
   if (live) return { number, where: "peer_live", detail: `claimed by live instance ${live.instance ?? "?"} on ${live.host ?? "?"}` };
   const stale = plan.peers_stale.find((p) => p.issue === number);

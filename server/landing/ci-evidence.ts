@@ -20,6 +20,7 @@ export interface CiEvidence {
  * every failing check on the head.
  */
 export async function readCheckEvidence(forge: Forge, headSha: string, failingNames: readonly string[], excerptBytes: number): Promise<CiEvidence> {
+  // Requests only for a red gate, conditional (the gate just read these lists: usually 304s).
   // Named checks that all failed as check runs need no status list (a 200 on a head that most CI
   // reports on with runs only): the runs are read alone first, the statuses only when a name lacks a failed run.
   const runs = failingNames.length > 0 ? await forge.checksFor(headSha, { contexts: [...failingNames], strict: false, source: "none", readable: true }) : null;

@@ -30,6 +30,7 @@ export async function sweepDeadTrains(ctx: Pick<LandingContext, "forge" | "login
   const left = new Map(dead);
   for (const pull of await ctx.forge.listOpenPulls()) {
     if (!left.has(pull.head.ref)) continue;
+    // One request per dead train of ours (a host died mid-train): its draft PR would linger open.
     if (sameLogin(pull.author, ctx.login)) await ctx.forge.closePull(pull.number);
     else left.delete(pull.head.ref); // not ours: left alone
   }

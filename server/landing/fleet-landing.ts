@@ -93,6 +93,8 @@ export class Landing {
    */
   async ciEvidence(pr: number, failing: readonly string[], head?: string | null): Promise<BriefFailure> {
     const { forge } = this.deps.conn;
+    // A request for the PR only when the head is not known; the evidence's own requests are
+    // conditional re-reads of the lists the gate just read.
     const sha = head ?? (await forge.getPull(pr)).head.sha;
     const evidence = await readCheckEvidence(forge, sha, failing, this.config().gate.excerpt_bytes);
     return { kind: "ci", summary: evidence.summary, excerpt: evidence.excerpt };

@@ -76,7 +76,8 @@ async function landSerialized(ctx: LandingContext, input: LandInput): Promise<La
   const fenced = await fencing;
   if (fenced) return fenced;
 
-  // Read before the lock: a merge queue's wait runs under it, so the lock's TTL must cover it.
+  // Read before the lock: a merge queue's wait runs under it, so the lock's TTL must cover it. A
+  // request only when the caller brought no rules (the fleet passes its tick's; a CLI landing does not).
   if (ctx.config.gate.ci !== "local" && !ctx.requiredChecks) ctx = { ...ctx, requiredChecks: await ctx.forge.requiredChecks(ctx.base) };
   const lock = await acquireLock(lockTakerOf(ctx, lockTtl(ctx)), input.issue);
   if (!lock.held) return { outcome: "busy", why: lock.why, holder: lock.holder };
@@ -213,6 +214,8 @@ async function landRounds(ctx: LandingContext, lg: LandingGit, input: LandInput,
         // The claim is re-checked right before the base moves; that read overlaps the checks'.
         fencing = fence(ctx, input);
         fencing.catch(() => undefined);
+        // The gate's verdict at the moment of landing: a conditional request, free (304) when the
+        // checks are as this tick's gather read them; the rules come with the tick.
         const required = ctx.requiredChecks ?? (await ctx.forge.requiredChecks(ctx.base));
         const checks = await ctx.forge.checksFor(expected, required);
         const verdict = evaluateGate(checks, required);
@@ -292,6 +295,7 @@ async function landHead(ctx: LandingContext, lg: LandingGit, input: LandInput, h
     // A fast-forward of the base, refused if the base is no longer B: to a landing commit of H's
     // tree (one gated tree per first-parent commit), or to H itself where the base requires
     // status checks, which a new commit would not carry.
+    // No request under the fleet (its tick's rules are in ctx).
     const required = ctx.config.gate.ci === "local" ? [] : (ctx.requiredChecks ?? (await ctx.forge.requiredChecks(ctx.base))).contexts;
     const landing = required.length === 0 ? await lg.landingCommit(baseTip, head, `Land #${input.issue} (PR #${input.pr})`) : head;
     const pushed = await lg.pushRef(landing, `refs/heads/${ctx.base}`, baseTip);
@@ -303,7 +307,7 @@ async function landHead(ctx: LandingContext, lg: LandingGit, input: LandInput, h
   let mergeSha: string;
   let at: Date;
   try {
-    // The landing itself, pinned to the gated head (GitHub answers 409 if it moved).
+    // The landing itself, one request, pinned to the gated head (GitHub answers 409 if it moved).
     const result = await ctx.forge.mergePull(input.pr, { sha: head, method });
     if (!result.merged || !/^[0-9a-f]{40}([0-9a-f]{24})?$/.test(result.sha)) {
       return { kind: "retry", why: `GitHub did not merge PR #${input.pr}: ${result.message || "no reason given"}` };

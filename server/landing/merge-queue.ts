@@ -42,6 +42,7 @@ function removed(pr: number, reason: string): QueueStep {
  * watches it until GitHub decides or the deadline passes.
  */
 export async function landThroughQueue(w: QueueWatch): Promise<QueueStep> {
+  // Conditional requests: the gate re-read at landing time (304 when the tick's read still holds).
   const checks = await w.forge.checksFor(w.head);
   const verdict = evaluateGate(checks, w.gate.required);
   if (verdict.state === "pending") return { kind: "wait", why: `checks on ${w.head.slice(0, 12)} are not finished: ${verdict.pending.join(", ")}` };
@@ -49,10 +50,13 @@ export async function landThroughQueue(w: QueueWatch): Promise<QueueStep> {
   const now = w.now ?? Date.now;
   const sleep = w.sleep ?? ((ms: number) => new Promise<void>((ok) => setTimeout(ok, ms)));
   const until = now() + w.deadlineMs;
+  // GraphQL requests (its own points budget; no conditional form): one to see the entry, one to
+  // enqueue, then one per poll with a backoff to MAX_POLL_MS while GitHub's queue decides.
   let status = await w.forge.queueStatus(w.pr);
   let enqueued = status.entry !== null;
   for (let pause = FIRST_POLL_MS; ; pause = Math.min(MAX_POLL_MS, Math.round(pause * 1.5))) {
     if (status.state === "MERGED") {
+      // One request: the merge commit's sha is on the PR, not in the queue entry.
       const detail = await w.forge.getPull(w.pr);
       return { kind: "merged", mergeSha: detail.mergeCommitSha };
     }
@@ -67,6 +71,7 @@ export async function landThroughQueue(w: QueueWatch): Promise<QueueStep> {
       if (!enqueued) {
         if (status.head !== w.head) return { kind: "wait", why: `PR #${w.pr}'s head moved to ${status.head.slice(0, 12)}: the new head must pass the gate first` };
         try {
+          // One GraphQL request per PR and head: the REST merge is refused on a queue-ruled base.
           await w.forge.enqueuePull(w.pr, w.head);
         } catch (error) {
           if (error instanceof ForgeError && error.kind === "validation") return { kind: "wait", why: `GitHub did not enqueue PR #${w.pr}: ${error.message}` };
@@ -78,6 +83,7 @@ export async function landThroughQueue(w: QueueWatch): Promise<QueueStep> {
     if (now() + pause > until) return { kind: "wait", why: `PR #${w.pr} is at ${where(status)}: still waiting for its merge group's checks` };
     await sleep(pause);
     await w.beat?.();
+    // One GraphQL request per poll (see above): the queue's decision has no cheaper signal.
     status = await w.forge.queueStatus(w.pr);
   }
 }

@@ -56,6 +56,7 @@ export interface Screened {
 
 /** Only our own open, undrafted PRs at their gated heads, under claims still ours, land. */
 export async function screenPulls(ctx: LandingContext, members: readonly LandInput[]): Promise<Screened> {
+  // One conditional request for all members (see readPull); a member missing from it, one more.
   const open = new Map((await ctx.forge.listOpenPulls()).map((p) => [p.number, p]));
   const screened: Screened = { riders: [], refused: [] };
   for (const member of members) {

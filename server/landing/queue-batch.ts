@@ -23,6 +23,7 @@ export function landQueuedBatch(ctx: LandingContext, members: readonly TrainMemb
 
 async function batch(ctx: LandingContext, members: readonly TrainMember[]): Promise<TrainResult> {
   const result: TrainResult = { id: `queue-${randomBytes(3).toString("hex")}`, outcome: "ran", why: "", members: [], gateRuns: 0, restarts: 0, ciSilent: false, landings: [] };
+  // No request under the fleet (its tick's rules are in ctx).
   const required = ctx.requiredChecks ?? (await ctx.forge.requiredChecks(ctx.base));
   const { riders, refused } = await screenPulls(ctx, members);
   result.members.push(...refused);

@@ -125,6 +125,7 @@ class Train {
 
   async run(members: readonly TrainMember[]): Promise<TrainResult> {
     if (!this.local) {
+      // No request under the fleet (its tick's rules are in ctx).
       this.required = this.ctx.requiredChecks ?? (await this.ctx.forge.requiredChecks(this.ctx.base));
       if (this.required.mergeQueue === true) {
         for (const member of members) this.decided({ outcome: "retry_later", member, why: `${this.ctx.base} requires GitHub's merge queue: its PRs land through the queue, not in trains` });
@@ -297,6 +298,8 @@ class Train {
     if (!pushed.ok) return { state: "stuck", why: `the train branch ${this.branch} could not be pushed: ${pushed.why}` };
     this.branchSha = sha;
     if (this.draft === null) {
+      // One request per train (not per bisection step: later candidates reuse the draft PR by a
+      // push to its branch). Many CI setups run on pull requests only.
       const pull = await this.ctx.forge.createPull({
         title: `afk train ${this.branch}`,
         // No closing keywords: the train PR only carries CI; each member PR closes its own issue.
@@ -307,12 +310,14 @@ class Train {
       });
       this.draft = pull.number;
     }
+    // No request under the fleet (its tick's rules are in ctx, or run() read them).
     this.required ??= this.ctx.requiredChecks ?? (await this.ctx.forge.requiredChecks(this.ctx.base));
     const pollMs = this.options.pollMs ?? 10_000;
     const deadline = Date.now() + (this.options.ciTimeoutMs ?? this.ctx.config.gate.timeout_seconds * 1000);
     // CI that skips drafts (or train branches) never reports anything: found out sooner.
     const silentDeadline = Date.now() + Math.min(this.options.ciTimeoutMs ?? Infinity, this.options.silentMs ?? 600_000, this.ctx.config.gate.timeout_seconds * 1000);
     for (let poll = 0; ; poll += 1) {
+      // Conditional requests every pollMs while the train's CI runs: a 200 only when it reported something.
       const checks = await this.ctx.forge.checksFor(sha);
       const verdict = evaluateGate(checks, this.required);
       if (verdict.state === "green") return { state: "green" };
@@ -341,8 +346,10 @@ class Train {
   /** Closes the draft PR (if the landing did not merge it) and deletes the train branch. */
   private async dropBranch(): Promise<void> {
     if (this.draft !== null) {
-      const pull = await this.ctx.forge.getPull(this.draft).catch(() => null);
-      if (pull && pull.state === "open") await this.ctx.forge.closePull(this.draft).catch(() => undefined);
+      // One request: a draft PR left open would invite a human to review it. Closed without
+      // reading it first: if GitHub already counts it merged (its head reached the base), the close
+      // is refused, which is as good.
+      await this.ctx.forge.closePull(this.draft).catch(() => undefined);
       this.draft = null;
     }
     if (this.branchSha !== "") {

@@ -12,7 +12,8 @@ export const adopt = defineEffect("adopt", async (fleet, tick, action) => {
   const { forge, login } = fleet.deps.conn;
   const { registration } = fleet;
   // The listing may be older than the claim refs (a landing merged the PR and released its claim
-  // between the two reads): the PR itself says whether it is still open work of ours.
+  // between the two reads): the PR itself says whether it is still open work of ours. One request,
+  // only when an orphaned PR of ours is adopted (rare).
   const pull = await forge.getPull(action.pr);
   const same =
     pull.state === "open" &&

@@ -12,6 +12,8 @@ export const awaitReview = defineEffect("await_review", async (fleet, tick, acti
   const memory = fleet.memory.of(action.issue);
   if (memory.reviewNoticePr === action.pr) return;
   const { forge, login } = fleet.deps.conn;
+  // Two requests at most, once per PR and process: the note's marker is looked for first (a
+  // restarted fleet must not post it twice), and the note posted when it is missing.
   const comments = await forge.listComments(action.pr);
   if (!comments.some((c) => sameLogin(c.author, login) && c.body.includes(AWAITING_REVIEW_MARKER))) {
     await forge.createComment(action.pr, reviewNote(fleet.registration.base, action.required, action.approvedBy));

@@ -9,6 +9,7 @@ export const closeDone = defineEffect("close_done", async (fleet, tick, action) 
   const { forge } = fleet.deps.conn;
   const cfg = fleet.registration.config;
   await fleet.deps.lease.fence(n, action.sha);
+  // One request: no PR will close this issue, so the fleet does.
   await forge.closeIssue(n, "completed");
   // The worker's reason goes on the final board (rendered, so neutralized and bounded; the verdict
   // comment keeps it whole): one comment, where a closing note of its own would be a second.

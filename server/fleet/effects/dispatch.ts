@@ -39,6 +39,8 @@ export const dispatch = defineEffect("dispatch", async (fleet, tick, action) => 
 
 /** What changed on the issue since the snapshot listed it (closed, relabelled), or null. */
 async function changedSince(fleet: FleetRuntime, listed: SnapshotIssue): Promise<string | null> {
+  // One request, only when the snapshot is older than the dispatch's freshness bound (a slow tick):
+  // a worker started on a closed or relabelled issue would cost far more.
   const now = await fleet.deps.conn.forge.getIssue(listed.number).catch((error: unknown) => {
     if (error instanceof ForgeError && (error.kind === "not_found" || error.status === 410)) return null;
     throw error;

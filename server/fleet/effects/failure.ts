@@ -44,6 +44,8 @@ export async function retryIssue(fleet: FleetRuntime, tick: TickScope, action: A
     if (k !== null && k !== attempt) await forge.removeLabel(n, label);
   }
   if (pr) {
+    // A request only when the caller did not know the head (a stall or a worker's verdict): the
+    // head is remembered so the next attempt may build on the tested work.
     const sha = head ?? (await forge.getPull(pr).catch(() => null))?.head.sha;
     if (sha) memory.replaceable = sha;
     // The PR closes unmerged, which frees the branch for the next attempt; the note of why heads
@@ -105,6 +107,7 @@ export async function escalateIssue(
       links: [],
       labels: { ready: cfg.labels.ready, escalate: cfg.labels.escalate },
     });
+    // One request, once per escalation: the human's notification.
     await forge.createComment(n, `${body}\n\nBranch \`${fleet.deps.workRepo.branchName(n, issue?.title ?? "")}\` keeps the last attempt's work; logs: \`afk-mcp logs --lane supervisor --issue ${n}\` in a terminal, the logs tool (\`{lane: "supervisor", issue: ${n}}\`) in an MCP session.`);
   }
   fleet.memory.forget(n);
@@ -139,6 +142,7 @@ export async function clearRunnerError(fleet: FleetRuntime, tick: TickScope, n: 
   const label = fleet.registration.config.labels.runner_error;
   const labels = tick.issues.get(n)?.labels ?? [];
   if (labels.some((l) => l.toLowerCase() === label.toLowerCase())) {
+    // One request, only when the label is there (the listing says so).
     await fleet.deps.conn.forge.removeLabel(n, label).catch(() => undefined);
   }
 }

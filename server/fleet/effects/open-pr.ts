@@ -1,12 +1,13 @@
 // open_pr: a worker's commits are its result: push the branch (fenced) and open the PR once.
 import { ForgeError } from "../../gh/errors.js";
-import { defineEffect } from "./effect.js";
+import { defineEffect, type FleetRuntime } from "./effect.js";
 
 export const openPr = defineEffect("open_pr", async (fleet, tick, action) => {
   const n = action.issue;
   const { forge } = fleet.deps.conn;
   const { registration } = fleet;
   await fleet.deps.lease.fence(n, action.sha);
+  await syncBeforeOpening(fleet, n);
   const pushed = await fleet.deps.workRepo.push(n, { expectedRemoteSha: fleet.memory.get(n)?.replaceable ?? null });
   const title = tick.issues.get(n)?.title ?? `Issue #${n}`;
   // This tick's snapshot listed the open PRs: the fleet's PR for the issue, if any, is on the
@@ -32,3 +33,26 @@ export const openPr = defineEffect("open_pr", async (fleet, tick, action) => {
   if (memory) memory.replaceable = null;
   fleet.board.enter(n, "pr_open");
 });
+
+/**
+ * The base merged into the branch before the PR opens, when it moved while the worker ran. A PR
+ * that lacks the base tip must be synced before it can land (a base requiring up-to-date
+ * branches, a fast-forward landing), and its CI would then run twice: on the stale head, and
+ * again on the synced one, one CI run's wait per issue. A conflict, uncommitted changes or a git
+ * failure leave the branch as the worker left it: the landing's sync meets the same conflict and
+ * sends it back to a worker with the files named, as it always has.
+ */
+async function syncBeforeOpening(fleet: FleetRuntime, n: number): Promise<void> {
+  const base = fleet.registration.base;
+  const result = await fleet.deps.workRepo.syncWithBase(n, base).catch((error: unknown) => {
+    fleet.log("info", "presync_skipped", `#${n}: ${base} was not merged in before the PR opened: ${error instanceof Error ? error.message : String(error)}`, n);
+    return null;
+  });
+  if (result === null) return;
+  if (!result.ok) {
+    const why = result.reason === "conflict" ? `it conflicts in ${result.conflicts.join(", ")}` : `uncommitted changes in ${result.dirty.join(", ")}`;
+    fleet.log("info", "presync_skipped", `#${n}: ${base} was not merged in before the PR opened: ${why}`, n, { reason: result.reason });
+  } else if (result.merged) {
+    fleet.log("info", "presynced", `#${n}: ${base} moved while the worker ran; merged it in before opening the PR (one CI run instead of two)`, n, { head: result.head });
+  }
+}
