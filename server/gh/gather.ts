@@ -117,6 +117,7 @@ export async function landedPulls(forge: Forge, bareClaims: ReadonlyArray<Pick<C
   const bare = new Map(bareClaims.filter((c) => c.at !== null).map((c) => [c.issue, Date.parse(c.at!)]));
   if (bare.size === 0) return [];
   const landed = new Map<number, LandedPull>();
+  // One request (a page of closed PRs), made only for claims no open PR carries: after a crash.
   for (const pull of await forge.listRecentlyClosedPulls()) {
     const issue = issueOf(pull);
     const claimedAt = issue === null ? undefined : bare.get(issue);
@@ -213,6 +214,7 @@ async function relisted(forge: Forge, listed: readonly PullRequest[], claimed: r
   const bare = new Set(claimed.filter((n) => !covered.has(n)));
   if (bare.size === 0) return [];
   const numbers = new Set(listed.map((p) => p.number));
+  // Once per process: its unchanged pages' requests answer 304, free of rate limit.
   return (await forge.listOpenPulls()).filter((pull) => {
     const issue = issueOf(pull);
     return issue !== null && bare.has(issue) && !numbers.has(pull.number);
