@@ -79,6 +79,9 @@ describe("a restart after a crash between a merge and its wrap-up", () => {
       // Only the one PR for the landed issue.
       assert.equal(pulls.filter((p) => p.head.ref.startsWith(`afk/${n}-`)).length, 1);
     }
+    // The wrap-up the crash skipped is done too: the landed PRs' branches are deleted.
+    const branches = (await git(clone, "ls-remote", "origin", "refs/heads/afk/*")).stdout;
+    for (const n of prs.keys()) assert.doesNotMatch(branches, new RegExp(`refs/heads/afk/${n}-`), `the branch of #${n} is gone: ${branches}`);
     // No claim left behind.
     assert.equal((await git(clone, "ls-remote", "origin", "refs/afk/*")).stdout.split("\n").filter((l) => l.includes("/claim/")).join("\n"), "");
   });

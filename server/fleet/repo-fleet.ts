@@ -37,6 +37,7 @@ import { PROBE_MAX_AGE_SECONDS } from "../state/garbage.js";
 import { redactText } from "../lanes/redact.js";
 import { MERGE_CLOSE_GRACE_SECONDS, MergeCloses } from "./merge-closes.js";
 import { CI_SILENT_SECONDS, CiSilence } from "./ci-silence.js";
+import { wrapUpRecovered } from "./recovered.js";
 
 export type { FleetDeps, Registration } from "./registration.js";
 export { summaryLine, type TickReport } from "./tick-report.js";
@@ -317,10 +318,7 @@ export class RepoFleet implements FleetRuntime {
         set = { ...set, mine: set.mine.filter((m) => !owned.has(m.issue)) };
       }
       // A restart's landings a crash kept from their wrap-up settle like the merges below.
-      for (const l of this.closes.recover(snapshot.landed ?? [], set.mine)) {
-        const attempt = set.mine.find((m) => m.issue === l.issue)?.attempt ?? 0;
-        await this.board.terminal(l.issue, "merged", attempt, this.registration.config.retry + 1, { pr: l.pr, note: `PR #${l.pr} landed before its host stopped` }).catch((error: unknown) => this.log("warn", "board_failed", `#${l.issue}: board not updated: ${errorText(error)}`, l.issue));
-      }
+      for (const l of this.closes.recover(snapshot.landed ?? [], set.mine)) await wrapUpRecovered(this, l, set.mine.find((m) => m.issue === l.issue)?.attempt ?? 0);
       // Merged issues GitHub closes itself: their claims are settled here, never decided on.
       const closing = await this.closes.settle(set.mine, new Set(snapshot.issues.map((i) => i.number)), this.stopping);
       if (closing.size > 0) set = { ...set, mine: set.mine.filter((m) => !closing.has(m.issue)) };

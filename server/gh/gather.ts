@@ -123,7 +123,7 @@ export async function landedPulls(forge: Forge, bareClaims: ReadonlyArray<Pick<C
     const claimedAt = issue === null ? undefined : bare.get(issue);
     if (issue === null || claimedAt === undefined || pull.mergedAt === null || !sameLogin(pull.author, login)) continue;
     if (Date.parse(pull.mergedAt) + MERGE_CLAIM_SKEW_MS < claimedAt || landed.has(issue)) continue;
-    landed.set(issue, { issue, pr: pull.number, mergedAt: pull.mergedAt });
+    landed.set(issue, { issue, pr: pull.number, mergedAt: pull.mergedAt, head: { ref: pull.head.ref, sha: pull.head.sha } });
   }
   return [...landed.values()].sort((a, b) => a.issue - b.issue);
 }

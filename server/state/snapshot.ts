@@ -102,6 +102,8 @@ export interface LandedPull {
   pr: number;
   /** ISO 8601. */
   mergedAt: string;
+  /** The PR's branch and its last head, for the wrap-up the crash skipped (the branch's deletion). */
+  head?: { ref: string; sha: string };
 }
 
 // ---- instance ids ----------------------------------------------------------------------------

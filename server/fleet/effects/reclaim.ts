@@ -7,6 +7,7 @@ import { parseFleetBranch } from "../../state/markers.js";
 import { defineEffect } from "./effect.js";
 import { attemptOf } from "./failure.js";
 import { releasedBoard } from "../drain.js";
+import { wrapUpRecovered } from "../recovered.js";
 
 export const reclaim = defineEffect("reclaim", async (fleet, tick, action) => {
   // A tick that decided before births were held (a stop, a breaker trip) takes no new claim.
@@ -39,8 +40,7 @@ export const reclaim = defineEffect("reclaim", async (fleet, tick, action) => {
   const landed = stale ? await landedPulls(conn.forge, [stale], issueOf, conn.login) : [];
   const [settled] = fleet.closes.recover(landed, [{ issue: action.issue, sha: outcome.sha }]);
   if (settled) {
-    const note = `PR #${settled.pr} landed before its host stopped`;
-    await fleet.board.terminal(action.issue, "merged", attemptOf(fleet, tick.issues.get(action.issue)), fleet.registration.config.retry + 1, { pr: settled.pr, note }).catch(() => undefined);
+    await wrapUpRecovered(fleet, settled, attemptOf(fleet, tick.issues.get(action.issue)));
     return;
   }
   const issue = tick.issues.get(action.issue);
