@@ -6,10 +6,10 @@ import { describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { writeFile } from "node:fs/promises";
 import { join } from "node:path";
-import { FleetHost } from "../server/host/host.js";
+import type { FleetHost } from "../server/host/host.js";
 import { renderPlan } from "../server/host/api.js";
 import { api, postCheck, repoPath, startTestForge, tempDir, type TestForge } from "./support/forge-fixtures.js";
-import { cleanupsAfterFile, readyIssues, tasks, workScript } from "./support/fleet-fixtures.js";
+import { cleanupsAfterFile, fleetHost, readyIssues, tasks, workScript } from "./support/fleet-fixtures.js";
 import { waitFor } from "./support/wait.js";
 
 const cleanups = cleanupsAfterFile();
@@ -27,14 +27,7 @@ async function fleet(forge: TestForge): Promise<{ host: FleetHost; start: () => 
   const dir = await tempDir("afk-silent-");
   const worker = join(dir, "worker.sh");
   await writeFile(worker, workScript());
-  const host = new FleetHost({
-    env: { GITHUB_API_URL: forge.apiUrl, GITHUB_TOKEN: forge.token, AFK_STATE_DIR: join(dir, "state"), PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: process.env.HOME ?? dir },
-    timeScale: 0.01,
-  });
-  cleanups.push(async () => {
-    await host.stop({ repo: forge.repo, stop_workers: true }).catch(() => undefined);
-    await host.close();
-  });
+  const host = fleetHost(forge, dir, cleanups, {}, { timeScale: 0.01 });
   return {
     host,
     start: () => host.start({ repo: forge.repo, worker_command: `sh ${worker}`, target: 1, auto_merge: true, config: { gate: { ci: "required" } } }),

@@ -7,7 +7,7 @@ import assert from "node:assert/strict";
 import { mkdir, readdir, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { api, cloneRepo, git, openPull, repoPath, startTestForge, tempDir } from "./support/forge-fixtures.js";
-import { cleanupsAfterFile, fleetHost, readyIssues, workScript } from "./support/fleet-fixtures.js";
+import { cleanupsAfterFile, fleetHost, readyIssues, markingWorkScript } from "./support/fleet-fixtures.js";
 import { waitFor } from "./support/wait.js";
 
 const cleanups = cleanupsAfterFile();
@@ -36,7 +36,7 @@ describe("the fleet's own open PR with no claim", () => {
     const marks = join(dir, "marks");
     await mkdir(marks);
     const worker = join(dir, "worker.sh");
-    await writeFile(worker, workScript().replace("cat > /dev/null", `cat > /dev/null\ntouch "${marks}/spawned-$AFK_ISSUE"`));
+    await writeFile(worker, markingWorkScript(marks));
     const host = fleetHost(forge, dir, cleanups);
     await host.start({
       repo: forge.repo,

@@ -11,7 +11,7 @@ import { join } from "node:path";
 import { GitRefStore } from "../server/gh/gitrefs.js";
 import { formatClaimMessage } from "../server/state/snapshot.js";
 import { api, cloneRepo, git, openPull, repoPath, startTestForge, tempDir } from "./support/forge-fixtures.js";
-import { cleanupsAfterFile, fleetHost, readyIssues, workScript } from "./support/fleet-fixtures.js";
+import { cleanupsAfterFile, fleetHost, readyIssues, markingWorkScript } from "./support/fleet-fixtures.js";
 import { waitFor } from "./support/wait.js";
 
 const cleanups = cleanupsAfterFile();
@@ -45,7 +45,7 @@ describe("a restart after a crash between a merge and its wrap-up", () => {
     const marks = join(dir, "marks");
     await mkdir(marks);
     const worker = join(dir, "worker.sh");
-    await writeFile(worker, workScript().replace("cat > /dev/null", `cat > /dev/null\ntouch "${marks}/spawned-$AFK_ISSUE"`));
+    await writeFile(worker, markingWorkScript(marks));
     const host = fleetHost(forge, dir, cleanups, {}, { instance: INSTANCE });
     await host.start({
       repo: forge.repo,

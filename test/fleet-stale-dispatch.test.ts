@@ -12,7 +12,7 @@ import { join } from "node:path";
 import { GitRefStore } from "../server/gh/gitrefs.js";
 import { formatHeartbeatMessage } from "../server/state/snapshot.js";
 import { api, cloneRepo, git, repoPath, startTestForge, tempDir, type TestForge } from "./support/forge-fixtures.js";
-import { cleanupsAfterFile, fleetHost, readyIssues, workScript } from "./support/fleet-fixtures.js";
+import { cleanupsAfterFile, fleetHost, readyIssues, markingWorkScript } from "./support/fleet-fixtures.js";
 import { waitFor } from "./support/wait.js";
 
 const cleanups = cleanupsAfterFile();
@@ -43,7 +43,7 @@ async function overtaken(mode: "slow" | "live_peer"): Promise<void> {
   const marks = join(dir, "marks");
   await mkdir(marks);
   const worker = join(dir, "worker.sh");
-  await writeFile(worker, workScript("sleep 30").replace("cat > /dev/null", `cat > /dev/null\ntouch "${marks}/spawned-$AFK_ISSUE"`));
+  await writeFile(worker, markingWorkScript(marks, "sleep 30"));
   let closed: Promise<unknown> = Promise.resolve();
   closeAfterListing = () => {
     closed = api(forge, "PATCH", repoPath(forge, `/issues/${gone}`), { state: "closed" });

@@ -19,6 +19,11 @@ export function workScript(...then: string[]): string {
   return ["#!/bin/sh", "cat > /dev/null", ...COMMIT_WORK, ...then, ""].join("\n");
 }
 
+/** workScript, leaving `<marks>/spawned-<issue>` first: which issues a worker was started on. */
+export function markingWorkScript(marks: string, ...then: string[]): string {
+  return ["#!/bin/sh", "cat > /dev/null", `touch "${marks}/spawned-$AFK_ISSUE"`, ...COMMIT_WORK, ...then, ""].join("\n");
+}
+
 /** The `ready-for-agent` label and one ready issue per title; returns their numbers. */
 export async function readyIssues(forge: TestForge, titles: readonly string[]): Promise<number[]> {
   assert.equal((await api(forge, "POST", repoPath(forge, "/labels"), { name: READY, color: "0e8a16" })).status, 201);
@@ -47,9 +52,10 @@ export function cleanupsAfterFile(): Cleanups {
 
 /**
  * An in-process host at time scale 1 on `forge`, state under `dir`; stopped (workers too) and
- * closed at cleanup. `as`: the instance it acts as (a restart's), the clock it reads.
+ * closed at cleanup. `as`: the instance it acts as (a restart's), the clock it reads, a compressed
+ * time scale (for what waits minutes at time scale 1).
  */
-export function fleetHost(forge: TestForge, dir: string, cleanups: Cleanups, env: Record<string, string> = {}, as: { instance?: string; clock?: () => Date } = {}): FleetHost {
+export function fleetHost(forge: TestForge, dir: string, cleanups: Cleanups, env: Record<string, string> = {}, as: { instance?: string; clock?: () => Date; timeScale?: number } = {}): FleetHost {
   const host = new FleetHost({
     env: { GITHUB_API_URL: forge.apiUrl, GITHUB_TOKEN: forge.token, AFK_STATE_DIR: join(dir, "state"), PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: process.env.HOME ?? dir, ...env },
     timeScale: 1,
