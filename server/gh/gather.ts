@@ -45,7 +45,7 @@ export async function gatherSnapshot(forge: Forge, refs: RefStore, options: Gath
   const readReviews = options.reviews === true || (requiredChecks.approvals ?? 0) > 0;
   const { claims, heartbeats } = parseNamespace(options.namespace, entries);
   issues.push(...(await claimedButUnlisted(forge, issues, claims, options.expectClosed)));
-  const fleetIssueOf = (pull: PullRequest): number | null => (isFleetPull(pull, repo, options.base, options.branchPrefix) ? parseFleetBranch(pull.head.ref, options.branchPrefix) : null);
+  const fleetIssueOf = fleetIssueResolver(repo, options.base, options.branchPrefix);
   let landed: LandedPull[] = [];
   if (options.instance !== undefined) {
     const open = new Set(issues.map((issue) => issue.number));
@@ -301,6 +301,11 @@ function snapshotPull(pull: PullRequest): SnapshotPull {
 }
 
 /** The fleet reads checks only for its own PRs: same repository, a fleet branch, our base. */
+/** The issue a PR works on when it is one of the fleet's (see isFleetPull), else null. */
+export function fleetIssueResolver(repo: string, base: string, branchPrefix?: string): (pull: PullRequest) => number | null {
+  return (pull) => (isFleetPull(pull, repo, base, branchPrefix) ? parseFleetBranch(pull.head.ref, branchPrefix) : null);
+}
+
 export function isFleetPull(pull: PullRequest, repo: string, base: string, branchPrefix?: string): boolean {
   return (
     pull.head.repoFullName !== null &&

@@ -1,9 +1,7 @@
 // reclaim: take over a dead peer's stale claim (compare-and-swap from its sha), then continue
 // its work (a worker, or its open PR alone), or drop it at once when the issue is closed (a
 // phantom lock).
-import type { PullRequest } from "../../gh/forge.js";
-import { isFleetPull, landedPulls } from "../../gh/gather.js";
-import { parseFleetBranch } from "../../state/markers.js";
+import { fleetIssueResolver, landedPulls } from "../../gh/gather.js";
 import { defineEffect } from "./effect.js";
 import { attemptOf } from "./failure.js";
 import { releasedBoard } from "../drain.js";
@@ -34,9 +32,7 @@ export const reclaim = defineEffect("reclaim", async (fleet, tick, action) => {
   // landing is settled (the issue closed, the claim released), not redone by a worker.
   const stale = tick.set.stale.find((s) => s.issue === action.issue && s.sha === action.sha);
   const { conn } = fleet.deps;
-  const repo = `${conn.forge.repo.owner}/${conn.forge.repo.name}`;
-  const prefix = fleet.registration.config.worktree.branch_prefix;
-  const issueOf = (p: PullRequest): number | null => (isFleetPull(p, repo, fleet.registration.base, prefix) ? parseFleetBranch(p.head.ref, prefix) : null);
+  const issueOf = fleetIssueResolver(`${conn.forge.repo.owner}/${conn.forge.repo.name}`, fleet.registration.base, fleet.registration.config.worktree.branch_prefix);
   const landed = stale ? await landedPulls(conn.forge, [stale], issueOf, conn.login) : [];
   const [settled] = fleet.closes.recover(landed, [{ issue: action.issue, sha: outcome.sha }]);
   if (settled) {
