@@ -192,7 +192,13 @@ export class DaemonClient implements Host, EventSource {
     });
     const deadline = Date.now() + (this.options.startTimeoutMs ?? 30_000);
     while (Date.now() < deadline) {
-      const socket = await this.reach();
+      let socket: Socket | null = null;
+      try {
+        socket = await this.reach();
+      } catch (error) {
+        // The daemon just started holds the lock but has yet to replace a dead one's refused socket file.
+        if (!(error instanceof DaemonUnreachable && error.holder.pid === pid)) throw error;
+      }
       if (socket) return socket;
       // Fail fast: the child exited (another daemon holds the state dir, or it crashed).
       if ((await processStartTime(pid)) === null) {
