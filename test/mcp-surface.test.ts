@@ -186,6 +186,17 @@ describe("the MCP surface at scale", () => {
     const selectors = Array.from({ length: 20 }, (_, i) => ({ issues: Array.from({ length: 1000 }, (_, j) => ((i * 1000 + j) % ISSUES) + 1) }));
     const dry = await call("project_start", { repo: REPO, dry_run: true, selectors });
     assert.notEqual(dry.isError, true, JSON.stringify(dry.content));
+    // A refusal at the largest input is bounded too: 20 selectors of 1,000 bad issue numbers
+    // (the SDK's own message named all 20,000 problems in 1.3 MB).
+    const bad = Array.from({ length: 20 }, () => ({ issues: Array.from({ length: 1000 }, () => -1) }));
+    for (const name of ["project_start", "project_resize"]) {
+      const refused = await call(name, { repo: REPO, ...(name === "project_start" ? { dry_run: true } : {}), selectors: bad });
+      assert.equal(refused.isError, true);
+      const lines = textOf(refused).split("\n");
+      assert.match(lines[0]!, new RegExp(`^Input validation error: Invalid arguments for tool ${name}: Too small: expected number to be >0 at selectors\\[0\\]\\.issues\\[0\\]$`));
+      assert.equal(lines.length, 11, textOf(refused).slice(0, 2000));
+      assert.equal(lines.at(-1), "… and 19990 more problem(s), 20000 in all");
+    }
     for (const [name, args] of [
       ["project_resize", { repo: REPO, target: 64 }],
       ["project_stop", { repo: REPO, stop_workers: true }],
