@@ -17,6 +17,7 @@ import { LOGS_RECORD_BYTES } from "../server/host/logs.js";
 import { api, startTestForge, tempDir, type TestForge } from "./support/forge-fixtures.js";
 import { BASE_CONFIG, cli } from "./support/daemon-fixtures.js";
 import { BIN } from "./support/paths.js";
+import { waitFor } from "./support/wait.js";
 
 const ISSUES = 1500;
 const LANE_BYTES = 50 * 1024 * 1024;
@@ -216,6 +217,17 @@ describe("the MCP surface at scale", () => {
     saysStructured("project_start", started);
     // The fleet runs: its plan's last line says the preconditions hold, not what a start would do.
     assert.match(textOf(started), /\nready: every precondition holds$/);
+    // status answers from the running fleet's last tick, and its text says so with the tick's age.
+    const fromTick = await waitFor(
+      "status from the fleet's last tick",
+      async () => {
+        const status = await call("status", { repo: REPO });
+        return (status.structuredContent as { source: { from: string } | null }).source?.from === "fleet_tick" && status;
+      },
+      { deadlineMs: 300_000, intervalMs: 500 },
+    );
+    const source = (fromTick.structuredContent as { source: { age_seconds: number } }).source;
+    assert.ok(textOf(fromTick).includes(`\nplan: from the fleet's last tick, ${source.age_seconds}s old\n`), textOf(fromTick).slice(0, 600));
 
     const resized = await call("project_resize", { repo: REPO, target: 64, worker_command: command(2), selectors });
     assert.notEqual(resized.isError, true, textOf(resized));
