@@ -76,6 +76,9 @@ export const DEFAULT_NETWORK_PATTERNS: readonly string[] = [
 
 const intIn = (min: number, max: number) => z.number().int().min(min).max(max);
 
+/** Text that means something: a command, a path, a title or a pattern of only whitespace is refused, not kept. */
+const nonBlank = () => z.string().min(1).regex(/\S/, "must not be blank");
+
 /** A GitHub label name: 1..50 characters, no leading or trailing whitespace. */
 const labelName = z
   .string()
@@ -92,16 +95,13 @@ const envPattern = z
     'expected a variable name or a prefix ending in "*" such as "AFK_USER_*" (a bare "*" is refused: it would hand every token to every worker)',
   );
 
-const regexSource = z
-  .string()
-  .min(1)
-  .superRefine((source, ctx) => {
-    try {
-      new RegExp(source, "i");
-    } catch (err) {
-      ctx.addIssue({ code: "custom", message: `not a valid regular expression: ${(err as Error).message}` });
-    }
-  });
+const regexSource = nonBlank().superRefine((source, ctx) => {
+  try {
+    new RegExp(source, "i");
+  } catch (err) {
+    ctx.addIssue({ code: "custom", message: `not a valid regular expression: ${(err as Error).message}` });
+  }
+});
 
 // Branch and ref names are handed to git. Reject what git would reject and anything that
 // could be read as an option (a leading "-").
@@ -201,9 +201,7 @@ const selectorShape = {
     .nullable()
     .default(null)
     .describe("Only sub-issues of this epic (issue number). `null`: no epic filter."),
-  milestone: z
-    .string()
-    .min(1)
+  milestone: nonBlank()
     .nullable()
     .default(null)
     .describe("Only issues in the milestone with this exact title. `null`: any milestone or none."),
@@ -231,9 +229,7 @@ const GateSchema = z
       .enum(["required", "local"])
       .default("required")
       .describe('Which machine gate a PR must pass before it lands. "required": the PR\'s GitHub checks must be green. "local": `gate.local_command` is run in the worktree on the exact tree that will land, and checks are not read (use it for repos without CI, and make sure the base branch does not require status checks).'),
-    local_command: z
-      .string()
-      .min(1)
+    local_command: nonBlank()
       .nullable()
       .default(null)
       .describe('Shell command that gates a PR when `gate.ci` is "local" (exit 0 = green), e.g. "npm ci && npm test". Run in the PR\'s worktree. Required for a local gate, ignored otherwise.'),
@@ -369,9 +365,7 @@ const CircuitSchema = z
 
 const WorktreeSchema = z
   .strictObject({
-    root: z
-      .string()
-      .min(1)
+    root: nonBlank()
       .nullable()
       .default(null)
       .describe("Directory under which each worker gets its own git worktree. `null`: `worktrees/` under the state directory (AFK_STATE_DIR, else $XDG_STATE_HOME/afk-mcp, else ~/.local/state/afk-mcp)."),
@@ -457,9 +451,7 @@ const PacingSchema = z
 
 const ReviewSchema = z
   .strictObject({
-    command: z
-      .string()
-      .min(1)
+    command: nonBlank()
       .nullable()
       .default(null)
       .describe('Shell command that reviews a gated PR before it lands, e.g. "claude -p --permission-mode acceptEdits". Opaque like the worker command: run in the issue\'s worktree at the PR head with a review brief on stdin (the issue, the diff, the gate evidence, the rules); it writes {"verdict": "approve" | "fix" | "refute", "findings": "..."} to $AFK_VERDICT_FILE. "fix": it committed fixes in place (the fleet pushes them and gates again). "refute": the findings go to the next attempt. null: no review stage.'),

@@ -98,8 +98,15 @@ export async function serveHttp(host: Host, port: number, options: HttpOptions =
       transport.onclose = () => {
         if (transport.sessionId) sessions.delete(transport.sessionId);
       };
-      await createServer(host, options).connect(transport);
-      await transport.handleRequest(req, res, body);
+      const mcp = createServer(host, options);
+      await mcp.connect(transport);
+      try {
+        await transport.handleRequest(req, res, body);
+      } finally {
+        // An initialize the transport refused (a foreign Host header, a wrong Accept) made no
+        // session: close its server, or it would keep its host subscription for ever.
+        if (!transport.sessionId) await mcp.close();
+      }
     })().catch((error: unknown) => {
       if (!res.headersSent) refuse(res, 500, error instanceof Error ? error.message : String(error));
     });

@@ -306,6 +306,13 @@ const invalidRows: { name: string; raw: unknown; message: string }[] = [
     raw: { worker: { env_passthrough: ["AFK_BRIEF"] } },
     message: 'worker.env_passthrough[0]: "AFK_BRIEF" is always blocked by worker.env_deny entry "AFK_BRIEF"; remove one of them',
   },
+  // Blank text that would mean nothing: a gate or review command that runs nothing, a worktree
+  // root of spaces, a milestone no issue has, a runtime pattern matching nearly every line.
+  { name: "a blank local gate command", raw: { gate: { ci: "local", local_command: "   " } }, message: 'gate.local_command: must not be blank, got "   "' },
+  { name: "a blank review command", raw: { review: { command: " " } }, message: 'review.command: must not be blank, got " "' },
+  { name: "a blank worktree root", raw: { worktree: { root: "\t" } }, message: 'worktree.root: must not be blank, got "\\t"' },
+  { name: "a blank milestone", raw: { selectors: [{ milestone: "  " }] }, message: 'selectors[0].milestone: must not be blank, got "  "' },
+  { name: "a blank auth pattern", raw: { worker: { auth_patterns: [" "] } }, message: 'worker.auth_patterns[0]: must not be blank, got " "' },
   { name: "idle pacing faster than busy", raw: { pacing: { idle_seconds: 30 } }, message: "pacing.idle_seconds: must be at least pacing.busy_seconds (90), got 30" },
   { name: "a config that is not an object", raw: ["concurrency", 3], message: "expected the config to be an object, got a list" },
   { name: "null for the whole config", raw: null, message: "expected the config to be an object, got null" },

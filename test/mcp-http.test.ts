@@ -11,13 +11,35 @@ import { waitFor } from "./support/wait.js";
 
 let forge: TestForge;
 let serving: HttpServing;
+/** The host subscriptions held now: each MCP server the HTTP endpoint made holds one until it closes. */
+let listening = 0;
+
+/** The host, counting its live subscriptions. */
+function counted(host: FleetHost): FleetHost {
+  return new Proxy(host, {
+    get(target, key) {
+      if (key === "subscribe") {
+        return (listener: Parameters<FleetHost["subscribe"]>[0]) => {
+          listening += 1;
+          const off = target.subscribe(listener);
+          return () => {
+            listening -= 1;
+            off();
+          };
+        };
+      }
+      const value: unknown = Reflect.get(target, key, target);
+      return typeof value === "function" ? (value as (...args: unknown[]) => unknown).bind(target) : value;
+    },
+  });
+}
 
 before(async () => {
   forge = await startTestForge();
   await api(forge, "POST", "/repos/afk/demo/labels", { name: "ready-for-agent", color: "0e8a16" });
   await api(forge, "POST", "/repos/afk/demo/issues", { title: "one", labels: ["ready-for-agent"] });
   const env = { GITHUB_API_URL: forge.apiUrl, GITHUB_TOKEN: forge.token, AFK_STATE_DIR: await tempDir("afk-http-state-"), PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: process.env.HOME ?? "/tmp" };
-  serving = await serveHttp(new FleetHost({ env, instance: "httptest" }), 0);
+  serving = await serveHttp(counted(new FleetHost({ env, instance: "httptest" })), 0);
 });
 
 after(async () => {
@@ -40,7 +62,9 @@ describe("MCP over Streamable HTTP", () => {
     await client.close();
   });
 
-  it("refuses a request without the token, or with a foreign Host header", async () => {
+  it("refuses a request without the token, or with a foreign Host header, and keeps nothing of a refused initialize", async () => {
+    const before = listening;
+    assert.equal(before, serving.sessionCount(), "one host subscription per open session");
     const init = { jsonrpc: "2.0", id: 1, method: "initialize", params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "x", version: "0" } } };
     const headers = { "content-type": "application/json", accept: "application/json, text/event-stream" };
     const noToken = await fetch(serving.url, { method: "POST", headers, body: JSON.stringify(init) });
@@ -59,6 +83,12 @@ describe("MCP over Streamable HTTP", () => {
       req.end(JSON.stringify(init));
     });
     assert.equal(status, 403);
+    // An initialize the transport refuses (here: an Accept without text/event-stream) makes no session either.
+    const notAcceptable = await fetch(serving.url, { method: "POST", headers: { ...headers, accept: "application/json", authorization: `Bearer ${serving.token}` }, body: JSON.stringify(init) });
+    assert.equal(notAcceptable.status, 406);
+    // The refused initializes each made a server for the session they asked for; none is left listening.
+    assert.equal(serving.sessionCount(), before);
+    assert.equal(listening, before, "a refused initialize leaves no MCP server subscribed to the host");
   });
 });
 

@@ -6,6 +6,8 @@
 import { after, before, describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { existsSync } from "node:fs";
+import { writeFile } from "node:fs/promises";
+import { join } from "node:path";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import {
@@ -87,6 +89,8 @@ describe("what the server pushes", () => {
     assert.match(text, /afk:\/\/afk\/demo\/board/);
     const codex = await client.getPrompt({ name: "launch", arguments: { repo: REPO, runtime: "codex" } });
     assert.match((codex.messages[0]!.content as { text: string }).text, /codex exec/);
+    const notANumber = await client.readResource({ uri: `afk://${REPO}/issue/abc` });
+    assert.match((notANumber.contents[0] as { text: string }).text, /^cannot read afk:\/\/afk\/demo\/issue\/abc: no issue "abc": the URI ends in an issue number/);
     const monitor = await client.getPrompt({ name: "monitor", arguments: { repo: REPO } });
     assert.match((monitor.messages[0]!.content as { text: string }).text, /read-only/);
   });
@@ -119,6 +123,14 @@ describe("what the server pushes", () => {
     const error = await until("the breaker's error as a log message", () => logs.find((l) => /circuit breaker tripped/.test(String(l.data))));
     assert.equal(error.level, "error");
     assert.equal(error.logger, `afk/${REPO}/supervisor`);
+    // A warning the fleet wrote (the sweep after the breaker): the daemon answers the logs call
+    // that finds it after the record's event went out on the same socket, so a warning pushed to
+    // this session would be here by the time that answer is.
+    await until("a warning in the supervisor lane", async () => {
+      const page = await client.callTool({ name: "logs", arguments: { repo: REPO, lane: "supervisor" } });
+      return (page.structuredContent as { records: { level?: string }[] }).records.some((r) => r.level === "warn");
+    });
+    await new Promise((resolve) => setImmediate(resolve));
     assert.deepEqual(
       logs.filter((l) => l.level !== "error"),
       [],
@@ -184,5 +196,39 @@ describe("what the server pushes", () => {
     }
     assert.equal(said.length, 6, story);
     assert.match(said[5]!, /^stopped; 0 claim\(s\) with a PR kept/, story);
+  });
+
+  it("the board lists the running worker and the fleet's PR in flight; a monitor session whose only request is resources/subscribe gets the board's updates", async () => {
+    const uri = `afk://${REPO}/board`;
+    const board = async () => ((await client.readResource({ uri })).contents[0] as { text: string }).text;
+    const started = await client.callTool({ name: "project_start", arguments: { repo: REPO, worker_command: world.worker, target: 1, config: BASE_CONFIG } });
+    assert.notEqual(started.isError, true, JSON.stringify(started.content));
+    const issue = await until("a running worker on the board", async () => /^workers \(1\):\n {2}#(\d+) {2}running {2}pid \d+ {2}attempt \d+$/m.exec(await board())?.[1]);
+    // A second session, opened once the fleet runs, as a monitor would be: it subscribes and asks nothing else.
+    const monitor = new Client({ name: "monitor", version: "0.0.0" });
+    const seen: string[] = [];
+    monitor.setNotificationHandler(ResourceUpdatedNotificationSchema, (n) => void seen.push(n.params.uri));
+    await monitor.connect(new StdioClientTransport({ command: process.execPath, args: [BIN], env: world.env, stderr: "pipe" }));
+    try {
+      await monitor.subscribeResource({ uri });
+      // The worker commits and exits; the fleet opens its PR, the local gate passes, the merge is
+      // held (and the freed worker slot may take the next issue meanwhile).
+      await writeFile(join(world.planDir, `${issue}.go`), "");
+      let last = "";
+      const text = await waitFor(
+        "the PR in flight on the board",
+        async () => {
+          last = await board();
+          return new RegExp(`^mine \\(\\d+\\):\\n(?: {2}.*\\n)*? {2}#${issue} {2}\\S+ {2}PR #\\d+`, "m").test(last) ? last : null;
+        },
+        { deadlineMs: 180_000, intervalMs: 200, explain: () => `the board:\n${last}` },
+      );
+      assert.match(text, /^merges: HELD/m);
+      await until("the monitor's board update", () => seen.includes(uri));
+    } finally {
+      await monitor.close();
+    }
+    const stopped = await client.callTool({ name: "project_stop", arguments: { repo: REPO, stop_workers: true } });
+    assert.notEqual(stopped.isError, true, JSON.stringify(stopped.content));
   });
 });

@@ -17,6 +17,7 @@ import { LOGS_RECORD_BYTES } from "../server/host/logs.js";
 import { api, startTestForge, tempDir, type TestForge } from "./support/forge-fixtures.js";
 import { BASE_CONFIG, cli } from "./support/daemon-fixtures.js";
 import { BIN } from "./support/paths.js";
+import { waitFor } from "./support/wait.js";
 
 const ISSUES = 1500;
 const LANE_BYTES = 50 * 1024 * 1024;
@@ -186,6 +187,17 @@ describe("the MCP surface at scale", () => {
     const selectors = Array.from({ length: 20 }, (_, i) => ({ issues: Array.from({ length: 1000 }, (_, j) => ((i * 1000 + j) % ISSUES) + 1) }));
     const dry = await call("project_start", { repo: REPO, dry_run: true, selectors });
     assert.notEqual(dry.isError, true, JSON.stringify(dry.content));
+    // A refusal at the largest input is bounded too: 20 selectors of 1,000 bad issue numbers
+    // (the SDK's own message named all 20,000 problems in 1.3 MB).
+    const bad = Array.from({ length: 20 }, () => ({ issues: Array.from({ length: 1000 }, () => -1) }));
+    for (const name of ["project_start", "project_resize"]) {
+      const refused = await call(name, { repo: REPO, ...(name === "project_start" ? { dry_run: true } : {}), selectors: bad });
+      assert.equal(refused.isError, true);
+      const lines = textOf(refused).split("\n");
+      assert.match(lines[0]!, new RegExp(`^Input validation error: Invalid arguments for tool ${name}: Too small: expected number to be >0 at selectors\\[0\\]\\.issues\\[0\\]$`));
+      assert.equal(lines.length, 11, textOf(refused).slice(0, 2000));
+      assert.equal(lines.at(-1), "… and 19990 more problem(s), 20000 in all");
+    }
     for (const [name, args] of [
       ["project_resize", { repo: REPO, target: 64 }],
       ["project_stop", { repo: REPO, stop_workers: true }],
@@ -205,6 +217,17 @@ describe("the MCP surface at scale", () => {
     saysStructured("project_start", started);
     // The fleet runs: its plan's last line says the preconditions hold, not what a start would do.
     assert.match(textOf(started), /\nready: every precondition holds$/);
+    // status answers from the running fleet's last tick, and its text says so with the tick's age.
+    const fromTick = await waitFor(
+      "status from the fleet's last tick",
+      async () => {
+        const status = await call("status", { repo: REPO });
+        return (status.structuredContent as { source: { from: string } | null }).source?.from === "fleet_tick" && status;
+      },
+      { deadlineMs: 300_000, intervalMs: 500 },
+    );
+    const source = (fromTick.structuredContent as { source: { age_seconds: number } }).source;
+    assert.ok(textOf(fromTick).includes(`\nplan: from the fleet's last tick, ${source.age_seconds}s old\n`), textOf(fromTick).slice(0, 600));
 
     const resized = await call("project_resize", { repo: REPO, target: 64, worker_command: command(2), selectors });
     assert.notEqual(resized.isError, true, textOf(resized));

@@ -17,6 +17,7 @@ import { BIN, ROOT } from "./support/paths.js";
 import { Ajv } from "ajv";
 import { toJsonSchemaCompat } from "@modelcontextprotocol/sdk/server/zod-json-schema-compat.js";
 import { TOOLS } from "../server/server.js";
+import { fleetConfigJsonSchema } from "../schemas/config.js";
 
 const SNAPSHOTS = join(ROOT, "test", "__toolsnaps__");
 
@@ -130,6 +131,10 @@ describe("the MCP server through a real client (in memory, or over stdio where t
     const config = (start.inputSchema.properties as Record<string, { properties?: Record<string, unknown>; additionalProperties?: unknown }>).config!;
     assert.equal(config.additionalProperties, false);
     assert.ok(config.properties?.concurrency, "the config argument advertises the config's keys");
+    // The config argument is the real config schema: every key path of it, and no other.
+    assert.deepEqual(keyPaths(config as SchemaNode), keyPaths(fleetConfigJsonSchema() as SchemaNode).filter((k) => k !== "$schema"));
+    // additionalProperties: false at every level a client sends, in every tool.
+    for (const t of tools) assert.deepEqual(looseObjects(t.inputSchema), [], `${t.name}: objects that accept unknown keys`);
     await client.close();
   });
 
@@ -275,6 +280,29 @@ describe("MCP server over stdio (the built binary)", () => {
     }
   });
 });
+
+type SchemaNode = { properties?: Record<string, SchemaNode>; items?: SchemaNode; anyOf?: SchemaNode[]; additionalProperties?: unknown; type?: unknown };
+
+/** Every key path of an object schema ("gate.local_command", "selectors[].label"), through lists and nullable branches. */
+function keyPaths(node: SchemaNode, prefix = ""): string[] {
+  const out: string[] = [];
+  for (const [key, child] of Object.entries(node.properties ?? {})) {
+    const at = prefix ? `${prefix}.${key}` : key;
+    out.push(at, ...keyPaths(child, at));
+  }
+  if (node.items) out.push(...keyPaths(node.items, `${prefix}[]`));
+  for (const branch of node.anyOf ?? []) out.push(...keyPaths(branch, prefix));
+  return [...new Set(out)].sort();
+}
+
+/** Where an object schema, anywhere in `schema` (definitions included), does not refuse unknown keys. */
+function looseObjects(schema: unknown, at = "(root)"): string[] {
+  if (schema === null || typeof schema !== "object") return [];
+  if (Array.isArray(schema)) return schema.flatMap((s, i) => looseObjects(s, `${at}[${i}]`));
+  const node = schema as SchemaNode & Record<string, unknown>;
+  const own = (node.type === "object" || node.properties) && node.additionalProperties !== false ? [at] : [];
+  return [...own, ...Object.entries(node).flatMap(([k, v]) => looseObjects(v, `${at}.${k}`))];
+}
 
 /** A listed schema with its definitions put back where they are referenced. */
 function inlined(schema: Record<string, unknown>): Record<string, unknown> {

@@ -85,6 +85,92 @@ describe("takeover text", () => {
   });
 });
 
+describe("plan text: every section", () => {
+  // A running fleet's plan with something in every list: the text says each row the structured
+  // content holds (a summary page: 2 of 3 dispatchable, the excluded rows counted by reason).
+  const plan: PlanOutput = {
+    repo: "afk/demo", instance: "i1", login: "afk-bot", base: "main", now: "2026-12-02T00:00:00.000Z",
+    preconditions: [
+      { name: "repository", ok: true, severity: "ok", message: "afk/demo is reachable (default branch main)" },
+      { name: "gate", ok: true, severity: "warn", message: "no checks are required on \"main\"" },
+      { name: "ready_label", ok: false, severity: "error", message: "label \"ready-for-agent\" is missing: create it" },
+    ],
+    ready: false,
+    dispatch: [
+      { number: 7, title: "Fix the parser", selector: 0, high: true, attempt: 0 },
+      { number: 9, title: "Add a flag", selector: 1, high: false, attempt: 2 },
+    ],
+    held_for_overlap: [{ issue: 11, paths: ["src/a.ts", "src/b.ts"], instead: 7 }],
+    conflict_holds: [{ issue: 12, pr: 40, files: ["src/a.ts"], waiting_for: [13, 14], held_seconds: 30, max_seconds: 600 }],
+    conflicting_pairs: [{ a: 13, b: 14, pr_a: 41, pr_b: null, files: ["README.md"] }],
+    excluded: [],
+    mine: [
+      { issue: 13, sha: "a1", status: "awaiting_ci", review: null, pr: 41, attempt: 1, failing: [], pending: ["build", "test"], issue_open: true },
+      { issue: 15, sha: "a2", status: "failure", review: null, pr: 43, attempt: 3, failing: ["test"], pending: [], issue_open: true },
+      { issue: 16, sha: "a3", status: "awaiting_review", review: "a human must approve PR #44", pr: 44, attempt: 1, failing: [], pending: [], issue_open: true },
+    ],
+    peers_live: [{ issue: 20, instance: "peer1", host: "box", sha: "b1", alive_at: "2026-12-02T00:00:00.000Z", stale_reason: null }],
+    peers_stale: [{ issue: 21, instance: "peer2", host: null, sha: "b2", alive_at: null, stale_reason: "no heartbeat for 2h" }],
+    cycles: [[30, 31]],
+    stragglers: { unlabelled: 4, needs_triage: 1, needs_info: 0 },
+    rate_limit: { limit: 5000, remaining: 4990, reset: 0, used: 10 },
+    requests: { total: 12, counted: 9, not_modified: 3 },
+    fingerprint: "f",
+    totals: { dispatch: 3, excluded: 5, needs_human: 3 },
+    excluded_by_reason: { epic: 2, human_reserved: 1, cycle: 2 },
+    needs_human: [
+      { number: 22, why: "reserved for humans: labelled ready-for-human" },
+      { number: 30, why: "in a dependency cycle: #30 -> #31 -> #30" },
+      { number: 15, why: "PR #43 failed: test" },
+    ],
+    page: { detail: false, offset: 0, next_cursor: null },
+  };
+  it("the snapshot of a running fleet's plan", () => {
+    assert.equal(
+      renderPlan(plan, true),
+      [
+        "plan for afk/demo (base main, as afk-bot, instance i1)",
+        "",
+        "preconditions:",
+        "  ok    repository: afk/demo is reachable (default branch main)",
+        '  warn  gate: no checks are required on "main"',
+        '  FAIL  ready_label: label "ready-for-agent" is missing: create it',
+        "",
+        "dispatch (2 of 3, in order):",
+        "  #7  Fix the parser  [high]",
+        "  #9  Add a flag  [selector 2]  [attempt 2]",
+        "  held back for overlap: #11 (in-flight work changes src/a.ts, src/b.ts); #7 started first",
+        "  conflict retry waiting: #12 (PR #40 conflicts in src/a.ts) until #13, #14 landed, at most 600 s (30 s so far)",
+        "  conflicting pair: #13 and #14 in README.md",
+        "",
+        "excluded (5: 2 epic, 1 human_reserved, 2 cycle):",
+        "  (status {detail: true} lists them)",
+        "",
+        "needs a human (3):",
+        "  #22  reserved for humans: labelled ready-for-human",
+        "  #30  in a dependency cycle: #30 -> #31 -> #30",
+        "  #15  PR #43 failed: test",
+        "",
+        "mine (3):",
+        "  #13  awaiting_ci  PR #41  waiting for: build, test",
+        "  #15  failure  PR #43  failing: test",
+        "  #16  awaiting_review  PR #44  a human must approve PR #44",
+        "",
+        "peers:",
+        "  #20  live  peer1@box",
+        "  #21  stale (no heartbeat for 2h)  peer2@?",
+        "cycle: #30 -> #31",
+        "",
+        "stragglers: 4 unlabelled, 1 needs-triage, 0 needs-info",
+        "",
+        "rate limit: 4990/5000 remaining",
+        "requests: 12 (9 counted, 3 answered 304)",
+        "not ready: fix the failed preconditions above",
+      ].join("\n"),
+    );
+  });
+});
+
 describe("plan text: the needs-a-human list", () => {
   // 60 reserved issues: the summary names the first 50 and says where the other 10 are; the
   // detailed pages reach every one of them as an excluded row.

@@ -450,6 +450,10 @@ export class DaemonClient implements Host, EventSource {
     return () => this.listeners.delete(listener);
   }
 
+  async listen(): Promise<void> {
+    await this.connection(false).catch(() => null);
+  }
+
   // ---- renewal ----------------------------------------------------------------------------------
 
   /** Renews now and then every half TTL, for as long as the daemon says this session holds any. */

@@ -86,4 +86,6 @@ export type HostEvent =
 /** A host that can push events; the in-process host and the daemon client both implement it. */
 export interface EventSource {
   subscribe(listener: (event: HostEvent) => void): () => void;
+  /** Reaches the source of the events now, if one runs (the daemon), for a client that asked for them before any call. */
+  listen?(): Promise<void>;
 }

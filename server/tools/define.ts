@@ -103,6 +103,42 @@ function progressContext(token: string | number | undefined, send: (params: Prog
   };
 }
 
+/**
+ * What the SDK validates a call against: any object. The tool's strict schema is applied in the
+ * handler instead, so that a refusal is bounded like every other answer: the SDK's own message
+ * names every problem, and 20 selectors of 1,000 bad issue numbers made it 1.3 MB. tools/list is
+ * served from the strict schema (listing.ts), so clients see no difference.
+ */
+const ANY_INPUT = z.looseObject({});
+
+/** How many problems of one refused call are named; the rest are counted. */
+export const INPUT_PROBLEMS_SHOWN = 10;
+
+type Checked = { ok: true; value: unknown } | { ok: false; problem: string };
+
+/** The arguments as the strict schema reads them, or the text that refuses them: the first problems, each at its path, and how many more. */
+export function checkInput(tool: string, schema: z.ZodType, args: unknown): Checked {
+  const prefix = `Input validation error: Invalid arguments for tool ${tool}`;
+  let parsed: ReturnType<typeof schema.safeParse>;
+  try {
+    parsed = schema.safeParse(args ?? {});
+  } catch (error) {
+    // zod recurses per element: an input of hundreds of thousands of bad elements exhausts the stack.
+    if (error instanceof RangeError) return { ok: false, problem: `${prefix}: the arguments are too large to check (${error.message}); send fewer elements` };
+    throw error;
+  }
+  if (parsed.success) return { ok: true, value: parsed.data };
+  const { issues } = parsed.error;
+  const shown = issues.slice(0, INPUT_PROBLEMS_SHOWN).map((i) => (i.path.length > 0 ? `${i.message} at ${dotPath(i.path)}` : i.message));
+  const more = issues.length - shown.length;
+  return { ok: false, problem: `${prefix}: ${shown.join("\n")}${more > 0 ? `\n… and ${more} more problem(s), ${issues.length} in all` : ""}` };
+}
+
+/** "selectors[0].issues[3]", as the SDK wrote paths. */
+function dotPath(path: readonly PropertyKey[]): string {
+  return path.reduce<string>((out, key, i) => (i === 0 ? String(key) : typeof key === "number" ? `${out}[${key}]` : `${out}.${String(key)}`), "");
+}
+
 export function defineTool<I extends z.ZodRawShape, O extends z.ZodRawShape>(spec: ToolSpec<I, O>): Tool {
   const inputSchema = strictInput(spec.input);
   const annotations = annotationsFor(spec.kind, spec.idempotent ?? false, spec.title, spec.world);
@@ -113,13 +149,15 @@ export function defineTool<I extends z.ZodRawShape, O extends z.ZodRawShape>(spe
     inputSchema,
     listing: { name: spec.name, title: spec.title, description: spec.description, annotations, input: inputSchema, output: z.object(spec.output) },
     register(server, host, budget = DEFAULT_BUDGET) {
-      server.registerTool<O, z.ZodObject<I, z.core.$strict>>(
+      server.registerTool<O, typeof ANY_INPUT>(
         spec.name,
-        { title: spec.title, description: spec.description, inputSchema, outputSchema: spec.output, annotations },
-        async (args, extra): Promise<CallToolResult> => {
+        { title: spec.title, description: spec.description, inputSchema: ANY_INPUT, outputSchema: spec.output, annotations },
+        async (raw, extra): Promise<CallToolResult> => {
+          const args = checkInput(spec.name, inputSchema, raw);
+          if (!args.ok) return bound(null, () => args.problem, budget, true);
           const context = progressContext(extra._meta?.progressToken, (params) => extra.sendNotification({ method: "notifications/progress", params }));
           try {
-            const result = await spec.handler(host, args as z.output<z.ZodObject<I>>, context);
+            const result = await spec.handler(host, args.value as z.output<z.ZodObject<I>>, context);
             return bound(result as Record<string, unknown>, (r) => spec.render(r as z.infer<z.ZodObject<O>>), budget);
           } catch (error) {
             const failure = describeFailure(error);

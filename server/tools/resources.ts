@@ -55,6 +55,7 @@ export function registerResources(server: McpServer, host: Host): void {
     async (uri, vars) =>
       guarded(uri.href, async () => {
         const repo = slugOf(vars);
+        if (!/^[1-9]\d{0,9}$/.test(String(vars.number))) throw new UsageError(`no issue "${String(vars.number)}": the URI ends in an issue number, as in afk://${repo}/issue/12`);
         const issue = Number(vars.number);
         const status = await host.status({ repo, scope: "issue", issue });
         const logs = await host.logs({ repo, lane: "supervisor", issue, tail_lines: 100 });
@@ -89,6 +90,9 @@ export function registerResources(server: McpServer, host: Host): void {
   server.server.registerCapabilities({ resources: { subscribe: true, listChanged: true } });
   server.server.setRequestHandler(SubscribeRequestSchema, async (request) => {
     subscribed.add(request.params.uri);
+    // A session whose first request is this one has not reached the daemon that runs the fleet
+    // (and pushes its events) yet: reach it now, never starting one.
+    await host.listen?.();
     return {};
   });
   server.server.setRequestHandler(UnsubscribeRequestSchema, async (request) => {
