@@ -60,16 +60,15 @@ describe("the drains a terminal starts", () => {
     await s.start({ repo: REPO, worker_command: `sh ${w.worker}`, target: 2, config: BASE_CONFIG });
     await until("two workers", async () => (await workerPids(w.planDir)).size === 2);
     const workers = [...(await workerPids(w.planDir)).values()];
-    // The session goes (its registration outlives it by its TTL): only the stop acts from here.
-    await s.close();
     const pid = (await daemonPid(w.env))!;
     const stop = background(w, ["daemon", "stop"]);
     await until("the stop to say it waits for the workers", async () => /draining 1 registration\(s\); waiting for 2 running worker\(s\) to finish/.test(stop.output()));
     // Draining, not ending: the daemon and both workers run on, and the registration is kept as draining.
     assert.ok(alive(pid), "the daemon waits for its workers");
     assert.ok(workers.every(alive), "no worker was ended");
-    const stored = JSON.parse(await readFile(daemonPaths(w.env).registrations, "utf8")) as { repo: string; draining: boolean }[];
-    assert.deepEqual(stored.map((r) => [r.repo, r.draining]), [[REPO, true]], "a daemon killed now would resume the drain");
+    // Kept, marked draining (written just after the stop's answer): a daemon killed now would resume the drain.
+    const stored = async () => JSON.parse(await readFile(daemonPaths(w.env).registrations, "utf8")) as { repo: string; draining: boolean }[];
+    await until("the registration stored as draining", async () => JSON.stringify((await stored()).map((r) => [r.repo, r.draining])) === JSON.stringify([[REPO, true]]));
     // #one's worker commits (its result becomes a PR); #two's exits with nothing (its claim has no PR).
     await touch(w, `${two}.empty`);
     await touch(w, `${one}.go`);
@@ -80,6 +79,9 @@ describe("the drains a terminal starts", () => {
     assert.deepEqual(await pullsFor(w), [one], "the finished worker's commits became its PR");
     assert.deepEqual(await claims(w), [one], "the claim without a PR was released, the one with a PR kept");
     assert.deepEqual(JSON.parse(await readFile(daemonPaths(w.env).registrations, "utf8")), [], "nothing left to resume");
+    // The session that registered it renews on: with nothing left behind, its renewal starts no new daemon.
+    assert.equal(await s.renew(), 0);
+    assert.equal(await daemonPid(w.env), null, "stopped stays stopped");
     assert.deepEqual([...(await workerPids(w.planDir)).keys()].sort(), [`${one}.1`, `${two}.1`], "no worker was started during the drain");
   });
 

@@ -461,8 +461,10 @@ export class DaemonClient implements Host, EventSource {
     let next = 5_000;
     let count = 0;
     try {
-      // A crashed daemon is started again so that the registrations it kept are resumed.
-      const answer = await this.call<{ registrations: number; renew_ms: number }>("renew", {}, this.renewing);
+      // A crashed daemon is started again so that the registrations it kept are resumed; a stopped
+      // one (afk-mcp daemon stop) left none: no daemon is started to renew nothing.
+      const conn = await this.connection(this.renewing && (await this.leftBehind()));
+      const answer = conn ? ((await conn.request("renew", {})) as { registrations: number; renew_ms: number }) : { registrations: 0, renew_ms: next };
       count = answer.registrations;
       next = answer.renew_ms;
       this.renewing = count > 0;
