@@ -12,9 +12,9 @@ import { DaemonClient } from "../server/daemon/client.js";
 import { daemonPaths } from "../server/daemon/paths.js";
 import { processStartTime } from "../server/workers/orphans.js";
 import { readProcTable } from "../server/workers/liveness.js";
-import { api, git, repoPath } from "./support/forge-fixtures.js";
+import { git } from "./support/forge-fixtures.js";
 import { BIN } from "./support/paths.js";
-import { alive, BASE_CONFIG, cli, daemonPid, daemonWorld, teardown, until, workerPids, type DaemonWorld } from "./support/daemon-fixtures.js";
+import { alive, BASE_CONFIG, pullsFor, cli, daemonPid, daemonWorld, teardown, until, workerPids, type DaemonWorld } from "./support/daemon-fixtures.js";
 
 const REPO = "afk/demo";
 const worlds: DaemonWorld[] = [];
@@ -37,11 +37,6 @@ async function world(titles: string[]): Promise<DaemonWorld> {
 
 function startInput(w: DaemonWorld, config: Record<string, unknown> = {}, target = w.issues.length) {
   return { repo: REPO, worker_command: `sh ${w.worker}`, target, config: { ...BASE_CONFIG, ...config } };
-}
-
-async function pullsFor(w: DaemonWorld): Promise<number[]> {
-  const r = await api(w.forge, "GET", repoPath(w.forge, "/pulls?state=all&per_page=100"));
-  return (r.body as { head: { ref: string } }[]).map((p) => Number(/^afk\/(\d+)/.exec(p.head.ref)?.[1])).sort((a, b) => a - b);
 }
 
 /**

@@ -82,6 +82,9 @@ describe("sessions on one daemon", () => {
     const c = new DaemonClient({ env: w.env, version: "0.0.0-other" });
     clients.push(c);
     assert.match((await c.status({ repo: REPO })).daemon?.skew ?? "", /afk-mcp daemon restart/);
+    // project_start's answer says it too (here adopting the registration).
+    const skewed = await c.start(startInput(w, REPO, 1));
+    assert.match(skewed.message, /already registered.*; version skew: this session is afk-mcp 0\.0\.0-other but the daemon \(pid \d+\) is \S+: run "afk-mcp daemon restart"/);
     const heard: string[] = [];
     c.subscribe((event) => heard.push(event.kind));
     await c.status({ repo: REPO, scope: "worker" });

@@ -20,7 +20,7 @@ import { api, git, repoPath, tempDir } from "./support/forge-fixtures.js";
 import { GitRefStore } from "../server/gh/gitrefs.js";
 import { Lease } from "../server/gh/lease.js";
 import { BIN } from "./support/paths.js";
-import { alive, BASE_CONFIG, CHATTY_WORKER, QUIET_WORKER, cli, daemonPid, daemonWorld, daemonWritings, teardown, until, workerPids, type DaemonWorld } from "./support/daemon-fixtures.js";
+import { alive, BASE_CONFIG, claims, pullsFor, CHATTY_WORKER, QUIET_WORKER, cli, daemonPid, daemonWorld, daemonWritings, teardown, until, workerPids, type DaemonWorld } from "./support/daemon-fixtures.js";
 
 const REPO = "afk/demo";
 const worlds: DaemonWorld[] = [];
@@ -45,16 +45,6 @@ function session(w: DaemonWorld, options: { version?: string } = {}): DaemonClie
 
 function startInput(w: DaemonWorld, config: Record<string, unknown> = {}, target = w.issues.length) {
   return { repo: REPO, worker_command: `sh ${w.worker}`, target, config: { ...BASE_CONFIG, ...config } };
-}
-
-async function claims(w: DaemonWorld): Promise<number[]> {
-  const { stdout } = await git(w.planDir, "ls-remote", w.forge.gitUrl, "refs/afk/claim/*");
-  return stdout.split("\n").filter(Boolean).map((l) => Number(l.split("\t")[1]!.split("/").pop())).sort((a, b) => a - b);
-}
-
-async function pullsFor(w: DaemonWorld): Promise<number[]> {
-  const r = await api(w.forge, "GET", repoPath(w.forge, "/pulls?state=all&per_page=100"));
-  return (r.body as { head: { ref: string } }[]).map((p) => Number(/^afk\/(\d+)/.exec(p.head.ref)?.[1])).sort((a, b) => a - b);
 }
 
 const go = (w: DaemonWorld, n: number) => writeFile(join(w.planDir, `${n}.go`), "");

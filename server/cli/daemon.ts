@@ -9,7 +9,7 @@ import { daemonHolder, holderGone, signalHolder } from "../daemon/holder.js";
 import { version as ownVersion } from "../version.js";
 import { runDaemon } from "../daemon/main.js";
 import { timeScaleFromEnv } from "./serve.js";
-import { selectorText, type StatusResult } from "../host/api.js";
+import { renewalText, selectorText, type StatusResult } from "../host/api.js";
 import { idleExitText, parseIdleExit } from "../daemon/idle.js";
 
 type Row = StatusResult["registrations"][number];
@@ -176,7 +176,7 @@ Options:
           if (info.idle_exit_seconds !== undefined) printLine(`it ${idleExitText(info.idle_exit_seconds)}`);
           if (rows.length === 0) printLine("no registrations");
           for (const r of rows) {
-            printLine(`  ${r.repo}  ${r.state}  target ${r.target}  workers ${r.workers}  sessions ${r.sessions.length}  renew by ${r.renew_by ?? "never"}  last poll ${r.last_poll ?? "-"}`);
+            printLine(`  ${r.repo}  ${r.state}  target ${r.target}  workers ${r.workers}  sessions ${r.sessions.length}  renew by ${renewalText(r)}  last poll ${r.last_poll ?? "-"}`);
             printLine(`    selectors ${selectorText(r.selectors)}`);
           }
           return 0;

@@ -20,6 +20,12 @@ export function timeScaleFromEnv(env: NodeJS.ProcessEnv): number {
   return scale;
 }
 
+/**
+ * What a closing MCP server does: it holds no fleet (the daemon does), so nothing drains; it
+ * stops renewing, and what it started lapses after its TTL unless another session renews it.
+ */
+const SESSION_STOPPING = "this session stops renewing its registrations; the daemon's fleets and workers run on, and a registration no other session renews lapses after registration.ttl_seconds and drains";
+
 export const serveCommand: Command = {
   name: "serve",
   summary: "serve the MCP tools on stdio (the default with no command)",
@@ -47,6 +53,7 @@ Options:
     const shutdown = watchShutdown({
       say: (line) => process.stderr.write(`afk-mcp: ${line}\n`),
       abandon: async () => "this session holds no worker and no claim: the daemon does",
+      stopping: SESSION_STOPPING,
       stdin: process.stdin,
     });
     const transport = new StdioServerTransport();
@@ -68,7 +75,7 @@ async function serveOverHttp(portText: string, readOnly: boolean): Promise<numbe
   const host = new DaemonClient();
   const token = process.env.AFK_HTTP_TOKEN || undefined;
   const serving = await serveHttp(host, port, { readOnly, ...(token ? { token } : {}) });
-  const shutdown = watchShutdown({ say: (line) => process.stderr.write(`afk-mcp: ${line}\n`), abandon: async () => "this server holds no worker and no claim: the daemon does" });
+  const shutdown = watchShutdown({ say: (line) => process.stderr.write(`afk-mcp: ${line}\n`), abandon: async () => "this server holds no worker and no claim: the daemon does", stopping: SESSION_STOPPING });
   process.stderr.write(`afk-mcp: MCP over Streamable HTTP at ${serving.url} (127.0.0.1 only)\nafk-mcp: bearer token: ${serving.token}\n`);
   await shutdown.requested;
   await serving.close();

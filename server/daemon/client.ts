@@ -71,11 +71,7 @@ export class DaemonClient implements Host, EventSource {
   private info: DaemonInfo | null = null;
   private local: FleetHost | null = null;
   private readonly listeners = new Set<(event: HostEvent) => void>();
-  /**
-   * The repositories the daemon runs, as last asked on `conn`: kept only while this session
-   * hears the daemon's events, since a start or a stop (a `repos` event) drops it. Saves status
-   * a second round trip to the daemon.
-   */
+  /** The repositories the daemon runs, as last asked on `conn`, saving status a round trip: kept only while this session hears the daemon's events (a start or a stop's `repos` event drops it). */
   private runs: { conn: Connection; repos: Set<string> } | null = null;
   /** Counts the drops of `runs`: an answer asked for before a drop is not kept. */
   private runsDropped = 0;
@@ -192,7 +188,11 @@ export class DaemonClient implements Host, EventSource {
     });
     const deadline = Date.now() + (this.options.startTimeoutMs ?? 30_000);
     while (Date.now() < deadline) {
-      const socket = await this.reach();
+      const socket = await this.reach().catch((error: unknown) => {
+        // The daemon just started holds the lock but has yet to replace a dead one's refused socket file.
+        if (error instanceof DaemonUnreachable && error.holder.pid === pid) return null;
+        throw error;
+      });
       if (socket) return socket;
       // Fail fast: the child exited (another daemon holds the state dir, or it crashed).
       if ((await processStartTime(pid)) === null) {
@@ -269,10 +269,7 @@ export class DaemonClient implements Host, EventSource {
 
   // ---- Host -------------------------------------------------------------------------------------
 
-  /**
-   * Whether a daemon that is not running left registrations behind (it crashed): then even a
-   * read starts it again, so that it resumes them and adopts their workers.
-   */
+  /** Whether a daemon that is not running left registrations behind (it crashed): then even a read starts it again, to resume them and adopt their workers. */
   private async leftBehind(): Promise<boolean> {
     try {
       const stored = JSON.parse(await readFile(this.paths.registrations, "utf8")) as unknown[];

@@ -1,5 +1,5 @@
-// The interface the MCP tools talk to. Today the host runs inside the MCP server's process;
-// later a detached per-machine daemon can serve the same interface.
+// The interface the MCP tools talk to: the per-machine daemon's FleetHost serves it over its
+// socket (server/daemon/), and a session's DaemonClient implements it by calling there.
 import type { z } from "zod";
 import type {
   logsInput,
@@ -21,6 +21,7 @@ export { ForgeError, GitError, UsageError } from "../gh/errors.js";
 export { RefNameError } from "../gh/refstore.js";
 export { renderPlan } from "./plan.js";
 export { selectorText } from "./selector-text.js";
+export { renewalText } from "./registration-text.js";
 
 type Out<S extends z.ZodRawShape> = z.infer<z.ZodObject<S>>;
 type In<S extends z.ZodRawShape> = z.input<z.ZodObject<S>>;

@@ -20,6 +20,11 @@ export interface ShutdownOptions {
    * and return what is left behind, for the last line. Bounded by `abandonMs`.
    */
   abandon: () => Promise<string>;
+  /**
+   * What the first request goes on to do, said after "stopping (<cause>): ". Default: the drain
+   * of a process that holds the fleet; a thin client (the MCP server) says what it does instead.
+   */
+  stopping?: string;
   /** A stream whose end or close asks for the drain (the stdio server's stdin). */
   stdin?: NodeJS.ReadableStream;
   signals?: readonly NodeJS.Signals[];
@@ -50,7 +55,7 @@ export function watchShutdown(options: ShutdownOptions): ShutdownWatch {
     if (first !== null) return;
     first = cause;
     const how = cause === "stdin" || cause === "closed" ? "the client went away" : `${cause} received`;
-    options.say(`stopping (${how}): no new claims; draining… (signal again to exit at once)`);
+    options.say(`stopping (${how}): ${options.stopping ?? "no new claims; draining… (signal again to exit at once)"}`);
     resolveRequested(cause);
   };
 

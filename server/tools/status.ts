@@ -3,7 +3,7 @@
 // rate limit) plus this machine's daemon and registrations; "issue" says where one issue
 // stands; "worker" lists live workers.
 import { statusInput, statusOutput } from "../../schemas/tools.js";
-import { renderPlan, selectorText } from "../host/api.js";
+import { renderPlan, renewalText, selectorText } from "../host/api.js";
 import { defineTool } from "./define.js";
 import { renderStatusHead } from "./render.js";
 
@@ -34,7 +34,7 @@ function machineLines(result: { registrations: { repo: string; state: string; ta
   if (result.daemon?.skew) lines.push(`version skew: ${result.daemon.skew}`);
   for (const r of result.registrations) {
     const free = Math.max(0, r.target - r.workers);
-    lines.push(`registration ${r.repo}: ${r.state}, target ${r.target} (${free} slot(s) free), ${r.workers} worker(s), selectors ${selectorText(r.selectors)}, renewed by ${r.sessions.length} session(s), lapses ${r.renew_by ?? "never"}, last poll ${r.last_poll ?? "-"}`);
+    lines.push(`registration ${r.repo}: ${r.state}, target ${r.target} (${free} slot(s) free), ${r.workers} worker(s), selectors ${selectorText(r.selectors)}, renewed by ${r.sessions.length} session(s), lapses ${renewalText(r)}, last poll ${r.last_poll ?? "-"}`);
   }
   return lines;
 }

@@ -9,7 +9,7 @@ import { promisify } from "node:util";
 import { readProcTable } from "../../server/workers/liveness.js";
 import { readLock } from "../../server/daemon/lock.js";
 import { daemonPaths } from "../../server/daemon/paths.js";
-import { api, repoPath, startTestForge, tempDir, type TestForge } from "./forge-fixtures.js";
+import { api, git, repoPath, startTestForge, tempDir, type TestForge } from "./forge-fixtures.js";
 import { BIN } from "./paths.js";
 import { waitFor } from "./wait.js";
 
@@ -173,4 +173,16 @@ export const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms))
 export function until<T>(what: string, probe: () => Promise<T | null | undefined | false>, timeoutMs = 120_000): Promise<T> {
   // A daemon being restarted refuses a probe now and then: that is "not yet", not a failure.
   return waitFor(what, () => probe().catch(() => null), { deadlineMs: timeoutMs });
+}
+
+/** The issues the world's forge holds a claim ref for, in order. */
+export async function claims(w: DaemonWorld): Promise<number[]> {
+  const { stdout } = await git(w.planDir, "ls-remote", w.forge.gitUrl, "refs/afk/claim/*");
+  return stdout.split("\n").filter(Boolean).map((l) => Number(l.split("\t")[1]!.split("/").pop())).sort((a, b) => a - b);
+}
+
+/** The issues the fleet opened a PR for (open or not), by the PR's branch, in order. */
+export async function pullsFor(w: DaemonWorld): Promise<number[]> {
+  const r = await api(w.forge, "GET", repoPath(w.forge, "/pulls?state=all&per_page=100"));
+  return (r.body as { head: { ref: string } }[]).map((p) => Number(/^afk\/(\d+)/.exec(p.head.ref)?.[1])).sort((a, b) => a - b);
 }
