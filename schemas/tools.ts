@@ -116,7 +116,9 @@ export const planOutput = z.object({
   cycles: z.array(z.array(z.number().int())),
   stragglers: z.object({ unlabelled: z.number().int(), needs_triage: z.number().int(), needs_info: z.number().int() }),
   rate_limit: z.object({ limit: z.number(), remaining: z.number(), reset: z.number(), used: z.number() }).nullable(),
-  requests: z.object({ total: z.number().int(), counted: z.number().int(), not_modified: z.number().int() }),
+  requests: z
+    .object({ total: z.number().int(), counted: z.number().int(), not_modified: z.number().int() })
+    .describe("GitHub requests made to answer this call (all 0 when the plan comes from the running fleet's last tick), not the fleet's own."),
   fingerprint: z.string(),
   totals: z
     .object({ dispatch: z.number().int(), excluded: z.number().int(), needs_human: z.number().int() })
@@ -281,6 +283,10 @@ export const logsOutput = {
   lane: z.string(),
   records: z.array(z.record(z.string(), z.unknown())).describe("Oldest first; a record cut to fit carries truncated: true."),
   truncated: z.boolean().describe("Older matching records exist: pass next_cursor to read them."),
+  held_back: z
+    .number()
+    .int()
+    .describe("Of the records tail_lines asked for, how many did not fit in this answer's byte budget (about 48 KB): the newest come first, these are behind next_cursor."),
   next_cursor: z.string().nullable(),
 };
 

@@ -155,9 +155,12 @@ describe("the MCP surface at scale", () => {
     let cut = 0;
     for (let page = 0; page < 5; page++) {
       const result = await call("logs", { repo: REPO, lane: "worker", tail_lines: 5000, ...(cursor ? { cursor } : {}) });
-      const out = result.structuredContent as { records: { msg: string; truncated?: boolean }[]; next_cursor: string | null; truncated: boolean };
+      const out = result.structuredContent as { records: { msg: string; truncated?: boolean }[]; next_cursor: string | null; truncated: boolean; held_back: number };
       assert.ok(out.records.length > 0);
       assert.equal(out.truncated, true);
+      // The budget, not tail_lines, ended the page: the rest of the 5,000 asked for is counted, and the text says so.
+      assert.equal(out.held_back, 5000 - out.records.length);
+      assert.match((result.content as { text: string }[])[0]!.text, new RegExp(`^\\(${out.records.length} of the records asked for fit in about 48 KB; the other ${out.held_back} and any older: logs \\{cursor: `));
       for (const r of out.records) {
         assert.ok(Buffer.byteLength(JSON.stringify(r)) <= LOGS_RECORD_BYTES + 200, "one record stays within its share");
         const key = /^line (\d+) /.exec(r.msg)?.[1] ?? r.msg.slice(0, 40);

@@ -164,7 +164,7 @@ describe("plan text: every section", () => {
         "stragglers: 4 unlabelled, 1 needs-triage, 0 needs-info",
         "",
         "rate limit: 4990/5000 remaining",
-        "requests: 12 (9 counted, 3 answered 304)",
+        "requests for this answer: 12 (9 counted, 3 answered 304)",
         "not ready: fix the failed preconditions above",
       ].join("\n"),
     );
@@ -208,7 +208,7 @@ describe("plan text: the needs-a-human list", () => {
       { ts: "2026-12-02T03:57:50.000Z", msg: "tick: 2 in flight" },
     ];
     assert.equal(
-      renderLogs({ lane: "supervisor", records, next_cursor: "c1" }),
+      renderLogs({ lane: "supervisor", records, held_back: 0, next_cursor: "c1" }),
       [
         '(older records: logs {cursor: "c1"})',
         "2026-12-02T03:57:47.963Z info #2: attempt 3 of 3 after: the worker exited with no commits",
@@ -217,7 +217,12 @@ describe("plan text: the needs-a-human list", () => {
         "2026-12-02T03:57:50.000Z info tick: 2 in flight",
       ].join("\n"),
     );
-    assert.equal(renderLogs({ lane: "worker", records: [], next_cursor: null }), "no worker records");
+    assert.equal(renderLogs({ lane: "worker", records: [], held_back: 0, next_cursor: null }), "no worker records");
+    // The byte budget stopped the answer short of tail_lines: the text says how many wait behind the cursor.
+    assert.equal(
+      renderLogs({ lane: "worker", records: records.slice(2), held_back: 4987, next_cursor: "c2" }).split("\n")[0],
+      '(2 of the records asked for fit in about 48 KB; the other 4987 and any older: logs {cursor: "c2"})',
+    );
   });
   it("the board resource: its workers, or that none runs", () => {
     const head = renderStatusHead(paused).join("\n");

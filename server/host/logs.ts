@@ -36,7 +36,7 @@ export async function readLogs(dir: string, input: LogsInput): Promise<LogsResul
   }
   const more = i >= 0 || result.truncated;
   kept.reverse();
-  return { lane: input.lane, records: kept, truncated: more, next_cursor: more && kept.length > 0 ? cursorAfter(kept, before) : null };
+  return { lane: input.lane, records: kept, truncated: more, held_back: i + 1, next_cursor: more && kept.length > 0 ? cursorAfter(kept, before) : null };
 }
 
 /** A record within LOGS_RECORD_BYTES: `msg` shortened and `data` dropped, marked `truncated`. */

@@ -156,7 +156,7 @@ export function renderPlan(plan: PlanOutput, running = false): string {
     lines.push("", `stragglers: ${s.unlabelled} unlabelled, ${s.needs_triage} needs-triage, ${s.needs_info} needs-info`);
   }
   if (plan.rate_limit) lines.push("", `rate limit: ${plan.rate_limit.remaining}/${plan.rate_limit.limit} remaining`);
-  lines.push(`requests: ${plan.requests.total} (${plan.requests.counted} counted, ${plan.requests.not_modified} answered 304)`);
+  lines.push(`requests for this answer: ${plan.requests.total} (${plan.requests.counted} counted, ${plan.requests.not_modified} answered 304)`);
   if (plan.page.next_cursor !== null) lines.push(`more rows: status {detail: true, cursor: "${plan.page.next_cursor}"}`);
   lines.push(plan.ready ? (running ? "ready: every precondition holds" : "ready: a start would be accepted") : "not ready: fix the failed preconditions above");
   return lines.join("\n");

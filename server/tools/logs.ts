@@ -20,10 +20,13 @@ export const logsTool = defineTool({
 });
 
 /** One line per record, oldest first; where older records are, first. */
-export function renderLogs(result: { lane: string; records: Record<string, unknown>[]; next_cursor: string | null }): string {
+export function renderLogs(result: { lane: string; records: Record<string, unknown>[]; held_back: number; next_cursor: string | null }): string {
   if (result.records.length === 0) return `no ${result.lane} records`;
   const lines = result.records.map((r) => `${String(r.ts)} ${String(r.level ?? "info")} ${issueTag(r.issue, String(r.msg ?? ""))}${String(r.msg ?? "")}`);
-  if (result.next_cursor) lines.unshift(`(older records: logs {cursor: "${result.next_cursor}"})`);
+  if (result.next_cursor) {
+    const where = `logs {cursor: "${result.next_cursor}"}`;
+    lines.unshift(result.held_back > 0 ? `(${result.records.length} of the records asked for fit in about 48 KB; the other ${result.held_back} and any older: ${where})` : `(older records: ${where})`);
+  }
   return lines.join("\n");
 }
 
