@@ -105,6 +105,10 @@ describe("the drains a terminal starts", () => {
     await until("its worker", async () => (await workerPids(w.planDir)).size === 1);
     const [worker] = [...(await workerPids(w.planDir)).values()];
     assert.equal((await rowOf(REPO))?.state, "running");
+    // One line per tick, stamped once with the tick's time.
+    const tickLine = /^\d{4}-\d\d-\d\dT[\d:.]+Z: .*\bin flight\b/m;
+    await until("a tick line from the run", async () => tickLine.test(run.output()));
+    assert.doesNotMatch(run.output(), /Z\s+\d{4}-\d\d-\d\dT[\d:.]+Z: /, "no second timestamp before the tick's own");
     // kill -9: nothing stops the project, and nothing renews it any more.
     run.child.kill("SIGKILL");
     await run.exited;

@@ -99,7 +99,7 @@ Example:
       const status = await host.status({ repo, scope: "worker" });
       if (status.last_tick && status.last_tick !== last) {
         last = status.last_tick;
-        printLine(`${new Date().toISOString()}  ${forTerminal(last, { repo })}`);
+        printLine(forTerminal(last, { repo })); // "<tick time>: <summary>"
       }
     }
     // Workers are ended, as a terminal's Ctrl-C means; their commits are checkpointed to their
