@@ -18,7 +18,7 @@ import {
   type LoggingMessageNotification,
   type Progress,
 } from "@modelcontextprotocol/sdk/types.js";
-import { BASE_CONFIG, daemonWorld, teardown, type DaemonWorld } from "./support/daemon-fixtures.js";
+import { BASE_CONFIG, cli, daemonWorld, teardown, type DaemonWorld } from "./support/daemon-fixtures.js";
 import { BIN } from "./support/paths.js";
 import { waitFor } from "./support/wait.js";
 
@@ -198,7 +198,7 @@ describe("what the server pushes", () => {
     assert.match(said[5]!, /^stopped; 0 claim\(s\) with a PR kept/, story);
   });
 
-  it("the board lists the running worker and the fleet's PR in flight; a monitor session whose only request is resources/subscribe gets the board's updates", async () => {
+  it("the board lists the running worker and the fleet's PR in flight; a monitor session whose only request is resources/subscribe gets the board's updates, across a daemon restart", async () => {
     const uri = `afk://${REPO}/board`;
     const board = async () => ((await client.readResource({ uri })).contents[0] as { text: string }).text;
     const started = await client.callTool({ name: "project_start", arguments: { repo: REPO, worker_command: world.worker, target: 1, config: BASE_CONFIG } });
@@ -207,7 +207,9 @@ describe("what the server pushes", () => {
     // A second session, opened once the fleet runs, as a monitor would be: it subscribes and asks nothing else.
     const monitor = new Client({ name: "monitor", version: "0.0.0" });
     const seen: string[] = [];
+    let monitorListChanges = 0;
     monitor.setNotificationHandler(ResourceUpdatedNotificationSchema, (n) => void seen.push(n.params.uri));
+    monitor.setNotificationHandler(ResourceListChangedNotificationSchema, () => void (monitorListChanges += 1));
     await monitor.connect(new StdioClientTransport({ command: process.execPath, args: [BIN], env: world.env, stderr: "pipe" }));
     try {
       await monitor.subscribeResource({ uri });
@@ -225,10 +227,16 @@ describe("what the server pushes", () => {
       );
       assert.match(text, /^merges: HELD/m);
       await until("the monitor's board update", () => seen.includes(uri));
+      // A daemon restart hands the fleet to a new daemon and drops every session's connection;
+      // the monitor, which asks for nothing, reaches the new one by itself (server/daemon/rejoin.ts).
+      const before = monitorListChanges;
+      const restarted = await cli(world.env, "daemon", "restart");
+      assert.equal(restarted.code, 0, restarted.stderr);
+      const stopped = await client.callTool({ name: "project_stop", arguments: { repo: REPO, stop_workers: true } });
+      assert.notEqual(stopped.isError, true, JSON.stringify(stopped.content));
+      await until("a list change for the monitor after the restart", () => monitorListChanges > before);
     } finally {
       await monitor.close();
     }
-    const stopped = await client.callTool({ name: "project_stop", arguments: { repo: REPO, stop_workers: true } });
-    assert.notEqual(stopped.isError, true, JSON.stringify(stopped.content));
   });
 });

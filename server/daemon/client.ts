@@ -27,6 +27,7 @@ import type {
 import { FleetHost } from "../host/host.js";
 import { originSlug, remoteSlugs } from "../host/connection.js";
 import { UsageError } from "../gh/errors.js";
+import { rejoin } from "./rejoin.js";
 import { formatSlug, parseSlug } from "../gh/slug.js";
 import { Connection, DaemonGone, DaemonUnresponsive, replyDeadlineMs, socketProblem, tryConnect } from "./connection.js";
 import { daemonHolder, DaemonUnreachable, stoppedNote } from "./holder.js";
@@ -232,6 +233,7 @@ export class DaemonClient implements Host, EventSource {
   private lost(): void {
     this.conn = null;
     this.dropRuns();
+    if (!this.closedByUs && this.listeners.size > 0) rejoin(async () => (await this.connection(false).catch(() => null)) !== null);
   }
 
   private dropRuns(): void {
