@@ -232,9 +232,23 @@ describe("what the server pushes", () => {
       const before = monitorListChanges;
       const restarted = await cli(world.env, "daemon", "restart");
       assert.equal(restarted.code, 0, restarted.stderr);
-      const stopped = await client.callTool({ name: "project_stop", arguments: { repo: REPO, stop_workers: true } });
-      assert.notEqual(stopped.isError, true, JSON.stringify(stopped.content));
-      await until("a list change for the monitor after the restart", () => monitorListChanges > before);
+      // The monitor may reach the new daemon after a change it would have heard: stop and start the
+      // project again until it hears one (each stop and each start changes the resource list).
+      let running = true;
+      await until("a list change for the monitor after the restart", async () => {
+        if (monitorListChanges > before) return true;
+        const toggled = running
+          ? await client.callTool({ name: "project_stop", arguments: { repo: REPO, stop_workers: true } })
+          : await client.callTool({ name: "project_start", arguments: { repo: REPO, worker_command: world.worker, target: 1, config: BASE_CONFIG } });
+        // A start while the stop's worker still exits is refused ("still stopping"): try it again.
+        if (toggled.isError !== true) running = !running;
+        else assert.match(JSON.stringify(toggled.content), /still stopping/);
+        return false;
+      });
+      if (running) {
+        const stopped = await client.callTool({ name: "project_stop", arguments: { repo: REPO, stop_workers: true } });
+        assert.notEqual(stopped.isError, true, JSON.stringify(stopped.content));
+      }
     } finally {
       await monitor.close();
     }

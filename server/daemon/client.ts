@@ -233,7 +233,8 @@ export class DaemonClient implements Host, EventSource {
   private lost(): void {
     this.conn = null;
     this.dropRuns();
-    if (!this.closedByUs && this.listeners.size > 0) rejoin(async () => (await this.connection(false).catch(() => null)) !== null);
+    const listening = () => !this.closedByUs && this.listeners.size > 0;
+    if (listening()) rejoin(async () => this.conn !== null || (await this.connection(false).catch(() => null)) !== null, listening);
   }
 
   private dropRuns(): void {
