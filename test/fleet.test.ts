@@ -542,12 +542,16 @@ describe("the fleet on a local forge, through MCP, with scripted workers", { con
     const child = Number(await readFile(join(s.planDir, `${hung}.1.child`), "utf8"));
     assert.equal(await alive(s, child), false, "its child too");
 
-    // The busy one: seen busy while quiet past the kill threshold, and left alone.
-    const seen = await until(s, `#${busy} busy past the kill threshold`, async () =>
-      (await events(s, "busy", busy)).find((r) => quietFor(r) > killSeconds),
-    );
+    // The busy one: seen busy, then quiet past the kill threshold and left alone. The lane has
+    // one record per change of state, so the busy record carries the quiet time at which it was
+    // first seen busy (past the stall threshold, and past the kill threshold only when ticks are
+    // slow); the ticks after it, until the worker is quiet for twice the kill threshold, kill nothing.
+    const seen = await until(s, `#${busy} seen busy`, async () => (await events(s, "busy", busy))[0]);
     assert.match(seen.msg, /process tree used|running and using CPU/);
+    const born = Date.parse((await events(s, "worker_born", busy))[0]!.ts);
+    await until(s, `#${busy} quiet past the kill threshold`, async () => (await events(s, "tick")).some((r) => Date.parse(r.ts) > born + 2 * killSeconds * 1000));
     await ticks(s, 2);
+    assert.equal((await lane(s, "liveness", busy)).at(-1)!.event, "busy", "still busy, never killed, while quiet past the kill threshold");
     await writeFile(join(s.planDir, `${busy}.1.go`), "");
     await until(s, `#${busy}'s PR`, async () => pullFor(s, busy));
     const busyLiveness = await lane(s, "liveness", busy);
