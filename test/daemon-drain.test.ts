@@ -2,7 +2,7 @@
 // first, then exits) and `afk-mcp run` (a session that renews from a terminal: killed, its
 // registration lapses and drains). Real processes: the built CLI, its daemon, scripted workers,
 // the local forge. Each scenario has its own forge and state dir.
-import { after, describe, it } from "node:test";
+import { describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { spawn, type ChildProcess } from "node:child_process";
 import { readFile, writeFile } from "node:fs/promises";
@@ -11,19 +11,11 @@ import { DaemonClient } from "../server/daemon/client.js";
 import { daemonPaths } from "../server/daemon/paths.js";
 import { processStartTime } from "../server/workers/orphans.js";
 import { BIN } from "./support/paths.js";
-import { alive, BASE_CONFIG, claims, cli, pullsFor, QUIET_WORKER, daemonPid, daemonWorld, teardown, until, workerPids, type DaemonWorld } from "./support/daemon-fixtures.js";
+import { alive, BASE_CONFIG, claims, cli, pullsFor, QUIET_WORKER, daemonPid, daemonWorld, until, workerPids, type DaemonWorld, daemonTestScope } from "./support/daemon-fixtures.js";
 
 const REPO = "afk/demo";
 const OTHER = "afk/other";
-const worlds: DaemonWorld[] = [];
-const clients: DaemonClient[] = [];
-const children: ChildProcess[] = [];
-
-after(async () => {
-  for (const child of children) if (child.exitCode === null && child.signalCode === null) child.kill("SIGKILL");
-  for (const c of clients) await c.close().catch(() => undefined);
-  await Promise.all(worlds.map((w) => teardown(w)));
-});
+const { worlds, clients, children } = daemonTestScope();
 
 async function world(titles: string[], repos: string[] = []): Promise<DaemonWorld> {
   const w = await daemonWorld(titles, "await", repos);

@@ -1,26 +1,18 @@
 // Sessions on one daemon: two stdio MCP server processes sharing its fleet, and calls without a
 // repository resolved the same way by every tool (the session's directory's origin). Real
 // processes: the built binary as daemon and as stdio servers, the local forge, scripted workers.
-import { after, describe, it } from "node:test";
+import { describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { DaemonClient } from "../server/daemon/client.js";
 import { git, tempDir } from "./support/forge-fixtures.js";
 import { BIN } from "./support/paths.js";
-import { BASE_CONFIG, daemonWorld, teardown, until, workerPids, type DaemonWorld } from "./support/daemon-fixtures.js";
+import { BASE_CONFIG, daemonWorld, until, workerPids, type DaemonWorld, daemonTestScope } from "./support/daemon-fixtures.js";
 
 const REPO = "afk/demo";
 const OTHER = "afk/other";
-const worlds: DaemonWorld[] = [];
-const clients: DaemonClient[] = [];
-const servers: Client[] = [];
-
-after(async () => {
-  for (const m of servers) await m.close().catch(() => undefined);
-  for (const c of clients) await c.close().catch(() => undefined);
-  await Promise.all(worlds.map((w) => teardown(w)));
-});
+const { worlds, clients, servers } = daemonTestScope();
 
 function startInput(w: DaemonWorld, repo: string, target: number) {
   return { repo, worker_command: `sh ${w.worker}`, target, config: BASE_CONFIG };

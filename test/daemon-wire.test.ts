@@ -3,7 +3,7 @@
 // and a daemon that dies while an MCP tool call is in it (the tool answers isError with the fix,
 // the same session's next call starts a new daemon). Real processes: the built binary as daemon
 // and as stdio MCP server, the local forge.
-import { after, describe, it } from "node:test";
+import { describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { connect } from "node:net";
 import { readFileSync } from "node:fs";
@@ -14,18 +14,10 @@ import { DaemonClient } from "../server/daemon/client.js";
 import { daemonPaths } from "../server/daemon/paths.js";
 import { api } from "./support/forge-fixtures.js";
 import { BIN } from "./support/paths.js";
-import { alive, BASE_CONFIG, daemonPid, daemonWorld, teardown, until, workerPids, type DaemonWorld } from "./support/daemon-fixtures.js";
+import { alive, BASE_CONFIG, daemonPid, daemonWorld, until, workerPids, daemonTestScope } from "./support/daemon-fixtures.js";
 
 const REPO = "afk/demo";
-const worlds: DaemonWorld[] = [];
-const clients: DaemonClient[] = [];
-const servers: Client[] = [];
-
-after(async () => {
-  for (const m of servers) await m.close().catch(() => undefined);
-  for (const c of clients) await c.close().catch(() => undefined);
-  await Promise.all(worlds.map((w) => teardown(w)));
-});
+const { worlds, clients, servers } = daemonTestScope();
 
 /** Session id and process group of a process, from /proc (fields 5 and 6 after the command). */
 function sessionAndGroup(pid: number): { pgrp: number; sid: number } {

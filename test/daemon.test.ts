@@ -2,7 +2,7 @@
 // as DaemonClients in this process, the local forge over HTTP, quiet scripted workers (two stdio
 // servers on one daemon: daemon-sessions.test.ts; a daemon that cannot be used: daemon-faults).
 // Each scenario has its own forge and state dir and stops its daemon (and every worker) at the end.
-import { after, describe, it } from "node:test";
+import { describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { connect } from "node:net";
 import { spawn } from "node:child_process";
@@ -20,16 +20,10 @@ import { api, git, repoPath, tempDir } from "./support/forge-fixtures.js";
 import { GitRefStore } from "../server/gh/gitrefs.js";
 import { Lease } from "../server/gh/lease.js";
 import { BIN } from "./support/paths.js";
-import { alive, BASE_CONFIG, claims, pullsFor, CHATTY_WORKER, QUIET_WORKER, cli, daemonPid, daemonWorld, daemonWritings, teardown, until, workerPids, type DaemonWorld } from "./support/daemon-fixtures.js";
+import { alive, BASE_CONFIG, claims, pullsFor, CHATTY_WORKER, QUIET_WORKER, cli, daemonPid, daemonWorld, daemonWritings, until, workerPids, type DaemonWorld, daemonTestScope } from "./support/daemon-fixtures.js";
 
 const REPO = "afk/demo";
-const worlds: DaemonWorld[] = [];
-const clients: DaemonClient[] = [];
-
-after(async () => {
-  for (const c of clients) await c.close().catch(() => undefined);
-  await Promise.all(worlds.map((w) => teardown(w)));
-});
+const { worlds, clients } = daemonTestScope();
 
 async function world(titles: string[], plan: "await" | "commit" = "await"): Promise<DaemonWorld> {
   const w = await daemonWorld(titles, plan);

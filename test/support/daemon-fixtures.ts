@@ -1,7 +1,10 @@
 // Helpers for tests that run the real daemon: a forge with issues and a scripted-worker plan, an
 // env with its own state dir, the CLI as a child process, and a teardown that stops the daemon
 // and ends every worker group the test's workers recorded (no process outlives the suite).
-import { execFile } from "node:child_process";
+import { execFile, type ChildProcess } from "node:child_process";
+import { after } from "node:test";
+import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import type { DaemonClient } from "../../server/daemon/client.js";
 import { readFileSync } from "node:fs";
 import { readdir, readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
@@ -147,6 +150,25 @@ export async function daemonWritings(env: Record<string, string>): Promise<strin
 }
 
 /** Stops the world's daemon (ending workers), kills what any worker left, closes the forge. */
+/** What a daemon test file starts, ended after its last test: children killed, MCP clients and sessions closed, then each world torn down. */
+export interface DaemonTestScope {
+  worlds: DaemonWorld[];
+  clients: DaemonClient[];
+  servers: Client[];
+  children: ChildProcess[];
+}
+
+export function daemonTestScope(): DaemonTestScope {
+  const scope: DaemonTestScope = { worlds: [], clients: [], servers: [], children: [] };
+  after(async () => {
+    for (const child of scope.children) if (child.exitCode === null && child.signalCode === null) child.kill("SIGKILL");
+    for (const m of scope.servers) await m.close().catch(() => undefined);
+    for (const c of scope.clients) await c.close().catch(() => undefined);
+    await Promise.all(scope.worlds.map((w) => teardown(w)));
+  });
+  return scope;
+}
+
 export async function teardown(world: DaemonWorld): Promise<void> {
   // DAEMON_DEBUG=1: the daemon's lane and daemon.log on stderr, for a failure's story.
   if (process.env.DAEMON_DEBUG) console.error((await daemonWritings(world.env)) || "(nothing from the daemon)");
