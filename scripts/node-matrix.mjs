@@ -5,9 +5,10 @@
 // directly so no install script runs — into .node-matrix/<major>/. It builds once, then runs
 // every test file with that Node first on PATH, so child processes the tests start use it too.
 import { execFileSync, spawnSync } from "node:child_process";
-import { existsSync, readdirSync } from "node:fs";
+import { existsSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { testFiles } from "./test-files.mjs";
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..");
 const majors = process.argv.slice(2);
@@ -30,10 +31,7 @@ function nodeBinary(major) {
 
 const binaries = majors.map((major) => [major, nodeBinary(major)]);
 execFileSync("npm", ["run", "build"], { cwd: root, stdio: "inherit" });
-const files = readdirSync(join(root, "dist", "test"))
-  .filter((f) => f.endsWith(".test.js"))
-  .sort()
-  .map((f) => join("dist", "test", f));
+const files = testFiles(process.env.AFK_TEST_KIND ?? "all", root);
 
 const results = [];
 for (const [major, bin] of binaries) {

@@ -4,15 +4,25 @@
 // one fails, naming what was left. The directory is removed however the run ends (an interrupt
 // included), so /tmp does not fill up with the temp dirs of failed or interrupted runs.
 //
-//   node scripts/test-run.mjs node --test dist/test/*.test.js
+//   node scripts/test-run.mjs --kind ci          (one kind of scripts/test-files.mjs, two files at a time)
+//   node scripts/test-run.mjs node --test dist/test/some.test.js
 import { spawn } from "node:child_process";
 import { mkdtempSync, readdirSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { testFiles } from "./test-files.mjs";
 
-const [command, ...args] = process.argv.slice(2);
+let [command, ...args] = process.argv.slice(2);
+if (command === "--kind") {
+  try {
+    [command, ...args] = [process.execPath, "--test", "--test-concurrency=2", ...testFiles(args[0])];
+  } catch (error) {
+    console.error(`test-run: ${error.message}`);
+    process.exit(2);
+  }
+}
 if (!command) {
-  console.error("usage: node scripts/test-run.mjs COMMAND [ARGS...]  (runs it with a TMPDIR of its own and checks the tests left nothing there)");
+  console.error("usage: node scripts/test-run.mjs --kind KIND | COMMAND [ARGS...]  (runs the tests with a TMPDIR of their own and checks they left nothing there)");
   process.exit(2);
 }
 // Short: the daemon tests put a Unix socket (at most ~100 bytes of path) under it.

@@ -553,7 +553,9 @@ describe("GitRefStore over HTTP with the token as an extraHeader", () => {
   });
 
   test("race over HTTP: of 8 concurrent claimers exactly one wins each round", async (t) => {
-    const rounds = Number(process.env.AFK_HTTP_RACE_ROUNDS ?? 10);
+    // 4 rounds by default (each ~35 git processes over HTTP); test/gh-gitrefs.test.ts races 12 on a
+    // path remote. AFK_HTTP_RACE_ROUNDS=100 for a soak.
+    const rounds = Number(process.env.AFK_HTTP_RACE_ROUNDS ?? 4);
     const claimers = Array.from({ length: 8 }, (_, i) => new GitRefStore({ controlDir: join(root, `ctl-race-${i}`), remoteUrl: handle.gitUrl, token: handle.token }));
     const result = await raceRounds(claimers, rounds, "refs/afk/claim/777");
     t.diagnostic(
