@@ -1,9 +1,6 @@
 // The local forge's git side: the refs API over the bare repository (claims are refs), git
 // smart HTTP (anonymous clone, authenticated push), and what a push does to pull requests.
 import assert from "node:assert/strict";
-import { execFileSync } from "node:child_process";
-import { mkdir, readFile, writeFile } from "node:fs/promises";
-import { join } from "node:path";
 import { describe, it } from "node:test";
 import { api, commitFile, forgeForFile, git, openPull, pushBranch, repoPath, tempDir, type TestForge } from "./support/forge-fixtures.js";
 
@@ -32,42 +29,6 @@ describe("refs API", () => {
   it("only one of many concurrent creates wins", async () => {
     const attempts = await Promise.all(Array.from({ length: 8 }, () => api(forge, "POST", refs("/refs"), { ref: "refs/afk/claim/race", sha: mainSha })));
     assert.deepEqual(attempts.map((a) => a.status).sort(), [201, 422, 422, 422, 422, 422, 422, 422]);
-  });
-
-  it("reads refs from a cache: an unchanged re-read runs no git, a write behind its back is seen at once", async (t) => {
-    const ref = "refs/afk/claim/cache";
-    const read = async (): Promise<string | number> => {
-      const got = await api(forge, "GET", refs(`/ref/${ref.slice("refs/".length)}`));
-      return got.status === 200 ? got.body.object.sha : got.status;
-    };
-    assert.equal((await api(forge, "POST", refs("/refs"), { ref, sha: mainSha })).status, 201);
-    assert.equal(await read(), mainSha);
-    // A git on PATH that logs what the forge (GIT_DIR set) asks of it, then runs the real one.
-    const real = execFileSync("sh", ["-c", "command -v git"], { encoding: "utf8" }).trim();
-    const dir = await tempDir("afk-shim-");
-    const log = join(dir, "git.log");
-    await mkdir(join(dir, "bin"));
-    await writeFile(join(dir, "bin", "git"), `#!/bin/sh\n[ -n "$GIT_DIR" ] && printf '%s\\n' "$1" >>${JSON.stringify(log)}\nexec ${JSON.stringify(real)} "$@"\n`, { mode: 0o755 });
-    await writeFile(log, "");
-    const path = process.env.PATH;
-    process.env.PATH = `${join(dir, "bin")}:${path ?? ""}`;
-    t.after(() => {
-      process.env.PATH = path;
-    });
-    const forgeRuns = async (): Promise<string[]> => (await readFile(log, "utf8")).split("\n").filter(Boolean);
-
-    assert.equal(await read(), mainSha);
-    assert.equal(await read(), mainSha);
-    assert.deepEqual(await forgeRuns(), [], "an unchanged ref is read without starting git");
-
-    const other = (await git(work, "--git-dir", forge.bareRepo, "commit-tree", "-p", mainSha, "-m", "behind its back", `${mainSha}^{tree}`)).stdout;
-    await git(work, "--git-dir", forge.bareRepo, "update-ref", ref, other);
-    assert.equal(await read(), other, "a loose ref rewritten by someone else");
-    await git(work, "--git-dir", forge.bareRepo, "pack-refs", "--all");
-    assert.equal(await read(), other, "the same ref once packed");
-    await git(work, "--git-dir", forge.bareRepo, "update-ref", "-d", ref);
-    assert.equal(await read(), 404, "a ref deleted by someone else");
-    assert.ok((await forgeRuns()).includes("for-each-ref"), "a changed ref is read again");
   });
 
   it("refuses two-level refs, unknown objects and read-only namespaces", async () => {

@@ -2,16 +2,8 @@
 // (never a reimplementation of git), with arguments passed as an array, never a shell string.
 // Ref writes are compare-and-swap (`update-ref <ref> <new> <old>`), so they stay atomic even
 // while `git http-backend` is receiving a push into the same repository.
-//
-// Ref reads are cached. Every API call that reads refs ran `git for-each-ref` (690 processes in
-// one fleet test file, ~10 ms each on a small machine); a listing is now read again only when
-// the files that can hold its refs changed (each loose ref file under the prefix and
-// packed-refs: inode, size, mtime and ctime), or when the forge wrote a ref or a push ended
-// meanwhile. So a write by anyone (a push to the repository's path, a test's update-ref) is
-// seen on the next read.
 import { execFile, spawn } from "node:child_process";
-import { readdir, rm, stat } from "node:fs/promises";
-import { join } from "node:path";
+import { rm } from "node:fs/promises";
 import { GitError } from "../gh/errors.js";
 
 export const ZERO_SHA = "0000000000000000000000000000000000000000";
@@ -49,40 +41,11 @@ interface RunResult {
   code: number;
 }
 
-/** git commands that can move refs: a cached listing is read again after any of them ends. */
-const REF_WRITERS = new Set(["update-ref", "symbolic-ref", "pack-refs", "gc", "branch", "tag", "fetch", "push", "reset"]);
-/** Listings kept: one per prefix (refs/heads/, refs/afk/, one per ref read alone). */
-const REF_CACHE_MAX = 256;
-
-interface CachedListing {
-  generation: number;
-  fingerprint: string;
-  refs: Promise<RefRecord[]>;
-}
-
 export class BareGit {
-  /** Bumped after every ref write the forge runs and every push it served. */
-  private generation = 0;
-  private readonly listings = new Map<string, CachedListing>();
-
   constructor(readonly path: string) {}
-
-  /** Says that refs may have moved outside `run` (a push through `git http-backend` ended). */
-  refsMoved(): void {
-    this.generation += 1;
-  }
 
   /** Runs git against the bare repository; throws GitError on an unexpected exit code. */
   async run(args: string[], opts: RunOptions = {}): Promise<RunResult> {
-    if (!REF_WRITERS.has(args[0] ?? "")) return this.runGit(args, opts);
-    try {
-      return await this.runGit(args, opts);
-    } finally {
-      this.refsMoved();
-    }
-  }
-
-  private async runGit(args: string[], opts: RunOptions): Promise<RunResult> {
     const env = { ...process.env, GIT_DIR: this.path, LC_ALL: "C", GIT_TERMINAL_PROMPT: "0", ...opts.env };
     if (opts.input === undefined) {
       return new Promise((resolve, reject) => {
@@ -119,30 +82,8 @@ export class BareGit {
     return r.code === 0 ? r.stdout.trim() : null;
   }
 
-  /**
-   * Every ref under the directory `prefix` ("refs/" for all, whole path components): from the
-   * cache while nothing that can hold those refs changed, else in one process.
-   */
+  /** Every ref under the directory `prefix` ("refs/" for all, whole path components), in one process. */
   async listRefs(prefix = "refs/"): Promise<RefRecord[]> {
-    // Only plain ref paths are looked at on disk (never "..", never outside refs/).
-    if (!/^refs(\/[A-Za-z0-9_][A-Za-z0-9._-]*)*\/?$/.test(prefix) || prefix.includes("..")) return this.forEachRef(prefix);
-    const generation = this.generation;
-    const fingerprint = await refFilesFingerprint(this.path, prefix);
-    const cached = this.listings.get(prefix);
-    if (cached && cached.generation === generation && cached.fingerprint === fingerprint && this.generation === generation) return cached.refs;
-    const refs = this.forEachRef(prefix);
-    if (this.listings.size >= REF_CACHE_MAX) this.listings.clear();
-    const entry = { generation, fingerprint, refs };
-    this.listings.set(prefix, entry);
-    try {
-      return await refs;
-    } catch (error) {
-      if (this.listings.get(prefix) === entry) this.listings.delete(prefix);
-      throw error;
-    }
-  }
-
-  private async forEachRef(prefix: string): Promise<RefRecord[]> {
     const r = await this.run(["for-each-ref", "--format=%(refname) %(objectname) %(objecttype)", "--", prefix]);
     const out: RefRecord[] = [];
     for (const line of r.stdout.split("\n")) {
@@ -161,12 +102,6 @@ export class BareGit {
   }
 
   async readRef(ref: string): Promise<string | null> {
-    // A full ref name is looked up as itself first, so the cached listing answers it when it
-    // exists; anything else (a short name, an expression, a ref that is not there) asks git.
-    if (/^refs\/[A-Za-z0-9._/-]+$/.test(ref) && !ref.includes("..")) {
-      const found = (await this.listRefs(ref)).find((r) => r.ref === ref);
-      if (found) return found.sha;
-    }
     const r = await this.run(["rev-parse", "--verify", "--quiet", "--end-of-options", ref], { okCodes: [1, 128] });
     return r.code === 0 ? r.stdout.trim() : null;
   }
@@ -292,31 +227,6 @@ export interface CommitInfo {
   author: Required<Signature>;
   committer: Required<Signature>;
   message: string;
-}
-
-/**
- * What the refs under `prefix` are read from: each loose ref file at or below that path and
- * packed-refs, by name, inode, size, mtime and ctime. Git writes a ref by renaming a new file
- * over it, so a write changes at least the inode.
- */
-async function refFilesFingerprint(gitDir: string, prefix: string): Promise<string> {
-  const parts: string[] = [];
-  const describe = async (path: string): Promise<void> => {
-    try {
-      const s = await stat(path, { bigint: true });
-      if (s.isDirectory()) {
-        const names = (await readdir(path)).sort();
-        await Promise.all(names.map((name) => describe(join(path, name))));
-        parts.push(`${path}/ ${names.length}`);
-      } else {
-        parts.push(`${path} ${s.ino} ${s.size} ${s.mtimeNs} ${s.ctimeNs}`);
-      }
-    } catch {
-      parts.push(`${path} -`);
-    }
-  };
-  await Promise.all([describe(join(gitDir, prefix.replace(/\/+$/, ""))), describe(join(gitDir, "packed-refs"))]);
-  return parts.sort().join("\n");
 }
 
 function signatureEnv(author: Signature, committer: Signature): Record<string, string> {

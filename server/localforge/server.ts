@@ -158,15 +158,13 @@ async function handle(forge: LocalForge, router: Router, req: IncomingMessage, r
       queryString: url.search.slice(1),
       remoteUser: pusher,
       screenPush: auth.kind === "user" ? (cmds) => pushRefusal(forge, auth.user, cmds.commands) : undefined,
-      afterPush: () => {
-        forge.git.refsMoved();
-        return forge.writeLock.run(async () => {
+      afterPush: () =>
+        forge.writeLock.run(async () => {
           forge.state.data.pushedAt = isoNow();
           forge.state.changed();
           await syncPulls(forge, pusher ?? forge.urls.owner);
           await advanceQueues(forge);
-        });
-      },
+        }),
     });
     return;
   }
