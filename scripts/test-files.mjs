@@ -1,5 +1,5 @@
-// Which built test files a test command runs. One list, read by `npm test` (scripts/test-run.mjs),
-// `npm run test:unit` / `test:integration` (scripts/test-kind.mjs), `test:loaded` and the Node matrix.
+// Which built test files a test command runs. One list, read by scripts/test-run.mjs --kind (npm test,
+// test:long, test:all, test:unit, test:integration), `test:loaded` and the Node matrix.
 //
 //   unit        the pure core, schemas, pure worker logic, the house rules: seconds
 //   long        the long end-to-end scenarios: each file keeps two cores busy for minutes
@@ -8,7 +8,7 @@
 //   all         every file
 //
 // Why `long` is apart: on a small CI machine (2 cores, where starting a process costs ~10 ms) the
-// whole suite takes ~43 minutes, ~33 of them in these files, and CI stops a run at ~15 minutes.
+// whole suite took ~43 minutes, ~33 of them in these files, and CI killed such a run after 909 s.
 // They still run before a change lands (`npm run test:long`, or `npm run test:all`); the README says
 // so. Each room keeps integration tests of its own in the `ci` set.
 import { readdirSync } from "node:fs";
@@ -32,9 +32,9 @@ export const LONG = new Map([
   ["fleet-mergequeue", 2],
   ["fleet-trains", 2],
   ["daemon-idle", 2],
-  ["daemon-drain", 1], // daemon stop drains first; afk-mcp run's registration lapses after kill -9
   ["landing-git-contention", 2],
   ["fleet-requests", 2],
+  ["daemon-drain", 1], // daemon stop drains first; afk-mcp run's registration lapses after kill -9
   ["landing-default", 1],
   ["host-shutdown", 1],
   ["fleet-checkpoint", 1],

@@ -149,7 +149,6 @@ export async function daemonWritings(env: Record<string, string>): Promise<strin
   return (await Promise.all(files.map((f) => readFile(f, "utf8").catch(() => "")))).join("");
 }
 
-/** Stops the world's daemon (ending workers), kills what any worker left, closes the forge. */
 /** What a daemon test file starts, ended after its last test: children killed, MCP clients and sessions closed, then each world torn down. */
 export interface DaemonTestScope {
   worlds: DaemonWorld[];
@@ -169,6 +168,7 @@ export function daemonTestScope(): DaemonTestScope {
   return scope;
 }
 
+/** Stops the world's daemon (ending workers), kills what any worker left, closes the forge. */
 export async function teardown(world: DaemonWorld): Promise<void> {
   // DAEMON_DEBUG=1: the daemon's lane and daemon.log on stderr, for a failure's story.
   if (process.env.DAEMON_DEBUG) console.error((await daemonWritings(world.env)) || "(nothing from the daemon)");
