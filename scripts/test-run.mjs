@@ -48,8 +48,9 @@ child.on("error", (error) => {
 child.on("exit", (code, signal) => {
   let left = [];
   try {
-    // tsx keeps a compile cache there on purpose (tsx-<uid>): not a test's leftover.
-    left = readdirSync(root).filter((name) => !/^tsx-\d+$/.test(name));
+    // tsx (tsx-<uid>) and Node 22's module compile cache (node-compile-cache) are kept there on
+    // purpose: not a test's leftover.
+    left = readdirSync(root).filter((name) => !/^tsx-\d+$/.test(name) && name !== "node-compile-cache");
   } catch {
     // removed under us: nothing to report
   }
