@@ -4,8 +4,9 @@
 // from the npm registry (the `node` package, whose install step puts the platform's binary in
 // place): `node` is Node 22, the oldest line afk-mcp supports, and the one npm scripts put first
 // on PATH, so `npm test` itself runs on it; `node24` is the newest LTS. Nothing is downloaded at
-// run time. It builds once, then runs the files of one kind (AFK_TEST_KIND, default `all`) with
-// that Node first on PATH, so child processes the tests start use it too.
+// run time. It builds once (unless --no-build: `npm test` has just built), then runs the files of
+// one kind (--kind K, default `all`) with that Node first on PATH, so child processes the tests
+// start use it too. `npm test` ends with `--no-build --kind unit 24`: the pure core on Node 24.
 import { execFileSync, spawnSync } from "node:child_process";
 import { existsSync } from "node:fs";
 import { dirname, join } from "node:path";
@@ -15,9 +16,14 @@ import { testFiles } from "./test-files.mjs";
 const root = join(dirname(fileURLToPath(import.meta.url)), "..");
 /** Each supported major and the devDependency that holds its binary. */
 const LINES = { 22: "node", 24: "node24" };
-const majors = process.argv.slice(2);
-if (majors.length === 0 || majors.some((m) => !(m in LINES))) {
-  console.error(`usage: node scripts/node-matrix.mjs MAJOR [MAJOR ...]   (one of ${Object.keys(LINES).join(", ")})`);
+const usage = `usage: node scripts/node-matrix.mjs [--no-build] [--kind KIND] MAJOR [MAJOR ...]   (MAJOR: ${Object.keys(LINES).join(", ")})`;
+const argv = process.argv.slice(2);
+const build = !argv.includes("--no-build");
+const at = argv.indexOf("--kind");
+const kind = at >= 0 ? argv[at + 1] : "all";
+const majors = argv.filter((a, i) => a !== "--no-build" && a !== "--kind" && !(at >= 0 && i === at + 1));
+if (!kind || majors.length === 0 || majors.some((m) => !(m in LINES))) {
+  console.error(usage);
   process.exit(2);
 }
 
@@ -32,8 +38,8 @@ function nodeBinary(major) {
 }
 
 const binaries = majors.map((major) => [major, nodeBinary(major)]);
-execFileSync("npm", ["run", "build"], { cwd: root, stdio: "inherit" });
-const files = testFiles(process.env.AFK_TEST_KIND ?? "all", root);
+if (build) execFileSync("npm", ["run", "build"], { cwd: root, stdio: "inherit" });
+const files = testFiles(kind, root);
 
 const results = [];
 for (const [major, bin] of binaries) {
@@ -44,7 +50,7 @@ for (const [major, bin] of binaries) {
   }
   console.error(`node-matrix: ${files.length} test files on Node ${version}`);
   const env = { ...process.env, PATH: `${dirname(bin)}:${process.env.PATH ?? ""}` };
-  const run = spawnSync(bin, [join(root, "scripts", "test-run.mjs"), "--kind", process.env.AFK_TEST_KIND ?? "all"], { cwd: root, env, stdio: "inherit" });
+  const run = spawnSync(bin, [join(root, "scripts", "test-run.mjs"), "--kind", kind], { cwd: root, env, stdio: "inherit" });
   results.push({ major, version, status: run.status ?? 1 });
 }
 for (const r of results) console.error(`node-matrix: Node ${r.version}: ${r.status === 0 ? "pass" : `FAIL (exit ${r.status})`}`);
