@@ -13,6 +13,10 @@ import type {
   RepoListing,
   LogsInput,
   LogsResult,
+  FinalReport,
+  ReportInput,
+  Timeline,
+  TimelineInput,
   ProjectResetInput,
   ProjectResizeInput,
   ProjectResult,
@@ -287,7 +291,7 @@ export class DaemonClient implements Host, EventSource {
   }
 
   /** A read: safe to ask once more when the daemon went away before answering. */
-  private async read<T>(method: "status" | "logs", input: object, local: () => Promise<T>): Promise<T> {
+  private async read<T>(method: "status" | "logs" | "timeline" | "report", input: object, local: () => Promise<T>): Promise<T> {
     for (let attempt = 0; ; attempt += 1) {
       try {
         const conn = await this.readConnection();
@@ -365,6 +369,14 @@ export class DaemonClient implements Host, EventSource {
 
   async logs(input: LogsInput): Promise<LogsResult> {
     return this.read<LogsResult>("logs", input, () => this.localHost().logs(input));
+  }
+
+  async timeline(input: TimelineInput): Promise<Timeline> {
+    return this.read<Timeline>("timeline", input, () => this.localHost().timeline(input));
+  }
+
+  async report(input: ReportInput): Promise<FinalReport> {
+    return this.read<FinalReport>("report", input, () => this.localHost().report(input));
   }
 
   async start(input: ProjectStartInput, onStep?: StepListener): Promise<ProjectResult> {
