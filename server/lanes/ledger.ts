@@ -18,6 +18,8 @@ export const LEDGER_FILE = "ledger.jsonl";
 export const DEFAULT_LEDGER_MAX_BYTES = 8 * 1024 * 1024;
 export const DEFAULT_LEDGER_MAX_AGE_DAYS = 90;
 const DAY_MS = 86_400_000;
+/** A summary line's bytes beyond its data (ts, lane, event, msg), for the size bound. */
+const SUMMARY_OVERHEAD = 160;
 
 export interface LedgerOptions {
   /** The project's lane directory: the ledger lives beside the lanes. */
@@ -26,7 +28,7 @@ export interface LedgerOptions {
   clock?: () => Date;
   /** Compact once the file would pass this many bytes; compaction halves it. Default 8 MiB. */
   maxBytes?: number;
-  /** Records older than this are folded into summaries, and summaries older than it dropped. Default 90 days. */
+  /** Records older than this are folded into summaries, and summaries four times as old dropped. Default 90 days. */
   maxAgeDays?: number;
   maxLineBytes?: number;
   /** Told once per file repaired (torn or corrupt lines dropped) and about failed writes. */
@@ -100,32 +102,42 @@ export class Ledger {
   }
 
   /**
-   * Folds the oldest records into per-issue summaries until the file is at most half its bound
-   * and holds nothing older than the age bound; drops summaries older than the age bound.
+   * Folds the oldest records into per-issue summaries until the file (summaries included) is at
+   * most half its bound and holds no record older than the age bound; drops the summaries of
+   * issues last seen four times the age bound ago. Summaries alone past half the bound (tens of
+   * thousands of issues) leave a file of summaries only.
    */
   compact(): { folded: number; kept: number; summaries: number } {
     this.repairOnce();
     const records = parseLedger(readQuiet(this.path)).records;
     const now = this.clock().getTime();
     const cutoff = new Date(now - this.maxAgeMs).toISOString();
+    const forgotten = new Date(now - 4 * this.maxAgeMs).toISOString();
     const sizes = records.map((r) => Buffer.byteLength(JSON.stringify(r)) + 1);
     let remaining = sizes.reduce((a, b) => a + b, 0);
     const target = Math.floor(this.maxBytes / 2);
     const summaries = new Map<number, IssueSummary>();
+    const summaryBytes = new Map<number, number>();
+    let folded = 0;
     let fleet: Record<string, unknown> | null = null;
     let i = 0;
     for (; i < records.length; i++) {
       const r = records[i]!;
-      if (!(r.ts < cutoff || remaining > target)) break;
+      if (!(r.ts < cutoff || remaining + folded > target)) break;
       remaining -= sizes[i]!;
-      if (r.issue !== undefined) summaries.set(r.issue, foldRecord(summaries.get(r.issue), r));
-      else fleet = foldFleet(fleet, r);
+      if (r.issue !== undefined) {
+        const s = foldRecord(summaries.get(r.issue), r);
+        summaries.set(r.issue, s);
+        const bytes = SUMMARY_OVERHEAD + Buffer.byteLength(JSON.stringify(s));
+        folded += bytes - (summaryBytes.get(r.issue) ?? 0);
+        summaryBytes.set(r.issue, bytes);
+      } else fleet = foldFleet(fleet, r);
     }
     const kept = records.slice(i);
     const lines: string[] = [];
     if (fleet) lines.push(JSON.stringify({ ts: String(fleet.last_at), lane: "ledger", level: "info", event: "summary", msg: "fleet records folded by compaction", data: fleet }));
     for (const s of [...summaries.values()].sort((a, b) => a.issue - b.issue)) {
-      if (s.last_at < cutoff && !kept.some((r) => r.issue === s.issue)) continue;
+      if (s.last_at < forgotten && !kept.some((r) => r.issue === s.issue)) continue;
       lines.push(JSON.stringify({ ts: s.last_at, lane: "ledger", level: "info", event: "summary", msg: `#${s.issue}: ${s.outcome}, ${s.attempts} attempt(s) (compacted)`, issue: s.issue, data: { ...s } }));
     }
     for (const r of kept) lines.push(JSON.stringify(r));
