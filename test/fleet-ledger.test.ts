@@ -55,8 +55,7 @@ describe("the fleet's ledger, timeline, report and notifications", () => {
         gate: { ci: "local", local_command: "ls work-*.txt >/dev/null" },
         landing: { strategy: "push" },
         pacing: { busy_seconds: 5, idle_seconds: 5, long_idle_seconds: 5 },
-        notify: { mention: ["alice"], webhook_url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/hook` },
-        report: { comment_issue: reports },
+        notify: { mention: ["@alice"], webhook_url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/hook`, report_issue: reports },
       },
     });
     const issue = async (n: number) => (await api(forge, "GET", repoPath(forge, `/issues/${n}`))).body as { state: string; labels: Array<{ name: string }> };

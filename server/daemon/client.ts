@@ -6,28 +6,8 @@ import type { Socket } from "node:net";
 import { readFile } from "node:fs/promises";
 import { fileURLToPath } from "node:url";
 import { customAlphabet } from "nanoid";
-import type {
-  EventSource,
-  Host,
-  HostEvent,
-  RepoListing,
-  LogsInput,
-  LogsResult,
-  FinalReport,
-  ReportInput,
-  Timeline,
-  TimelineInput,
-  ProjectResetInput,
-  ProjectResizeInput,
-  ProjectResult,
-  ProjectStartInput,
-  ProjectStopInput,
-  StepListener,
-  StatusInput,
-  StatusResult,
-  TakeoverInput,
-  TakeoverResult,
-} from "../host/api.js";
+import type { EventSource, Host, HostEvent, RepoListing, LogsInput, LogsResult, FinalReport, ReportInput, Timeline, TimelineInput,
+  ProjectResetInput, ProjectResizeInput, ProjectResult, ProjectStartInput, ProjectStopInput, StepListener, StatusInput, StatusResult, TakeoverInput, TakeoverResult } from "../host/api.js";
 import { FleetHost } from "../host/host.js";
 import { originSlug, remoteSlugs } from "../host/connection.js";
 import { UsageError } from "../gh/errors.js";

@@ -27,8 +27,8 @@ export async function finalReport(fleet: FleetRuntime, reason: FinalReport["reas
   writeReport(fleet.deps.lanes.dir, report, text);
   const t = report.totals.outcomes;
   fleet.ledger.record({ event: "report", msg: `final report: ${report.totals.issues} issue(s), ${t.merged} merged, ${t.escalated} escalated`, data: { reason, issues: report.totals.issues, merged: t.merged, escalated: t.escalated, file: join(fleet.deps.lanes.dir, REPORT_JSON) } });
-  const target = fleet.registration.config.report.comment_issue;
-  if (target !== null) {
+  const target = fleet.registration.config.notify.report_issue;
+  if (target > 0) {
     // One request per stop, only when configured.
     await fleet.deps.conn.forge
       .createComment(target, `**afk-mcp final report**\n\n\`\`\`text\n${clipHead(text, COMMENT_BYTES).replace(/```/g, "`\u200b``")}\n\`\`\``)

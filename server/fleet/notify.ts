@@ -75,7 +75,7 @@ export class Notifier {
     if (s.mention.length === 0) return "";
     if (!this.admit(`mention:escalation:${issue}`)) return "";
     this.counters.comments += 1;
-    return `\n\ncc ${s.mention.map((l) => `@${l}`).join(" ")}: this issue needs a human.`;
+    return `\n\ncc ${at(s.mention)}: this issue needs a human.`;
   }
 
   /** A ledger event that needs a human: queued for the channels configured, never awaited. */
@@ -93,7 +93,7 @@ export class Notifier {
     }
     // The escalation's own comment carries its mention (escalationMention); the others get one.
     if (entry.event !== "escalation" && issue !== null && s.mention.length > 0 && this.o.comment && this.admit(`mention:${key}`)) {
-      const body = `${entry.msg}\n\ncc ${s.mention.map((l) => `@${l}`).join(" ")}: the fleet needs a human (afk-mcp).`;
+      const body = `${entry.msg}\n\ncc ${at(s.mention)}: the fleet needs a human (afk-mcp).`;
       const comment = this.o.comment;
       this.counters.comments += 1;
       this.enqueue(async () => {
@@ -170,6 +170,9 @@ export class Notifier {
   }
 }
 
+/** "@alice" and "alice" are one login. */
+const at = (logins: readonly string[]): string => logins.map((l) => `@${l.replace(/^@/, "")}`).join(" ");
+
 function sleep(ms: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, ms).unref());
+  return new Promise((resolve) => setTimeout(resolve, ms));
 }

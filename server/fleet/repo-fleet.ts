@@ -40,6 +40,7 @@ import { CI_SILENT_SECONDS, CiSilence } from "./ci-silence.js";
 import { wrapUpRecovered } from "./recovered.js";
 import { FleetLedger } from "./fleet-ledger.js";
 import { Notifier } from "./notify.js";
+import { NOTIFY_DEDUPE_SECONDS, NOTIFY_MAX_PER_HOUR } from "../../schemas/config-notify.js";
 import { finalReport } from "./final-report.js";
 
 export type { FleetDeps, Registration } from "./registration.js";
@@ -93,7 +94,7 @@ export class RepoFleet implements FleetRuntime {
   ) {
     this.registration = registration;
     const log = supervisorLog(deps.lanes, registration.instance);
-    this.notifier = new Notifier({ repo: registration.repo, settings: () => this.registration.config.notify, clock: deps.clock, comment: async (n, body) => void (await deps.conn.forge.createComment(n, body)), log: (level, event, msg) => log(level, event, msg) });
+    this.notifier = new Notifier({ repo: registration.repo, settings: () => ({ ...this.registration.config.notify, webhook_url: this.registration.config.notify.webhook_url || null, dedupe_seconds: NOTIFY_DEDUPE_SECONDS, max_per_hour: NOTIFY_MAX_PER_HOUR }), clock: deps.clock, comment: async (n, body) => void (await deps.conn.forge.createComment(n, body)), log: (level, event, msg) => log(level, event, msg) });
     this.ledger = new FleetLedger(deps.lanes.ledger(), { instance: registration.instance, runDir: deps.runDir, notify: (entry) => this.notifier.notify(entry) });
     this.log = this.ledger.tap(log);
     this.guard = new BirthGuard(registration.config.circuit, deps.timeScale, deps.clock, this.log, (lines) => lines.map((line) => redactText(line, [deps.conn.token])));
