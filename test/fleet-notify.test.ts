@@ -149,3 +149,32 @@ describe("notifications", () => {
     assert.equal(n.stats().told, 0);
   });
 });
+
+describe("the fleet's ledger tap", () => {
+  it("keeps the supervisor's ledger facts, notifies pauses and breaker trips with a mention comment, and leaves the rest in the lane", async () => {
+    const { mkdtempSync } = await import("node:fs");
+    const { tmpdir } = await import("node:os");
+    const { join } = await import("node:path");
+    const { createRedactor, Ledger } = await import("../server/lanes/index.js");
+    const { FleetLedger } = await import("../server/fleet/fleet-ledger.js");
+    const dir = mkdtempSync(join(tmpdir(), "afk-tap-"));
+    const comments: Array<[number, string]> = [];
+    const n = notifier({ mention: ["alice"] }, { comments });
+    const ledger = new FleetLedger(new Ledger({ dir, redactor: createRedactor(() => []) }), { instance: "i1", runDir: "/runs", notify: (e) => n.notify(e) });
+    const lane: string[] = [];
+    const log = ledger.tap((_level, event) => void lane.push(event));
+    log("error", "breaker_tripped", "circuit breaker tripped: 3 fast worker deaths", 7, { last_output: { 7: ["boom"] } });
+    log("warn", "quota", "#8: usage limit until 14:00", 8, { kind: "quota", runtime: "claude" });
+    log("info", "merged", "#9: landed PR #19 as abc", 9, { mergeSha: "m".repeat(40), head: "h".repeat(40), pr: 19, method: "push", verified: true });
+    log("info", "claim_lost", "#10: a peer claimed it first", 10);
+    log("info", "tick", "a tick", undefined);
+    await n.idle();
+    assert.deepEqual(lane, ["breaker_tripped", "quota", "merged", "claim_lost", "tick"], "every record still reaches the supervisor lane");
+    const records = ledger.ledger.read();
+    assert.deepEqual(records.map((r) => [r.event, r.issue]), [["breaker_trip", 7], ["pause", 8], ["landing", 9]]);
+    assert.deepEqual(records[2]!.data, { source: "merged", pr: 19, head: "h".repeat(40), method: "push", merge_sha: "m".repeat(40), gated_sha: "h".repeat(40) });
+    assert.equal(records[0]!.data!.last_output, undefined, "worker output stays in the supervisor lane");
+    assert.deepEqual(comments.map(([i, b]) => [i, /cc @alice: the fleet needs a human/.test(b)]), [[7, true], [8, true]]);
+    ledger.ledger.close();
+  });
+});
