@@ -130,8 +130,9 @@ export function renderBoard(project: StatusResult, workers: StatusResult): strin
   const lines = renderStatusHead(project);
   lines.push("", workers.workers.length === 0 ? "workers: none running" : `workers (${workers.workers.length}):`);
   const repo = project.registration?.repo ?? null;
-  for (const w of workers.workers) lines.push(`  #${w.issue}  ${w.state}${w.pid ? `  pid ${w.pid}` : ""}  attempt ${w.attempt}${repo ? `  ${timelineUri(repo, w.issue)}` : ""}`);
-  if (repo) lines.push("", `timelines: afk://${repo}/issue/{n}/timeline · final report: afk://${repo}/report`);
+  for (const w of workers.workers) lines.push(`  #${w.issue}  ${w.state}${w.pid ? `  pid ${w.pid}` : ""}  attempt ${w.attempt}`);
+  // Each issue's timeline and the report, as links (afk-mcp ledger --timeline N in a terminal).
+  if (repo) lines.push("", `timelines: ${workers.workers.length > 0 ? workers.workers.map((w) => timelineUri(repo, w.issue)).join(" ") : `afk://${repo}/issue/{n}/timeline`} · final report: afk://${repo}/report`);
   if (project.plan) lines.push("", renderPlan(project.plan, project.registration !== null));
   return lines.join("\n");
 }
