@@ -7,6 +7,7 @@
 // well inside the lease, a local gate needs a command) are refinements whose issues carry the
 // key path, so server/host/config-load.ts can name the key and the fix.
 import { z } from "zod";
+import { NotifySchema } from "./config-notify.js";
 import { unknownKeyError } from "./nearest.js";
 
 /** Usage-limit messages of the agent CLIs we know (docs/architecture.md, runtime lesson 7). Matched case-insensitively. */
@@ -547,6 +548,7 @@ const FleetConfigObject = z.strictObject({
   review: ReviewSchema.prefault({}),
   conflicts: ConflictsSchema.prefault({}),
   registration: RegistrationSchema.prefault({}),
+  notify: NotifySchema.prefault({}),
 });
 
 /** The fleet config. Parse anything a user wrote; the output is canonical (every key present). */

@@ -10,6 +10,7 @@ import { Checkpoints } from "./checkpoint.js";
 import type { IssueMemories } from "./issue-memory.js";
 import type { FleetDeps, Registration } from "./registration.js";
 import { errorData, errorText, type SupervisorLog } from "./supervisor-log.js";
+import type { FleetLedger } from "./fleet-ledger.js";
 import { adopt, birth, type BirthInput, type RunDeps, type WorkerRun } from "./worker-runs.js";
 
 /** What births need of the fleet that owns them. */
@@ -19,6 +20,7 @@ export interface BirthsHost {
   readonly memory: IssueMemories;
   readonly board: Board;
   readonly log: SupervisorLog;
+  readonly ledger: FleetLedger;
   readonly guard: BirthGuard;
   /** A stop is under way: nothing more is born. */
   stopping(): boolean;
@@ -89,6 +91,7 @@ export class Births {
       record.run = run;
       record.busy = null;
       if (!review) this.host.board.enter(issue.number, "coding");
+      this.host.ledger.attemptStart(issue.number, attempt, review ? "reviewer" : "worker", mode);
       return true;
     } catch (error) {
       if (error instanceof FencedError) {
@@ -135,6 +138,7 @@ export class Births {
     const run = this.host.memory.run(issue);
     const facts = run?.exitFacts;
     if (run && facts) {
+      this.host.ledger.attemptEnd(issue, run.attempt, run.role, { durationMs: facts.exit.durationMs, code: facts.exit.code, killReason: facts.exit.killReason, outcome: facts.verdict ? `verdict ${facts.verdict.kind}` : facts.quota ? "quota" : facts.outcome.kind, quota: facts.quota });
       this.host.guard.recordDeath(issue, run.attempt, facts.exit.durationMs, facts.quota, facts.exit.killReason !== null || facts.outcome.kind !== "nothing", facts.lastLines);
     }
     this.host.nudge();
