@@ -7,7 +7,8 @@ import { createServer, type Server, type Socket } from "node:net";
 import { chmod, rm } from "node:fs/promises";
 import type { z } from "zod";
 import type { EventSource, Host, HostEvent } from "../host/api.js";
-import { DAEMON_METHODS, HOST_METHODS, LineReader, MAX_REQUEST_BYTES, requestSchema, toWireError, type HostMethod, type Reply, type Request } from "./protocol.js";
+import { callLimitProblem } from "../../schemas/limits.js";
+import { DAEMON_METHODS, HOST_METHODS, LineReader, MAX_REPLY_BYTES, MAX_REQUEST_BYTES, oversizeReply, oversizeRequest, requestSchema, toWireError, type HostMethod, type Reply, type Request } from "./protocol.js";
 import { UsageError } from "../gh/errors.js";
 import type { Registry } from "./registry.js";
 import { version } from "../version.js";
@@ -100,8 +101,9 @@ export class DaemonServer {
     this.sockets.add(conn);
     const unsubscribers: (() => void)[] = [];
     const send = (reply: Reply): void => {
-      if (!conn.destroyed) conn.write(JSON.stringify(reply) + "\n");
+      if (!conn.destroyed) conn.write(fitReply(reply) + "\n");
     };
+    let refusing = false;
     const reader = new LineReader(
       MAX_REQUEST_BYTES,
       (line) => {
@@ -116,12 +118,16 @@ export class DaemonServer {
         void this.handle(request, send, unsubscribers);
       },
       () => {
+        if (refusing) return;
+        refusing = true;
         this.options.log(`closed a connection that sent a message over ${MAX_REQUEST_BYTES} bytes`, "warn");
-        conn.destroy();
+        // Said before the close, so the session reports the limit, not a daemon that went away.
+        conn.end(JSON.stringify({ refused: oversizeRequest() }) + "\n");
+        conn.destroySoon();
       },
     );
     conn.on("data", (chunk: Buffer) => {
-      if (!conn.destroyed) reader.push(chunk);
+      if (!conn.destroyed && !refusing) reader.push(chunk);
     });
     conn.on("error", () => conn.destroy());
     conn.on("close", () => {
@@ -178,6 +184,9 @@ export class DaemonServer {
       throw new UsageError(`unknown daemon method ${JSON.stringify(request.method)} (this daemon, afk-mcp ${version}, answers ${known}): is the session a different version? see status's version skew`);
     }
     const name = request.method as HostMethod;
+    // The limits the MCP server holds a tool call to, held here too (a session of another kind, or version).
+    const over = callLimitProblem(params);
+    if (over) throw new UsageError(`${name}: ${over}`);
     const args = HOST_METHODS[name].input.parse(params) as z.infer<(typeof HOST_METHODS)[HostMethod]["input"]>;
     const onStep = request.progress ? (step: string) => send({ id: request.id, step }) : undefined;
     switch (name) {
@@ -198,6 +207,13 @@ export class DaemonServer {
         return (HOST_METHODS[name].call as (h: Host, a: unknown) => Promise<unknown>)(host, args);
     }
   }
+}
+
+/** A reply line as sent: one over the session's cap becomes an error naming it (the session would refuse the line and lose the call). */
+function fitReply(reply: Reply): string {
+  const line = JSON.stringify(reply);
+  if (line.length <= MAX_REPLY_BYTES / 4 || Buffer.byteLength(line, "utf8") <= MAX_REPLY_BYTES) return line;
+  return JSON.stringify({ id: reply.id, error: toWireError(new UsageError(oversizeReply(Buffer.byteLength(line, "utf8")))) });
 }
 
 /** A read or a takeover of a repository no registration holds acts as the calling session, which sent its environment. */
