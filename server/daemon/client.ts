@@ -481,11 +481,7 @@ export class DaemonClient implements Host, EventSource {
     await this.local?.close();
   }
 
-  /** Whether close() was called: a closed session opens no connection, starts no daemon and reads nothing more. */
-  get closed(): boolean {
-    return this.closedByUs;
-  }
-
+  /** A closed session opens no connection, starts no daemon and reads nothing more. */
   private refuseIfClosed(): void {
     if (this.closedByUs) throw new SessionClosed("this afk-mcp session has closed (its client went away): the call was abandoned; the daemon's fleets run on");
   }

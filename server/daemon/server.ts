@@ -42,6 +42,8 @@ export class DaemonServer {
   private handingOver = false;
   /** When the last connection closed (or the socket opened): the daemon's idle time counts from it. */
   private lastContact = Date.now();
+  /** Session → how many open connections have spoken as it: a session with none has gone (or not yet come back). */
+  private readonly live = new Map<string, number>();
 
   constructor(private readonly options: DaemonServerOptions) {}
 
@@ -104,6 +106,7 @@ export class DaemonServer {
       if (!conn.destroyed) conn.write(fitReply(reply) + "\n");
     };
     let refusing = false;
+    const spoken = new Set<string>();
     const reader = new LineReader(
       MAX_REQUEST_BYTES,
       (line) => {
@@ -114,6 +117,10 @@ export class DaemonServer {
           this.options.log("closed a connection that sent a malformed message", "warn");
           conn.destroy();
           return;
+        }
+        if (request.session && !spoken.has(request.session)) {
+          spoken.add(request.session);
+          this.live.set(request.session, (this.live.get(request.session) ?? 0) + 1);
         }
         void this.handle(request, send, unsubscribers);
       },
@@ -133,8 +140,18 @@ export class DaemonServer {
     conn.on("close", () => {
       this.sockets.delete(conn);
       this.lastContact = Date.now();
+      for (const session of spoken) {
+        const left = (this.live.get(session) ?? 1) - 1;
+        if (left > 0) this.live.set(session, left);
+        else this.live.delete(session);
+      }
       for (const off of unsubscribers) off();
     });
+  }
+
+  /** The registrations as a session sees them: renewed by the sessions connected now, the others counted. */
+  private rows(): Omit<ReturnType<Registry["rows"]>[number], "idle">[] {
+    return this.options.registry.rows((session) => (this.live.get(session) ?? 0) > 0).map(({ idle: _idle, ...row }) => row);
   }
 
   private async handle(request: Request, send: (reply: Reply) => void, unsubscribers: (() => void)[]): Promise<void> {
@@ -156,7 +173,7 @@ export class DaemonServer {
       case "hello":
         return this.options.info;
       case "registrations":
-        return registry.rows().map(({ idle: _idle, ...row }) => row);
+        return this.rows();
       case "renew":
         if (!request.session) throw new UsageError("renew: the request names no session");
         return registry.renew(request.session);
@@ -199,7 +216,7 @@ export class DaemonServer {
         return registry.stop(args as Parameters<Registry["stop"]>[0], onStep);
       case "status": {
         const result = await host.status(args as Parameters<Host["status"]>[0], callerAccess(request));
-        return result.scope === "project" ? { ...result, registrations: registry.rows().map(({ idle: _idle, ...row }) => row) } : result;
+        return result.scope === "project" ? { ...result, registrations: this.rows() } : result;
       }
       case "takeover":
         return host.takeover(args as Parameters<Host["takeover"]>[0], callerAccess(request));
