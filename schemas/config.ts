@@ -9,6 +9,7 @@
 import { z } from "zod";
 import { NotifySchema } from "./config-notify.js";
 import { unknownKeyError } from "./nearest.js";
+import { MAX_SELECTOR_ISSUES } from "./limits.js";
 
 /** Usage-limit messages of the agent CLIs we know (docs/architecture.md, runtime lesson 7). Matched case-insensitively. */
 export const DEFAULT_QUOTA_PATTERNS: readonly string[] = [
@@ -182,6 +183,7 @@ const selectorShape = {
   issues: z
     .array(z.number().int().positive())
     .min(1)
+    .max(MAX_SELECTOR_ISSUES, `a selector lists at most ${MAX_SELECTOR_ISSUES} issue numbers (MAX_SELECTOR_ISSUES): pick more with a label, tags or a milestone, or split them over selectors`)
     .nullable()
     .default(null)
     .describe("Only these issue numbers. `null`: any issue."),

@@ -54,18 +54,21 @@ export function editDistance(a: string, b: string): number {
   return at(a.length, b.length);
 }
 
+/** How many unknown keys of one object a refusal names; the rest are counted (as every refusal's problems are). */
+export const UNKNOWN_KEYS_SHOWN = 10;
+
 /**
  * A zod error function for strict objects: an unknown key is named with the nearest valid key
- * of `keys` (or the list of valid keys when none is close). Other issues keep zod's message.
+ * of `keys`, the valid keys are listed once when some key has none close, and past the first
+ * UNKNOWN_KEYS_SHOWN the rest are only counted. Other issues keep zod's message.
  */
 export function unknownKeyError(keys: readonly string[]): (issue: z.core.$ZodRawIssue) => string | undefined {
   return (issue) => {
     if (issue.code !== "unrecognized_keys") return undefined;
-    return issue.keys
-      .map((key) => {
-        const near = nearestKey(key, keys);
-        return near !== null ? `unknown key "${key}" (did you mean "${near}"?)` : `unknown key "${key}" (valid keys: ${keys.join(", ")})`;
-      })
-      .join("; ");
+    const shown = issue.keys.slice(0, UNKNOWN_KEYS_SHOWN).map((key) => ({ key, near: nearestKey(key, keys) }));
+    const named = shown.map(({ key, near }) => (near !== null ? `unknown key "${key}" (did you mean "${near}"?)` : `unknown key "${key}"`)).join("; ");
+    const valid = shown.some(({ near }) => near === null) ? ` (valid keys: ${keys.join(", ")})` : "";
+    const more = issue.keys.length - shown.length;
+    return `${named}${valid}${more > 0 ? `; … and ${more} more unknown key(s), ${issue.keys.length} in all` : ""}`;
   };
 }

@@ -7,8 +7,8 @@
 import { randomBytes, randomUUID, timingSafeEqual } from "node:crypto";
 import { createServer as createHttpServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
-import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js";
-import { isInitializeRequest } from "@modelcontextprotocol/sdk/types.js";
+import { StreamableHTTPServerTransport, type EventStore } from "@modelcontextprotocol/sdk/server/streamableHttp.js";
+import { isInitializeRequest, type JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js";
 import type { Host } from "./host/api.js";
 import { createServer, type ServerOptions } from "./server.js";
 
@@ -64,15 +64,21 @@ export async function serveHttp(host: Host, port: number, options: HttpOptions =
     const given = Buffer.from(req.headers.authorization ?? "");
     return given.length === expected.length && timingSafeEqual(given, expected);
   };
-  const refuse = (res: ServerResponse, status: number, message: string) => {
-    res.writeHead(status, { "content-type": "application/json", ...(status === 401 ? { "www-authenticate": 'Bearer realm="afk-mcp"' } : {}) });
+  const refuse = (res: ServerResponse, status: number, message: string, challenge?: string) => {
+    res.writeHead(status, { "content-type": "application/json", ...(challenge ? { "www-authenticate": challenge } : {}) });
     res.end(JSON.stringify({ jsonrpc: "2.0", error: { code: -32000, message }, id: null }));
   };
 
   const http = createHttpServer((req, res) => {
     void (async () => {
-      if (new URL(req.url ?? "/", "http://x").pathname !== "/mcp") return refuse(res, 404, "not found: the MCP endpoint is /mcp");
-      if (!authorized(req)) return refuse(res, 401, "missing or wrong bearer token: send Authorization: Bearer <the token afk-mcp printed at start>");
+      const path = new URL(req.url ?? "/", "http://x").pathname;
+      // A client that takes the 401 for OAuth looks for its metadata and registration next: say there is none, and what to send.
+      if (path.startsWith("/.well-known/oauth") || path === "/register") return refuse(res, 404, `afk-mcp uses no OAuth: ${TOKEN_FIX}`);
+      if (path !== "/mcp") return refuse(res, 404, "not found: the MCP endpoint is /mcp");
+      if (!authorized(req)) {
+        const wrong = req.headers.authorization !== undefined;
+        return refuse(res, 401, `${wrong ? "wrong" : "missing"} bearer token: ${TOKEN_FIX}`, bearerChallenge(wrong));
+      }
       const id = req.headers["mcp-session-id"];
       const existing = typeof id === "string" ? sessions.get(id) : undefined;
       if (existing) {
@@ -87,6 +93,8 @@ export async function serveHttp(host: Host, port: number, options: HttpOptions =
       if (!isInitializeRequest(body)) return refuse(res, 400, "no session: start with an initialize request");
       const transport = new StreamableHTTPServerTransport({
         sessionIdGenerator: () => randomUUID(),
+        // A client whose SSE stream dropped resumes it with Last-Event-ID and misses nothing kept.
+        eventStore: new BoundedEventStore(),
         enableDnsRebindingProtection: true,
         allowedHosts,
         onsessioninitialized: (sid) => {
@@ -127,6 +135,57 @@ export async function serveHttp(host: Host, port: number, options: HttpOptions =
       await new Promise<void>((resolve) => http.close(() => resolve()));
     },
   };
+}
+
+/** What a client without the token (or with a wrong one) must do. */
+const TOKEN_FIX =
+  'send the header "Authorization: Bearer <token>", with the bearer token afk-mcp printed on stderr at start (or AFK_HTTP_TOKEN\'s value when set); e.g. claude mcp add --transport http afk <url> --header "Authorization: Bearer <token>"';
+
+/**
+ * The 401's WWW-Authenticate (RFC 6750): a Bearer challenge that names the token, and no
+ * resource_metadata, since there is no OAuth server to discover. `invalid_token` only for a
+ * token that was sent and is wrong (a request with none gets no error code, as the RFC says).
+ */
+export function bearerChallenge(wrong: boolean): string {
+  const description = "afk-mcp takes the bearer token it printed at start (or AFK_HTTP_TOKEN): send Authorization: Bearer <token>; it uses no OAuth";
+  return `Bearer realm="afk-mcp"${wrong ? ', error="invalid_token"' : ""}, error_description="${description}"`;
+}
+
+/** How much of its streams a session keeps for replay: the newest events, up to this many bytes. */
+const REPLAY_BYTES = 4 * 1024 * 1024;
+
+/**
+ * SSE resumability for one session: every message sent on its streams is kept (the newest, up to
+ * REPLAY_BYTES), so a client that reconnects with Last-Event-ID gets what it missed since that
+ * event. An event no longer kept is refused as unknown (400), and the client starts afresh.
+ */
+export class BoundedEventStore implements EventStore {
+  private readonly events: { id: string; stream: string; message: JSONRPCMessage; bytes: number }[] = [];
+  private bytes = 0;
+  private next = 0;
+
+  constructor(private readonly maxBytes = REPLAY_BYTES) {}
+
+  storeEvent(stream: string, message: JSONRPCMessage): Promise<string> {
+    const id = `${stream}_${++this.next}`;
+    const bytes = JSON.stringify(message).length + id.length;
+    this.events.push({ id, stream, message, bytes });
+    this.bytes += bytes;
+    while (this.bytes > this.maxBytes && this.events.length > 1) this.bytes -= this.events.shift()!.bytes;
+    return Promise.resolve(id);
+  }
+
+  getStreamIdForEventId(id: string): Promise<string | undefined> {
+    return Promise.resolve(this.events.find((e) => e.id === id)?.stream);
+  }
+
+  async replayEventsAfter(lastId: string, { send }: { send: (id: string, message: JSONRPCMessage) => Promise<void> }): Promise<string> {
+    const at = this.events.findIndex((e) => e.id === lastId);
+    if (at < 0) throw new Error(`event ${lastId} is no longer kept: open a new stream`);
+    const { stream } = this.events[at]!;
+    for (const e of this.events.slice(at + 1)) if (e.stream === stream) await send(e.id, e.message);
+    return stream;
+  }
 }
 
 async function readJson(req: IncomingMessage): Promise<unknown> {

@@ -14,6 +14,7 @@ import { version } from "./version.js";
 import { registerResources } from "./tools/resources.js";
 import { registerPrompts } from "./tools/prompts.js";
 import { serveToolList } from "./tools/listing.js";
+import { guardToolArguments } from "./tools/call-params.js";
 
 export const TOOLS: readonly Tool[] = [
   projectStartTool,
@@ -42,6 +43,7 @@ export function createServer(host: Host, options: ServerOptions = {}): McpServer
         "A running fleet's board is the resource afk://{owner}/{name}/board (subscribe for updates); supervisor warnings arrive as log messages.",
     },
   );
+  guardToolArguments(server);
   const tools = TOOLS.filter((tool) => !options.readOnly || isReadOnly(tool));
   for (const tool of tools) tool.register(server, host);
   serveToolList(server, tools.map((tool) => tool.listing));

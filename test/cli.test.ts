@@ -6,6 +6,9 @@ import { execFile } from "node:child_process";
 import { promisify } from "node:util";
 import { BIN } from "./support/paths.js";
 import { commands } from "../server/cli/commands.js";
+import { mkdtemp, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 
 const run = promisify(execFile);
 
@@ -54,6 +57,29 @@ describe("afk-mcp command line", () => {
       assert.equal(lines.length, 1, `one line: ${r.stderr}`);
       assert.match(lines[0]!, b.message);
       assert.equal(r.stdout, "", "nothing on stdout");
+    });
+  }
+
+  // The seed file's format (README.md, "The local forge"): each problem named at its path, exit 2.
+  const seeds: { name: string; seed: unknown; message: RegExp }[] = [
+    { name: "not an object", seed: [1], message: /is not a valid seed \(the format: README\.md, "The local forge"\): expected a JSON object with "files", "labels" and\/or "issues", got a list$/ },
+    { name: "a misspelt key", seed: { isues: [] }, message: /: isues: unknown key \(did you mean "issues"\?\)$/ },
+    { name: "a label without a name, a bad colour", seed: { labels: [{ color: "green" }] }, message: /labels\[0\]\.name: required, a non-empty string; labels\[0\]\.color: expected six hex digits \("0e8a16"\), got string "green"$/ },
+    { name: "an issue without a title, a bad state", seed: { issues: [{ state: "done" }] }, message: /issues\[0\]\.title: required, a non-empty string; issues\[0\]\.state: expected "open" or "closed", got string "done"$/ },
+    { name: "a reference to no issue of the seed", seed: { issues: [{ title: "a", blocked_by: [2] }] }, message: /issues\[0\]\.blocked_by\[0\]: number 2 is not another issue of this seed: a position from 1 to 1, not its own \(1\)$/ },
+    { name: "a file whose content is not text", seed: { files: { "README.md": 1 } }, message: /files\.README\.md: expected the file's content as a string, got number 1$/ },
+    { name: "twelve problems: ten named, two counted", seed: { issues: Array.from({ length: 12 }, () => ({ body: 1 })) }, message: /issues\[4\]\.title[^]*; … and 14 more problem\(s\)$/ },
+  ];
+  for (const b of seeds) {
+    it(`forge --seed refuses ${b.name} with one line and exit 2`, async () => {
+      const dir = await mkdtemp(join(tmpdir(), "afk-seed-"));
+      await writeFile(join(dir, "seed.json"), JSON.stringify(b.seed));
+      const r = await cli(["forge", "--dir", join(dir, "forge"), "--seed", join(dir, "seed.json")]);
+      assert.equal(r.code, 2, `exit code (stderr: ${r.stderr})`);
+      const lines = r.stderr.trim().split("\n");
+      assert.equal(lines.length, 1, `one line: ${r.stderr}`);
+      assert.match(lines[0]!, /^afk-mcp forge: local forge: seed \S+ is not a valid seed/);
+      assert.match(lines[0]!, b.message);
     });
   }
 });

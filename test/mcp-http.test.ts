@@ -69,8 +69,19 @@ describe("MCP over Streamable HTTP", () => {
     const headers = { "content-type": "application/json", accept: "application/json, text/event-stream" };
     const noToken = await fetch(serving.url, { method: "POST", headers, body: JSON.stringify(init) });
     assert.equal(noToken.status, 401);
+    // The challenge names the bearer token (and no OAuth resource metadata), so a client says what to send instead of trying OAuth.
+    const challenge = noToken.headers.get("www-authenticate") ?? "";
+    assert.match(challenge, /^Bearer realm="afk-mcp", error_description="afk-mcp takes the bearer token it printed at start \(or AFK_HTTP_TOKEN\): send Authorization: Bearer <token>; it uses no OAuth"$/);
+    assert.match(((await noToken.json()) as { error: { message: string } }).error.message, /^missing bearer token: send the header "Authorization: Bearer <token>"/);
     const wrong = await fetch(serving.url, { method: "POST", headers: { ...headers, authorization: "Bearer nope" }, body: JSON.stringify(init) });
     assert.equal(wrong.status, 401);
+    assert.match(wrong.headers.get("www-authenticate") ?? "", /^Bearer realm="afk-mcp", error="invalid_token", error_description="/);
+    // Where OAuth discovery and registration would look next: a 404 that says there is no OAuth, and what to send.
+    for (const path of ["/.well-known/oauth-protected-resource/mcp", "/.well-known/oauth-authorization-server", "/register"]) {
+      const probe = await fetch(new URL(path, serving.url), { method: path === "/register" ? "POST" : "GET" });
+      assert.equal(probe.status, 404, path);
+      assert.match(((await probe.json()) as { error: { message: string } }).error.message, /^afk-mcp uses no OAuth: send the header "Authorization: Bearer <token>"/, path);
+    }
     // A page on evil.example resolving to 127.0.0.1 sends its own name as Host.
     const { request } = await import("node:http");
     const port = Number(new URL(serving.url).port);
@@ -89,6 +100,53 @@ describe("MCP over Streamable HTTP", () => {
     // The refused initializes each made a server for the session they asked for; none is left listening.
     assert.equal(serving.sessionCount(), before);
     assert.equal(listening, before, "a refused initialize leaves no MCP server subscribed to the host");
+  });
+});
+
+describe("MCP over Streamable HTTP: a dropped SSE stream resumes with Last-Event-ID", () => {
+  it("a client that drops a call's response stream after its first event gets the result replayed on GET with Last-Event-ID", async () => {
+    const auth = { authorization: `Bearer ${serving.token}` };
+    const version = "2025-11-25";
+    const post = (body: unknown, extra: Record<string, string> = {}, signal?: AbortSignal) =>
+      fetch(serving.url, { method: "POST", signal, headers: { ...auth, ...extra, "content-type": "application/json", accept: "application/json, text/event-stream" }, body: JSON.stringify(body) });
+    const init = await post({ jsonrpc: "2.0", id: 1, method: "initialize", params: { protocolVersion: version, capabilities: {}, clientInfo: { name: "resumer", version: "0" } } });
+    assert.equal(init.status, 200);
+    const sid = init.headers.get("mcp-session-id")!;
+    await init.text();
+    const session = { "mcp-session-id": sid, "mcp-protocol-version": version };
+    assert.equal((await post({ jsonrpc: "2.0", method: "notifications/initialized" }, session)).status, 202);
+    // The call's response stream: read its first event (the priming one, with an id), then drop it.
+    const drop = new AbortController();
+    const call = await post({ jsonrpc: "2.0", id: 2, method: "tools/call", params: { name: "status", arguments: { repo: "afk/demo" } } }, session, drop.signal);
+    assert.equal(call.headers.get("content-type"), "text/event-stream");
+    const reader = call.body!.getReader();
+    let head = "";
+    while (!/\n\n/.test(head)) head += new TextDecoder().decode((await reader.read()).value);
+    const primed = /^id: (\S+)$/m.exec(head)?.[1];
+    assert.ok(primed, `a priming event with an id: ${JSON.stringify(head)}`);
+    drop.abort();
+    // Resumed: everything after the priming event, the call's result among it.
+    // (409 until the server has seen the drop: the stream still counts as connected.)
+    const resumed = await waitFor("the resumed stream", async () => {
+      const r = await fetch(serving.url, { headers: { ...auth, ...session, accept: "text/event-stream", "last-event-id": primed } });
+      if (r.status === 409) await r.text();
+      return r.status === 409 ? null : r;
+    }, { deadlineMs: 60_000, intervalMs: 100 });
+    assert.equal(resumed.status, 200);
+    const replay = resumed.body!.getReader();
+    let text = "";
+    while (!/"id":2/.test(text)) {
+      const { value, done } = await replay.read();
+      assert.equal(done, false, `the stream ended before the result: ${text}`);
+      text += new TextDecoder().decode(value);
+    }
+    await replay.cancel();
+    const result = JSON.parse(/^data: (.*"id":2.*)$/m.exec(text)![1]!) as { result: { content: { text: string }[] } };
+    assert.match(result.result.content[0]!.text, /dispatch \(1, in order\)/);
+    // An id the session never sent is refused, not answered with an empty stream.
+    const unknown = await fetch(serving.url, { headers: { ...auth, ...session, accept: "text/event-stream", "last-event-id": "nope_1" } });
+    assert.equal(unknown.status, 400);
+    await fetch(serving.url, { method: "DELETE", headers: { ...auth, ...session } });
   });
 });
 

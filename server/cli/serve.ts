@@ -50,8 +50,9 @@ Options:
     const host = new DaemonClient();
     const server = createServer(host, { readOnly: values["read-only"] === true });
     // stdout is the protocol: the operator's lines go to stderr.
+    const say = (line: string) => void process.stderr.write(`afk-mcp: ${line}\n`);
     const shutdown = watchShutdown({
-      say: (line) => process.stderr.write(`afk-mcp: ${line}\n`),
+      say,
       abandon: async () => "this session holds no worker and no claim: the daemon does",
       stopping: SESSION_STOPPING,
       stdin: process.stdin,
@@ -60,13 +61,31 @@ Options:
     transport.onclose = () => shutdown.request("closed");
     await server.connect(transport);
     await shutdown.requested;
-    // Only the renewals stop: the registrations this session made lapse after their TTL.
+    // Only the renewals stop: the registrations this session made lapse after their TTL. The
+    // daemon connection closes with them, so a call still under way there is abandoned (the
+    // daemon finishes it or not, as for a session killed), and the session opens no other.
     await host.close();
     await server.close();
     shutdown.dispose();
+    abandonStragglers(say);
     return 0;
   },
 };
+
+/**
+ * How long a closed stdio session waits for what it cannot cancel to end by itself (a GitHub
+ * request or a git call of a read made with no daemon) before it exits anyway.
+ */
+const STRAGGLER_GRACE_MS = 1_000;
+
+/** The last step of a closed session: exit once nothing is left, or after the grace, saying what was abandoned. */
+function abandonStragglers(say: (line: string) => void): void {
+  const timer = setTimeout(() => {
+    say(`exiting: ${process.getActiveResourcesInfo().filter((r) => r !== "Timeout").join(", ") || "nothing"} still open ${STRAGGLER_GRACE_MS} ms after the client went away; calls under way were abandoned`);
+    process.exit(0);
+  }, STRAGGLER_GRACE_MS);
+  timer.unref();
+}
 
 async function serveOverHttp(portText: string, readOnly: boolean): Promise<number> {
   const port = /^\d{1,5}$/.test(portText) ? Number(portText) : Number.NaN;

@@ -23,8 +23,12 @@ import { sessionEnv } from "./session-env.js";
 import { startDetached } from "../workers/detached.js";
 import { version as ownVersion } from "../version.js";
 import { onDemandIdleExit } from "./idle.js";
+import { Renewal, type RenewAnswer } from "./renewal.js";
 
 export { DaemonGone, DaemonUnresponsive, DaemonUnreachable };
+
+/** A call made (or still under way) after the session closed: abandoned, never retried. */
+export class SessionClosed extends UsageError {}
 
 /** How long a daemon that has just taken the lock may take to open its socket before it counts as unreachable. */
 const STARTING_GRACE_MS = 10_000;
@@ -60,9 +64,12 @@ export class DaemonClient implements Host, EventSource {
   private runs: { conn: Connection; repos: Set<string> } | null = null;
   /** Counts the drops of `runs`: an answer asked for before a drop is not kept. */
   private runsDropped = 0;
-  private renewTimer: NodeJS.Timeout | null = null;
-  /** This session holds registrations: keep renewing (and restart a crashed daemon to do so). */
-  private renewing = false;
+  // A crashed daemon is started again so that the registrations it kept are resumed; a stopped
+  // one (afk-mcp daemon stop) left none: no daemon is started to renew nothing.
+  private readonly renewal = new Renewal(async (restart) => {
+    const conn = await this.connection(restart && (await this.leftBehind()));
+    return conn ? ((await conn.request("renew", {})) as RenewAnswer) : null;
+  });
   private closedByUs = false;
 
   constructor(private readonly options: DaemonClientOptions = {}) {
@@ -83,6 +90,7 @@ export class DaemonClient implements Host, EventSource {
 
   /** Connects to the running daemon; with `start`, starts one when none runs. Null: none runs. */
   async connection(start: boolean): Promise<Connection | null> {
+    this.refuseIfClosed();
     if (this.conn && !this.conn.closed) return this.conn;
     if (!this.connecting) {
       this.connecting = this.open(start).finally(() => (this.connecting = null));
@@ -96,6 +104,11 @@ export class DaemonClient implements Host, EventSource {
     let socket = await this.reach();
     if (!socket && start) socket = await this.startDaemon();
     if (!socket) return null;
+    // Closed while reaching (a call in flight when stdin ended): no connection outlives the session.
+    if (this.closedByUs) {
+      socket.destroy();
+      this.refuseIfClosed();
+    }
     const conn = new Connection(socket, {
       session: this.session,
       logHint: this.logHint(),
@@ -112,6 +125,7 @@ export class DaemonClient implements Host, EventSource {
       // gone, reach again (and start a new one when asked to).
       if (!(error instanceof DaemonGone) || !again) throw error;
       await new Promise((r) => setTimeout(r, 200));
+      this.refuseIfClosed();
       return this.open(start, false);
     }
     if (this.listeners.size > 0) await conn.request("subscribe");
@@ -173,6 +187,8 @@ export class DaemonClient implements Host, EventSource {
     });
     const deadline = Date.now() + (this.options.startTimeoutMs ?? 30_000);
     while (Date.now() < deadline) {
+      // A session closed while its daemon starts stops waiting: that daemon, if nothing needs it, exits when idle.
+      this.refuseIfClosed();
       const socket = await this.reach().catch((error: unknown) => {
         // The daemon just started holds the lock but has yet to replace a dead one's refused socket file.
         if (error instanceof DaemonUnreachable && error.holder.pid === pid) return null;
@@ -248,6 +264,7 @@ export class DaemonClient implements Host, EventSource {
   }
 
   private localHost(): FleetHost {
+    this.refuseIfClosed();
     // Reads only: the instance is the one the daemon would act as, so "mine" means its claims.
     const root = this.paths.root;
     this.local ??= new FleetHost({ env: this.env, ...(this.options.cwd ? { cwd: this.options.cwd } : {}), identity: (repo) => readInstance(root, repo) ?? "none" });
@@ -367,7 +384,7 @@ export class DaemonClient implements Host, EventSource {
     // The registration acts with this session's token and environment, not the daemon's (a
     // daemon of another version would not know the field: it then uses its own, and the skew is said).
     const result = await this.call<ProjectResult>("start", { ...input, repo }, true, onStep, sessionEnv(this.env));
-    if (result.registration) this.renewSoon();
+    if (result.registration) this.renewal.soon();
     const skew = this.skew();
     return skew ? { ...result, message: `${result.message}; version skew: ${skew}` } : result;
   }
@@ -377,7 +394,7 @@ export class DaemonClient implements Host, EventSource {
     if (!conn) throw new UsageError("project_resize: no afk-mcp daemon is running on this machine, so no project is running: start one with project_start");
     const repo = input.repo ?? (await this.defaultRepo(conn));
     const result = await this.call<ProjectResult>("resize", repo ? { ...input, repo } : input, false);
-    this.renewSoon();
+    this.renewal.soon();
     return result;
   }
 
@@ -442,43 +459,23 @@ export class DaemonClient implements Host, EventSource {
 
   // ---- renewal ----------------------------------------------------------------------------------
 
-  /** Renews now and then every half TTL, for as long as the daemon says this session holds any. */
-  private renewSoon(): void {
-    this.renewing = true;
-    if (this.renewTimer) clearTimeout(this.renewTimer);
-    this.renewTimer = setTimeout(() => void this.renew(), 0);
-    this.renewTimer.unref();
-  }
-
   /** One renewal; returns how many registrations it extended. */
-  async renew(): Promise<number> {
-    if (this.closedByUs) return 0;
-    let next = 5_000;
-    let count = 0;
-    try {
-      // A crashed daemon is started again so that the registrations it kept are resumed; a stopped
-      // one (afk-mcp daemon stop) left none: no daemon is started to renew nothing.
-      const conn = await this.connection(this.renewing && (await this.leftBehind()));
-      const answer = conn ? ((await conn.request("renew", {})) as { registrations: number; renew_ms: number }) : { registrations: 0, renew_ms: next };
-      count = answer.registrations;
-      next = answer.renew_ms;
-      this.renewing = count > 0;
-    } catch {
-      // Unreachable for now: try again soon (the registration outlives a few missed renewals).
-    }
-    if (this.renewing && !this.closedByUs) {
-      this.renewTimer = setTimeout(() => void this.renew(), next);
-      this.renewTimer.unref();
-    }
-    return count;
+  renew(): Promise<number> {
+    return this.renewal.renew();
   }
 
   /** Ends this session's side: no more renewals (its registrations lapse after their TTL). */
   async close(): Promise<void> {
     this.closedByUs = true;
-    if (this.renewTimer) clearTimeout(this.renewTimer);
+    this.renewal.stop();
     this.conn?.socket.destroy();
+    this.conn = null;
     await this.local?.close();
+  }
+
+  /** A closed session opens no connection, starts no daemon and reads nothing more. */
+  private refuseIfClosed(): void {
+    if (this.closedByUs) throw new SessionClosed("this afk-mcp session has closed (its client went away): the call was abandoned; the daemon's fleets run on");
   }
 }
 

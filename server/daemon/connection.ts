@@ -5,7 +5,7 @@ import { connect as netConnect, type Socket } from "node:net";
 import { lstat } from "node:fs/promises";
 import type { HostEvent, StepListener } from "../host/api.js";
 import { UsageError } from "../gh/errors.js";
-import { fromWireError, LineReader, MAX_REPLY_BYTES, type WireError } from "./protocol.js";
+import { fromWireError, LineReader, MAX_REPLY_BYTES, MAX_REQUEST_BYTES, oversizeReply, oversizeRequest, type WireError } from "./protocol.js";
 
 /** Why a socket cannot be trusted, or null when it is ours and owner-only. */
 export async function socketProblem(path: string): Promise<string | null> {
@@ -69,7 +69,7 @@ export class Connection {
     readonly socket: Socket,
     private readonly options: ConnectionOptions,
   ) {
-    const reader = new LineReader(MAX_REPLY_BYTES, (line) => this.receive(line), () => socket.destroy(new Error("a reply over the size limit")));
+    const reader = new LineReader(MAX_REPLY_BYTES, (line) => this.receive(line), () => this.refused(oversizeReply()));
     socket.on("data", (chunk: Buffer) => reader.push(chunk));
     socket.on("error", () => undefined);
     socket.on("close", () => {
@@ -94,8 +94,14 @@ export class Connection {
     return new Promise((resolve, reject) => {
       const p: Pending = { method, resolve, reject, onStep };
       if (ANSWERS_AT_ONCE.has(method)) p.timer = setTimeout(() => void this.giveUp(method), this.options.replyMs);
+      const line = JSON.stringify({ id, method, params, session: this.options.session, ...(onStep ? { progress: true } : {}), ...(env ? { env } : {}) });
+      // Over the daemon's cap it would close the connection: refused here, with the limit, and the connection kept.
+      if (line.length > MAX_REQUEST_BYTES / 4 && Buffer.byteLength(line, "utf8") > MAX_REQUEST_BYTES) {
+        const size = (value: unknown) => (value === undefined ? 0 : Buffer.byteLength(JSON.stringify(value), "utf8"));
+        return reject(new UsageError(oversizeRequest(method, { params: size(params), env: size(env) })));
+      }
       this.pending.set(id, p);
-      this.socket.write(JSON.stringify({ id, method, params, session: this.options.session, ...(onStep ? { progress: true } : {}), ...(env ? { env } : {}) }) + "\n");
+      this.socket.write(line + "\n");
       this.arm();
     });
   }
@@ -119,8 +125,14 @@ export class Connection {
     this.socket.destroy();
   }
 
+  /** The daemon refused what this session sent, or this session an answer, over the cap: every pending call fails with that reason, and the connection closes. */
+  private refused(reason: string): void {
+    this.failure ??= new UsageError(reason);
+    this.socket.destroy();
+  }
+
   private receive(line: string): void {
-    let reply: { id?: number; result?: unknown; error?: WireError; event?: HostEvent; step?: string };
+    let reply: { id?: number; result?: unknown; error?: WireError; event?: HostEvent; step?: string; refused?: string };
     try {
       reply = JSON.parse(line) as typeof reply;
     } catch {
@@ -128,6 +140,7 @@ export class Connection {
       return;
     }
     if (reply.event !== undefined) return this.options.onEvent(reply.event);
+    if (typeof reply.refused === "string") return this.refused(reply.refused);
     const p = reply.id === undefined ? undefined : this.pending.get(reply.id);
     if (!p) return;
     if (reply.step !== undefined) return p.onStep?.(String(reply.step));

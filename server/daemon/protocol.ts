@@ -24,6 +24,18 @@ export const MAX_REQUEST_BYTES = 1024 * 1024;
 /** A reply line longer than this is refused by the client (a plan over thousands of issues fits). */
 export const MAX_REPLY_BYTES = 32 * 1024 * 1024;
 
+/** Why a request over MAX_REQUEST_BYTES was refused (by the session before sending, or by the daemon, which then closes the connection). */
+export function oversizeRequest(method?: string, parts?: { params: number; env: number }): string {
+  const what = method ? `the ${method} request to the afk-mcp daemon` : "a request to the afk-mcp daemon";
+  const sizes = parts ? ` (its arguments ${parts.params} bytes, this session's environment ${parts.env} bytes)` : "";
+  return `${what} is over ${MAX_REQUEST_BYTES} bytes (1 MiB), the limit of one message between a session and the daemon${sizes}: send smaller arguments${parts && parts.env > parts.params ? ", or start the session with a smaller environment (the daemon keeps only the credentials, the workers' base variables and worker.env_passthrough)" : ""}; nothing was done`;
+}
+
+/** Why a reply over MAX_REPLY_BYTES was not sent (or not read). */
+export function oversizeReply(bytes?: number): string {
+  return `the afk-mcp daemon's answer${bytes === undefined ? "" : ` (${bytes} bytes)`} is over ${MAX_REPLY_BYTES} bytes (32 MiB), the limit of one message between the daemon and a session: ask for less (status without detail, logs with a smaller tail_lines)`;
+}
+
 type Method<S extends z.ZodRawShape> = { input: z.ZodObject<S, z.core.$strict>; call(host: Host, args: z.infer<z.ZodObject<S>>): Promise<unknown> };
 function method<S extends z.ZodRawShape>(shape: S, call: (host: Host, args: z.infer<z.ZodObject<S>>) => Promise<unknown>): Method<S> {
   return { input: strictInput(shape), call };

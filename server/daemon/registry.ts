@@ -161,15 +161,21 @@ export class Registry {
     return this.entries.size + this.unrestored.length;
   }
 
-  /** Rows for status: the host's view of each project, with who renews it and until when. */
-  rows(): RegistrationRow[] {
+  /**
+   * Rows for status: the host's view of each project, with who renews it and until when. Of the
+   * sessions that renewed it, those `live` says are connected now are named; the rest (exited, or
+   * not yet back after a daemon restart) are only counted: their last renewal holds until it lapses.
+   */
+  rows(live: (session: string) => boolean = () => true): RegistrationRow[] {
     return this.host.registrations().map((row) => {
       const entry = this.entries.get(key(row.repo));
       if (!entry) return row;
       const deadlines = [...entry.sessions.values()];
+      const renewing = [...entry.sessions.keys()];
       return {
         ...row,
-        sessions: [...entry.sessions.keys()],
+        sessions: renewing.filter(live),
+        sessions_gone: renewing.filter((s) => !live(s)).length,
         ttl_seconds: entry.ttlMs === null ? null : Math.round(entry.ttlMs / 1000),
         renew_by: entry.ttlMs === null ? null : new Date(deadlines.length ? Math.max(...deadlines) : this.clock()).toISOString(),
       };

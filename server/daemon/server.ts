@@ -7,7 +7,8 @@ import { createServer, type Server, type Socket } from "node:net";
 import { chmod, rm } from "node:fs/promises";
 import type { z } from "zod";
 import type { EventSource, Host, HostEvent } from "../host/api.js";
-import { DAEMON_METHODS, HOST_METHODS, LineReader, MAX_REQUEST_BYTES, requestSchema, toWireError, type HostMethod, type Reply, type Request } from "./protocol.js";
+import { callLimitProblem } from "../../schemas/limits.js";
+import { DAEMON_METHODS, HOST_METHODS, LineReader, MAX_REPLY_BYTES, MAX_REQUEST_BYTES, oversizeReply, oversizeRequest, requestSchema, toWireError, type HostMethod, type Reply, type Request } from "./protocol.js";
 import { UsageError } from "../gh/errors.js";
 import type { Registry } from "./registry.js";
 import { version } from "../version.js";
@@ -41,6 +42,8 @@ export class DaemonServer {
   private handingOver = false;
   /** When the last connection closed (or the socket opened): the daemon's idle time counts from it. */
   private lastContact = Date.now();
+  /** Session → how many open connections have spoken as it: a session with none has gone (or not yet come back). */
+  private readonly live = new Map<string, number>();
 
   constructor(private readonly options: DaemonServerOptions) {}
 
@@ -100,8 +103,10 @@ export class DaemonServer {
     this.sockets.add(conn);
     const unsubscribers: (() => void)[] = [];
     const send = (reply: Reply): void => {
-      if (!conn.destroyed) conn.write(JSON.stringify(reply) + "\n");
+      if (!conn.destroyed) conn.write(fitReply(reply) + "\n");
     };
+    let refusing = false;
+    const spoken = new Set<string>();
     const reader = new LineReader(
       MAX_REQUEST_BYTES,
       (line) => {
@@ -113,22 +118,40 @@ export class DaemonServer {
           conn.destroy();
           return;
         }
+        if (request.session && !spoken.has(request.session)) {
+          spoken.add(request.session);
+          this.live.set(request.session, (this.live.get(request.session) ?? 0) + 1);
+        }
         void this.handle(request, send, unsubscribers);
       },
       () => {
+        if (refusing) return;
+        refusing = true;
         this.options.log(`closed a connection that sent a message over ${MAX_REQUEST_BYTES} bytes`, "warn");
-        conn.destroy();
+        // Said before the close, so the session reports the limit, not a daemon that went away.
+        conn.end(JSON.stringify({ refused: oversizeRequest() }) + "\n");
+        conn.destroySoon();
       },
     );
     conn.on("data", (chunk: Buffer) => {
-      if (!conn.destroyed) reader.push(chunk);
+      if (!conn.destroyed && !refusing) reader.push(chunk);
     });
     conn.on("error", () => conn.destroy());
     conn.on("close", () => {
       this.sockets.delete(conn);
       this.lastContact = Date.now();
+      for (const session of spoken) {
+        const left = (this.live.get(session) ?? 1) - 1;
+        if (left > 0) this.live.set(session, left);
+        else this.live.delete(session);
+      }
       for (const off of unsubscribers) off();
     });
+  }
+
+  /** The registrations as a session sees them: renewed by the sessions connected now, the others counted. */
+  private rows(): Omit<ReturnType<Registry["rows"]>[number], "idle">[] {
+    return this.options.registry.rows((session) => (this.live.get(session) ?? 0) > 0).map(({ idle: _idle, ...row }) => row);
   }
 
   private async handle(request: Request, send: (reply: Reply) => void, unsubscribers: (() => void)[]): Promise<void> {
@@ -150,7 +173,7 @@ export class DaemonServer {
       case "hello":
         return this.options.info;
       case "registrations":
-        return registry.rows().map(({ idle: _idle, ...row }) => row);
+        return this.rows();
       case "renew":
         if (!request.session) throw new UsageError("renew: the request names no session");
         return registry.renew(request.session);
@@ -178,6 +201,9 @@ export class DaemonServer {
       throw new UsageError(`unknown daemon method ${JSON.stringify(request.method)} (this daemon, afk-mcp ${version}, answers ${known}): is the session a different version? see status's version skew`);
     }
     const name = request.method as HostMethod;
+    // The limits the MCP server holds a tool call to, held here too (a session of another kind, or version).
+    const over = callLimitProblem(params);
+    if (over) throw new UsageError(`${name}: ${over}`);
     const args = HOST_METHODS[name].input.parse(params) as z.infer<(typeof HOST_METHODS)[HostMethod]["input"]>;
     const onStep = request.progress ? (step: string) => send({ id: request.id, step }) : undefined;
     switch (name) {
@@ -190,7 +216,7 @@ export class DaemonServer {
         return registry.stop(args as Parameters<Registry["stop"]>[0], onStep);
       case "status": {
         const result = await host.status(args as Parameters<Host["status"]>[0], callerAccess(request));
-        return result.scope === "project" ? { ...result, registrations: registry.rows().map(({ idle: _idle, ...row }) => row) } : result;
+        return result.scope === "project" ? { ...result, registrations: this.rows() } : result;
       }
       case "takeover":
         return host.takeover(args as Parameters<Host["takeover"]>[0], callerAccess(request));
@@ -198,6 +224,13 @@ export class DaemonServer {
         return (HOST_METHODS[name].call as (h: Host, a: unknown) => Promise<unknown>)(host, args);
     }
   }
+}
+
+/** A reply line as sent: one over the session's cap becomes an error naming it (the session would refuse the line and lose the call). */
+function fitReply(reply: Reply): string {
+  const line = JSON.stringify(reply);
+  if (line.length <= MAX_REPLY_BYTES / 4 || Buffer.byteLength(line, "utf8") <= MAX_REPLY_BYTES) return line;
+  return JSON.stringify({ id: reply.id, error: toWireError(new UsageError(oversizeReply(Buffer.byteLength(line, "utf8")))) });
 }
 
 /** A read or a takeover of a repository no registration holds acts as the calling session, which sent its environment. */

@@ -28,7 +28,7 @@ import { IssueMemories } from "./issue-memory.js";
 import { localFacts } from "./local-facts.js";
 import type { FleetDeps, Registration } from "./registration.js";
 import { errorData, errorText, supervisorLog, type SupervisorLog } from "./supervisor-log.js";
-import { emptyReport, PhaseTimer, summaryLine, type TickReport } from "./tick-report.js";
+import { afterTick, emptyReport, PhaseTimer, summaryLine, type TickReport } from "./tick-report.js";
 import { workerRows, type BirthInput, type WorkerRow } from "./worker-runs.js";
 import { Births } from "./births.js";
 import { drainClaims, releasedBoard } from "./drain.js";
@@ -383,6 +383,8 @@ export class RepoFleet implements FleetRuntime {
       await renderBoards(this, { set, issues, report, events });
       timer.mark("boards");
       const ended = new Set([...report.merged, ...report.escalated, ...report.closed, ...report.released]);
+      // Status reads this tick's set until the next: as the tick left it, not as its snapshot found it.
+      this.lastSet = { set: afterTick(set, report), at: now };
       this.held = new Set([...set.mine.map((m) => m.issue), ...report.dispatched, ...report.reclaimed].filter((n) => !ended.has(n)));
       report.in_flight = set.mine.length + report.dispatched.length + report.reclaimed.length - report.merged.length - report.escalated.length - report.closed.length - report.released.length;
       report.frontier_remaining = Math.max(0, set.frontier.dispatch.length - report.dispatched.length);

@@ -1,5 +1,7 @@
 // What one tick did, for the monitor lane, status and the CLI: the issues each kind of move
 // touched, what is in flight, and why births or merges were held.
+import type { WorkingSet } from "../state/rebuild.js";
+
 export interface TickReport {
   at: string;
   merged: number[];
@@ -48,6 +50,22 @@ export function emptyReport(at: Date): TickReport {
     conflict_pairs: [],
     moved: false,
     error: null,
+  };
+}
+
+/**
+ * The working set as a tick left it, for status until the next tick: what it landed, escalated,
+ * closed or released is no longer a claim of ours, and what it dispatched or reclaimed is no
+ * longer dispatchable. So status never lists under "mine" an issue its last tick says it merged.
+ */
+export function afterTick(set: WorkingSet, report: TickReport): WorkingSet {
+  const ended = new Set([...report.merged, ...report.escalated, ...report.closed, ...report.released]);
+  const taken = new Set([...report.dispatched, ...report.reclaimed]);
+  if (ended.size === 0 && taken.size === 0) return set;
+  return {
+    ...set,
+    mine: set.mine.filter((m) => !ended.has(m.issue)),
+    frontier: { ...set.frontier, dispatch: set.frontier.dispatch.filter((d) => !taken.has(d.number)) },
   };
 }
 

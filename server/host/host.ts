@@ -3,9 +3,8 @@
 // every answer is rebuilt from GitHub.
 import { createHash } from "node:crypto";
 import { hostname } from "node:os";
-import { join } from "node:path";
-import type { CallerAccess, Host, HostEvent, LogsInput, LogsResult, FinalReport, ReportInput, Timeline, TimelineInput,
-  ProjectResetInput, ProjectResizeInput, ProjectResult, ProjectStartInput, ProjectStopInput, RepoListing, StepListener, StatusInput, StatusResult, TakeoverInput, TakeoverResult } from "./api.js";
+import type { CallerAccess, FinalReport, Host, HostEvent, LogsInput, LogsResult, ProjectResetInput, ProjectResizeInput, ProjectResult, ProjectStartInput, ProjectStopInput } from "./api.js";
+import type { ReportInput, RepoListing, StepListener, StatusInput, StatusResult, TakeoverInput, TakeoverResult, Timeline, TimelineInput } from "./api.js";
 import type { PlanOutput } from "../../schemas/tools.js";
 import { connect, newInstanceId, originSlug, remoteSlugs, type Connection, type ConnectOptions } from "./connection.js";
 import type { Logger } from "../gh/octokit.js";
@@ -16,6 +15,7 @@ import { assertInstanceId } from "../state/snapshot.js";
 import { probeNamespace, type NamespaceProbe } from "./namespace-probe.js";
 import { RepoFleet, summaryLine, type Registration } from "../fleet/repo-fleet.js";
 import { stateDir } from "../paths.js";
+import { runDirFor, withOrphans } from "./views.js";
 import { daemonPaths } from "../daemon/paths.js";
 import { laneDir, openLanes, type LaneWriter } from "../lanes/index.js";
 import { readLogs } from "./logs.js";
@@ -164,7 +164,10 @@ export class FleetHost implements Host {
       daemon: null,
     };
     if (scope === "worker") {
-      return { scope, registration, plan: null, issue: null, workers: running ? running.project.workerRows() : [], source: null, ...extra };
+      const repo = input.repo ?? running?.project.registration.repo;
+      const rows = running ? running.project.workerRows() : [];
+      const workers = repo ? await withOrphans(rows, runDirFor(stateDir(this.options.env ?? process.env), repo)) : rows;
+      return { scope, registration, plan: null, issue: null, workers, source: null, ...extra };
     }
     const { plan, source } = await this.currentPlan(input.repo, as);
     if (scope === "project") return { scope, registration, plan: pagePlan(plan, input.detail === true, input.cursor), issue: null, workers: [], source, ...extra };
@@ -273,7 +276,7 @@ export class FleetHost implements Host {
           auth: { token: conn.token, url: conn.info.cloneUrl },
         }),
         lanes,
-        runDir: join(root, "runs", slug.owner.toLowerCase(), slug.name.toLowerCase()),
+        runDir: runDirFor(root, conn.repo),
         clock: this.clock,
         timeScale: this.options.timeScale ?? 1,
         env,
@@ -400,6 +403,7 @@ export class FleetHost implements Host {
         target: r.target,
         selectors: r.config.selectors.map((sel) => ({ ...sel })),
         sessions: [],
+        sessions_gone: 0,
         ttl_seconds: null,
         renew_by: null,
         last_poll: report?.at ?? null,

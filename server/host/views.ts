@@ -6,6 +6,28 @@ import type { RepoFleet } from "../fleet/repo-fleet.js";
 import type { ProjectResizeInput, StatusResult, TakeoverResult } from "./api.js";
 import { waitingFor } from "./plan.js";
 import { selectorText } from "./selector-text.js";
+import { join } from "node:path";
+import { parseSlug } from "../gh/slug.js";
+import { runningWorkers } from "../workers/orphans.js";
+
+/** Where a repository's workers keep their briefs, output and pid files, under the state dir. */
+export function runDirFor(root: string, repo: string): string {
+  const slug = parseSlug(repo);
+  return join(root, "runs", slug.owner.toLowerCase(), slug.name.toLowerCase());
+}
+
+/** What status calls a running worker that no fleet of this host watches: the daemon that started it is gone, or the next has yet to adopt it. */
+export const ORPHAN_STATE = "orphan";
+
+/**
+ * This host's worker rows, and after them every worker still running that none of them is (by
+ * pid): an orphan of a daemon that died, which the next daemon to resume its registration adopts.
+ */
+export async function withOrphans(rows: StatusResult["workers"], runDir: string): Promise<StatusResult["workers"]> {
+  const known = new Set(rows.map((r) => r.pid));
+  const orphans = (await runningWorkers(runDir)).filter((r) => !known.has(r.pid));
+  return [...rows, ...orphans.map((r) => ({ issue: r.issue, state: ORPHAN_STATE, pid: r.pid, attempt: r.attempt, started_at: new Date(r.started_at).toISOString() }))];
+}
 
 export function registrationView(project: RepoFleet): NonNullable<StatusResult["registration"]> {
   const r = project.registration;

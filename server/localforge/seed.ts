@@ -2,7 +2,9 @@
 // labels, and a backlog of issues (with dependencies and sub-issues by seed position, which
 // is also the issue number). It is applied once, when the forge's directory is new.
 import { readFile } from "node:fs/promises";
-import { isValidLogin, type LocalForge } from "./core.js";
+import type { LocalForge } from "./core.js";
+import { UsageError } from "../gh/errors.js";
+import { seedProblems, seedRefusal } from "./seed-check.js";
 import { addLabels, closeIssue } from "./issues.js";
 import { isoNow, type IssueRecord } from "./state.js";
 
@@ -24,28 +26,17 @@ export interface Seed {
   issues?: SeedIssue[];
 }
 
+/** Reads and checks a seed file: a file that is not a valid seed is refused with every problem at its path. */
 export async function readSeed(path: string): Promise<Seed> {
   let data: unknown;
   try {
     data = JSON.parse(await readFile(path, "utf8"));
   } catch (err) {
-    throw new Error(`local forge: cannot read seed ${path}: ${(err as Error).message}`);
+    throw new UsageError(`local forge: cannot read seed ${path}: ${(err as Error).message}`);
   }
-  if (!data || typeof data !== "object" || Array.isArray(data)) throw new Error(`local forge: seed ${path} must be a JSON object`);
-  const seed = data as Seed;
-  for (const [i, issue] of (seed.issues ?? []).entries()) {
-    if (!issue || typeof issue.title !== "string") throw new Error(`local forge: seed ${path}: issues[${i}] needs a string "title"`);
-    for (const login of [issue.author, ...(issue.assignees ?? [])]) {
-      if (login !== undefined && !isValidLogin(login)) throw new Error(`local forge: seed ${path}: issues[${i}] names ${JSON.stringify(login)}, which is not a valid login`);
-    }
-    const total = seed.issues!.length;
-    for (const n of [...(issue.blocked_by ?? []), ...(issue.sub_issues ?? [])]) {
-      if (!Number.isInteger(n) || n < 1 || n > total || n === i + 1) {
-        throw new Error(`local forge: seed ${path}: issues[${i}] refers to issue ${n}, which is not another issue of this seed (1..${total})`);
-      }
-    }
-  }
-  return seed;
+  const problems = seedProblems(data);
+  if (problems.length > 0) throw new UsageError(`local forge: ${seedRefusal(path, problems)}`);
+  return data as Seed;
 }
 
 export function applySeed(forge: LocalForge, seed: Seed, defaultAuthor: string): void {

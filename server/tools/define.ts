@@ -9,6 +9,7 @@ import type { CallToolResult, ToolAnnotations } from "@modelcontextprotocol/sdk/
 import { z } from "zod";
 import type { Host } from "../host/api.js";
 import { unknownKeyError } from "../../schemas/nearest.js";
+import { callLimitProblem } from "../../schemas/limits.js";
 import { describeFailure } from "./failure.js";
 import { bound, DEFAULT_BUDGET, type Budget } from "./budget.js";
 import type { ToolListing } from "./listing.js";
@@ -119,6 +120,9 @@ type Checked = { ok: true; value: unknown } | { ok: false; problem: string };
 /** The arguments as the strict schema reads them, or the text that refuses them: the first problems, each at its path, and how many more. */
 export function checkInput(tool: string, schema: z.ZodType, args: unknown): Checked {
   const prefix = `Input validation error: Invalid arguments for tool ${tool}`;
+  // The whole call's limits first: a call too large to be useful costs no parse.
+  const over = callLimitProblem(args);
+  if (over) return { ok: false, problem: `${prefix}: ${over}` };
   let parsed: ReturnType<typeof schema.safeParse>;
   try {
     parsed = schema.safeParse(args ?? {});

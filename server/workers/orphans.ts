@@ -4,7 +4,7 @@
 // until it exits, its result handled as any worker's) or ended before its worktree is reused.
 import { execFile } from "node:child_process";
 import { readFileSync, renameSync, writeFileSync } from "node:fs";
-import { readFile, rm, stat, writeFile, rename } from "node:fs/promises";
+import { readdir, readFile, rm, stat, writeFile, rename } from "node:fs/promises";
 import { join } from "node:path";
 import { parseProcStat } from "./liveness.js";
 import { FileFollower, outputFiles } from "./output-files.js";
@@ -218,4 +218,19 @@ export function adoptedHandle(record: PidRecord, graceMs = 10_000, output?: Adop
     tail: () => ring.slice(),
     running: () => !done,
   };
+}
+
+/**
+ * The workers still running that pid files under a repository's run directory name, for status:
+ * read only (nothing removed, nothing ended), so a read while no daemon runs, or before the next
+ * one has adopted them, sees the workers that are there.
+ */
+export async function runningWorkers(runDir: string): Promise<PidRecord[]> {
+  const names = await readdir(runDir).catch(() => [] as string[]);
+  const found: PidRecord[] = [];
+  for (const name of names.filter((n) => /^issue-\d+$/.test(n)).sort()) {
+    const record = await readPidFile(pidFilePath(join(runDir, name)));
+    if (record && (await recordAlive(record))) found.push(record);
+  }
+  return found;
 }
