@@ -11,6 +11,7 @@ import type { IssueMemories } from "./issue-memory.js";
 import type { FleetDeps, Registration } from "./registration.js";
 import { errorData, errorText, type SupervisorLog } from "./supervisor-log.js";
 import { adopt, birth, type BirthInput, type RunDeps, type WorkerRun } from "./worker-runs.js";
+import { SpendLedger } from "./spend-ledger.js";
 
 /** What births need of the fleet that owns them. */
 export interface BirthsHost {
@@ -30,6 +31,8 @@ export class Births {
   /** Our claims' shas as last seen or made: the fence of an exit checkpoint. */
   private readonly claimShas = new Map<number, string>();
   private readonly checkpoints: Checkpoints;
+  /** Every exited worker's spend, per issue and per UTC day. */
+  readonly spend = new SpendLedger();
 
   constructor(private readonly host: BirthsHost) {
     const { deps, registration } = host;
@@ -81,6 +84,7 @@ export class Births {
           lastFailure: memory.get(issue.number)?.lastFailure ?? null,
           mode,
           command: review ? (cfg.review.command ?? "") : registration.workerCommand,
+          engine: review ? null : registration.engine,
           ...(review ? { review } : {}),
         },
         this.runDeps(),
@@ -135,6 +139,7 @@ export class Births {
     const run = this.host.memory.run(issue);
     const facts = run?.exitFacts;
     if (run && facts) {
+      if (run.role === "worker") this.spend.record(issue, facts.spend, this.host.deps.clock());
       this.host.guard.recordDeath(issue, run.attempt, facts.exit.durationMs, facts.quota, facts.exit.killReason !== null || facts.outcome.kind !== "nothing", facts.lastLines);
     }
     this.host.nudge();

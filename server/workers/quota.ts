@@ -96,7 +96,7 @@ function echoedContent(line: string): boolean {
 /** Which CLI printed it, from its wording. Codex and cursor share "You've hit your usage limit". */
 export function inferRuntime(text: string): AgentRuntime {
   if (/litellm|retryDelay|aider|API provider is not able/i.test(text)) return "aider";
-  if (/dangerously-skip-permissions|"subtype"\s*:\s*"api_retry"|Failed to authenticate\. API Error/i.test(text)) return "claude";
+  if (/dangerously-skip-permissions|"subtype"\s*:\s*"api_retry"|Failed to authenticate\. API Error|API Error: Request rejected \(\d{3}\)|hit your session limit/i.test(text)) return "claude";
   if (/Reconnecting\.\.\.|unexpected status \d{3}|responses_websocket/i.test(text)) return "codex";
   if (/set an Auth method|PERMISSION_DENIED|UNAUTHENTICATED|Retrying with backoff/i.test(text)) return "gemini";
   if (/\[unauthenticated\]|(?:cursor-agent|\bagent) login/i.test(text)) return "cursor";
