@@ -28,7 +28,7 @@ function run(file: string, args: string[], env: Record<string, string>, timeoutM
 export async function checkEngine(profile: EngineProfile, env: Record<string, string>, timeoutMs = 30_000): Promise<EngineCheck> {
   const provider = profile.baseUrlVars.filter((name) => env[name]).map((name) => `${name}=${env[name]}`);
   if (profile.command !== null) return { engine: profile.name, path: "(opaque command)", version: "", provider };
-  const shell = resolveShell(env.SHELL);
+  const shell = resolveShell(env.SHELL ?? process.env.SHELL);
   // The binary is an argument ($1), never part of the script text.
   const script = 'command -v -- "$1" || exit 127; "$1" --version';
   const args = profile.loginShell ? ["-l", "-c", script, "afk-engine-check", profile.binary] : ["-c", script, "afk-engine-check", profile.binary];

@@ -102,7 +102,6 @@ export async function startScriptedModel(initial: ScriptedModelOptions): Promise
     const input = Array.isArray(body.input) ? (body.input as { type: string }[]) : [];
     const done = input.filter((item) => item.type === "function_call" || item.type === "local_shell_call" || item.type === "custom_tool_call").length;
     const step = stepFor(done);
-    if (process.env.SCRIPTED_MODEL_DEBUG) process.stderr.write(JSON.stringify({ tools: ((body.tools as { name?: string }[]) ?? []).map((t) => t.name), input: input.slice(-2) }).slice(0, 3000) + "\n");
     const usage = options.usage ?? DEFAULT_USAGE;
     const id = String(++counter).padStart(4, "0");
     const shellTool = tools.find((n) => n === "shell" || n === "exec_command" || n === "shell_command") ?? "shell";

@@ -1,0 +1,197 @@
+// The real agent CLIs as workers: `claude` (@anthropic-ai/claude-code) and `codex` (@openai/codex)
+// from this package's devDependencies, started by the fleet through its production spawn path
+// from their engine profiles (`project_start {engine}`), driven by a scripted test double of the
+// MODEL API on 127.0.0.1 (test/support/scripted-model-api.ts). Their own tools edit the worktree,
+// run the project's tests and commit; the fleet gates and lands. Also: spend recorded equals
+// what the scripted server billed; the real claude's answer to a plan-limit 429 is a quota pause
+// (no breaker trip, no attempt spent); the day budget stops births.
+//
+// No network: a temporary HOME (no user login is read), CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC,
+// and every proxy variable pointing at a closed loopback port, so anything but 127.0.0.1 fails.
+// Not as root via IS_SANDBOX: the claude profile's flags (acceptEdits + allowed tools) work as root.
+import { describe, it } from "node:test";
+import assert from "node:assert/strict";
+import { mkdir, writeFile } from "node:fs/promises";
+import { join, resolve } from "node:path";
+import { api, cloneRepo, git, repoPath, startTestForge, tempDir, type TestForge } from "./support/forge-fixtures.js";
+import { cleanupsAfterFile, fleetHost, readyIssues } from "./support/fleet-fixtures.js";
+import { startScriptedModel, type ScriptedModel } from "./support/scripted-model-api.js";
+import { waitFor } from "./support/wait.js";
+import type { FleetHost } from "../server/host/host.js";
+
+const cleanups = cleanupsAfterFile();
+const BIN = resolve(process.cwd(), "node_modules/.bin");
+const CLAUDE_MODEL = "claude-sonnet-4-5-20250929";
+const CODEX_MODEL = "gpt-5";
+/** What the scripted server bills, USD per million tokens (claude's own table has the same for this model). */
+const PRICES = { [CLAUDE_MODEL]: { input: 3, output: 15 }, [CODEX_MODEL]: { input: 1.25, output: 10 } };
+
+/** The project's tests: every work file says whose work it is. Committed on the base; also the local gate. */
+const TEST_SH = ['#!/bin/sh', 'for f in work-*.txt; do grep -q "work for" "$f" || { echo "bad $f"; exit 1; }; done', 'echo "tests pass"', ""].join("\n");
+
+/** What the scripted model has the CLI do, with the CLI's own shell tool: edit, test, commit. */
+const SCRIPT = [
+  { shell: 'echo "work for $AFK_ISSUE" > "work-$AFK_ISSUE.txt"' },
+  { shell: "sh test.sh" },
+  { shell: 'git add -A && git -c user.name=agent -c user.email=agent@example.com -c commit.gpgsign=false commit -qm "work for #$AFK_ISSUE" && git log --oneline -1' },
+];
+
+async function project(): Promise<{ forge: TestForge; dir: string; home: string }> {
+  const forge = await startTestForge();
+  cleanups.push(() => forge.dispose());
+  const clone = await cloneRepo(forge);
+  await writeFile(join(clone, "test.sh"), TEST_SH);
+  await git(clone, "add", "test.sh");
+  await git(clone, "commit", "-qm", "the project's tests");
+  await git(clone, "push", "-q", "origin", "HEAD");
+  const dir = await tempDir("afk-engines-");
+  const home = join(dir, "home");
+  await mkdir(home, { recursive: true });
+  return { forge, dir, home };
+}
+
+/** The environment of the CLIs: loopback only, no user config. */
+function cliEnv(model: ScriptedModel, home: string): Record<string, string> {
+  const dead = "http://127.0.0.1:9";
+  return {
+    HOME: home,
+    ANTHROPIC_BASE_URL: model.url,
+    ANTHROPIC_API_KEY: "scripted-test-key",
+    CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: "1",
+    DISABLE_AUTOUPDATER: "1",
+    OPENAI_API_KEY: "scripted-test-key",
+    CODEX_HOME: join(home, ".codex"),
+    HTTPS_PROXY: dead,
+    HTTP_PROXY: dead,
+    ALL_PROXY: dead,
+    NO_PROXY: "127.0.0.1,localhost",
+  };
+}
+
+const PASS = ["ANTHROPIC_BASE_URL", "ANTHROPIC_API_KEY", "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "DISABLE_AUTOUPDATER", "OPENAI_API_KEY", "CODEX_HOME", "HTTPS_PROXY", "HTTP_PROXY", "ALL_PROXY", "NO_PROXY"];
+
+function baseConfig(engines: Record<string, unknown>, extra: Record<string, unknown> = {}): Record<string, unknown> {
+  return {
+    gate: { ci: "local", local_command: "sh test.sh" },
+    landing: { strategy: "push" },
+    pacing: { busy_seconds: 5, idle_seconds: 5, long_idle_seconds: 5 },
+    worker: { env_passthrough: PASS },
+    engines,
+    ...extra,
+  };
+}
+
+type Issue = { state: string; labels: Array<{ name: string }> };
+const issueOf = async (forge: TestForge, n: number): Promise<Issue> => (await api(forge, "GET", repoPath(forge, `/issues/${n}`))).body as Issue;
+
+async function supervisorText(host: FleetHost, forge: TestForge): Promise<string> {
+  const records = (await host.logs({ repo: forge.repo, lane: "supervisor", tail_lines: 300 })).records as Array<{ event?: unknown; msg?: unknown }>;
+  return records.map((r) => `${String(r.event)}: ${String(r.msg)}`).join("\n");
+}
+
+async function spendRecords(host: FleetHost, forge: TestForge): Promise<Array<{ usd: number | null; input_tokens: number | null; output_tokens: number | null; source: string; model: string | null }>> {
+  const records = (await host.logs({ repo: forge.repo, lane: "worker", tail_lines: 2000 })).records as Array<{ event?: unknown; data?: unknown }>;
+  return records.filter((r) => r.event === "spend").map((r) => r.data as { usd: number | null; input_tokens: number | null; output_tokens: number | null; source: string; model: string | null });
+}
+
+describe("real agent CLIs as engines, against a scripted model API on loopback", () => {
+  it("claude lands an issue; spend recorded equals what the server billed; the day budget then stops births", async () => {
+    const { forge, dir, home } = await project();
+    const model = await startScriptedModel({ script: SCRIPT, prices: PRICES });
+    cleanups.push(() => model.close());
+    const [first, second] = (await readyIssues(forge, ["First task", "Second task"])) as [number, number];
+    const host = fleetHost(forge, dir, cleanups, cliEnv(model, home));
+    const steps: string[] = [];
+    // One attempt costs $0.018 here (4 turns of 1,000 in and 100 out at $3 and $15 per million): a $0.005 day budget is reached by the first.
+    await host.start(
+      { repo: forge.repo, engine: "claude", model: CLAUDE_MODEL, target: 1, auto_merge: true, config: baseConfig({ claude: { binary: join(BIN, "claude") } }, { budget: { usd_per_day: 0.005 } }) },
+      (step) => steps.push(step),
+    );
+    assert.ok(steps.some((s) => /^engine claude \(model claude-sonnet-4-5-20250929\): .*claude, version 2\.\d+\.\d+ \(Claude Code\), custom provider ANTHROPIC_BASE_URL=http:\/\/127\.0\.0\.1:\d+/.test(s)), steps.join("\n"));
+
+    await waitFor(`#${first} landed and closed`, async () => (await issueOf(forge, first)).state === "closed", { deadlineMs: 5 * 60_000, intervalMs: 500, explain: () => supervisorText(host, forge) });
+    const status = await waitFor("births held by the day budget", async () => {
+      const s = await host.status({ repo: forge.repo, scope: "worker" });
+      return s.births?.paused && /budget\.usd_per_day/.test(s.births.reason ?? "") ? s : false;
+    }, { deadlineMs: 60_000, intervalMs: 250, explain: () => supervisorText(host, forge) });
+    assert.match(status.births!.reason!, /budget\.usd_per_day reached: \$0\.01\d+ spent today \(UTC \d{4}-\d\d-\d\d\) of \$0\.0050/);
+    assert.match(status.births!.until!, /T00:00:00\.000Z$/, "a day budget resets at the next UTC midnight");
+
+    const spends = await spendRecords(host, forge);
+    assert.equal(spends.length, 1, "one attempt, one spend record");
+    assert.equal(spends[0]!.source, "cli");
+    assert.equal(spends[0]!.model, CLAUDE_MODEL);
+    assert.deepEqual({ input: spends[0]!.input_tokens, output: spends[0]!.output_tokens }, { input: model.billedTokens().input_tokens, output: model.billedTokens().output_tokens });
+    assert.ok(Math.abs(spends[0]!.usd! - model.billedUsd()) < 1e-9, `recorded ${spends[0]!.usd} vs billed ${model.billedUsd()}`);
+    assert.ok(model.turns.every((t) => t.model === CLAUDE_MODEL), "the model flag reached the server");
+    assert.equal(status.spend!.today.attempts, 1);
+    assert.ok(Math.abs(status.spend!.today.usd - model.billedUsd()) < 1e-9);
+    assert.deepEqual(status.spend!.issues.map((i) => i.issue), [first]);
+    // The second issue was never started: nothing killed, no attempt spent.
+    assert.equal((await issueOf(forge, second)).state, "open");
+    assert.ok(!(await supervisorText(host, forge)).includes(`#${second}: worker started`));
+  });
+
+  it("the real claude's answer to a plan-limit 429 pauses births as a usage limit: no breaker trip, no attempt spent", async () => {
+    const { forge, dir, home } = await project();
+    const model = await startScriptedModel({ script: SCRIPT, prices: PRICES, rateLimited: { resetEpochSeconds: Math.floor(Date.now() / 1000) + 3 * 3600 } });
+    cleanups.push(() => model.close());
+    const [n] = (await readyIssues(forge, ["Limited task"])) as [number];
+    const host = fleetHost(forge, dir, cleanups, cliEnv(model, home));
+    await host.start({ repo: forge.repo, engine: "claude", model: CLAUDE_MODEL, target: 1, auto_merge: true, config: baseConfig({ claude: { binary: join(BIN, "claude") } }, { circuit: { k: 1 } }) });
+    const status = await waitFor("births paused by the usage limit", async () => {
+      const s = await host.status({ repo: forge.repo, scope: "worker" });
+      return s.births?.paused ? s : false;
+    }, { deadlineMs: 2 * 60_000, intervalMs: 250, explain: () => supervisorText(host, forge) });
+    assert.match(status.births!.reason!, /usage limit reached \(.*API Error: Request rejected \(429\)/);
+    const text = await supervisorText(host, forge);
+    assert.ok(!/breaker/i.test(text), text);
+    assert.ok(model.turns.length >= 1 && model.turns.every((t) => t.status === 429));
+    const labels = (await issueOf(forge, n)).labels.map((l) => l.name);
+    assert.ok(!labels.includes("runner-error"), labels.join(","));
+    // The pause comes from its output while it runs; the spend record once it has exited.
+    const spends = await waitFor("the spend record", async () => {
+      const s = await spendRecords(host, forge);
+      return s.length > 0 ? s : false;
+    }, { deadlineMs: 60_000, intervalMs: 250 });
+    assert.equal(spends.length, 1);
+    assert.equal(spends[0]!.usd, 0, "claude reports $0 for a rejected request: it billed nothing");
+    assert.equal(model.billedUsd(), 0);
+  });
+
+  it("codex lands an issue; its tokens × the price table equal what the server billed", async () => {
+    const { forge, dir, home } = await project();
+    const model = await startScriptedModel({ script: SCRIPT, prices: PRICES });
+    cleanups.push(() => model.close());
+    await mkdir(join(home, ".codex"), { recursive: true });
+    await writeFile(
+      join(home, ".codex", "config.toml"),
+      ['model_provider = "scripted"', "check_for_update_on_startup = false", "", "[model_providers.scripted]", 'name = "scripted model API (test double)"', `base_url = "${model.url}/v1"`, 'env_key = "OPENAI_API_KEY"', 'wire_api = "responses"', ""].join("\n"),
+    );
+    const [n] = (await readyIssues(forge, ["Codex task"])) as [number];
+    const host = fleetHost(forge, dir, cleanups, cliEnv(model, home));
+    const steps: string[] = [];
+    await host.start(
+      {
+        repo: forge.repo,
+        engine: "codex",
+        model: CODEX_MODEL,
+        target: 1,
+        auto_merge: true,
+        config: baseConfig({ codex: { binary: join(BIN, "codex") } }, { prices: { [CODEX_MODEL]: { input_per_mtok: PRICES[CODEX_MODEL].input, output_per_mtok: PRICES[CODEX_MODEL].output } } }),
+      },
+      (step) => steps.push(step),
+    );
+    assert.ok(steps.some((s) => /^engine codex \(model gpt-5\): .*codex, version codex-cli \d+\.\d+\.\d+/.test(s)), steps.join("\n"));
+    await waitFor(`#${n} landed and closed`, async () => (await issueOf(forge, n)).state === "closed", { deadlineMs: 5 * 60_000, intervalMs: 500, explain: () => supervisorText(host, forge) });
+    const spends = await waitFor("the spend record", async () => {
+      const s = await spendRecords(host, forge);
+      return s.length > 0 ? s : false;
+    }, { deadlineMs: 30_000, intervalMs: 250 });
+    assert.equal(spends.length, 1);
+    assert.equal(spends[0]!.source, "prices");
+    assert.deepEqual({ input: spends[0]!.input_tokens, output: spends[0]!.output_tokens }, { input: model.billedTokens().input_tokens, output: model.billedTokens().output_tokens });
+    assert.ok(Math.abs(spends[0]!.usd! - model.billedUsd()) < 1e-9, `recorded ${spends[0]!.usd} vs billed ${model.billedUsd()}`);
+    assert.ok(model.turns.every((t) => t.api === "openai" && t.model === CODEX_MODEL));
+  });
+});
