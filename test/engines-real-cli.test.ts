@@ -130,6 +130,19 @@ describe("real agent CLIs as engines, against a scripted model API on loopback",
     // The second issue was never started: nothing killed, no attempt spent.
     assert.equal((await issueOf(forge, second)).state, "open");
     assert.ok(!(await supervisorText(host, forge)).includes(`#${second}: worker started`));
+
+    // A restart on the same state directory keeps what was spent: the day budget still holds.
+    await host.stop({ repo: forge.repo, stop_workers: true });
+    const again = fleetHost(forge, dir, cleanups, cliEnv(model, home));
+    await again.start({ repo: forge.repo, engine: "claude", model: CLAUDE_MODEL, target: 1, auto_merge: true, config: baseConfig({ claude: { binary: join(BIN, "claude") } }, { budget: { usd_per_day: 0.005 } }) });
+    const restarted = await waitFor("the restarted fleet's first tick", async () => {
+      const s = await again.status({ repo: forge.repo, scope: "worker" });
+      return s.last_tick ? s : false;
+    }, { deadlineMs: 60_000, intervalMs: 250 });
+    assert.equal(restarted.spend!.today.attempts, 1);
+    assert.ok(Math.abs(restarted.spend!.today.usd - model.billedUsd()) < 1e-9);
+    assert.match(restarted.births!.reason ?? "", /budget\.usd_per_day reached/);
+    assert.equal(restarted.workers.length, 0, "no worker was born after the restart");
   });
 
   it("the real claude's answer to a plan-limit 429 pauses births as a usage limit: no breaker trip, no attempt spent", async () => {

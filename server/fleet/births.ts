@@ -12,6 +12,8 @@ import type { FleetDeps, Registration } from "./registration.js";
 import { errorData, errorText, type SupervisorLog } from "./supervisor-log.js";
 import { adopt, birth, type BirthInput, type RunDeps, type WorkerRun } from "./worker-runs.js";
 import { SpendLedger } from "./spend-ledger.js";
+import { queryLane } from "../lanes/index.js";
+import type { Spend } from "../workers/spend.js";
 
 /** What births need of the fleet that owns them. */
 export interface BirthsHost {
@@ -44,6 +46,26 @@ export class Births {
       clock: deps.clock,
       log: host.log,
     });
+  }
+
+  /**
+   * The spend an earlier process of this fleet recorded (its supervisor lane's exit records):
+   * a restart must not reset the day budget or an issue's. Records from before `until` only,
+   * so an exit recorded here meanwhile is not counted twice.
+   */
+  async restoreSpend(until: Date): Promise<number> {
+    const dir = this.host.deps.lanes.dir;
+    const { records } = await queryLane({ dir, lane: "supervisor", tail: 5000 }).catch(() => ({ records: [] }));
+    let restored = 0;
+    for (const r of records) {
+      const spend = (r.data as { spend?: Spend } | undefined)?.spend;
+      if (r.event !== "worker_exited" || r.issue === undefined || !spend || typeof spend.engine !== "string") continue;
+      const at = new Date(r.ts);
+      if (!(at < until)) continue;
+      this.spend.record(r.issue, spend, at);
+      restored += 1;
+    }
+    return restored;
   }
 
   /** This tick's claims: their shas fence the exit checkpoints. */

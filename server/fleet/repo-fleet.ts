@@ -119,6 +119,7 @@ export class RepoFleet implements FleetRuntime {
   }
 
   private async loop(): Promise<void> {
+    await this.birthing.restoreSpend(this.deps.clock());
     const stopBeating = this.deps.lease.keepAlive((error) => this.log("warn", "heartbeat_failed", `heartbeat failed (tried again within a period): ${errorText(error)}`, undefined, errorData(error)));
     await this.run().finally(stopBeating);
     this.stopped = true;

@@ -60,7 +60,7 @@ export function registerResources(server: McpServer, host: Host): void {
         const status = await host.status({ repo, scope: "issue", issue });
         const logs = await host.logs({ repo, lane: "supervisor", issue, tail_lines: 100 });
         const story = logs.records.map((r) => `${String(r.ts)} ${String(r.level)} ${String(r.msg)}`);
-        return [`#${issue}: ${status.issue?.where ?? "?"} — ${status.issue?.detail ?? ""}`, "", story.length ? "story:" : "no supervisor records about it yet", ...story].join("\n");
+        return [`#${issue}: ${status.issue?.where ?? "?"} — ${status.issue?.detail ?? ""}`, spendLine(status, issue), "", story.length ? "story:" : "no supervisor records about it yet", ...story].join("\n");
       }),
   );
 
@@ -141,4 +141,14 @@ async function guarded(uri: string, read: () => Promise<string>): Promise<ReadRe
     text = `cannot read ${uri}: ${failure}`;
   }
   return { contents: [{ uri, mimeType: "text/plain", text: cutText(text, DEFAULT_BUDGET.textBytes) }] };
+}
+
+/** One issue's spend as status counts it: "unknown" where no attempt's cost was reported, never $0. */
+function spendLine(status: StatusResult, issue: number): string {
+  const row = status.spend?.issues.find((i) => i.issue === issue);
+  const engine = status.registration?.engine;
+  const by = engine ? ` (engine ${engine.name}${engine.model ? `, model ${engine.model}` : ""})` : "";
+  if (!row || row.attempts === 0) return `spend: nothing recorded on this host${by}`;
+  const usd = row.unknown_attempts === row.attempts ? "unknown" : `$${row.usd.toFixed(4)}${row.unknown_attempts > 0 ? ` (+${row.unknown_attempts} attempt(s) of unknown cost)` : ""}`;
+  return `spend: ${usd} over ${row.attempts} attempt(s), ${row.input_tokens} input and ${row.output_tokens} output tokens${by}`;
 }
