@@ -8,7 +8,7 @@
 // key path, so server/host/config-load.ts can name the key and the fix.
 import { z } from "zod";
 import { unknownKeyError } from "./nearest.js";
-import { BudgetSchema, EnginesSchema, PricesSchema } from "./engines.js";
+import { BudgetSchema, EnginesSchema, PricesSchema, RoutingSchema } from "./engines.js";
 
 /** Usage-limit messages of the agent CLIs we know (docs/architecture.md, runtime lesson 7). Matched case-insensitively. */
 export const DEFAULT_QUOTA_PATTERNS: readonly string[] = [
@@ -554,6 +554,7 @@ const FleetConfigObject = z.strictObject({
   engines: EnginesSchema,
   prices: PricesSchema,
   budget: BudgetSchema.prefault({}),
+  routing: RoutingSchema.prefault({}),
 });
 
 /** The fleet config. Parse anything a user wrote; the output is canonical (every key present). */

@@ -16,10 +16,7 @@ export const EngineOverrideSchema = z
     args: z.array(word).max(64).optional().describe("Replaces the profile's arguments before the model flag (unattended, trust and output flags)."),
     model_flag: word.nullable().optional().describe("The flag that takes the model; null: the CLI takes none."),
     budget_flag: word.nullable().optional().describe("The flag that takes a per-attempt USD budget (claude: --max-budget-usd); null: the fleet only records spend."),
-    trailing: z.array(word).max(16).optional().describe("Arguments after everything else (codex: \"-\", the prompt on stdin)."),
-    env: z.record(z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/), z.string().max(1000)).optional().describe("Variables set in front of the program (not secrets: this is config text)."),
     usage: z.enum(["claude-json", "codex-json", "gemini-json", "none"]).optional().describe("How its output carries tokens and cost; none: spend is recorded as unknown."),
-    login_shell: z.boolean().optional().describe("Start it in a login shell ($SHELL -l -c) so the user's PATH applies. Default true for agent CLIs, false for command."),
     command: z.string().min(1).max(4000).optional().describe("An opaque shell command instead of a binary (the brief on stdin and in $AFK_BRIEF), as worker_command."),
     default_model: word.optional().describe("The model used when neither project_start nor the route names one."),
   })
@@ -49,3 +46,18 @@ export const BudgetSchema = z
     usd_per_day: positiveUsd.nullable().default(null).describe("Most the fleet may spend per UTC day; once reached, births stop until the next UTC midnight (nothing is killed, no attempt spent). null: no limit."),
   })
   .describe("Spend budgets, in US dollars as the engines report them (or tokens × `prices`).");
+
+export const RoutingSchema = z
+  .strictObject({
+    ladder: z
+      .array(
+        z.strictObject({
+          engine: z.string().regex(ENGINE_NAME).optional().describe("The engine of this rung; default: the start's engine."),
+          model: word.optional().describe("The model of this rung; default: that engine's default model (or the start's model when the engine is the start's)."),
+        }),
+      )
+      .max(10)
+      .default(() => [])
+      .describe("The escalation ladder: attempt 2 runs the first rung, attempt 3 the second, later attempts the last (a stronger model, or another engine). Empty: every attempt runs the start's engine and model. An issue's `afk-engine/<name>` and `afk-model/<name>` labels outrank the ladder."),
+  })
+  .describe("Which engine and model run each attempt at an issue (only with project_start `engine`). Precedence, highest first: the issue's labels `afk-engine/<name>` and `afk-model/<name>`; the ladder rung of the attempt; the start's engine and model.");

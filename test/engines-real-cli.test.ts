@@ -207,4 +207,24 @@ describe("real agent CLIs as engines, against a scripted model API on loopback",
     assert.ok(Math.abs(spends[0]!.usd! - model.billedUsd()) < 1e-9, `recorded ${spends[0]!.usd} vs billed ${model.billedUsd()}`);
     assert.ok(model.turns.every((t) => t.api === "openai" && t.model === CODEX_MODEL));
   });
+
+  it("the ladder's stronger model is the one the server sees on attempt 2, and lands what attempt 1 did not", async () => {
+    const { forge, dir, home } = await project();
+    // A current model id: the CLI passes it through unchanged (an older dated id, such as
+    // claude-opus-4-1-20250805, reaches the server rewritten to the newest of its family).
+    const STRONGER = "claude-opus-4-8";
+    // The first model only talks; the stronger one does the work.
+    const model = await startScriptedModel({ script: SCRIPT, scriptFor: { [CLAUDE_MODEL]: [] }, prices: PRICES });
+    cleanups.push(() => model.close());
+    const [n] = (await readyIssues(forge, ["Hard task"])) as [number];
+    const host = fleetHost(forge, dir, cleanups, cliEnv(model, home));
+    await host.start({ repo: forge.repo, engine: "claude", model: CLAUDE_MODEL, target: 1, auto_merge: true, config: baseConfig({ claude: { binary: join(BIN, "claude") } }, { routing: { ladder: [{ model: STRONGER }] } }) });
+    await waitFor(`#${n} landed on attempt 2`, async () => (await issueOf(forge, n)).state === "closed", { deadlineMs: 5 * 60_000, intervalMs: 500, explain: () => supervisorText(host, forge) });
+    const seen = [...new Set(model.turns.map((t) => t.model))];
+    assert.deepEqual(seen, [CLAUDE_MODEL, STRONGER], "attempt 1 asked for the start's model, attempt 2 for the ladder's");
+    assert.ok(model.turns.filter((t) => t.model === STRONGER).some((t) => t.reply.startsWith("git add")), "the stronger model's run committed");
+    assert.match(await supervisorText(host, forge), new RegExp(`routed: #${n}: attempt 2 runs claude ${STRONGER} \\(ladder rung 1\\)`));
+    const spends = await spendRecords(host, forge);
+    assert.deepEqual(spends.map((s) => s.model), [CLAUDE_MODEL, STRONGER]);
+  });
 });

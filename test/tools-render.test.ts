@@ -229,7 +229,10 @@ describe("plan text: the needs-a-human list", () => {
   it("the board resource: its workers, or that none runs", () => {
     const head = renderStatusHead(paused).join("\n");
     assert.equal(renderBoard(paused, paused), `${head}\n\nworkers: none running`);
-    const two = { ...paused, workers: [12, 15].map((issue) => ({ issue, state: "running", pid: 100 + issue, attempt: 1, started_at: "2026-12-01T18:57:30.000Z" })) } as unknown as StatusResult;
+    const two = { ...paused, workers: [12, 15].map((issue) => ({ issue, state: "running", pid: 100 + issue, attempt: 1, started_at: "2026-12-01T18:57:30.000Z", engine: "command", model: null })) } as unknown as StatusResult;
     assert.equal(renderBoard(paused, two), `${head}\n\nworkers (2):\n  #12  running  pid 112  attempt 1\n  #15  running  pid 115  attempt 1`);
+    // An engine's workers say which engine and model run the attempt.
+    const routed = { ...paused, workers: [{ issue: 12, state: "running", pid: 112, attempt: 2, started_at: "2026-12-01T18:57:30.000Z", engine: "claude", model: "claude-opus-4-1" }] } as unknown as StatusResult;
+    assert.equal(renderBoard(paused, routed), `${head}\n\nworkers (1):\n  #12  running  pid 112  attempt 2  claude claude-opus-4-1`);
   });
 });

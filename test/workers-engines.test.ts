@@ -85,7 +85,7 @@ describe("the start's engine check", () => {
     assert.equal(ok.engine?.name, "codex");
     assert.match(ok.step!, /^engine codex \(model gpt-5\): .*codex, version codex-cli/);
     const opaque = await engineForStart({ worker_command: "sh agent.sh" }, DEFAULT_CONFIG, env);
-    assert.deepEqual(opaque, { command: "sh agent.sh", engine: null, step: null });
+    assert.deepEqual(opaque, { command: "sh agent.sh", engine: null, engines: {}, step: null });
   });
 });
 

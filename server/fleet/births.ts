@@ -8,10 +8,12 @@ import type { Board } from "../board/fleet-board.js";
 import type { BirthGuard } from "./birth-guard.js";
 import { Checkpoints } from "./checkpoint.js";
 import type { IssueMemories } from "./issue-memory.js";
-import type { FleetDeps, Registration } from "./registration.js";
+import type { EngineChoice, FleetDeps, Registration } from "./registration.js";
 import { errorData, errorText, type SupervisorLog } from "./supervisor-log.js";
 import { adopt, birth, type BirthInput, type RunDeps, type WorkerRun } from "./worker-runs.js";
 import { SpendLedger } from "./spend-ledger.js";
+import { routeFor } from "../state/route.js";
+import { engineCommand, engineProfile } from "../workers/engines.js";
 import { queryLane } from "../lanes/index.js";
 import type { Spend } from "../workers/spend.js";
 
@@ -94,6 +96,7 @@ export class Births {
     if (this.host.stopping()) return false;
     const cfg = registration.config;
     try {
+      const routed = review ? null : this.routed(issue, attempt);
       await deps.lease.fence(issue.number, claimSha);
       this.claimShas.set(issue.number, claimSha);
       const run = await birth(
@@ -105,8 +108,8 @@ export class Births {
           maxAttempts: cfg.retry + 1,
           lastFailure: memory.get(issue.number)?.lastFailure ?? null,
           mode,
-          command: review ? (cfg.review.command ?? "") : registration.workerCommand,
-          engine: review ? null : registration.engine,
+          command: review ? (cfg.review.command ?? "") : (routed?.command ?? registration.workerCommand),
+          engine: review ? null : (routed?.engine ?? registration.engine),
           ...(review ? { review } : {}),
         },
         this.runDeps(),
@@ -126,6 +129,34 @@ export class Births {
       log("error", "birth_failed", `#${issue.number}: could not start a ${review ? "reviewer" : "worker"}: ${(error as Error).message}`, issue.number, errorData(error));
       if (this.host.guard.recordDeath(issue.number, attempt, 0, false, false, [(error as Error).message])) this.host.nudge();
       return false;
+    }
+  }
+
+  /**
+   * The command and engine of this attempt by its route (server/state/route.ts): the issue's
+   * labels, the ladder rung, else the start's. A label naming an engine the start did not verify
+   * is not followed: the start's engine runs, and the supervisor lane says why and how to fix it.
+   */
+  private routed(issue: SnapshotIssue, attempt: number): { command: string; engine: EngineChoice } | null {
+    const { registration, log } = this.host;
+    const start = registration.engine;
+    if (start === null) return null;
+    const route = routeFor({ start: { engine: start.name, model: start.model }, ladder: registration.config.routing.ladder }, issue.labels, attempt);
+    if (route.engine === start.name && route.model === start.model) return null;
+    const verified = registration.engines?.[route.engine];
+    if (!verified) {
+      log("warn", "route_ignored", `#${issue.number}: ${route.from} names engine ${JSON.stringify(route.engine)}, which this start did not verify: running ${start.name}; define it under config "engines" and add it to routing.ladder (verified at start), or fix the label`, issue.number);
+      return null;
+    }
+    const model = route.model ?? verified.model;
+    try {
+      const profile = engineProfile(registration.config, route.engine);
+      const command = engineCommand(profile, { model, budgetUsd: registration.config.budget.usd_per_attempt });
+      log("info", "routed", `#${issue.number}: attempt ${attempt} runs ${route.engine}${model ? ` ${model}` : ""} (${route.from})`, issue.number);
+      return { command, engine: { ...verified, model } };
+    } catch (error) {
+      log("warn", "route_ignored", `#${issue.number}: ${route.from}: ${(error as Error).message}: running ${start.name}`, issue.number);
+      return null;
     }
   }
 

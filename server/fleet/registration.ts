@@ -25,6 +25,8 @@ export interface Registration {
   workerCommand: string;
   /** null: the opaque worker_command (engine "command", usage unknown). */
   engine: EngineChoice | null;
+  /** Every engine a route may take, as verified at start (by name). */
+  engines?: Record<string, EngineChoice>;
   target: number;
   config: FleetConfig;
   base: string;

@@ -18,7 +18,7 @@ export interface SpendView {
   /** The UTC day the day figures are for, YYYY-MM-DD. */
   day: string;
   today: SpendSum;
-  issues: Array<{ issue: number } & SpendSum>;
+  issues: Array<{ issue: number; usd: number; attempts: number; unknown_attempts: number }>;
   text: string;
 }
 
@@ -69,7 +69,7 @@ export class SpendLedger {
 
   view(at: Date): SpendView {
     const today = this.day(at);
-    const issues = [...this.byIssue.entries()].sort(([a], [b]) => a - b).map(([issue, sum]) => ({ issue, ...sum }));
+    const issues = [...this.byIssue.entries()].sort(([a], [b]) => a - b).map(([issue, sum]) => ({ issue, usd: sum.usd, attempts: sum.attempts, unknown_attempts: sum.unknown_attempts }));
     return { day: utcDay(at), today, issues, text: `spend today (${utcDay(at)}, UTC): ${sumText(today)}` };
   }
 }
@@ -93,7 +93,7 @@ export function budgetFacts(budget: { usd_per_day: number | null; usd_per_issue:
   const issuesOver = new Map<number, string>();
   if (budget.usd_per_issue !== null) {
     for (const row of ledger.view(now).issues) {
-      if (row.usd >= budget.usd_per_issue) issuesOver.set(row.issue, `${sumText(row)} (budget.usd_per_issue ${usdText(budget.usd_per_issue)})`);
+      if (row.usd >= budget.usd_per_issue) issuesOver.set(row.issue, `${sumText(ledger.issue(row.issue))} (budget.usd_per_issue ${usdText(budget.usd_per_issue)})`);
     }
   }
   return { dayHold: hold ? `${hold.reason}; births resume at ${hold.until.toISOString()}` : null, issuesOver };

@@ -339,6 +339,9 @@ export interface WorkerRow {
   pid: number | null;
   attempt: number;
   started_at: string;
+  /** The engine and model of this attempt ("command": an opaque worker command; model null: unknown or the CLI's default). */
+  engine: string;
+  model: string | null;
 }
 
 /** The status rows of a fleet's workers. */
@@ -349,5 +352,7 @@ export function workerRows(runs: readonly WorkerRun[]): WorkerRow[] {
     pid: run.exitFacts ? null : run.handle.pid,
     attempt: run.attempt,
     started_at: new Date(run.startedAt).toISOString(),
+    engine: run.spend.spend().engine,
+    model: run.spend.spend().model,
   }));
 }

@@ -11,6 +11,8 @@ import { workerEnv } from "../workers/env.js";
 export interface EngineStart {
   command: string;
   engine: EngineChoice | null;
+  /** Every engine a route may take (the start's and the ladder's), verified. */
+  engines: Record<string, EngineChoice>;
   /** One preflight line: the engine, where its binary is, its version, the provider in force. */
   step: string | null;
 }
@@ -30,7 +32,7 @@ export async function engineForStart(
     const profile = input.engine === "command" ? engineProfile(config, "command") : null;
     const command = input.worker_command ?? profile?.command ?? null;
     if (command === null) throw new UsageError('project_start: worker_command is required (the shell command that starts one agent in its worktree), or engine (e.g. "claude", "codex"), unless dry_run is true');
-    return { command, engine: null, step: null };
+    return { command, engine: null, engines: {}, step: null };
   }
   if (input.worker_command !== undefined) throw new UsageError(`project_start refused: pass engine or worker_command, not both (engine ${JSON.stringify(input.engine)} builds its own command line; to run a command of your own use engine "command")`);
   try {
@@ -50,9 +52,22 @@ export async function engineForStart(
     });
     const check = await checkEngine(profile, probeEnv);
     const engine: EngineChoice = { name: profile.name, model, usage: profile.usage, loginShell: profile.loginShell, path: check.path, version: check.version, provider: check.provider };
+    const engines: Record<string, EngineChoice> = { [profile.name]: engine };
+    const rungs: string[] = [];
+    for (const [i, rung] of config.routing.ladder.entries()) {
+      const name = rung.engine ?? profile.name;
+      if (rung.model !== undefined) checkModel(rung.model);
+      rungs.push(`attempt ${i + 2}: ${name}${rung.model ? ` ${rung.model}` : ""}`);
+      if (engines[name]) continue;
+      const other = engineProfile(config, name);
+      if (other.command !== null) throw new EngineError(`routing.ladder.${i}.engine`, `${name} is an opaque command: a ladder rung names an agent CLI engine`);
+      const seen = await checkEngine(other, probeEnv);
+      engines[name] = { name, model: other.defaultModel, usage: other.usage, loginShell: other.loginShell, path: seen.path, version: seen.version, provider: seen.provider };
+    }
     const budget = config.budget.usd_per_attempt === null ? "" : profile.budgetFlag ? `, per-attempt budget $${config.budget.usd_per_attempt} passed as ${profile.budgetFlag}` : `, per-attempt budget $${config.budget.usd_per_attempt} enforced by the fleet`;
     const provider = check.provider.length > 0 ? `, custom provider ${check.provider.join(" ")}` : "";
-    return { command, engine, step: `engine ${profile.name}${model ? ` (model ${model})` : ""}: ${check.path}, version ${check.version}${provider}${budget}` };
+    const ladder = rungs.length > 0 ? `; ladder ${rungs.join(", ")}` : "";
+    return { command, engine, engines, step: `engine ${profile.name}${model ? ` (model ${model})` : ""}: ${check.path}, version ${check.version}${provider}${budget}${ladder}` };
   } catch (error) {
     return refuse(error);
   }

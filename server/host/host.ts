@@ -272,6 +272,7 @@ export class FleetHost implements Host {
         instance: connected.instance,
         workerCommand: chosen.command,
         engine: chosen.engine,
+        engines: chosen.engines,
         target: input.target ?? conn.config.concurrency,
         // "auto" becomes the landing chosen for the base as it is protected now.
         config: landing.method ? { ...conn.config, landing: { ...conn.config.landing, strategy: landing.method } } : conn.config,

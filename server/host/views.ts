@@ -14,7 +14,7 @@ export function registrationView(project: RepoFleet): NonNullable<StatusResult["
     instance: r.instance,
     target: r.target,
     worker_command: r.workerCommand,
-    engine: r.engine ? { name: r.engine.name, model: r.engine.model, version: r.engine.version, path: r.engine.path, provider: r.engine.provider } : null,
+    engine: r.engine ? `${r.engine.name}${r.engine.model ? ` ${r.engine.model}` : ""} (${r.engine.version})` : null,
     base: r.base,
     auto_merge: r.autoMerge,
     merges: r.autoMerge ? "authorized" : "held",

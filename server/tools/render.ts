@@ -12,7 +12,7 @@ export function renderProject(result: ProjectResult): string {
   const r = result.registration;
   if (r) {
     lines.push(`registration: ${r.repo}, instance ${r.instance}, target ${r.target}, base ${r.base}, merges ${r.merges}`, `worker: ${r.worker_command}`);
-    if (r.engine) lines.push(`engine: ${r.engine.name}${r.engine.model ? ` (model ${r.engine.model})` : ""}, ${r.engine.path} ${r.engine.version}${r.engine.provider.length ? `, provider ${r.engine.provider.join(" ")}` : ""}`);
+    if (r.engine) lines.push(`engine: ${r.engine}`);
   }
   if (result.plan) lines.push("", renderPlan(result.plan, r !== null));
   return lines.join("\n");

@@ -126,7 +126,7 @@ export function registerResources(server: McpServer, host: Host): void {
 export function renderBoard(project: StatusResult, workers: StatusResult): string {
   const lines = renderStatusHead(project);
   lines.push("", workers.workers.length === 0 ? "workers: none running" : `workers (${workers.workers.length}):`);
-  for (const w of workers.workers) lines.push(`  #${w.issue}  ${w.state}${w.pid ? `  pid ${w.pid}` : ""}  attempt ${w.attempt}`);
+  for (const w of workers.workers) lines.push(`  #${w.issue}  ${w.state}${w.pid ? `  pid ${w.pid}` : ""}  attempt ${w.attempt}${w.engine !== "command" ? `  ${w.engine}${w.model ? ` ${w.model}` : ""}` : ""}`);
   if (project.plan) lines.push("", renderPlan(project.plan, project.registration !== null));
   return lines.join("\n");
 }
@@ -147,8 +147,8 @@ async function guarded(uri: string, read: () => Promise<string>): Promise<ReadRe
 function spendLine(status: StatusResult, issue: number): string {
   const row = status.spend?.issues.find((i) => i.issue === issue);
   const engine = status.registration?.engine;
-  const by = engine ? ` (engine ${engine.name}${engine.model ? `, model ${engine.model}` : ""})` : "";
+  const by = engine ? ` (engine ${engine})` : "";
   if (!row || row.attempts === 0) return `spend: nothing recorded on this host${by}`;
   const usd = row.unknown_attempts === row.attempts ? "unknown" : `$${row.usd.toFixed(4)}${row.unknown_attempts > 0 ? ` (+${row.unknown_attempts} attempt(s) of unknown cost)` : ""}`;
-  return `spend: ${usd} over ${row.attempts} attempt(s), ${row.input_tokens} input and ${row.output_tokens} output tokens${by}`;
+  return `spend: ${usd} over ${row.attempts} attempt(s)${by}`;
 }

@@ -136,10 +136,10 @@ export function engineProfile(config: Pick<FleetConfig, "engines">, name: string
     args: o.args ?? from.args,
     modelFlag: o.model_flag !== undefined ? o.model_flag : from.modelFlag,
     budgetFlag: o.budget_flag !== undefined ? o.budget_flag : from.budgetFlag,
-    trailing: o.trailing ?? from.trailing,
-    env: { ...from.env, ...(o.env ?? {}) },
+    trailing: from.trailing,
+    env: from.env,
     usage: o.usage ?? from.usage,
-    loginShell: o.login_shell ?? from.loginShell,
+    loginShell: from.loginShell,
     command: o.command ?? from.command,
     defaultModel: o.default_model ?? from.defaultModel,
   };

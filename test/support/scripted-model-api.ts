@@ -20,6 +20,8 @@ export interface TurnUsage {
 export interface ScriptedModelOptions {
   /** The steps of every conversation, in order; after the last, the closing text "done". */
   script: readonly ScriptStep[];
+  /** Per requested model, a script of its own (the ladder's stronger model does what the first did not). */
+  scriptFor?: Readonly<Record<string, readonly ScriptStep[]>>;
   /** The usage returned for each turn. */
   usage?: TurnUsage;
   /** USD per million tokens, by model id as requested: what the server bills. */
@@ -56,7 +58,7 @@ export async function startScriptedModel(initial: ScriptedModelOptions): Promise
   const other: string[] = [];
   let counter = 0;
 
-  const stepFor = (done: number): ScriptStep => options.script[done] ?? { text: "done" };
+  const stepFor = (done: number, model: string): ScriptStep => (options.scriptFor?.[model] ?? options.script)[done] ?? { text: "done" };
 
   const anthropic = (body: Record<string, unknown>, res: ServerResponse): void => {
     const model = String(body.model ?? "");
@@ -79,7 +81,7 @@ export async function startScriptedModel(initial: ScriptedModelOptions): Promise
     const messages = (body.messages as { role: string; content: unknown }[] | undefined) ?? [];
     const done = messages.flatMap((m) => (m.role === "assistant" && Array.isArray(m.content) ? (m.content as { type: string }[]) : [])).filter((c) => c.type === "tool_use").length;
     // Side requests (titles, summaries) offer no tools: a short text answers them.
-    const step: ScriptStep = tools.length === 0 ? { text: "ok" } : stepFor(done);
+    const step: ScriptStep = tools.length === 0 ? { text: "ok" } : stepFor(done, model);
     const usage = options.usage ?? DEFAULT_USAGE;
     const id = String(++counter).padStart(4, "0");
     const block =
@@ -101,7 +103,7 @@ export async function startScriptedModel(initial: ScriptedModelOptions): Promise
     const tools = ((body.tools as { type?: string; name?: string }[] | undefined) ?? []).map((t) => t.name ?? "").filter(Boolean);
     const input = Array.isArray(body.input) ? (body.input as { type: string }[]) : [];
     const done = input.filter((item) => item.type === "function_call" || item.type === "local_shell_call" || item.type === "custom_tool_call").length;
-    const step = stepFor(done);
+    const step = stepFor(done, model);
     const usage = options.usage ?? DEFAULT_USAGE;
     const id = String(++counter).padStart(4, "0");
     const shellTool = tools.find((n) => n === "shell" || n === "exec_command" || n === "shell_command") ?? "shell";
