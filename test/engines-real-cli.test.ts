@@ -3,13 +3,17 @@
 // from their engine profiles (`project_start {engine}`), driven by a scripted test double of the
 // MODEL API on 127.0.0.1 (test/support/scripted-model-api.ts). Their own tools edit the worktree,
 // run the project's tests and commit; the fleet gates and lands. Also: spend recorded equals
-// what the scripted server billed; the real claude's answer to a plan-limit 429 is a quota pause
-// (no breaker trip, no attempt spent); the day budget stops births.
+// what the scripted server billed (and survives a restart); the real claude's answer to a
+// plan-limit 429 is a quota pause (no breaker trip, no attempt spent), or, with codex beside it,
+// a failover to codex; the day budget stops births; the ladder's stronger model is what the
+// server sees on attempt 2.
 //
 // No network: a temporary HOME (no user login is read), CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC,
-// and every proxy variable pointing at a closed loopback port, so anything but 127.0.0.1 fails.
+// and every proxy variable pointing at a loopback sentinel that counts connections (none allowed),
+// so anything but 127.0.0.1 fails and is seen.
 // Not as root via IS_SANDBOX: the claude profile's flags (acceptEdits + allowed tools) work as root.
-import { describe, it } from "node:test";
+import { after, describe, it } from "node:test";
+import { createServer, type AddressInfo } from "node:net";
 import assert from "node:assert/strict";
 import { mkdir, writeFile } from "node:fs/promises";
 import { join, resolve } from "node:path";
@@ -50,9 +54,23 @@ async function project(): Promise<{ forge: TestForge; dir: string; home: string 
   return { forge, dir, home };
 }
 
+/**
+ * A proxy that answers nothing and counts who tried it: every proxy variable of the CLIs points
+ * here, so any request for anything but 127.0.0.1 (NO_PROXY) would show up in `connections`.
+ */
+const sentinel = { connections: 0, url: "" };
+const proxy = createServer((socket) => {
+  sentinel.connections += 1;
+  socket.destroy();
+});
+await new Promise<void>((done) => proxy.listen(0, "127.0.0.1", done));
+sentinel.url = `http://127.0.0.1:${(proxy.address() as AddressInfo).port}`;
+cleanups.push(() => new Promise<void>((done) => proxy.close(() => done())));
+after(() => assert.equal(sentinel.connections, 0, "a CLI tried to reach beyond loopback"));
+
 /** The environment of the CLIs: loopback only, no user config. */
 function cliEnv(model: ScriptedModel, home: string): Record<string, string> {
-  const dead = "http://127.0.0.1:9";
+  const dead = sentinel.url;
   return {
     HOME: home,
     ANTHROPIC_BASE_URL: model.url,
@@ -176,11 +194,7 @@ describe("real agent CLIs as engines, against a scripted model API on loopback",
     const { forge, dir, home } = await project();
     const model = await startScriptedModel({ script: SCRIPT, prices: PRICES });
     cleanups.push(() => model.close());
-    await mkdir(join(home, ".codex"), { recursive: true });
-    await writeFile(
-      join(home, ".codex", "config.toml"),
-      ['model_provider = "scripted"', "check_for_update_on_startup = false", "", "[model_providers.scripted]", 'name = "scripted model API (test double)"', `base_url = "${model.url}/v1"`, 'env_key = "OPENAI_API_KEY"', 'wire_api = "responses"', ""].join("\n"),
-    );
+    await writeCodexConfig(home, model);
     const [n] = (await readyIssues(forge, ["Codex task"])) as [number];
     const host = fleetHost(forge, dir, cleanups, cliEnv(model, home));
     const steps: string[] = [];
@@ -227,4 +241,67 @@ describe("real agent CLIs as engines, against a scripted model API on loopback",
     const spends = await spendRecords(host, forge);
     assert.deepEqual(spends.map((s) => s.model), [CLAUDE_MODEL, STRONGER]);
   });
+
+  it("a usage limit pauses that engine only: the next birth fails over to codex, with no attempt spent", async () => {
+    const { forge, dir, home } = await project();
+    // Every Messages request answers the plan-limit 429; the Responses API works.
+    const model = await startScriptedModel({ script: SCRIPT, prices: PRICES, rateLimited: { resetEpochSeconds: Math.floor(Date.now() / 1000) + 3 * 3600 } });
+    cleanups.push(() => model.close());
+    await writeCodexConfig(home, model);
+    const [n] = (await readyIssues(forge, ["Failover task"])) as [number];
+    const host = fleetHost(forge, dir, cleanups, cliEnv(model, home));
+    await host.start({
+      repo: forge.repo,
+      engine: "claude",
+      model: CLAUDE_MODEL,
+      target: 1,
+      auto_merge: true,
+      config: baseConfig(
+        { claude: { binary: join(BIN, "claude") }, codex: { binary: join(BIN, "codex"), default_model: CODEX_MODEL } },
+        { routing: { ladder: [{ engine: "codex" }] }, prices: { [CODEX_MODEL]: { input_per_mtok: PRICES[CODEX_MODEL].input, output_per_mtok: PRICES[CODEX_MODEL].output } } },
+      ),
+    });
+    await waitFor(`#${n} landed by codex`, async () => (await issueOf(forge, n)).state === "closed", { deadlineMs: 5 * 60_000, intervalMs: 500, explain: () => supervisorText(host, forge) });
+    const text = await supervisorText(host, forge);
+    assert.match(text, /engine_paused: #\d+: engine claude paused \(usage limit reached \(API Error: Request rejected \(429\).*births go on with codex/);
+    assert.match(text, new RegExp(`failover: #${n}: attempt 1 fails over from claude to codex`));
+    assert.ok(!/breaker/i.test(text), "a usage limit is not a fast death");
+    assert.deepEqual([...new Set(model.turns.map((t) => t.api))], ["anthropic", "openai"]);
+    const spends = (await host.logs({ repo: forge.repo, lane: "worker", tail_lines: 2000 })).records.filter((r) => r.event === "spend").map((r) => ({ attempt: r.attempt, engine: (r.data as { engine: string }).engine }));
+    assert.deepEqual(spends, [{ attempt: 1, engine: "claude" }, { attempt: 1, engine: "codex" }], "the failover spent no attempt");
+    const status = await host.status({ repo: forge.repo, scope: "worker" });
+    assert.equal(status.births?.paused, false, "births stayed open: one engine was healthy");
+  });
 });
+
+/**
+ * Codex's config: the scripted provider, and off what it otherwise fetches from the internet
+ * (measured with the sentinel: the release check on api.github.com; the plugin marketplace sync on
+ * github.com and chatgpt.com; metrics to ab.chatgpt.com).
+ */
+async function writeCodexConfig(home: string, model: ScriptedModel): Promise<void> {
+  await mkdir(join(home, ".codex"), { recursive: true });
+  await writeFile(
+    join(home, ".codex", "config.toml"),
+    [
+      'model_provider = "scripted"',
+      "check_for_update_on_startup = false",
+      "",
+      "[model_providers.scripted]",
+      'name = "scripted model API (test double)"',
+      `base_url = "${model.url}/v1"`,
+      'env_key = "OPENAI_API_KEY"',
+      'wire_api = "responses"',
+      "",
+      "[features]",
+      "plugins = false",
+      "",
+      "[analytics]",
+      "enabled = false",
+      "",
+      "[otel]",
+      'metrics_exporter = "none"',
+      "",
+    ].join("\n"),
+  );
+}

@@ -12,6 +12,8 @@ import { SpendReader, usdText } from "../server/workers/spend.js";
 import { engineForStart } from "../server/host/engine-start.js";
 import { SpendLedger, budgetFacts, sumText } from "../server/fleet/spend-ledger.js";
 import { decide, failureAction } from "../server/state/decide.js";
+import { BirthGuard } from "../server/fleet/birth-guard.js";
+import { detectQuota } from "../server/workers/quota.js";
 
 const BIN = resolve(process.cwd(), "node_modules/.bin");
 const config = (extra: Record<string, unknown> = {}) => FleetConfigSchema.parse(extra);
@@ -154,5 +156,26 @@ describe("the spend ledger and the budgets as inputs of decide", () => {
     assert.equal(failureAction(claim, input, evidence).kind, "retry");
     const over = failureAction(claim, { ...input, budget: { dayHold: null, issuesOver: new Map([[5, "$2.0000 over 2 attempts (budget.usd_per_issue $1.0000)"]]) } }, evidence);
     assert.deepEqual([over.kind, over.kind === "escalate" ? over.why : ""], ["escalate", "over its budget: $2.0000 over 2 attempts (budget.usd_per_issue $1.0000)"]);
+  });
+});
+
+describe("failover: a usage limit pauses its engine only", () => {
+  it("pauses the fleet only once no engine of the failover set is healthy", () => {
+    const now = new Date("2026-12-03T15:00:00Z");
+    const events: string[] = [];
+    const guard = new BirthGuard(DEFAULT_CONFIG.circuit, 1, () => now, (_level, event) => events.push(event), (lines) => [...lines]);
+    guard.failoverAmong(["claude", "codex"]);
+    const limit = detectQuota("You've hit your session limit · resets 4:19pm (UTC)", { quotaPatterns: DEFAULT_CONFIG.worker.quota_patterns, authPatterns: DEFAULT_CONFIG.worker.auth_patterns }, now)!;
+    guard.onQuota(1, limit, "claude");
+    assert.equal(guard.paused(false), null, "codex is healthy: births go on");
+    assert.match(guard.enginePaused("claude")!.reason, /^engine claude: usage limit reached/);
+    assert.equal(guard.enginePaused("claude")!.until!.toISOString(), "2026-12-03T16:20:00.000Z", "the reset time plus a minute");
+    guard.onQuota(2, limit, "codex");
+    assert.ok(guard.paused(false), "no engine healthy: births pause as with one engine");
+    // An opaque command (no engine), or a single engine, pauses the fleet as before.
+    const single = new BirthGuard(DEFAULT_CONFIG.circuit, 1, () => now, () => undefined, (lines) => [...lines]);
+    single.onQuota(1, limit, "claude");
+    assert.ok(single.paused(false));
+    assert.deepEqual(events, ["engine_paused", "engine_paused", "quota"]);
   });
 });

@@ -141,7 +141,18 @@ export class Births {
     const { registration, log } = this.host;
     const start = registration.engine;
     if (start === null) return null;
-    const route = routeFor({ start: { engine: start.name, model: start.model }, ladder: registration.config.routing.ladder }, issue.labels, attempt);
+    const ladder = registration.config.routing.ladder;
+    let route = routeFor({ start: { engine: start.name, model: start.model }, ladder }, issue.labels, attempt);
+    const paused = this.host.guard.enginePaused(route.engine);
+    if (paused) {
+      // Failover: the next healthy engine of the route (the start's, then the ladder's). No attempt is spent.
+      const order = [...new Set([start.name, ...ladder.map((r) => r.engine ?? start.name), ...Object.keys(registration.engines ?? {})])];
+      const next = order.find((name) => name !== route.engine && registration.engines?.[name] && this.host.guard.enginePaused(name) === null);
+      if (next !== undefined) {
+        log("info", "failover", `#${issue.number}: attempt ${attempt} fails over from ${route.engine} to ${next}: ${paused.reason}`, issue.number, { from: route.engine, to: next });
+        route = { engine: next, model: next === start.name ? start.model : null, from: `failover from ${route.engine}` };
+      }
+    }
     if (route.engine === start.name && route.model === start.model) return null;
     const verified = registration.engines?.[route.engine];
     if (!verified) {
@@ -178,7 +189,7 @@ export class Births {
       config: registration.config,
       lanes: deps.lanes,
       runDir: deps.runDir,
-      onQuota: (n, detection) => guard.onQuota(n, detection),
+      onQuota: (n, detection, engine) => guard.onQuota(n, detection, engine),
       onExit: (n) => this.onExit(n),
       checkpoint: (n) => {
         const sha = this.claimShas.get(n);

@@ -90,6 +90,7 @@ export class RepoFleet implements FleetRuntime {
     this.registration = registration;
     this.log = supervisorLog(deps.lanes, registration.instance);
     this.guard = new BirthGuard(registration.config.circuit, deps.timeScale, deps.clock, this.log, (lines) => lines.map((line) => redactText(line, [deps.conn.token])));
+    this.guard.failoverAmong(Object.keys(registration.engines ?? {}));
     this.landing = new Landing(deps, () => this.registration.config);
     this.garbage = new GarbageCollector({
       refs: deps.conn.refs,

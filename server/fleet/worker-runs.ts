@@ -41,8 +41,8 @@ export interface RunDeps {
   lanes: LaneWriter;
   /** `<stateDir>/runs/<owner>/<name>`: briefs and verdict files, outside every worktree. */
   runDir: string;
-  /** Called for each line that reads as a usage limit or an expired login. */
-  onQuota: (issue: number, detection: QuotaDetection) => void;
+  /** Called for each line that reads as a usage limit or an expired login, with the run's engine. */
+  onQuota: (issue: number, detection: QuotaDetection, engine?: string) => void;
   /** Called once the worker has exited (wake the loop). */
   onExit: (issue: number) => void;
   /** Pushes the commits an exited worker left (its last checkpoint), before its exit is handled. */
@@ -177,7 +177,7 @@ export async function birth(input: BirthInput, deps: RunDeps): Promise<WorkerRun
     }, (detection) => {
       quotaSeen = true;
       if (run) run.quota = true;
-      deps.onQuota(n, detection);
+      deps.onQuota(n, detection, engine?.name);
       if (detection.kind === "network" && endFor === null) {
         endFor = "the agent cannot reach its API";
         if (run) void run.handle.kill(endFor).catch(() => undefined);
