@@ -222,6 +222,26 @@ describe("real agent CLIs as engines, against a scripted model API on loopback",
     assert.ok(model.turns.every((t) => t.api === "openai" && t.model === CODEX_MODEL));
   });
 
+  it("claude is handed budget.usd_per_attempt and stops there; what it spent is what the server billed", async () => {
+    const { forge, dir, home } = await project();
+    // Each turn costs $0.0045; the budget of $0.005 is passed at the second.
+    const model = await startScriptedModel({ script: [{ shell: "true" }, { shell: "true" }, ...SCRIPT], prices: PRICES });
+    cleanups.push(() => model.close());
+    const [n] = (await readyIssues(forge, ["Costly task"])) as [number];
+    const host = fleetHost(forge, dir, cleanups, cliEnv(model, home));
+    const started = await host.start({ repo: forge.repo, engine: "claude", model: CLAUDE_MODEL, target: 1, auto_merge: true, config: baseConfig({ claude: { binary: join(BIN, "claude") } }, { retry: 0, budget: { usd_per_attempt: 0.005 } }) });
+    assert.match(started.registration!.worker_command, / '--max-budget-usd' '0\.005'$/);
+    const spends = await waitFor("the spend record", async () => {
+      const s = await spendRecords(host, forge);
+      return s.length > 0 ? s : false;
+    }, { deadlineMs: 2 * 60_000, intervalMs: 250, explain: () => supervisorText(host, forge) });
+    assert.equal(model.turns.length, 2, "the CLI stopped at its budget");
+    assert.deepEqual([spends[0]!.input_tokens, spends[0]!.output_tokens], [model.billedTokens().input_tokens, model.billedTokens().output_tokens]);
+    assert.ok(Math.abs(spends[0]!.usd! - model.billedUsd()) < 1e-9, `recorded ${spends[0]!.usd} vs billed ${model.billedUsd()}`);
+    const worker = (await host.logs({ repo: forge.repo, lane: "worker", issue: n, tail_lines: 500 })).records.map((r) => String(r.msg));
+    assert.ok(worker.some((line) => line.includes('"subtype":"error_max_budget_usd"')));
+  });
+
   it("the ladder's stronger model is the one the server sees on attempt 2, and lands what attempt 1 did not", async () => {
     const { forge, dir, home } = await project();
     // A current model id: the CLI passes it through unchanged (an older dated id, such as

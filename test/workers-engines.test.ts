@@ -96,9 +96,17 @@ describe("spend read from the CLIs' output", () => {
     const reader = new SpendReader("claude", "claude-json", null, {});
     reader.push('{"type":"system","subtype":"init","model":"claude-sonnet-4-5-20250929","claude_code_version":"2.1.197"}');
     reader.push(
-      '{"type":"result","subtype":"success","is_error":false,"num_turns":2,"result":"done","total_cost_usd":0.009000000000000001,"usage":{"input_tokens":2000,"cache_creation_input_tokens":0,"cache_read_input_tokens":0,"output_tokens":200},"modelUsage":{"claude-sonnet-4-5-20250929":{"inputTokens":2000,"outputTokens":200,"costUSD":0.009000000000000001}}}',
+      '{"type":"result","subtype":"success","is_error":false,"num_turns":2,"result":"done","total_cost_usd":0.009000000000000001,"usage":{"input_tokens":2000,"cache_creation_input_tokens":0,"cache_read_input_tokens":0,"output_tokens":200},"modelUsage":{"claude-sonnet-4-5-20250929":{"inputTokens":2000,"outputTokens":200,"cacheReadInputTokens":0,"cacheCreationInputTokens":0,"webSearchRequests":0,"costUSD":0.009000000000000001,"contextWindow":200000,"maxOutputTokens":32000}}}',
     );
     assert.deepEqual(reader.spend(), { engine: "claude", model: "claude-sonnet-4-5-20250929", input_tokens: 2000, cached_input_tokens: 0, output_tokens: 200, usd: 0.009000000000000001, source: "cli" });
+  });
+
+  it("claude stopped by --max-budget-usd: the run's totals come from modelUsage, not the last turn's usage", () => {
+    const reader = new SpendReader("claude", "claude-json", "claude-sonnet-4-5-20250929", {});
+    reader.push(
+      '{"type":"result","subtype":"error_max_budget_usd","is_error":true,"num_turns":2,"total_cost_usd":0.009000000000000001,"usage":{"input_tokens":1000,"cache_creation_input_tokens":0,"cache_read_input_tokens":0,"output_tokens":100},"modelUsage":{"claude-sonnet-4-5-20250929":{"inputTokens":2000,"outputTokens":200,"cacheReadInputTokens":0,"cacheCreationInputTokens":0,"costUSD":0.009000000000000001}}}',
+    );
+    assert.deepEqual([reader.spend().input_tokens, reader.spend().output_tokens, reader.spend().usd], [2000, 200, 0.009000000000000001]);
   });
 
   it("codex: turn.completed usage summed over turns, priced with the table (captured from 0.171)", () => {

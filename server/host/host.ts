@@ -255,15 +255,16 @@ export class FleetHost implements Host {
       const { plan, landing } = await assess(connected, this.clock, input.auto_merge === true);
       for (const step of assessedSteps(plan)) onStep(step);
       const failed = plan.preconditions.filter((p) => !p.ok);
-      if (input.dry_run) {
+      const env = projectEnv ?? hostEnv;
+      // An engine is checked by a dry run too (its binary, version, provider): that is what a dry run is for.
+      const chosen = input.dry_run && input.engine === undefined ? null : await engineForStart(input, conn.config, env);
+      if (chosen?.step) onStep(chosen.step);
+      if (input.dry_run || chosen === null) {
         return { registration: null, plan: pagePlan(plan, false), message: failed.length ? `dry run: ${failed.length} precondition(s) fail: ${failed.map((p) => p.message).join("; ")}` : "dry run: a start would be accepted; nothing was done" };
       }
       if (!preconditionsPass(plan.preconditions)) {
         throw new UsageError(`project_start refused: ${failed.map((p) => `${p.name}: ${p.message}`).join("; ")}`);
       }
-      const env = projectEnv ?? hostEnv;
-      const chosen = await engineForStart(input, conn.config, env);
-      if (chosen.step) onStep(chosen.step);
       const root = stateDir(hostEnv);
       const slug = parseSlug(conn.repo);
       const lanes = this.lanesFor(conn.repo, conn.token);

@@ -70,15 +70,25 @@ export class SpendReader {
     if (event.type === "system" && event.subtype === "init" && typeof event.model === "string") this.seenModel = event.model;
     if (event.type !== "result") return;
     // One result per run, its figures the whole run's: a second (a resumed session) replaces it.
+    this.usdReported = num(event.total_cost_usd);
+    // modelUsage is the run's per-model total; `usage` can be the last turn's only (measured on
+    // 2.1.197's error_max_budget_usd result: usage 1,000 in, modelUsage 2,000 in).
+    const perModel = Object.entries((event.modelUsage ?? {}) as Record<string, Record<string, unknown>>);
+    if (perModel.length > 0) {
+      const sum = (key: string): number | null => perModel.reduce<number | null>((acc, [, u]) => (num(u[key]) === null ? acc : (acc ?? 0) + num(u[key])!), null);
+      const fresh = sum("inputTokens");
+      this.input = fresh === null ? null : fresh + (sum("cacheCreationInputTokens") ?? 0);
+      this.cached = sum("cacheReadInputTokens");
+      this.output = sum("outputTokens");
+      if (perModel.length === 1) this.seenModel = perModel[0]![0];
+      return;
+    }
     const usage = (event.usage ?? {}) as Record<string, unknown>;
     const fresh = num(usage.input_tokens);
     const created = num(usage.cache_creation_input_tokens);
     this.input = fresh === null ? null : fresh + (created ?? 0);
     this.cached = num(usage.cache_read_input_tokens);
     this.output = num(usage.output_tokens);
-    this.usdReported = num(event.total_cost_usd);
-    const models = Object.keys((event.modelUsage ?? {}) as object);
-    if (models.length === 1) this.seenModel = models[0]!;
   }
 
   private codex(event: Record<string, unknown>): void {
