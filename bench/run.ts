@@ -26,6 +26,7 @@ import { statusSection } from "./status.js";
 import { demoRequestsSection, idleSection, issue11Table, ISSUE_11_SECTIONS } from "./issue11.js";
 import { conflictsSection } from "./conflicts.js";
 import { trainsSection } from "./trains.js";
+import { ledgerSection } from "./ledger.js";
 
 const SECTIONS: Section[] = [
   snapshotSection(),
@@ -42,6 +43,7 @@ const SECTIONS: Section[] = [
   statusSection(),
   conflictsSection(),
   trainsSection,
+  ledgerSection,
 ];
 
 const USAGE = `Usage: node dist/bench/run.js [--only NAME[,NAME]]... [--list]

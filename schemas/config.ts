@@ -7,6 +7,7 @@
 // well inside the lease, a local gate needs a command) are refinements whose issues carry the
 // key path, so server/host/config-load.ts can name the key and the fix.
 import { z } from "zod";
+import { NotifySchema } from "./config-notify.js";
 import { unknownKeyError } from "./nearest.js";
 import { BudgetSchema, EnginesSchema, PricesSchema, RoutingSchema } from "./engines.js";
 
@@ -555,6 +556,7 @@ const FleetConfigObject = z.strictObject({
   prices: PricesSchema,
   budget: BudgetSchema.prefault({}),
   routing: RoutingSchema.prefault({}),
+  notify: NotifySchema.prefault({}),
 });
 
 /** The fleet config. Parse anything a user wrote; the output is canonical (every key present). */

@@ -2,11 +2,14 @@
 // the machine's daemon lane. The writer (server/lanes) produces it and the `logs` tool returns it as-is.
 import { z } from "zod";
 
-/** A project's four lanes, in the order a reader usually wants them. */
-export const PROJECT_LANES = ["supervisor", "worker", "monitor", "liveness"] as const;
+/**
+ * A project's lanes, in the order a reader usually wants them; `ledger` is the fleet's durable
+ * record of decisions and facts (server/lanes/ledger.ts), compacted instead of rotated.
+ */
+export const PROJECT_LANES = ["supervisor", "worker", "monitor", "liveness", "ledger"] as const;
 /** Those, and the machine's one `daemon` lane (its own lines, stdout and stderr), per state dir, not per project. */
 export const LANE_NAMES = [...PROJECT_LANES, "daemon"] as const;
-export const laneName = z.enum(LANE_NAMES).describe("Which lane: supervisor, worker, monitor, liveness (a project's) or daemon (this machine's daemon).");
+export const laneName = z.enum(LANE_NAMES).describe("Which lane: supervisor, worker, monitor, liveness, ledger (a project's) or daemon (this machine's daemon).");
 export type LaneName = z.infer<typeof laneName>;
 
 /** Severity, least first; a level filter means "this level or worse". */

@@ -292,6 +292,12 @@ export const logsInput = {
   cursor: text(100).optional().describe("The next_cursor of the previous answer: continue with the records before it."),
 };
 
+/** One issue's timeline (the resource afk://{owner}/{repo}/issue/{n}/timeline), from the ledger. */
+export const timelineInput = { repo: repoInput, issue: z.number().int().positive().describe("The issue.") };
+
+/** The final report of a repository's fleet, from its ledger. */
+export const reportInput = { repo: repoInput };
+
 export const projectOutput = {
   registration: registrationOutput,
   plan: planOutput.nullable(),

@@ -15,7 +15,11 @@ import { testFiles } from "./test-files.mjs";
 let [command, ...args] = process.argv.slice(2);
 if (command === "--kind") {
   try {
-    [command, ...args] = [process.execPath, "--test", "--test-concurrency=2", ...testFiles(args[0])];
+    const files = testFiles(args[0]);
+    console.error(`test-run: ${files.length} test files (${args[0]}) on Node ${process.version}, two at a time, the longest first`);
+    // spec on stdout as usual; each file's time and count on stderr at the end (where time goes).
+    const reporters = ["--test-reporter=spec", "--test-reporter-destination=stdout", `--test-reporter=${join(import.meta.dirname, "file-times-reporter.mjs")}`, "--test-reporter-destination=stderr"];
+    [command, ...args] = [process.execPath, "--test", "--test-concurrency=2", ...reporters, ...files];
   } catch (error) {
     console.error(`test-run: ${error.message}`);
     process.exit(2);
@@ -44,8 +48,9 @@ child.on("error", (error) => {
 child.on("exit", (code, signal) => {
   let left = [];
   try {
-    // tsx keeps a compile cache there on purpose (tsx-<uid>): not a test's leftover.
-    left = readdirSync(root).filter((name) => !/^tsx-\d+$/.test(name));
+    // tsx (tsx-<uid>) and Node 22's module compile cache (node-compile-cache) are kept there on
+    // purpose: not a test's leftover.
+    left = readdirSync(root).filter((name) => !/^tsx-\d+$/.test(name) && name !== "node-compile-cache");
   } catch {
     // removed under us: nothing to report
   }

@@ -158,6 +158,8 @@ describe("a host killed mid-landing", { concurrency: true }, () => {
     await assertLandedOnce(forge, seed, 1);
     // The landing came within seconds (no live phase settled): the issue still ends with one board naming the PR.
     const pr = ((await api(forge, "GET", repoPath(forge, "/pulls?state=all"))).body as Array<{ number: number }>)[0]!.number;
+    // The final board is written after the merged record (under load, a while after): wait for it.
+    await until(`#${n}'s final board`, async () => (await fleetComments(forge, n!)).some((b) => /afk-mcp: Merged/.test(b)), scene);
     const boards = await fleetComments(forge, n!);
     assert.equal(boards.length, 1, `one comment by the fleet on #${n}: ${boards.join("\n---\n")}`);
     assert.match(boards[0]!, /afk-mcp: Merged/);

@@ -78,7 +78,13 @@ describe("what the server pushes", () => {
 
   it("offers the board, issue and lane templates, completes lanes, and the launch prompt names this client's worker command", async () => {
     const { resourceTemplates } = await client.listResourceTemplates();
-    assert.deepEqual(resourceTemplates.map((t) => t.uriTemplate).sort(), ["afk://{owner}/{repo}/board", "afk://{owner}/{repo}/issue/{number}", "afk://{owner}/{repo}/lanes/{lane}"]);
+    assert.deepEqual(resourceTemplates.map((t) => t.uriTemplate).sort(), [
+      "afk://{owner}/{repo}/board",
+      "afk://{owner}/{repo}/issue/{number}",
+      "afk://{owner}/{repo}/issue/{number}/timeline",
+      "afk://{owner}/{repo}/lanes/{lane}",
+      "afk://{owner}/{repo}/report",
+    ]);
     const lanes = await client.complete({ ref: { type: "ref/resource", uri: "afk://{owner}/{repo}/lanes/{lane}" }, argument: { name: "lane", value: "s" } });
     assert.deepEqual(lanes.completion.values, ["supervisor"]);
     const { prompts } = await client.listPrompts();

@@ -226,13 +226,16 @@ describe("plan text: the needs-a-human list", () => {
       '(2 of the records asked for fit in about 48 KB; the other 4987 and any older: logs {cursor: "c2"})',
     );
   });
-  it("the board resource: its workers, or that none runs", () => {
+  it("the board resource: its workers with their timelines, or that none runs", () => {
     const head = renderStatusHead(paused).join("\n");
-    assert.equal(renderBoard(paused, paused), `${head}\n\nworkers: none running`);
+    const links = "\n\ntimelines: afk://afk/demo/issue/{n}/timeline · final report: afk://afk/demo/report";
+    const workerLinks = "\n\ntimelines: afk://afk/demo/issue/12/timeline afk://afk/demo/issue/15/timeline · final report: afk://afk/demo/report";
+    assert.equal(renderBoard(paused, paused), `${head}\n\nworkers: none running${links}`);
     const two = { ...paused, workers: [12, 15].map((issue) => ({ issue, state: "running", pid: 100 + issue, attempt: 1, started_at: "2026-12-01T18:57:30.000Z", engine: "command", model: null })) } as unknown as StatusResult;
-    assert.equal(renderBoard(paused, two), `${head}\n\nworkers (2):\n  #12  running  pid 112  attempt 1\n  #15  running  pid 115  attempt 1`);
+    // Each worker's issue has its timeline linked (afk://{owner}/{repo}/issue/{n}/timeline).
+    assert.equal(renderBoard(paused, two), `${head}\n\nworkers (2):\n  #12  running  pid 112  attempt 1\n  #15  running  pid 115  attempt 1${workerLinks}`);
     // An engine's workers say which engine and model run the attempt.
     const routed = { ...paused, workers: [{ issue: 12, state: "running", pid: 112, attempt: 2, started_at: "2026-12-01T18:57:30.000Z", engine: "claude", model: "claude-opus-4-1" }] } as unknown as StatusResult;
-    assert.equal(renderBoard(paused, routed), `${head}\n\nworkers (1):\n  #12  running  pid 112  attempt 2  claude claude-opus-4-1`);
+    assert.equal(renderBoard(paused, routed), `${head}\n\nworkers (1):\n  #12  running  pid 112  attempt 2  claude claude-opus-4-1\n\ntimelines: afk://afk/demo/issue/12/timeline · final report: afk://afk/demo/report`);
   });
 });

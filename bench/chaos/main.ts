@@ -33,11 +33,11 @@ interface Plan {
 }
 
 const PLANS: Record<Plan["mode"], Plan> = {
-  quick: { mode: "quick", issues: 10, kills: 5, gap: [4, 12], twoHostIssues: 10, drainSeconds: 240 },
+  quick: { mode: "quick", issues: 10, kills: 5, gap: [4, 12], twoHostIssues: 30, drainSeconds: 240 },
   full: { mode: "full", issues: 40, kills: 20, gap: [3, 15], twoHostIssues: 100, drainSeconds: 1500 },
 };
 
-const USAGE = "usage: npm run chaos -- [--quick] [--seed N] [--keep]  (--quick: 10 issues, 5 kills, about 5 min; default: 40 issues, 20 kills and a 100-issue two-host drain; --keep leaves the temp dir)";
+const USAGE = "usage: npm run chaos -- [--quick] [--seed N] [--keep]  (--quick: 10 issues, 5 kills and a 30-issue two-host drain; default: 40 issues, 20 kills and a 100-issue two-host drain; --keep leaves the temp dir)";
 const TIME_SCALE = 0.05;
 const say = (line: string) => process.stderr.write(`chaos: ${line}\n`);
 const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
@@ -274,13 +274,22 @@ async function twoHostDrain(root: string, plan: Plan, seed: number): Promise<Rec
   const shared = [...worked].filter(([, dirs]) => dirs.size > 1).map(([issue]) => issue);
   const perHost = hosts.map((h) => [...worked.values()].filter((dirs) => dirs.has(h.stateDir)).length);
   return {
-    ok: drainedInTime && shared.length === 0 && v.lost.length === 0 && v.doubleMerged.length === 0 && v.untestedBaseTrees.length === 0 && observer.overlaps.length === 0,
+    ok:
+      drainedInTime &&
+      shared.length === 0 &&
+      v.lost.length === 0 &&
+      v.doubleMerged.length === 0 &&
+      v.foreignMerged.length === 0 &&
+      v.untestedBaseTrees.length === 0 &&
+      v.refsLeft.claim + v.refsLeft.lock + v.refsLeft.probe === 0 &&
+      observer.overlaps.length === 0,
     issues: world.issues.length,
     drained: drainedInTime,
     per_host: perHost,
     shared,
     lost: v.lost,
     double_merged: v.doubleMerged,
+    foreign_merged: v.foreignMerged,
     untested_base_trees: v.untestedBaseTrees,
     refs_left: v.refsLeft,
     worked_twice_at_once: observer.overlaps,

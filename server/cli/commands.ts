@@ -9,6 +9,7 @@ import { demoCommand } from "./demo.js";
 import { daemonCommand } from "./daemon.js";
 import { doctorCommand } from "./doctor.js";
 import { logsCommand } from "./logs.js";
+import { ledgerCommand, reportCommand } from "./ledger.js";
 import { resetCommand, resizeCommand, stopCommand } from "./project.js";
 import { takeoverCommand } from "./takeover.js";
 
@@ -21,6 +22,8 @@ export const commands: Command[] = [
   resizeCommand,
   planCommand,
   logsCommand,
+  ledgerCommand,
+  reportCommand,
   takeoverCommand,
   daemonCommand,
   configCommand,

@@ -5,6 +5,7 @@ import type { Command } from "./command.js";
 import { DaemonClient } from "../daemon/client.js";
 import { UsageError } from "../gh/errors.js";
 import { overridesFromAssignments } from "../host/config-load.js";
+import { renderReport } from "../lanes/index.js";
 import { printLine } from "./print.js";
 import { forTerminal } from "./terminal-words.js";
 import { watchShutdown } from "../host/shutdown.js";
@@ -114,6 +115,9 @@ Example:
     // branches first, so the next run continues them.
     const stopped = await host.stop({ repo, stop_workers: true });
     printLine(forTerminal(stopped.message, { repo }));
+    // The final report, from the ledger the stop just closed (its JSON is beside the ledger: afk-mcp report --json).
+    const report = await host.report({ repo }).catch(() => null);
+    if (report) printLine(renderReport({ ...report, reason: "run_exit" }));
     await host.close();
     shutdown.dispose();
     return 0;

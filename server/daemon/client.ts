@@ -6,24 +6,8 @@ import type { Socket } from "node:net";
 import { readFile } from "node:fs/promises";
 import { fileURLToPath } from "node:url";
 import { customAlphabet } from "nanoid";
-import type {
-  EventSource,
-  Host,
-  HostEvent,
-  RepoListing,
-  LogsInput,
-  LogsResult,
-  ProjectResetInput,
-  ProjectResizeInput,
-  ProjectResult,
-  ProjectStartInput,
-  ProjectStopInput,
-  StepListener,
-  StatusInput,
-  StatusResult,
-  TakeoverInput,
-  TakeoverResult,
-} from "../host/api.js";
+import type { EventSource, Host, HostEvent, RepoListing, LogsInput, LogsResult, FinalReport, ReportInput, Timeline, TimelineInput,
+  ProjectResetInput, ProjectResizeInput, ProjectResult, ProjectStartInput, ProjectStopInput, StepListener, StatusInput, StatusResult, TakeoverInput, TakeoverResult } from "../host/api.js";
 import { FleetHost } from "../host/host.js";
 import { originSlug, remoteSlugs } from "../host/connection.js";
 import { UsageError } from "../gh/errors.js";
@@ -287,7 +271,7 @@ export class DaemonClient implements Host, EventSource {
   }
 
   /** A read: safe to ask once more when the daemon went away before answering. */
-  private async read<T>(method: "status" | "logs", input: object, local: () => Promise<T>): Promise<T> {
+  private async read<T>(method: "status" | "logs" | "timeline" | "report", input: object, local: () => Promise<T>): Promise<T> {
     for (let attempt = 0; ; attempt += 1) {
       try {
         const conn = await this.readConnection();
@@ -365,6 +349,14 @@ export class DaemonClient implements Host, EventSource {
 
   async logs(input: LogsInput): Promise<LogsResult> {
     return this.read<LogsResult>("logs", input, () => this.localHost().logs(input));
+  }
+
+  async timeline(input: TimelineInput): Promise<Timeline> {
+    return this.read<Timeline>("timeline", input, () => this.localHost().timeline(input));
+  }
+
+  async report(input: ReportInput): Promise<FinalReport> {
+    return this.read<FinalReport>("report", input, () => this.localHost().report(input));
   }
 
   async start(input: ProjectStartInput, onStep?: StepListener): Promise<ProjectResult> {

@@ -6,6 +6,8 @@ import { z } from "zod";
 import type { Host } from "../host/api.js";
 import {
   logsInput,
+  reportInput,
+  timelineInput,
   projectResetInput,
   projectResizeInput,
   projectStartInput,
@@ -36,6 +38,8 @@ export const HOST_METHODS = {
   stop: method(projectStopInput, (h, a) => h.stop(a)),
   reset: method(projectResetInput, (h, a) => h.reset(a)),
   logs: method(logsInput, (h, a) => h.logs(a)),
+  timeline: method(timelineInput, (h, a) => h.timeline(a)),
+  report: method(reportInput, (h, a) => h.report(a)),
   repos: method({}, (h) => h.repos()),
 } as const;
 

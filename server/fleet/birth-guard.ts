@@ -115,7 +115,7 @@ export class BirthGuard {
     if (!trip || this.trip) return false;
     this.trip = trip;
     for (const death of trip.deaths) this.unswept.add(death.issue);
-    this.log("error", "breaker_tripped", `circuit breaker tripped: ${trip.deaths.length} fast worker deaths${this.tripQuote()}; births parked until project_reset`, undefined, {
+    this.log("error", "breaker_tripped", `circuit breaker tripped: ${trip.deaths.length} fast worker deaths${this.tripQuote()}; births parked until project_reset`, trip.deaths.at(-1)?.issue, {
       last_output: Object.fromEntries(trip.deaths.map((d) => [d.issue, this.deathLines.get(d.issue) ?? []])),
     });
     return true;

@@ -10,12 +10,14 @@ import { Checkpoints } from "./checkpoint.js";
 import type { IssueMemories } from "./issue-memory.js";
 import type { EngineChoice, FleetDeps, Registration } from "./registration.js";
 import { errorData, errorText, type SupervisorLog } from "./supervisor-log.js";
+import type { FleetLedger } from "./fleet-ledger.js";
 import { adopt, birth, type BirthInput, type RunDeps, type WorkerRun } from "./worker-runs.js";
 import { SpendLedger } from "./spend-ledger.js";
 import { routeFor } from "../state/route.js";
 import { engineCommand, engineProfile } from "../workers/engines.js";
 import { queryLane } from "../lanes/index.js";
 import type { Spend } from "../workers/spend.js";
+import type { Spend as LedgerSpend } from "../lanes/index.js";
 
 /** What births need of the fleet that owns them. */
 export interface BirthsHost {
@@ -24,6 +26,7 @@ export interface BirthsHost {
   readonly memory: IssueMemories;
   readonly board: Board;
   readonly log: SupervisorLog;
+  readonly ledger: FleetLedger;
   readonly guard: BirthGuard;
   /** A stop is under way: nothing more is born. */
   stopping(): boolean;
@@ -118,6 +121,7 @@ export class Births {
       record.run = run;
       record.busy = null;
       if (!review) this.host.board.enter(issue.number, "coding");
+      this.host.ledger.attemptStart(issue.number, attempt, review ? "reviewer" : "worker", mode);
       return true;
     } catch (error) {
       if (error instanceof FencedError) {
@@ -204,8 +208,29 @@ export class Births {
     const facts = run?.exitFacts;
     if (run && facts) {
       if (run.role === "worker") this.spend.record(issue, facts.spend, this.host.deps.clock());
+      this.host.ledger.attemptEnd(issue, run.attempt, run.role, {
+        durationMs: facts.exit.durationMs,
+        code: facts.exit.code,
+        killReason: facts.exit.killReason,
+        outcome: facts.verdict ? `verdict ${facts.verdict.kind}` : facts.quota ? "quota" : facts.outcome.kind,
+        quota: facts.quota,
+        spend: ledgerSpend(facts.spend),
+        engine: facts.spend.engine,
+        ...(facts.spend.model ? { model: facts.spend.model } : {}),
+      });
       this.host.guard.recordDeath(issue, run.attempt, facts.exit.durationMs, facts.quota, facts.exit.killReason !== null || facts.outcome.kind !== "nothing", facts.lastLines);
     }
     this.host.nudge();
   }
+}
+
+/** An attempt's spend in the ledger's shape: what is unknown stays out ("unknown" when nothing is known). */
+function ledgerSpend(spend: Spend): LedgerSpend {
+  const tokens = {
+    ...(spend.input_tokens !== null ? { input: spend.input_tokens } : {}),
+    ...(spend.output_tokens !== null ? { output: spend.output_tokens } : {}),
+    ...(spend.cached_input_tokens !== null ? { cache_read: spend.cached_input_tokens } : {}),
+  };
+  if (spend.usd === null && Object.keys(tokens).length === 0) return "unknown";
+  return { ...(spend.usd !== null ? { usd: spend.usd } : {}), ...(Object.keys(tokens).length > 0 ? { tokens } : {}) };
 }

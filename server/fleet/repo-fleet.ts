@@ -39,6 +39,10 @@ import { redactText } from "../lanes/redact.js";
 import { MERGE_CLOSE_GRACE_SECONDS, MergeCloses } from "./merge-closes.js";
 import { CI_SILENT_SECONDS, CiSilence } from "./ci-silence.js";
 import { wrapUpRecovered } from "./recovered.js";
+import { FleetLedger } from "./fleet-ledger.js";
+import { Notifier } from "./notify.js";
+import { NOTIFY_DEDUPE_SECONDS, NOTIFY_MAX_PER_HOUR } from "../../schemas/config-notify.js";
+import { finalReport } from "./final-report.js";
 
 export type { FleetDeps, Registration } from "./registration.js";
 export { summaryLine, type TickReport } from "./tick-report.js";
@@ -49,6 +53,8 @@ export class RepoFleet implements FleetRuntime {
   readonly board: Board;
   readonly landing: Landing;
   readonly log: SupervisorLog;
+  readonly ledger: FleetLedger;
+  readonly notifier: Notifier;
   landingSlot: number | null = null;
   landingWait: { holder: string; since: Date } | null = null;
   readonly inFlight = new LandingsInFlight<TickScope>({
@@ -88,7 +94,10 @@ export class RepoFleet implements FleetRuntime {
     readonly deps: FleetDeps,
   ) {
     this.registration = registration;
-    this.log = supervisorLog(deps.lanes, registration.instance);
+    const log = supervisorLog(deps.lanes, registration.instance);
+    this.notifier = new Notifier({ repo: registration.repo, settings: () => ({ ...this.registration.config.notify, webhook_url: this.registration.config.notify.webhook_url || null, dedupe_seconds: NOTIFY_DEDUPE_SECONDS, max_per_hour: NOTIFY_MAX_PER_HOUR }), clock: deps.clock, comment: async (n, body) => void (await deps.conn.forge.createComment(n, body)), log: (level, event, msg) => log(level, event, msg) });
+    this.ledger = new FleetLedger(deps.lanes.ledger(), { instance: registration.instance, runDir: deps.runDir, notify: (entry) => this.notifier.notify(entry) });
+    this.log = this.ledger.tap(log);
     this.guard = new BirthGuard(registration.config.circuit, deps.timeScale, deps.clock, this.log, (lines) => lines.map((line) => redactText(line, [deps.conn.token])));
     this.guard.failoverAmong(Object.keys(registration.engines ?? {}));
     this.landing = new Landing(deps, () => this.registration.config);
@@ -108,7 +117,7 @@ export class RepoFleet implements FleetRuntime {
     this.closes = new MergeCloses({ forge: deps.conn.forge, lease: deps.lease, clock: deps.clock, graceMs: MERGE_CLOSE_GRACE_SECONDS * 1000 * deps.timeScale, log: this.log });
     this.silence = new CiSilence({ clock: deps.clock, silentMs: CI_SILENT_SECONDS * 1000 * deps.timeScale, branchPrefix: registration.config.worktree.branch_prefix, log: this.log });
     this.board = new Board(deps.conn.forge, deps.conn.login, deps.clock, { instance: registration.instance, host: deps.conn.hostName }, () => this.registration.config.board.settle_seconds * 1000);
-    this.birthing = new Births({ registration, deps, memory: this.memory, board: this.board, log: this.log, guard: this.guard, stopping: () => this.stopping, nudge: () => this.nudge() });
+    this.birthing = new Births({ registration, deps, memory: this.memory, board: this.board, log: this.log, ledger: this.ledger, guard: this.guard, stopping: () => this.stopping, nudge: () => this.nudge() });
   }
 
   // ---- lifecycle ------------------------------------------------------------------------------
@@ -167,6 +176,7 @@ export class RepoFleet implements FleetRuntime {
     });
     if (kept !== null && kept.length === 0) await this.deps.lease.retire().catch(() => undefined);
     this.log("info", "stopped", `stopped; ${kept?.length ?? this.held.size} claim(s) with a PR kept for a later run or a peer`);
+    await finalReport(this, "stop").catch((error: unknown) => this.log("warn", "report_failed", `the final report was not written: ${errorText(error)}`));
   }
 
   /** Wakes the loop now (a worker exited, a resize, a stop). */
@@ -312,6 +322,7 @@ export class RepoFleet implements FleetRuntime {
       timer.doing("reading local facts (worktrees, workers)");
       this.deps.lease.observe(snapshot.heartbeats);
       let set = rebuild(snapshot, this.registration.config, this.registration.instance, now);
+      this.ledger.queuedNow(set.frontier.dispatch.map((d) => d.number));
       if (this.guard.hasUnswept()) {
         // The breaker owns these issues now: no decision of this tick may retry or continue them.
         const owned = this.guard.owned();
@@ -446,6 +457,7 @@ export class RepoFleet implements FleetRuntime {
     const posted = this.memory.of(issue).verdictsPosted;
     if (posted.has(attempt)) return;
     posted.add(attempt);
+    this.ledger.verdict(issue, attempt, verdict);
     // One request per attempt that ends in a verdict (see above for why it must be durable).
     await this.deps.conn.forge.createComment(issue, formatVerdict(verdict));
   }

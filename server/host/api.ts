@@ -1,9 +1,12 @@
 // The interface the MCP tools talk to: the per-machine daemon's FleetHost serves it over its
 // socket (server/daemon/), and a session's DaemonClient implements it by calling there.
 import type { z } from "zod";
+import type { FinalReport, Timeline } from "../lanes/index.js";
 import type {
   logsInput,
   logsOutput,
+  reportInput,
+  timelineInput,
   projectOutput,
   projectResetInput,
   projectResizeInput,
@@ -37,6 +40,10 @@ export type ProjectResetInput = In<typeof projectResetInput>;
 export type ProjectResult = Out<typeof projectOutput>;
 export type LogsInput = In<typeof logsInput>;
 export type LogsResult = Out<typeof logsOutput>;
+export type TimelineInput = In<typeof timelineInput>;
+export type ReportInput = In<typeof reportInput>;
+export type { FinalReport, Timeline } from "../lanes/index.js";
+export { renderReport } from "../lanes/index.js";
 
 /** The repositories a session can name: those this host runs fleets for, and the working directory's origin. */
 export interface RepoListing {
@@ -69,6 +76,10 @@ export interface Host extends EventSource {
   stop(input: ProjectStopInput, onStep?: StepListener): Promise<ProjectResult>;
   reset(input: ProjectResetInput): Promise<ProjectResult>;
   logs(input: LogsInput): Promise<LogsResult>;
+  /** One issue's timeline from the repository's ledger (this machine's). */
+  timeline(input: TimelineInput): Promise<Timeline>;
+  /** The final report as of now, from the repository's ledger (with the running fleet's requests so far). */
+  report(input: ReportInput): Promise<FinalReport>;
   repos(): Promise<RepoListing>;
 }
 

@@ -4,24 +4,8 @@
 import { createHash } from "node:crypto";
 import { hostname } from "node:os";
 import { join } from "node:path";
-import type {
-  CallerAccess,
-  Host,
-  HostEvent,
-  LogsInput,
-  LogsResult,
-  ProjectResetInput,
-  ProjectResizeInput,
-  ProjectResult,
-  ProjectStartInput,
-  ProjectStopInput,
-  RepoListing,
-  StepListener,
-  StatusInput,
-  StatusResult,
-  TakeoverInput,
-  TakeoverResult,
-} from "./api.js";
+import type { CallerAccess, Host, HostEvent, LogsInput, LogsResult, FinalReport, ReportInput, Timeline, TimelineInput,
+  ProjectResetInput, ProjectResizeInput, ProjectResult, ProjectStartInput, ProjectStopInput, RepoListing, StepListener, StatusInput, StatusResult, TakeoverInput, TakeoverResult } from "./api.js";
 import type { PlanOutput } from "../../schemas/tools.js";
 import { connect, newInstanceId, originSlug, remoteSlugs, type Connection, type ConnectOptions } from "./connection.js";
 import type { Logger } from "../gh/octokit.js";
@@ -35,6 +19,7 @@ import { stateDir } from "../paths.js";
 import { daemonPaths } from "../daemon/paths.js";
 import { laneDir, openLanes, type LaneWriter } from "../lanes/index.js";
 import { readLogs } from "./logs.js";
+import { reportOf, timelineOf } from "./ledger-views.js";
 import { HostEvents } from "./events.js";
 import { assessedSteps, connectedStep, followDrain } from "./steps.js";
 import { locateIssue, registrationView, resizeMessage } from "./views.js";
@@ -376,11 +361,26 @@ export class FleetHost implements Host {
   async logs(input: LogsInput): Promise<LogsResult> {
     // The daemon's lane belongs to the machine (the state dir), not to a repository.
     if (input.lane === "daemon") return readLogs(daemonPaths(this.options.env ?? process.env).lanes, input);
-    const running = this.runningFor(input.repo);
-    const repo = running?.project.registration.repo ?? (input.repo ? formatSlug(parseSlug(input.repo)) : null);
-    if (!repo) throw new UsageError("logs: pass repo (\"owner/name\"): no project is running on this host");
+    return readLogs(this.lanesOf(input.repo, "logs").dir, input);
+  }
+
+  async timeline(input: TimelineInput): Promise<Timeline> {
+    const { dir, repo } = this.lanesOf(input.repo, "timeline");
+    return timelineOf(dir, repo, input.issue, this.clock());
+  }
+
+  async report(input: ReportInput): Promise<FinalReport> {
+    const { dir, repo, running } = this.lanesOf(input.repo, "report");
+    return reportOf(dir, repo, this.clock(), running ? running.project.deps.conn.forge.stats() : null);
+  }
+
+  /** A repository's lane directory (its ledger's too), and its running project if any. */
+  private lanesOf(name: string | undefined, tool: string): { dir: string; repo: string; running: ReturnType<FleetHost["runningFor"]> } {
+    const running = this.runningFor(name);
+    const repo = running?.project.registration.repo ?? (name ? formatSlug(parseSlug(name)) : null);
+    if (!repo) throw new UsageError(`${tool}: pass repo ("owner/name"): no project is running on this host`);
     const slug = parseSlug(repo);
-    return readLogs(laneDir(stateDir(this.options.env ?? process.env), slug.owner, slug.name), input);
+    return { dir: laneDir(stateDir(this.options.env ?? process.env), slug.owner, slug.name), repo, running };
   }
 
   /**

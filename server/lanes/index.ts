@@ -7,3 +7,7 @@ export { lineSplitter, DEFAULT_MAX_LINE_LENGTH, type LineSplitter, type LineSpli
 export { createRedactor, redactText, REDACTED, type Redactor } from "./redact.js";
 export { DEFAULT_MAX_LINE_BYTES, truncationMarker } from "./encode.js";
 export { LANE_NAMES, LANE_LEVELS, type LaneEntry, type LaneLevel, type LaneName, type LaneRecord } from "../../schemas/lanes.js";
+export { Ledger, LEDGER_FILE, parseLedger, issueSummaries, type LedgerOptions, type LedgerStats } from "./ledger.js";
+export { buildReport, renderReport, spendText, durationText, type FinalReport, type ReportIssue } from "./ledger-report.js";
+export { buildTimeline, type Timeline, type TimelinePhase, type TimelineAttempt } from "./ledger-timeline.js";
+export { LEDGER_EVENTS, addSpend, type IssueOutcome, type IssueSummary, type LedgerEntry, type LedgerEvent, type Spend } from "./ledger-types.js";

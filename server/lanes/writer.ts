@@ -15,6 +15,7 @@ import { LANE_NAMES, type LaneEntry, type LaneName } from "../../schemas/lanes.j
 import { DEFAULT_MAX_LINE_BYTES, MIN_MAX_LINE_BYTES, encodeRecord } from "./encode.js";
 import { isLaneName, laneFile, laneFileIndex } from "./paths.js";
 import { createRedactor, type Redactor } from "./redact.js";
+import { Ledger } from "./ledger.js";
 
 export const DEFAULT_MAX_BYTES = 5 * 1024 * 1024;
 export const DEFAULT_KEEP = 3;
@@ -38,6 +39,8 @@ export interface LaneWriterOptions {
   onRecord?: (lane: LaneName, line: string) => void;
   /** Told about a write that failed (disk full, directory removed). Default: ignore. */
   onError?: (error: Error, lane: LaneName) => void;
+  /** The ledger's bounds (ledger.ts); its warnings go to the supervisor lane. */
+  ledger?: { maxBytes?: number; maxAgeDays?: number };
 }
 
 export interface LaneWriterStats {
@@ -66,6 +69,7 @@ export class LaneWriter {
   private readonly open = new Map<LaneName, OpenLane>();
   private readonly pruned = new Set<LaneName>();
   private dirReady = false;
+  private ledgerFile: Ledger | null = null;
   private readonly counters: LaneWriterStats = { written: 0, failed: 0, rotations: 0 };
 
   constructor(options: LaneWriterOptions) {
@@ -90,6 +94,22 @@ export class LaneWriter {
     this.clock = options.clock ?? (() => new Date());
     this.onError = options.onError ?? (() => {});
     this.onRecord = options.onRecord;
+    this.ledgerBounds = options.ledger ?? {};
+  }
+
+  private readonly ledgerBounds: { maxBytes?: number; maxAgeDays?: number };
+
+  /** The project's ledger, beside its lanes, redacted like them; its warnings go to the supervisor lane. */
+  ledger(): Ledger {
+    this.ledgerFile ??= new Ledger({
+      dir: this.dir,
+      redactor: this.redactor,
+      clock: this.clock,
+      maxLineBytes: this.maxLineBytes,
+      ...this.ledgerBounds,
+      onWarn: (message) => this.append("supervisor", { level: "warn", event: "ledger_repaired", msg: message }),
+    });
+    return this.ledgerFile;
   }
 
   /**
@@ -98,6 +118,7 @@ export class LaneWriter {
    */
   append(lane: LaneName, entry: LaneEntry): void {
     if (!isLaneName(lane)) throw new TypeError(`lanes: unknown lane ${JSON.stringify(lane)}: expected one of ${LANE_NAMES.join(", ")}`);
+    if (lane === "ledger") throw new TypeError("lanes: the ledger is not a rotating lane: write to it with ledger().record()");
     let ts: string;
     try {
       ts = this.clock().toISOString();
@@ -132,6 +153,7 @@ export class LaneWriter {
   /** Releases the file descriptors. A later append reopens its file. */
   close(): void {
     for (const lane of [...this.open.keys()]) this.release(lane);
+    this.ledgerFile?.close();
   }
 
   private file(lane: LaneName): OpenLane {

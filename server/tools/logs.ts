@@ -1,5 +1,5 @@
-// `logs`: one structured lane at a time (a project's supervisor, worker, monitor, liveness, or
-// the machine's daemon lane), bounded.
+// `logs`: one structured lane at a time (a project's supervisor, worker, monitor, liveness, its
+// ledger, or the machine's daemon lane), bounded.
 import { logsInput, logsOutput } from "../../schemas/tools.js";
 import { defineTool } from "./define.js";
 
@@ -7,9 +7,9 @@ export const logsTool = defineTool({
   name: "logs",
   title: "Read a log lane",
   description:
-    'Returns the newest records of one lane of this machine\'s logs: "supervisor" (decisions and actions), "worker" (worker output), "monitor" (one line per tick), ' +
-    '"liveness" (stalls and kills), or "daemon" (this machine\'s daemon: its own lines, stdout and stderr; no repo needed). Filter by issue and since ("15m", "2h" or an ISO time); tail_lines bounds the count (default 200) and the answer stops at about 48 KB: ' +
-    "a record too long is cut (truncated: true), and next_cursor reads the older records.",
+    'The newest records of one of this machine\'s log lanes: "supervisor" (decisions, actions), "worker" (its output), "monitor" (ticks), "liveness" (stalls, kills), ' +
+    '"ledger" (attempts, spend, pauses, landings, faults) or "daemon" (no repo). Filter by issue and since ("15m", "2h", an ISO time); tail_lines bounds the count (default 200), the answer stops near 48 KB ' +
+    "(a long record is cut: truncated: true); next_cursor reads older ones.",
   kind: "read",
   // Lanes are this machine's files; GitHub is never asked.
   world: "local",

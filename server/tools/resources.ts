@@ -10,6 +10,7 @@ import { renderPlan, UsageError, type Host, type HostEvent, type StatusResult } 
 import { renderStatusHead } from "./render.js";
 import { cutText, DEFAULT_BUDGET } from "./budget.js";
 import { describeFailure } from "./failure.js";
+import { registerLedgerResources, timelineUri } from "./ledger-resources.js";
 
 export const boardUri = (repo: string): string => `afk://${repo}/board`;
 /** The machine's one daemon lane: no repository in it. */
@@ -60,7 +61,7 @@ export function registerResources(server: McpServer, host: Host): void {
         const status = await host.status({ repo, scope: "issue", issue });
         const logs = await host.logs({ repo, lane: "supervisor", issue, tail_lines: 100 });
         const story = logs.records.map((r) => `${String(r.ts)} ${String(r.level)} ${String(r.msg)}`);
-        return [`#${issue}: ${status.issue?.where ?? "?"} — ${status.issue?.detail ?? ""}`, spendLine(status, issue), "", story.length ? "story:" : "no supervisor records about it yet", ...story].join("\n");
+        return [`#${issue}: ${status.issue?.where ?? "?"} — ${status.issue?.detail ?? ""}`, spendLine(status, issue), `timeline: ${timelineUri(repo, issue)}`, "", story.length ? "story:" : "no supervisor records about it yet", ...story].join("\n");
       }),
   );
 
@@ -85,6 +86,8 @@ export function registerResources(server: McpServer, host: Host): void {
     { title: "The daemon's lane", description: "The newest records of this machine's daemon: its own lines, its stdout and stderr; logs {lane: \"daemon\"} pages further back.", mimeType: "text/plain" },
     async (uri) => guarded(uri.href, async () => renderLane("daemon", (await host.logs({ lane: "daemon", tail_lines: 200 })).records)),
   );
+
+  registerLedgerResources(server, host, { ownerComplete, nameComplete });
 
   const subscribed = new Set<string>();
   server.server.registerCapabilities({ resources: { subscribe: true, listChanged: true } });
@@ -126,7 +129,10 @@ export function registerResources(server: McpServer, host: Host): void {
 export function renderBoard(project: StatusResult, workers: StatusResult): string {
   const lines = renderStatusHead(project);
   lines.push("", workers.workers.length === 0 ? "workers: none running" : `workers (${workers.workers.length}):`);
+  const repo = project.registration?.repo ?? null;
   for (const w of workers.workers) lines.push(`  #${w.issue}  ${w.state}${w.pid ? `  pid ${w.pid}` : ""}  attempt ${w.attempt}${w.engine !== "command" ? `  ${w.engine}${w.model ? ` ${w.model}` : ""}` : ""}`);
+  // Each issue's timeline and the report, as links (afk-mcp ledger --timeline N in a terminal).
+  if (repo) lines.push("", `timelines: ${workers.workers.length > 0 ? workers.workers.map((w) => timelineUri(repo, w.issue)).join(" ") : `afk://${repo}/issue/{n}/timeline`} · final report: afk://${repo}/report`);
   if (project.plan) lines.push("", renderPlan(project.plan, project.registration !== null));
   return lines.join("\n");
 }

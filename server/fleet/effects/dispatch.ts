@@ -33,6 +33,7 @@ export const dispatch = defineEffect("dispatch", async (fleet, tick, action) => 
     return;
   }
   tick.report.dispatched.push(action.issue);
+  fleet.ledger.record({ event: "dispatch", issue: action.issue, attempt: action.attempt + 1, msg: `#${action.issue}: claimed for attempt ${action.attempt + 1}`, data: { claim_sha: claimed.sha } });
   fleet.board.claimed(action.issue, { noComments: issue.comments === 0 });
   await fleet.birthFor(issue, action.attempt + 1, "continue", claimed.sha);
 });

@@ -16,6 +16,8 @@ import type { RequiredChecks } from "../../state/ports.js";
 import type { LandingsInFlight } from "../landings-in-flight.js";
 import type { ConflictWatch } from "../conflict-watch.js";
 import type { MergeCloses } from "../merge-closes.js";
+import type { FleetLedger } from "../fleet-ledger.js";
+import type { Notifier } from "../notify.js";
 
 export interface FleetRuntime {
   readonly registration: Registration;
@@ -38,6 +40,10 @@ export interface FleetRuntime {
   /** Starts a worker for a claim we hold; false when it could not start. */
   birthFor(issue: SnapshotIssue, attempt: number, mode: BirthInput["mode"], claimSha: string, review?: BirthInput["review"]): Promise<boolean>;
   readonly log: SupervisorLog;
+  /** The fleet's durable record of decisions and facts (server/lanes/ledger.ts). */
+  readonly ledger: FleetLedger;
+  /** Who is told when a human is needed (notify.ts). */
+  readonly notifier: Notifier;
   /** Applies a follow-up action the core chose from an effect's outcome (a landing that failed its gate). */
   apply(tick: TickScope, action: Action): Promise<void>;
 }

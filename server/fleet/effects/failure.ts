@@ -108,7 +108,7 @@ export async function escalateIssue(
       labels: { ready: cfg.labels.ready, escalate: cfg.labels.escalate },
     });
     // One request, once per escalation: the human's notification.
-    await forge.createComment(n, `${body}\n\nBranch \`${fleet.deps.workRepo.branchName(n, issue?.title ?? "")}\` keeps the last attempt's work; logs: \`afk-mcp logs --lane supervisor --issue ${n}\` in a terminal, the logs tool (\`{lane: "supervisor", issue: ${n}}\`) in an MCP session.`);
+    await forge.createComment(n, `${body}\n\nBranch \`${fleet.deps.workRepo.branchName(n, issue?.title ?? "")}\` keeps the last attempt's work; logs: \`afk-mcp logs --lane supervisor --issue ${n}\` in a terminal, the logs tool (\`{lane: "supervisor", issue: ${n}}\`) in an MCP session.${fleet.notifier.escalationMention(n)}`);
   }
   fleet.memory.forget(n);
   fleet.log("warn", "escalated", `#${n}: escalated to ${cfg.labels.escalate}: ${why}`, n);

@@ -16,6 +16,7 @@ export const land = defineEffect("land", async (fleet, tick, action) => {
   // A landing earlier in this pass left it unmergeable: the next pass retries it.
   if (fleet.conflicts.has(action.issue)) return;
   const issue = tick.issues.get(action.issue);
+  fleet.ledger.landingStart(action.issue, action.pr, action.head);
   // The PR's branch as this tick listed it: a turn that only syncs needs no read of the PR.
   const claim = tick.set.mine.find((m) => m.issue === action.issue && m.pr === action.pr && m.head === action.head);
   const input = { issue: action.issue, title: issue?.title ?? `#${action.issue}`, claimSha: action.sha, pr: action.pr, head: action.head, ...(claim?.headRef ? { listed: { headRef: claim.headRef } } : {}) };
@@ -63,7 +64,7 @@ export async function afterLanding(fleet: FleetRuntime, tick: TickScope, action:
   switch (outcome.outcome) {
     case "merged": {
       // Logged when the base moved, before the bookkeeping below (the bench times landings by it).
-      fleet.log("info", "merged", `#${n}: landed PR #${action.pr} as ${outcome.mergeSha?.slice(0, 12) ?? "?"}`, n, { ...outcome });
+      fleet.log("info", "merged", `#${n}: landed PR #${action.pr} as ${outcome.mergeSha?.slice(0, 12) ?? "?"}`, n, { ...outcome, pr: action.pr, head: action.head });
       tick.report.merged.push(n);
       if (!note) await checkEarlyConflicts(fleet, tick, n, outcome.mergeSha); // a train checks once, after its last landing
       const wrapUp = async (): Promise<void> => {

@@ -1,0 +1,136 @@
+// The fleet's side of the ledger (server/lanes/ledger.ts): which supervisor records are ledger
+// facts (the tap below: the decision was made and logged once, the ledger keeps its durable
+// part), and the facts no supervisor record carries (an issue first queued, an attempt's start
+// and end with engine, model and spend, a verdict, a stop with the requests it spent). Events
+// that need a human also go to the notifier (notify.ts).
+import { join } from "node:path";
+import type { Ledger, LedgerEntry, LedgerEvent, Spend } from "../lanes/index.js";
+import { outputFiles } from "../workers/output-files.js";
+import type { SupervisorLog } from "./supervisor-log.js";
+
+/** Supervisor events whose record is a ledger fact, and the ledger event it becomes. */
+const TAPPED: Record<string, LedgerEvent> = {
+  merged: "landing",
+  escalated: "escalation",
+  retry: "retry",
+  closed_done: "closed_done",
+  released: "released",
+  pr_opened: "pr_opened",
+  pr_adopted: "reclaim",
+  reclaimed: "reclaim",
+  reclaimed_pr: "reclaim",
+  awaiting_review: "review",
+  review_refuted: "review",
+  review_none: "review",
+  breaker_tripped: "breaker_trip",
+  quota: "pause",
+  auth_expired: "pause",
+  runtime_refused: "pause",
+  network_down: "pause",
+  reset: "pause_cleared",
+  action_failed: "fault",
+  tick_failed: "fault",
+  birth_failed: "fault",
+  base_moved_during_merge: "fault",
+  heartbeat_failed: "fault",
+  drain_failed: "fault",
+  sweep_failed: "fault",
+  fenced: "fault",
+  claim_lost: "fault",
+};
+
+/** Data keys a tapped record keeps (the rest stays in the supervisor lane). */
+const KEPT = ["pr", "attempt", "kind", "runtime", "status", "round", "head", "reason", "method", "train"];
+
+export interface LedgerFacts {
+  readonly instance: string;
+  readonly runDir: string;
+  /** Told about each ledger event that needs a human (escalations, pauses, breaker trips). */
+  notify?: (entry: LedgerEntry) => void;
+}
+
+export const NOTIFIED: ReadonlySet<LedgerEvent> = new Set(["escalation", "pause", "breaker_trip"]);
+
+export class FleetLedger {
+  private queued: Set<number> | null = null;
+  /** The head each issue's landing began at: a landing retried every tick (pending checks) is recorded once. */
+  private readonly landing = new Map<number, string>();
+
+  constructor(
+    readonly ledger: Ledger,
+    private readonly facts: LedgerFacts,
+  ) {}
+
+  record(entry: LedgerEntry): void {
+    this.ledger.record(entry, this.facts.instance);
+    if (NOTIFIED.has(entry.event)) this.facts.notify?.(entry);
+  }
+
+  /** The supervisor's voice, with each record that is a ledger fact also kept in the ledger. */
+  tap(log: SupervisorLog): SupervisorLog {
+    return (level, event, msg, issue, data) => {
+      log(level, event, msg, issue, data);
+      const kind = TAPPED[event];
+      // A claim lost at dispatch is a race, not a fault; at a running worker (warn) it is one.
+      if (!kind || (event === "claim_lost" && level === "info")) return;
+      this.record({ event: kind, msg, level: level === "debug" ? "info" : level, ...(issue !== undefined ? { issue } : {}), data: ledgerData(event, data) });
+    };
+  }
+
+  /** Issues in the frontier, each recorded once (the first time this ledger sees it queued). */
+  queuedNow(issues: readonly number[]): void {
+    if (issues.length === 0) return;
+    this.queued ??= new Set(this.ledger.read().filter((r) => r.event === "queued" && r.issue !== undefined).map((r) => r.issue!));
+    for (const n of issues) {
+      if (this.queued.has(n)) continue;
+      this.queued.add(n);
+      this.record({ event: "queued", issue: n, msg: `#${n}: in the frontier, ready to dispatch` });
+    }
+  }
+
+  attemptStart(issue: number, attempt: number, role: "worker" | "reviewer", mode: string): void {
+    this.record({
+      event: "attempt_start",
+      issue,
+      attempt,
+      msg: `#${issue}: ${role} started for attempt ${attempt} (${mode})`,
+      data: { role, mode, engine: "unknown", model: "unknown", transcript: transcriptOf(this.facts.runDir, issue, attempt) },
+    });
+  }
+
+  attemptEnd(issue: number, attempt: number, role: "worker" | "reviewer", end: { durationMs: number; code: number | null; killReason: string | null; outcome: string; quota: boolean; spend?: Spend; engine?: string; model?: string }): void {
+    this.record({
+      event: "attempt_end",
+      issue,
+      attempt,
+      msg: `#${issue}: ${role} of attempt ${attempt} ended after ${Math.round(end.durationMs / 1000)} s: ${end.outcome}${end.killReason ? ` (killed: ${end.killReason})` : ""}`,
+      data: { role, duration_ms: end.durationMs, exit_code: end.code, kill_reason: end.killReason, outcome: end.outcome, quota: end.quota, engine: end.engine ?? "unknown", model: end.model ?? "unknown", spend: end.spend ?? "unknown" },
+    });
+  }
+
+  landingStart(issue: number, pr: number, head: string): void {
+    if (this.landing.get(issue) === head) return;
+    this.landing.set(issue, head);
+    this.record({ event: "landing_start", issue, msg: `#${issue}: landing PR #${pr} at ${head.slice(0, 12)}`, data: { pr, head } });
+  }
+
+  verdict(issue: number, attempt: number, verdict: { kind: string; reason?: string }): void {
+    this.record({ event: "verdict", issue, attempt, msg: `#${issue}: the worker's verdict: ${verdict.kind}`, data: { verdict: verdict.kind, ...(verdict.reason ? { reason: verdict.reason.slice(0, 500) } : {}) } });
+  }
+}
+
+/** Where an attempt's transcript is: the worker lane's records for it, and its output files while the run dir keeps them. */
+export function transcriptOf(runDir: string, issue: number, attempt: number): { lane: "worker"; issue: number; attempt: number; logs: string; files: { stdout: string; stderr: string } } {
+  return { lane: "worker", issue, attempt, logs: `afk-mcp logs --lane worker --issue ${issue}`, files: outputFiles(join(runDir, `issue-${issue}`)) };
+}
+
+function ledgerData(event: string, data: Record<string, unknown> | undefined): Record<string, unknown> {
+  const out: Record<string, unknown> = { source: event };
+  if (!data) return out;
+  for (const k of KEPT) if (data[k] !== undefined && (typeof data[k] !== "object" || data[k] === null)) out[k] = data[k];
+  if (event === "merged") {
+    out.merge_sha = data.mergeSha ?? null;
+    out.gated_sha = data.head ?? null;
+  }
+  return out;
+}
