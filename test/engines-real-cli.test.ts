@@ -220,6 +220,14 @@ describe("real agent CLIs as engines, against a scripted model API on loopback",
     assert.deepEqual({ input: spends[0]!.input_tokens, output: spends[0]!.output_tokens }, { input: model.billedTokens().input_tokens, output: model.billedTokens().output_tokens });
     assert.ok(Math.abs(spends[0]!.usd! - model.billedUsd()) < 1e-9, `recorded ${spends[0]!.usd} vs billed ${model.billedUsd()}`);
     assert.ok(model.turns.every((t) => t.api === "openai" && t.model === CODEX_MODEL));
+    // The ledger's final report counts the same spend.
+    const report = await waitFor("the report's spend", async () => {
+      const r = await host.report({ repo: forge.repo });
+      return r.totals.spend !== "unknown" ? r : false;
+    }, { deadlineMs: 30_000, intervalMs: 250 });
+    const total = report.totals.spend as { usd?: number; tokens?: { input?: number; output?: number } };
+    assert.ok(Math.abs((total.usd ?? -1) - model.billedUsd()) < 1e-6, `report ${JSON.stringify(total)} vs billed ${model.billedUsd()}`);
+    assert.deepEqual([total.tokens?.input, total.tokens?.output], [model.billedTokens().input_tokens, model.billedTokens().output_tokens]);
   });
 
   it("claude is handed budget.usd_per_attempt and stops there; what it spent is what the server billed", async () => {

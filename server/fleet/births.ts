@@ -121,7 +121,8 @@ export class Births {
       record.run = run;
       record.busy = null;
       if (!review) this.host.board.enter(issue.number, "coding");
-      this.host.ledger.attemptStart(issue.number, attempt, review ? "reviewer" : "worker", mode);
+      const engine = review ? null : (routed?.engine ?? registration.engine);
+      this.host.ledger.attemptStart(issue.number, attempt, review ? "reviewer" : "worker", mode, engine ? { engine: engine.name, model: engine.model } : undefined);
       return true;
     } catch (error) {
       if (error instanceof FencedError) {
