@@ -10,13 +10,17 @@ import { z } from "zod";
 import { NotifySchema } from "./config-notify.js";
 import { unknownKeyError } from "./nearest.js";
 import { MAX_SELECTOR_ISSUES } from "./limits.js";
+import { BudgetSchema, EnginesSchema, PricesSchema, RoutingSchema } from "./engines.js";
 
 /** Usage-limit messages of the agent CLIs we know (docs/architecture.md, runtime lesson 7). Matched case-insensitively. */
 export const DEFAULT_QUOTA_PATTERNS: readonly string[] = [
   // Claude Code
   "Claude (?:AI )?usage limit reached",
   "limit reached\\s*[∙·•|-]\\s*resets",
-  "You(?:'|’)ve hit your (?:weekly |usage )?limit",
+  // measured with the real CLI (2.1.197) against a plan-limit 429: a subscriber login prints
+  // "You've hit your session limit · resets 4:19pm (UTC)", an API key "API Error: Request rejected (429) · …"
+  "You(?:'|’)ve hit your (?:weekly |usage |session )?limit",
+  "API Error: Request rejected \\(429\\)",
   '"type"\\s*:\\s*"rate_limit_event"(?!.*"status"\\s*:\\s*"allowed)',
   // Codex
   "Quota exceeded\\. Check your plan and billing details",
@@ -550,6 +554,10 @@ const FleetConfigObject = z.strictObject({
   review: ReviewSchema.prefault({}),
   conflicts: ConflictsSchema.prefault({}),
   registration: RegistrationSchema.prefault({}),
+  engines: EnginesSchema,
+  prices: PricesSchema,
+  budget: BudgetSchema.prefault({}),
+  routing: RoutingSchema.prefault({}),
   notify: NotifySchema.prefault({}),
 });
 

@@ -140,6 +140,7 @@ export const registrationOutput = z
     instance: z.string(),
     target: z.number().int(),
     worker_command: z.string(),
+    engine: z.string().nullable().describe('"name model (version)", as verified at start; null: worker_command.'),
     base: z.string(),
     auto_merge: z.boolean(),
     merges: z.enum(["held", "authorized"]),
@@ -168,6 +169,8 @@ export const daemonOutput = z.object({
   skew: z.string().nullable().describe("Set when this session's afk-mcp version differs from the daemon's, with the fix."),
 });
 
+const spendSum = z.object({ usd: z.number(), attempts: z.number().int(), unknown_attempts: z.number().int(), input_tokens: z.number().int(), output_tokens: z.number().int() });
+
 export const statusOutput = {
   scope: z.enum(["project", "worker", "issue"]),
   registration: registrationOutput.describe("The project this host runs for the repository, or null."),
@@ -181,12 +184,31 @@ export const statusOutput = {
     .nullable()
     .describe("Where the issue stands (scope issue)."),
   workers: z
-    .array(z.object({ issue: z.number().int(), state: z.string(), pid: z.number().int().nullable(), attempt: z.number().int(), started_at: z.string() }))
+    .array(
+      z.object({
+        issue: z.number().int(),
+        state: z.string(),
+        pid: z.number().int().nullable(),
+        attempt: z.number().int(),
+        started_at: z.string(),
+        engine: z.string(),
+        model: z.string().nullable(),
+      }),
+    )
     .describe("This host's workers (scope worker)."),
   births: z
     .object({ paused: z.boolean(), reason: z.string().nullable(), until: z.string().nullable() })
     .nullable()
     .describe("Whether new workers may start (circuit breaker, usage limit, stopping)."),
+  spend: z
+    .object({
+      day: z.string(),
+      today: spendSum,
+      issues: z.array(z.object({ issue: z.number().int(), usd: z.number(), attempts: z.number().int(), unknown_attempts: z.number().int() })),
+      text: z.string(),
+    })
+    .nullable()
+    .describe("Spend as the engines reported it, today (UTC day) and per issue; usd sums known costs, unknown_attempts counts the rest."),
   last_tick: z.string().nullable().describe("The last tick's one-line summary."),
   registrations: z.array(registrationRowOutput).describe("Every registration on this machine (scope project)."),
   daemon: daemonOutput.nullable().describe("The daemon serving this session, or null when none runs (status then reads GitHub and the lanes itself)."),
@@ -225,6 +247,12 @@ export const projectStartInput = {
     .describe(
       'The shell command that starts one worker agent in its worktree, run as is by your shell (e.g. claude -p "$(cat "$AFK_BRIEF")" --permission-mode bypassPermissions). The brief is also on stdin and in {brief}. Required unless dry_run.',
     ),
+  engine: z
+    .string()
+    .regex(/^[a-z][a-z0-9_-]{0,39}$/)
+    .optional()
+    .describe('Instead of worker_command: an engine profile (claude, codex, gemini, or config `engines`), checked at start.'),
+  model: text(200).optional().describe("With engine: the CLI's model."),
   target: z.number().int().min(1).max(64).optional().describe("How many workers at once (default: the config's concurrency)."),
   selectors: z.array(SelectorSchema).max(20).optional().describe("Ordered selectors: the first picks first (default: the ready label)."),
   config: z

@@ -19,6 +19,7 @@ const paused: StatusResult = {
     instance: "23xrntgsfx9t",
     target: 3,
     worker_command: "exit 3",
+    engine: null,
     base: "main",
     auto_merge: false,
     merges: "held",
@@ -28,6 +29,7 @@ const paused: StatusResult = {
   issue: null,
   workers: [],
   births: { paused: true, reason: "circuit breaker tripped after 3 fast worker deaths: fix the worker command, then project_reset", until: null },
+  spend: null,
   last_tick: "2026-12-01T18:57:29.279Z: 0 in flight; 0 worker(s); 8 ready; births held: births are paused",
   registrations: [],
   daemon: null,
@@ -229,8 +231,11 @@ describe("plan text: the needs-a-human list", () => {
     const links = "\n\ntimelines: afk://afk/demo/issue/{n}/timeline · final report: afk://afk/demo/report";
     const workerLinks = "\n\ntimelines: afk://afk/demo/issue/12/timeline afk://afk/demo/issue/15/timeline · final report: afk://afk/demo/report";
     assert.equal(renderBoard(paused, paused), `${head}\n\nworkers: none running${links}`);
-    const two = { ...paused, workers: [12, 15].map((issue) => ({ issue, state: "running", pid: 100 + issue, attempt: 1, started_at: "2026-12-01T18:57:30.000Z" })) } as unknown as StatusResult;
+    const two = { ...paused, workers: [12, 15].map((issue) => ({ issue, state: "running", pid: 100 + issue, attempt: 1, started_at: "2026-12-01T18:57:30.000Z", engine: "command", model: null })) } as unknown as StatusResult;
     // Each worker's issue has its timeline linked (afk://{owner}/{repo}/issue/{n}/timeline).
     assert.equal(renderBoard(paused, two), `${head}\n\nworkers (2):\n  #12  running  pid 112  attempt 1\n  #15  running  pid 115  attempt 1${workerLinks}`);
+    // An engine's workers say which engine and model run the attempt.
+    const routed = { ...paused, workers: [{ issue: 12, state: "running", pid: 112, attempt: 2, started_at: "2026-12-01T18:57:30.000Z", engine: "claude", model: "claude-opus-4-1" }] } as unknown as StatusResult;
+    assert.equal(renderBoard(paused, routed), `${head}\n\nworkers (1):\n  #12  running  pid 112  attempt 2  claude claude-opus-4-1\n\ntimelines: afk://afk/demo/issue/12/timeline · final report: afk://afk/demo/report`);
   });
 });

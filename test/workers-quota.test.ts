@@ -34,6 +34,9 @@ const rows: Row[] = [
   { line: "You’ve hit your limit · resets 11am (Europe/Lisbon)", kind: "quota", runtime: "claude", resetAt: "2026-06-06T10:00:00.000Z" }, // 11:00 Lisbon is now → tomorrow
   { line: "You've hit your weekly limit · resets Jun 7, 4pm (Europe/Rome)", kind: "quota", runtime: "claude", resetAt: "2026-06-07T14:00:00.000Z" },
   { line: "You've hit your limit · resets 1:30pm (Mars/Olympus_Mons)", kind: "quota", runtime: "claude", resetAt: "2026-06-05T17:30:00.000Z" }, // unknown zone → local
+  // measured: the real CLI (2.1.197) answered a plan-limit 429 (RUNTIMES.md): subscriber login, then API key (no reset time: back off)
+  { line: "You've hit your session limit · resets 4:19pm (UTC)", kind: "quota", runtime: "claude", resetAt: "2026-06-05T16:19:00.000Z" },
+  { line: "API Error: Request rejected (429) · This request would exceed your account's rate limit. Please try again later.", kind: "quota", runtime: "claude", resetAt: null },
   {
     line: '{"type":"rate_limit_event","rate_limit_info":{"status":"rejected","resetsAt":1774447200,"rateLimitType":"five_hour"},"session_id":"x"}',
     kind: "quota",

@@ -29,6 +29,9 @@ Options:
   --repo OWNER/NAME     the repository (default: the origin of the current directory)
   --worker COMMAND      the shell command that starts one agent in its worktree (required);
                         the brief is in $AFK_BRIEF, on stdin, and in {brief}
+  --engine NAME         instead of --worker: an engine profile (claude, codex, gemini, or one
+                        under config "engines") that builds the agent CLI's command line
+  --model M             with --engine: the model the CLI is given
   --target N            workers at once (default: the config's concurrency)
   --auto-merge          land green PRs unattended (without it, merges are held)
   --base BRANCH         the branch to land on (default: the config's, else the default branch)
@@ -43,6 +46,8 @@ Example:
   options: {
     repo: { type: "string" },
     worker: { type: "string" },
+    engine: { type: "string" },
+    model: { type: "string" },
     target: { type: "string" },
     "auto-merge": { type: "boolean" },
     base: { type: "string" },
@@ -52,7 +57,8 @@ Example:
   },
   async run(values) {
     const dryRun = values["dry-run"] === true;
-    if (!dryRun && typeof values.worker !== "string") throw new UsageError('--worker "<command>" is required (or use --dry-run)');
+    if (!dryRun && typeof values.worker !== "string" && typeof values.engine !== "string") throw new UsageError('--worker "<command>" or --engine NAME is required (or use --dry-run)');
+    if (typeof values.model === "string" && typeof values.engine !== "string") throw new UsageError("--model needs --engine NAME (a worker command names its own model)");
     let target: number | undefined;
     if (typeof values.target === "string") {
       target = Number(values.target);
@@ -75,6 +81,8 @@ Example:
       started = await host.start({
         ...(typeof values.repo === "string" ? { repo: values.repo } : {}),
         ...(typeof values.worker === "string" ? { worker_command: values.worker } : {}),
+        ...(typeof values.engine === "string" ? { engine: values.engine } : {}),
+        ...(typeof values.model === "string" ? { model: values.model } : {}),
         ...(target !== undefined ? { target } : {}),
         ...(typeof values.base === "string" ? { base: values.base } : {}),
         config: overrides,

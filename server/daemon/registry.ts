@@ -116,7 +116,12 @@ export class Registry {
     const entry = result.registration ? this.entries.get(key(result.registration.repo)) : undefined;
     if (entry) {
       if (input.target !== undefined) entry.spec.target = input.target;
-      if (input.worker_command !== undefined) entry.spec.worker_command = input.worker_command;
+      if (input.worker_command !== undefined) {
+        // A new command replaces the engine's: a restart must not find both.
+        entry.spec.worker_command = input.worker_command;
+        delete entry.spec.engine;
+        delete entry.spec.model;
+      }
       if (input.selectors !== undefined) entry.spec.selectors = input.selectors;
       if (session) entry.sessions.set(session, this.deadline(entry.ttlMs));
       await this.persist();

@@ -44,6 +44,9 @@ export class BirthGuard {
   /** Per issue, the last lines its worker printed before a fast death: the breaker quotes them. */
   private readonly deathLines = new Map<number, string[]>();
   private quota: Pause | null = null;
+  /** With two or more verified engines, a usage limit or a login failure pauses its engine only. */
+  private failover: readonly string[] = [];
+  private readonly enginePauses = new Map<string, Pause>();
 
   constructor(
     circuit: FleetConfig["circuit"],
@@ -70,6 +73,21 @@ export class BirthGuard {
     return null;
   }
 
+  /** The engines births can fail over between (the start's and the ladder's, verified at start). */
+  failoverAmong(engines: readonly string[]): void {
+    this.failover = [...engines];
+  }
+
+  /** Why `engine` takes no birth now (its own usage limit or login), or null. */
+  enginePaused(engine: string): Pause | null {
+    const pause = this.enginePauses.get(engine);
+    if (pause?.until && pause.until.getTime() <= this.clock().getTime()) {
+      this.enginePauses.delete(engine);
+      return null;
+    }
+    return pause ?? null;
+  }
+
   /** Clears the breaker and any quota pause; says which of them there was to clear. */
   reset(): { breaker: boolean; quota: boolean } {
     const quota = this.quota !== null && (this.quota.until === null || this.quota.until.getTime() > this.clock().getTime());
@@ -79,6 +97,7 @@ export class BirthGuard {
     this.trip = null;
     this.attemptsBeforeDeaths.clear();
     this.quota = null;
+    this.enginePauses.clear();
     return was;
   }
 
@@ -102,11 +121,20 @@ export class BirthGuard {
     return true;
   }
 
-  onQuota(issue: number, detection: QuotaDetection): void {
+  onQuota(issue: number, detection: QuotaDetection, engine?: string): void {
     // A lost network usually comes back within minutes; a usage limit without a reset time, later.
     const backoffSeconds = detection.kind === "network" ? 300 : 900;
     const pause = quotaPause(detection, this.clock(), { backoffSeconds: backoffSeconds * this.timeScale });
     const reason = pauseReason({ ...detection, text: this.redacted([detection.text])[0]! }, pause.until);
+    const own = engine !== undefined && this.failover.length >= 2 && this.failover.includes(engine) && (detection.kind === "quota" || detection.kind === "auth");
+    if (own) {
+      // That engine only: births go on with the next healthy engine of each route (births.ts).
+      const was = this.enginePaused(engine);
+      if (!was || (pause.until && was.until && pause.until > was.until) || pause.until === null) this.enginePauses.set(engine, { until: pause.until, reason: `engine ${engine}: ${reason}` });
+      const healthy = this.failover.filter((name) => this.enginePaused(name) === null);
+      this.log("warn", "engine_paused", `#${issue}: engine ${engine} paused (${reason}); ${healthy.length > 0 ? `births go on with ${healthy.join(", ")}` : "no engine is healthy: births paused"}`, issue, { engine, kind: detection.kind, healthy });
+      if (healthy.length > 0) return;
+    }
     if (!this.quota || (pause.until && this.quota.until && pause.until > this.quota.until) || pause.until === null) {
       this.quota = { until: pause.until, reason };
     }

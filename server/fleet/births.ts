@@ -8,10 +8,16 @@ import type { Board } from "../board/fleet-board.js";
 import type { BirthGuard } from "./birth-guard.js";
 import { Checkpoints } from "./checkpoint.js";
 import type { IssueMemories } from "./issue-memory.js";
-import type { FleetDeps, Registration } from "./registration.js";
+import type { EngineChoice, FleetDeps, Registration } from "./registration.js";
 import { errorData, errorText, type SupervisorLog } from "./supervisor-log.js";
 import type { FleetLedger } from "./fleet-ledger.js";
 import { adopt, birth, type BirthInput, type RunDeps, type WorkerRun } from "./worker-runs.js";
+import { SpendLedger } from "./spend-ledger.js";
+import { routeFor } from "../state/route.js";
+import { engineCommand, engineProfile } from "../workers/engines.js";
+import { queryLane } from "../lanes/index.js";
+import type { Spend } from "../workers/spend.js";
+import type { Spend as LedgerSpend } from "../lanes/index.js";
 
 /** What births need of the fleet that owns them. */
 export interface BirthsHost {
@@ -32,6 +38,8 @@ export class Births {
   /** Our claims' shas as last seen or made: the fence of an exit checkpoint. */
   private readonly claimShas = new Map<number, string>();
   private readonly checkpoints: Checkpoints;
+  /** Every exited worker's spend, per issue and per UTC day. */
+  readonly spend = new SpendLedger();
 
   constructor(private readonly host: BirthsHost) {
     const { deps, registration } = host;
@@ -43,6 +51,26 @@ export class Births {
       clock: deps.clock,
       log: host.log,
     });
+  }
+
+  /**
+   * The spend an earlier process of this fleet recorded (its supervisor lane's exit records):
+   * a restart must not reset the day budget or an issue's. Records from before `until` only,
+   * so an exit recorded here meanwhile is not counted twice.
+   */
+  async restoreSpend(until: Date): Promise<number> {
+    const dir = this.host.deps.lanes.dir;
+    const { records } = await queryLane({ dir, lane: "supervisor", tail: 5000 }).catch(() => ({ records: [] }));
+    let restored = 0;
+    for (const r of records) {
+      const spend = (r.data as { spend?: Spend } | undefined)?.spend;
+      if (r.event !== "worker_exited" || r.issue === undefined || !spend || typeof spend.engine !== "string") continue;
+      const at = new Date(r.ts);
+      if (!(at < until)) continue;
+      this.spend.record(r.issue, spend, at);
+      restored += 1;
+    }
+    return restored;
   }
 
   /** This tick's claims: their shas fence the exit checkpoints. */
@@ -71,6 +99,7 @@ export class Births {
     if (this.host.stopping()) return false;
     const cfg = registration.config;
     try {
+      const routed = review ? null : this.routed(issue, attempt);
       await deps.lease.fence(issue.number, claimSha);
       this.claimShas.set(issue.number, claimSha);
       const run = await birth(
@@ -82,7 +111,8 @@ export class Births {
           maxAttempts: cfg.retry + 1,
           lastFailure: memory.get(issue.number)?.lastFailure ?? null,
           mode,
-          command: review ? (cfg.review.command ?? "") : registration.workerCommand,
+          command: review ? (cfg.review.command ?? "") : (routed?.command ?? registration.workerCommand),
+          engine: review ? null : (routed?.engine ?? registration.engine),
           ...(review ? { review } : {}),
         },
         this.runDeps(),
@@ -91,7 +121,8 @@ export class Births {
       record.run = run;
       record.busy = null;
       if (!review) this.host.board.enter(issue.number, "coding");
-      this.host.ledger.attemptStart(issue.number, attempt, review ? "reviewer" : "worker", mode);
+      const engine = review ? null : (routed?.engine ?? registration.engine);
+      this.host.ledger.attemptStart(issue.number, attempt, review ? "reviewer" : "worker", mode, engine ? { engine: engine.name, model: engine.model } : undefined);
       return true;
     } catch (error) {
       if (error instanceof FencedError) {
@@ -103,6 +134,45 @@ export class Births {
       log("error", "birth_failed", `#${issue.number}: could not start a ${review ? "reviewer" : "worker"}: ${(error as Error).message}`, issue.number, errorData(error));
       if (this.host.guard.recordDeath(issue.number, attempt, 0, false, false, [(error as Error).message])) this.host.nudge();
       return false;
+    }
+  }
+
+  /**
+   * The command and engine of this attempt by its route (server/state/route.ts): the issue's
+   * labels, the ladder rung, else the start's. A label naming an engine the start did not verify
+   * is not followed: the start's engine runs, and the supervisor lane says why and how to fix it.
+   */
+  private routed(issue: SnapshotIssue, attempt: number): { command: string; engine: EngineChoice } | null {
+    const { registration, log } = this.host;
+    const start = registration.engine;
+    if (start === null) return null;
+    const ladder = registration.config.routing.ladder;
+    let route = routeFor({ start: { engine: start.name, model: start.model }, ladder }, issue.labels, attempt);
+    const paused = this.host.guard.enginePaused(route.engine);
+    if (paused) {
+      // Failover: the next healthy engine of the route (the start's, then the ladder's). No attempt is spent.
+      const order = [...new Set([start.name, ...ladder.map((r) => r.engine ?? start.name), ...Object.keys(registration.engines ?? {})])];
+      const next = order.find((name) => name !== route.engine && registration.engines?.[name] && this.host.guard.enginePaused(name) === null);
+      if (next !== undefined) {
+        log("info", "failover", `#${issue.number}: attempt ${attempt} fails over from ${route.engine} to ${next}: ${paused.reason}`, issue.number, { from: route.engine, to: next });
+        route = { engine: next, model: next === start.name ? start.model : null, from: `failover from ${route.engine}` };
+      }
+    }
+    if (route.engine === start.name && route.model === start.model) return null;
+    const verified = registration.engines?.[route.engine];
+    if (!verified) {
+      log("warn", "route_ignored", `#${issue.number}: ${route.from} names engine ${JSON.stringify(route.engine)}, which this start did not verify: running ${start.name}; define it under config "engines" and add it to routing.ladder (verified at start), or fix the label`, issue.number);
+      return null;
+    }
+    const model = route.model ?? verified.model;
+    try {
+      const profile = engineProfile(registration.config, route.engine);
+      const command = engineCommand(profile, { model, budgetUsd: registration.config.budget.usd_per_attempt });
+      log("info", "routed", `#${issue.number}: attempt ${attempt} runs ${route.engine}${model ? ` ${model}` : ""} (${route.from})`, issue.number);
+      return { command, engine: { ...verified, model } };
+    } catch (error) {
+      log("warn", "route_ignored", `#${issue.number}: ${route.from}: ${(error as Error).message}: running ${start.name}`, issue.number);
+      return null;
     }
   }
 
@@ -124,7 +194,7 @@ export class Births {
       config: registration.config,
       lanes: deps.lanes,
       runDir: deps.runDir,
-      onQuota: (n, detection) => guard.onQuota(n, detection),
+      onQuota: (n, detection, engine) => guard.onQuota(n, detection, engine),
       onExit: (n) => this.onExit(n),
       checkpoint: (n) => {
         const sha = this.claimShas.get(n);
@@ -138,9 +208,30 @@ export class Births {
     const run = this.host.memory.run(issue);
     const facts = run?.exitFacts;
     if (run && facts) {
-      this.host.ledger.attemptEnd(issue, run.attempt, run.role, { durationMs: facts.exit.durationMs, code: facts.exit.code, killReason: facts.exit.killReason, outcome: facts.verdict ? `verdict ${facts.verdict.kind}` : facts.quota ? "quota" : facts.outcome.kind, quota: facts.quota });
+      if (run.role === "worker") this.spend.record(issue, facts.spend, this.host.deps.clock());
+      this.host.ledger.attemptEnd(issue, run.attempt, run.role, {
+        durationMs: facts.exit.durationMs,
+        code: facts.exit.code,
+        killReason: facts.exit.killReason,
+        outcome: facts.verdict ? `verdict ${facts.verdict.kind}` : facts.quota ? "quota" : facts.outcome.kind,
+        quota: facts.quota,
+        spend: ledgerSpend(facts.spend),
+        engine: facts.spend.engine,
+        ...(facts.spend.model ? { model: facts.spend.model } : {}),
+      });
       this.host.guard.recordDeath(issue, run.attempt, facts.exit.durationMs, facts.quota, facts.exit.killReason !== null || facts.outcome.kind !== "nothing", facts.lastLines);
     }
     this.host.nudge();
   }
+}
+
+/** An attempt's spend in the ledger's shape: what is unknown stays out ("unknown" when nothing is known). */
+function ledgerSpend(spend: Spend): LedgerSpend {
+  const tokens = {
+    ...(spend.input_tokens !== null ? { input: spend.input_tokens } : {}),
+    ...(spend.output_tokens !== null ? { output: spend.output_tokens } : {}),
+    ...(spend.cached_input_tokens !== null ? { cache_read: spend.cached_input_tokens } : {}),
+  };
+  if (spend.usd === null && Object.keys(tokens).length === 0) return "unknown";
+  return { ...(spend.usd !== null ? { usd: spend.usd } : {}), ...(Object.keys(tokens).length > 0 ? { tokens } : {}) };
 }

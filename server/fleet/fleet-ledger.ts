@@ -88,13 +88,13 @@ export class FleetLedger {
     }
   }
 
-  attemptStart(issue: number, attempt: number, role: "worker" | "reviewer", mode: string): void {
+  attemptStart(issue: number, attempt: number, role: "worker" | "reviewer", mode: string, route?: { engine: string; model: string | null }): void {
     this.record({
       event: "attempt_start",
       issue,
       attempt,
-      msg: `#${issue}: ${role} started for attempt ${attempt} (${mode})`,
-      data: { role, mode, engine: "unknown", model: "unknown", transcript: transcriptOf(this.facts.runDir, issue, attempt) },
+      msg: `#${issue}: ${role} started for attempt ${attempt} (${mode})${route ? ` with ${route.engine}${route.model ? ` ${route.model}` : ""}` : ""}`,
+      data: { role, mode, engine: route?.engine ?? "unknown", model: route?.model ?? "unknown", transcript: transcriptOf(this.facts.runDir, issue, attempt) },
     });
   }
 

@@ -5,11 +5,28 @@ import type { Connection } from "../host/connection.js";
 import type { LaneWriter } from "../lanes/index.js";
 import type { Lease } from "../gh/lease.js";
 import type { WorkRepo } from "../workers/worktrees.js";
+import type { UsageFormat } from "../workers/engines.js";
+
+/** The engine a registration runs (server/workers/engines.ts), as verified at its start. */
+export interface EngineChoice {
+  name: string;
+  model: string | null;
+  usage: UsageFormat;
+  loginShell: boolean;
+  /** What the start's check found: where the binary is, its version, a custom provider. */
+  path: string;
+  version: string;
+  provider: string[];
+}
 
 export interface Registration {
   repo: string;
   instance: string;
   workerCommand: string;
+  /** null: the opaque worker_command (engine "command", usage unknown). */
+  engine: EngineChoice | null;
+  /** Every engine a route may take, as verified at start (by name). */
+  engines?: Record<string, EngineChoice>;
   target: number;
   config: FleetConfig;
   base: string;

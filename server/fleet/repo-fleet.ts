@@ -31,6 +31,7 @@ import { errorData, errorText, supervisorLog, type SupervisorLog } from "./super
 import { afterTick, emptyReport, PhaseTimer, summaryLine, type TickReport } from "./tick-report.js";
 import { workerRows, type BirthInput, type WorkerRow } from "./worker-runs.js";
 import { Births } from "./births.js";
+import { budgetFacts, dayBudgetHold, type SpendView } from "./spend-ledger.js";
 import { drainClaims, releasedBoard } from "./drain.js";
 import { GarbageCollector } from "./garbage.js";
 import { PROBE_MAX_AGE_SECONDS } from "../state/garbage.js";
@@ -98,6 +99,7 @@ export class RepoFleet implements FleetRuntime {
     this.ledger = new FleetLedger(deps.lanes.ledger(), { instance: registration.instance, runDir: deps.runDir, notify: (entry) => this.notifier.notify(entry) });
     this.log = this.ledger.tap(log);
     this.guard = new BirthGuard(registration.config.circuit, deps.timeScale, deps.clock, this.log, (lines) => lines.map((line) => redactText(line, [deps.conn.token])));
+    this.guard.failoverAmong(Object.keys(registration.engines ?? {}));
     this.landing = new Landing(deps, () => this.registration.config);
     this.garbage = new GarbageCollector({
       refs: deps.conn.refs,
@@ -127,6 +129,7 @@ export class RepoFleet implements FleetRuntime {
   }
 
   private async loop(): Promise<void> {
+    await this.birthing.restoreSpend(this.deps.clock());
     const stopBeating = this.deps.lease.keepAlive((error) => this.log("warn", "heartbeat_failed", `heartbeat failed (tried again within a period): ${errorText(error)}`, undefined, errorData(error)));
     await this.run().finally(stopBeating);
     this.stopped = true;
@@ -191,7 +194,10 @@ export class RepoFleet implements FleetRuntime {
 
   resize(change: { target?: number | undefined; workerCommand?: string | undefined; selectors?: FleetConfig["selectors"] | undefined }): void {
     if (change.target !== undefined) this.registration.target = change.target;
-    if (change.workerCommand !== undefined) this.registration.workerCommand = change.workerCommand;
+    if (change.workerCommand !== undefined) {
+      this.registration.workerCommand = change.workerCommand;
+      this.registration.engine = null;
+    }
     if (change.selectors !== undefined) this.registration.config = { ...this.registration.config, selectors: change.selectors };
     this.log("info", "resized", `target ${this.registration.target}; applied at the next birth`);
     this.nudge();
@@ -262,9 +268,11 @@ export class RepoFleet implements FleetRuntime {
   workerRows(): WorkerRow[] { return workerRows(this.memory.runs()); }
 
   births(): { paused: boolean; reason: string | null; until: string | null } {
-    const paused = this.guard.paused(this.stopping);
+    const paused = this.guard.paused(this.stopping) ?? dayBudgetHold(this.registration.config.budget, this.birthing.spend, this.deps.clock());
     return { paused: paused !== null, reason: paused?.reason ?? null, until: paused?.until?.toISOString() ?? null };
   }
+
+  spend(): SpendView { return this.birthing.spend.view(this.deps.clock()); }
 
   report(): TickReport | null { return this.lastReport; }
 
@@ -359,6 +367,7 @@ export class RepoFleet implements FleetRuntime {
         oneLandingPerTick: this.registration.config.gate.ci === "required",
         trainMax: this.landing.trainsOff ? 1 : trainMax(this.registration.config, snapshot.requiredChecks),
         review: this.registration.config.review.command !== null ? { maxRounds: this.registration.config.review.max_rounds } : null,
+        budget: budgetFacts(this.registration.config.budget, this.birthing.spend, now),
         ...conflictFacts,
       });
       timer.mark("decide");

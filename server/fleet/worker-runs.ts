@@ -16,6 +16,8 @@ import { OutputTail } from "../workers/runtime-failures.js";
 import { readVerdictFile, VerdictFileError, workerOutcome, type WorkerOutcome } from "../workers/outcome.js";
 import { adoptedHandle, endOrphan, liveOrphan, pidFilePath, processStartTime, processStartTimeSync, removePidFile, writePidFile, writePidFileSync } from "../workers/orphans.js";
 import type { Verdict } from "../state/markers.js";
+import { SpendReader, usdText, type Spend } from "../workers/spend.js";
+import type { EngineChoice } from "./registration.js";
 
 export interface BirthInput {
   repo: string;
@@ -27,6 +29,8 @@ export interface BirthInput {
   /** "fresh": tear down and start from the base (a retry); "continue": tiers 1-3. */
   mode: "fresh" | "continue";
   command: string;
+  /** The engine that command runs (how its usage is read, its shell); null: an opaque command. */
+  engine?: EngineChoice | null;
   /** Set for a reviewer: the review brief's facts (the worktree is continued at the PR head). */
   review?: Omit<ReviewBriefInput, keyof BriefInput>;
 }
@@ -37,8 +41,8 @@ export interface RunDeps {
   lanes: LaneWriter;
   /** `<stateDir>/runs/<owner>/<name>`: briefs and verdict files, outside every worktree. */
   runDir: string;
-  /** Called for each line that reads as a usage limit or an expired login. */
-  onQuota: (issue: number, detection: QuotaDetection) => void;
+  /** Called for each line that reads as a usage limit or an expired login, with the run's engine. */
+  onQuota: (issue: number, detection: QuotaDetection, engine?: string) => void;
   /** Called once the worker has exited (wake the loop). */
   onExit: (issue: number) => void;
   /** Pushes the commits an exited worker left (its last checkpoint), before its exit is handled. */
@@ -58,6 +62,8 @@ export interface ExitFacts {
   lastLines: string[];
   /** A reviewer's verdict, or why it has none. */
   review?: ReviewVerdict | string;
+  /** What the attempt spent, as its engine reported it (unknown figures are null). */
+  spend: Spend;
 }
 
 export class WorkerRun {
@@ -77,6 +83,7 @@ export class WorkerRun {
     readonly role: "worker" | "reviewer" = "worker",
     /** For a reviewer: the head it reviews and its round. */
     readonly reviewOf: { head: string; round: number } | null = null,
+    readonly spend: SpendReader = new SpendReader("command", "none", null, {}),
   ) {
     this.startedAt = handle.startedAt;
   }
@@ -134,6 +141,9 @@ export async function birth(input: BirthInput, deps: RunDeps): Promise<WorkerRun
     },
   });
   const tail = new OutputTail();
+  const engine = input.engine ?? null;
+  const spend = new SpendReader(engine?.name ?? "command", engine?.usage ?? "none", engine?.model ?? null, deps.config.prices);
+  const budget = role === "worker" ? deps.config.budget.usd_per_attempt : null;
   let run: WorkerRun | null = null;
   // A limit printed before the run object exists still marks the run (not a failed attempt).
   let quotaSeen = false;
@@ -146,6 +156,7 @@ export async function birth(input: BirthInput, deps: RunDeps): Promise<WorkerRun
     cwd: prepared.path,
     env,
     briefPath,
+    loginShell: engine?.loginShell ?? false,
     // Files, not pipes: the worker outlives a daemon that dies (adopt() follows them again).
     outputDir: dir,
     outputMaxBytes: deps.config.worker.output_max_bytes,
@@ -159,17 +170,21 @@ export async function birth(input: BirthInput, deps: RunDeps): Promise<WorkerRun
       writePidFileSync(pidFile, { pid, pgid: pid, start, started_at: Date.now(), issue: n, attempt: input.attempt, worktree: prepared.path, command: commandLine });
       recorded = true;
     },
-    onLine: lineSink(n, input.attempt, deps, tail, (detection) => {
+    onLine: lineSink(n, input.attempt, deps, tail, spend, budget, (reason) => {
+      if (endFor !== null) return;
+      endFor = reason;
+      if (run) void run.handle.kill(endFor).catch(() => undefined);
+    }, (detection) => {
       quotaSeen = true;
       if (run) run.quota = true;
-      deps.onQuota(n, detection);
+      deps.onQuota(n, detection, engine?.name);
       if (detection.kind === "network" && endFor === null) {
         endFor = "the agent cannot reach its API";
         if (run) void run.handle.kill(endFor).catch(() => undefined);
       }
     }),
   });
-  run = new WorkerRun(n, input.attempt, prepared, handle, verdictPath, tail, role, input.review ? { head: input.review.head, round: input.review.round } : null);
+  run = new WorkerRun(n, input.attempt, prepared, handle, verdictPath, tail, role, input.review ? { head: input.review.head, round: input.review.round } : null, spend);
   run.quota = quotaSeen;
   const start = recorded ? null : await processStartTime(handle.pid);
   if (start !== null) {
@@ -196,13 +211,31 @@ function truncationSink(n: number, attempt: number, deps: RunDeps): (stream: Out
     deps.lanes.append("supervisor", { event: "worker_output_truncated", msg: `#${n}: ${stream}.log passed worker.output_max_bytes and was cut by ${dropped} bytes, all of them already in the worker lane`, issue: n, attempt, data: { stream, dropped } });
 }
 
-/** Where a worker's lines go: its lane, the run's tail, the quota scanner. */
-function lineSink(n: number, attempt: number, deps: RunDeps, tail: OutputTail, onDetection: (detection: QuotaDetection) => void): (stream: OutputStream, line: string) => void {
+/**
+ * Where a worker's lines go: its lane, the run's tail, the spend reader, the quota scanner. A
+ * per-attempt budget the CLI does not enforce itself is enforced here: past it, the run is ended
+ * (its commits are checkpointed on exit like any other).
+ */
+function lineSink(
+  n: number,
+  attempt: number,
+  deps: RunDeps,
+  tail: OutputTail,
+  spend: SpendReader,
+  budgetUsd: number | null,
+  end: (reason: string) => void,
+  onDetection: (detection: QuotaDetection) => void,
+): (stream: OutputStream, line: string) => void {
   const w = deps.config.worker;
   const scanner = new QuotaScanner({ quotaPatterns: w.quota_patterns, authPatterns: w.auth_patterns, refusalPatterns: w.refusal_patterns, networkPatterns: w.network_patterns });
   return (stream, line) => {
     deps.lanes.append("worker", { event: "output", msg: line, issue: n, attempt, data: { stream } });
     tail.push(line);
+    if (stream === "stdout") {
+      spend.push(line);
+      const usd = budgetUsd === null ? null : spend.spend().usd;
+      if (usd !== null && budgetUsd !== null && usd > budgetUsd) end(`the attempt spent ${usdText(usd)}, past budget.usd_per_attempt (${usdText(budgetUsd)})`);
+    }
     const detection = scanner.push(line, new Date());
     if (detection) onDetection(detection);
   };
@@ -240,7 +273,7 @@ export async function adopt(issue: number, base: string, deps: RunDeps): Promise
   const prepared: PreparedWorktree = { path: record.worktree, branch, tier: 1, head: "", baseSha: "", baseContained: true, remoteSha: null, remoteContained: null, backupRefs: [], displaced: null };
   const tail = new OutputTail();
   let run: WorkerRun | null = null;
-  const onLine = lineSink(issue, record.attempt, deps, tail, (detection) => {
+  const onLine = lineSink(issue, record.attempt, deps, tail, new SpendReader("command", "none", null, {}), null, () => undefined, (detection) => {
     if (run) run.quota = true;
     deps.onQuota(issue, detection);
   });
@@ -272,6 +305,7 @@ async function readExit(run: WorkerRun, exit: WorkerExit, deps: RunDeps, base: s
     deps.lanes.append("supervisor", { level: "warn", event: "progress_unreadable", msg: `#${n}: ${(error as Error).message}`, issue: n });
   }
   const outcome = workerOutcome({ commitsAhead, dirty, verdict, prOpened: false });
+  const spent = run.spend.spend();
   deps.lanes.append("supervisor", {
     event: `${run.role}_exited`,
     msg: `#${n}: ${run.role} exited (code ${exit.code ?? "none"}${exit.signal ? `, ${exit.signal}` : ""}) after ${Math.round(exit.durationMs / 1000)}s: ${outcome.kind}`,
@@ -286,9 +320,17 @@ async function readExit(run: WorkerRun, exit: WorkerExit, deps: RunDeps, base: s
       verdict: review === undefined ? (verdict?.kind ?? null) : typeof review === "string" ? null : review.verdict,
       notes: outcome.notes,
       quota: run.quota,
+      spend: spent,
     },
   });
-  return { exit, outcome, verdict, commitsAhead, changes, quota: run.quota, lastLines: run.tail.last(), ...(review !== undefined ? { review } : {}) };
+  deps.lanes.append("worker", {
+    event: "spend",
+    msg: `#${n}: attempt ${run.attempt} (${spent.engine}${spent.model ? ` ${spent.model}` : ""}) spent ${usdText(spent.usd)}, ${spent.input_tokens ?? "unknown"} input and ${spent.output_tokens ?? "unknown"} output tokens`,
+    issue: n,
+    attempt: run.attempt,
+    data: { ...spent },
+  });
+  return { exit, outcome, verdict, commitsAhead, changes, quota: run.quota, lastLines: run.tail.last(), spend: spent, ...(review !== undefined ? { review } : {}) };
 }
 
 export interface WorkerRow {
@@ -297,6 +339,9 @@ export interface WorkerRow {
   pid: number | null;
   attempt: number;
   started_at: string;
+  /** The engine and model of this attempt ("command": an opaque worker command; model null: unknown or the CLI's default). */
+  engine: string;
+  model: string | null;
 }
 
 /** The status rows of a fleet's workers. */
@@ -307,5 +352,7 @@ export function workerRows(runs: readonly WorkerRun[]): WorkerRow[] {
     pid: run.exitFacts ? null : run.handle.pid,
     attempt: run.attempt,
     started_at: new Date(run.startedAt).toISOString(),
+    engine: run.spend.spend().engine,
+    model: run.spend.spend().model,
   }));
 }

@@ -29,6 +29,7 @@ import { workRepoFor } from "../workers/worktrees.js";
 import { parseSlug, formatSlug } from "../gh/slug.js";
 import { preconditionsPass } from "./preconditions.js";
 import { abandon, handOver } from "./leaving.js";
+import { engineForStart } from "./engine-start.js";
 
 export interface HostOptions {
   env?: NodeJS.ProcessEnv;
@@ -158,6 +159,7 @@ export class FleetHost implements Host {
     const report = running?.project.report() ?? null;
     const extra = {
       births: running ? running.project.births() : null,
+      spend: running ? running.project.spend() : null,
       last_tick: report ? `${report.at}: ${summaryLine(report)}` : null,
       next_tick: view?.nextTickAt?.toISOString() ?? null,
       registrations: scope === "project" ? this.registrations() : [],
@@ -216,8 +218,8 @@ export class FleetHost implements Host {
 
   /** `as.env`: the registering session's environment (token, API URL, worker variables); the state dir stays ours. */
   async start(input: ProjectStartInput, onStep: StepListener = () => undefined, as: CallerAccess = {}): Promise<ProjectResult> {
-    if (!input.dry_run && !input.worker_command) {
-      throw new UsageError('project_start: worker_command is required (the shell command that starts one agent in its worktree), unless dry_run is true');
+    if (!input.dry_run && !input.worker_command && !input.engine) {
+      throw new UsageError('project_start: worker_command is required (the shell command that starts one agent in its worktree), or engine (e.g. "claude", "codex"), unless dry_run is true');
     }
     const overrides: Record<string, unknown> = { ...(input.config ?? {}) };
     if (input.selectors) overrides.selectors = input.selectors;
@@ -241,20 +243,25 @@ export class FleetHost implements Host {
       const { plan, landing } = await assess(connected, this.clock, input.auto_merge === true);
       for (const step of assessedSteps(plan)) onStep(step);
       const failed = plan.preconditions.filter((p) => !p.ok);
-      if (input.dry_run) {
+      const env = projectEnv ?? hostEnv;
+      // An engine is checked by a dry run too (its binary, version, provider): that is what a dry run is for.
+      const chosen = input.dry_run && input.engine === undefined ? null : await engineForStart(input, conn.config, env);
+      if (chosen?.step) onStep(chosen.step);
+      if (input.dry_run || chosen === null) {
         return { registration: null, plan: pagePlan(plan, false), message: failed.length ? `dry run: ${failed.length} precondition(s) fail: ${failed.map((p) => p.message).join("; ")}` : "dry run: a start would be accepted; nothing was done" };
       }
       if (!preconditionsPass(plan.preconditions)) {
         throw new UsageError(`project_start refused: ${failed.map((p) => `${p.name}: ${p.message}`).join("; ")}`);
       }
-      const env = projectEnv ?? hostEnv;
       const root = stateDir(hostEnv);
       const slug = parseSlug(conn.repo);
       const lanes = this.lanesFor(conn.repo, conn.token);
       const registration: Registration = {
         repo: conn.repo,
         instance: connected.instance,
-        workerCommand: input.worker_command!,
+        workerCommand: chosen.command,
+        engine: chosen.engine,
+        engines: chosen.engines,
         target: input.target ?? conn.config.concurrency,
         // "auto" becomes the landing chosen for the base as it is protected now.
         config: landing.method ? { ...conn.config, landing: { ...conn.config.landing, strategy: landing.method } } : conn.config,

@@ -22,11 +22,12 @@ export const ORPHAN_STATE = "orphan";
 /**
  * This host's worker rows, and after them every worker still running that none of them is (by
  * pid): an orphan of a daemon that died, which the next daemon to resume its registration adopts.
+ * Its pid file does not say which engine runs it: "unknown".
  */
 export async function withOrphans(rows: StatusResult["workers"], runDir: string): Promise<StatusResult["workers"]> {
   const known = new Set(rows.map((r) => r.pid));
   const orphans = (await runningWorkers(runDir)).filter((r) => !known.has(r.pid));
-  return [...rows, ...orphans.map((r) => ({ issue: r.issue, state: ORPHAN_STATE, pid: r.pid, attempt: r.attempt, started_at: new Date(r.started_at).toISOString() }))];
+  return [...rows, ...orphans.map((r) => ({ issue: r.issue, state: ORPHAN_STATE, pid: r.pid, attempt: r.attempt, started_at: new Date(r.started_at).toISOString(), engine: "unknown", model: null }))];
 }
 
 export function registrationView(project: RepoFleet): NonNullable<StatusResult["registration"]> {
@@ -36,6 +37,7 @@ export function registrationView(project: RepoFleet): NonNullable<StatusResult["
     instance: r.instance,
     target: r.target,
     worker_command: r.workerCommand,
+    engine: r.engine ? `${r.engine.name}${r.engine.model ? ` ${r.engine.model}` : ""} (${r.engine.version})` : null,
     base: r.base,
     auto_merge: r.autoMerge,
     merges: r.autoMerge ? "authorized" : "held",

@@ -78,6 +78,19 @@ export interface DecideInput {
   pairs?: readonly PairConflict[];
   /** Overlap-aware dispatch: paths each ready issue names, and the files in-flight PRs change. */
   overlap?: { pathsOf: ReadonlyMap<number, readonly string[]>; inFlight: ReadonlySet<string> } | null;
+  /** Spend budgets (`budget`), as facts: see BudgetFacts. */
+  budget?: BudgetFacts | null;
+}
+
+/**
+ * What the spend budgets say this tick. A reached day budget holds births like a quota pause
+ * (nothing killed, no attempt spent); an issue past its budget is escalated instead of retried.
+ */
+export interface BudgetFacts {
+  /** Set once the fleet's spend today reached `budget.usd_per_day`: why, said in status. */
+  dayHold: string | null;
+  /** Issue → its spend, for issues past `budget.usd_per_issue`. */
+  issuesOver: ReadonlyMap<number, string>;
 }
 
 export type FailureEvidence =
@@ -139,9 +152,13 @@ function nextAttempt(claim: Pick<MineClaim, "attempt">): number {
 /** What the fleet does about a failed attempt: retry while attempts are left, else escalate. */
 export function failureAction(
   claim: Pick<MineClaim, "issue" | "sha" | "pr" | "attempt">,
-  input: Pick<DecideInput, "retry" | "birthsPaused" | "stopping">,
+  input: Pick<DecideInput, "retry" | "birthsPaused" | "stopping" | "budget">,
   evidence: FailureEvidence,
 ): Extract<Action, { kind: "retry" | "escalate" }> {
+  const over = input.budget?.issuesOver.get(claim.issue);
+  if (over !== undefined) {
+    return { kind: "escalate", issue: claim.issue, sha: claim.sha, pr: claim.pr, why: `over its budget: ${over}`, evidence };
+  }
   if (claim.attempt < input.retry) {
     return { kind: "retry", issue: claim.issue, sha: claim.sha, attempt: nextAttempt(claim), pr: claim.pr, evidence, startWorker: !input.birthsPaused && !input.stopping };
   }
@@ -193,7 +210,10 @@ function reviewPassed(claim: MineClaim, local: LocalClaim, input: DecideInput, a
   return false;
 }
 
-export function decide(input: DecideInput): Decision {
+export function decide(given: DecideInput): Decision {
+  const dayHold = given.budget?.dayHold ?? null;
+  // A reached day budget holds births exactly as a pause does; status says which budget.
+  const input: DecideInput = dayHold !== null && !given.birthsPaused ? { ...given, birthsPaused: true } : given;
   const actions: Action[] = [];
   const births: Action[] = [];
   const maxKills = input.maxKills ?? 2;
@@ -403,7 +423,7 @@ export function decide(input: DecideInput): Decision {
   let birthsHeld: string | null = null;
   let overlapHolds: OverlapHold[] = [];
   const canBirth = !input.birthsPaused && !input.stopping;
-  if (!canBirth) birthsHeld = input.stopping ? "stopping" : "births are paused";
+  if (!canBirth) birthsHeld = input.stopping ? "stopping" : given.birthsPaused ? "births are paused" : (dayHold ?? "births are paused");
 
   // Claims already held come first: they are work in flight.
   for (const birth of births) {

@@ -12,6 +12,7 @@ export function renderProject(result: ProjectResult): string {
   const r = result.registration;
   if (r) {
     lines.push(`registration: ${r.repo}, instance ${r.instance}, target ${r.target}, base ${r.base}, merges ${r.merges}`, `worker: ${r.worker_command}`);
+    if (r.engine) lines.push(`engine: ${r.engine}`);
   }
   if (result.plan) lines.push("", renderPlan(result.plan, r !== null));
   return lines.join("\n");
@@ -35,6 +36,7 @@ export function renderStatusHead(result: StatusResult): string[] {
   if (result.births) {
     lines.push(result.births.paused ? `births: PAUSED: ${result.births.reason ?? "no reason given"}${result.births.until ? ` (until ${result.births.until})` : ""}` : "births: open");
   }
+  if (result.spend) lines.push(result.spend.text);
   if (result.last_tick) lines.push(`last tick: ${result.last_tick}`);
   if (result.next_tick) lines.push(`next tick: ${result.next_tick}`);
   if (result.source) {

@@ -61,7 +61,7 @@ export function registerResources(server: McpServer, host: Host): void {
         const status = await host.status({ repo, scope: "issue", issue });
         const logs = await host.logs({ repo, lane: "supervisor", issue, tail_lines: 100 });
         const story = logs.records.map((r) => `${String(r.ts)} ${String(r.level)} ${String(r.msg)}`);
-        return [`#${issue}: ${status.issue?.where ?? "?"} — ${status.issue?.detail ?? ""}`, `timeline: ${timelineUri(repo, issue)}`, "", story.length ? "story:" : "no supervisor records about it yet", ...story].join("\n");
+        return [`#${issue}: ${status.issue?.where ?? "?"} — ${status.issue?.detail ?? ""}`, spendLine(status, issue), `timeline: ${timelineUri(repo, issue)}`, "", story.length ? "story:" : "no supervisor records about it yet", ...story].join("\n");
       }),
   );
 
@@ -130,7 +130,7 @@ export function renderBoard(project: StatusResult, workers: StatusResult): strin
   const lines = renderStatusHead(project);
   lines.push("", workers.workers.length === 0 ? "workers: none running" : `workers (${workers.workers.length}):`);
   const repo = project.registration?.repo ?? null;
-  for (const w of workers.workers) lines.push(`  #${w.issue}  ${w.state}${w.pid ? `  pid ${w.pid}` : ""}  attempt ${w.attempt}`);
+  for (const w of workers.workers) lines.push(`  #${w.issue}  ${w.state}${w.pid ? `  pid ${w.pid}` : ""}  attempt ${w.attempt}${w.engine !== "command" ? `  ${w.engine}${w.model ? ` ${w.model}` : ""}` : ""}`);
   // Each issue's timeline and the report, as links (afk-mcp ledger --timeline N in a terminal).
   if (repo) lines.push("", `timelines: ${workers.workers.length > 0 ? workers.workers.map((w) => timelineUri(repo, w.issue)).join(" ") : `afk://${repo}/issue/{n}/timeline`} · final report: afk://${repo}/report`);
   if (project.plan) lines.push("", renderPlan(project.plan, project.registration !== null));
@@ -147,4 +147,14 @@ async function guarded(uri: string, read: () => Promise<string>): Promise<ReadRe
     text = `cannot read ${uri}: ${failure}`;
   }
   return { contents: [{ uri, mimeType: "text/plain", text: cutText(text, DEFAULT_BUDGET.textBytes) }] };
+}
+
+/** One issue's spend as status counts it: "unknown" where no attempt's cost was reported, never $0. */
+function spendLine(status: StatusResult, issue: number): string {
+  const row = status.spend?.issues.find((i) => i.issue === issue);
+  const engine = status.registration?.engine;
+  const by = engine ? ` (engine ${engine})` : "";
+  if (!row || row.attempts === 0) return `spend: nothing recorded on this host${by}`;
+  const usd = row.unknown_attempts === row.attempts ? "unknown" : `$${row.usd.toFixed(4)}${row.unknown_attempts > 0 ? ` (+${row.unknown_attempts} attempt(s) of unknown cost)` : ""}`;
+  return `spend: ${usd} over ${row.attempts} attempt(s)${by}`;
 }

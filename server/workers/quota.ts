@@ -93,10 +93,32 @@ function echoedContent(line: string): boolean {
   return ECHO_TYPES.has(type);
 }
 
+/**
+ * The words of a JSON event a CLI printed (Claude Code's result and synthetic message, Codex's
+ * error events): what a pause reason should quote, instead of the event's envelope.
+ */
+export function eventWords(line: string): string {
+  const t = line.trimStart();
+  if (!t.startsWith("{")) return line;
+  try {
+    const event = JSON.parse(t) as Record<string, unknown>;
+    if (typeof event.result === "string" && event.result.trim() !== "") return event.result;
+    const message = event.message as { content?: Array<{ type?: string; text?: string }> } | string | undefined;
+    if (typeof message === "string") return message;
+    const texts = (message?.content ?? []).filter((c) => c.type === "text" && typeof c.text === "string").map((c) => c.text!);
+    if (texts.length > 0) return texts.join(" ");
+    const error = event.error as { message?: unknown } | undefined;
+    if (typeof error?.message === "string") return error.message;
+  } catch {
+    // not JSON after all
+  }
+  return line;
+}
+
 /** Which CLI printed it, from its wording. Codex and cursor share "You've hit your usage limit". */
 export function inferRuntime(text: string): AgentRuntime {
   if (/litellm|retryDelay|aider|API provider is not able/i.test(text)) return "aider";
-  if (/dangerously-skip-permissions|"subtype"\s*:\s*"api_retry"|Failed to authenticate\. API Error/i.test(text)) return "claude";
+  if (/dangerously-skip-permissions|"subtype"\s*:\s*"api_retry"|Failed to authenticate\. API Error|API Error: Request rejected \(\d{3}\)|hit your session limit/i.test(text)) return "claude";
   if (/Reconnecting\.\.\.|unexpected status \d{3}|responses_websocket/i.test(text)) return "codex";
   if (/set an Auth method|PERMISSION_DENIED|UNAUTHENTICATED|Retrying with backoff/i.test(text)) return "gemini";
   if (/\[unauthenticated\]|(?:cursor-agent|\bagent) login/i.test(text)) return "cursor";
@@ -124,7 +146,7 @@ export function detectQuota(line: string, matchers: QuotaMatchers, now: Date): Q
   const kind = order.find(([, patterns]) => patterns !== undefined && regexes(patterns).some((re) => re.test(text)))?.[0];
   if (kind === undefined) return null;
   if (echoedContent(text)) return null;
-  const shown = text.trim();
+  const shown = eventWords(text).trim();
   return {
     kind,
     runtime: inferRuntime(text),

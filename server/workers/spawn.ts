@@ -52,6 +52,8 @@ export interface StartWorkerOptions {
   onLine?: (stream: OutputStream, line: string) => void;
   /** The shell to run the command with. Default: `$SHELL` when it is a known POSIX shell, else /bin/sh. */
   shell?: string;
+  /** Start the shell as a login shell (`-l`): the user's profile sets PATH (engine profiles). */
+  loginShell?: boolean;
   /** SIGTERM → SIGKILL grace for the process group. Default 10 s. */
   killGraceMs?: number;
   /** Lines kept for `tail()`. Default 200. */
@@ -300,7 +302,7 @@ export async function startWorker(opts: StartWorkerOptions): Promise<WorkerHandl
     if (!fstatSync(stdinFd).isFile()) {
       throw new WorkerSpawnError(`the brief ${opts.briefPath} is not a regular file`, "write it with writeBrief");
     }
-    child = spawn(shell, ["-c", commandLine], {
+    child = spawn(shell, opts.loginShell ? ["-l", "-c", commandLine] : ["-c", commandLine], {
       cwd: opts.cwd,
       env: opts.env,
       // Own session and process group: no controlling terminal to prompt on, and one kill ends all.

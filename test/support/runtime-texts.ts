@@ -31,6 +31,20 @@ export const RUNTIME_TEXTS: readonly RuntimeText[] = [
   { runtime: "claude", kind: "auth", source: "measured", situation: "no login, text output; exit 1", line: "Not logged in · Please run /login" },
   {
     runtime: "claude",
+    kind: "quota",
+    source: "measured",
+    situation: "API key, a plan-limit 429 (anthropic-ratelimit-unified-status: rejected) from a loopback model API, --output-format stream-json: the result line; exit 1",
+    line: '{"type":"result","subtype":"success","is_error":true,"api_error_status":429,"duration_ms":472,"duration_api_ms":0,"num_turns":1,"result":"API Error: Request rejected (429) · This request would exceed your account\'s rate limit. Please try again later.","stop_reason":"stop_sequence","session_id":"dc7a0710-753b-4802-9439-da8f3aed360d","total_cost_usd":0}',
+  },
+  {
+    runtime: "claude",
+    kind: "quota",
+    source: "measured",
+    situation: "API key, a plan-limit 429, stream-json: the synthetic assistant message before the result",
+    line: '{"type":"assistant","message":{"id":"cef330c7-e544-48b2-8746-fd249df2e96a","model":"<synthetic>","role":"assistant","type":"message","content":[{"type":"text","text":"API Error: Request rejected (429) · This request would exceed your account\'s rate limit. Please try again later."}]},"session_id":"dc7a0710-753b-4802-9439-da8f3aed360d","error":"rate_limit"}',
+  },
+  {
+    runtime: "claude",
     kind: "auth",
     source: "measured",
     situation: "no login, --output-format stream-json: the result line (subtype success, is_error true)",
