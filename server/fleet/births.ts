@@ -10,6 +10,7 @@ import { Checkpoints } from "./checkpoint.js";
 import type { IssueMemories } from "./issue-memory.js";
 import type { FleetDeps, Registration } from "./registration.js";
 import { errorData, errorText, type SupervisorLog } from "./supervisor-log.js";
+import { discussion, type BriefComment } from "../workers/brief-comments.js";
 import { adopt, birth, type BirthInput, type RunDeps, type WorkerRun } from "./worker-runs.js";
 
 /** What births need of the fleet that owns them. */
@@ -71,6 +72,7 @@ export class Births {
     try {
       await deps.lease.fence(issue.number, claimSha);
       this.claimShas.set(issue.number, claimSha);
+      const comments = review ? [] : await this.discussionOf(issue);
       const run = await birth(
         {
           repo: registration.repo,
@@ -79,6 +81,7 @@ export class Births {
           attempt,
           maxAttempts: cfg.retry + 1,
           lastFailure: memory.get(issue.number)?.lastFailure ?? null,
+          comments,
           mode,
           command: review ? (cfg.review.command ?? "") : registration.workerCommand,
           ...(review ? { review } : {}),
@@ -100,6 +103,24 @@ export class Births {
       log("error", "birth_failed", `#${issue.number}: could not start a ${review ? "reviewer" : "worker"}: ${(error as Error).message}`, issue.number, errorData(error));
       if (this.host.guard.recordDeath(issue.number, attempt, 0, false, false, [(error as Error).message])) this.host.nudge();
       return false;
+    }
+  }
+
+  /**
+   * The issue's comments for the brief, the fleet's own markers left out. A lookup failure costs
+   * the brief its discussion, never the birth.
+   */
+  private async discussionOf(issue: SnapshotIssue): Promise<BriefComment[]> {
+    if (issue.comments === 0) return []; // the listing says there are none: no request
+    const { deps } = this.host;
+    try {
+      // One conditional request per birth (a retry's answers 304 while nobody commented): the
+      // discussion under the issue (a clarification, a maintainer's "do it this way") is the task too.
+      const all = await deps.conn.forge.listComments(issue.number);
+      return discussion(all, deps.conn.login).map((c) => ({ author: c.author, createdAt: c.createdAt, body: c.body }));
+    } catch (error) {
+      this.host.log("warn", "comments_unreadable", `#${issue.number}: the brief goes without the issue's comments: ${errorText(error)}`, issue.number, errorData(error));
+      return [];
     }
   }
 

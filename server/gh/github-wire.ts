@@ -1,6 +1,6 @@
 // GitHub's REST payloads as the fleet reads them, and their mapping to the Forge's types. The
 // mapping happens here and nowhere else.
-import type { CheckRun, Comment, CommitStatus, Issue, IssueLink, PullRef, PullRequest, PullReview, PullReviewState, RepoSlug } from "./forge.js";
+import type { CheckRun, Comment, CommitStatus, Issue, IssueLink, PullRef, PullRequest, PullReview, PullReviewState, RepoSlug, ReviewComment } from "./forge.js";
 import { sameSlug } from "./slug.js";
 
 // The parts of GitHub's JSON we read. Fields are optional where GitHub (or an older GHES)
@@ -139,6 +139,10 @@ export function toComment(raw: RawComment): Comment {
     updatedAt: raw.updated_at ?? "",
     htmlUrl: raw.html_url ?? "",
   };
+}
+
+export function toReviewComment(raw: RawComment & { path?: string; line?: number | null; original_line?: number | null }): ReviewComment {
+  return { ...toComment(raw), path: raw.path ?? "", line: raw.line ?? raw.original_line ?? null };
 }
 
 export function toPull(raw: RawPull): PullRequest {

@@ -3,9 +3,10 @@
 // got stuck.
 import { forgetFleetPull } from "../../gh/gather.js";
 import { failureAction, type FailureEvidence } from "../../state/decide.js";
-import { attemptFromLabels, attemptLabel, parseAttemptLabel } from "../../state/markers.js";
+import { attemptFromLabels, attemptLabel, parseAttemptLabel, sameLogin } from "../../state/markers.js";
 import type { SnapshotIssue } from "../../state/snapshot.js";
 import type { BriefFailure } from "../../workers/brief.js";
+import { discussion, type BriefComment } from "../../workers/brief-comments.js";
 import { renderEscalation, renderRetryNote } from "../../board/render.js";
 import { oneLine } from "../../text/text.js";
 import type { ActionOf, FleetRuntime, TickScope } from "./effect.js";
@@ -133,7 +134,24 @@ async function evidenceForBrief(fleet: FleetRuntime, evidence: FailureEvidence, 
         kind: "review",
         summary: `${evidence.changes.map((c) => c.by).join(", ") || "a reviewer"} requested changes on PR #${evidence.pr}`,
         excerpt: evidence.changes.map((c) => `${c.by}:\n${c.body}`).join("\n\n"),
+        reviewComments: await reviewLineComments(fleet, evidence.pr, evidence.changes.map((c) => c.by)),
       };
+  }
+}
+
+/** The line comments of the reviewers who requested changes, for the next attempt's brief. */
+async function reviewLineComments(fleet: FleetRuntime, pr: number, reviewers: readonly string[]): Promise<BriefComment[]> {
+  if (pr <= 0) return [];
+  try {
+    // One request per changes-requested review that sends an attempt back: the summary says what
+    // the reviewer wants in general, the line comments say where.
+    const all = await fleet.deps.conn.forge.listReviewComments(pr);
+    return discussion(all, fleet.deps.conn.login)
+      .filter((c) => reviewers.some((r) => sameLogin(r, c.author)))
+      .map((c) => ({ author: c.author, createdAt: c.createdAt, body: c.body, path: c.path, line: c.line }));
+  } catch (error) {
+    fleet.log("warn", "review_comments_unreadable", `PR #${pr}: the brief goes without the review's line comments: ${(error as Error).message}`);
+    return [];
   }
 }
 
