@@ -237,6 +237,8 @@ export const projectStartInput = {
     .boolean()
     .optional()
     .describe("Authorize the fleet to land green PRs on the base unattended. Without it, merges are held and status says so."),
+  once: z.boolean().optional().describe("One tick, then drain."),
+  max_issues: z.number().int().min(1).optional().describe("Births stop after N issues ended."),
 };
 
 export const projectResizeInput = {

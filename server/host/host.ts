@@ -273,6 +273,8 @@ export class FleetHost implements Host {
         base: conn.base,
         autoMerge: input.auto_merge === true,
         startedAt: this.clock().toISOString(),
+        ...(input.once === true ? { once: true } : {}),
+        ...(input.max_issues !== undefined ? { maxIssues: input.max_issues } : {}),
       };
       const project = new RepoFleet(registration, {
         conn,
