@@ -503,6 +503,15 @@ const BoardSchema = z
   })
   .describe("What the fleet tells humans on the issues themselves.");
 
+const EpicsSchema = z
+  .strictObject({
+    close_when_done: z
+      .boolean()
+      .default(true)
+      .describe("Close an epic (an issue with sub-issues) once every sub-issue is closed, with a comment listing them, when a selector picks the epic itself or names it (`epic`). false: epics stay open for a human to close."),
+  })
+  .describe("Epics: issues whose sub-issues are the work.");
+
 const FleetConfigObject = z.strictObject({
   $schema: z
     .string()
@@ -544,6 +553,7 @@ const FleetConfigObject = z.strictObject({
     .describe('Ref namespace for claims and heartbeats (`<namespace>/claim/<issue>`, `<namespace>/heartbeat/<instance>`). If an org ruleset forbids it, "refs/heads/afk" works, at the cost of branches that may trigger push CI.'),
   pacing: PacingSchema.prefault({}),
   board: BoardSchema.prefault({}),
+  epics: EpicsSchema.prefault({}),
   review: ReviewSchema.prefault({}),
   conflicts: ConflictsSchema.prefault({}),
   registration: RegistrationSchema.prefault({}),

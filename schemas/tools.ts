@@ -93,7 +93,7 @@ export const planOutput = z.object({
   dispatch: z.array(dispatchOutput).describe("The frontier, in dispatch order."),
   held_for_overlap: z
     .array(z.object({ issue: z.number().int(), paths: z.array(z.string()), instead: z.number().int() }))
-    .describe("Ready issues the fleet's last pass started later, because the fleet's in-flight work (open PRs, branches not yet proposed) changes paths they name; `instead` started first."),
+    .describe("Ready issues started later because the fleet's in-flight work (open PRs, unproposed branches) changes paths they name; `instead` started first."),
   conflict_holds: z
     .array(
       z.object({
@@ -105,7 +105,7 @@ export const planOutput = z.object({
         max_seconds: z.number().int(),
       }),
     )
-    .describe("PRs that no longer merge with the base whose retry waits until the in-flight issues in `waiting_for` (their work changes the same files) landed or were abandoned, at most `max_seconds`."),
+    .describe("PRs that no longer merge with the base, their retry waiting (at most `max_seconds`) for the in-flight issues in `waiting_for`, whose work changes the same files."),
   conflicting_pairs: z
     .array(z.object({ a: z.number().int(), b: z.number().int(), pr_a: z.number().int().nullable(), pr_b: z.number().int().nullable(), files: z.array(z.string()) }))
     .describe("Pairs of the fleet's in-flight work (PR heads, branches not yet proposed) that do not merge with each other: whichever lands second is redone."),
@@ -222,7 +222,7 @@ export const projectStartInput = {
   worker_command: text(4000)
     .optional()
     .describe(
-      'The shell command that starts one worker agent in its worktree, run as is by your shell (e.g. claude -p "$(cat "$AFK_BRIEF")" --permission-mode bypassPermissions). The brief is also on stdin and in {brief}. Required unless dry_run.',
+      'The shell command that starts one worker agent in its worktree, run by your shell (e.g. claude -p "$(cat "$AFK_BRIEF")" --permission-mode bypassPermissions). The brief is also on stdin and in {brief}. Required unless dry_run.',
     ),
   target: z.number().int().min(1).max(64).optional().describe("How many workers at once (default: the config's concurrency)."),
   selectors: z.array(SelectorSchema).max(20).optional().describe("Ordered selectors: the first picks first (default: the ready label)."),
@@ -230,13 +230,13 @@ export const projectStartInput = {
     .record(z.string(), z.unknown())
     .meta(configKeysSchema())
     .optional()
-    .describe("Config overrides, merged over the repository's .github/afk.json and validated like it (every key of schemas/config.schema.json)."),
+    .describe("Config overrides, merged over the repository's .github/afk.json and validated like it (schemas/config.schema.json)."),
   base: text(255).optional().describe("The branch to land on (default: the config's base, else the default branch)."),
   dry_run: z.boolean().optional().describe("Validate and return the first plan, acting on nothing."),
   auto_merge: z
     .boolean()
     .optional()
-    .describe("Authorize the fleet to land green PRs on the base unattended. Without it, merges are held and status says so."),
+    .describe("Authorize the fleet to land green PRs on the base unattended. Without it, merges are held (status says so)."),
   once: z.boolean().optional().describe("One tick, then drain."),
   max_issues: z.number().int().min(1).optional().describe("Births stop after N issues ended."),
 };

@@ -32,6 +32,7 @@ import { emptyReport, PhaseTimer, summaryLine, type TickReport } from "./tick-re
 import { workerRows, type BirthInput, type WorkerRow } from "./worker-runs.js";
 import { Births } from "./births.js";
 import { RunLimits } from "./run-limits.js";
+import { doneEpics } from "../state/epics.js";
 import { drainClaims, releasedBoard } from "./drain.js";
 import { GarbageCollector } from "./garbage.js";
 import { PROBE_MAX_AGE_SECONDS } from "../state/garbage.js";
@@ -364,6 +365,7 @@ export class RepoFleet implements FleetRuntime {
         oneLandingPerTick: this.registration.config.gate.ci === "required",
         trainMax: this.landing.trainsOff ? 1 : trainMax(this.registration.config, snapshot.requiredChecks),
         review: this.registration.config.review.command !== null ? { maxRounds: this.registration.config.review.max_rounds } : null,
+        epicsDone: this.registration.config.epics.close_when_done ? doneEpics(snapshot.issues, set.frontier.excluded, this.registration.config.selectors) : [],
         ...conflictFacts,
       });
       timer.mark("decide");

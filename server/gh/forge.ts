@@ -32,6 +32,8 @@ export interface Issue {
   blockedByCount: number;
   /** From `sub_issues_summary.total`. */
   subIssueCount: number;
+  /** From `sub_issues_summary.completed`: closed sub-issues, when the listing says. */
+  subIssuesCompleted?: number;
   /** Number of the parent issue, parsed from `parent_issue_url`, if any. */
   parent: number | null;
   /** How many comments it has, when the listing says (a board on an issue without any needs no lookup). */

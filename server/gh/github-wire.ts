@@ -29,7 +29,7 @@ export interface RawIssue {
   html_url?: string;
   pull_request?: unknown;
   issue_dependencies_summary?: { blocked_by?: number; total_blocked_by?: number } | null;
-  sub_issues_summary?: { total?: number } | null;
+  sub_issues_summary?: { total?: number; completed?: number } | null;
   comments?: number;
   parent_issue_url?: string | null;
 }
@@ -222,6 +222,7 @@ export function toIssue(raw: RawIssue, repo: RepoSlug): Issue {
     htmlUrl: raw.html_url ?? "",
     blockedByCount: blockedBy,
     subIssueCount: raw.sub_issues_summary?.total ?? 0,
+    ...(typeof raw.sub_issues_summary?.completed === "number" ? { subIssuesCompleted: raw.sub_issues_summary.completed } : {}),
     parent: parentNumber(raw.parent_issue_url, repo),
     ...(typeof raw.comments === "number" ? { comments: raw.comments } : {}),
   };
