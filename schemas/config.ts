@@ -205,6 +205,7 @@ const selectorShape = {
     .nullable()
     .default(null)
     .describe("Only issues in the milestone with this exact title. `null`: any milestone or none."),
+  blockers: z.boolean().default(true).describe("With `issues`: also pick their open blockers."),
 };
 
 /** One selector: the config's `selectors[]` and the selectors the MCP tools accept are this one schema. */
@@ -564,7 +565,7 @@ export const FleetConfigSchema = FleetConfigObject.transform(({ $schema: _schema
   ...config,
   // Canonical selectors are explicit: the implicit "ready label" is written out, so nothing
   // downstream re-applies a default.
-  selectors: (config.selectors.length > 0 ? config.selectors : [{ issues: null, tags: [], user: null, epic: null, milestone: null }]).map(
+  selectors: (config.selectors.length > 0 ? config.selectors : [{ issues: null, tags: [], user: null, epic: null, milestone: null, blockers: true }]).map(
     ({ label, ...facets }) => ({ label: label === undefined ? config.labels.ready : label, ...facets }),
   ),
 })).meta({

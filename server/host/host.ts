@@ -323,7 +323,7 @@ export class FleetHost implements Host {
       target: input.target,
       workerCommand: input.worker_command,
       ...(input.selectors
-        ? { selectors: input.selectors.map((sel) => ({ label: sel.label === undefined ? running.project.registration.config.labels.ready : sel.label, issues: sel.issues ?? null, tags: sel.tags ?? [], user: sel.user ?? null, epic: sel.epic ?? null, milestone: sel.milestone ?? null })) }
+        ? { selectors: input.selectors.map((sel) => ({ label: sel.label === undefined ? running.project.registration.config.labels.ready : sel.label, issues: sel.issues ?? null, tags: sel.tags ?? [], user: sel.user ?? null, epic: sel.epic ?? null, milestone: sel.milestone ?? null, blockers: sel.blockers ?? true })) }
         : {}),
     });
     return { registration: registrationView(running.project), plan: null, message: resizeMessage(running.project, was, input) };

@@ -8,8 +8,8 @@ export const logsTool = defineTool({
   title: "Read a log lane",
   description:
     'Returns the newest records of one lane of this machine\'s logs: "supervisor" (decisions and actions), "worker" (worker output), "monitor" (one line per tick), ' +
-    '"liveness" (stalls and kills), or "daemon" (this machine\'s daemon: its own lines, stdout and stderr; no repo needed). Filter by issue and since ("15m", "2h" or an ISO time); tail_lines bounds the count (default 200) and the answer stops at about 48 KB: ' +
-    "a record too long is cut (truncated: true), and next_cursor reads the older records.",
+    '"liveness" (stalls and kills), or "daemon" (the daemon\'s own lines and output; no repo needed). Filter by issue and since ("15m", "2h", an ISO time); tail_lines bounds the count (default 200), the answer about 48 KB: ' +
+    "a long record is cut (truncated: true); next_cursor reads older ones.",
   kind: "read",
   // Lanes are this machine's files; GitHub is never asked.
   world: "local",
