@@ -1,5 +1,6 @@
 // Epics that close: an epic the ready label picks, with two sub-issues the fleet works and lands.
 // Once both are closed, the fleet closes the epic as completed with one comment listing them.
+// Each landed PR carries one validation comment (checks, commits, files), upserted.
 // Real forge over HTTP (sub-issues and their summary as GitHub renders them), real git, real workers.
 import { after, describe, it } from "node:test";
 import assert from "node:assert/strict";
@@ -7,6 +8,9 @@ import { writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { FleetHost } from "../server/host/host.js";
 import { EPIC_DONE_MARKER } from "../server/fleet/effects/close-epic.js";
+import { upsertValidation, VALIDATION_MARKER } from "../server/fleet/effects/validation.js";
+import { createGitHubForge } from "../server/gh/github-forge.js";
+import { silentLogger } from "../server/gh/octokit.js";
 import { api, repoPath, startTestForge, tempDir, type TestForge } from "./support/forge-fixtures.js";
 import { ROOT } from "./support/paths.js";
 import { waitFor } from "./support/wait.js";
@@ -41,6 +45,23 @@ describe("epics.close_when_done", () => {
     const comments = ((await api(forge, "GET", repoPath(forge, `/issues/${epic.number}/comments`))).body as Array<{ body: string }>).filter((c) => c.body.includes(EPIC_DONE_MARKER));
     assert.equal(comments.length, 1, "one closing comment");
     assert.ok(comments[0]!.body.includes(`#${children[0]!.number}, #${children[1]!.number}`), comments[0]!.body);
+    // Each landed PR carries one validation comment: the gate's check, its commit, its file; a
+    // second upsert (a wrap-up done again) changes nothing.
+    const pulls = (await api(forge, "GET", repoPath(forge, "/pulls?state=closed"))).body as Array<{ number: number; body: string }>;
+    assert.equal(pulls.length, 2);
+    const gh = createGitHubForge({ repo: forge.repo, token: forge.token, baseUrl: forge.apiUrl, fast: true, logger: silentLogger });
+    for (const pull of pulls) {
+      const notes = ((await api(forge, "GET", repoPath(forge, `/issues/${pull.number}/comments`))).body as Array<{ body: string }>).filter((c) => c.body.includes(VALIDATION_MARKER));
+      assert.equal(notes.length, 1, `one validation comment on PR #${pull.number}`);
+      const n = Number(/Closes #(\d+)/.exec(pull.body)?.[1]);
+      assert.match(notes[0]!.body, /Checks \(1\):\n- local gate `true`: passed/);
+      assert.match(notes[0]!.body, new RegExp(`Commits \\(1\\):\\n- \`[0-9a-f]{12}\` fix #${n}`));
+      assert.match(notes[0]!.body, new RegExp(`Files touched \\(1\\):\\n- \`issue-${n}.txt\``));
+      assert.equal(await upsertValidation(gh, "afk-bot", pull.number, notes[0]!.body), "unchanged");
+      assert.equal(await upsertValidation(gh, "afk-bot", pull.number, `${notes[0]!.body}\nedited`), "updated");
+      const after = ((await api(forge, "GET", repoPath(forge, `/issues/${pull.number}/comments`))).body as Array<{ body: string }>).filter((c) => c.body.includes(VALIDATION_MARKER));
+      assert.equal(after.length, 1, "upserted, never duplicated");
+    }
     const records = (await host.logs({ repo: forge.repo, lane: "supervisor", tail_lines: 1000 })).records;
     assert.equal(records.filter((r) => r.event === "epic_closed").length, 1);
     assert.equal(records.filter((r) => r.event === "worker_born" && r.issue === epic.number).length, 0, "an epic is never worked");
