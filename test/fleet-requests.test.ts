@@ -109,7 +109,12 @@ describe("requests of a failed attempt (required CI, counted on the forge)", () 
     assert.equal(onGood.length, 1, onGood.join("\n---\n"));
     assert.match(onGood[0]!, /afk-mcp: Merged/);
     assert.match(onGood[0]!, /Landed PR \\?#\d+ on main by a squash merge/);
-    assert.equal(total("POST /repos/{owner}/{repo}/issues/{issue_number}/comments"), 2 + pulls.filter((p) => p.merged_at !== null).length, "the escalation's comment, the landed issue's final board and each landed PR's validation note are the run's only ones");
+    // The landed issue's PR carries its one validation note (checks, commits, files).
+    const goodPulls = ((await api(forge, "GET", repoPath(forge, "/pulls?state=all&per_page=100"))).body as { number: number; head: { ref: string } }[]).filter((p) => p.head.ref.startsWith(`afk/${good}-`));
+    assert.equal(goodPulls.length, 1);
+    const onGoodPr = await comments(goodPulls[0]!.number);
+    assert.ok(onGoodPr.length === 1 && onGoodPr[0]!.includes(VALIDATION_MARKER), onGoodPr.join("\n---\n"));
+    assert.equal(total("POST /repos/{owner}/{repo}/issues/{issue_number}/comments"), 3, "the escalation's comment, the landed issue's final board and its PR's validation note are the run's only ones");
   });
 });
 
