@@ -212,6 +212,7 @@ const selectorShape = {
     .nullable()
     .default(null)
     .describe("Only issues in the milestone with this exact title. `null`: any milestone or none."),
+  blockers: z.boolean().default(true).describe("With `issues`: also pick their open blockers."),
 };
 
 /** One selector: the config's `selectors[]` and the selectors the MCP tools accept are this one schema. */
@@ -510,6 +511,15 @@ const BoardSchema = z
   })
   .describe("What the fleet tells humans on the issues themselves.");
 
+const EpicsSchema = z
+  .strictObject({
+    close_when_done: z
+      .boolean()
+      .default(true)
+      .describe("Close an epic (an issue with sub-issues) once every sub-issue is closed, with a comment listing them, when a selector picks the epic itself or names it (`epic`). false: epics stay open for a human to close."),
+  })
+  .describe("Epics: issues whose sub-issues are the work.");
+
 const FleetConfigObject = z.strictObject({
   $schema: z
     .string()
@@ -551,6 +561,7 @@ const FleetConfigObject = z.strictObject({
     .describe('Ref namespace for claims and heartbeats (`<namespace>/claim/<issue>`, `<namespace>/heartbeat/<instance>`). If an org ruleset forbids it, "refs/heads/afk" works, at the cost of branches that may trigger push CI.'),
   pacing: PacingSchema.prefault({}),
   board: BoardSchema.prefault({}),
+  epics: EpicsSchema.prefault({}),
   review: ReviewSchema.prefault({}),
   conflicts: ConflictsSchema.prefault({}),
   registration: RegistrationSchema.prefault({}),
@@ -566,7 +577,7 @@ export const FleetConfigSchema = FleetConfigObject.transform(({ $schema: _schema
   ...config,
   // Canonical selectors are explicit: the implicit "ready label" is written out, so nothing
   // downstream re-applies a default.
-  selectors: (config.selectors.length > 0 ? config.selectors : [{ issues: null, tags: [], user: null, epic: null, milestone: null }]).map(
+  selectors: (config.selectors.length > 0 ? config.selectors : [{ issues: null, tags: [], user: null, epic: null, milestone: null, blockers: true }]).map(
     ({ label, ...facets }) => ({ label: label === undefined ? config.labels.ready : label, ...facets }),
   ),
 })).meta({

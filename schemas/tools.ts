@@ -53,6 +53,7 @@ const dispatchOutput = z.object({
   selector: z.number().int(),
   high: z.boolean(),
   attempt: z.number().int(),
+  blocks: z.array(z.number().int()).optional().describe("It blocks these named issues."),
 });
 
 const excludedOutput = z.object({ number: z.number().int(), reason: z.string(), text: z.string() });
@@ -93,7 +94,7 @@ export const planOutput = z.object({
   dispatch: z.array(dispatchOutput).describe("The frontier, in dispatch order."),
   held_for_overlap: z
     .array(z.object({ issue: z.number().int(), paths: z.array(z.string()), instead: z.number().int() }))
-    .describe("Ready issues the fleet's last pass started later, because the fleet's in-flight work (open PRs, branches not yet proposed) changes paths they name; `instead` started first."),
+    .describe("Ready issues started later because the fleet's in-flight work (open PRs, unproposed branches) changes paths they name; `instead` started first."),
   conflict_holds: z
     .array(
       z.object({
@@ -105,10 +106,10 @@ export const planOutput = z.object({
         max_seconds: z.number().int(),
       }),
     )
-    .describe("PRs that no longer merge with the base whose retry waits until the in-flight issues in `waiting_for` (their work changes the same files) landed or were abandoned, at most `max_seconds`."),
+    .describe("PRs that no longer merge with the base, their retry waiting (at most `max_seconds`) for the in-flight issues in `waiting_for`, whose work changes the same files."),
   conflicting_pairs: z
     .array(z.object({ a: z.number().int(), b: z.number().int(), pr_a: z.number().int().nullable(), pr_b: z.number().int().nullable(), files: z.array(z.string()) }))
-    .describe("Pairs of the fleet's in-flight work (PR heads, branches not yet proposed) that do not merge with each other: whichever lands second is redone."),
+    .describe("Pairs of in-flight work (PR heads, unproposed branches) that do not merge with each other: the second to land is redone."),
   excluded: z.array(excludedOutput),
   mine: z.array(mineOutput),
   peers_live: z.array(peerOutput),
@@ -118,18 +119,18 @@ export const planOutput = z.object({
   rate_limit: z.object({ limit: z.number(), remaining: z.number(), reset: z.number(), used: z.number() }).nullable(),
   requests: z
     .object({ total: z.number().int(), counted: z.number().int(), not_modified: z.number().int() })
-    .describe("GitHub requests made to answer this call (all 0 when the plan comes from the running fleet's last tick), not the fleet's own."),
+    .describe("GitHub requests this call made (0 when the plan is the running fleet's last tick)."),
   fingerprint: z.string(),
   totals: z
     .object({ dispatch: z.number().int(), excluded: z.number().int(), needs_human: z.number().int() })
-    .describe("Full counts: dispatch, excluded and needs_human may list only a page or a summary of them."),
+    .describe("Full counts (dispatch, excluded and needs_human may list a page or summary)."),
   excluded_by_reason: z.record(z.string(), z.number().int()).describe("How many open issues each exclusion reason keeps out."),
   needs_human: z
     .array(z.object({ number: z.number().int(), why: z.string() }))
     .describe("Issues only a human can move: escalated or reserved, in a dependency cycle, or this instance's failed PRs."),
   page: z
     .object({ detail: z.boolean(), offset: z.number().int(), next_cursor: z.string().nullable() })
-    .describe("Which rows of dispatch then excluded this answer lists; pass next_cursor to status {detail: true, cursor} for the next page."),
+    .describe("The rows of dispatch then excluded listed; next_cursor to status {detail: true, cursor} reads on."),
 });
 
 export type PlanOutput = z.infer<typeof planOutput>;
@@ -245,7 +246,7 @@ export const projectStartInput = {
   worker_command: text(4000)
     .optional()
     .describe(
-      'The shell command that starts one worker agent in its worktree, run as is by your shell (e.g. claude -p "$(cat "$AFK_BRIEF")" --permission-mode bypassPermissions). The brief is also on stdin and in {brief}. Required unless dry_run.',
+      'The shell command that starts one worker agent in its worktree, run by your shell (e.g. claude -p "$(cat "$AFK_BRIEF")" --permission-mode bypassPermissions). The brief is also on stdin and in {brief}. Required unless dry_run.',
     ),
   engine: z
     .string()
@@ -259,13 +260,15 @@ export const projectStartInput = {
     .record(z.string(), z.unknown())
     .meta(configKeysSchema())
     .optional()
-    .describe("Config overrides, merged over the repository's .github/afk.json and validated like it (every key of schemas/config.schema.json)."),
+    .describe("Config overrides, merged over the repository's .github/afk.json and validated like it (schemas/config.schema.json)."),
   base: text(255).optional().describe("The branch to land on (default: the config's base, else the default branch)."),
   dry_run: z.boolean().optional().describe("Validate and return the first plan, acting on nothing."),
   auto_merge: z
     .boolean()
     .optional()
-    .describe("Authorize the fleet to land green PRs on the base unattended. Without it, merges are held and status says so."),
+    .describe("Authorize the fleet to land green PRs on the base unattended. Without it, merges are held (status says so)."),
+  once: z.boolean().optional().describe("One tick, then drain."),
+  max_issues: z.number().int().min(1).optional().describe("Births stop after N issues ended."),
 };
 
 export const projectResizeInput = {

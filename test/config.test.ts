@@ -118,7 +118,7 @@ test("defaults: the values users rely on", () => {
 });
 
 test("defaults: no selectors means one selector on the ready label, written out", () => {
-  assert.deepEqual(DEFAULT_CONFIG.selectors, [{ label: "ready-for-agent", issues: null, tags: [], user: null, epic: null, milestone: null }]);
+  assert.deepEqual(DEFAULT_CONFIG.selectors, [{ label: "ready-for-agent", issues: null, tags: [], user: null, epic: null, milestone: null, blockers: true }]);
 });
 
 test("defaults: the canonical config is a fixed point (parsing it again changes nothing)", () => {
@@ -165,7 +165,7 @@ const mergeRows: { name: string; file: unknown; overrides: unknown; expect: (c: 
     name: "selectors replace as a whole",
     file: { selectors: [{ tags: ["api"] }, {}] },
     overrides: { selectors: [{ issues: [3, 4] }] },
-    expect: (c) => assert.deepEqual(c.selectors, [{ label: "ready-for-agent", issues: [3, 4], tags: [], user: null, epic: null, milestone: null }]),
+    expect: (c) => assert.deepEqual(c.selectors, [{ label: "ready-for-agent", issues: [3, 4], tags: [], user: null, epic: null, milestone: null, blockers: true }]),
   },
   {
     name: "null overrides a nullable key",

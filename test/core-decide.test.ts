@@ -5,6 +5,7 @@ import { describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { decide, failureAction, type Action, type DecideInput, type Decision, type LocalClaim } from "../server/state/decide.js";
 import { boardPhase } from "../server/state/board-phase.js";
+import { doneEpics } from "../server/state/epics.js";
 import type { MineClaim, StaleClaim } from "../server/state/inflight.js";
 import type { DispatchItem } from "../server/state/frontier.js";
 import type { WorkingSet } from "../server/state/rebuild.js";
@@ -326,6 +327,12 @@ row("a full house while stopping: only terminal and drain moves", world({
   ready: [ready(9)],
 }, { stopping: true }), ["release#1", "land#2", "retry#3", "release#3"]);
 
+// Epics whose sub-issues are all closed (doneEpics): closed, listing them, needing no slot.
+row("an epic whose sub-issues all closed: close it, and the slot still goes to the frontier", { ...world({ ready: [ready(9)] }, { target: 1 }), epicsDone: [{ issue: 4, children: [5, 6] }] }, ["close_epic#4", "dispatch#9"], (d) =>
+  assert.deepEqual(only(d, "close_epic").children, [5, 6]),
+);
+row("an epic done while stopping: left for a running fleet", { ...world({}, { stopping: true }), epicsDone: [{ issue: 4, children: [5] }] }, []);
+
 describe("decide, the table", () => {
   for (const r of rows) {
     it(r.name, () => {
@@ -338,7 +345,7 @@ describe("decide, the table", () => {
   it("has well over a hundred rows and covers every action kind", () => {
     assert.ok(rows.length > 100, `${rows.length} rows`);
     const kinds = new Set(rows.flatMap((r) => decide(r.in).actions.map((a) => a.kind)));
-    assert.deepEqual([...kinds].sort(), ["adopt", "await_review", "close_done", "dispatch", "escalate", "hold", "kill", "land", "land_train", "open_pr", "reclaim", "recover", "redispatch", "release", "retry", "review", "review_result"]);
+    assert.deepEqual([...kinds].sort(), ["adopt", "await_review", "close_done", "close_epic", "dispatch", "escalate", "hold", "kill", "land", "land_train", "open_pr", "reclaim", "recover", "redispatch", "release", "retry", "review", "review_result"]);
   });
 });
 
@@ -371,4 +378,22 @@ describe("boardPhase", () => {
   for (const [status, worker, phase] of cases) {
     it(`${status}${worker ? " with a worker here" : ""}: ${phase}`, () => assert.equal(boardPhase({ status }, worker), phase));
   }
+});
+
+describe("doneEpics: which epics close", () => {
+  const epic = (number: number, total: number, completed: number | undefined, subIssues: number[] = []) =>
+    ({ number, id: number, title: `e${number}`, body: "", labels: [], author: "a", assignees: [], milestone: null, blockedBy: [], subIssues, subIssueCount: total, parent: null, ...(completed === undefined ? {} : { subIssuesCompleted: completed }) });
+  const excluded = (number: number, kind: "epic" | "not_selected" | "human_reserved") =>
+    ({ number, text: "", reason: kind === "epic" ? { kind, via: "sub_issues" as const, count: 1 } : kind === "human_reserved" ? { kind, via: "hold_label" as const, label: "afk-hold" } : { kind } });
+  const cases: Array<[string, Parameters<typeof doneEpics>, number[]]> = [
+    ["picked, all closed: closes", [[epic(1, 2, 2, [3, 2])], [excluded(1, "epic")], []], [1]],
+    ["picked, one still open: stays", [[epic(1, 2, 1)], [excluded(1, "epic")], []], []],
+    ["picked, the listing gave no completed count: stays", [[epic(1, 2, undefined)], [excluded(1, "epic")], []], []],
+    ["not picked by any selector: stays", [[epic(1, 2, 2)], [excluded(1, "not_selected")], []], []],
+    ["named by a selector's epic facet: closes", [[epic(1, 1, 1)], [excluded(1, "not_selected")], [{ epic: 1 }]], [1]],
+    ["named, but a human holds it: stays", [[epic(1, 1, 1)], [excluded(1, "human_reserved")], [{ epic: 1 }]], []],
+    ["an epic by label with no sub-issues: stays", [[epic(1, 0, 0)], [excluded(1, "epic")], []], []],
+  ];
+  for (const [name, args, want] of cases) it(name, () => assert.deepEqual(doneEpics(...args).map((e) => e.issue), want));
+  it("lists the children in order", () => assert.deepEqual(doneEpics([epic(1, 2, 2, [9, 3])], [excluded(1, "epic")], [])[0]!.children, [3, 9]));
 });

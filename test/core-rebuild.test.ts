@@ -600,6 +600,25 @@ describe("rebuild: selectors and dispatch order", () => {
     });
   }
 
+  it("an issues selector pulls in the open blockers of the issues it names, transitively, and says for which", () => {
+    const link = (number: number, state: "open" | "closed" = "open") => ({ number, id: 1000 + number, state });
+    const issues = [
+      issue(1, { labels: [], blockedBy: [link(2), link(9, "closed")] }),
+      issue(2, { labels: [], blockedBy: [link(3)] }),
+      issue(3, { labels: [] }),
+      issue(4, { labels: [] }),
+    ];
+    const named = { issues: [1], label: null } as Selector;
+    const ws = build(snapshot({ issues }), { selectors: [named] });
+    assert.deepEqual(dispatched(ws), [3], "the root blocker first; #2 and #1 wait for it");
+    assert.deepEqual(ws.frontier.dispatch.find((d) => d.number === 3)?.blocks, [1]);
+    const reasons = new Map(ws.frontier.excluded.map((e) => [e.number, e.reason.kind]));
+    assert.deepEqual([reasons.get(1), reasons.get(2), reasons.get(4)], ["blocked", "blocked", "not_selected"], "#2 is picked (blocked itself), #4 is nobody's blocker");
+    const off = build(snapshot({ issues }), { selectors: [{ ...named, blockers: false }] });
+    assert.deepEqual(dispatched(off), []);
+    assert.equal(new Map(off.frontier.excluded.map((e) => [e.number, e.reason.kind])).get(2), "not_selected", "switched off: only the named issue");
+  });
+
   it("dispatch items carry title, high flag and attempt", () => {
     const ws = build(snapshot({ issues: [issue(1, { labels: ["ready-for-agent", "afk-attempt/2", "priority:high"], title: "T" })] }));
     assert.deepEqual(ws.frontier.dispatch, [{ number: 1, title: "T", selector: 0, high: true, attempt: 2 }]);

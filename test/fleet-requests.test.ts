@@ -12,6 +12,7 @@ import assert from "node:assert/strict";
 import { writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { startCiRunner } from "../server/demo/ci-runner.js";
+import { VALIDATION_MARKER } from "../server/fleet/effects/validation.js";
 import { RETRY_MARKER } from "../server/board/render.js";
 import { createGitHubForge } from "../server/gh/github-forge.js";
 import { GitRefStore } from "../server/gh/gitrefs.js";
@@ -94,7 +95,12 @@ describe("requests of a failed attempt (required CI, counted on the forge)", () 
     assert.equal(total("PATCH /repos/{owner}/{repo}/pulls/{pull_number}"), 1, "one request closed the PR and wrote the note");
     assert.equal(total("GET /repos/{owner}/{repo}/pulls/{pull_number}"), 0, "neither the retry nor the escalation read a PR for its head");
     const comments = async (n: number): Promise<string[]> => ((await api(forge, "GET", repoPath(forge, `/issues/${n}/comments`))).body as { body: string }[]).map((c) => c.body);
-    for (const p of pulls) assert.deepEqual(await comments(p.number), [], `no comment on PR #${p.number}`);
+    // A PR that landed carries its one validation note (checks, commits, files); a retried one none.
+    for (const p of pulls) {
+      const on = await comments(p.number);
+      if (p.merged_at === null) assert.deepEqual(on, [], `no comment on PR #${p.number}`);
+      else assert.ok(on.length === 1 && on[0]!.includes(VALIDATION_MARKER), `one validation note on PR #${p.number}: ${on.join("\n---\n")}`);
+    }
     const onBad = await comments(bad);
     assert.equal(onBad.length, 1, onBad.join("\n---\n"));
     assert.match(onBad[0]!, /afk:escalation/);
@@ -103,7 +109,12 @@ describe("requests of a failed attempt (required CI, counted on the forge)", () 
     assert.equal(onGood.length, 1, onGood.join("\n---\n"));
     assert.match(onGood[0]!, /afk-mcp: Merged/);
     assert.match(onGood[0]!, /Landed PR \\?#\d+ on main by a squash merge/);
-    assert.equal(total("POST /repos/{owner}/{repo}/issues/{issue_number}/comments"), 2, "the escalation's comment and the landed issue's final board are the run's only ones");
+    // The landed issue's PR carries its one validation note (checks, commits, files).
+    const goodPulls = ((await api(forge, "GET", repoPath(forge, "/pulls?state=all&per_page=100"))).body as { number: number; head: { ref: string } }[]).filter((p) => p.head.ref.startsWith(`afk/${good}-`));
+    assert.equal(goodPulls.length, 1);
+    const onGoodPr = await comments(goodPulls[0]!.number);
+    assert.ok(onGoodPr.length === 1 && onGoodPr[0]!.includes(VALIDATION_MARKER), onGoodPr.join("\n---\n"));
+    assert.equal(total("POST /repos/{owner}/{repo}/issues/{issue_number}/comments"), 3, "the escalation's comment, the landed issue's final board and its PR's validation note are the run's only ones");
   });
 });
 

@@ -17,6 +17,7 @@ import { silentLogger } from "../server/gh/octokit.js";
 import { ForgeError, GitError, UsageError } from "../server/gh/errors.js";
 import { evaluateGate } from "../server/state/gate.js";
 import { protectBranch } from "./support/forge-fixtures.js";
+import { discussion } from "../server/workers/brief-comments.js";
 
 type Handle = Awaited<ReturnType<typeof startForge>>;
 
@@ -365,6 +366,30 @@ describe("GitHubForge over the local forge", () => {
         ["peer", "APPROVED", "COLLABORATOR"],
       ],
     );
+  });
+
+  test("the brief's discussion: a peer's comments and line comments list with author, path and line; the fleet's markers are left out", async () => {
+    await pushBranch("afk/discussed", "discussed.txt", "one\ntwo\n");
+    const pull = await forge.createPull({ title: "discussed", body: "", head: "afk/discussed", base: "main" });
+    const asPeer = async (path: string, body: unknown) => {
+      const response = await fetch(`${handle.apiUrl}${path}`, { method: "POST", headers: { authorization: `token ${handle.users.peer!}`, "content-type": "application/json" }, body: JSON.stringify(body) });
+      assert.equal(response.status, 201, await response.clone().text());
+    };
+    const issue = await api("POST", `/repos/${REPO}/issues`, { title: "discussed issue" });
+    await forge.createComment(issue.number, "<!-- afk:board -->\nCoding");
+    await asPeer(`/repos/${REPO}/issues/${issue.number}/comments`, { body: "Use the existing parser, please." });
+    await forge.createComment(issue.number, "A note by the token's own login, no marker.");
+    await asPeer(`/repos/${REPO}/pulls/${pull.number}/comments`, { body: "Rename this.", path: "discussed.txt", line: 2 });
+    const kept = discussion(await forge.listComments(issue.number), "afk-bot");
+    assert.deepEqual(kept.map((c) => [c.author, c.body]), [["peer", "Use the existing parser, please."], ["afk-bot", "A note by the token's own login, no marker."]]);
+    const lines = await forge.listReviewComments(pull.number);
+    assert.deepEqual(lines.map((c) => [c.author, c.path, c.line, c.body]), [["peer", "discussed.txt", 2, "Rename this."]]);
+    const before = await accounting();
+    await forge.listReviewComments(pull.number);
+    const after = await accounting();
+    const key = "GET /repos/{owner}/{repo}/pulls/{pull_number}/comments";
+    assert.equal(routeTotal(after, key) - routeTotal(before, key), 1);
+    assert.equal((after.by_route[key]?.not_modified ?? 0) - (before.by_route[key]?.not_modified ?? 0), 1, "an unchanged re-read answers 304");
   });
 
   test("requiredChecks unites rulesets and classic protection", async () => {

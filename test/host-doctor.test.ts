@@ -10,6 +10,7 @@ import { createServer } from "node:net";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import { gitVersionCheck, nodeCheck, runDoctor, doctorExitCode, type DoctorCheck } from "../server/host/doctor.js";
+import { codexFinding, NEEDED_STARTUP_SECONDS, type CodexFinding } from "../server/host/codex-config.js";
 import { api, startTestForge, tempDir, type TestForge } from "./support/forge-fixtures.js";
 import { BIN } from "./support/paths.js";
 
@@ -63,7 +64,7 @@ describe("doctor: the token and its scopes, against the local forge", () => {
     const checks = await runDoctor({ env: env({ GITHUB_API_URL: forge.apiUrl, GITHUB_TOKEN: token }), nodeVersion: "24.1.0" });
     assert.deepEqual(
       checks.map((c) => c.name),
-      ["node", "git", "api_url", "token", "scopes", "state_dir"],
+      ["node", "git", "api_url", "token", "scopes", "state_dir", "codex"],
     );
     const c = byName(checks);
     for (const name of ["node", "git", "api_url", "token", "scopes", "state_dir"] as const) assert.equal(c[name].status, "ok", `${name}: ${c[name].detail}`);
@@ -224,5 +225,36 @@ describe("afk-mcp doctor (the CLI process)", () => {
     assert.match(c.git.fix ?? "", /install git 2\.38 or newer/);
     assert.equal(c.token.status, "fail");
     assert.ok(!error.stdout.includes("afkf_wrong"));
+  });
+});
+
+describe("doctor: a Codex config that gives afk-mcp too little time to start", () => {
+  const afk = (extra: string) => `[mcp_servers.afk]\ncommand = "npx"\nargs = ["-y", "afk-mcp"]\n${extra}`;
+  const cases: Array<[string, string | null, CodexFinding["status"]]> = [
+    ["no config: skipped", null, "skip"],
+    ["a config without afk-mcp: skipped", '[mcp_servers.other]\ncommand = "other-mcp"\nstartup_timeout_sec = 1\n', "skip"],
+    ["afk-mcp on Codex's default 10 s: warned", afk(""), "warn"],
+    ["afk-mcp given 15 s: warned", afk("startup_timeout_sec = 15\n"), "warn"],
+    ["afk-mcp given enough: fine", afk(`startup_timeout_sec = ${NEEDED_STARTUP_SECONDS}  # first npx start\n`), "ok"],
+    ["the older startup_timeout_ms key, enough: fine", afk(`startup_timeout_ms = ${NEEDED_STARTUP_SECONDS * 1000}\n`), "ok"],
+    ["a quoted server name, a timeout set for another server only: warned", `[mcp_servers."afk fleet"]\ncommand = "afk-mcp"\n\n[mcp_servers.x]\nstartup_timeout_sec = 60\n`, "warn"],
+  ];
+  for (const [name, toml, status] of cases) {
+    it(name, () => assert.equal(codexFinding("/c/config.toml", toml).status, status));
+  }
+
+  it("the warning names the entry, the time it gets, the time it needs, and the line that fixes it", () => {
+    const finding = codexFinding("/c/config.toml", afk("startup_timeout_sec = 12\n"));
+    assert.match(finding.detail, /mcp_servers\.afk gives afk-mcp 12 s to start/);
+    assert.match(finding.detail, new RegExp(`up to ${NEEDED_STARTUP_SECONDS} s`));
+    assert.equal(finding.fix?.startsWith(`set \`startup_timeout_sec = ${NEEDED_STARTUP_SECONDS}\` under [mcp_servers.afk] in /c/config.toml`), true, finding.fix ?? "");
+  });
+
+  it("runDoctor reads $CODEX_HOME/config.toml", async () => {
+    const home = await tempDir("afk-codex-");
+    await writeFile(join(home, "config.toml"), afk(""));
+    const codex = byName(await runDoctor({ env: env({ CODEX_HOME: home, GITHUB_API_URL: forge.apiUrl }), timeoutMs: 5_000 })).codex;
+    assert.equal(codex.status, "warn");
+    assert.ok(codex.detail.startsWith(join(home, "config.toml")), codex.detail);
   });
 });

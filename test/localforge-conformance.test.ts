@@ -252,6 +252,11 @@ test("the local forge conforms to GitHub's OpenAPI description on every operatio
       await step(200, "POST", `${repo}/pulls/${p1}/reviews`, { body: "a draft" }); // PENDING
       await step(200, "GET", `${repo}/pulls/${p1}/reviews`);
       await step(404, "GET", `${repo}/pulls/99999/reviews`);
+      // --- review line comments: on a path and line of the head
+      await step(201, "POST", `${repo}/pulls/${p1}/comments`, { body: "Use a const here.", path: "shared.txt", line: 1, commit_id: featureSha });
+      await step(422, "POST", `${repo}/pulls/${p1}/comments`, { body: "No place", line: 1 }); // a path is required
+      await step(200, "GET", `${repo}/pulls/${p1}/comments`);
+      await step(404, "GET", `${repo}/pulls/99999/comments`);
 
       // --- statuses and check runs on the PR head
       await step(200, "GET", `${repo}/commits/${featureSha}/status`); // pending, no statuses yet

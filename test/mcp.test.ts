@@ -249,8 +249,9 @@ describe("MCP server over stdio (the built binary)", () => {
       // 59,862 bytes before the cut (docs/mcp-conformance.md); a guard against regrowth. 39,836 before
       // engines (issue 24), which added the config's engines, prices, budget and routing to
       // project_start's config argument (~1.7 kB), status.spend (~0.9 kB), and the engine of the
-      // registration and of each worker row: 43,563 after.
-      assert.ok(bytes < 44_000, `tools/list is ${bytes} bytes`);
+      // registration and of each worker row: 43,563 after; with run limits (once, max_issues),
+      // selector blockers and epics.close_when_done (issue 26): 44,070.
+      assert.ok(bytes < 45_000, `tools/list is ${bytes} bytes`);
       const ajv = new Ajv({ strict: false });
       for (const listed of tools) {
         const tool = TOOLS.find((t) => t.name === listed.name)!;

@@ -100,7 +100,7 @@ describe("npm pack", () => {
 
   it("ships the binary, the schemas it loads, a LICENSE with the MIT text, and the README", async () => {
     const paths = new Set(packed.files.map((f) => f.path));
-    for (const required of ["package.json", "LICENSE", "README.md", "dist/server/bin.js", "dist/server/server.js", "dist/schemas/config.js", "schemas/config.schema.json"]) {
+    for (const required of ["package.json", "LICENSE", "README.md", "dist/server/bin.js", "dist/server/server.js", "dist/schemas/config.js", "schemas/config.schema.json", "server.json"]) {
       assert.ok(paths.has(required), `${required} is missing from the package`);
     }
     const pkg = JSON.parse(await readFile(join(unpacked, "package", "package.json"), "utf8")) as { bin: Record<string, string>; license: string; engines: { node: string } };

@@ -195,7 +195,19 @@ describe("startWorker: stdin, env and the brief", () => {
       "naïve 🚀 \u202Eevil ∙ ünïcödé",
       "x".repeat(100_000),
     ].join("\n");
-    const input = briefInput(dir, hostile, `$(touch ${marker}-title) \`touch ${marker}-t2\`; touch ${marker}-t3`);
+    // The same corpus as comments (an author's login and a review's path too): data like the body.
+    const base = briefInput(dir, hostile, `$(touch ${marker}-title) \`touch ${marker}-t2\`; touch ${marker}-t3`);
+    const commentCorpus = hostile.split("\n").filter((line) => line.length < 1_000);
+    const input: BriefInput = {
+      ...base,
+      comments: commentCorpus.map((body, i) => ({ author: `$(touch ${marker}-author${i})`, createdAt: `2026-12-01T10:0${i}:00Z`, body })),
+      lastFailure: {
+        kind: "review",
+        summary: `$(touch ${marker}-summary)`,
+        excerpt: "",
+        reviewComments: commentCorpus.map((body, i) => ({ author: "alice", createdAt: `2026-12-01T11:0${i}:00Z`, body, path: `$(touch ${marker}-path${i}).ts`, line: i + 1 })),
+      },
+    };
     const briefPath = await writeBrief(join(dir, "briefs"), input);
     const brief = renderBrief(input);
     const { handle } = await start({
@@ -215,6 +227,7 @@ describe("startWorker: stdin, env and the brief", () => {
     assert.equal(await readFile(join(dir, "a.txt"), "utf8"), brief.replace(/\n+$/, ""));
     for (const name of ["b.txt", "c.txt", "d.txt"]) assert.equal(await readFile(join(dir, name), "utf8"), brief, name);
     assert.ok(brief.includes(`$(touch ${marker}-1)`), "the hostile text is in the brief, verbatim");
+    for (const line of commentCorpus.filter((l) => l.trim() !== "")) assert.ok(brief.split(line).length - 1 >= 3, `in the body and both comment sections: ${line}`);
     const created = (await readdir(dir)).filter((n) => n.startsWith("pwned"));
     assert.deepEqual(created, [], "nothing from the issue ran");
   });

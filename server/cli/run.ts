@@ -11,6 +11,14 @@ import { forTerminal } from "./terminal-words.js";
 import { watchShutdown } from "../host/shutdown.js";
 import { timeScaleFromEnv } from "./serve.js";
 
+/** Exit code of a pass: 0 when nothing is ready and no claim of this fleet remains, else 3. */
+async function workRemains(host: DaemonClient, repo: string): Promise<number> {
+  const status = await host.status({ repo, scope: "project" });
+  const plan = status.plan;
+  if (!plan) return 3; // cannot tell: say work remains, a cron job runs again
+  return plan.totals.dispatch > 0 || plan.mine.length > 0 ? 3 : 0;
+}
+
 export const runCommand: Command = {
   name: "run",
   summary: "run the fleet headless on a repository until interrupted",
@@ -39,6 +47,14 @@ Options:
   --dry-run             validate and print the first plan; act on nothing
   --persist             the registration never lapses (registration.ttl_seconds: null): for a
                         server under a supervisor; stop it with afk-mcp stop or afk-mcp daemon stop
+  --once                one pass, for cron and CI: one tick, then the daemon drains the project
+                        (nothing more is born; this command waits while the workers and landings
+                        that tick started finish), then exits: 0 when no work remains (nothing
+                        ready, no claim of this fleet), 3 when some does
+  --max-issues N        stop births once N issues reached an end (landed, escalated, closed as
+                        done); the project then drains and this command exits
+
+It also exits (code 0) when the daemon deregisters the project because its queue drained.
 
 Example:
   afk-mcp run --repo me/app --auto-merge \\
@@ -54,6 +70,8 @@ Example:
     set: { type: "string", multiple: true },
     "dry-run": { type: "boolean" },
     persist: { type: "boolean" },
+    once: { type: "boolean" },
+    "max-issues": { type: "string" },
   },
   async run(values) {
     const dryRun = values["dry-run"] === true;
@@ -64,6 +82,14 @@ Example:
       target = Number(values.target);
       if (!Number.isInteger(target) || target < 1 || target > 64) throw new UsageError(`--target must be an integer from 1 to 64, got ${JSON.stringify(values.target)}`);
     }
+    let maxIssues: number | undefined;
+    if (typeof values["max-issues"] === "string") {
+      maxIssues = Number(values["max-issues"]);
+      if (!/^\s*-?\d+\s*$/.test(values["max-issues"]) || !Number.isSafeInteger(maxIssues) || maxIssues < 1) {
+        throw new UsageError(`--max-issues must be a whole number of issues, 1 or more, got ${JSON.stringify(values["max-issues"])} (leave it out for no cap)`);
+      }
+    }
+    const once = values.once === true;
     const overrides: Record<string, unknown> = Array.isArray(values.set) ? overridesFromAssignments(values.set.map(String)) : {};
     if (values.persist === true) overrides.registration = { ...((overrides.registration as object | undefined) ?? {}), ttl_seconds: null };
     timeScaleFromEnv(process.env);
@@ -88,6 +114,8 @@ Example:
         config: overrides,
         auto_merge: values["auto-merge"] === true,
         dry_run: dryRun,
+        ...(once ? { once: true } : {}),
+        ...(maxIssues !== undefined ? { max_issues: maxIssues } : {}),
       });
     } catch (error) {
       shutdown?.dispose();
@@ -109,6 +137,15 @@ Example:
       if (status.last_tick && status.last_tick !== last) {
         last = status.last_tick;
         printLine(forTerminal(last, { repo })); // "<tick time>: <summary>"
+      }
+      if (status.registration === null && status.daemon !== null) {
+        // The project ended in the daemon: its queue drained and it deregistered, or the pass
+        // (--once) or the cap (--max-issues) was reached and its drain is done. Nothing to stop.
+        shutdown.dispose();
+        const code = once ? await workRemains(host, repo) : 0;
+        printLine(forTerminal(`${repo}: the project ended and its registration is gone${once ? (code === 0 ? "; no work remains" : "; work remains (exit 3): run again") : ""}`, { repo }));
+        await host.close();
+        return code;
       }
     }
     // Workers are ended, as a terminal's Ctrl-C means; their commits are checkpointed to their

@@ -11,6 +11,7 @@ import type { IssueMemories } from "./issue-memory.js";
 import type { EngineChoice, FleetDeps, Registration } from "./registration.js";
 import { errorData, errorText, type SupervisorLog } from "./supervisor-log.js";
 import type { FleetLedger } from "./fleet-ledger.js";
+import { discussion, type BriefComment } from "../workers/brief-comments.js";
 import { adopt, birth, type BirthInput, type RunDeps, type WorkerRun } from "./worker-runs.js";
 import { SpendLedger } from "./spend-ledger.js";
 import { routeFor } from "../state/route.js";
@@ -102,6 +103,7 @@ export class Births {
       const routed = review ? null : this.routed(issue, attempt);
       await deps.lease.fence(issue.number, claimSha);
       this.claimShas.set(issue.number, claimSha);
+      const comments = review ? [] : await this.discussionOf(issue);
       const run = await birth(
         {
           repo: registration.repo,
@@ -110,6 +112,7 @@ export class Births {
           attempt,
           maxAttempts: cfg.retry + 1,
           lastFailure: memory.get(issue.number)?.lastFailure ?? null,
+          comments,
           mode,
           command: review ? (cfg.review.command ?? "") : (routed?.command ?? registration.workerCommand),
           engine: review ? null : (routed?.engine ?? registration.engine),
@@ -173,6 +176,24 @@ export class Births {
     } catch (error) {
       log("warn", "route_ignored", `#${issue.number}: ${route.from}: ${(error as Error).message}: running ${start.name}`, issue.number);
       return null;
+    }
+  }
+
+  /**
+   * The issue's comments for the brief, the fleet's own markers left out. A lookup failure costs
+   * the brief its discussion, never the birth.
+   */
+  private async discussionOf(issue: SnapshotIssue): Promise<BriefComment[]> {
+    if (issue.comments === 0) return []; // the listing says there are none: no request
+    const { deps } = this.host;
+    try {
+      // One conditional request per birth (a retry's answers 304 while nobody commented): the
+      // discussion under the issue (a clarification, a maintainer's "do it this way") is the task too.
+      const all = await deps.conn.forge.listComments(issue.number);
+      return discussion(all, deps.conn.login).map((c) => ({ author: c.author, createdAt: c.createdAt, body: c.body }));
+    } catch (error) {
+      this.host.log("warn", "comments_unreadable", `#${issue.number}: the brief goes without the issue's comments: ${errorText(error)}`, issue.number, errorData(error));
+      return [];
     }
   }
 

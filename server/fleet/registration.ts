@@ -32,6 +32,10 @@ export interface Registration {
   base: string;
   autoMerge: boolean;
   startedAt: string;
+  /** One pass: after its first tick the fleet drains itself (server/fleet/run-limits.ts). */
+  once?: boolean;
+  /** After this many issues reached an end (landed, escalated, closed as done) the fleet drains itself. */
+  maxIssues?: number | null;
 }
 
 export interface FleetDeps {

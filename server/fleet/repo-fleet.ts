@@ -32,6 +32,8 @@ import { afterTick, emptyReport, PhaseTimer, summaryLine, type TickReport } from
 import { workerRows, type BirthInput, type WorkerRow } from "./worker-runs.js";
 import { Births } from "./births.js";
 import { budgetFacts, dayBudgetHold, type SpendView } from "./spend-ledger.js";
+import { RunLimits } from "./run-limits.js";
+import { doneEpics } from "../state/epics.js";
 import { drainClaims, releasedBoard } from "./drain.js";
 import { GarbageCollector } from "./garbage.js";
 import { PROBE_MAX_AGE_SECONDS } from "../state/garbage.js";
@@ -68,6 +70,7 @@ export class RepoFleet implements FleetRuntime {
   readonly guard: BirthGuard;
   private readonly garbage: GarbageCollector;
   private readonly birthing: Births;
+  private readonly limits: RunLimits;
   private stopping = false;
   /** Claims released since the stop began, by whichever tick released them: the stop reports them all. */
   private readonly drained = new Set<number>();
@@ -101,22 +104,15 @@ export class RepoFleet implements FleetRuntime {
     this.guard = new BirthGuard(registration.config.circuit, deps.timeScale, deps.clock, this.log, (lines) => lines.map((line) => redactText(line, [deps.conn.token])));
     this.guard.failoverAmong(Object.keys(registration.engines ?? {}));
     this.landing = new Landing(deps, () => this.registration.config);
-    this.garbage = new GarbageCollector({
-      refs: deps.conn.refs,
-      namespace: deps.namespace,
-      instance: registration.instance,
-      ttlSeconds: registration.config.lease.ttl_seconds,
-      // Scaled like every duration of the loop (a compressed time scale is for tests and chaos).
-      probeMaxAgeSeconds: PROBE_MAX_AGE_SECONDS * deps.timeScale,
-      everyMs: registration.config.lease.heartbeat_seconds * 1000 * deps.timeScale,
-      clock: deps.clock,
-      log: this.log,
-    });
+    // Its durations scaled like every duration of the loop (a compressed time scale is for tests and chaos).
+    const { ttl_seconds: ttlSeconds, heartbeat_seconds: heartbeatSeconds } = registration.config.lease;
+    this.garbage = new GarbageCollector({ refs: deps.conn.refs, namespace: deps.namespace, instance: registration.instance, ttlSeconds, probeMaxAgeSeconds: PROBE_MAX_AGE_SECONDS * deps.timeScale, everyMs: heartbeatSeconds * 1000 * deps.timeScale, clock: deps.clock, log: this.log });
     const settings = () => this.registration.config.conflicts;
     this.conflicts = new ConflictWatch({ repoDir: deps.workRepo.repoDir, base: registration.base, worktreeOf: (n) => deps.workRepo.worktreePath(n), settings, timeScale: deps.timeScale, clock: deps.clock, log: this.log });
     this.closes = new MergeCloses({ forge: deps.conn.forge, lease: deps.lease, clock: deps.clock, graceMs: MERGE_CLOSE_GRACE_SECONDS * 1000 * deps.timeScale, log: this.log });
     this.silence = new CiSilence({ clock: deps.clock, silentMs: CI_SILENT_SECONDS * 1000 * deps.timeScale, branchPrefix: registration.config.worktree.branch_prefix, log: this.log });
     this.board = new Board(deps.conn.forge, deps.conn.login, deps.clock, { instance: registration.instance, host: deps.conn.hostName }, () => this.registration.config.board.settle_seconds * 1000);
+    this.limits = new RunLimits({ once: registration.once === true, maxIssues: registration.maxIssues ?? null });
     this.birthing = new Births({ registration, deps, memory: this.memory, board: this.board, log: this.log, ledger: this.ledger, guard: this.guard, stopping: () => this.stopping, nudge: () => this.nudge() });
   }
 
@@ -143,6 +139,11 @@ export class RepoFleet implements FleetRuntime {
   private async run(): Promise<void> {
     while (!this.stopped) {
       const report = await this.tick();
+      const limit = this.limits.after(report);
+      if (limit !== null && !this.stopping) {
+        this.drainFor(limit);
+        continue;
+      }
       // Draining: the fleet ends once no worker is left, each exit handled by a tick.
       const workers = this.memory.runs().length;
       if (this.stopping && !this.inFlight.pending() && (report.in_flight === 0 || workers === 0)) {
@@ -177,6 +178,12 @@ export class RepoFleet implements FleetRuntime {
     if (kept !== null && kept.length === 0) await this.deps.lease.retire().catch(() => undefined);
     this.log("info", "stopped", `stopped; ${kept?.length ?? this.held.size} claim(s) with a PR kept for a later run or a peer`);
     await finalReport(this, "stop").catch((error: unknown) => this.log("warn", "report_failed", `the final report was not written: ${errorText(error)}`));
+  }
+
+  /** A run limit was reached (run-limits.ts): drain as a stop without ending workers does. */
+  private drainFor(why: string): void {
+    this.stopping = true;
+    this.log("info", "limit_reached", `${why}: nothing more is born; the project ends once its workers and landings under way are done`, undefined, { ended: this.limits.endedCount() });
   }
 
   /** Wakes the loop now (a worker exited, a resize, a stop). */
@@ -348,11 +355,13 @@ export class RepoFleet implements FleetRuntime {
       const local = await localFacts({ registration: this.registration, deps: this.deps, memory: this.memory, postVerdict: (n, a, v) => this.postVerdict(n, a, v), adopt: (n) => this.birthing.adoptOrphan(n) }, set, snapshot, now);
       timer.mark("local");
       timer.doing("deciding");
-      const paused = this.guard.paused(this.stopping);
-      const issues = new Map(snapshot.issues.map((i) => [i.number, i]));
       const events: TickEvents = { pushed: [], blocked: [], settled: [] };
+      const issues = new Map(snapshot.issues.map((i) => [i.number, i]));
       const scope: TickScope = { set, issues, report, events, required: snapshot.requiredChecks, pulls: snapshot.pulls, later: [] };
       const landing = new Set([...(await this.inFlight.finish(scope)), ...this.inFlight.holding()]); // ended ones taken; theirs and running ones' claims not decided on
+      const capped = this.stopping ? null : this.limits.capReached(report);
+      if (capped !== null) this.drainFor(capped);
+      const paused = this.guard.paused(this.stopping);
       const conflictFacts = await this.conflicts.read(set, issues);
       const decision = decide({
         set: landing.size > 0 ? { ...set, mine: set.mine.filter((m) => !landing.has(m.issue)) } : set,
@@ -368,6 +377,7 @@ export class RepoFleet implements FleetRuntime {
         trainMax: this.landing.trainsOff ? 1 : trainMax(this.registration.config, snapshot.requiredChecks),
         review: this.registration.config.review.command !== null ? { maxRounds: this.registration.config.review.max_rounds } : null,
         budget: budgetFacts(this.registration.config.budget, this.birthing.spend, now),
+        epicsDone: this.registration.config.epics.close_when_done ? doneEpics(snapshot.issues, set.frontier.excluded, this.registration.config.selectors) : [],
         ...conflictFacts,
       });
       timer.mark("decide");

@@ -7,7 +7,7 @@ import { join } from "node:path";
 import type { FleetConfig } from "../../schemas/config.js";
 import type { LaneWriter } from "../lanes/index.js";
 import type { WorkRepo, PreparedWorktree } from "../workers/worktrees.js";
-import { writeBrief, type BriefFailure, type BriefInput } from "../workers/brief.js";
+import { writeBrief, type BriefComment, type BriefFailure, type BriefInput } from "../workers/brief.js";
 import { readReviewVerdict, renderReviewBrief, type ReviewBriefInput, type ReviewVerdict } from "../workers/review-brief.js";
 import { workerEnv } from "../workers/env.js";
 import { startWorker, type OutputStream, type WorkerExit, type WorkerHandle } from "../workers/spawn.js";
@@ -26,6 +26,8 @@ export interface BirthInput {
   attempt: number;
   maxAttempts: number;
   lastFailure: BriefFailure | null;
+  /** The comments for the brief (the fleet's markers left out). */
+  comments?: readonly BriefComment[];
   /** "fresh": tear down and start from the base (a retry); "continue": tiers 1-3. */
   mode: "fresh" | "continue";
   command: string;
@@ -121,6 +123,7 @@ export async function birth(input: BirthInput, deps: RunDeps): Promise<WorkerRun
     attempt: input.attempt,
     maxAttempts: input.maxAttempts,
     lastFailure: input.lastFailure,
+    ...(input.comments ? { comments: input.comments } : {}),
     verdictPath,
   };
   const briefPath = await writeBrief(dir, briefInput, input.review ? renderReviewBrief({ ...briefInput, ...input.review }) : undefined);

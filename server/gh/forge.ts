@@ -32,6 +32,8 @@ export interface Issue {
   blockedByCount: number;
   /** From `sub_issues_summary.total`. */
   subIssueCount: number;
+  /** From `sub_issues_summary.completed`: closed sub-issues, when the listing says. */
+  subIssuesCompleted?: number;
   /** Number of the parent issue, parsed from `parent_issue_url`, if any. */
   parent: number | null;
   /** How many comments it has, when the listing says (a board on an issue without any needs no lookup). */
@@ -51,6 +53,13 @@ export interface Comment {
   createdAt: string;
   updatedAt: string;
   htmlUrl: string;
+}
+
+/** A line comment of a pull request review: where in the diff, and what it says. */
+export interface ReviewComment extends Comment {
+  path: string;
+  /** The line in the file it is on (null: on a line that is no longer in the diff). */
+  line: number | null;
 }
 
 export interface PullRequest {
@@ -170,6 +179,8 @@ export interface Forge {
   /** Merges the base into the head (asynchronous on GitHub). */
   updatePullBranch(number: number, expectedHeadSha: string): Promise<void>;
 
+  /** Line comments of a pull request's reviews, oldest first. */
+  listReviewComments(number: number): Promise<ReviewComment[]>;
   /** Reviews of a pull request, oldest first. */
   listReviews(number: number): Promise<PullReview[]>;
   /** A review by the token's login: COMMENT only for the fleet's own PRs (GitHub refuses approving them). */

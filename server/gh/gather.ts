@@ -281,6 +281,7 @@ async function snapshotIssue(forge: Forge, issue: Issue): Promise<SnapshotIssue>
     blockedBy,
     subIssues: subIssues.map((s) => s.number),
     subIssueCount: issue.subIssueCount,
+    ...(issue.subIssuesCompleted !== undefined ? { subIssuesCompleted: issue.subIssuesCompleted } : {}),
     parent: issue.parent,
     updatedAt: issue.updatedAt,
     ...(issue.comments !== undefined ? { comments: issue.comments } : {}),

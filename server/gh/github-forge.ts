@@ -18,6 +18,7 @@ import type {
   RateLimit,
   RepoInfo,
   RepoSlug,
+  ReviewComment,
   RequiredChecks,
   DirectPush,
   QueueStatus,
@@ -29,7 +30,7 @@ import type { RequestStats } from "./etag-cache.js";
 import { formatSlug, parseSlug } from "./slug.js";
 import { DEFAULT_API_URL } from "./auth.js";
 import { runsSettleNotGreen } from "../state/gate.js";
-import { toCheckRun, toComment, toIssue, toLink, toPull, toReview, toStatus, type RawBranch, type RawCheckRun, type RawComment, type RawIssue, type RawLabel, type RawProtection, type RawPull, type RawRepo, type RawReview, type RawRule, type RawStatus, type RawUser } from "./github-wire.js";
+import { toCheckRun, toComment, toIssue, toLink, toPull, toReview, toReviewComment, toStatus, type RawBranch, type RawCheckRun, type RawComment, type RawIssue, type RawLabel, type RawProtection, type RawPull, type RawRepo, type RawReview, type RawRule, type RawStatus, type RawUser } from "./github-wire.js";
 
 /** Ruleset rules that refuse a plain push to a branch (GitHub's rule types). */
 const PUSH_REFUSING_RULES = new Set(["pull_request", "update", "required_deployments", "required_signatures", "merge_queue"]);
@@ -361,6 +362,12 @@ export class GitHubForge implements Forge {
     // GraphQL names a PR by its node id: read it (with the entry) unless this client already did.
     const nodeId = this.queueNodeIds.get(number) ?? (await queueStatus(this.client, this.repo, number)).nodeId;
     return enqueue(this.client, nodeId, number, expectedHead);
+  }
+
+  async listReviewComments(number: number): Promise<ReviewComment[]> {
+    checkNumber(number, "pull request");
+    const raw = await this.all<RawComment>("GET /repos/{owner}/{repo}/pulls/{pull_number}/comments", { pull_number: number }, `list the review comments of pull request #${number}`);
+    return raw.map(toReviewComment);
   }
 
   async listReviews(number: number): Promise<PullReview[]> {

@@ -1,6 +1,6 @@
 // GitHub's REST payloads as the fleet reads them, and their mapping to the Forge's types. The
 // mapping happens here and nowhere else.
-import type { CheckRun, Comment, CommitStatus, Issue, IssueLink, PullRef, PullRequest, PullReview, PullReviewState, RepoSlug } from "./forge.js";
+import type { CheckRun, Comment, CommitStatus, Issue, IssueLink, PullRef, PullRequest, PullReview, PullReviewState, RepoSlug, ReviewComment } from "./forge.js";
 import { sameSlug } from "./slug.js";
 
 // The parts of GitHub's JSON we read. Fields are optional where GitHub (or an older GHES)
@@ -29,7 +29,7 @@ export interface RawIssue {
   html_url?: string;
   pull_request?: unknown;
   issue_dependencies_summary?: { blocked_by?: number; total_blocked_by?: number } | null;
-  sub_issues_summary?: { total?: number } | null;
+  sub_issues_summary?: { total?: number; completed?: number } | null;
   comments?: number;
   parent_issue_url?: string | null;
 }
@@ -141,6 +141,10 @@ export function toComment(raw: RawComment): Comment {
   };
 }
 
+export function toReviewComment(raw: RawComment & { path?: string; line?: number | null; original_line?: number | null }): ReviewComment {
+  return { ...toComment(raw), path: raw.path ?? "", line: raw.line ?? raw.original_line ?? null };
+}
+
 export function toPull(raw: RawPull): PullRequest {
   return {
     number: raw.number,
@@ -218,6 +222,7 @@ export function toIssue(raw: RawIssue, repo: RepoSlug): Issue {
     htmlUrl: raw.html_url ?? "",
     blockedByCount: blockedBy,
     subIssueCount: raw.sub_issues_summary?.total ?? 0,
+    ...(typeof raw.sub_issues_summary?.completed === "number" ? { subIssuesCompleted: raw.sub_issues_summary.completed } : {}),
     parent: parentNumber(raw.parent_issue_url, repo),
     ...(typeof raw.comments === "number" ? { comments: raw.comments } : {}),
   };

@@ -10,11 +10,12 @@ import { ForgeError, GitError } from "../gh/errors.js";
 import { git } from "../gh/git.js";
 import { inspectToken, type TokenInfo } from "../gh/token-info.js";
 import { stateDir } from "../paths.js";
+import { readCodexFinding } from "./codex-config.js";
 
 export type CheckStatus = "ok" | "warn" | "fail" | "skip";
 
 export interface DoctorCheck {
-  name: "node" | "git" | "api_url" | "token" | "scopes" | "state_dir";
+  name: "node" | "git" | "api_url" | "token" | "scopes" | "state_dir" | "codex";
   status: CheckStatus;
   detail: string;
   /** A command or step that fixes it; null when there is nothing to fix. */
@@ -67,6 +68,7 @@ export async function runDoctor(options: DoctorOptions = {}): Promise<DoctorChec
   checks.push(tokenCheck(token, tokenProblem, info, failure));
   checks.push(scopesCheck(info));
   checks.push(await stateDirCheck(env));
+  checks.push({ name: "codex", ...(await readCodexFinding(env)) });
   return checks;
 }
 

@@ -113,9 +113,7 @@ export class FleetHost implements Host {
   }
 
   /** A session's environment with this host's state dir (control repositories, lanes). */
-  private withOurState(env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
-    return { ...env, AFK_STATE_DIR: stateDir(this.options.env ?? process.env) };
-  }
+  private withOurState = (env: NodeJS.ProcessEnv): NodeJS.ProcessEnv => ({ ...env, AFK_STATE_DIR: stateDir(this.options.env ?? process.env) });
 
   /**
    * Connects; with `probe`, also proves the claim namespace writable (a ref pushed and deleted).
@@ -268,6 +266,7 @@ export class FleetHost implements Host {
         base: conn.base,
         autoMerge: input.auto_merge === true,
         startedAt: this.clock().toISOString(),
+        ...(input.once === true ? { once: true } : {}), ...(input.max_issues !== undefined ? { maxIssues: input.max_issues } : {}),
       };
       const project = new RepoFleet(registration, {
         conn,
@@ -316,7 +315,7 @@ export class FleetHost implements Host {
       target: input.target,
       workerCommand: input.worker_command,
       ...(input.selectors
-        ? { selectors: input.selectors.map((sel) => ({ label: sel.label === undefined ? running.project.registration.config.labels.ready : sel.label, issues: sel.issues ?? null, tags: sel.tags ?? [], user: sel.user ?? null, epic: sel.epic ?? null, milestone: sel.milestone ?? null })) }
+        ? { selectors: input.selectors.map((sel) => ({ label: sel.label === undefined ? running.project.registration.config.labels.ready : sel.label, issues: sel.issues ?? null, tags: sel.tags ?? [], user: sel.user ?? null, epic: sel.epic ?? null, milestone: sel.milestone ?? null, blockers: sel.blockers ?? true })) }
         : {}),
     });
     return { registration: registrationView(running.project), plan: null, message: resizeMessage(running.project, was, input) };

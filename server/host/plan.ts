@@ -48,7 +48,7 @@ export function planView(facts: PlanFacts): PlanOutput {
     now: set.now,
     preconditions: facts.preconditions,
     ready: preconditionsPass(facts.preconditions),
-    dispatch: set.frontier.dispatch.map((d) => ({ number: d.number, title: d.title, selector: d.selector, high: d.high, attempt: d.attempt })),
+    dispatch: set.frontier.dispatch.map((d) => ({ number: d.number, title: d.title, selector: d.selector, high: d.high, attempt: d.attempt, ...(d.blocks ? { blocks: d.blocks } : {}) })),
     ...fleetRows(facts.fleet, set.frontier.dispatch),
     excluded: set.frontier.excluded.map((e) => ({ number: e.number, reason: e.reason.kind, text: e.text })),
     mine: set.mine.map((m) => ({
@@ -123,7 +123,7 @@ export function renderPlan(plan: PlanOutput, running = false): string {
   const pageNote = plan.page.detail ? (plan.page.offset > 0 ? `, from row ${plan.page.offset + 1}` : "") : "";
   lines.push("", `dispatch (${of(plan.dispatch.length, plan.totals.dispatch)}, in order${pageNote}):`);
   for (const d of plan.dispatch) {
-    lines.push(`  #${d.number}  ${d.title}${d.high ? "  [high]" : ""}${d.selector > 0 ? `  [selector ${d.selector + 1}]` : ""}${d.attempt > 0 ? `  [attempt ${d.attempt}]` : ""}`);
+    lines.push(`  #${d.number}  ${d.title}${d.high ? "  [high]" : ""}${d.selector > 0 ? `  [selector ${d.selector + 1}]` : ""}${d.attempt > 0 ? `  [attempt ${d.attempt}]` : ""}${d.blocks ? `  [an open blocker of ${d.blocks.map((n) => `#${n}`).join(", ")}]` : ""}`);
   }
   if (plan.totals.dispatch === 0) lines.push("  (nothing to dispatch)");
   for (const h of plan.held_for_overlap) lines.push(`  held back for overlap: #${h.issue} (in-flight work changes ${h.paths.join(", ")}); #${h.instead} started first`);

@@ -17,11 +17,14 @@ export function selectorText(selectors: readonly Record<string, unknown>[]): str
   return shown.join(" then ") + (more > 0 ? ` then ${more} more selector(s) (${selectors.length} in all)` : "");
 }
 
-function isSet([, value]: [string, unknown]): boolean {
+function isSet([key, value]: [string, unknown]): boolean {
+  // blockers: true is the default (an issues list pulls in its open blockers): said only when off.
+  if (key === "blockers") return value === false;
   return value !== null && value !== undefined && !(Array.isArray(value) && value.length === 0);
 }
 
 function facet([key, value]: [string, unknown]): string {
+  if (key === "blockers") return "without their blockers";
   if (!Array.isArray(value)) return `${key} ${cut(String(value))}`;
   const shown = value.slice(0, MAX_VALUES).map((v) => cut(String(v)));
   const more = value.length - shown.length;

@@ -148,7 +148,7 @@ export class Render {
     };
   }
 
-  private association(login: string): string {
+  association(login: string): string {
     const u = this.state.user(login);
     if (u?.admin) return "OWNER";
     return u ? "COLLABORATOR" : "NONE";

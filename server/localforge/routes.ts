@@ -11,6 +11,7 @@ import { registerPullRoutes } from "./pulls.js";
 import { registerRefRoutes } from "./refs.js";
 import { registerRelationRoutes } from "./relations.js";
 import { registerRepoRoutes } from "./repo.js";
+import { registerReviewCommentRoutes } from "./review-comments.js";
 import { registerReviewRoutes } from "./reviews.js";
 import { Router } from "./router.js";
 
@@ -25,6 +26,7 @@ export function buildRouter(): Router {
   registerPullRoutes(router);
   registerMergeRoutes(router);
   registerReviewRoutes(router);
+  registerReviewCommentRoutes(router);
   registerCheckRoutes(router);
   registerProtectionRoutes(router);
   registerGraphQLRoutes(router);

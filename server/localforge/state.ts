@@ -145,6 +145,9 @@ export interface ReviewRecord {
   submittedAt: string | null;
 }
 
+/** A line comment of a pull request review (`POST /pulls/{n}/comments`). */
+export interface ReviewCommentRecord { id: number; pull: number; author: string; body: string; path: string; line: number; commitId: string; createdAt: string }
+
 export interface RuleRecord {
   type: string;
   parameters?: Record<string, unknown>;
@@ -209,6 +212,7 @@ export interface PersistedState {
   rulesets: RulesetRecord[];
   /** Absent in state files written before reviews existed. */
   reviews?: ReviewRecord[];
+  reviewComments?: ReviewCommentRecord[];
   /** Absent in state files written before merge queues existed. */
   mergeQueue?: QueueEntryRecord[];
   queueEvents?: QueueEventRecord[];
@@ -473,6 +477,12 @@ export class ForgeState {
 
   addReview(r: ReviewRecord): void {
     (this.data.reviews ??= []).push(r);
+    this.changed();
+  }
+
+  reviewCommentsFor = (pull: number): readonly ReviewCommentRecord[] => (this.data.reviewComments ?? []).filter((c) => c.pull === pull);
+  addReviewComment(c: ReviewCommentRecord): void {
+    (this.data.reviewComments ??= []).push(c);
     this.changed();
   }
 }

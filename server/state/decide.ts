@@ -3,6 +3,7 @@
 // each carrying every choice its effect needs (retry or escalate, start a worker or not, land
 // alone or beside others). Pure: the effects (server/fleet/effects) are the only place with
 // side effects and decide nothing again; a dry run is this list, not acted on.
+import type { EpicDone } from "./epics.js";
 import type { WorkingSet } from "./rebuild.js";
 import type { MineClaim } from "./inflight.js";
 import { classifyNoPr } from "./classify.js";
@@ -76,6 +77,8 @@ export interface DecideInput {
   conflictWait?: ConflictWaitInput | null;
   /** Pairs of in-flight heads that do not merge with each other: the fewest conflicts land first. */
   pairs?: readonly PairConflict[];
+  /** Epics whose sub-issues are all closed (`epics.close_when_done`): each is closed. */
+  epicsDone?: readonly EpicDone[];
   /** Overlap-aware dispatch: paths each ready issue names, and the files in-flight PRs change. */
   overlap?: { pathsOf: ReadonlyMap<number, readonly string[]>; inFlight: ReadonlySet<string> } | null;
   /** Spend budgets (`budget`), as facts: see BudgetFacts. */
@@ -119,6 +122,8 @@ export type Action =
   | { kind: "escalate"; issue: number; sha: string; pr: number | null; why: string; evidence: FailureEvidence | null }
   | { kind: "open_pr"; issue: number; sha: string }
   | { kind: "close_done"; issue: number; sha: string; reason: string }
+  /** An epic whose sub-issues are all closed: close it, listing them (no claim: an epic is never worked). */
+  | { kind: "close_epic"; issue: number; children: number[] }
   | { kind: "redispatch"; issue: number; sha: string; why: string }
   | { kind: "recover"; issue: number; sha: string; why: string }
   | { kind: "reclaim"; issue: number; sha: string; from: string | null; thenRelease: boolean }
@@ -419,6 +424,7 @@ export function decide(given: DecideInput): Decision {
     return { actions: ordered, workers: running, birthsHeld: "stopping", overlapHolds: [], landingSlot, conflictHolds };
   }
 
+  for (const epic of input.epicsDone ?? []) ordered.push({ kind: "close_epic", issue: epic.issue, children: epic.children });
   let room = Math.max(0, input.target - running);
   let birthsHeld: string | null = null;
   let overlapHolds: OverlapHold[] = [];

@@ -17,6 +17,8 @@ export interface DispatchItem {
   high: boolean;
   /** From `afk-attempt/<n>` labels (a released issue keeps its count). */
   attempt: number;
+  /** Picked as an open blocker of these issues, which an `issues` selector names. */
+  blocks?: number[];
 }
 
 export type ClaimState = "mine" | "peer_live" | "stale";
@@ -79,6 +81,8 @@ export interface IssueRow {
   facts: IssueFacts;
   /** Index of the first selector that picks the issue; -1 when none does. */
   priority: number;
+  /** That selector picked it as an open blocker of these named issues. */
+  pulledFor?: number[];
 }
 
 export interface FrontierInput {
@@ -259,6 +263,7 @@ export function computeFrontier(input: FrontierInput): Frontier {
       selector: row.priority,
       high: row.facts.labels.includes(high),
       attempt: row.facts.attempt,
+      ...(row.pulledFor ? { blocks: row.pulledFor } : {}),
     });
   }
   if (ascending && maxSelector < 64) {

@@ -142,7 +142,9 @@ export function rebuild(snapshot: Snapshot, config: RebuildConfig, instance: str
   for (let i = 0; i < issueCount; i++) {
     const issue = snap.issues[i]!;
     const facts = issueFactsWith(issue, repo, parseAttempt);
-    rows[i] = { issue, facts, priority: priorityOf(issue, facts) };
+    const priority = priorityOf(issue, facts);
+    const pulledFor = priority >= 0 ? priorityOf.pulledFor(issue.number, priority) : undefined;
+    rows[i] = pulledFor ? { issue, facts, priority, pulledFor } : { issue, facts, priority };
     issueFacts[i] = facts;
     lowerLabels[i] = facts.labels;
   }

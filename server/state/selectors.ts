@@ -24,6 +24,8 @@ export interface Selector {
   epic?: number | null;
   /** Milestone title (case-insensitive). */
   milestone?: string | null;
+  /** With `issues`: their open blockers (transitively) are picked too. Absent: true. */
+  blockers?: boolean;
 }
 
 /** What selectors need to know beyond one issue: the fleet login and each epic's sub-issues. */
@@ -36,6 +38,8 @@ export interface SelectorContext {
   tagPrefix: string;
   /** Epic number → its native sub-issue numbers. */
   subIssuesOf: ReadonlyMap<number, ReadonlySet<number>>;
+  /** Open issue → its open blockers (native links). */
+  openBlockersOf?: ReadonlyMap<number, readonly number[]>;
 }
 
 /** Per-issue facts the facets read, computed once per rebuild. */
@@ -63,7 +67,12 @@ export function selectorContext(
       }
     }
   }
-  return { repo, login, readyLabel: labels.ready, tagPrefix: labels.tag_prefix ?? TAG_LABEL_PREFIX, subIssuesOf };
+  const openBlockersOf = new Map<number, number[]>();
+  for (const issue of issues) {
+    const open = issue.blockedBy.filter((b) => b.state === "open").map((b) => b.number);
+    if (open.length > 0) openBlockersOf.set(issue.number, open);
+  }
+  return { repo, login, readyLabel: labels.ready, tagPrefix: labels.tag_prefix ?? TAG_LABEL_PREFIX, subIssuesOf, openBlockersOf };
 }
 
 export function selectorFacts(issue: SnapshotIssue, repo: string): SelectorFacts {
@@ -144,6 +153,27 @@ interface CompiledSelector {
   epic: number | null;
   epicSubIssues: ReadonlySet<number> | undefined;
   milestone: string | null;
+  /** Open blockers of the named issues (not named themselves) → the named issues they hold up. */
+  pulled: ReadonlyMap<number, number[]>;
+}
+
+/** The open blockers of `named`, transitively, each with the named issues it holds up. */
+export function pulledBlockers(named: readonly number[], openBlockersOf: ReadonlyMap<number, readonly number[]>): Map<number, number[]> {
+  const out = new Map<number, number[]>();
+  const own = new Set(named);
+  for (const root of named) {
+    const seen = new Set<number>([root]);
+    const queue = [...(openBlockersOf.get(root) ?? [])];
+    while (queue.length > 0) {
+      const n = queue.shift()!;
+      if (seen.has(n)) continue;
+      seen.add(n);
+      if (!own.has(n)) out.set(n, [...(out.get(n) ?? []), root]);
+      queue.push(...(openBlockersOf.get(n) ?? []));
+    }
+  }
+  for (const roots of out.values()) roots.sort((a, b) => a - b);
+  return out;
 }
 
 /**
@@ -153,7 +183,7 @@ interface CompiledSelector {
 export function compileSelectors(
   selectors: readonly Selector[],
   ctx: SelectorContext,
-): (issue: SnapshotIssue, facts: SelectorFacts) => number {
+): ((issue: SnapshotIssue, facts: SelectorFacts) => number) & { pulledFor: (issue: number, selector: number) => number[] | undefined } {
   const compiled: CompiledSelector[] = selectors.map((selector) => {
     const label = selector.label === undefined ? ctx.readyLabel : selector.label;
     const epic = selector.epic ?? null;
@@ -165,9 +195,12 @@ export function compileSelectors(
       epic,
       epicSubIssues: epic !== null ? ctx.subIssuesOf.get(epic) : undefined,
       milestone: selector.milestone != null ? selector.milestone.trim().toLowerCase() : null,
+      pulled: selector.issues != null && selector.blockers !== false ? pulledBlockers(selector.issues, ctx.openBlockersOf ?? new Map()) : new Map<number, number[]>(),
     };
   });
   const picks = (c: CompiledSelector, issue: SnapshotIssue, facts: SelectorFacts): boolean => {
+    // An open blocker of a named issue is picked for that issue's sake, whatever its labels say.
+    if (c.pulled.has(issue.number)) return true;
     const labels = facts.labels;
     if (c.label !== null && !labels.includes(c.label)) return false;
     if (c.issues !== null && !c.issues.includes(issue.number)) return false;
@@ -187,12 +220,15 @@ export function compileSelectors(
     }
     return true;
   };
-  return (issue, facts) => {
+  const priority = (issue: SnapshotIssue, facts: SelectorFacts): number => {
     for (let i = 0; i < compiled.length; i++) {
       if (picks(compiled[i]!, issue, facts)) return i;
     }
     return -1;
   };
+  /** The named issues an issue was pulled in for by selector `i` (undefined: picked on its own). */
+  const pulledFor = (issue: number, i: number): number[] | undefined => compiled[i]?.pulled.get(issue);
+  return Object.assign(priority, { pulledFor });
 }
 
 /** A short human rendering of a selector, for plans and exclusion texts. */
@@ -200,7 +236,7 @@ export function describeSelector(selector: Selector, readyLabel: string = DEFAUL
   const parts: string[] = [];
   const label = selector.label === undefined ? readyLabel : selector.label;
   if (label !== null) parts.push(`label ${label}`);
-  if (selector.issues != null) parts.push(`issues ${selector.issues.map((n) => `#${n}`).join(",") || "(none)"}`);
+  if (selector.issues != null) parts.push(`issues ${selector.issues.map((n) => `#${n}`).join(",") || "(none)"}${selector.blockers === false ? "" : " and their open blockers"}`);
   if (selector.tags != null && selector.tags.length > 0) parts.push(`tags ${selector.tags.join("+")}`);
   if (selector.user != null) parts.push(`user ${selector.user}`);
   if (selector.epic != null) parts.push(`epic #${selector.epic}`);

@@ -21,6 +21,8 @@ export interface SnapshotIssue {
   subIssues: number[];
   /** From `sub_issues_summary.total`: an issue with sub-issues is an epic even if they were not fetched. */
   subIssueCount?: number;
+  /** From `sub_issues_summary.completed`: how many of them are closed. */
+  subIssuesCompleted?: number;
   /** Number of the parent issue, if any. */
   parent: number | null;
   /** GitHub's updated_at: part of the fingerprint (a new comment or edit is a change). */

@@ -9,10 +9,10 @@ export const projectStartTool = defineTool({
   name: "project_start",
   title: "Start an unattended fleet on a repository",
   description:
-    "Starts the fleet for a repository: it claims issues picked by the selectors (default: open and labelled ready-for-agent), " +
-    "runs worker_command in a git worktree per issue, pushes branches and opens PRs, gates them on CI, and — only with " +
-    "auto_merge: true — lands green PRs one at a time. Failing issues are retried, then escalated to ready-for-human. " +
-    "Returns the registration and the first plan. With dry_run: true, validates and plans without acting.",
+    "Starts the fleet for a repository: it claims issues the selectors pick (default: open, labelled ready-for-agent), " +
+    "runs worker_command in a worktree per issue, opens PRs, gates them on CI and, only with auto_merge: true, " +
+    "lands green PRs one at a time. Failing issues are retried, then escalated to ready-for-human. " +
+    "Returns the registration and the first plan; dry_run: true validates and plans only.",
   // Destructive: with auto_merge it lands PRs on the base branch, which no later call undoes.
   kind: "destructive",
   input: projectStartInput,

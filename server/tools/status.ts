@@ -13,8 +13,8 @@ export const statusTool = defineTool({
   description:
     "Read-only; writes nothing to GitHub. For a repository: the project this host runs (registration, births paused or not and why, merges held or authorized, " +
     "last and next tick) and the dry-run plan of one reconciliation pass — preconditions, the first issues it would dispatch, counts of open issues per exclusion reason, " +
-    "issues needing a human, this instance's claims by PR state, peers' live and stale claims, stragglers, the rate limit. With a fleet running, the plan comes from its last tick (its age is stated). " +
-    "detail: true lists every dispatchable and excluded issue a page at a time (cursor: the previous answer's next_cursor).",
+    "issues needing a human, this instance's claims by PR state, peers' claims, stragglers, the rate limit. A running fleet's plan is its last tick's (age stated). " +
+    "detail: true pages through every dispatchable and excluded issue (cursor: the previous next_cursor).",
   kind: "read",
   input: statusInput,
   output: statusOutput,

@@ -8,9 +8,9 @@ export const takeoverTool = defineTool({
   name: "takeover",
   title: "Take over a dead fleet's claims",
   description:
-    "With list: true, lists every fleet instance that has claims or a heartbeat in the repository (host, claim count, " +
-    "heartbeat age, whether its lease is fresh). With instance, takes that instance's claims by compare-and-swap; " +
-    "if its heartbeat is still fresh, answers action \"confirm\" with a warning and takes nothing unless confirm: true. " +
+    "With list: true, lists every fleet instance with claims or a heartbeat in the repository (host, claims, " +
+    "heartbeat age, lease fresh or not). With instance, takes its claims by compare-and-swap; " +
+    "a fresh heartbeat answers action \"confirm\" and takes nothing unless confirm: true. " +
     "Use it when you know a fleet is dead (its host crashed or ran out of quota).",
   kind: "destructive",
   input: takeoverInput,

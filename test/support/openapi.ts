@@ -84,6 +84,7 @@ export const LISTED_OPERATIONS: readonly string[] = [
   "PUT /repos/{owner}/{repo}/pulls/{pull_number}/merge",
   "PUT /repos/{owner}/{repo}/pulls/{pull_number}/update-branch",
   "GET,POST /repos/{owner}/{repo}/pulls/{pull_number}/reviews",
+  "GET,POST /repos/{owner}/{repo}/pulls/{pull_number}/comments",
   "GET /repos/{owner}/{repo}/commits/{ref}/check-runs",
   "POST /repos/{owner}/{repo}/check-runs",
   "PATCH /repos/{owner}/{repo}/check-runs/{check_run_id}",

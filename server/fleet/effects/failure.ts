@@ -3,9 +3,11 @@
 // got stuck.
 import { forgetFleetPull } from "../../gh/gather.js";
 import { failureAction, type FailureEvidence } from "../../state/decide.js";
-import { attemptFromLabels, attemptLabel, parseAttemptLabel } from "../../state/markers.js";
+import { attemptFromLabels, attemptLabel, parseAttemptLabel, sameLogin } from "../../state/markers.js";
 import type { SnapshotIssue } from "../../state/snapshot.js";
 import type { BriefFailure } from "../../workers/brief.js";
+import { discussion, type BriefComment } from "../../workers/brief-comments.js";
+import { commitWorkInProgress, WIP_SUBJECT, type WipCommit } from "../../workers/wip.js";
 import { renderEscalation, renderRetryNote } from "../../board/render.js";
 import { oneLine } from "../../text/text.js";
 import type { ActionOf, FleetRuntime, TickScope } from "./effect.js";
@@ -83,6 +85,8 @@ export async function escalateIssue(
   const run = fleet.memory.run(n);
   if (run && !run.exitFacts) await run.handle.kill("escalated");
   const brief = evidence ? await evidenceForBrief(fleet, evidence, head) : null;
+  // Before the claim goes: what the worker left uncommitted is committed and pushed, fenced.
+  const kept = await keepWorkInProgress(fleet, n, claimSha, why);
   // With an escalation comment (below: the record and the notification), a board is edited where
   // one was opened (it must stop saying "Coding") and not made only to be finished at once.
   await fleet.board.terminal(n, "escalated", attemptOf(fleet, issue), cfg.retry + 1, { note: why, ifShown: cfg.board.escalate_comment });
@@ -108,10 +112,44 @@ export async function escalateIssue(
       labels: { ready: cfg.labels.ready, escalate: cfg.labels.escalate },
     });
     // One request, once per escalation: the human's notification.
-    await forge.createComment(n, `${body}\n\nBranch \`${fleet.deps.workRepo.branchName(n, issue?.title ?? "")}\` keeps the last attempt's work; logs: \`afk-mcp logs --lane supervisor --issue ${n}\` in a terminal, the logs tool (\`{lane: "supervisor", issue: ${n}}\`) in an MCP session.${fleet.notifier.escalationMention(n)}`);
+    const branch = kept.branch ?? fleet.deps.workRepo.branchName(n, issue?.title ?? "");
+    await forge.createComment(n, `${body}\n\nBranch \`${branch}\` keeps the last attempt's work${kept.note}; logs: \`afk-mcp logs --lane supervisor --issue ${n}\` in a terminal, the logs tool (\`{lane: "supervisor", issue: ${n}}\`) in an MCP session.${fleet.notifier.escalationMention(n)}`);
   }
   fleet.memory.forget(n);
   fleet.log("warn", "escalated", `#${n}: escalated to ${cfg.labels.escalate}: ${why}`, n);
+}
+
+interface KeptWork {
+  /** The issue branch as the worktree has it (null: no worktree, the name is derived). */
+  branch: string | null;
+  /** A sentence for the escalation comment ("" when there was nothing uncommitted). */
+  note: string;
+}
+
+/**
+ * The worker's uncommitted files (modified and untracked) as a marked work-in-progress commit on
+ * the issue branch, pushed while the claim still holds our sha. A failure is logged and said in
+ * the comment; it never stops the escalation (the worktree stays where it is either way).
+ */
+async function keepWorkInProgress(fleet: FleetRuntime, n: number, claimSha: string, why: string): Promise<KeptWork> {
+  const { workRepo, lease } = fleet.deps;
+  let wip: WipCommit | null = null;
+  try {
+    wip = await commitWorkInProgress(workRepo, n, `Escalated: ${oneLine(why, 300)}`);
+    const progress = await workRepo.progress(n, fleet.registration.base);
+    if (progress.commitsAhead === 0) return { branch: progress.branch, note: "" };
+    await lease.fence(n, claimSha);
+    const pushed = await workRepo.push(n);
+    if (wip) fleet.log("info", "wip_checkpoint", `#${n}: committed ${wip.files.length} uncommitted file(s) as ${wip.sha.slice(0, 12)} and pushed ${pushed.branch}`, n, { sha: wip.sha, branch: pushed.branch, files: wip.files.length });
+    return {
+      branch: pushed.branch,
+      note: wip ? `, including what the worker left uncommitted (${wip.files.length} file${wip.files.length === 1 ? "" : "s"}, committed as \`${wip.sha.slice(0, 12)}\` "${WIP_SUBJECT}", untested)` : "",
+    };
+  } catch (error) {
+    fleet.log("warn", "wip_checkpoint_failed", `#${n}: the last attempt's work was not pushed: ${(error as Error).message}`, n);
+    const where = `\`${workRepo.worktreePath(n)}\` on this host`;
+    return { branch: null, note: wip ? ` in ${where} (its uncommitted files committed as \`${wip.sha.slice(0, 12)}\`, not pushed: ${oneLine((error as Error).message, 200)})` : ` in ${where} (not pushed: ${oneLine((error as Error).message, 200)})` };
+  }
 }
 
 async function evidenceForBrief(fleet: FleetRuntime, evidence: FailureEvidence, head: string | null = null): Promise<BriefFailure> {
@@ -133,7 +171,24 @@ async function evidenceForBrief(fleet: FleetRuntime, evidence: FailureEvidence, 
         kind: "review",
         summary: `${evidence.changes.map((c) => c.by).join(", ") || "a reviewer"} requested changes on PR #${evidence.pr}`,
         excerpt: evidence.changes.map((c) => `${c.by}:\n${c.body}`).join("\n\n"),
+        reviewComments: await reviewLineComments(fleet, evidence.pr, evidence.changes.map((c) => c.by)),
       };
+  }
+}
+
+/** The line comments of the reviewers who requested changes, for the next attempt's brief. */
+async function reviewLineComments(fleet: FleetRuntime, pr: number, reviewers: readonly string[]): Promise<BriefComment[]> {
+  if (pr <= 0) return [];
+  try {
+    // One request per changes-requested review that sends an attempt back: the summary says what
+    // the reviewer wants in general, the line comments say where.
+    const all = await fleet.deps.conn.forge.listReviewComments(pr);
+    return discussion(all, fleet.deps.conn.login)
+      .filter((c) => reviewers.some((r) => sameLogin(r, c.author)))
+      .map((c) => ({ author: c.author, createdAt: c.createdAt, body: c.body, path: c.path, line: c.line }));
+  } catch (error) {
+    fleet.log("warn", "review_comments_unreadable", `PR #${pr}: the brief goes without the review's line comments: ${(error as Error).message}`);
+    return [];
   }
 }
 

@@ -5,6 +5,7 @@ import { awaitReview } from "./await-review.js";
 import { review } from "./review.js";
 import { reviewResult } from "./review-result.js";
 import { closeDone } from "./close-done.js";
+import { closeEpic } from "./close-epic.js";
 import { dispatch } from "./dispatch.js";
 import type { ActionKind, Effect, FleetRuntime, TickScope } from "./effect.js";
 import { escalate } from "./escalate.js";
@@ -32,6 +33,7 @@ const effects: { [K in ActionKind]: Effect<K> } = {
   escalate,
   open_pr: openPr,
   close_done: closeDone,
+  close_epic: closeEpic,
   redispatch,
   recover,
   reclaim,

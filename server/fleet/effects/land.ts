@@ -1,6 +1,7 @@
 // land: a green PR of ours lands (see server/landing), one landing slot at a time under
 // required CI; the outcome moves the claim on (merged, retried, escalated) or waits.
 import type { LandOutcome } from "../../landing/fleet-landing.js";
+import { checkLines, landedChanges, renderValidation, upsertValidation } from "./validation.js";
 import { afterActions, defineEffect, type ActionOf, type FleetRuntime, type TickScope } from "./effect.js";
 import { clearRunnerError, failedAttempt } from "./failure.js";
 import { conflictingFiles } from "../../landing/early-conflicts.js";
@@ -74,6 +75,7 @@ export async function afterLanding(fleet: FleetRuntime, tick: TickScope, action:
         // waits for a listing to show it closed instead of a request of ours closing it.
         if (outcome.closedByMerge) fleet.closes.expect(n, action.pr, action.sha);
         else await fleet.deps.lease.release(n, action.sha);
+        await validationNote(fleet, tick, action, outcome);
         if (cfg.worktree.cleanup) await fleet.deps.workRepo.remove(n, { deleteBranch: true }).catch(() => undefined);
         await clearRunnerError(fleet, tick, n);
         fleet.memory.forget(n);
@@ -157,3 +159,16 @@ export async function checkEarlyConflicts(fleet: FleetRuntime, tick: TickScope, 
   }
 }
 
+/** The landed PR's one validation comment: checks, commits, files (validation.ts). Never fails the wrap-up. */
+async function validationNote(fleet: FleetRuntime, tick: TickScope, action: ActionOf<"land">, outcome: Extract<LandOutcome, { outcome: "merged" }>): Promise<void> {
+  const cfg = fleet.registration.config;
+  try {
+    const changes = await landedChanges(fleet.deps.workRepo, outcome.baseBefore, outcome.head);
+    const checks = checkLines(tick.pulls?.find((p) => p.number === action.pr)?.checks, cfg.gate.ci === "local" ? cfg.gate.local_command : null);
+    const body = renderValidation({ pr: action.pr, head: outcome.head, mergeSha: outcome.mergeSha, checks, ...changes });
+    // Requests in upsertValidation: one listing, then one write only when the note is new or changed.
+    await upsertValidation(fleet.deps.conn.forge, fleet.deps.conn.login, action.pr, body);
+  } catch (error) {
+    fleet.log("warn", "validation_note_failed", `#${action.issue}: PR #${action.pr}'s validation comment was not posted: ${(error as Error).message}`, action.issue);
+  }
+}

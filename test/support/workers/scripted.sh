@@ -47,6 +47,15 @@ case $behaviour in
     # "shared <file>": edit a file other issues edit too (a conflict waiting to happen).
     commit "$arg" "#$n was here" "fix #$n in $arg"
     ;;
+  dirty)
+    # Commits a first step, then leaves a modified and two untracked files (one in a new
+    # directory) uncommitted and gives up: what escalation must not lose.
+    commit "issue-$n.txt" "step 1 of $n" "step 1 of #$n"
+    printf 'step 2 of %s, uncommitted\n' "$n" >"issue-$n.txt"
+    mkdir -p notes && printf 'draft for %s\n' "$n" >notes/draft.txt
+    printf 'scratch\n' >"scratch-$n.txt"
+    verdict giving-up "Ran out of ideas halfway." ""
+    ;;
   satisfied)
     echo "nothing to do for #$n"
     verdict already-satisfied "The behaviour already exists." ""
