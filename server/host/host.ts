@@ -4,7 +4,7 @@
 import { createHash } from "node:crypto";
 import { hostname } from "node:os";
 import { join } from "node:path";
-import type { CallerAccess, Host, HostEvent, LogsInput, LogsResult, FinalReport, ReportInput, Timeline, TimelineInput,
+import type { CallerAccess, Host, HostEvent, LogsInput, LogsResult, FinalReport, ReportInput, Timeline, TimelineInput, TimelinesInput,
   ProjectResetInput, ProjectResizeInput, ProjectResult, ProjectStartInput, ProjectStopInput, RepoListing, StepListener, StatusInput, StatusResult, TakeoverInput, TakeoverResult } from "./api.js";
 import type { PlanOutput } from "../../schemas/tools.js";
 import { connect, newInstanceId, originSlug, remoteSlugs, type Connection, type ConnectOptions } from "./connection.js";
@@ -19,7 +19,7 @@ import { stateDir } from "../paths.js";
 import { daemonPaths } from "../daemon/paths.js";
 import { laneDir, openLanes, type LaneWriter } from "../lanes/index.js";
 import { readLogs } from "./logs.js";
-import { reportOf, timelineOf } from "./ledger-views.js";
+import { recentTimelines, reportOf, timelineOf } from "./ledger-views.js";
 import { HostEvents } from "./events.js";
 import { assessedSteps, connectedStep, followDrain } from "./steps.js";
 import { locateIssue, registrationView, resizeMessage } from "./views.js";
@@ -360,6 +360,11 @@ export class FleetHost implements Host {
   async timeline(input: TimelineInput): Promise<Timeline> {
     const { dir, repo } = this.lanesOf(input.repo, "timeline");
     return timelineOf(dir, repo, input.issue, this.clock());
+  }
+
+  async timelines(input: TimelinesInput): Promise<Timeline[]> {
+    const { dir, repo } = this.lanesOf(input.repo, "timelines");
+    return recentTimelines(dir, repo, input.limit ?? 30, this.clock());
   }
 
   async report(input: ReportInput): Promise<FinalReport> {
