@@ -91,8 +91,14 @@ function report(f: FleetView): string {
 <table class="report"><tr><th>issue</th><th>outcome</th><th>attempts</th><th>time</th><th>spend</th><th>PR</th><th>merge</th></tr>${rows.join("")}</table>${more > 0 ? `<p class="quiet">… and ${more} more issue(s)</p>` : ""}`;
 }
 
+/** A verdict's or a pause's reason, which the record keeps in its data. */
+const reasonOf = (r: Record<string, unknown>): string | null => {
+  const reason = (r.data as { reason?: unknown } | undefined)?.reason;
+  return typeof reason === "string" ? reason : null;
+};
+
 function ledger(f: FleetView, filter: LedgerFilter): string {
-  const rows = [...f.ledger].reverse().map((r) => `<tr class="ev-${esc(r.event, 30)}"><td>${esc(r.ts, 30)}</td><td>${esc(r.event, 30)}</td><td>${r.issue !== undefined ? `#${esc(r.issue)}` : ""}</td><td>${esc(r.msg)}</td></tr>`);
+  const rows = [...f.ledger].reverse().map((r) => `<tr class="ev-${esc(r.event, 30)}"><td>${esc(r.ts, 30)}</td><td>${esc(r.event, 30)}</td><td>${r.issue !== undefined ? `#${esc(r.issue)}` : ""}</td><td>${esc(r.msg)}${reasonOf(r) ? ` — ${esc(reasonOf(r))}` : ""}</td></tr>`);
   const what = [filter.issue ? `issue #${filter.issue}` : "", filter.event ? `event ${esc(filter.event, 30)}` : ""].filter(Boolean).join(", ");
   return `<p class="quiet">newest first${what ? `, ${what}` : ""}; ${rows.length} record(s)</p><table class="ledger"><tr><th>at</th><th>event</th><th>issue</th><th>message</th></tr>${rows.join("")}</table>`;
 }
