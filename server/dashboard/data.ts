@@ -105,7 +105,12 @@ export class DashboardCache {
     return data;
   }
 
-  private async read(filter: LedgerFilter, now: Date): Promise<DashboardData> {
+  clear(): void {
+    this.entries.clear();
+  }
+
+  /** A fresh read, past the cache. */
+  async read(filter: LedgerFilter, now: Date = this.clock()): Promise<DashboardData> {
     const running = (await this.host.repos()).running;
     const wanted = filter.repo && !running.some((r) => r.toLowerCase() === filter.repo!.toLowerCase()) ? [filter.repo, ...running] : running;
     const repos = wanted.slice(0, LIMITS.fleets);

@@ -58,12 +58,24 @@ export function createDashboard(host: Host, options: DashboardOptions): Dashboar
   const bearer = `Bearer ${options.token}`;
   const cache = new DashboardCache(host, options.maxAgeMs);
   const streams = new Set<ServerResponse>();
-  const unsubscribe = host.subscribe((event) => {
-    if (!cache.invalidate(event)) return;
-    const line = `event: change\ndata: ${JSON.stringify({ kind: event.kind, repo: "repo" in event ? event.repo : null })}\n\n`;
-    for (const res of streams) res.write(line);
-  });
-  void host.listen?.().catch(() => undefined);
+  // The host is listened to only while a page listens (an open /events stream): a dashboard
+  // nobody watches holds no subscription, and then serves no cached data (it could not tell it stale).
+  let unsubscribe: (() => void) | null = null;
+  const watch = () => {
+    if (unsubscribe) return;
+    unsubscribe = host.subscribe((event) => {
+      if (!cache.invalidate(event)) return;
+      const line = `event: change\ndata: ${JSON.stringify({ kind: event.kind, repo: "repo" in event ? event.repo : null })}\n\n`;
+      for (const res of streams) res.write(line);
+    });
+    void host.listen?.().catch(() => undefined);
+  };
+  const unwatch = () => {
+    if (streams.size > 0 || !unsubscribe) return;
+    unsubscribe();
+    unsubscribe = null;
+    cache.clear();
+  };
   const keepAlive = setInterval(() => {
     for (const res of streams) res.write(": keep-alive\n\n");
   }, 25_000);
@@ -100,11 +112,15 @@ export function createDashboard(host: Host, options: DashboardOptions): Dashboar
       res.writeHead(200, { "content-type": "text/event-stream", "cache-control": "no-store", "x-accel-buffering": "no" });
       res.write("retry: 2000\n\n");
       streams.add(res);
-      res.once("close", () => streams.delete(res));
+      watch();
+      res.once("close", () => {
+        streams.delete(res);
+        unwatch();
+      });
       return;
     }
     if (url.pathname !== "/" && url.pathname !== "/fragment") return refuse(res, 404, "not found: the dashboard is at /");
-    const data = await cache.get(filter);
+    const data = unsubscribe ? await cache.get(filter) : await cache.read(filter);
     const nonce = randomBytes(16).toString("base64");
     const body = url.pathname === "/" ? page(data, filter, nonce) : fragment(data, filter);
     if (Buffer.byteLength(body) > MAX_PAGE_BYTES) return refuse(res, 503, "this page would be too large: narrow it with ?repo=owner/name or ?issue=N");
@@ -123,9 +139,9 @@ export function createDashboard(host: Host, options: DashboardOptions): Dashboar
     streams: () => streams.size,
     close() {
       clearInterval(keepAlive);
-      unsubscribe();
       for (const res of streams) res.end();
       streams.clear();
+      unwatch();
     },
   };
 }
