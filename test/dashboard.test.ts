@@ -5,6 +5,7 @@
 // A missing or wrong token and a foreign Host header are refused.
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
+import { spawn } from "node:child_process";
 import { request } from "node:http";
 import { accessSync, constants, copyFileSync, readFileSync } from "node:fs";
 import { writeFile } from "node:fs/promises";
@@ -13,6 +14,7 @@ import { chromium } from "playwright-core";
 import { startTestForge, tempDir } from "./support/forge-fixtures.js";
 import { cleanupsAfterFile, COMMIT_WORK, fleetHost, readyIssues } from "./support/fleet-fixtures.js";
 import { waitFor } from "./support/wait.js";
+import { BIN } from "./support/paths.js";
 import { serveHttp } from "../server/http.js";
 import { esc } from "../server/dashboard/html.js";
 import { parseFilter } from "../server/dashboard/serve.js";
@@ -49,6 +51,30 @@ describe("the web dashboard", () => {
     assert.equal(esc("x".repeat(500), 10), `${"x".repeat(10)}…`);
     assert.deepEqual(parseFilter(new URLSearchParams("issue=12&event=landing")), { repo: null, issue: 12, event: "landing" });
     for (const bad of ["issue=-1", "issue=1e3", "event=<b>", "repo=a/b/c"]) assert.equal(typeof parseFilter(new URLSearchParams(bad)), "string", bad);
+  });
+
+  it("afk-mcp dashboard serves the page alone on 127.0.0.1 behind its token link, and no MCP endpoint", async () => {
+    const dir = await tempDir("afk-dashboard-cli-");
+    const child = spawn(process.execPath, [BIN, "dashboard", "--port", "0"], { cwd: dir, env: { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: dir, AFK_STATE_DIR: join(dir, "state") }, stdio: ["ignore", "pipe", "pipe"] });
+    let stderr = "";
+    let stdout = "";
+    child.stderr.on("data", (c: Buffer) => (stderr += c.toString()));
+    child.stdout.on("data", (c: Buffer) => (stdout += c.toString()));
+    const exited = new Promise<number | null>((resolve) => child.once("exit", (code) => resolve(code)));
+    cleanups.push(async () => void (child.exitCode === null && child.kill("SIGKILL")));
+    const link = await waitFor("the token link on stderr", () => /dashboard at (http:\/\/127\.0\.0\.1:\d+\/\?token=[\w-]+)/.exec(stderr)?.[1], { deadlineMs: 60_000, intervalMs: 50, explain: () => stderr });
+    const base = link.replace(/\?token=.*/, "");
+    assert.equal((await fetch(base)).status, 401);
+    const login = await fetch(link, { redirect: "manual" });
+    assert.equal(login.status, 303);
+    const cookie = (login.headers.get("set-cookie") ?? "").split(";")[0]!;
+    const home = await fetch(base, { headers: { cookie } });
+    assert.equal(home.status, 200);
+    assert.match(await home.text(), /no fleet is running on this host/);
+    assert.equal((await fetch(`${base}mcp`, { method: "POST", headers: { cookie } })).status, 404);
+    child.kill("SIGTERM");
+    assert.equal(await exited, 0, stderr);
+    assert.equal(stdout, "", "nothing on stdout");
   });
 
   it("shows a fleet live in chromium: its worker, a hostile verdict as text, a landing without a reload; refuses a missing or wrong token and a foreign Host", { skip: chromiumMissing() }, async () => {
