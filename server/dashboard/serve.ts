@@ -108,6 +108,7 @@ export function createDashboard(host: Host, options: DashboardOptions): Dashboar
     const filter = parseFilter(url.searchParams);
     if (typeof filter === "string") return refuse(res, 400, filter);
     if (url.pathname === "/events") {
+      if (req.method !== "GET") return refuse(res, 405, "method not allowed: /events is a GET stream");
       if (streams.size >= MAX_STREAMS) return refuse(res, 503, "too many open dashboards");
       res.writeHead(200, { "content-type": "text/event-stream", "cache-control": "no-store", "x-accel-buffering": "no" });
       res.write("retry: 2000\n\n");
