@@ -3,6 +3,7 @@
 // the one exemption), and the rooms' import boundaries (docs/architecture.md, "Rooms"):
 // - server/state (the pure core) imports only its own files, the schemas and node:crypto;
 // - server/tools import only the host interface (server/host/api.ts), the schemas, the MCP SDK and zod;
+// - server/dashboard imports only the host interface, node:http and node:crypto;
 // - only server/gh talks to GitHub (Octokit);
 // - only server/workers spawns processes (node:child_process, execa, simple-git), except where
 //   a process is the thing itself: server/gh/git.ts (git is the transport to GitHub's repositories)
@@ -41,7 +42,7 @@ export default tseslint.config(
   // earlier one's rule, not add to it).
   {
     files: ["server/**/*.ts"],
-    ignores: ["server/state/**", "server/tools/**", "server/gh/**", "server/workers/**", "server/localforge/**", "server/demo/**"],
+    ignores: ["server/state/**", "server/tools/**", "server/dashboard/**", "server/gh/**", "server/workers/**", "server/localforge/**", "server/demo/**"],
     rules: { "no-restricted-imports": restrict(OCTOKIT, SPAWN) },
   },
   {
@@ -59,6 +60,15 @@ export default tseslint.config(
       "no-restricted-imports": restrict({
         regex: "^(?!\\./|\\.\\./host/api\\.js$|\\.\\./\\.\\./schemas/|@modelcontextprotocol/sdk/|zod$)",
         message: "a tool talks to the Host interface (server/host/api.ts) and the schemas only: put the logic in the host",
+      }),
+    },
+  },
+  {
+    files: ["server/dashboard/**/*.ts"],
+    rules: {
+      "no-restricted-imports": restrict({
+        regex: "^(?!\\./|\\.\\./host/api\\.js$|node:(crypto|http)$)",
+        message: "the dashboard reads what a tool reads: the Host interface (server/host/api.ts), node:http and node:crypto",
       }),
     },
   },

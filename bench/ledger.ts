@@ -12,7 +12,7 @@ import { mib, round, type Section } from "./section.js";
 const ISSUES = 1000;
 
 /** One issue's records as a fleet writes them: queued to merged, with one retry. */
-function life(n: number): LedgerEntry[] {
+export function life(n: number): LedgerEntry[] {
   const sha = "a".repeat(40);
   const transcript = { lane: "worker", issue: n, attempt: 1, logs: `afk-mcp logs --lane worker --issue ${n}`, files: { stdout: `/state/runs/issue-${n}/stdout.log`, stderr: `/state/runs/issue-${n}/stderr.log` } };
   return [

@@ -27,6 +27,7 @@ import { demoRequestsSection, idleSection, issue11Table, ISSUE_11_SECTIONS } fro
 import { conflictsSection } from "./conflicts.js";
 import { trainsSection } from "./trains.js";
 import { ledgerSection } from "./ledger.js";
+import { dashboardSection } from "./dashboard.js";
 
 const SECTIONS: Section[] = [
   snapshotSection(),
@@ -44,6 +45,7 @@ const SECTIONS: Section[] = [
   conflictsSection(),
   trainsSection,
   ledgerSection,
+  dashboardSection,
 ];
 
 const USAGE = `Usage: node dist/bench/run.js [--only NAME[,NAME]]... [--list]

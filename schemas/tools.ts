@@ -299,6 +299,9 @@ export const logsInput = {
 /** One issue's timeline (the resource afk://{owner}/{repo}/issue/{n}/timeline), from the ledger. */
 export const timelineInput = { repo: repoInput, issue: z.number().int().positive().describe("The issue.") };
 
+/** The newest issues' timelines (the dashboard's chart), from one read of the ledger. */
+export const timelinesInput = { repo: repoInput, limit: z.number().int().min(1).max(100).optional().describe("At most this many issues, the most recently active first (default 30).") };
+
 /** The final report of a repository's fleet, from its ledger. */
 export const reportInput = { repo: repoInput };
 

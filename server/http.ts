@@ -4,16 +4,21 @@
 // McpServer per session, all over the one host (the SDK binds a server to one transport). A
 // session its client left without a DELETE is closed once idle (no request, no open stream) for
 // `sessionIdleMs`, so a server that runs for days does not keep every session it ever served.
+// Every other path is the web dashboard (server/dashboard/), behind the same token and Host guard.
 import { randomBytes, randomUUID, timingSafeEqual } from "node:crypto";
 import { createServer as createHttpServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { StreamableHTTPServerTransport, type EventStore } from "@modelcontextprotocol/sdk/server/streamableHttp.js";
 import { isInitializeRequest, type JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js";
+import { createDashboard } from "./dashboard/serve.js";
 import type { Host } from "./host/api.js";
 import { createServer, type ServerOptions } from "./server.js";
 
 export interface HttpServing {
+  /** The MCP endpoint (answering 404 when `mcp` is false). */
   url: string;
+  /** The dashboard's page: open `dashboardUrl?token=…` once to log in. */
+  dashboardUrl: string;
   token: string;
   /** The sessions open now. */
   sessionCount(): number;
@@ -24,6 +29,8 @@ export interface HttpOptions extends ServerOptions {
   token?: string;
   /** How long a session may go without a request or an open stream before it is closed (default 30 min). */
   sessionIdleMs?: number;
+  /** Serve the MCP endpoint (default true); `afk-mcp dashboard` serves only the dashboard. */
+  mcp?: boolean;
 }
 
 interface Session {
@@ -69,12 +76,15 @@ export async function serveHttp(host: Host, port: number, options: HttpOptions =
     res.end(JSON.stringify({ jsonrpc: "2.0", error: { code: -32000, message }, id: null }));
   };
 
+  const dashboard = createDashboard(host, { token, allowedHosts: () => allowedHosts });
+  const mcpOn = options.mcp !== false;
   const http = createHttpServer((req, res) => {
     void (async () => {
       const path = new URL(req.url ?? "/", "http://x").pathname;
       // A client that takes the 401 for OAuth looks for its metadata and registration next: say there is none, and what to send.
       if (path.startsWith("/.well-known/oauth") || path === "/register") return refuse(res, 404, `afk-mcp uses no OAuth: ${TOKEN_FIX}`);
-      if (path !== "/mcp") return refuse(res, 404, "not found: the MCP endpoint is /mcp");
+      if (path !== "/mcp") return dashboard.handle(req, res);
+      if (!mcpOn) return refuse(res, 404, "not found: this server holds only the dashboard, at /");
       if (!authorized(req)) {
         const wrong = req.headers.authorization !== undefined;
         return refuse(res, 401, `${wrong ? "wrong" : "missing"} bearer token: ${TOKEN_FIX}`, bearerChallenge(wrong));
@@ -127,10 +137,12 @@ export async function serveHttp(host: Host, port: number, options: HttpOptions =
   allowedHosts = [`127.0.0.1:${bound}`, `localhost:${bound}`];
   return {
     url: `http://127.0.0.1:${bound}/mcp`,
+    dashboardUrl: `http://127.0.0.1:${bound}/`,
     token,
     sessionCount: () => sessions.size,
     async close() {
       clearInterval(sweep);
+      dashboard.close();
       await Promise.all([...sessions.values()].map((s) => s.transport.close().catch(() => undefined)));
       await new Promise<void>((resolve) => http.close(() => resolve()));
     },

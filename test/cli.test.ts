@@ -48,6 +48,7 @@ describe("afk-mcp command line", () => {
     { name: "plan without a token", args: ["plan", "--repo", "afk/demo"], env: { GITHUB_TOKEN: "", GH_TOKEN: "", PATH: "/nonexistent" }, message: /GITHUB_TOKEN.*GH_TOKEN|gh auth login/ },
     { name: "config with a malformed file", args: ["config", "--file", "/nonexistent/afk.json"], message: /afk\.json/ },
     { name: "demo with a bad concurrency", args: ["demo", "--concurrency", "0"], message: /--concurrency/ },
+    { name: "dashboard with a bad port", args: ["dashboard", "--port", "http"], message: /--port: expected a port number/ },
   ];
   for (const b of bad) {
     it(`refuses ${b.name} with one line and exit 2`, async () => {

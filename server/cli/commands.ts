@@ -8,6 +8,7 @@ import { runCommand } from "./run.js";
 import { demoCommand } from "./demo.js";
 import { daemonCommand } from "./daemon.js";
 import { doctorCommand } from "./doctor.js";
+import { dashboardCommand } from "./dashboard.js";
 import { logsCommand } from "./logs.js";
 import { ledgerCommand, reportCommand } from "./ledger.js";
 import { resetCommand, resizeCommand, stopCommand } from "./project.js";
@@ -24,6 +25,7 @@ export const commands: Command[] = [
   logsCommand,
   ledgerCommand,
   reportCommand,
+  dashboardCommand,
   takeoverCommand,
   daemonCommand,
   configCommand,

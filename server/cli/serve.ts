@@ -40,7 +40,8 @@ Options:
   --read-only   register only the read-only tools (status, logs): a monitoring session
   --http PORT   serve Streamable HTTP on http://127.0.0.1:PORT/mcp instead of stdio (0: any
                 free port); every request needs the bearer token printed at start (stderr),
-                or AFK_HTTP_TOKEN's value when set`,
+                or AFK_HTTP_TOKEN's value when set; the web dashboard is at / (see
+                "afk-mcp dashboard --help")`,
   options: { "read-only": { type: "boolean" }, http: { type: "string" } },
   async run(values) {
     if (values.http !== undefined) return serveOverHttp(String(values.http), values["read-only"] === true);
@@ -95,7 +96,7 @@ async function serveOverHttp(portText: string, readOnly: boolean): Promise<numbe
   const token = process.env.AFK_HTTP_TOKEN || undefined;
   const serving = await serveHttp(host, port, { readOnly, ...(token ? { token } : {}) });
   const shutdown = watchShutdown({ say: (line) => process.stderr.write(`afk-mcp: ${line}\n`), abandon: async () => "this server holds no worker and no claim: the daemon does", stopping: SESSION_STOPPING });
-  process.stderr.write(`afk-mcp: MCP over Streamable HTTP at ${serving.url} (127.0.0.1 only)\nafk-mcp: bearer token: ${serving.token}\n`);
+  process.stderr.write(`afk-mcp: MCP over Streamable HTTP at ${serving.url} (127.0.0.1 only)\nafk-mcp: bearer token: ${serving.token}\nafk-mcp: dashboard: ${serving.dashboardUrl}?token=${serving.token}\n`);
   await shutdown.requested;
   await serving.close();
   await host.close();

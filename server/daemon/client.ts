@@ -6,7 +6,7 @@ import type { Socket } from "node:net";
 import { readFile } from "node:fs/promises";
 import { fileURLToPath } from "node:url";
 import { customAlphabet } from "nanoid";
-import type { EventSource, Host, HostEvent, RepoListing, LogsInput, LogsResult, FinalReport, ReportInput, Timeline, TimelineInput,
+import type { EventSource, Host, HostEvent, RepoListing, LogsInput, LogsResult, FinalReport, ReportInput, Timeline, TimelineInput, TimelinesInput,
   ProjectResetInput, ProjectResizeInput, ProjectResult, ProjectStartInput, ProjectStopInput, StepListener, StatusInput, StatusResult, TakeoverInput, TakeoverResult } from "../host/api.js";
 import { FleetHost } from "../host/host.js";
 import { originSlug, remoteSlugs } from "../host/connection.js";
@@ -288,7 +288,7 @@ export class DaemonClient implements Host, EventSource {
   }
 
   /** A read: safe to ask once more when the daemon went away before answering. */
-  private async read<T>(method: "status" | "logs" | "timeline" | "report", input: object, local: () => Promise<T>): Promise<T> {
+  private async read<T>(method: "status" | "logs" | "timeline" | "timelines" | "report", input: object, local: () => Promise<T>): Promise<T> {
     for (let attempt = 0; ; attempt += 1) {
       try {
         const conn = await this.readConnection();
@@ -370,6 +370,10 @@ export class DaemonClient implements Host, EventSource {
 
   async timeline(input: TimelineInput): Promise<Timeline> {
     return this.read<Timeline>("timeline", input, () => this.localHost().timeline(input));
+  }
+
+  async timelines(input: TimelinesInput): Promise<Timeline[]> {
+    return this.read<Timeline[]>("timelines", input, () => this.localHost().timelines(input));
   }
 
   async report(input: ReportInput): Promise<FinalReport> {

@@ -8,6 +8,7 @@ import {
   logsInput,
   reportInput,
   timelineInput,
+  timelinesInput,
   projectResetInput,
   projectResizeInput,
   projectStartInput,
@@ -51,6 +52,7 @@ export const HOST_METHODS = {
   reset: method(projectResetInput, (h, a) => h.reset(a)),
   logs: method(logsInput, (h, a) => h.logs(a)),
   timeline: method(timelineInput, (h, a) => h.timeline(a)),
+  timelines: method(timelinesInput, (h, a) => h.timelines(a)),
   report: method(reportInput, (h, a) => h.report(a)),
   repos: method({}, (h) => h.repos()),
 } as const;

@@ -7,6 +7,7 @@ import type {
   logsOutput,
   reportInput,
   timelineInput,
+  timelinesInput,
   projectOutput,
   projectResetInput,
   projectResizeInput,
@@ -41,6 +42,7 @@ export type ProjectResult = Out<typeof projectOutput>;
 export type LogsInput = In<typeof logsInput>;
 export type LogsResult = Out<typeof logsOutput>;
 export type TimelineInput = In<typeof timelineInput>;
+export type TimelinesInput = In<typeof timelinesInput>;
 export type ReportInput = In<typeof reportInput>;
 export type { FinalReport, Timeline } from "../lanes/index.js";
 export { renderReport } from "../lanes/index.js";
@@ -78,6 +80,8 @@ export interface Host extends EventSource {
   logs(input: LogsInput): Promise<LogsResult>;
   /** One issue's timeline from the repository's ledger (this machine's). */
   timeline(input: TimelineInput): Promise<Timeline>;
+  /** The most recently active issues' timelines, newest first, from one read of the ledger (the dashboard's chart). */
+  timelines(input: TimelinesInput): Promise<Timeline[]>;
   /** The final report as of now, from the repository's ledger (with the running fleet's requests so far). */
   report(input: ReportInput): Promise<FinalReport>;
   repos(): Promise<RepoListing>;

@@ -150,4 +150,15 @@ export function isLoopback(url: string): boolean {
   }
 }
 
+/**
+ * Under a time scale (tests, the chaos harness) the lease runs at the loop's pace: a 5-minute
+ * lease lapses in 15 s at 0.05. Left at full length, a host restarted under a new identity would
+ * wait real minutes for claims its dead predecessor held, while everything else ran scaled.
+ */
+export function withScaledLease(conn: Connection, scale: number): Connection {
+  if (scale === 1) return conn;
+  const lease = conn.config.lease;
+  return { ...conn, config: { ...conn.config, lease: { ...lease, ttl_seconds: lease.ttl_seconds * scale, heartbeat_seconds: lease.heartbeat_seconds * scale } } };
+}
+
 export type { Forge };

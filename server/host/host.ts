@@ -4,9 +4,9 @@
 import { createHash } from "node:crypto";
 import { hostname } from "node:os";
 import type { CallerAccess, FinalReport, Host, HostEvent, LogsInput, LogsResult, ProjectResetInput, ProjectResizeInput, ProjectResult, ProjectStartInput, ProjectStopInput } from "./api.js";
-import type { ReportInput, RepoListing, StepListener, StatusInput, StatusResult, TakeoverInput, TakeoverResult, Timeline, TimelineInput } from "./api.js";
+import type { ReportInput, RepoListing, StepListener, StatusInput, StatusResult, TakeoverInput, TakeoverResult, Timeline, TimelineInput, TimelinesInput } from "./api.js";
 import type { PlanOutput } from "../../schemas/tools.js";
-import { connect, newInstanceId, originSlug, remoteSlugs, type Connection, type ConnectOptions } from "./connection.js";
+import { connect, newInstanceId, originSlug, remoteSlugs, withScaledLease, type ConnectOptions } from "./connection.js";
 import type { Logger } from "../gh/octokit.js";
 import { UsageError } from "../gh/errors.js";
 import { fleetRows, pagePlan, planView } from "./plan.js";
@@ -19,7 +19,7 @@ import { runDirFor, withOrphans } from "./views.js";
 import { daemonPaths } from "../daemon/paths.js";
 import { laneDir, openLanes, type LaneWriter } from "../lanes/index.js";
 import { readLogs } from "./logs.js";
-import { reportOf, timelineOf } from "./ledger-views.js";
+import { recentTimelines, reportOf, timelineOf } from "./ledger-views.js";
 import { HostEvents } from "./events.js";
 import { assessedSteps, connectedStep, followDrain } from "./steps.js";
 import { locateIssue, registrationView, resizeMessage } from "./views.js";
@@ -371,6 +371,11 @@ export class FleetHost implements Host {
     return timelineOf(dir, repo, input.issue, this.clock());
   }
 
+  async timelines(input: TimelinesInput): Promise<Timeline[]> {
+    const { dir, repo } = this.lanesOf(input.repo, "timelines");
+    return recentTimelines(dir, repo, input.limit ?? 30, this.clock());
+  }
+
   async report(input: ReportInput): Promise<FinalReport> {
     const { dir, repo, running } = this.lanesOf(input.repo, "report");
     return reportOf(dir, repo, this.clock(), running ? running.project.deps.conn.forge.stats() : null);
@@ -485,15 +490,4 @@ export type RegistrationRow = StatusResult["registrations"][number] & {
 
 function projectKey(repo: string): string {
   return formatSlug(parseSlug(repo)).toLowerCase();
-}
-
-/**
- * Under a time scale (tests, the chaos harness) the lease runs at the loop's pace: a 5-minute
- * lease lapses in 15 s at 0.05. Left at full length, a host restarted under a new identity would
- * wait real minutes for claims its dead predecessor held, while everything else ran scaled.
- */
-function withScaledLease(conn: Connection, scale: number): Connection {
-  if (scale === 1) return conn;
-  const lease = conn.config.lease;
-  return { ...conn, config: { ...conn.config, lease: { ...lease, ttl_seconds: lease.ttl_seconds * scale, heartbeat_seconds: lease.heartbeat_seconds * scale } } };
 }

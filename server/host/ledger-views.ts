@@ -21,6 +21,23 @@ export function timelineOf(dir: string, repo: string, issue: number, now: Date):
   return buildTimeline(readLedger(dir), repo, issue, now);
 }
 
+/** The timelines of the `limit` issues whose last record is newest, newest first: one read of the file for all. */
+export function recentTimelines(dir: string, repo: string, limit: number, now: Date): Timeline[] {
+  const records = readLedger(dir);
+  const last = new Map<number, string>();
+  for (const r of records) if (typeof r.issue === "number") last.set(r.issue, r.ts);
+  const newest = [...last.entries()].sort((a, b) => (a[1] < b[1] ? 1 : a[1] > b[1] ? -1 : b[0] - a[0])).slice(0, limit);
+  const byIssue = new Map<number, LaneRecord[]>();
+  const wanted = new Set(newest.map(([n]) => n));
+  for (const r of records) {
+    if (typeof r.issue !== "number" || !wanted.has(r.issue)) continue;
+    const list = byIssue.get(r.issue);
+    if (list) list.push(r);
+    else byIssue.set(r.issue, [r]);
+  }
+  return newest.map(([n]) => buildTimeline(byIssue.get(n) ?? [], repo, n, now));
+}
+
 export function reportOf(dir: string, repo: string, now: Date, live: RequestStats | null): FinalReport {
   return buildReport(readLedger(dir), { repo, reason: "on_demand", now, live });
 }
