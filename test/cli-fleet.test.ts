@@ -49,7 +49,7 @@ describe("afk-mcp stop, reset, resize, logs, takeover on the daemon's fleet", ()
     for (const line of records) assert.equal(typeof JSON.parse(line), "object");
     const badLane = await cli(w.env, "logs", "--repo", REPO, "--lane", "everything");
     assert.equal(badLane.code, 2);
-    assert.match(badLane.stderr, /--lane is required: one of supervisor, worker, monitor, liveness, daemon \(got "everything"\)/);
+    assert.match(badLane.stderr, /--lane is required: one of supervisor, worker, monitor, liveness, ledger, daemon \(got "everything"\)/);
 
     const list = await cli(w.env, "takeover", "--repo", REPO, "--list", "--json");
     assert.equal(list.code, 0, list.stderr);

@@ -3,9 +3,7 @@
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { execFile } from "node:child_process";
-import { mkdtempSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { tempDirSync } from "./support/forge-fixtures.js";
 import { promisify } from "node:util";
 import { BIN } from "./support/paths.js";
 import { createRedactor, laneDir, Ledger } from "../server/lanes/index.js";
@@ -23,7 +21,7 @@ async function cli(args: string[], env: NodeJS.ProcessEnv): Promise<{ code: numb
 }
 
 describe("afk-mcp ledger and report", () => {
-  const state = mkdtempSync(join(tmpdir(), "afk-cli-ledger-"));
+  const state = tempDirSync("afk-cli-ledger-");
   const env = { AFK_STATE_DIR: state, XDG_RUNTIME_DIR: state };
   let t = Date.parse("2026-01-01T00:00:00Z");
   const ledger = new Ledger({ dir: laneDir(state, "acme", "widget"), redactor: createRedactor(() => []), clock: () => new Date((t += 1000)) });

@@ -4,9 +4,9 @@
 // views built from it: one issue's timeline and the final report.
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
-import { appendFileSync, mkdtempSync, readFileSync, statSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { appendFileSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { tempDirSync } from "./support/forge-fixtures.js";
 import { buildReport, buildTimeline, createRedactor, Ledger, LEDGER_FILE, openLanes, queryLane, renderReport } from "../server/lanes/index.js";
 import type { LedgerEntry } from "../server/lanes/index.js";
 
@@ -40,7 +40,7 @@ function issueLife(n: number): LedgerEntry[] {
 
 describe("ledger", () => {
   it("appends records that a new process (a daemon restart) reads back and continues, owner-only and redacted", () => {
-    const dir = join(mkdtempSync(join(tmpdir(), "afk-ledger-")), "lanes", "acme", "widget");
+    const dir = join(tempDirSync("afk-ledger-"), "lanes", "acme", "widget");
     const clock = steppingClock();
     const warnings: string[] = [];
     const first = ledgerIn(dir, clock, warnings);
@@ -60,7 +60,7 @@ describe("ledger", () => {
   });
 
   it("a torn last line and a corrupt line: the good records are kept, one warning, and appends go on", async () => {
-    const dir = mkdtempSync(join(tmpdir(), "afk-ledger-"));
+    const dir = tempDirSync("afk-ledger-");
     const clock = steppingClock();
     const warnings: string[] = [];
     const a = ledgerIn(dir, clock, warnings);
@@ -87,7 +87,7 @@ describe("ledger", () => {
   });
 
   it("compacts by size into one summary per issue: the report's totals are the same before and after", () => {
-    const dir = mkdtempSync(join(tmpdir(), "afk-ledger-"));
+    const dir = tempDirSync("afk-ledger-");
     const clock = steppingClock();
     const warnings: string[] = [];
     const big = ledgerIn(dir, clock, warnings, { maxBytes: 1024 * 1024 * 64 });
@@ -120,7 +120,7 @@ describe("ledger", () => {
   });
 
   it("compacts by age on open: records past the bound become summaries, summaries past it go", () => {
-    const dir = mkdtempSync(join(tmpdir(), "afk-ledger-"));
+    const dir = tempDirSync("afk-ledger-");
     const old = steppingClock(Date.parse("2025-01-01T00:00:00Z"));
     const warnings: string[] = [];
     const a = ledgerIn(dir, old, warnings);
@@ -144,7 +144,7 @@ describe("ledger", () => {
   });
 
   it("is the lane writer's `ledger()`, which the rotating lanes refuse to write to", () => {
-    const dir = mkdtempSync(join(tmpdir(), "afk-ledger-"));
+    const dir = tempDirSync("afk-ledger-");
     const lanes = openLanes({ dir, secrets: () => [SECRET] });
     assert.throws(() => lanes.append("ledger", { event: "x", msg: "y" }), /not a rotating lane/);
     lanes.ledger().record({ event: "pause", msg: `paused with ${SECRET}` });
@@ -156,7 +156,7 @@ describe("ledger", () => {
 
 describe("timeline and report", () => {
   it("lays one issue's records out as phases and attempts, each attempt with its transcript and spend", () => {
-    const dir = mkdtempSync(join(tmpdir(), "afk-ledger-"));
+    const dir = tempDirSync("afk-ledger-");
     const l = ledgerIn(dir, steppingClock(), []);
     for (const e of issueLife(5)) l.record(e);
     for (const e of issueLife(6).slice(0, 3)) l.record(e);
@@ -178,7 +178,7 @@ describe("timeline and report", () => {
   });
 
   it("reports per issue outcome, attempts, time and spend; the totals and the requests; the text says the same", () => {
-    const dir = mkdtempSync(join(tmpdir(), "afk-ledger-"));
+    const dir = tempDirSync("afk-ledger-");
     const l = ledgerIn(dir, steppingClock(), []);
     for (const e of issueLife(1)) l.record(e);
     l.record({ event: "queued", issue: 2, msg: "q" });

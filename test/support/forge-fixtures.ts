@@ -4,7 +4,7 @@
 // a synchronous child process would deadlock it.
 import assert from "node:assert/strict";
 import { execFile } from "node:child_process";
-import { rmSync } from "node:fs";
+import { mkdtempSync, rmSync } from "node:fs";
 import { mkdtemp, rm, writeFile, mkdir } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
@@ -56,6 +56,13 @@ for (const [signal, code] of [["SIGINT", 130], ["SIGTERM", 143], ["SIGHUP", 129]
 /** A fresh directory under the OS temp dir, removed when the test process exits. */
 export async function tempDir(prefix = "afk-forge-"): Promise<string> {
   const dir = await mkdtemp(join(tmpdir(), prefix));
+  scratch.push(dir);
+  return dir;
+}
+
+/** tempDir for code that cannot wait (a describe body, a synchronous helper). */
+export function tempDirSync(prefix = "afk-forge-"): string {
+  const dir = mkdtempSync(join(tmpdir(), prefix));
   scratch.push(dir);
   return dir;
 }
