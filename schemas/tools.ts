@@ -206,6 +206,7 @@ export const statusOutput = {
       day: z.string(),
       today: spendSum,
       issues: z.array(z.object({ issue: z.number().int(), usd: z.number(), attempts: z.number().int(), unknown_attempts: z.number().int() })),
+      budget: z.string(),
       text: z.string(),
     })
     .nullable()

@@ -6,8 +6,8 @@ import { execFile } from "node:child_process";
 import { promisify } from "node:util";
 import { BIN } from "./support/paths.js";
 import { commands } from "../server/cli/commands.js";
-import { mkdtemp, writeFile } from "node:fs/promises";
-import { tmpdir } from "node:os";
+import { writeFile } from "node:fs/promises";
+import { tempDir } from "./support/forge-fixtures.js";
 import { join } from "node:path";
 
 const run = promisify(execFile);
@@ -73,7 +73,7 @@ describe("afk-mcp command line", () => {
   ];
   for (const b of seeds) {
     it(`forge --seed refuses ${b.name} with one line and exit 2`, async () => {
-      const dir = await mkdtemp(join(tmpdir(), "afk-seed-"));
+      const dir = await tempDir("afk-seed-");
       await writeFile(join(dir, "seed.json"), JSON.stringify(b.seed));
       const r = await cli(["forge", "--dir", join(dir, "forge"), "--seed", join(dir, "seed.json")]);
       assert.equal(r.code, 2, `exit code (stderr: ${r.stderr})`);

@@ -426,7 +426,8 @@ describe("afk-mcp daemon", () => {
     const status = await s.status({ repo: REPO, scope: "worker" });
     assert.ok(status.daemon && status.daemon.pid !== pid);
     const adopted = await until("both workers adopted", async () => {
-      const rows = (await s.status({ repo: REPO, scope: "worker" })).workers;
+      // Rows with state "orphan" are workers status found by their pid files, not yet adopted.
+      const rows = (await s.status({ repo: REPO, scope: "worker" })).workers.filter((r) => r.state !== "orphan");
       return rows.length === 2 ? rows : null;
     });
     // The fleet knows a worker by its process group leader (the shell it started).
@@ -458,7 +459,7 @@ describe("afk-mcp daemon", () => {
     await until("the worker to print with no daemon", async () => (await printed()) > atKill + 5);
     assert.ok(alive(worker!), "printing with its reader gone did not kill the worker");
     // The next call restarts the daemon (it left a registration); it adopts the worker at once.
-    await until("the worker adopted", async () => (await s.status({ repo: REPO, scope: "worker" })).workers.length === 1);
+    await until("the worker adopted", async () => (await s.status({ repo: REPO, scope: "worker" })).workers.filter((r) => r.state !== "orphan").length === 1);
     const adoptedAt = await printed();
     await until("the new daemon to follow the worker's output", async () =>
       (await s.logs({ repo: REPO, lane: "worker", tail_lines: 50 })).records.some((r) => Number(/^working (\d+)$/.exec(String(r.msg))?.[1] ?? 0) > adoptedAt),

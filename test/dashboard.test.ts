@@ -135,6 +135,7 @@ describe("the web dashboard", () => {
     await fleet.waitFor();
     assert.equal(await fleet.locator("h2").textContent(), forge.repo);
     assert.equal(await fleet.locator("dd.state").textContent(), "running");
+    assert.equal(await fleet.locator("dd.budget").textContent(), "none set", "no budget is configured for this fleet");
     assert.match((await fleet.locator("table.workers").textContent()) ?? "", new RegExp(`#${good}`));
     await page.locator("#conn", { hasText: "live" }).waitFor();
     // The hostile verdict is in the ledger as text; nothing of it ran.

@@ -248,7 +248,7 @@ describe("the seeded backlog", () => {
     const ends = (key: string) => expectations.find((e) => e.key === key);
     assert.deepEqual(ends("truncate"), { key: "truncate", number: issueNumberOf("truncate"), title: recipe("truncate").title, end: "merged", attempts: 2 });
     assert.equal(ends("capitalize")?.end, "closed_done");
-    assert.equal(ends("stats-epic")?.end, "open_epic");
+    assert.equal(ends("stats-epic")?.end, "epic_done");
     assert.equal(ends("stats-epic")?.attempts, undefined);
     assert.deepEqual(expectations.filter((e) => e.end === "escalated").map((e) => [e.key, e.attempts]), [["hyphenate", 3], ["detect-language", 3]]);
     assert.equal(expectations.filter((e) => e.end === "merged").length, 7);

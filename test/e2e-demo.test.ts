@@ -116,6 +116,7 @@ describe("the demo backlog through the stdio MCP server", () => {
           const escalated = row.labels.some((l) => l.name === ESCALATE_LABEL);
           if (e.end === "escalated") return escalated;
           if (e.end === "open_epic") return row.state === "open" && !escalated;
+          if (e.end === "epic_done") return row.state === "closed" && !escalated;
           return row.state === "closed";
         });
         lastTick = String(status.last_tick ?? "");

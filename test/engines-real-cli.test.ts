@@ -143,6 +143,7 @@ describe("real agent CLIs as engines, against a scripted model API on loopback",
     assert.ok(Math.abs(spends[0]!.usd! - model.billedUsd()) < 1e-9, `recorded ${spends[0]!.usd} vs billed ${model.billedUsd()}`);
     assert.ok(model.turns.every((t) => t.model === CLAUDE_MODEL), "the model flag reached the server");
     assert.equal(status.spend!.today.attempts, 1);
+    assert.equal(status.spend!.budget, "$0.0050 a day (UTC)", "status names the budget in force");
     assert.ok(Math.abs(status.spend!.today.usd - model.billedUsd()) < 1e-9);
     assert.deepEqual(status.spend!.issues.map((i) => i.issue), [first]);
     // The second issue was never started: nothing killed, no attempt spent.

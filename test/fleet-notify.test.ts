@@ -6,6 +6,7 @@ import assert from "node:assert/strict";
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { Notifier, type NotifySettings } from "../server/fleet/notify.js";
+import { tempDirSync } from "./support/forge-fixtures.js";
 
 interface Hook {
   url: string;
@@ -152,12 +153,9 @@ describe("notifications", () => {
 
 describe("the fleet's ledger tap", () => {
   it("keeps the supervisor's ledger facts, notifies pauses and breaker trips with a mention comment, and leaves the rest in the lane", async () => {
-    const { mkdtempSync } = await import("node:fs");
-    const { tmpdir } = await import("node:os");
-    const { join } = await import("node:path");
     const { createRedactor, Ledger } = await import("../server/lanes/index.js");
     const { FleetLedger } = await import("../server/fleet/fleet-ledger.js");
-    const dir = mkdtempSync(join(tmpdir(), "afk-tap-"));
+    const dir = tempDirSync("afk-tap-");
     const comments: Array<[number, string]> = [];
     const n = notifier({ mention: ["alice"] }, { comments });
     const ledger = new FleetLedger(new Ledger({ dir, redactor: createRedactor(() => []) }), { instance: "i1", runDir: "/runs", notify: (e) => n.notify(e) });

@@ -108,7 +108,7 @@ function fleet(f: FleetView, filter: LedgerFilter, now: Date): string {
   const reg = s?.registration;
   return `<section class="fleet" data-repo="${esc(f.repo, 200)}">
 <h2>${esc(f.repo, 200)}</h2>
-<dl class="facts"><dt>state</dt><dd class="state">${fleetState(f)}</dd><dt>target</dt><dd>${reg ? esc(reg.target) : "unknown"}</dd><dt>merges</dt><dd>${reg ? esc(reg.merges, 20) : "unknown"}</dd><dt>budget</dt><dd>unknown</dd><dt>spend today</dt><dd class="spend-today">${spendToday(f)}</dd><dt>last tick</dt><dd>${esc(s?.last_tick ?? "none")}</dd><dt>next tick</dt><dd>${esc(s?.next_tick ?? "none", 40)}</dd></dl>
+<dl class="facts"><dt>state</dt><dd class="state">${fleetState(f)}</dd><dt>target</dt><dd>${reg ? esc(reg.target) : "unknown"}</dd><dt>merges</dt><dd>${reg ? esc(reg.merges, 20) : "unknown"}</dd><dt>budget</dt><dd class="budget">${esc(s?.spend?.budget ?? "unknown", 200)}</dd><dt>spend today</dt><dd class="spend-today">${spendToday(f)}</dd><dt>last tick</dt><dd>${esc(s?.last_tick ?? "none")}</dd><dt>next tick</dt><dd>${esc(s?.next_tick ?? "none", 40)}</dd></dl>
 ${f.error ? `<p class="error">${esc(f.error, 1000)}</p>` : ""}
 <h3>Workers in flight</h3>${workers(f)}
 <h3>Timelines</h3>${gantt(f.timelines, now)}

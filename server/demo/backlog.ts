@@ -10,7 +10,8 @@
 import type { Seed, SeedIssue } from "../localforge/index.js";
 import { SAMPLE_FILES } from "./sample.js";
 
-export type DemoEnd = "merged" | "closed_done" | "escalated" | "open_epic";
+/** `epic_done`: an epic the fleet closes once its sub-issues are closed (epics.close_when_done); `open_epic`: one that stays open. */
+export type DemoEnd = "merged" | "closed_done" | "escalated" | "epic_done" | "open_epic";
 
 export interface CommitStep {
   kind: "commit";
@@ -366,8 +367,8 @@ export const BACKLOG: readonly BacklogItem[] = [
       "this issue tracks them and is not implemented by itself.",
     labels: [EPIC_LABEL, READY_LABEL],
     subIssues: ["char-frequency", "reading-time"],
-    structure: "epic (label `epic`, also `ready-for-agent`) with sub-issues #5 and #6: never dispatched",
-    end: "open_epic",
+    structure: "epic (label `epic`, also `ready-for-agent`) with sub-issues #5 and #6: never dispatched; closed once both land",
+    end: "epic_done",
     steps: null,
   },
   {
@@ -526,10 +527,11 @@ export function stepFor(recipe: Recipe, attempt: number): RecipeStep {
 
 /** What the demo should end with, given the fleet's `retry` setting. */
 export function expectationsFor(retry = DEFAULT_RETRY): Expectation[] {
-  return BACKLOG.map((item, i) => {
+  const ends = BACKLOG.map((item, i): Expectation => {
     const base = { key: item.key, number: i + 1, title: item.title, end: item.end };
     switch (item.end) {
       case "open_epic":
+      case "epic_done":
         return base;
       case "escalated":
         return { ...base, attempts: retry + 1 };
@@ -542,6 +544,13 @@ export function expectationsFor(retry = DEFAULT_RETRY): Expectation[] {
         return needed > retry + 1 ? { ...base, end: "escalated" as const, attempts: retry + 1 } : { ...base, attempts: needed };
       }
     }
+  });
+  // An epic closes only once every sub-issue is closed: one escalated (too few attempts) keeps it open.
+  const byKey = new Map(ends.map((e) => [e.key, e]));
+  return ends.map((e, i) => {
+    if (e.end !== "epic_done") return e;
+    const subs = (BACKLOG[i]!.subIssues ?? []).map((key) => byKey.get(key)?.end);
+    return subs.every((end) => end === "merged" || end === "closed_done") ? e : { ...e, end: "open_epic" };
   });
 }
 

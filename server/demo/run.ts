@@ -243,6 +243,8 @@ function reached(e: Expectation, issue: IssueView): boolean {
       return end === "closed";
     case "escalated":
       return end === "escalated";
+    case "epic_done":
+      return end === "closed";
     case "open_epic":
       return end === "open";
   }
@@ -289,8 +291,8 @@ async function finalReport(
       number: e.number,
       title: e.title,
       expected: e.end,
-      actual: actual === "closed" ? (e.end === "closed_done" ? "closed_done" : "merged") : actual === "open" && e.end === "open_epic" ? "open_epic" : actual,
-      attempts: e.end === "open_epic" ? 0 : (maxAttempt.get(e.number) ?? 0) + 1,
+      actual: actual === "closed" ? (e.end === "closed_done" || e.end === "epic_done" ? e.end : "merged") : actual === "open" && e.end === "open_epic" ? "open_epic" : actual,
+      attempts: e.end === "open_epic" || e.end === "epic_done" ? 0 : (maxAttempt.get(e.number) ?? 0) + 1,
       seconds: from !== undefined && to !== undefined ? Math.round((to - from) / 100) / 10 : null,
       ok: issue !== undefined && reached(e, issue) && (e.attempts === undefined || (maxAttempt.get(e.number) ?? 0) + 1 === e.attempts),
     };

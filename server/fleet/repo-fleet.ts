@@ -31,7 +31,7 @@ import { errorData, errorText, supervisorLog, type SupervisorLog } from "./super
 import { afterTick, emptyReport, PhaseTimer, summaryLine, type TickReport } from "./tick-report.js";
 import { workerRows, type BirthInput, type WorkerRow } from "./worker-runs.js";
 import { Births } from "./births.js";
-import { budgetFacts, dayBudgetHold, type SpendView } from "./spend-ledger.js";
+import { budgetFacts, budgetText, dayBudgetHold, type SpendView } from "./spend-ledger.js";
 import { RunLimits } from "./run-limits.js";
 import { doneEpics } from "../state/epics.js";
 import { drainClaims, releasedBoard } from "./drain.js";
@@ -98,6 +98,8 @@ export class RepoFleet implements FleetRuntime {
   ) {
     this.registration = registration;
     const log = supervisorLog(deps.lanes, registration.instance);
+    // The notifier's comments (an @mention of notify.mention for a pause or a breaker trip): one POST
+    // issues/{n}/comments each, deduplicated and rate-limited (notify.ts).
     this.notifier = new Notifier({ repo: registration.repo, settings: () => ({ ...this.registration.config.notify, webhook_url: this.registration.config.notify.webhook_url || null, dedupe_seconds: NOTIFY_DEDUPE_SECONDS, max_per_hour: NOTIFY_MAX_PER_HOUR }), clock: deps.clock, comment: async (n, body) => void (await deps.conn.forge.createComment(n, body)), log: (level, event, msg) => log(level, event, msg) });
     this.ledger = new FleetLedger(deps.lanes.ledger(), { instance: registration.instance, runDir: deps.runDir, notify: (entry) => this.notifier.notify(entry) });
     this.log = this.ledger.tap(log);
@@ -279,7 +281,7 @@ export class RepoFleet implements FleetRuntime {
     return { paused: paused !== null, reason: paused?.reason ?? null, until: paused?.until?.toISOString() ?? null };
   }
 
-  spend(): SpendView { return this.birthing.spend.view(this.deps.clock()); }
+  spend(): SpendView { return this.birthing.spend.view(this.deps.clock(), budgetText(this.registration.config.budget)); }
 
   report(): TickReport | null { return this.lastReport; }
 

@@ -19,7 +19,19 @@ export interface SpendView {
   day: string;
   today: SpendSum;
   issues: Array<{ issue: number; usd: number; attempts: number; unknown_attempts: number }>;
+  /** The budgets in force (config `budget`), in words: "none set" when every one is null. */
+  budget: string;
   text: string;
+}
+
+/** The config's budgets in words, each that is set. */
+export function budgetText(budget: { usd_per_attempt: number | null; usd_per_issue: number | null; usd_per_day: number | null }): string {
+  const parts = [
+    budget.usd_per_day !== null ? `${usdText(budget.usd_per_day)} a day (UTC)` : "",
+    budget.usd_per_issue !== null ? `${usdText(budget.usd_per_issue)} an issue` : "",
+    budget.usd_per_attempt !== null ? `${usdText(budget.usd_per_attempt)} an attempt` : "",
+  ].filter(Boolean);
+  return parts.length > 0 ? parts.join(", ") : "none set";
 }
 
 const empty = (): SpendSum => ({ usd: 0, attempts: 0, unknown_attempts: 0, input_tokens: 0, output_tokens: 0 });
@@ -67,10 +79,10 @@ export class SpendLedger {
     return { ...(this.byDay.get(utcDay(at)) ?? empty()) };
   }
 
-  view(at: Date): SpendView {
+  view(at: Date, budget: string): SpendView {
     const today = this.day(at);
     const issues = [...this.byIssue.entries()].sort(([a], [b]) => a - b).map(([issue, sum]) => ({ issue, usd: sum.usd, attempts: sum.attempts, unknown_attempts: sum.unknown_attempts }));
-    return { day: utcDay(at), today, issues, text: `spend today (${utcDay(at)}, UTC): ${sumText(today)}` };
+    return { day: utcDay(at), today, issues, budget, text: `spend today (${utcDay(at)}, UTC): ${sumText(today)}; budget: ${budget}` };
   }
 }
 
@@ -92,7 +104,7 @@ export function budgetFacts(budget: { usd_per_day: number | null; usd_per_issue:
   const hold = dayBudgetHold(budget, ledger, now);
   const issuesOver = new Map<number, string>();
   if (budget.usd_per_issue !== null) {
-    for (const row of ledger.view(now).issues) {
+    for (const row of ledger.view(now, "").issues) {
       if (row.usd >= budget.usd_per_issue) issuesOver.set(row.issue, `${sumText(ledger.issue(row.issue))} (budget.usd_per_issue ${usdText(budget.usd_per_issue)})`);
     }
   }
