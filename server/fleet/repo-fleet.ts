@@ -98,8 +98,8 @@ export class RepoFleet implements FleetRuntime {
   ) {
     this.registration = registration;
     const log = supervisorLog(deps.lanes, registration.instance);
-    // The notifier's comments (an @mention of notify.mention for a pause or a breaker trip): one POST
-    // issues/{n}/comments each, deduplicated and rate-limited (notify.ts).
+    // The notifier's comments (an @mention of notify.mention for a pause or a breaker trip): one
+    // request each (POST issues/{n}/comments), deduplicated and rate-limited (notify.ts).
     this.notifier = new Notifier({ repo: registration.repo, settings: () => ({ ...this.registration.config.notify, webhook_url: this.registration.config.notify.webhook_url || null, dedupe_seconds: NOTIFY_DEDUPE_SECONDS, max_per_hour: NOTIFY_MAX_PER_HOUR }), clock: deps.clock, comment: async (n, body) => void (await deps.conn.forge.createComment(n, body)), log: (level, event, msg) => log(level, event, msg) });
     this.ledger = new FleetLedger(deps.lanes.ledger(), { instance: registration.instance, runDir: deps.runDir, notify: (entry) => this.notifier.notify(entry) });
     this.log = this.ledger.tap(log);
