@@ -109,6 +109,8 @@ describe("a host killed mid-landing", { concurrency: true }, () => {
     await assertLandedOnce(forge, seed, issues.length);
     // Each issue ends with one board saying which train landed it.
     for (const n of issues) {
+      // The final board is written after the merged record (under load, a while after): wait for it.
+      await until(`#${n}'s final board`, async () => (await fleetComments(forge, n)).some((b) => b.includes("afk-mcp: Merged")));
       const boards = (await fleetComments(forge, n)).filter((b) => b.includes("afk-mcp: Merged"));
       assert.equal(boards.length, 1, `#${n} has one final board`);
       const train = (await records()).flatMap((r) => r.data?.landings ?? []).find((l) => l.issues.includes(n))!;
