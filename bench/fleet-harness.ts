@@ -37,9 +37,9 @@ export async function readyForge(
 }
 
 /** Branch protection on main requiring the "test" check on an up-to-date branch. */
-export async function requireTestCheck(forge: ForgeProcess, repo: string, strict = true): Promise<void> {
+export async function requireTestCheck(forge: ForgeProcess, repo: string, strict = true, contexts: string[] = ["test"]): Promise<void> {
   const protection = await api(forge, "PUT", `/repos/${repo}/branches/main/protection`, {
-    required_status_checks: { strict, contexts: ["test"] },
+    required_status_checks: { strict, contexts },
     enforce_admins: null,
     required_pull_request_reviews: null,
     restrictions: null,

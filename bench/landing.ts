@@ -229,6 +229,9 @@ async function runVariant(ctx: BenchContext, spec: LandingSpec, mode: Mode): Pro
   // A train's candidate is tested on its draft PR (afk/train/...): its runs are no issue's, and
   // count as CI time in the gap they fall in.
   const trainCi: [number, number][] = [];
+  // A local gate with squash landings: main requires up-to-date branches and no check, as a user
+  // of the merge API must set it (the start refuses squash otherwise).
+  if (mode === "local" && spec.strategy !== "default") await requireTestCheck(forge, repo, true, []);
   if (mode === "required") {
     const ciToken = forge.users.ci;
     if (!ciToken) throw new Error("the forge has no user ci");
