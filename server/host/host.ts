@@ -16,9 +16,8 @@ import { Lease } from "../gh/lease.js";
 import { assertInstanceId } from "../state/snapshot.js";
 import { probeNamespace, type NamespaceProbe } from "./namespace-probe.js";
 import { RepoFleet, summaryLine, type Registration } from "../fleet/repo-fleet.js";
-import { stateDir } from "../paths.js";
+import { daemonDir, stateDir } from "../paths.js";
 import { runDirFor, withOrphans } from "./views.js";
-import { daemonPaths } from "../daemon/paths.js";
 import { laneDir } from "../lanes/index.js";
 import { readLogs } from "./logs.js";
 import { recentTimelines, reportOf, timelineOf } from "./ledger-views.js";
@@ -380,7 +379,7 @@ export class FleetHost implements Host {
 
   async logs(input: LogsInput): Promise<LogsResult> {
     // The daemon's lane belongs to the machine (the state dir), not to a repository.
-    if (input.lane === "daemon") return readLogs(daemonPaths(this.options.env ?? process.env).lanes, input);
+    if (input.lane === "daemon") return readLogs(daemonDir(this.options.env ?? process.env), input);
     return readLogs(this.lanesOf((await this.resolved(input)).repo, "logs").dir, input);
   }
 
