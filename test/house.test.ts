@@ -42,6 +42,17 @@ function importsOf(file: string): string[] {
   return targets;
 }
 
+type ZoneCase = { path: string; code: string; allowed: boolean };
+
+/** Lints each probe file's text as if it were at its path: one message of `rule` when refused, none when allowed. */
+async function probe(eslint: ESLint, rule: string, cases: ZoneCase[]): Promise<void> {
+  for (const c of cases) {
+    const [result] = await eslint.lintText(c.code, { filePath: join(ROOT, c.path) });
+    const zone = result!.messages.filter((m) => m.ruleId === rule);
+    assert.equal(zone.length, c.allowed ? 0 : 1, `${c.path}: ${c.code.split("\n")[0]} → ${JSON.stringify(zone.map((m) => m.message))}`);
+  }
+}
+
 describe("the house", () => {
   const files = [...sources(join(ROOT, "server")), ...sources(join(ROOT, "schemas"))].sort();
 
@@ -99,7 +110,7 @@ describe("the house", () => {
 
   it("lint zones: the core, the tools, GitHub and processes each stay in their room", { timeout: 120_000 }, async () => {
     const eslint = new ESLint({ cwd: ROOT });
-    const cases: Array<{ path: string; code: string; allowed: boolean }> = [
+    const cases: ZoneCase[] = [
       { path: "server/state/zone-probe.ts", code: `import type { Forge } from "../gh/forge.js";\nexport type X = Forge;\n`, allowed: false },
       { path: "server/state/zone-probe.ts", code: `import type { FleetConfig } from "../../schemas/config.js";\nexport type X = FleetConfig;\n`, allowed: true },
       { path: "server/state/zone-probe.ts", code: `import { readFile } from "node:fs/promises";\nexport const x = readFile;\n`, allowed: false },
@@ -111,11 +122,7 @@ describe("the house", () => {
       { path: "server/workers/zone-probe.ts", code: `import { execa } from "execa";\nexport const x = execa;\n`, allowed: true },
       { path: "server/gh/zone-probe.ts", code: `import { spawn } from "child_process";\nexport const x = spawn;\n`, allowed: false },
     ];
-    for (const c of cases) {
-      const [result] = await eslint.lintText(c.code, { filePath: join(ROOT, c.path) });
-      const zone = result!.messages.filter((m) => m.ruleId === "no-restricted-imports");
-      assert.equal(zone.length, c.allowed ? 0 : 1, `${c.path}: ${c.code.split("\n")[0]} → ${JSON.stringify(zone.map((m) => m.message))}`);
-    }
+    await probe(eslint, "no-restricted-imports", cases);
   });
 
   /** scripts/rooms.mjs: the rooms' table the linter's afk/rooms rule keeps. */
@@ -158,7 +165,7 @@ describe("the house", () => {
 
   it("lint zones: the rooms' table bites (afk/rooms), on type imports too", { timeout: 120_000 }, async () => {
     const eslint = new ESLint({ cwd: ROOT });
-    const cases: Array<{ path: string; code: string; allowed: boolean }> = [
+    const cases: ZoneCase[] = [
       { path: "server/landing/zone-probe.ts", code: `import type { RepoFleet } from "../fleet/repo-fleet.js";\nexport type X = RepoFleet;\n`, allowed: false },
       { path: "server/landing/zone-probe.ts", code: `import { connect } from "../host/connection.js";\nexport const x = connect;\n`, allowed: false },
       { path: "server/host/zone-probe.ts", code: `import { daemonPaths } from "../daemon/paths.js";\nexport const x = daemonPaths;\n`, allowed: false },
@@ -167,10 +174,6 @@ describe("the house", () => {
       { path: "server/fleet/effects/zone-probe.ts", code: `import { landPull } from "../../landing/land.js";\nexport const x = landPull;\n`, allowed: true },
       { path: "server/landing/zone-probe.ts", code: `import { version } from "../version.js";\nexport const x = version;\n`, allowed: true },
     ];
-    for (const c of cases) {
-      const [result] = await eslint.lintText(c.code, { filePath: join(ROOT, c.path) });
-      const zone = result!.messages.filter((m) => m.ruleId === "afk/rooms");
-      assert.equal(zone.length, c.allowed ? 0 : 1, `${c.path}: ${c.code.split("\n")[0]} → ${JSON.stringify(zone.map((m) => m.message))}`);
-    }
+    await probe(eslint, "afk/rooms", cases);
   });
 });
