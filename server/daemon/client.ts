@@ -4,7 +4,6 @@
 // every half TTL, so a closed laptop lets it lapse instead of polling on for nobody.
 import type { Socket } from "node:net";
 import { readFile } from "node:fs/promises";
-import { fileURLToPath } from "node:url";
 import { customAlphabet } from "nanoid";
 import type { EventSource, Host, HostEvent, RepoListing, LogsInput, LogsResult, FinalReport, ReportInput, Timeline, TimelineInput, TimelinesInput,
   ProjectResetInput, ProjectResizeInput, ProjectResult, ProjectStartInput, ProjectStopInput, StepListener, StatusInput, StatusResult, TakeoverInput, TakeoverResult } from "../host/api.js";
@@ -14,14 +13,13 @@ import { UsageError } from "../gh/errors.js";
 import { rejoin } from "./rejoin.js";
 import { repoKey } from "../gh/slug.js";
 import { chooseRepo, choiceNote, needRepo, type CallPlace, type RepoChoice } from "../host/default-repo.js";
-import { Connection, DaemonGone, DaemonUnresponsive, replyDeadlineMs, socketProblem, tryConnect } from "./connection.js";
+import { Connection, DaemonGone, DaemonUnresponsive, replyDeadlineMs } from "./connection.js";
+import { daemonLogHint, daemonUnreachable, reachDaemon, startDaemon } from "./reach.js";
 import { daemonHolder, DaemonUnreachable, stoppedNote } from "./holder.js";
-import { processStartTime } from "../workers/orphans.js";
 import { daemonPaths, SOCKET_PATH_MAX, type DaemonPaths } from "./paths.js";
 import type { DaemonInfo } from "./server.js";
 import { readInstance } from "./identity.js";
 import { sessionEnv } from "./session-env.js";
-import { startDetached } from "../workers/detached.js";
 import { version as ownVersion } from "../version.js";
 import { onDemandIdleExit } from "./idle.js";
 import { Renewal, type RenewAnswer } from "./renewal.js";
@@ -31,12 +29,7 @@ export { DaemonGone, DaemonUnresponsive, DaemonUnreachable };
 /** A call made (or still under way) after the session closed: abandoned, never retried. */
 export class SessionClosed extends UsageError {}
 
-/** How long a daemon that has just taken the lock may take to open its socket before it counts as unreachable. */
-const STARTING_GRACE_MS = 10_000;
-
 export const newSessionId = customAlphabet("0123456789abcdefghijklmnopqrstuvwxyz", 16);
-
-const BIN = fileURLToPath(new URL("../bin.js", import.meta.url));
 
 export interface DaemonClientOptions {
   env?: NodeJS.ProcessEnv;
@@ -140,75 +133,23 @@ export class DaemonClient implements Host, EventSource {
     return `${who} did not answer ${method} within ${seconds}s${pid === undefined ? "" : await stoppedNote(pid)}: run "afk-mcp daemon restart" (it ends that daemon, checked by its start time; a new one takes over its registrations and adopts its workers)`;
   }
 
-  /**
-   * The socket of a live daemon, after checking it is ours and owner-only; null when none. A
-   * socket refused while its daemon lives throws DaemonUnreachable naming the pid; a refused
-   * file nobody holds is stale, and a new daemon replaces it.
-   */
-  private async reach(): Promise<Socket | null> {
-    let problem: string | null;
-    try {
-      problem = await socketProblem(this.paths.socket);
-    } catch {
-      return null;
-    }
-    if (problem) {
-      if (/owned by uid/.test(problem)) throw new UsageError(`afk-mcp daemon socket refused: ${problem}`);
-      const holder = await daemonHolder(this.paths);
-      if (holder) throw new DaemonUnreachable(holder, `${problem}`);
-      return null;
-    }
-    return tryConnect(this.paths.socket);
+  /** The socket of a live daemon of ours, or null (reach.ts). */
+  private reach(): Promise<Socket | null> {
+    return reachDaemon(this.paths);
   }
 
-  /**
-   * Why no session can reach the daemon that holds the state dir (its socket is gone), or null
-   * when none holds it or its socket answers after all. A daemon that took the lock a moment
-   * ago is given a grace to open its socket.
-   */
-  async unreachable(): Promise<DaemonUnreachable | null> {
-    for (;;) {
-      const holder = await daemonHolder(this.paths);
-      if (!holder) return null;
-      const socket = await this.reach();
-      if (socket) {
-        socket.destroy();
-        return null;
-      }
-      if (Date.now() - Date.parse(holder.started_at) > STARTING_GRACE_MS) return new DaemonUnreachable(holder, `its socket ${this.paths.socket} is gone`);
-      await new Promise((r) => setTimeout(r, 100));
-    }
+  /** Why no session can reach the daemon that holds the state dir, or null (reach.ts). */
+  unreachable(): Promise<DaemonUnreachable | null> {
+    return daemonUnreachable(this.paths);
   }
 
-  private async startDaemon(): Promise<Socket> {
+  private startDaemon(): Promise<Socket> {
     const idle = this.options.idleExitSeconds !== undefined ? this.options.idleExitSeconds : onDemandIdleExit(this.env);
-    const args = [BIN, "daemon", "--foreground", "--idle-exit", idle === null ? "never" : String(idle)];
-    const pid = await startDetached({ command: process.execPath, args, env: this.env, logFile: this.paths.log }).catch((error: unknown) => {
-      throw new UsageError(`could not start the afk-mcp daemon: ${(error as Error).message}; run "afk-mcp daemon --foreground" to see why`);
-    });
-    const deadline = Date.now() + (this.options.startTimeoutMs ?? 30_000);
-    while (Date.now() < deadline) {
-      // A session closed while its daemon starts stops waiting: that daemon, if nothing needs it, exits when idle.
-      this.refuseIfClosed();
-      const socket = await this.reach().catch((error: unknown) => {
-        // The daemon just started holds the lock but has yet to replace a dead one's refused socket file.
-        if (error instanceof DaemonUnreachable && error.holder.pid === pid) return null;
-        throw error;
-      });
-      if (socket) return socket;
-      // Fail fast: the child exited (another daemon holds the state dir, or it crashed).
-      if ((await processStartTime(pid)) === null) {
-        const stuck = await this.unreachable();
-        if (stuck) throw stuck;
-        if (!(await daemonHolder(this.paths))) throw new UsageError(`the afk-mcp daemon (pid ${pid}) exited before opening ${this.paths.socket}: see ${this.logHint()}, or run "afk-mcp daemon --foreground" to see why`);
-      }
-      await new Promise((r) => setTimeout(r, 100));
-    }
-    throw new UsageError(`the afk-mcp daemon (pid ${pid}) did not open ${this.paths.socket} within ${Math.round((this.options.startTimeoutMs ?? 30_000) / 1000)}s: see ${this.logHint()}`);
+    return startDaemon(this.paths, { env: this.env, idle, timeoutMs: this.options.startTimeoutMs ?? 30_000, refuseIfClosed: () => this.refuseIfClosed() });
   }
 
   private logHint(): string {
-    return `its lane (logs {lane: "daemon"}) and, for a crash in Node itself, ${this.paths.log}`;
+    return daemonLogHint(this.paths);
   }
 
   /** A call to the daemon itself (registrations, shutdown, handover), with no start: null when none runs. */
