@@ -34,7 +34,7 @@ import { RunLimits } from "./run-limits.js";
 import { drainClaims } from "./drain.js";
 import { GarbageCollector } from "./garbage.js";
 import { PROBE_MAX_AGE_SECONDS } from "../state/garbage.js";
-import { redactText } from "../lanes/redact.js";
+import { redactText } from "../text/redact.js";
 import { MERGE_CLOSE_GRACE_SECONDS, MergeCloses } from "./merge-closes.js";
 import { CI_SILENT_SECONDS, CiSilence } from "./ci-silence.js";
 import { FleetLedger } from "./fleet-ledger.js";
