@@ -54,9 +54,20 @@ export default tseslint.config(
   },
   {
     files: ["server/state/**/*.ts"],
+    ignores: ["server/state/decide/**"],
     rules: {
       "no-restricted-imports": restrict({
         regex: "^(?!\\./|\\.\\./\\.\\./schemas/|node:crypto$)",
+        message: "server/state is the pure core: it imports only its own files and the schemas; what it needs of GitHub is a port (server/state/ports.ts)",
+      }),
+    },
+  },
+  {
+    // decide's concerns, one floor down: the core's files are "../", the schemas "../../../schemas/".
+    files: ["server/state/decide/**/*.ts"],
+    rules: {
+      "no-restricted-imports": restrict({
+        regex: "^(?!\\./|\\.\\./(?!\\.\\./)|\\.\\./\\.\\./\\.\\./schemas/|node:crypto$)",
         message: "server/state is the pure core: it imports only its own files and the schemas; what it needs of GitHub is a port (server/state/ports.ts)",
       }),
     },
