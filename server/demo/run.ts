@@ -7,6 +7,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { startForge, type ResponseObserver, type RunningForge } from "../localforge/index.js";
 import { FleetHost } from "../host/host.js";
+import { sandboxAvailability } from "../runtimes/sandbox/available.js";
 import { buildSeed, expectationsFor, ESCALATE_LABEL, type Expectation } from "./backlog.js";
 import { startCiRunner, type CiRunner } from "./ci-runner.js";
 import { workerShellCommand } from "./worker-command.js";
@@ -122,6 +123,9 @@ export async function runDemo(options: DemoOptions): Promise<DemoReport> {
   const maxAttempt = new Map<number, number>();
   const endedAt = new Map<number, number>();
   let report: DemoReport | null = null;
+  // The demo runs sandboxed where bubblewrap can run, and says so where it cannot (a fresh machine).
+  const sandbox = await sandboxAvailability();
+  if (!sandbox.ok) options.write(options.tty ? `no sandbox here (${sandbox.detail}): the demo's workers run with runtime "local"` : JSON.stringify({ runtime: "local", why: sandbox.detail }));
   try {
     const start = await host.start({
       repo: REPO,
@@ -130,6 +134,7 @@ export async function runDemo(options: DemoOptions): Promise<DemoReport> {
       auto_merge: true,
       config: {
         retry,
+        runtime: sandbox.ok ? "sandbox" : "local",
       },
     });
     options.write(options.tty ? start.message : JSON.stringify({ started: start.registration }));

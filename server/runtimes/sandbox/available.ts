@@ -44,18 +44,22 @@ function run(file: string, args: string[]): Promise<{ ok: boolean; out: string }
   });
 }
 
-let cached: Promise<SandboxAvailability> | null = null;
+const cached = new Map<string, Promise<SandboxAvailability>>();
 
-/** Probes once per process (`fresh` probes again). */
-export function sandboxAvailability(fresh = false): Promise<SandboxAvailability> {
-  if (!cached || fresh) cached = probe();
-  return cached;
+/** Probes once per process and PATH (the host's environment may name another PATH than ours). */
+export function sandboxAvailability(pathVar = process.env.PATH ?? ""): Promise<SandboxAvailability> {
+  let answer = cached.get(pathVar);
+  if (!answer) {
+    answer = probe(pathVar);
+    cached.set(pathVar, answer);
+  }
+  return answer;
 }
 
-async function probe(): Promise<SandboxAvailability> {
+async function probe(pathVar: string): Promise<SandboxAvailability> {
   if (process.platform !== "linux") return { ok: false, detail: `no sandbox on ${process.platform}: ${installHint()}`, bwrap: null, socat: null };
-  const bwrap = which("bwrap");
-  const socat = which("socat");
+  const bwrap = which("bwrap", pathVar);
+  const socat = which("socat", pathVar);
   const missing = [bwrap ? null : "bwrap (bubblewrap)", socat ? null : "socat"].filter(Boolean);
   if (!bwrap || !socat) return { ok: false, detail: `${missing.join(" and ")} not found on PATH: ${installHint()}`, bwrap, socat };
   const version = await run(bwrap, ["--version"]);

@@ -37,7 +37,7 @@ export function runtimeOf(config: FleetConfig, env: Env = process.env): RuntimeN
 export async function runtimeStep(config: FleetConfig, env: Env, refuse: boolean): Promise<string> {
   const runtime = runtimeOf(config, env);
   if (runtime === "local") return 'runtime local: workers run as this user, unconfined (config `runtime: "local"` or AFK_RUNTIME=local)';
-  const available = await sandboxAvailability();
+  const available = await sandboxAvailability(env.PATH ?? process.env.PATH);
   if (!available.ok) {
     const text = `runtime sandbox cannot run here: ${available.detail}; or choose runtime "local" explicitly (config \`runtime: "local"\`, or AFK_RUNTIME=local) to run workers unconfined`;
     if (refuse) throw new UsageError(`project_start refused: ${text}`);
@@ -64,6 +64,8 @@ export interface SandboxWorkerInput {
 }
 
 const LAUNCHER = fileURLToPath(new URL("./launcher.js", import.meta.url));
+/** afk-mcp's own package, shown read-only: the demo's scripted worker runs from it. */
+const PACKAGE_ROOT = join(dirname(LAUNCHER), "..", "..", "..", "..");
 const PROXY_PORT = 3128;
 
 /**
@@ -77,7 +79,7 @@ export async function sandboxedWorker(input: SandboxWorkerInput): Promise<{ comm
     await rm(sandboxDir, { recursive: true, force: true });
     return { command: input.command, env: input.env };
   }
-  const available = await sandboxAvailability();
+  const available = await sandboxAvailability(input.env.PATH ?? process.env.PATH);
   if (!available.ok || !available.bwrap || !available.socat) throw new UsageError(`the sandbox cannot start: ${available.detail}`);
   const paths = sandboxPaths(sandboxDir);
   await rm(paths.box, { recursive: true, force: true });
@@ -93,7 +95,7 @@ export async function sandboxedWorker(input: SandboxWorkerInput): Promise<{ comm
   const spec: SandboxSpec = {
     bwrap: available.bwrap,
     socat: available.socat,
-    bwrapArgs: bwrapArgs({ worktree: input.worktree, runDir: input.runDir, sandboxDir, commonDir: common, deny: [...home, ...keepOut], allowRead: input.config.sandbox.allow_read, allowWrite: input.config.sandbox.allow_write }),
+    bwrapArgs: bwrapArgs({ worktree: input.worktree, runDir: input.runDir, sandboxDir, commonDir: common, deny: [...home, ...keepOut], allowRead: [PACKAGE_ROOT, ...input.config.sandbox.allow_read], allowWrite: input.config.sandbox.allow_write }),
     shell: resolveShell(input.env.SHELL),
     commandLine: expandCommand(input.command, input.briefPath),
     allowHosts,
