@@ -13,6 +13,7 @@
 // Type-only imports count: a type is a dependency too.
 import js from "@eslint/js";
 import tseslint from "typescript-eslint";
+import { roomsRule } from "./scripts/rooms.mjs";
 
 const OCTOKIT = { regex: "^@octokit/", message: "only server/gh talks to GitHub: go through the Forge interface (server/gh/forge.ts)" };
 const SPAWN = {
@@ -30,6 +31,12 @@ export default tseslint.config(
       "@typescript-eslint/no-unused-vars": ["error", { argsIgnorePattern: "^_", varsIgnorePattern: "^_" }],
       "@typescript-eslint/no-explicit-any": "error",
     },
+  },
+  // Which room may import which (scripts/rooms.mjs, the table of docs/architecture.md "Rooms").
+  {
+    files: ["server/**/*.ts", "schemas/**/*.ts"],
+    plugins: { afk: { rules: { rooms: roomsRule } } },
+    rules: { "afk/rooms": "error" },
   },
   {
     files: ["server/**/*.ts"],
