@@ -123,9 +123,13 @@ export async function runDemo(options: DemoOptions): Promise<DemoReport> {
   const maxAttempt = new Map<number, number>();
   const endedAt = new Map<number, number>();
   let report: DemoReport | null = null;
-  // The demo runs sandboxed where bubblewrap can run, and says so where it cannot (a fresh machine).
+  // The demo runs sandboxed where bubblewrap can run, and says so where it cannot (a fresh
+  // machine); AFK_RUNTIME in the environment decides over both, as for any start.
   const sandbox = await sandboxAvailability();
-  if (!sandbox.ok) options.write(options.tty ? `no sandbox here (${sandbox.detail}): the demo's workers run with runtime "local"` : JSON.stringify({ runtime: "local", why: sandbox.detail }));
+  const forced = process.env.AFK_RUNTIME === "local" || process.env.AFK_RUNTIME === "sandbox" ? process.env.AFK_RUNTIME : null;
+  const runtime = forced ?? (sandbox.ok ? "sandbox" : "local");
+  const why = forced ? "AFK_RUNTIME" : sandbox.ok ? sandbox.detail : `no sandbox here: ${sandbox.detail}`;
+  options.write(options.tty ? `the demo's workers run with runtime "${runtime}" (${why})` : JSON.stringify({ runtime, why }));
   try {
     const start = await host.start({
       repo: REPO,
@@ -134,7 +138,7 @@ export async function runDemo(options: DemoOptions): Promise<DemoReport> {
       auto_merge: true,
       config: {
         retry,
-        runtime: sandbox.ok ? "sandbox" : "local",
+        runtime,
       },
     });
     options.write(options.tty ? start.message : JSON.stringify({ started: start.registration }));
