@@ -10,13 +10,14 @@
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { createServer, type AddressInfo } from "node:net";
-import { mkdir, readdir, writeFile } from "node:fs/promises";
+import { mkdir, readdir, readFile, rm, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { DEFAULT_CONFIG } from "../schemas/config.js";
 import { sandboxAvailability } from "../server/runtimes/sandbox/available.js";
 import { allowlistFor, baseUrlHosts, hostAllowed, parseHostRule, type HostRule } from "../server/runtimes/sandbox/hosts.js";
 import { outermost } from "../server/runtimes/sandbox/plan.js";
 import { runtimeOf } from "../server/runtimes/sandbox/index.js";
+import { makePrivateGitDir, takeBack } from "../server/runtimes/sandbox/private-git.js";
 import { shellQuote } from "../server/workers/spawn.js";
 import { defaultWorkRepoDir } from "../server/workers/work-repo.js";
 import { api, git, repoPath, startTestForge, tempDir } from "./support/forge-fixtures.js";
@@ -51,6 +52,53 @@ describe("the sandbox's allowlist and runtime choice", () => {
     assert.equal(runtimeOf({ ...DEFAULT_CONFIG, runtime: "local" }, { AFK_RUNTIME: "sandbox" }), "sandbox");
     assert.equal(runtimeOf({ ...DEFAULT_CONFIG, runtime: "local" }, { AFK_RUNTIME: "local" }), "local");
     assert.throws(() => runtimeOf(DEFAULT_CONFIG, { AFK_RUNTIME: "docker" }), /AFK_RUNTIME="docker" is not a runtime: expected "sandbox" or "local"/);
+  });
+});
+
+describe("the sandbox's private git dir (real git)", () => {
+  it("borrows the work repository's objects; only the issue's branch comes back, by compare-and-swap; a commondir file gives nothing back", async () => {
+    const dir = await tempDir("afk-sbx-git-");
+    const repo = join(dir, "work.git");
+    await git(dir, "init", "-q", "--bare", repo);
+    const seed = join(dir, "seed");
+    await git(dir, "init", "-q", "-b", "main", seed);
+    await writeFile(join(seed, "README"), "base\n");
+    await git(seed, "add", "-A");
+    await git(seed, "-c", "user.name=s", "-c", "user.email=s@example.com", "commit", "-qm", "base");
+    await git(seed, "push", "-q", repo, "main");
+    const mine = join(dir, "wt", "issue-1");
+    const other = join(dir, "wt", "issue-2");
+    await git(repo, "worktree", "add", "-q", mine, "-b", "afk/1-mine", "main");
+    await git(repo, "worktree", "add", "-q", other, "-b", "afk/2-other", "main");
+    await git(repo, "config", "user.name", "fleet");
+    await git(repo, "config", "user.email", "fleet@example.com");
+    const gitDir = join(dir, "box", "git");
+    const dotGit = join(dir, "box", "dotgit");
+    await mkdir(join(dir, "box"));
+    await makePrivateGitDir(mine, "afk/1-mine", gitDir, dotGit);
+    assert.equal(await readFile(dotGit, "utf8"), `gitdir: ${gitDir}\n`);
+    assert.equal((await readFile(join(gitDir, "objects", "info", "alternates"), "utf8")).trim(), join(repo, "objects"));
+    // The worker, as git sees it inside: its own git dir over the worktree's files.
+    const inside = (...args: string[]) => git(mine, "--git-dir", gitDir, "--work-tree", mine, ...args);
+    await writeFile(join(mine, "work.txt"), "work\n");
+    await inside("add", "-A");
+    await inside("commit", "-qm", "work for #1");
+    const tip = (await inside("rev-parse", "HEAD")).stdout.trim();
+    await inside("update-ref", "refs/heads/afk/2-other", tip);
+    const otherBefore = (await git(repo, "rev-parse", "afk/2-other")).stdout.trim();
+    const verdict = join(dir, "verdict.json");
+    await writeFile(join(dir, "box", "verdict.json"), '{"verdict":"blocked","reason":"x"}');
+    const tb = { gitDir, worktree: mine, branch: "afk/1-mine", boxVerdict: join(dir, "box", "verdict.json"), verdict };
+    await writeFile(join(gitDir, "commondir"), "../elsewhere\n");
+    assert.equal(await takeBack(tb), null, "a private repository with a commondir file gives nothing back");
+    await rm(join(gitDir, "commondir"));
+    assert.equal(await takeBack(tb), tip);
+    assert.equal((await git(repo, "rev-parse", "afk/1-mine")).stdout.trim(), tip, "the issue's branch moved to the worker's commit");
+    assert.equal((await git(repo, "rev-parse", "afk/2-other")).stdout.trim(), otherBefore, "the other issue's branch did not");
+    assert.equal((await git(mine, "status", "--porcelain")).stdout.trim(), "", "the worktree's index follows its branch");
+    assert.equal(await readFile(verdict, "utf8"), '{"verdict":"blocked","reason":"x"}');
+    assert.equal(await takeBack(tb), null, "nothing new: nothing moves");
+    assert.equal((await git(repo, "for-each-ref", "refs/sandbox/")).stdout.trim(), "", "no temporary ref left");
   });
 });
 
