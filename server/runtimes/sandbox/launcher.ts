@@ -49,7 +49,8 @@ function shownPaths(spec: SandboxSpec): string[] {
       }
     }
   }
-  return [...shown];
+  // Never a denied directory itself or one above it (a link to a file right in the home would name the home).
+  return [...shown].filter((path) => !spec.showPathUnder.some((d) => within(d, path)));
 }
 
 async function main(): Promise<number> {
