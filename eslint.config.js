@@ -8,7 +8,8 @@
 // - only server/workers spawns processes (node:child_process, execa, simple-git), except where
 //   a process is the thing itself: server/gh/git.ts (git is the transport to GitHub's repositories)
 //   and server/gh/auth.ts (`gh auth token`); the local forge, which stands in for GitHub
-//   (git http-backend, its bare repository); and the demo's CI runner and scripted worker.
+//   (git http-backend, its bare repository); the demo's CI runner and scripted worker; and the
+//   runtimes (server/runtimes/: a worker's sandbox is a process tree of its own).
 // Type-only imports count: a type is a dependency too.
 import js from "@eslint/js";
 import tseslint from "typescript-eslint";
@@ -49,7 +50,7 @@ export default tseslint.config(
   // earlier one's rule, not add to it).
   {
     files: ["server/**/*.ts"],
-    ignores: ["server/state/**", "server/tools/**", "server/dashboard/**", "server/gh/**", "server/workers/**", "server/localforge/**", "server/demo/**"],
+    ignores: ["server/state/**", "server/tools/**", "server/dashboard/**", "server/gh/**", "server/workers/**", "server/runtimes/**", "server/localforge/**", "server/demo/**"],
     rules: { "no-restricted-imports": restrict(OCTOKIT, SPAWN) },
   },
   {
@@ -96,7 +97,7 @@ export default tseslint.config(
     rules: { "no-restricted-imports": restrict(SPAWN) },
   },
   {
-    files: ["server/workers/**/*.ts", "server/localforge/**/*.ts", "server/demo/**/*.ts"],
+    files: ["server/workers/**/*.ts", "server/runtimes/**/*.ts", "server/localforge/**/*.ts", "server/demo/**/*.ts"],
     rules: { "no-restricted-imports": restrict(OCTOKIT) },
   },
 );

@@ -28,6 +28,11 @@ import { conflictsSection } from "./conflicts.js";
 import { trainsSection } from "./trains.js";
 import { ledgerSection } from "./ledger.js";
 import { dashboardSection } from "./dashboard.js";
+import { sandboxSection } from "./sandbox.js";
+
+// The fleet sections measure the fleet, with scripted workers that read and mark files outside
+// their worktrees: they run with runtime "local"; the sandbox section measures the sandbox.
+process.env.AFK_RUNTIME ??= "local";
 
 const SECTIONS: Section[] = [
   snapshotSection(),
@@ -46,6 +51,7 @@ const SECTIONS: Section[] = [
   trainsSection,
   ledgerSection,
   dashboardSection,
+  sandboxSection,
 ];
 
 const USAGE = `Usage: node dist/bench/run.js [--only NAME[,NAME]]... [--list]

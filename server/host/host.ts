@@ -3,6 +3,7 @@
 // every answer is rebuilt from GitHub.
 import { createHash } from "node:crypto";
 import { hostname } from "node:os";
+import { runtimeStep } from "../runtimes/sandbox/index.js";
 import type { CallerAccess, FinalReport, Host, HostEvent, LogsInput, LogsResult, ProjectResetInput, ProjectResizeInput, ProjectResult, ProjectStartInput, ProjectStopInput } from "./api.js";
 import type { ReportInput, RepoListing, StepListener, StatusInput, StatusResult, TakeoverInput, TakeoverResult, Timeline, TimelineInput, TimelinesInput } from "./api.js";
 import type { PlanOutput } from "../../schemas/tools.js";
@@ -259,6 +260,7 @@ export class FleetHost implements Host {
       // An engine is checked by a dry run too (its binary, version, provider): that is what a dry run is for.
       const chosen = input.dry_run && input.engine === undefined ? null : await engineForStart(input, conn.config, env);
       if (chosen?.step) onStep(chosen.step);
+      onStep(await runtimeStep(conn.config, env, !input.dry_run));
       if (input.dry_run || chosen === null) {
         return { registration: null, plan: pagePlan(plan, false), message: failed.length ? `dry run: ${failed.length} precondition(s) fail: ${failed.map((p) => p.message).join("; ")}` : "dry run: a start would be accepted; nothing was done" };
       }
