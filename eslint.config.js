@@ -5,8 +5,10 @@
 // - server/tools import only the host interface (server/host/api.ts), the schemas, the MCP SDK and zod;
 // - server/dashboard imports only the host interface, node:http and node:crypto;
 // - only server/gh talks to GitHub (Octokit);
-// - only server/workers spawns processes (node:child_process, execa, simple-git), except where
-//   a process is the thing itself: server/gh/git.ts (git is the transport to GitHub's repositories)
+// - only the worker runtimes (server/runtimes/**) spawn processes (node:child_process, execa,
+//   simple-git), except where a process is the thing itself: the local gate command
+//   (server/worktrees/gate-command.ts), an engine's version probe (server/agent/engine-probe.ts),
+//   server/gh/git.ts (git is the transport to GitHub's repositories)
 //   and server/gh/auth.ts (`gh auth token`); the local forge, which stands in for GitHub
 //   (git http-backend, its bare repository); and the demo's CI runner and scripted worker.
 // Type-only imports count: a type is a dependency too.
@@ -16,8 +18,10 @@ import tseslint from "typescript-eslint";
 const OCTOKIT = { regex: "^@octokit/", message: "only server/gh talks to GitHub: go through the Forge interface (server/gh/forge.ts)" };
 const SPAWN = {
   regex: "^(node:)?child_process$|^execa$|^simple-git$",
-  message: "only server/workers spawns processes (git goes through server/gh/git.ts): see eslint.config.js for the documented exceptions",
+  message: "only the worker runtimes (server/runtimes/) spawn processes (git goes through server/gh/git.ts): see eslint.config.js for the documented exceptions",
 };
+/** The files that may spawn processes: the runtimes, and the exceptions named above. */
+const SPAWNERS = ["server/runtimes/**/*.ts", "server/worktrees/gate-command.ts", "server/agent/engine-probe.ts"];
 const restrict = (...patterns) => ["error", { patterns }];
 
 export default tseslint.config(
@@ -42,7 +46,7 @@ export default tseslint.config(
   // earlier one's rule, not add to it).
   {
     files: ["server/**/*.ts"],
-    ignores: ["server/state/**", "server/tools/**", "server/dashboard/**", "server/gh/**", "server/workers/**", "server/localforge/**", "server/demo/**"],
+    ignores: ["server/state/**", "server/tools/**", "server/dashboard/**", "server/gh/**", ...SPAWNERS, "server/localforge/**", "server/demo/**"],
     rules: { "no-restricted-imports": restrict(OCTOKIT, SPAWN) },
   },
   {
@@ -78,7 +82,7 @@ export default tseslint.config(
     rules: { "no-restricted-imports": restrict(SPAWN) },
   },
   {
-    files: ["server/workers/**/*.ts", "server/localforge/**/*.ts", "server/demo/**/*.ts"],
+    files: [...SPAWNERS, "server/localforge/**/*.ts", "server/demo/**/*.ts"],
     rules: { "no-restricted-imports": restrict(OCTOKIT) },
   },
 );

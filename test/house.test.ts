@@ -107,7 +107,7 @@ describe("the house", () => {
       { path: "server/fleet/zone-probe.ts", code: `import { Octokit } from "@octokit/rest";\nexport const x = Octokit;\n`, allowed: false },
       { path: "server/fleet/zone-probe.ts", code: `import { spawn } from "node:child_process";\nexport const x = spawn;\n`, allowed: false },
       { path: "server/landing/zone-probe.ts", code: `import { execa } from "execa";\nexport const x = execa;\n`, allowed: false },
-      { path: "server/workers/zone-probe.ts", code: `import { execa } from "execa";\nexport const x = execa;\n`, allowed: true },
+      { path: "server/runtimes/local/zone-probe.ts", code: `import { execa } from "execa";\nexport const x = execa;\n`, allowed: true },
       { path: "server/gh/zone-probe.ts", code: `import { spawn } from "child_process";\nexport const x = spawn;\n`, allowed: false },
     ];
     for (const c of cases) {

@@ -20,8 +20,8 @@ import {
   type LivenessInput,
   type LivenessState,
   type ProcSample,
-} from "../server/workers/liveness.js";
-import { startWorker, type WorkerHandle } from "../server/workers/spawn.js";
+} from "../server/runtimes/local/proc.js";
+import { startWorker, type WorkerHandle } from "../server/runtimes/local/spawn.js";
 
 const T0 = Date.UTC(2026, 5, 5, 10, 0, 0);
 const s = (seconds: number) => T0 + seconds * 1000;

@@ -11,13 +11,13 @@ import type { IssueMemories } from "./issue-memory.js";
 import type { EngineChoice, FleetDeps, Registration } from "./registration.js";
 import { errorData, errorText, type SupervisorLog } from "./supervisor-log.js";
 import type { FleetLedger } from "./fleet-ledger.js";
-import { discussion, type BriefComment } from "../workers/brief-comments.js";
+import { discussion, type BriefComment } from "../agent/brief-comments.js";
 import { adopt, birth, type BirthInput, type RunDeps, type WorkerRun } from "./worker-runs.js";
 import { SpendLedger } from "./spend-ledger.js";
 import { routeFor } from "../state/route.js";
-import { engineCommand, engineProfile } from "../workers/engines.js";
+import { engineCommand, engineProfile } from "../agent/engines.js";
 import { queryLane } from "../lanes/index.js";
-import type { Spend } from "../workers/spend.js";
+import type { Spend } from "../agent/spend.js";
 import type { Spend as LedgerSpend } from "../lanes/index.js";
 
 /** What births need of the fleet that owns them. */

@@ -1,8 +1,8 @@
 // What this host remembers about each issue it works on beyond GitHub: its worker, the kills
 // and free re-dispatches so far, liveness, the last failure for the next brief. One record
 // per issue, so forgetting an issue (a terminal move, a lost claim) is one delete.
-import type { BriefFailure } from "../workers/brief.js";
-import type { BusyTracker } from "../workers/liveness.js";
+import type { BriefFailure } from "../agent/brief.js";
+import type { BusyTracker } from "../runtimes/local/proc.js";
 import type { WorkerRun } from "./worker-runs.js";
 
 export interface IssueMemory {

@@ -5,7 +5,7 @@ import type { LocalClaim } from "../state/decide.js";
 import { latestVerdict, type Verdict } from "../state/markers.js";
 import type { WorkingSet } from "../state/rebuild.js";
 import type { Snapshot } from "../state/snapshot.js";
-import { activityAt, assessLiveness, BusyTracker } from "../workers/liveness.js";
+import { activityAt, assessLiveness, BusyTracker } from "../runtimes/local/proc.js";
 import { isCleanSyncOf } from "../landing/review-pin.js";
 import { pinnedHead } from "../state/review-stage.js";
 import type { IssueMemories } from "./issue-memory.js";

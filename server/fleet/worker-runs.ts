@@ -6,17 +6,17 @@ import { mkdir, rm } from "node:fs/promises";
 import { join } from "node:path";
 import type { FleetConfig } from "../../schemas/config.js";
 import type { LaneWriter } from "../lanes/index.js";
-import type { WorkRepo, PreparedWorktree } from "../workers/worktrees.js";
-import { writeBrief, type BriefComment, type BriefFailure, type BriefInput } from "../workers/brief.js";
-import { readReviewVerdict, renderReviewBrief, type ReviewBriefInput, type ReviewVerdict } from "../workers/review-brief.js";
-import { workerEnv } from "../workers/env.js";
-import { startWorker, type OutputStream, type WorkerExit, type WorkerHandle } from "../workers/spawn.js";
-import { QuotaScanner, type QuotaDetection } from "../workers/quota.js";
-import { OutputTail } from "../workers/runtime-failures.js";
-import { readVerdictFile, VerdictFileError, workerOutcome, type WorkerOutcome } from "../workers/outcome.js";
-import { adoptedHandle, endOrphan, liveOrphan, pidFilePath, processStartTime, processStartTimeSync, removePidFile, writePidFile, writePidFileSync } from "../workers/orphans.js";
+import type { WorkRepo, PreparedWorktree } from "../worktrees/worktrees.js";
+import { writeBrief, type BriefComment, type BriefFailure, type BriefInput } from "../agent/brief.js";
+import { readReviewVerdict, renderReviewBrief, type ReviewBriefInput, type ReviewVerdict } from "../agent/review-brief.js";
+import { workerEnv } from "../agent/env.js";
+import { startWorker, type OutputStream, type WorkerExit, type WorkerHandle } from "../runtimes/local/spawn.js";
+import { QuotaScanner, type QuotaDetection } from "../agent/quota.js";
+import { OutputTail } from "../agent/runtime-failures.js";
+import { readVerdictFile, VerdictFileError, workerOutcome, type WorkerOutcome } from "../agent/outcome.js";
+import { adoptedHandle, endOrphan, liveOrphan, pidFilePath, processStartTime, processStartTimeSync, removePidFile, writePidFile, writePidFileSync } from "../runtimes/local/pid-files.js";
 import type { Verdict } from "../state/markers.js";
-import { SpendReader, usdText, type Spend } from "../workers/spend.js";
+import { SpendReader, usdText, type Spend } from "../agent/spend.js";
 import type { EngineChoice } from "./registration.js";
 
 export interface BirthInput {

@@ -25,7 +25,7 @@ import { assessedSteps, connectedStep, followDrain } from "./steps.js";
 import { locateIssue, registrationView, resizeMessage } from "./views.js";
 import { takeoverOn } from "./takeover.js";
 import { assess, planFor, type RepoAccess } from "./repo-access.js";
-import { workRepoFor } from "../workers/worktrees.js";
+import { workRepoFor } from "../worktrees/worktrees.js";
 import { parseSlug, formatSlug } from "../gh/slug.js";
 import { preconditionsPass } from "./preconditions.js";
 import { abandon, handOver } from "./leaving.js";

@@ -7,7 +7,7 @@
 import type { RepoFleet } from "../fleet/repo-fleet.js";
 import type { LaneWriter } from "../lanes/index.js";
 import { heldLandingLocks, releaseHeldLandingLocks } from "../landing/held-locks.js";
-import { endWorkerGroupsNow } from "../workers/spawn.js";
+import { endWorkerGroupsNow } from "../runtimes/local/spawn.js";
 
 export async function handOver(fleets: Iterable<RepoFleet>, lanes: Iterable<LaneWriter>): Promise<string> {
   const running = [...fleets].filter((f) => !f.isStopped());

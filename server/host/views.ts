@@ -8,7 +8,7 @@ import { waitingFor } from "./plan.js";
 import { selectorText } from "./selector-text.js";
 import { join } from "node:path";
 import { parseSlug } from "../gh/slug.js";
-import { runningWorkers } from "../workers/orphans.js";
+import { runningWorkers } from "../runtimes/local/pid-files.js";
 
 /** Where a repository's workers keep their briefs, output and pid files, under the state dir. */
 export function runDirFor(root: string, repo: string): string {

@@ -13,7 +13,7 @@ import { execFile } from "node:child_process";
 import { open, type FileHandle } from "node:fs/promises";
 import { join } from "node:path";
 import { StringDecoder } from "node:string_decoder";
-import { readProcTable } from "./liveness.js";
+import { readProcTable } from "./proc.js";
 
 export type OutputStream = "stdout" | "stderr";
 

@@ -20,7 +20,7 @@
 import { spawn, type ChildProcess } from "node:child_process";
 import { accessSync, closeSync, constants as fsConstants, fstatSync, lstatSync, openSync } from "node:fs";
 import { basename, isAbsolute } from "node:path";
-import { processGroupMembers } from "./liveness.js";
+import { processGroupMembers } from "./proc.js";
 import { FileFollower, outputFiles, type OutputStream } from "./output-files.js";
 
 export type { OutputStream } from "./output-files.js";
