@@ -11,6 +11,10 @@
 //   server/gh/git.ts (git is the transport to GitHub's repositories)
 //   and server/gh/auth.ts (`gh auth token`); the local forge, which stands in for GitHub
 //   (git http-backend, its bare repository); and the demo's CI runner and scripted worker.
+// - the fleet and the host (server/fleet, server/host) talk to workers through the WorkerRuntime
+//   port (server/runtime/port.ts) and its registry only: no runtime's insides (server/runtimes/),
+//   no process spawning, no /proc, no process groups, no signals to pids;
+// - only the registry (server/runtime/registry.ts) names the runtimes (server/runtimes/<name>/).
 // Type-only imports count: a type is a dependency too.
 import js from "@eslint/js";
 import tseslint from "typescript-eslint";
@@ -22,7 +26,19 @@ const SPAWN = {
 };
 /** The files that may spawn processes: the runtimes, and the exceptions named above. */
 const SPAWNERS = ["server/runtimes/**/*.ts", "server/worktrees/gate-command.ts", "server/agent/engine-probe.ts"];
+const RUNTIME_INSIDES = {
+  regex: "(^|/)runtimes/",
+  message: "talk to workers through the WorkerRuntime port (server/runtime/port.ts) and server/runtime/registry.ts, never a runtime's insides",
+};
 const restrict = (...patterns) => ["error", { patterns }];
+/** What the fleet and the host may not do with processes themselves: the port does it (server/runtime/port.ts). */
+const NO_PROCESSES = [
+  "error",
+  { selector: "Literal[value=/^\\/proc(\\/|$)/]", message: "/proc is the local runtime's (server/runtimes/local/proc.ts): observe a worker through its handle" },
+  { selector: "TemplateElement[value.raw=/^\\/proc(\\/|$)/]", message: "/proc is the local runtime's (server/runtimes/local/proc.ts): observe a worker through its handle" },
+  { selector: "Identifier[name=/^(pgid|pidFile|pidFilePath)$/]", message: "process groups and pid files are the local runtime's: use the WorkerRuntime port" },
+  { selector: "CallExpression[callee.object.name='process'][callee.property.name='kill']", message: "signals are the runtime's: stop a worker through its handle (WorkerHandle.stop)" },
+];
 
 export default tseslint.config(
   { ignores: ["dist/**", "node_modules/**", "scripts/*.mjs", "scratch/**", ".dist-check/**", ".node-matrix/**"] },
@@ -46,7 +62,20 @@ export default tseslint.config(
   // earlier one's rule, not add to it).
   {
     files: ["server/**/*.ts"],
-    ignores: ["server/state/**", "server/tools/**", "server/dashboard/**", "server/gh/**", ...SPAWNERS, "server/localforge/**", "server/demo/**"],
+    ignores: ["server/state/**", "server/tools/**", "server/dashboard/**", "server/gh/**", ...SPAWNERS, "server/localforge/**", "server/demo/**", "server/fleet/**", "server/host/**", "server/runtime/**"],
+    rules: { "no-restricted-imports": restrict(OCTOKIT, SPAWN) },
+  },
+  {
+    files: ["server/fleet/**/*.ts", "server/host/**/*.ts"],
+    rules: { "no-restricted-imports": restrict(OCTOKIT, SPAWN, RUNTIME_INSIDES), "no-restricted-syntax": NO_PROCESSES },
+  },
+  {
+    files: ["server/runtime/**/*.ts"],
+    ignores: ["server/runtime/registry.ts"],
+    rules: { "no-restricted-imports": restrict(OCTOKIT, SPAWN, RUNTIME_INSIDES) },
+  },
+  {
+    files: ["server/runtime/registry.ts"],
     rules: { "no-restricted-imports": restrict(OCTOKIT, SPAWN) },
   },
   {

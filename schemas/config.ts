@@ -291,8 +291,16 @@ const LandingSchema = z
   })
   .describe("Landing: green PRs land on a gated tree that contains the current base tip, several at once as a train (landing.train.max).");
 
+/** The worker runtimes there are (server/runtime/registry.ts maps each name to its implementation). */
+export const RUNTIME_NAMES = ["local"] as const;
+export type RuntimeName = (typeof RUNTIME_NAMES)[number];
+
 const WorkerSchema = z
   .strictObject({
+    runtime: z
+      .enum(RUNTIME_NAMES)
+      .default("local")
+      .describe('Where workers run. "local": a child process of this host, in the issue\'s worktree.'),
     max_runtime_seconds: intIn(300, 604_800)
       .default(10_800)
       .describe("Hard wall-clock limit for one worker run, however busy it looks; a worker still running after this is killed and the attempt counts as failed."),

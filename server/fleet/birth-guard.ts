@@ -165,7 +165,7 @@ export class BirthGuard {
         const claim = set.mine.find((m) => m.issue === n);
         const issue = snapshot.issues.find((i) => i.number === n);
         const run = memory.run(n);
-        if (run && !run.exitFacts) await run.handle.kill("circuit breaker tripped");
+        if (run && !run.exitFacts) await run.handle.stop("circuit breaker tripped");
         if (claim) await lease.release(n, claim.sha).catch(() => false);
         await deps.onReleased?.(n);
         if (issue) {

@@ -15,6 +15,7 @@ import { discussion, type BriefComment } from "../agent/brief-comments.js";
 import { adopt, birth, type BirthInput, type RunDeps, type WorkerRun } from "./worker-runs.js";
 import { SpendLedger } from "./spend-ledger.js";
 import { routeFor } from "../state/route.js";
+import { workerRuntime } from "../runtime/registry.js";
 import { engineCommand, engineProfile } from "../agent/engines.js";
 import { queryLane } from "../lanes/index.js";
 import type { Spend } from "../agent/spend.js";
@@ -122,7 +123,6 @@ export class Births {
       );
       const record = memory.of(issue.number);
       record.run = run;
-      record.busy = null;
       if (!review) this.host.board.enter(issue.number, "coding");
       const engine = review ? null : (routed?.engine ?? registration.engine);
       this.host.ledger.attemptStart(issue.number, attempt, review ? "reviewer" : "worker", mode, engine ? { engine: engine.name, model: engine.model } : undefined);
@@ -203,7 +203,6 @@ export class Births {
     if (!run) return undefined;
     const record = this.host.memory.of(issue);
     record.run = run;
-    record.busy = null;
     this.host.board.enter(issue, "coding");
     return run;
   }
@@ -215,6 +214,7 @@ export class Births {
       config: registration.config,
       lanes: deps.lanes,
       runDir: deps.runDir,
+      runtime: workerRuntime(registration.config.worker.runtime),
       onQuota: (n, detection, engine) => guard.onQuota(n, detection, engine),
       onExit: (n) => this.onExit(n),
       checkpoint: (n) => {

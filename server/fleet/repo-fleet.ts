@@ -231,7 +231,7 @@ export class RepoFleet implements FleetRuntime {
     this.stopping = true;
     if (stopWorkers) {
       const runs = this.memory.runs();
-      await Promise.all(runs.map((run) => run.handle.kill("project stopped")));
+      await Promise.all(runs.map((run) => run.handle.stop("project stopped")));
       await Promise.all(runs.map((run) => run.settling));
     }
     this.nudge();
@@ -455,7 +455,7 @@ export class RepoFleet implements FleetRuntime {
       if (mine.has(n)) continue;
       if (!run.exitFacts) {
         this.log("warn", "claim_lost", `#${n}: our claim is gone (taken over or deleted); ending its worker`, n);
-        await run.handle.kill("the claim was lost");
+        await run.handle.stop("the claim was lost");
       }
       this.memory.forget(n);
     }

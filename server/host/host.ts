@@ -14,6 +14,7 @@ import { Lease } from "../gh/lease.js";
 import { assertInstanceId } from "../state/snapshot.js";
 import { probeNamespace, type NamespaceProbe } from "./namespace-probe.js";
 import { RepoFleet, summaryLine, type Registration } from "../fleet/repo-fleet.js";
+import { runningWorkerCount } from "../fleet/worker-runs.js";
 import { stateDir } from "../paths.js";
 import { runDirFor, withOrphans } from "./views.js";
 import { daemonPaths } from "../daemon/paths.js";
@@ -326,7 +327,7 @@ export class FleetHost implements Host {
     if (!running) {
       return { registration: null, plan: null, message: `no project is running for ${input.repo ?? "this repository"} on this host: nothing to stop` };
     }
-    const workers = running.project.workerRows().filter((w) => w.pid !== null).length;
+    const workers = runningWorkerCount(running.project.workerRows());
     onStep?.(`stopping ${running.project.registration.repo}: no new workers; ${input.stop_workers ? `ending ${workers} running worker(s)` : `${workers} running worker(s) finish first`}, then claims without a PR are released`);
     const unfollow = followDrain(this.events, running.project.registration.repo, onStep);
     const report = await running.project.stop(input.stop_workers === true).finally(unfollow);
@@ -418,7 +419,7 @@ export class FleetHost implements Host {
         ttl_seconds: null,
         renew_by: null,
         last_poll: report?.at ?? null,
-        workers: project.workerRows().filter((w) => w.pid !== null).length,
+        workers: runningWorkerCount(project.workerRows()),
         idle: report !== null && report.error === null && report.frontier_remaining === 0 && report.in_flight === 0 && report.workers === 0,
       });
     }

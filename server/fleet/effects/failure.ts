@@ -59,7 +59,7 @@ export async function retryIssue(fleet: FleetRuntime, tick: TickScope, action: A
     forgetFleetPull(forge, pr);
   }
   const run = fleet.memory.run(n);
-  if (run && !run.exitFacts) await run.handle.kill("retrying");
+  if (run && !run.exitFacts) await run.handle.stop("retrying");
   fleet.memory.endRun(n);
   tick.events.settled.push(n);
   fleet.board.enter(n, "ci_failed");
@@ -83,7 +83,7 @@ export async function escalateIssue(
   const { forge } = fleet.deps.conn;
   const cfg = fleet.registration.config;
   const run = fleet.memory.run(n);
-  if (run && !run.exitFacts) await run.handle.kill("escalated");
+  if (run && !run.exitFacts) await run.handle.stop("escalated");
   const brief = evidence ? await evidenceForBrief(fleet, evidence, head) : null;
   // Before the claim goes: what the worker left uncommitted is committed and pushed, fenced.
   const kept = await keepWorkInProgress(fleet, n, claimSha, why);

@@ -11,16 +11,10 @@
 // stopped: bytes it writes in that instant can be lost.
 import { execFile } from "node:child_process";
 import { open, type FileHandle } from "node:fs/promises";
-import { join } from "node:path";
 import { StringDecoder } from "node:string_decoder";
 import { readProcTable } from "./proc.js";
 
-export type OutputStream = "stdout" | "stderr";
-
-/** The files a worker's output goes to in `dir`. */
-export function outputFiles(dir: string): Record<OutputStream, string> {
-  return { stdout: join(dir, "stdout.log"), stderr: join(dir, "stderr.log") };
-}
+export { outputFiles, type OutputStream } from "../../runtime/port.js";
 
 /** The line a truncated output file starts with afterwards. */
 export function truncationMarker(file: string, maxBytes: number, dropped: number): string {

@@ -21,25 +21,11 @@ import { spawn, type ChildProcess } from "node:child_process";
 import { accessSync, closeSync, constants as fsConstants, fstatSync, lstatSync, openSync } from "node:fs";
 import { basename, isAbsolute } from "node:path";
 import { processGroupMembers } from "./proc.js";
-import { FileFollower, outputFiles, type OutputStream } from "./output-files.js";
+import { FileFollower, outputFiles } from "./output-files.js";
 
-export type { OutputStream } from "./output-files.js";
+import type { OutputStream, TailLine, WorkerExit } from "../../runtime/port.js";
 
-export interface TailLine {
-  stream: OutputStream;
-  line: string;
-  /** Epoch ms. */
-  at: number;
-}
-
-export interface WorkerExit {
-  /** Exit code of the shell (not a verdict: docs/architecture.md, runtime lesson 2, judge by branch and verdict). */
-  code: number | null;
-  signal: NodeJS.Signals | null;
-  durationMs: number;
-  /** The reason given to `kill`, when the fleet ended it. */
-  killReason: string | null;
-}
+export type { OutputStream, TailLine, WorkerExit } from "../../runtime/port.js";
 
 export interface StartWorkerOptions {
   /** The user's worker command, opaque. `{brief}` is replaced by the shell-quoted brief path. */

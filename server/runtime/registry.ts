@@ -1,0 +1,36 @@
+// The worker runtimes by the name `worker.runtime` gives (schemas/config.ts, RUNTIME_NAMES): one
+// entry per name, which the type below holds to (a name without an implementation fails to
+// compile). Each runtime is made once per host process: it keeps what it started (the local
+// runtime's live process groups, for an exit that must end them at once).
+import type { RuntimeName } from "../../schemas/config.js";
+import { LocalRuntime } from "../runtimes/local/runtime.js";
+import type { RecordedWorker, WorkerRuntime } from "./port.js";
+
+const FACTORIES: { readonly [name in RuntimeName]: () => WorkerRuntime } = {
+  local: () => new LocalRuntime(),
+};
+
+const made = new Map<RuntimeName, WorkerRuntime>();
+
+/** The runtime a config names. */
+export function workerRuntime(name: RuntimeName): WorkerRuntime {
+  let runtime = made.get(name);
+  if (!runtime) {
+    runtime = FACTORIES[name]();
+    made.set(name, runtime);
+  }
+  return runtime;
+}
+
+/** Every runtime's recorded workers under a repository's run directory (status reads them with or without a fleet running). */
+export async function recordedWorkers(runDir: string): Promise<RecordedWorker[]> {
+  const names = Object.keys(FACTORIES) as RuntimeName[];
+  return (await Promise.all(names.map((name) => workerRuntime(name).recorded(runDir)))).flat();
+}
+
+/** Ends every worker any runtime of this process started and has not seen end; returns how many. */
+export function endAllWorkersNow(): number {
+  let ended = 0;
+  for (const runtime of made.values()) ended += runtime.endAllNow();
+  return ended;
+}
