@@ -1,6 +1,6 @@
 // The applier: every action kind decide can return, mapped to its one handler.
 import type { Action } from "../../state/decide.js";
-import { adopt } from "./adopt.js";
+import { adopt } from "./adopt-pr.js";
 import { awaitReview } from "./await-review.js";
 import { review } from "./review.js";
 import { reviewResult } from "./review-result.js";
