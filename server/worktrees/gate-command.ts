@@ -1,6 +1,6 @@
 // The local completion gate (`gate.ci: "local"`): the user's opaque gate command, run through
 // their shell on the exact tree that is about to land, with a bounded tail of its output kept
-// as evidence. Same spawning rules as a worker (spawn.ts): argv [shell, "-c", command], never
+// as evidence. Same spawning rules as a worker (server/runtimes/local/spawn.ts): argv [shell, "-c", command], never
 // `shell: true`; its own session and process group, ended as a whole on timeout and after the
 // leader exits; stdin is /dev/null; stdout and stderr are read by us and never reach our own
 // stdout (the MCP stream); the environment is exactly what the caller passes.

@@ -156,7 +156,7 @@ async function groupStates(pgid: number): Promise<string[] | null> {
  * Stops every process of the group and waits until each is seen stopped; returns the function
  * that continues them, or null (the group continued again) when that could not be seen in time.
  * A group with no process left needs no stop.
- * A daemon that dies in between leaves the group stopped: adoption continues it (orphans.ts).
+ * A daemon that dies in between leaves the group stopped: adoption continues it (pid-files.ts).
  */
 export async function stopGroup(pgid: number): Promise<(() => void) | null> {
   const sent = signal(pgid, "SIGSTOP");
