@@ -17,7 +17,8 @@ import { isAbsolute, join } from "node:path";
 import { git, gitRaw } from "../gh/git.js";
 import { redactText } from "../lanes/redact.js";
 import { BASE_ENV_NAMES, FIXED_ENV, matchesEnvPattern } from "../agent/env.js";
-import { groupAlive, resolveShell } from "../runtimes/local/spawn.js";
+import { resolveShell } from "../agent/shell.js";
+import { groupAlive } from "../runtimes/local/spawn.js";
 
 export interface GateRunOptions {
   /** The user's gate command, opaque: handed to the shell as its one `-c` argument. */
