@@ -22,12 +22,13 @@ export const ORPHAN_STATE = "orphan";
 
 /**
  * This host's worker rows, and after them every worker still running that none of them is (by
- * pid): an orphan of a daemon that died, which the next daemon to resume its registration adopts.
+ * issue and pid): an orphan of a daemon that died, which the next daemon to resume its registration adopts.
  * Its runtime's record (a pid file) does not say which engine runs it: "unknown".
  */
 export async function withOrphans(rows: StatusResult["workers"], runDir: string): Promise<StatusResult["workers"]> {
-  const known = new Set(rows.map((r) => r.pid));
-  const orphans = (await recordedWorkers(runDir)).filter((r) => !known.has(displayPid(r.tags)));
+  // By issue and pid: a runtime whose workers have no pid (null) still tells its issues apart.
+  const known = new Set(rows.map((r) => `${r.issue}:${r.pid}`));
+  const orphans = (await recordedWorkers(runDir)).filter((r) => !known.has(`${r.issue}:${displayPid(r.tags)}`));
   return [...rows, ...orphans.map((r) => ({ issue: r.issue, state: ORPHAN_STATE, pid: displayPid(r.tags), attempt: r.attempt, started_at: new Date(r.startedAt).toISOString(), engine: "unknown", model: null }))];
 }
 
