@@ -11,17 +11,9 @@ import type { OutputStream, WorkerSlot } from "../server/runtime/port.js";
 import { workerRuntime } from "../server/runtime/registry.js";
 import { pidFilePath, readPidFile } from "../server/runtimes/local/pid-files.js";
 import { LocalRuntime } from "../server/runtimes/local/runtime.js";
+import { alive } from "./support/daemon-fixtures.js";
 import { tempDir } from "./support/forge-fixtures.js";
 import { waitFor } from "./support/wait.js";
-
-const alive = (pid: number): boolean => {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-};
 
 async function scene(issue: number): Promise<{ runDir: string; slot: WorkerSlot; worktree: string; briefPath: string }> {
   const runDir = await tempDir("afk-runtime-");
