@@ -12,12 +12,13 @@
 //   and server/gh/auth.ts (`gh auth token`); the local forge, which stands in for GitHub
 //   (git http-backend, its bare repository); and the demo's CI runner and scripted worker.
 // - the fleet and the host (server/fleet, server/host) talk to workers through the WorkerRuntime
-//   port (server/runtime/port.ts) and its registry only: no runtime's insides (server/runtimes/),
-//   no process spawning, no /proc, no process groups, no signals to pids;
-// - only the registry (server/runtime/registry.ts) names the runtimes (server/runtimes/<name>/).
+//   port (server/runtime/port.ts) and the registry (server/runtimes/registry.ts) only: no
+//   runtime's insides (server/runtimes/<name>/), no process spawning, no /proc, no process
+//   groups, no signals to pids; the port itself names no runtime.
 // Type-only imports count: a type is a dependency too.
 import js from "@eslint/js";
 import tseslint from "typescript-eslint";
+import { roomsRule } from "./scripts/rooms.mjs";
 
 const OCTOKIT = { regex: "^@octokit/", message: "only server/gh talks to GitHub: go through the Forge interface (server/gh/forge.ts)" };
 const SPAWN = {
@@ -27,8 +28,8 @@ const SPAWN = {
 /** The files that may spawn processes: the runtimes, and the exceptions named above. */
 const SPAWNERS = ["server/runtimes/**/*.ts", "server/worktrees/gate-command.ts", "server/agent/engine-probe.ts"];
 const RUNTIME_INSIDES = {
-  regex: "(^|/)runtimes/",
-  message: "talk to workers through the WorkerRuntime port (server/runtime/port.ts) and server/runtime/registry.ts, never a runtime's insides",
+  regex: "(^|/)runtimes/[^/]+/",
+  message: "talk to workers through the WorkerRuntime port (server/runtime/port.ts) and server/runtimes/registry.ts, never a runtime's insides (server/runtimes/<name>/)",
 };
 const restrict = (...patterns) => ["error", { patterns }];
 /** What the fleet and the host may not do with processes themselves: the port does it (server/runtime/port.ts). */
@@ -50,6 +51,12 @@ export default tseslint.config(
       "@typescript-eslint/no-explicit-any": "error",
     },
   },
+  // Which room may import which (scripts/rooms.mjs, the table of docs/architecture.md "Rooms").
+  {
+    files: ["server/**/*.ts", "schemas/**/*.ts"],
+    plugins: { afk: { rules: { rooms: roomsRule } } },
+    rules: { "afk/rooms": "error" },
+  },
   {
     files: ["server/**/*.ts"],
     ignores: ["server/cli/print.ts"],
@@ -62,21 +69,12 @@ export default tseslint.config(
   // earlier one's rule, not add to it).
   {
     files: ["server/**/*.ts"],
-    ignores: ["server/state/**", "server/tools/**", "server/dashboard/**", "server/gh/**", ...SPAWNERS, "server/localforge/**", "server/demo/**", "server/fleet/**", "server/host/**", "server/runtime/**"],
+    ignores: ["server/state/**", "server/tools/**", "server/dashboard/**", "server/gh/**", ...SPAWNERS, "server/localforge/**", "server/demo/**", "server/fleet/**", "server/host/**"],
     rules: { "no-restricted-imports": restrict(OCTOKIT, SPAWN) },
   },
   {
     files: ["server/fleet/**/*.ts", "server/host/**/*.ts"],
     rules: { "no-restricted-imports": restrict(OCTOKIT, SPAWN, RUNTIME_INSIDES), "no-restricted-syntax": NO_PROCESSES },
-  },
-  {
-    files: ["server/runtime/**/*.ts"],
-    ignores: ["server/runtime/registry.ts"],
-    rules: { "no-restricted-imports": restrict(OCTOKIT, SPAWN, RUNTIME_INSIDES) },
-  },
-  {
-    files: ["server/runtime/registry.ts"],
-    rules: { "no-restricted-imports": restrict(OCTOKIT, SPAWN) },
   },
   {
     files: ["server/state/**/*.ts"],

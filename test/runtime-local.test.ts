@@ -8,7 +8,7 @@ import assert from "node:assert/strict";
 import { mkdir, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import type { OutputStream, WorkerSlot } from "../server/runtime/port.js";
-import { workerRuntime } from "../server/runtime/registry.js";
+import { workerRuntime } from "../server/runtimes/registry.js";
 import { pidFilePath, readPidFile } from "../server/runtimes/local/pid-files.js";
 import { LocalRuntime } from "../server/runtimes/local/runtime.js";
 import { alive } from "./support/daemon-fixtures.js";

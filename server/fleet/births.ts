@@ -15,7 +15,7 @@ import { discussion, type BriefComment } from "../agent/brief-comments.js";
 import { adopt, birth, type BirthInput, type RunDeps, type WorkerRun } from "./worker-runs.js";
 import { SpendLedger } from "./spend-ledger.js";
 import { routeFor } from "../state/route.js";
-import { workerRuntime } from "../runtime/registry.js";
+import { workerRuntime } from "../runtimes/registry.js";
 import { engineCommand, engineProfile } from "../agent/engines.js";
 import { queryLane } from "../lanes/index.js";
 import type { Spend } from "../agent/spend.js";

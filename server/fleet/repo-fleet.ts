@@ -37,7 +37,7 @@ import { doneEpics } from "../state/epics.js";
 import { drainClaims, releasedBoard } from "./drain.js";
 import { GarbageCollector } from "./garbage.js";
 import { PROBE_MAX_AGE_SECONDS } from "../state/garbage.js";
-import { redactText } from "../lanes/redact.js";
+import { redactText } from "../text/redact.js";
 import { MERGE_CLOSE_GRACE_SECONDS, MergeCloses } from "./merge-closes.js";
 import { CI_SILENT_SECONDS, CiSilence } from "./ci-silence.js";
 import { wrapUpRecovered } from "./recovered.js";

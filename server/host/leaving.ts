@@ -7,7 +7,7 @@
 import type { RepoFleet } from "../fleet/repo-fleet.js";
 import type { LaneWriter } from "../lanes/index.js";
 import { heldLandingLocks, releaseHeldLandingLocks } from "../landing/held-locks.js";
-import { endAllWorkersNow } from "../runtime/registry.js";
+import { endAllWorkersNow } from "../runtimes/registry.js";
 import { runningWorkerCount } from "../fleet/worker-runs.js";
 
 export async function handOver(fleets: Iterable<RepoFleet>, lanes: Iterable<LaneWriter>): Promise<string> {

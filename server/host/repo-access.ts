@@ -4,7 +4,7 @@ import type { PlanOutput } from "../../schemas/tools.js";
 import { gatherSnapshot } from "../gh/gather.js";
 import type { Lease } from "../gh/lease.js";
 import { rebuild } from "../state/rebuild.js";
-import type { Connection } from "./connection.js";
+import type { RepoConnection } from "../gh/repo-connection.js";
 import type { NamespaceProbe } from "./namespace-probe.js";
 import { planView } from "./plan.js";
 import { chooseLanding, type LandingChoice } from "../state/landing-choice.js";
@@ -13,7 +13,7 @@ import { evaluatePreconditions } from "./preconditions.js";
 /** What the host holds per repository: its instance there, its connection, this instance's lease there, and the ref namespace it may write. */
 export interface RepoAccess {
   instance: string;
-  conn: Connection;
+  conn: RepoConnection;
   lease: Lease;
   /** The claim namespace as probed, or null when no call has needed to write yet. */
   namespace: NamespaceProbe | null;

@@ -9,7 +9,7 @@ import { selectorText } from "./selector-text.js";
 import { join } from "node:path";
 import { parseSlug } from "../gh/slug.js";
 import { displayPid } from "../runtime/port.js";
-import { recordedWorkers } from "../runtime/registry.js";
+import { recordedWorkers } from "../runtimes/registry.js";
 
 /** Where a repository's workers keep their briefs, output and their runtime's records (a pid file), under the state dir. */
 export function runDirFor(root: string, repo: string): string {

@@ -7,14 +7,14 @@ import { watchDelay } from "../state/wake.js";
 import { landPull, readCheckEvidence, type LandingContext, type LandInput, type LandResult } from "./land.js";
 import { landTrain, type TrainMember, type TrainResult } from "./train.js";
 import { landQueuedBatch } from "./queue-batch.js";
-import type { Connection } from "../host/connection.js";
+import type { RepoConnection } from "../gh/repo-connection.js";
 import type { Lease } from "../gh/lease.js";
 import type { RequiredChecks } from "../gh/forge.js";
 import type { WorkRepo } from "../worktrees/worktrees.js";
 
 /** What landing needs from the fleet that runs it. */
 export interface LandingDeps {
-  conn: Pick<Connection, "forge" | "login" | "base" | "refs" | "token" | "info" | "hostName">;
+  conn: Pick<RepoConnection, "forge" | "login" | "base" | "refs" | "token" | "info" | "hostName">;
   lease: Lease;
   workRepo: WorkRepo;
   clock: () => Date;

@@ -3,8 +3,8 @@
 // compile). Each runtime is made once per host process: it keeps what it started (the local
 // runtime's live process groups, for an exit that must end them at once).
 import type { RuntimeName } from "../../schemas/config.js";
-import { LocalRuntime } from "../runtimes/local/runtime.js";
-import type { RecordedWorker, WorkerRuntime } from "./port.js";
+import { LocalRuntime } from "./local/runtime.js";
+import type { RecordedWorker, WorkerRuntime } from "../runtime/port.js";
 
 const FACTORIES: { readonly [name in RuntimeName]: () => WorkerRuntime } = {
   local: () => new LocalRuntime(),
