@@ -6,8 +6,9 @@
 // - server/dashboard imports only the host interface, node:http and node:crypto;
 // - only server/gh talks to GitHub (Octokit);
 // - only the worker runtimes (server/runtimes/**) spawn processes (node:child_process, execa,
-//   simple-git), except where a process is the thing itself: the local gate command
-//   (server/worktrees/gate-command.ts), an engine's version probe (server/agent/engine-probe.ts),
+//   simple-git; the local gate command is the local runtime's too:
+//   server/runtimes/local/gate-command.ts), except where a process is the thing itself: an
+//   engine's version probe (server/agent/engine-probe.ts),
 //   server/gh/git.ts (git is the transport to GitHub's repositories)
 //   and server/gh/auth.ts (`gh auth token`); the local forge, which stands in for GitHub
 //   (git http-backend, its bare repository); and the demo's CI runner and scripted worker.
@@ -26,7 +27,7 @@ const SPAWN = {
   message: "only the worker runtimes (server/runtimes/) spawn processes (git goes through server/gh/git.ts): see eslint.config.js for the documented exceptions",
 };
 /** The files that may spawn processes: the runtimes, and the exceptions named above. */
-const SPAWNERS = ["server/runtimes/**/*.ts", "server/worktrees/gate-command.ts", "server/agent/engine-probe.ts"];
+const SPAWNERS = ["server/runtimes/**/*.ts", "server/agent/engine-probe.ts"];
 const RUNTIME_INSIDES = {
   regex: "(^|/)runtimes/[^/]+/",
   message: "talk to workers through the WorkerRuntime port (server/runtime/port.ts) and server/runtimes/registry.ts, never a runtime's insides (server/runtimes/<name>/)",

@@ -2,7 +2,7 @@
 // lease, the work repository), and red-gate evidence for the next attempt's brief.
 import type { FleetConfig } from "../../schemas/config.js";
 import type { BriefFailure } from "../agent/brief.js";
-import { GateCache } from "../worktrees/gate-command.js";
+import { GateCache } from "../runtimes/local/gate-command.js";
 import { watchDelay } from "../state/wake.js";
 import { landPull, readCheckEvidence, type LandingContext, type LandInput, type LandResult } from "./land.js";
 import { landTrain, type TrainMember, type TrainResult } from "./train.js";

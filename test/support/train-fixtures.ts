@@ -11,7 +11,7 @@ import { GitRefStore } from "../../server/gh/gitrefs.js";
 import { Lease } from "../../server/gh/lease.js";
 import type { LandingContext } from "../../server/landing/land.js";
 import type { TrainMember } from "../../server/landing/train.js";
-import { GateCache } from "../../server/worktrees/gate-command.js";
+import { GateCache } from "../../server/runtimes/local/gate-command.js";
 import { WorkRepo } from "../../server/worktrees/worktrees.js";
 import { api, git, repoPath, tempDir, type TestForge } from "./forge-fixtures.js";
 
