@@ -4,7 +4,7 @@
 // with a reason, and reads its exit facts; after a crash it adopts the workers a runtime's
 // durable state names. Pids, process groups, /proc, pid files and node:child_process stay behind
 // this port (today in server/runtimes/local/); the fleet and the host see none of them
-// (eslint.config.js). A runtime is chosen by name (`worker.runtime`, server/runtime/registry.ts).
+// (eslint.config.js). A runtime is chosen by name (`worker.runtime`, server/runtimes/registry.ts).
 //
 // How other runtimes fit: a sandbox wraps the local process (its start builds a different
 // command and environment, everything else is the local runtime's); a GitHub Actions runtime's
