@@ -19,7 +19,7 @@ export const ROOMS = {
   text: { floor: 0, may: [] },
   state: { floor: 1, may: ["schemas"] },
   lanes: { floor: 1, may: ["schemas", "text"] },
-  runtime: { floor: 1, may: [] },
+  runtime: { floor: 1, may: ["schemas"] },
   gh: { floor: 2, may: ["schemas", "state", "text"] },
   agent: { floor: 2, may: ["schemas", "state", "text"] },
   runtimes: { floor: 3, may: ["schemas", "text", "gh", "agent", "runtime"] },

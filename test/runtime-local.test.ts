@@ -7,6 +7,7 @@ import { describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { mkdir, writeFile } from "node:fs/promises";
 import { join } from "node:path";
+import { DEFAULT_CONFIG } from "../schemas/config.js";
 import type { OutputStream, WorkerSlot } from "../server/runtime/port.js";
 import { workerRuntime } from "../server/runtimes/registry.js";
 import { pidFilePath, readPidFile } from "../server/runtimes/local/pid-files.js";
@@ -26,6 +27,9 @@ async function scene(issue: number): Promise<{ runDir: string; slot: WorkerSlot;
   return { runDir, slot, worktree, briefPath };
 }
 
+/** What a start names besides the command: the branch, the verdict file, the engine, the config. */
+const facts = (slot: WorkerSlot) => ({ branch: `afk/${slot.issue}-test`, verdictPath: join(slot.dir, "verdict.json"), engine: null, config: DEFAULT_CONFIG });
+
 const sink = (lines: string[]) => ({ onLine: (stream: OutputStream, line: string) => void lines.push(`${stream}:${line}`), maxBytes: 1 << 20 });
 
 describe("the local runtime through the WorkerRuntime port", () => {
@@ -33,7 +37,7 @@ describe("the local runtime through the WorkerRuntime port", () => {
     const { runDir, slot, worktree, briefPath } = await scene(7);
     const runtime = new LocalRuntime();
     const lines: string[] = [];
-    const handle = await runtime.start({ slot, attempt: 2, command: "cat; echo done; sleep 60", worktree, env: { PATH: process.env.PATH ?? "/usr/bin:/bin" }, briefPath, output: sink(lines) });
+    const handle = await runtime.start({ ...facts(slot), slot, attempt: 2, command: "cat; echo done; sleep 60", worktree, env: { PATH: process.env.PATH ?? "/usr/bin:/bin" }, briefPath, output: sink(lines) });
     const pid = Number(handle.id);
     assert.deepEqual(handle.tags, { pid });
     assert.equal(handle.label, `pid ${pid}`);
@@ -63,7 +67,7 @@ describe("the local runtime through the WorkerRuntime port", () => {
     const { slot, worktree, briefPath } = await scene(3);
     const first = new LocalRuntime();
     const env = { PATH: process.env.PATH ?? "/usr/bin:/bin" };
-    const started = await first.start({ slot, attempt: 1, command: "cat >/dev/null; while true; do echo tick; sleep 1; done", worktree, env, briefPath, output: sink([]) });
+    const started = await first.start({ ...facts(slot), slot, attempt: 1, command: "cat >/dev/null; while true; do echo tick; sleep 1; done", worktree, env, briefPath, output: sink([]) });
     const next = new LocalRuntime();
     assert.equal(await next.adopt({ issue: 4, dir: slot.dir }, () => sink([])), null, "a record for issue 3 is not adopted for issue 4");
     const lines: string[] = [];
@@ -83,7 +87,7 @@ describe("the local runtime through the WorkerRuntime port", () => {
     assert.equal(alive(Number(started.id)), false);
 
     // Evicted: a live worker no one adopts is ended before its worktree is reused.
-    const again = await first.start({ slot, attempt: 2, command: "cat >/dev/null; sleep 60", worktree, env, briefPath, output: sink([]) });
+    const again = await first.start({ ...facts(slot), slot, attempt: 2, command: "cat >/dev/null; sleep 60", worktree, env, briefPath, output: sink([]) });
     const evicted = await new LocalRuntime().evict(slot);
     assert.deepEqual(evicted, { tags: { pid: Number(again.id) }, label: `pid ${again.id}` });
     await again.exited;

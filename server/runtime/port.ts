@@ -13,6 +13,7 @@
 // from the run's conclusion, and adopt lists the runs its dispatches left in flight.
 
 import { join } from "node:path";
+import type { FleetConfig } from "../../schemas/config.js";
 
 export type OutputStream = "stdout" | "stderr";
 
@@ -61,6 +62,16 @@ export interface StartRequest {
   command: string;
   /** The issue's worktree: where the worker runs and what it may change. */
   worktree: string;
+  /** The issue's branch, the one ref the worker may move (a sandbox gives it a git dir of its own; a runner pushes only there). */
+  branch: string;
+  /** Where the worker writes its verdict (server/agent/outcome.ts): a runtime that runs it elsewhere brings it back here. */
+  verdictPath: string;
+  /** The engine the command runs (its API hosts, for a network allowlist); null: an opaque command. */
+  engine: string | null;
+  /** The fleet's config: a runtime reads its own section there. */
+  config: FleetConfig;
+  /** The host's environment, for a runtime that must find its own tools; the worker gets `env` only. */
+  hostEnv?: Readonly<Record<string, string | undefined>>;
   /** The whole environment (server/agent/env.ts); nothing else is inherited. */
   env: Record<string, string>;
   /** The brief file (server/agent/brief.ts): the worker's stdin. */
