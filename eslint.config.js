@@ -5,11 +5,19 @@
 // - server/tools import only the host interface (server/host/api.ts), the schemas, the MCP SDK and zod;
 // - server/dashboard imports only the host interface, node:http and node:crypto;
 // - only server/gh talks to GitHub (Octokit);
-// - only server/workers spawns processes (node:child_process, execa, simple-git), except where
-//   a process is the thing itself: server/gh/git.ts (git is the transport to GitHub's repositories)
+// - only the worker runtimes (server/runtimes/**) spawn processes (node:child_process, execa,
+//   simple-git; the local gate command is the local runtime's too:
+//   server/runtimes/local/gate-command.ts), except where a process is the thing itself: an
+//   engine's version probe (server/agent/engine-probe.ts),
+//   server/gh/git.ts (git is the transport to GitHub's repositories)
 //   and server/gh/auth.ts (`gh auth token`); the local forge, which stands in for GitHub
-//   (git http-backend, its bare repository); the demo's CI runner and scripted worker; and the
-//   runtimes (server/runtimes/: a worker's sandbox is a process tree of its own).
+//   (git http-backend, its bare repository); and the demo's CI runner and scripted worker. The
+//   sandbox runtime (server/runtimes/sandbox/) spawns its launcher, bwrap and socat: a worker's
+//   sandbox is a process tree of its own.
+// - the fleet and the host (server/fleet, server/host) talk to workers through the WorkerRuntime
+//   port (server/runtime/port.ts) and the registry (server/runtimes/registry.ts) only: no
+//   runtime's insides (server/runtimes/<name>/), no process spawning, no /proc, no process
+//   groups, no signals to pids; the port itself names no runtime.
 // Type-only imports count: a type is a dependency too.
 import js from "@eslint/js";
 import tseslint from "typescript-eslint";
@@ -18,9 +26,23 @@ import { roomsRule } from "./scripts/rooms.mjs";
 const OCTOKIT = { regex: "^@octokit/", message: "only server/gh talks to GitHub: go through the Forge interface (server/gh/forge.ts)" };
 const SPAWN = {
   regex: "^(node:)?child_process$|^execa$|^simple-git$",
-  message: "only server/workers spawns processes (git goes through server/gh/git.ts): see eslint.config.js for the documented exceptions",
+  message: "only the worker runtimes (server/runtimes/) spawn processes (git goes through server/gh/git.ts): see eslint.config.js for the documented exceptions",
+};
+/** The files that may spawn processes: the runtimes, and the exceptions named above. */
+const SPAWNERS = ["server/runtimes/**/*.ts", "server/agent/engine-probe.ts"];
+const RUNTIME_INSIDES = {
+  regex: "(^|/)runtimes/[^/]+/",
+  message: "talk to workers through the WorkerRuntime port (server/runtime/port.ts) and server/runtimes/registry.ts, never a runtime's insides (server/runtimes/<name>/)",
 };
 const restrict = (...patterns) => ["error", { patterns }];
+/** What the fleet and the host may not do with processes themselves: the port does it (server/runtime/port.ts). */
+const NO_PROCESSES = [
+  "error",
+  { selector: "Literal[value=/^\\/proc(\\/|$)/]", message: "/proc is the local runtime's (server/runtimes/local/proc.ts): observe a worker through its handle" },
+  { selector: "TemplateElement[value.raw=/^\\/proc(\\/|$)/]", message: "/proc is the local runtime's (server/runtimes/local/proc.ts): observe a worker through its handle" },
+  { selector: "Identifier[name=/^(pgid|pidFile|pidFilePath)$/]", message: "process groups and pid files are the local runtime's: use the WorkerRuntime port" },
+  { selector: "CallExpression[callee.object.name='process'][callee.property.name='kill']", message: "signals are the runtime's: stop a worker through its handle (WorkerHandle.stop)" },
+];
 
 export default tseslint.config(
   { ignores: ["dist/**", "node_modules/**", "scripts/*.mjs", "scratch/**", ".dist-check/**", ".node-matrix/**"] },
@@ -50,8 +72,12 @@ export default tseslint.config(
   // earlier one's rule, not add to it).
   {
     files: ["server/**/*.ts"],
-    ignores: ["server/state/**", "server/tools/**", "server/dashboard/**", "server/gh/**", "server/workers/**", "server/runtimes/**", "server/localforge/**", "server/demo/**"],
+    ignores: ["server/state/**", "server/tools/**", "server/dashboard/**", "server/gh/**", ...SPAWNERS, "server/localforge/**", "server/demo/**", "server/fleet/**", "server/host/**"],
     rules: { "no-restricted-imports": restrict(OCTOKIT, SPAWN) },
+  },
+  {
+    files: ["server/fleet/**/*.ts", "server/host/**/*.ts"],
+    rules: { "no-restricted-imports": restrict(OCTOKIT, SPAWN, RUNTIME_INSIDES), "no-restricted-syntax": NO_PROCESSES },
   },
   {
     files: ["server/state/**/*.ts"],
@@ -97,7 +123,7 @@ export default tseslint.config(
     rules: { "no-restricted-imports": restrict(SPAWN) },
   },
   {
-    files: ["server/workers/**/*.ts", "server/runtimes/**/*.ts", "server/localforge/**/*.ts", "server/demo/**/*.ts"],
+    files: [...SPAWNERS, "server/localforge/**/*.ts", "server/demo/**/*.ts"],
     rules: { "no-restricted-imports": restrict(OCTOKIT) },
   },
 );

@@ -5,7 +5,7 @@
 import { readFile } from "node:fs/promises";
 import { DaemonClient } from "../server/daemon/client.js";
 import { cli, daemonPid, daemonWorld, teardown, until } from "../test/support/daemon-fixtures.js";
-import { TICKS_PER_SECOND } from "../server/workers/liveness.js";
+import { TICKS_PER_SECOND } from "../server/runtimes/local/proc.js";
 import { laneDir, laneFile } from "../server/lanes/index.js";
 import { mib, round, type BenchContext, type Figure } from "./section.js";
 

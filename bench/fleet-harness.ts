@@ -7,7 +7,7 @@ import { join } from "node:path";
 import { FleetHost } from "../server/host/host.js";
 import type { ProjectStartInput } from "../server/host/api.js";
 import type { Seed } from "../server/localforge/index.js";
-import { parseProcStat, processGroupMembers, readProcTable, TICKS_PER_SECOND } from "../server/workers/liveness.js";
+import { parseProcStat, processGroupMembers, readProcTable, TICKS_PER_SECOND } from "../server/runtimes/local/proc.js";
 import { api } from "../test/support/forge-fixtures.js";
 import { startForgeProcess, type ForgeProcess } from "./forge-process.js";
 import type { BenchContext } from "./section.js";

@@ -12,7 +12,7 @@ import { execFileSync } from "node:child_process";
 import { DEFAULT_CONFIG } from "../schemas/config.js";
 import { sandboxAvailability } from "../server/runtimes/sandbox/available.js";
 import { sandboxedWorker } from "../server/runtimes/sandbox/index.js";
-import { startWorker } from "../server/workers/spawn.js";
+import { startWorker } from "../server/runtimes/local/spawn.js";
 import { quantile } from "./fleet-harness.js";
 import { round, type Section } from "./section.js";
 

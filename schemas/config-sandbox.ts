@@ -6,8 +6,12 @@ import { z } from "zod";
 const HOST_RULE = /^(\[[0-9A-Fa-f:]+\]|\*\.[A-Za-z0-9.-]+|[A-Za-z0-9.-]+)(:\d{1,5})?$/;
 const absolute = z.string().refine((p) => p.startsWith("/") && !p.includes("\0"), "expected an absolute path");
 
+/** The worker runtimes there are (server/runtimes/registry.ts maps each name to its implementation). */
+export const RUNTIME_NAMES = ["sandbox", "local"] as const;
+export type RuntimeName = (typeof RUNTIME_NAMES)[number];
+
 export const RuntimeSchema = z
-  .enum(["sandbox", "local"])
+  .enum(RUNTIME_NAMES)
   .default("sandbox")
   .describe('Where workers run. "sandbox": each in a bubblewrap sandbox (its worktree writable, the home and other worktrees hidden, network to an allowlist); the start is refused where none can run. "local": as the user, unconfined.');
 

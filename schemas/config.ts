@@ -292,6 +292,8 @@ const LandingSchema = z
   })
   .describe("Landing: green PRs land on a gated tree that contains the current base tip, several at once as a train (landing.train.max).");
 
+export { RUNTIME_NAMES, type RuntimeName } from "./config-sandbox.js";
+
 const WorkerSchema = z
   .strictObject({
     max_runtime_seconds: intIn(300, 604_800)

@@ -1,4 +1,4 @@
-// Config of engines (which agent CLI runs, server/workers/engines.ts), their prices and the spend
+// Config of engines (which agent CLI runs, server/agent/engines.ts), their prices and the spend
 // budgets. Part of the fleet config (schemas/config.ts); its own file to keep that one readable.
 import { z } from "zod";
 

@@ -9,7 +9,7 @@ import { readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { DaemonClient } from "../server/daemon/client.js";
 import { daemonPaths } from "../server/daemon/paths.js";
-import { processStartTime } from "../server/workers/orphans.js";
+import { processStartTime } from "../server/runtimes/local/pid-files.js";
 import { BIN } from "./support/paths.js";
 import { alive, BASE_CONFIG, claims, cli, pullsFor, QUIET_WORKER, daemonPid, daemonWorld, until, workerPids, type DaemonWorld, daemonTestScope } from "./support/daemon-fixtures.js";
 

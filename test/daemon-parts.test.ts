@@ -13,7 +13,7 @@ import { LineReader } from "../server/daemon/protocol.js";
 import { openDaemonLog } from "../server/daemon/log.js";
 import { IdleWatch, onDemandIdleExit, parseIdleExit } from "../server/daemon/idle.js";
 import { UsageError } from "../server/gh/errors.js";
-import { adoptedHandle, endOrphan, liveOrphan, processStartTime, writePidFile, type PidRecord } from "../server/workers/orphans.js";
+import { adoptedHandle, endOrphan, liveOrphan, processStartTime, writePidFile, type PidRecord } from "../server/runtimes/local/pid-files.js";
 import { tempDir } from "./support/forge-fixtures.js";
 
 function alive(pid: number): boolean {

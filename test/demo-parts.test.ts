@@ -12,7 +12,7 @@ import { failureExcerpt, startCiRunner, type CiRunner } from "../server/demo/ci-
 import { SAMPLE_FILES } from "../server/demo/sample.js";
 import { workerArgv, workerShellCommand } from "../server/demo/worker-command.js";
 import { startForge, type RunningForge } from "../server/localforge/index.js";
-import { renderBrief } from "../server/workers/brief.js";
+import { renderBrief } from "../server/agent/brief.js";
 import { api, cloneRepo, git, repoPath, tempDir } from "./support/forge-fixtures.js";
 import { waitFor } from "./support/wait.js";
 

@@ -8,7 +8,7 @@ import assert from "node:assert/strict";
 import { writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { FleetHost } from "../server/host/host.js";
-import { WIP_SUBJECT } from "../server/workers/wip.js";
+import { WIP_SUBJECT } from "../server/worktrees/wip.js";
 import { api, git, repoPath, startTestForge, tempDir, type TestForge } from "./support/forge-fixtures.js";
 import { ROOT } from "./support/paths.js";
 import { waitFor } from "./support/wait.js";

@@ -17,7 +17,7 @@ import { silentLogger } from "../server/gh/octokit.js";
 import { ForgeError, GitError, UsageError } from "../server/gh/errors.js";
 import { evaluateGate } from "../server/state/gate.js";
 import { protectBranch } from "./support/forge-fixtures.js";
-import { discussion } from "../server/workers/brief-comments.js";
+import { discussion } from "../server/agent/brief-comments.js";
 
 type Handle = Awaited<ReturnType<typeof startForge>>;
 

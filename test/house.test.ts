@@ -118,8 +118,11 @@ describe("the house", () => {
       { path: "server/tools/zone-probe.ts", code: `import type { Host } from "../host/api.js";\nexport type X = Host;\n`, allowed: true },
       { path: "server/fleet/zone-probe.ts", code: `import { Octokit } from "@octokit/rest";\nexport const x = Octokit;\n`, allowed: false },
       { path: "server/fleet/zone-probe.ts", code: `import { spawn } from "node:child_process";\nexport const x = spawn;\n`, allowed: false },
+      { path: "server/fleet/zone-probe.ts", code: `import { startWorker } from "../runtimes/local/spawn.js";\nexport const x = startWorker;\n`, allowed: false },
+      { path: "server/host/zone-probe.ts", code: `import { readProcTable } from "../runtimes/local/proc.js";\nexport const x = readProcTable;\n`, allowed: false },
+      { path: "server/fleet/zone-probe.ts", code: `import { workerRuntime } from "../runtimes/registry.js";\nexport const x = workerRuntime;\n`, allowed: true },
       { path: "server/landing/zone-probe.ts", code: `import { execa } from "execa";\nexport const x = execa;\n`, allowed: false },
-      { path: "server/workers/zone-probe.ts", code: `import { execa } from "execa";\nexport const x = execa;\n`, allowed: true },
+      { path: "server/runtimes/local/zone-probe.ts", code: `import { execa } from "execa";\nexport const x = execa;\n`, allowed: true },
       { path: "server/gh/zone-probe.ts", code: `import { spawn } from "child_process";\nexport const x = spawn;\n`, allowed: false },
     ];
     await probe(eslint, "no-restricted-imports", cases);
@@ -173,6 +176,8 @@ describe("the house", () => {
       { path: "server/gh/zone-probe.ts", code: `export { laneDir } from "../lanes/index.js";\n`, allowed: false },
       { path: "server/fleet/effects/zone-probe.ts", code: `import { landPull } from "../../landing/land.js";\nexport const x = landPull;\n`, allowed: true },
       { path: "server/landing/zone-probe.ts", code: `import { version } from "../version.js";\nexport const x = version;\n`, allowed: true },
+      { path: "server/runtime/zone-probe.ts", code: `import { LocalRuntime } from "../runtimes/local/runtime.js";\nexport const x = LocalRuntime;\n`, allowed: false },
+      { path: "server/fleet/zone-probe.ts", code: `import type { WorkerRuntime } from "../runtime/port.js";\nexport type X = WorkerRuntime;\n`, allowed: true },
     ];
     await probe(eslint, "afk/rooms", cases);
   });

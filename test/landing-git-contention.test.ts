@@ -12,7 +12,7 @@ import { setTimeout as sleep } from "node:timers/promises";
 import { DEFAULT_CONFIG, type FleetConfig } from "../schemas/config.js";
 import { LandingGit } from "../server/landing/landing-git.js";
 import { runLocalGate } from "../server/landing/local-gate.js";
-import { WorkRepo } from "../server/workers/worktrees.js";
+import { WorkRepo } from "../server/worktrees/worktrees.js";
 import { git, startTestForge, tempDir } from "./support/forge-fixtures.js";
 import { cleanupsAfterFile } from "./support/fleet-fixtures.js";
 

@@ -12,7 +12,7 @@ import { decide, type DecideInput, type LocalClaim } from "../server/state/decid
 import type { MineClaim } from "../server/state/inflight.js";
 import type { WorkingSet } from "../server/state/rebuild.js";
 import { formatReviewMark, parseReviewMark, pinnedHead, reviewMarks, type ReviewMark } from "../server/state/review-stage.js";
-import { readReviewVerdict } from "../server/workers/review-brief.js";
+import { readReviewVerdict } from "../server/agent/review-brief.js";
 import { commitFile, git, tempDir } from "./support/forge-fixtures.js";
 import { mineClaim } from "./support/snapshots.js";
 

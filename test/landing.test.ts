@@ -15,7 +15,7 @@ import { GitRefStore } from "../server/gh/gitrefs.js";
 import type { RefStore } from "../server/gh/refstore.js";
 import { formatLandingLock, landPull, landingLockRef, readCheckEvidence, type LandResult, type LandingContext } from "../server/landing/land.js";
 import { Lease } from "../server/gh/lease.js";
-import { GateCache, gateEnv, runGate } from "../server/workers/gate.js";
+import { GateCache, gateEnv, runGate } from "../server/runtimes/local/gate-command.js";
 import { api, cloneRepo, commitFile, git, protectBranch, repoPath, startTestForge, tempDir } from "./support/forge-fixtures.js";
 import { BASE, NS, fleetPr, trainContext, trainHost, type TrainHost } from "./support/train-fixtures.js";
 

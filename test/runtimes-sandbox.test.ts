@@ -18,8 +18,8 @@ import { allowlistFor, baseUrlHosts, hostAllowed, parseHostRule, type HostRule }
 import { outermost } from "../server/runtimes/sandbox/plan.js";
 import { runtimeOf } from "../server/runtimes/sandbox/index.js";
 import { makePrivateGitDir, takeBack } from "../server/runtimes/sandbox/private-git.js";
-import { shellQuote } from "../server/workers/spawn.js";
-import { defaultWorkRepoDir } from "../server/workers/work-repo.js";
+import { shellQuote } from "../server/runtimes/local/spawn.js";
+import { defaultWorkRepoDir } from "../server/worktrees/work-repo.js";
 import { api, git, repoPath, startTestForge, tempDir } from "./support/forge-fixtures.js";
 import { cleanupsAfterFile, fleetHost, readyIssues } from "./support/fleet-fixtures.js";
 import { ROOT } from "./support/paths.js";

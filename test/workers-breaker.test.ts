@@ -3,7 +3,7 @@
 
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
-import { CircuitBreaker, type ExitRecord } from "../server/workers/breaker.js";
+import { CircuitBreaker, type ExitRecord } from "../server/agent/breaker.js";
 
 const T0 = Date.UTC(2026, 5, 5, 10, 0, 0);
 const at = (seconds: number) => T0 + seconds * 1000;

@@ -5,8 +5,8 @@ import assert from "node:assert/strict";
 import { mkdtemp, readFile, rm, stat } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { BRIEF_BODY_MAX_BYTES, renderBrief, writeBrief, type BriefInput } from "../server/workers/brief.js";
-import { BRIEF_COMMENTS_MAX_BYTES, discussion, renderComments } from "../server/workers/brief-comments.js";
+import { BRIEF_BODY_MAX_BYTES, renderBrief, writeBrief, type BriefInput } from "../server/agent/brief.js";
+import { BRIEF_COMMENTS_MAX_BYTES, discussion, renderComments } from "../server/agent/brief-comments.js";
 import { headBytes, tailBytes } from "../server/text/text.js";
 
 const input: BriefInput = {

@@ -6,14 +6,14 @@ import { describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { join, resolve } from "node:path";
 import { DEFAULT_CONFIG, FleetConfigSchema } from "../schemas/config.js";
-import { BUILTIN_ENGINES, EngineError, engineCommand, engineProfile } from "../server/workers/engines.js";
-import { checkEngine } from "../server/workers/engine-probe.js";
-import { SpendReader, usdText } from "../server/workers/spend.js";
+import { BUILTIN_ENGINES, EngineError, engineCommand, engineProfile } from "../server/agent/engines.js";
+import { checkEngine } from "../server/agent/engine-probe.js";
+import { SpendReader, usdText } from "../server/agent/spend.js";
 import { engineForStart } from "../server/host/engine-start.js";
 import { SpendLedger, budgetFacts, sumText } from "../server/fleet/spend-ledger.js";
 import { decide, failureAction } from "../server/state/decide.js";
 import { BirthGuard } from "../server/fleet/birth-guard.js";
-import { detectQuota } from "../server/workers/quota.js";
+import { detectQuota } from "../server/agent/quota.js";
 
 const BIN = resolve(process.cwd(), "node_modules/.bin");
 const config = (extra: Record<string, unknown> = {}) => FleetConfigSchema.parse(extra);

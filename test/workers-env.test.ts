@@ -2,7 +2,7 @@
 
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
-import { FIXED_ENV, matchesEnvPattern, workerEnv, type WorkerFacts } from "../server/workers/env.js";
+import { FIXED_ENV, matchesEnvPattern, workerEnv, type WorkerFacts } from "../server/agent/env.js";
 
 const facts: WorkerFacts = {
   AFK_ISSUE: 12,

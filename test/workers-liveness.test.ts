@@ -6,9 +6,8 @@ import assert from "node:assert/strict";
 import { chmod, copyFile, mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { activityAt, assessLiveness, type LivenessInput, type LivenessState } from "../server/runtime/liveness.js";
 import {
-  activityAt,
-  assessLiveness,
   BusyTracker,
   compareCpuSamples,
   descendantCpu,
@@ -17,11 +16,9 @@ import {
   sampleBusy,
   toolNames,
   type CpuSample,
-  type LivenessInput,
-  type LivenessState,
   type ProcSample,
-} from "../server/workers/liveness.js";
-import { startWorker, type WorkerHandle } from "../server/workers/spawn.js";
+} from "../server/runtimes/local/proc.js";
+import { startWorker, type WorkerHandle } from "../server/runtimes/local/spawn.js";
 
 const T0 = Date.UTC(2026, 5, 5, 10, 0, 0);
 const s = (seconds: number) => T0 + seconds * 1000;

@@ -7,7 +7,7 @@ import { mkdtemp, rm, symlink, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { Verdict } from "../server/state/markers.js";
-import { readVerdictFile, VerdictFileError, VERDICT_FILE_MAX_BYTES, workerOutcome, type VerdictFileProblem, type WorkerOutcomeInput, type WorkerOutcomeKind } from "../server/workers/outcome.js";
+import { readVerdictFile, VerdictFileError, VERDICT_FILE_MAX_BYTES, workerOutcome, type VerdictFileProblem, type WorkerOutcomeInput, type WorkerOutcomeKind } from "../server/agent/outcome.js";
 
 const satisfied: Verdict = { kind: "already-satisfied", reason: "exists already" };
 const blocked: Verdict = { kind: "blocked", reason: "needs #4", blockedBy: [4] };

@@ -5,7 +5,7 @@
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { DEFAULT_AUTH_PATTERNS, DEFAULT_QUOTA_PATTERNS } from "../schemas/config.js";
-import { detectQuota, parseDuration, parseResetTime, QuotaScanner, quotaPause, type AgentRuntime, type QuotaDetection, type QuotaKind } from "../server/workers/quota.js";
+import { detectQuota, parseDuration, parseResetTime, QuotaScanner, quotaPause, type AgentRuntime, type QuotaDetection, type QuotaKind } from "../server/agent/quota.js";
 
 // Friday 2026-06-05 10:00 UTC = 06:00 in New York (EDT), 12:00 in Warsaw/Rome (CEST),
 // 11:00 in Lisbon (WEST), 02:00 PST.

@@ -4,8 +4,8 @@
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { DEFAULT_CONFIG } from "../schemas/config.js";
-import { detectQuota, QuotaScanner, quotaPause, NETWORK_REPEATS, type QuotaMatchers } from "../server/workers/quota.js";
-import { fenced, OutputTail, pauseReason } from "../server/workers/runtime-failures.js";
+import { detectQuota, QuotaScanner, quotaPause, NETWORK_REPEATS, type QuotaMatchers } from "../server/agent/quota.js";
+import { fenced, OutputTail, pauseReason } from "../server/agent/runtime-failures.js";
 import { ORDINARY_TEXTS, RUNTIME_TEXTS } from "./support/runtime-texts.js";
 
 const NOW = new Date("2026-12-01T12:00:00Z");

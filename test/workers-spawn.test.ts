@@ -9,12 +9,12 @@ import { access, chmod, mkdir, mkdtemp, readFile, readdir, rm, stat, writeFile }
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { pathToFileURL } from "node:url";
-import { renderBrief, writeBrief, type BriefInput } from "../server/workers/brief.js";
-import { workerEnv } from "../server/workers/env.js";
-import { processGroupMembers, readProcTable } from "../server/workers/liveness.js";
+import { renderBrief, writeBrief, type BriefInput } from "../server/agent/brief.js";
+import { workerEnv } from "../server/agent/env.js";
+import { processGroupMembers, readProcTable } from "../server/runtimes/local/proc.js";
 import { existsSync } from "node:fs";
-import { liveOrphan, pidFilePath, processStartTimeSync, writePidFileSync } from "../server/workers/orphans.js";
-import { expandCommand, resolveShell, shellQuote, startWorker, WorkerSpawnError, type OutputStream, type WorkerHandle } from "../server/workers/spawn.js";
+import { liveOrphan, pidFilePath, processStartTimeSync, writePidFileSync } from "../server/runtimes/local/pid-files.js";
+import { expandCommand, resolveShell, shellQuote, startWorker, WorkerSpawnError, type OutputStream, type WorkerHandle } from "../server/runtimes/local/spawn.js";
 
 let root: string;
 
@@ -338,7 +338,7 @@ describe("startWorker: output", () => {
 
   it("nothing reaches the host's stdout (checked in a separate process)", async () => {
     const dir = await freshDir("stdout-isolation");
-    const spawnUrl = pathToFileURL(resolve("server/workers/spawn.ts")).href;
+    const spawnUrl = pathToFileURL(resolve("server/runtimes/local/spawn.ts")).href;
     const harness = join(dir, "harness.mts");
     await writeFile(join(dir, "brief.md"), "brief-on-stdin\n");
     await writeFile(

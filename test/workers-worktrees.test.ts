@@ -18,10 +18,10 @@ process.on("exit", () => rmSync(CONFIG_ROOT, { recursive: true, force: true }));
 
 const { git } = await import("../server/gh/git.js");
 const { assertSafeBranchName } = await import("../server/gh/git.js");
-const { WorkRepo, PushRejectedError } = await import("../server/workers/worktrees.js");
-const { safeSlug, issueBranchName } = await import("../server/workers/slug.js");
-const { FLEET_IDENTITY } = await import("../server/workers/work-repo.js");
-const { newestMtime } = await import("../server/workers/activity.js");
+const { WorkRepo, PushRejectedError } = await import("../server/worktrees/worktrees.js");
+const { safeSlug, issueBranchName } = await import("../server/worktrees/slug.js");
+const { FLEET_IDENTITY } = await import("../server/worktrees/work-repo.js");
+const { newestMtime } = await import("../server/worktrees/activity.js");
 
 type WorkRepoT = InstanceType<typeof WorkRepo>;
 

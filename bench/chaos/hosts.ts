@@ -7,7 +7,7 @@ import { createWriteStream, readdirSync, readFileSync } from "node:fs";
 import { readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { readProcTable } from "../../server/workers/liveness.js";
+import { readProcTable } from "../../server/runtimes/local/proc.js";
 import { workerShellCommand } from "../../server/demo/worker-command.js";
 import type { World } from "./world.js";
 import { REPO } from "./world.js";

@@ -3,8 +3,8 @@
 // refused or silent, so that status can name the daemon and stop and restart can still end it.
 import { readFile } from "node:fs/promises";
 import { lockHolder, type LockRecord } from "./lock.js";
-import { processStartTime } from "../workers/orphans.js";
-import { parseProcStat } from "../workers/liveness.js";
+import { processStartTime } from "../runtimes/local/pid-files.js";
+import { parseProcStat } from "../runtimes/local/proc.js";
 import type { DaemonPaths } from "./paths.js";
 import { UsageError } from "../gh/errors.js";
 

@@ -2,7 +2,7 @@
 // create-only. A lock whose process is gone (or whose pid was recycled) is stale and replaced;
 // breaking it takes a second create-only file, so two starters never both replace it.
 import { mkdir, open, readFile, rm } from "node:fs/promises";
-import { processStartTime } from "../workers/orphans.js";
+import { processStartTime } from "../runtimes/local/pid-files.js";
 import { version } from "../version.js";
 
 export interface LockRecord {

@@ -5,8 +5,8 @@ import { fileURLToPath } from "node:url";
 import { UsageError } from "../gh/errors.js";
 import { socketProblem, tryConnect } from "./connection.js";
 import { daemonHolder, DaemonUnreachable } from "./holder.js";
-import { processStartTime } from "../workers/orphans.js";
-import { startDetached } from "../workers/detached.js";
+import { processStartTime } from "../runtimes/local/pid-files.js";
+import { startDetached } from "../runtimes/local/detached.js";
 import type { DaemonPaths } from "./paths.js";
 
 /** How long a daemon that has just taken the lock may take to open its socket before it counts as unreachable. */

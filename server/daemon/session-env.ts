@@ -2,7 +2,7 @@
 // GitHub token and API URL, and the variables its workers get (PATH, HOME, the passthrough
 // names). The daemon keeps only those, never logs them, and stores them owner-only beside the
 // registration, so a daemon restarted after a crash resumes each project as its session left it.
-import { BASE_ENV_NAMES, matchesEnvPattern } from "../workers/env.js";
+import { BASE_ENV_NAMES, matchesEnvPattern } from "../agent/env.js";
 
 /** What the fleet itself reads from a session's environment to reach GitHub. */
 const CREDENTIAL_NAMES: readonly string[] = ["GITHUB_TOKEN", "GH_TOKEN", "GITHUB_API_URL", "GH_HOST", "GH_CONFIG_DIR"];

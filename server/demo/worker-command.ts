@@ -4,7 +4,7 @@
 import { existsSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { shellQuote } from "../workers/spawn.js";
+import { shellQuote } from "../agent/shell.js";
 
 const HERE = dirname(fileURLToPath(import.meta.url));
 const FROM_SOURCE = import.meta.url.endsWith(".ts");

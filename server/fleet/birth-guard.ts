@@ -6,9 +6,9 @@ import type { Forge } from "../gh/forge.js";
 import type { Lease } from "../gh/lease.js";
 import { attemptLabel, parseAttemptLabel } from "../state/markers.js";
 import type { Snapshot } from "../state/snapshot.js";
-import { CircuitBreaker, type CircuitTrip } from "../workers/breaker.js";
-import { quotaPause, type QuotaDetection } from "../workers/quota.js";
-import { fenced, pauseReason } from "../workers/runtime-failures.js";
+import { CircuitBreaker, type CircuitTrip } from "../agent/breaker.js";
+import { quotaPause, type QuotaDetection } from "../agent/quota.js";
+import { fenced, pauseReason } from "../agent/runtime-failures.js";
 import { neutralizeMarkers } from "../board/render.js";
 import type { IssueMemories } from "./issue-memory.js";
 import { errorData, type SupervisorLog } from "./supervisor-log.js";
@@ -164,7 +164,7 @@ export class BirthGuard {
         const claim = set.mine.find((m) => m.issue === n);
         const issue = snapshot.issues.find((i) => i.number === n);
         const run = memory.run(n);
-        if (run && !run.exitFacts) await run.handle.kill("circuit breaker tripped");
+        if (run && !run.exitFacts) await run.handle.stop("circuit breaker tripped");
         if (claim) await lease.release(n, claim.sha).catch(() => false);
         await deps.onReleased?.(n);
         if (issue) {

@@ -11,13 +11,14 @@ import type { IssueMemories } from "./issue-memory.js";
 import type { EngineChoice, FleetDeps, Registration } from "./registration.js";
 import { errorData, errorText, type SupervisorLog } from "./supervisor-log.js";
 import type { FleetLedger } from "./fleet-ledger.js";
-import { discussion, type BriefComment } from "../workers/brief-comments.js";
+import { discussion, type BriefComment } from "../agent/brief-comments.js";
 import { adopt, birth, type BirthInput, type RunDeps, type WorkerRun } from "./worker-runs.js";
 import { SpendLedger } from "./spend-ledger.js";
 import { routeFor } from "../state/route.js";
-import { engineCommand, engineProfile } from "../workers/engines.js";
+import { runtimeFor } from "../runtimes/registry.js";
+import { engineCommand, engineProfile } from "../agent/engines.js";
 import { queryLane } from "../lanes/index.js";
-import type { Spend } from "../workers/spend.js";
+import type { Spend } from "../agent/spend.js";
 import type { Spend as LedgerSpend } from "../lanes/index.js";
 
 /** What births need of the fleet that owns them. */
@@ -122,7 +123,6 @@ export class Births {
       );
       const record = memory.of(issue.number);
       record.run = run;
-      record.busy = null;
       if (!review) this.host.board.enter(issue.number, "coding");
       const engine = review ? null : (routed?.engine ?? registration.engine);
       this.host.ledger.attemptStart(issue.number, attempt, review ? "reviewer" : "worker", mode, engine ? { engine: engine.name, model: engine.model } : undefined);
@@ -203,7 +203,6 @@ export class Births {
     if (!run) return undefined;
     const record = this.host.memory.of(issue);
     record.run = run;
-    record.busy = null;
     this.host.board.enter(issue, "coding");
     return run;
   }
@@ -215,6 +214,7 @@ export class Births {
       config: registration.config,
       lanes: deps.lanes,
       runDir: deps.runDir,
+      runtime: runtimeFor(registration.config, deps.env),
       onQuota: (n, detection, engine) => guard.onQuota(n, detection, engine),
       onExit: (n) => this.onExit(n),
       checkpoint: (n) => {

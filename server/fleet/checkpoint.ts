@@ -4,7 +4,7 @@
 // (tier 2) instead of starting over. A push never rewrites what origin holds (WorkRepo.push).
 // Reviewers are not checkpointed: their fixes reach the branch only with their verdict.
 import type { Lease } from "../gh/lease.js";
-import type { WorkRepo } from "../workers/worktrees.js";
+import type { WorkRepo } from "../worktrees/worktrees.js";
 import type { SupervisorLog } from "./supervisor-log.js";
 
 export interface CheckpointDeps {

@@ -5,7 +5,7 @@
 // that need a human also go to the notifier (notify.ts).
 import { join } from "node:path";
 import type { Ledger, LedgerEntry, LedgerEvent, Spend } from "../lanes/index.js";
-import { outputFiles } from "../workers/output-files.js";
+import { outputFiles } from "../runtime/port.js";
 import type { SupervisorLog } from "./supervisor-log.js";
 
 /** Supervisor events whose record is a ledger fact, and the ledger event it becomes. */

@@ -1,8 +1,7 @@
 // What this host remembers about each issue it works on beyond GitHub: its worker, the kills
 // and free re-dispatches so far, liveness, the last failure for the next brief. One record
 // per issue, so forgetting an issue (a terminal move, a lost claim) is one delete.
-import type { BriefFailure } from "../workers/brief.js";
-import type { BusyTracker } from "../workers/liveness.js";
+import type { BriefFailure } from "../agent/brief.js";
 import type { WorkerRun } from "./worker-runs.js";
 
 export interface IssueMemory {
@@ -14,7 +13,6 @@ export interface IssueMemory {
   redispatches: number;
   /** The last liveness state logged: one liveness record per change, not per tick. */
   liveness: string | null;
-  busy: BusyTracker | null;
   /** Evidence of the last failure, for the next attempt's brief. */
   lastFailure: BriefFailure | null;
   /** The tip an earlier attempt pushed: a retry may replace it. */
@@ -36,7 +34,7 @@ export class IssueMemories {
   of(issue: number): IssueMemory {
     let record = this.records.get(issue);
     if (!record) {
-      record = { run: null, kills: 0, redispatches: 0, liveness: null, busy: null, lastFailure: null, replaceable: null, verdictsPosted: new Set(), reviewNoticePr: null };
+      record = { run: null, kills: 0, redispatches: 0, liveness: null, lastFailure: null, replaceable: null, verdictsPosted: new Set(), reviewNoticePr: null };
       this.records.set(issue, record);
     }
     return record;

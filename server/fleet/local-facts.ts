@@ -5,7 +5,7 @@ import type { LocalClaim } from "../state/decide.js";
 import { latestVerdict, type Verdict } from "../state/markers.js";
 import type { WorkingSet } from "../state/rebuild.js";
 import type { Snapshot } from "../state/snapshot.js";
-import { activityAt, assessLiveness, BusyTracker } from "../workers/liveness.js";
+import { activityAt, assessLiveness } from "../runtime/liveness.js";
 import { isCleanSyncOf } from "../landing/review-pin.js";
 import { pinnedHead } from "../state/review-stage.js";
 import type { IssueMemories } from "./issue-memory.js";
@@ -45,9 +45,7 @@ export async function localFacts(ctx: FactsContext, set: WorkingSet, snapshot: S
         quietMs < (cfg.stall.quiet_seconds * scale * 1000) / 2 ? null : await deps.workRepo.progress(claim.issue, registration.base).catch(() => null);
       const activity = activityAt(run.handle.lastOutputAt(), progress?.worktreeMtime ?? null, progress?.lastCommitAt ?? null) ?? run.startedAt;
       const mem = memory.of(claim.issue);
-      const tracker = mem.busy ?? new BusyTracker();
-      mem.busy = tracker;
-      let reading = await tracker.sample(run.handle.pid);
+      let reading = await run.handle.observe();
       const assess = () =>
         assessLiveness({
           now: now.getTime(),
@@ -63,7 +61,7 @@ export async function localFacts(ctx: FactsContext, set: WorkingSet, snapshot: S
         // A first sample cannot tell busy from idle (the tick cadence can be slower than the
         // kill threshold): look again before ending a tree that may be compiling.
         await new Promise((resolve) => setTimeout(resolve, BUSY_RESAMPLE_MS));
-        reading = await tracker.sample(run.handle.pid);
+        reading = await run.handle.observe();
         decision = assess();
       }
       facts.liveness = decision.state;
@@ -77,7 +75,7 @@ export async function localFacts(ctx: FactsContext, set: WorkingSet, snapshot: S
           event: decision.state,
           msg: `#${claim.issue}: ${decision.state} after ${Math.round(decision.quietSeconds)}s quiet${decision.cause ? ` (${decision.cause})` : ""}${reading.busy ? `; ${reading.why}` : ""}`,
           issue: claim.issue,
-          pid: run.handle.pid,
+          ...run.handle.tags,
         });
       }
     } else if (run?.exitFacts) {

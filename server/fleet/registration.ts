@@ -4,10 +4,10 @@ import type { FleetConfig } from "../../schemas/config.js";
 import type { RepoConnection } from "../gh/repo-connection.js";
 import type { LaneWriter } from "../lanes/index.js";
 import type { Lease } from "../gh/lease.js";
-import type { WorkRepo } from "../workers/worktrees.js";
-import type { UsageFormat } from "../workers/engines.js";
+import type { WorkRepo } from "../worktrees/worktrees.js";
+import type { UsageFormat } from "../agent/engines.js";
 
-/** The engine a registration runs (server/workers/engines.ts), as verified at its start. */
+/** The engine a registration runs (server/agent/engines.ts), as verified at its start. */
 export interface EngineChoice {
   name: string;
   model: string | null;

@@ -229,7 +229,7 @@ export class RepoFleet implements FleetRuntime {
     this.stopping = true;
     if (stopWorkers) {
       const runs = this.memory.runs();
-      await Promise.all(runs.map((run) => run.handle.kill("project stopped")));
+      await Promise.all(runs.map((run) => run.handle.stop("project stopped")));
       await Promise.all(runs.map((run) => run.settling));
     }
     this.nudge();

@@ -1,8 +1,8 @@
 // Spend of a running fleet: every attempt's figures as its engine reported them (worker-runs.ts
 // records each in the worker lane too), summed per issue and per fleet per UTC day. An attempt
 // whose cost is unknown is counted as unknown, never added as 0.
-import type { Spend } from "../workers/spend.js";
-import { usdText } from "../workers/spend.js";
+import type { Spend } from "../agent/spend.js";
+import { usdText } from "../agent/spend.js";
 
 export interface SpendSum {
   /** Sum of the attempts whose cost is known. */

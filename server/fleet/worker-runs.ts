@@ -3,22 +3,20 @@
 // review brief: same path, same liveness, lanes and breaker), stream its output into the worker lane while watching for
 // usage-limit messages, and, when it exits, read what it left (commits, a verdict).
 import { mkdir, rm } from "node:fs/promises";
-import { dirname, join } from "node:path";
+import { join } from "node:path";
 import type { FleetConfig } from "../../schemas/config.js";
 import type { LaneWriter } from "../lanes/index.js";
-import type { WorkRepo, PreparedWorktree } from "../workers/worktrees.js";
-import { writeBrief, type BriefComment, type BriefFailure, type BriefInput } from "../workers/brief.js";
-import { readReviewVerdict, renderReviewBrief, type ReviewBriefInput, type ReviewVerdict } from "../workers/review-brief.js";
-import { workerEnv } from "../workers/env.js";
-import { startWorker, type OutputStream, type WorkerExit, type WorkerHandle } from "../workers/spawn.js";
-import { QuotaScanner, type QuotaDetection } from "../workers/quota.js";
-import { OutputTail } from "../workers/runtime-failures.js";
-import { readVerdictFile, VerdictFileError, workerOutcome, type WorkerOutcome } from "../workers/outcome.js";
-import { adoptedHandle, endOrphan, liveOrphan, pidFilePath, processStartTime, processStartTimeSync, removePidFile, writePidFile, writePidFileSync } from "../workers/orphans.js";
+import type { WorkRepo, PreparedWorktree } from "../worktrees/worktrees.js";
+import { writeBrief, type BriefComment, type BriefFailure, type BriefInput } from "../agent/brief.js";
+import { readReviewVerdict, renderReviewBrief, type ReviewBriefInput, type ReviewVerdict } from "../agent/review-brief.js";
+import { workerEnv } from "../agent/env.js";
+import { displayPid, type OutputSink, type OutputStream, type WorkerExit, type WorkerHandle, type WorkerRuntime, type WorkerSlot } from "../runtime/port.js";
+import { QuotaScanner, type QuotaDetection } from "../agent/quota.js";
+import { OutputTail } from "../agent/runtime-failures.js";
+import { readVerdictFile, VerdictFileError, workerOutcome, type WorkerOutcome } from "../agent/outcome.js";
 import type { Verdict } from "../state/markers.js";
-import { SpendReader, usdText, type Spend } from "../workers/spend.js";
+import { SpendReader, usdText, type Spend } from "../agent/spend.js";
 import type { EngineChoice } from "./registration.js";
-import { sandboxedWorker, takeBackAfterExit } from "../runtimes/sandbox/index.js";
 
 export interface BirthInput {
   repo: string;
@@ -44,6 +42,8 @@ export interface RunDeps {
   lanes: LaneWriter;
   /** `<stateDir>/runs/<owner>/<name>`: briefs and verdict files, outside every worktree. */
   runDir: string;
+  /** Where the workers run (config `runtime`). */
+  runtime: WorkerRuntime;
   /** Called for each line that reads as a usage limit or an expired login, with the run's engine. */
   onQuota: (issue: number, detection: QuotaDetection, engine?: string) => void;
   /** Called once the worker has exited (wake the loop). */
@@ -100,11 +100,12 @@ export async function birth(input: BirthInput, deps: RunDeps): Promise<WorkerRun
   const n = input.issue.number;
   const prepare = { issue: n, title: input.issue.title, base: input.base, attempt: input.attempt };
   const dir = join(deps.runDir, `issue-${n}`);
+  const slot: WorkerSlot = { issue: n, dir };
   await mkdir(dir, { recursive: true, mode: 0o700 });
   // A worker that outlived an earlier host process may still be in this worktree: never two.
-  const ended = await endOrphan(pidFilePath(dir));
+  const ended = await deps.runtime.evict(slot);
   if (ended !== null) {
-    deps.lanes.append("supervisor", { level: "warn", event: "orphan_ended", msg: `#${n}: ended orphan worker pid ${ended} left by an earlier host process before reusing its worktree`, issue: n, pid: ended });
+    deps.lanes.append("supervisor", { level: "warn", event: "orphan_ended", msg: `#${n}: ended orphan worker ${ended.label} left by an earlier host process before reusing its worktree`, issue: n, ...ended.tags });
   }
   let prepared = input.mode === "fresh" ? await deps.workRepo.fresh(prepare) : await deps.workRepo.prepare(prepare);
   if (input.review && prepared.head !== input.review.head) {
@@ -153,49 +154,40 @@ export async function birth(input: BirthInput, deps: RunDeps): Promise<WorkerRun
   let quotaSeen = false;
   // An agent retrying without a network would do so until the max runtime: end it.
   let endFor: string | null = null;
-  const pidFile = pidFilePath(dir);
-  let recorded = false;
-  const boxed = await sandboxedWorker({ config: deps.config, ...(deps.env ? { hostEnv: deps.env } : {}), command: input.command, worktree: prepared.path, branch: prepared.branch, env, briefPath, verdictPath, runDir: dir, engine: engine?.name ?? null });
-  const handle = await startWorker({
-    command: boxed.command,
-    cwd: prepared.path,
-    env: boxed.env,
+  const handle = await deps.runtime.start({
+    slot,
+    attempt: input.attempt,
+    command: input.command,
+    worktree: prepared.path,
+    branch: prepared.branch,
+    verdictPath,
+    engine: engine?.name ?? null,
+    config: deps.config,
+    ...(deps.env ? { hostEnv: deps.env } : {}),
+    env,
     briefPath,
     loginShell: engine?.loginShell ?? false,
-    // Files, not pipes: the worker outlives a daemon that dies (adopt() follows them again).
-    outputDir: dir,
-    outputMaxBytes: deps.config.worker.output_max_bytes,
-    onOutputTruncated: truncationSink(n, input.attempt, deps),
-    // The pid file is written before the first await after the spawn: a host killed while the
-    // spawn settles would otherwise leave a worker no restart can find, and a second worker
-    // would be born into the same worktree beside it.
-    onSpawn: (pid, commandLine) => {
-      const start = processStartTimeSync(pid);
-      if (!start) return;
-      writePidFileSync(pidFile, { pid, pgid: pid, start, started_at: Date.now(), issue: n, attempt: input.attempt, worktree: prepared.path, command: commandLine });
-      recorded = true;
+    output: {
+      maxBytes: deps.config.worker.output_max_bytes,
+      onTruncated: truncationSink(n, input.attempt, deps),
+      onLine: lineSink(n, input.attempt, deps, tail, spend, budget, (reason) => {
+        if (endFor !== null) return;
+        endFor = reason;
+        if (run) void run.handle.stop(endFor).catch(() => undefined);
+      }, (detection) => {
+        quotaSeen = true;
+        if (run) run.quota = true;
+        deps.onQuota(n, detection, engine?.name);
+        if (detection.kind === "network" && endFor === null) {
+          endFor = "the agent cannot reach its API";
+          if (run) void run.handle.stop(endFor).catch(() => undefined);
+        }
+      }),
     },
-    onLine: lineSink(n, input.attempt, deps, tail, spend, budget, (reason) => {
-      if (endFor !== null) return;
-      endFor = reason;
-      if (run) void run.handle.kill(endFor).catch(() => undefined);
-    }, (detection) => {
-      quotaSeen = true;
-      if (run) run.quota = true;
-      deps.onQuota(n, detection, engine?.name);
-      if (detection.kind === "network" && endFor === null) {
-        endFor = "the agent cannot reach its API";
-        if (run) void run.handle.kill(endFor).catch(() => undefined);
-      }
-    }),
   });
   run = new WorkerRun(n, input.attempt, prepared, handle, verdictPath, tail, role, input.review ? { head: input.review.head, round: input.review.round } : null, spend);
   run.quota = quotaSeen;
-  const start = recorded ? null : await processStartTime(handle.pid);
-  if (start !== null) {
-    await writePidFile(pidFile, { pid: handle.pid, pgid: handle.pgid, start, started_at: handle.startedAt, issue: n, attempt: input.attempt, worktree: prepared.path, command: handle.commandLine });
-  }
-  if (endFor !== null) void handle.kill(endFor).catch(() => undefined);
+  if (endFor !== null) void handle.stop(endFor).catch(() => undefined);
   deps.lanes.append("supervisor", {
     event: `${role}_born`,
     msg: input.review
@@ -203,10 +195,10 @@ export async function birth(input: BirthInput, deps: RunDeps): Promise<WorkerRun
       : `#${n}: worker started (attempt ${input.attempt}, tier ${prepared.tier}) in ${prepared.path}`,
     issue: n,
     attempt: input.attempt,
-    pid: handle.pid,
+    ...handle.tags,
     data: { tier: prepared.tier, branch: prepared.branch, head: prepared.head, base_sha: prepared.baseSha },
   });
-  settle(run, deps, input.base, pidFile);
+  settle(run, deps, input.base, slot);
   return run;
 }
 
@@ -246,10 +238,9 @@ function lineSink(
   };
 }
 
-function settle(run: WorkerRun, deps: RunDeps, base: string, pidFile: string): void {
+function settle(run: WorkerRun, deps: RunDeps, base: string, slot: WorkerSlot): void {
   run.settling = run.handle.exited.then(async (exit) => {
-    await removePidFile(pidFile);
-    await takeBackAfterExit(dirname(pidFile));
+    await deps.runtime.forget(slot);
     const facts = await readExit(run, exit, deps, base);
     // Pushed before anything else happens to the claim (a stop releases it right after). Not a
     // reviewer's: its fixes are pushed by its verdict alone (a push here would move the PR head
@@ -272,20 +263,25 @@ function settle(run: WorkerRun, deps: RunDeps, base: string, pidFile: string): v
  */
 export async function adopt(issue: number, base: string, deps: RunDeps): Promise<WorkerRun | null> {
   const dir = join(deps.runDir, `issue-${issue}`);
-  const pidFile = pidFilePath(dir);
-  const record = await liveOrphan(pidFile);
-  if (!record || record.issue !== issue) return null;
-  const branch = await deps.workRepo.progress(issue, base).then((p) => p.branch ?? "", () => "");
-  const prepared: PreparedWorktree = { path: record.worktree, branch, tier: 1, head: "", baseSha: "", baseContained: true, remoteSha: null, remoteContained: null, backupRefs: [], displaced: null };
+  const slot: WorkerSlot = { issue, dir };
   const tail = new OutputTail();
   let run: WorkerRun | null = null;
-  const onLine = lineSink(issue, record.attempt, deps, tail, new SpendReader("command", "none", null, {}), null, () => undefined, (detection) => {
-    if (run) run.quota = true;
-    deps.onQuota(issue, detection);
+  const output = (attempt: number): OutputSink => ({
+    maxBytes: deps.config.worker.output_max_bytes,
+    onTruncated: truncationSink(issue, attempt, deps),
+    onLine: lineSink(issue, attempt, deps, tail, new SpendReader("command", "none", null, {}), null, () => undefined, (detection) => {
+      if (run) run.quota = true;
+      deps.onQuota(issue, detection);
+    }),
   });
-  run = new WorkerRun(issue, record.attempt, prepared, adoptedHandle(record, undefined, { dir, onLine, maxBytes: deps.config.worker.output_max_bytes, onTruncated: truncationSink(issue, record.attempt, deps) }), join(dir, "verdict.json"), tail);
-  deps.lanes.append("supervisor", { event: "worker_adopted", msg: `#${issue}: adopted worker pid ${record.pid} (attempt ${record.attempt}) left running by an earlier host process`, issue, attempt: record.attempt, pid: record.pid });
-  settle(run, deps, base, pidFile);
+  const adopted = await deps.runtime.adopt(slot, output);
+  if (!adopted) return null;
+  const { handle, attempt } = adopted;
+  const branch = await deps.workRepo.progress(issue, base).then((p) => p.branch ?? "", () => "");
+  const prepared: PreparedWorktree = { path: adopted.worktree, branch, tier: 1, head: "", baseSha: "", baseContained: true, remoteSha: null, remoteContained: null, backupRefs: [], displaced: null };
+  run = new WorkerRun(issue, attempt, prepared, handle, join(dir, "verdict.json"), tail);
+  deps.lanes.append("supervisor", { event: "worker_adopted", msg: `#${issue}: adopted worker ${handle.label} (attempt ${attempt}) left running by an earlier host process`, issue, attempt, ...handle.tags });
+  settle(run, deps, base, slot);
   return run;
 }
 
@@ -355,10 +351,15 @@ export function workerRows(runs: readonly WorkerRun[]): WorkerRow[] {
   return runs.map((run) => ({
     issue: run.issue,
     state: run.exitFacts ? `exited (${run.exitFacts.outcome.kind})` : run.quota ? "usage limit" : "running",
-    pid: run.exitFacts ? null : run.handle.pid,
+    pid: run.exitFacts ? null : displayPid(run.handle.tags),
     attempt: run.attempt,
     started_at: new Date(run.startedAt).toISOString(),
     engine: run.spend.spend().engine,
     model: run.spend.spend().model,
   }));
+}
+
+/** How many of these rows are workers still running (an exited one is kept until its exit is handled). */
+export function runningWorkerCount(rows: readonly WorkerRow[]): number {
+  return rows.filter((row) => !row.state.startsWith("exited")).length;
 }

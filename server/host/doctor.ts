@@ -12,7 +12,7 @@ import { inspectToken, type TokenInfo } from "../gh/token-info.js";
 import { stateDir } from "../paths.js";
 import { readCodexFinding } from "./codex-config.js";
 import { DEFAULT_CONFIG } from "../../schemas/config.js";
-import { runtimeStep } from "../runtimes/sandbox/index.js";
+import { runtimePreflight as runtimeStep } from "../runtimes/registry.js";
 
 export type CheckStatus = "ok" | "warn" | "fail" | "skip";
 

@@ -4,9 +4,9 @@
 import type { FleetConfig } from "../../schemas/config.js";
 import { UsageError } from "../gh/errors.js";
 import type { EngineChoice } from "../fleet/registration.js";
-import { checkEngine } from "../workers/engine-probe.js";
-import { EngineError, checkModel, engineCommand, engineProfile } from "../workers/engines.js";
-import { workerEnv } from "../workers/env.js";
+import { checkEngine } from "../agent/engine-probe.js";
+import { EngineError, checkModel, engineCommand, engineProfile } from "../agent/engines.js";
+import { workerEnv } from "../agent/env.js";
 
 export interface EngineStart {
   command: string;

@@ -3,7 +3,7 @@
 // every answer is rebuilt from GitHub.
 import { createHash } from "node:crypto";
 import { hostname } from "node:os";
-import { runtimeStep } from "../runtimes/sandbox/index.js";
+import { runtimePreflight as runtimeStep } from "../runtimes/registry.js";
 import type { CallerAccess, FinalReport, Host, HostEvent, LogsInput, LogsResult, ProjectResetInput, ProjectResizeInput, ProjectResult, ProjectStartInput, ProjectStopInput } from "./api.js";
 import type { ReportInput, RepoListing, StepListener, StatusInput, StatusResult, TakeoverInput, TakeoverResult, Timeline, TimelineInput, TimelinesInput } from "./api.js";
 import type { PlanOutput } from "../../schemas/tools.js";
@@ -17,6 +17,7 @@ import { Lease } from "../gh/lease.js";
 import { assertInstanceId } from "../state/snapshot.js";
 import { probeNamespace, type NamespaceProbe } from "./namespace-probe.js";
 import { RepoFleet, summaryLine, type Registration } from "../fleet/repo-fleet.js";
+import { runningWorkerCount } from "../fleet/worker-runs.js";
 import { daemonDir, stateDir } from "../paths.js";
 import { runDirFor, withOrphans } from "./views.js";
 import { laneDir } from "../lanes/index.js";
@@ -27,7 +28,7 @@ import { assessedSteps, connectedStep, followDrain } from "./steps.js";
 import { locateIssue, registrationView, resizeMessage } from "./views.js";
 import { takeoverOn } from "./takeover.js";
 import { assess, planFor, type RepoAccess } from "./repo-access.js";
-import { workRepoFor } from "../workers/worktrees.js";
+import { workRepoFor } from "../worktrees/worktrees.js";
 import { parseSlug, formatSlug, repoKey } from "../gh/slug.js";
 import { preconditionsPass } from "./preconditions.js";
 import { abandon, handOver } from "./leaving.js";
@@ -344,7 +345,7 @@ export class FleetHost implements Host {
     if (!running) {
       return { registration: null, plan: null, message: `no project is running for ${input.repo ?? "this repository"} on this host: nothing to stop` };
     }
-    const workers = running.project.workerRows().filter((w) => w.pid !== null).length;
+    const workers = runningWorkerCount(running.project.workerRows());
     onStep?.(`stopping ${running.project.registration.repo}: no new workers; ${input.stop_workers ? `ending ${workers} running worker(s)` : `${workers} running worker(s) finish first`}, then claims without a PR are released`);
     const unfollow = followDrain(this.events, running.project.registration.repo, onStep);
     const report = await running.project.stop(input.stop_workers === true).finally(unfollow);
@@ -437,7 +438,7 @@ export class FleetHost implements Host {
         ttl_seconds: null,
         renew_by: null,
         last_poll: report?.at ?? null,
-        workers: project.workerRows().filter((w) => w.pid !== null).length,
+        workers: runningWorkerCount(project.workerRows()),
         idle: report !== null && report.error === null && report.frontier_remaining === 0 && report.in_flight === 0 && report.workers === 0,
       });
     }

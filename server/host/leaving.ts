@@ -7,13 +7,14 @@
 import type { RepoFleet } from "../fleet/repo-fleet.js";
 import type { LaneWriter } from "../lanes/index.js";
 import { heldLandingLocks, releaseHeldLandingLocks } from "../landing/held-locks.js";
-import { endWorkerGroupsNow } from "../workers/spawn.js";
+import { endAllWorkersNow } from "../runtimes/registry.js";
+import { runningWorkerCount } from "../fleet/worker-runs.js";
 
 export async function handOver(fleets: Iterable<RepoFleet>, lanes: Iterable<LaneWriter>): Promise<string> {
   const running = [...fleets].filter((f) => !f.isStopped());
   for (const fleet of running) fleet.log("info", "handed_over", "handed over to the next daemon (afk-mcp daemon restart): workers run on and are adopted; claims kept");
   await Promise.all(running.map((f) => f.suspend()));
-  const workers = running.reduce((n, f) => n + f.workerRows().filter((w) => w.pid !== null).length, 0);
+  const workers = running.reduce((n, f) => n + runningWorkerCount(f.workerRows()), 0);
   const claims = running.reduce((n, f) => n + f.heldClaims().length, 0);
   const locks = await releaseLocks(lanes);
   return `${running.length} fleet(s) paused, ${workers} worker(s) left running, ${claims} claim(s) kept; ${locks}`;
@@ -22,7 +23,7 @@ export async function handOver(fleets: Iterable<RepoFleet>, lanes: Iterable<Lane
 /** The process must exit now: end every worker group at once; claims stay for a restart or a peer. */
 export async function abandon(fleets: Iterable<RepoFleet>, lanes: Iterable<LaneWriter>): Promise<string> {
   const held = [...fleets].flatMap((p) => p.heldClaims());
-  const workers = endWorkerGroupsNow();
+  const workers = endAllWorkersNow();
   const locks = await releaseLocks(lanes);
   const parts = [
     held.length > 0

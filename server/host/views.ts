@@ -8,9 +8,10 @@ import { waitingFor } from "./plan.js";
 import { selectorText } from "./selector-text.js";
 import { join } from "node:path";
 import { parseSlug } from "../gh/slug.js";
-import { runningWorkers } from "../workers/orphans.js";
+import { displayPid } from "../runtime/port.js";
+import { recordedWorkers } from "../runtimes/registry.js";
 
-/** Where a repository's workers keep their briefs, output and pid files, under the state dir. */
+/** Where a repository's workers keep their briefs, output and their runtime's records (a pid file), under the state dir. */
 export function runDirFor(root: string, repo: string): string {
   const slug = parseSlug(repo);
   return join(root, "runs", slug.owner.toLowerCase(), slug.name.toLowerCase());
@@ -21,13 +22,14 @@ export const ORPHAN_STATE = "orphan";
 
 /**
  * This host's worker rows, and after them every worker still running that none of them is (by
- * pid): an orphan of a daemon that died, which the next daemon to resume its registration adopts.
- * Its pid file does not say which engine runs it: "unknown".
+ * issue and pid): an orphan of a daemon that died, which the next daemon to resume its registration adopts.
+ * Its runtime's record (a pid file) does not say which engine runs it: "unknown".
  */
 export async function withOrphans(rows: StatusResult["workers"], runDir: string): Promise<StatusResult["workers"]> {
-  const known = new Set(rows.map((r) => r.pid));
-  const orphans = (await runningWorkers(runDir)).filter((r) => !known.has(r.pid));
-  return [...rows, ...orphans.map((r) => ({ issue: r.issue, state: ORPHAN_STATE, pid: r.pid, attempt: r.attempt, started_at: new Date(r.started_at).toISOString(), engine: "unknown", model: null }))];
+  // By issue and pid: a runtime whose workers have no pid (null) still tells its issues apart.
+  const known = new Set(rows.map((r) => `${r.issue}:${r.pid}`));
+  const orphans = (await recordedWorkers(runDir)).filter((r) => !known.has(`${r.issue}:${displayPid(r.tags)}`));
+  return [...rows, ...orphans.map((r) => ({ issue: r.issue, state: ORPHAN_STATE, pid: displayPid(r.tags), attempt: r.attempt, started_at: new Date(r.startedAt).toISOString(), engine: "unknown", model: null }))];
 }
 
 export function registrationView(project: RepoFleet): NonNullable<StatusResult["registration"]> {

@@ -1,8 +1,8 @@
 // The fleet's side of landing: one LandingContext per running fleet (one gate cache, the claim
 // lease, the work repository), and red-gate evidence for the next attempt's brief.
 import type { FleetConfig } from "../../schemas/config.js";
-import type { BriefFailure } from "../workers/brief.js";
-import { GateCache } from "../workers/gate.js";
+import type { BriefFailure } from "../agent/brief.js";
+import { GateCache } from "../runtimes/local/gate-command.js";
 import { watchDelay } from "../state/wake.js";
 import { landPull, readCheckEvidence, type LandingContext, type LandInput, type LandResult } from "./land.js";
 import { landTrain, type TrainMember, type TrainResult } from "./train.js";
@@ -10,7 +10,7 @@ import { landQueuedBatch } from "./queue-batch.js";
 import type { RepoConnection } from "../gh/repo-connection.js";
 import type { Lease } from "../gh/lease.js";
 import type { RequiredChecks } from "../gh/forge.js";
-import type { WorkRepo } from "../workers/worktrees.js";
+import type { WorkRepo } from "../worktrees/worktrees.js";
 
 /** What landing needs from the fleet that runs it. */
 export interface LandingDeps {

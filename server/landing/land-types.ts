@@ -5,8 +5,8 @@ import type { GitAuth } from "../gh/git.js";
 import type { Lease } from "../gh/lease.js";
 import type { RefStore } from "../gh/refstore.js";
 import type { FleetConfig } from "../../schemas/config.js";
-import type { GateCache } from "../workers/gate.js";
-import type { WorkRepo } from "../workers/worktrees.js";
+import type { GateCache } from "../runtimes/local/gate-command.js";
+import type { WorkRepo } from "../worktrees/worktrees.js";
 import type { CiEvidence } from "./ci-evidence.js";
 
 export type LandingStrategy = FleetConfig["landing"]["strategy"];

@@ -20,7 +20,7 @@
 import type { MergeMethod, PullRequest } from "../gh/forge.js";
 import { ForgeError } from "../gh/errors.js";
 import { evaluateGate } from "../state/gate.js";
-import { PushRejectedError, WorktreeError } from "../workers/worktrees.js";
+import { PushRejectedError, WorktreeError } from "../worktrees/worktrees.js";
 import { holdLandingLock } from "./held-locks.js";
 import { checkEvidence } from "./ci-evidence.js";
 import { LandingGit } from "./landing-git.js";

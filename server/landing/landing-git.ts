@@ -3,8 +3,8 @@
 // built on the work repository's git plumbing (RepoGit), which runs git through server/gh/git.ts.
 import { pushRejection, type GitAuth, type GitResult } from "../gh/git.js";
 import { GitError } from "../gh/errors.js";
-import type { RepoGit } from "../workers/work-repo.js";
-import type { WorkRepo } from "../workers/worktrees.js";
+import type { RepoGit } from "../worktrees/work-repo.js";
+import type { WorkRepo } from "../worktrees/worktrees.js";
 
 /**
  * Every fetch of the landing writes only the refs it names, all private to the landing

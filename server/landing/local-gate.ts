@@ -1,7 +1,7 @@
 // The local gate as landings run it (`gate.ci: "local"`): the user's command on exactly the
-// tree about to land (server/workers/gate.ts), and what a red run says as evidence.
+// tree about to land (server/runtimes/local/gate-command.ts), and what a red run says as evidence.
 import { join } from "node:path";
-import { gateCommit, gateEnv, type GateCommitResult } from "../workers/gate.js";
+import { gateCommit, gateEnv, type GateCommitResult } from "../runtimes/local/gate-command.js";
 import type { LandingContext, LocalGateEvidence } from "./land-types.js";
 
 /** Gates `sha`; `worktree`: the issue's worktree when it may be at that commit (saves a checkout). */

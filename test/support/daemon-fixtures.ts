@@ -9,7 +9,7 @@ import { readFileSync } from "node:fs";
 import { readdir, readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { promisify } from "node:util";
-import { readProcTable } from "../../server/workers/liveness.js";
+import { readProcTable } from "../../server/runtimes/local/proc.js";
 import { readLock } from "../../server/daemon/lock.js";
 import { daemonPaths } from "../../server/daemon/paths.js";
 import { api, git, repoPath, startTestForge, tempDir, type TestForge } from "./forge-fixtures.js";

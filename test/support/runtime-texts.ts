@@ -6,7 +6,7 @@
 //   that answers 401 or 403 (ANTHROPIC_BASE_URL, a Codex model_provider with that base_url);
 // - "reported": quoted in a public issue thread (given as owner/repo#n), for situations we
 //   cannot reproduce without an account (a rejected real key, a 403 from a provider).
-import type { AgentRuntime, QuotaKind } from "../../server/workers/quota.js";
+import type { AgentRuntime, QuotaKind } from "../../server/agent/quota.js";
 
 export interface RuntimeText {
   runtime: AgentRuntime;

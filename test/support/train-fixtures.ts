@@ -11,8 +11,8 @@ import { GitRefStore } from "../../server/gh/gitrefs.js";
 import { Lease } from "../../server/gh/lease.js";
 import type { LandingContext } from "../../server/landing/land.js";
 import type { TrainMember } from "../../server/landing/train.js";
-import { GateCache } from "../../server/workers/gate.js";
-import { WorkRepo } from "../../server/workers/worktrees.js";
+import { GateCache } from "../../server/runtimes/local/gate-command.js";
+import { WorkRepo } from "../../server/worktrees/worktrees.js";
 import { api, git, repoPath, tempDir, type TestForge } from "./forge-fixtures.js";
 
 export const NS = "refs/afk";

@@ -7,7 +7,7 @@ export const dropWorker = defineSweep("drop_worker", async (fleet, _tick, sweep)
   const run = fleet.memory.run(n);
   if (sweep.kill && run) {
     fleet.log("warn", "claim_lost", `#${n}: our claim is gone (taken over or deleted); ending its worker`, n);
-    await run.handle.kill("the claim was lost");
+    await run.handle.stop("the claim was lost");
   }
   fleet.memory.forget(n);
 });

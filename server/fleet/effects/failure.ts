@@ -5,9 +5,9 @@ import { forgetFleetPull } from "../../gh/gather.js";
 import { failureAction, type FailureEvidence } from "../../state/decide.js";
 import { attemptFromLabels, attemptLabel, parseAttemptLabel, sameLogin } from "../../state/markers.js";
 import type { SnapshotIssue } from "../../state/snapshot.js";
-import type { BriefFailure } from "../../workers/brief.js";
-import { discussion, type BriefComment } from "../../workers/brief-comments.js";
-import { commitWorkInProgress, WIP_SUBJECT, type WipCommit } from "../../workers/wip.js";
+import type { BriefFailure } from "../../agent/brief.js";
+import { discussion, type BriefComment } from "../../agent/brief-comments.js";
+import { commitWorkInProgress, WIP_SUBJECT, type WipCommit } from "../../worktrees/wip.js";
 import { renderEscalation, renderRetryNote } from "../../board/render.js";
 import { oneLine } from "../../text/text.js";
 import type { ActionOf, FleetRuntime, TickScope } from "./effect.js";
@@ -59,7 +59,7 @@ export async function retryIssue(fleet: FleetRuntime, tick: TickScope, action: A
     forgetFleetPull(forge, pr);
   }
   const run = fleet.memory.run(n);
-  if (run && !run.exitFacts) await run.handle.kill("retrying");
+  if (run && !run.exitFacts) await run.handle.stop("retrying");
   fleet.memory.endRun(n);
   tick.events.settled.push(n);
   fleet.board.enter(n, "ci_failed");
@@ -83,7 +83,7 @@ export async function escalateIssue(
   const { forge } = fleet.deps.conn;
   const cfg = fleet.registration.config;
   const run = fleet.memory.run(n);
-  if (run && !run.exitFacts) await run.handle.kill("escalated");
+  if (run && !run.exitFacts) await run.handle.stop("escalated");
   const brief = evidence ? await evidenceForBrief(fleet, evidence, head) : null;
   // Before the claim goes: what the worker left uncommitted is committed and pushed, fenced.
   const kept = await keepWorkInProgress(fleet, n, claimSha, why);

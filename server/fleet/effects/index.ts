@@ -9,7 +9,7 @@ import { dropWorker } from "./drop-worker.js";
 import { postVerdict } from "./post-verdict.js";
 import { settleMerged } from "./settle-merged.js";
 import { wrapUpRecovered } from "./wrap-up-recovered.js";
-import { adopt } from "./adopt.js";
+import { adopt } from "./adopt-pr.js";
 import { awaitReview } from "./await-review.js";
 import { review } from "./review.js";
 import { reviewResult } from "./review-result.js";

@@ -6,8 +6,8 @@ export const kill = defineEffect("kill", async (fleet, _tick, action) => {
   if (!run) return;
   const memory = fleet.memory.of(action.issue);
   memory.kills += 1;
-  fleet.deps.lanes.append("liveness", { level: "warn", event: "killed", msg: `#${action.issue}: ${action.why}`, issue: action.issue, pid: run.handle.pid });
-  await run.handle.kill(action.why);
+  fleet.deps.lanes.append("liveness", { level: "warn", event: "killed", msg: `#${action.issue}: ${action.why}`, issue: action.issue, ...run.handle.tags });
+  await run.handle.stop(action.why);
   await run.settling;
   fleet.memory.endRun(action.issue);
 });

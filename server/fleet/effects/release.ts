@@ -4,7 +4,7 @@ import { releasedBoard } from "../drain.js";
 
 export const release = defineEffect("release", async (fleet, tick, action) => {
   const run = fleet.memory.run(action.issue);
-  if (action.killWorker && run) await run.handle.kill(action.why);
+  if (action.killWorker && run) await run.handle.stop(action.why);
   await fleet.deps.lease.release(action.issue, action.sha);
   fleet.memory.forget(action.issue);
   tick.report.released.push(action.issue);

@@ -5,7 +5,7 @@ import type { Checks, Forge } from "../../gh/forge.js";
 import { neutralizeMarkers } from "../../board/render.js";
 import { sameLogin } from "../../state/markers.js";
 import { oneLine } from "../../text/text.js";
-import type { WorkRepo } from "../../workers/worktrees.js";
+import type { WorkRepo } from "../../worktrees/worktrees.js";
 
 export const VALIDATION_MARKER = "<!-- afk:validation -->";
 const MAX_COMMITS = 50;

@@ -11,14 +11,14 @@ import { fileURLToPath } from "node:url";
 import type { FleetConfig } from "../../../schemas/config.js";
 import { UsageError } from "../../gh/errors.js";
 import { stateDir } from "../../paths.js";
-import { expandCommand, resolveShell, shellQuote } from "../../workers/spawn.js";
+import { expandCommand, resolveShell, shellQuote } from "../../agent/shell.js";
 import { sandboxAvailability } from "./available.js";
 import { allowlistFor, loopbackPorts, parseHostRule, type HostRule } from "./hosts.js";
 import { bwrapArgs, sandboxEnv, sandboxPaths } from "./plan.js";
 import { makePrivateGitDir, takeBack } from "./private-git.js";
 import { sandboxDirOf, type SandboxSpec } from "./spec.js";
 
-export type RuntimeName = "sandbox" | "local";
+import type { RuntimeName } from "../../../schemas/config-sandbox.js";
 
 type Env = Readonly<Record<string, string | undefined>>;
 

@@ -1,6 +1,6 @@
 // The local completion gate (`gate.ci: "local"`): the user's opaque gate command, run through
 // their shell on the exact tree that is about to land, with a bounded tail of its output kept
-// as evidence. Same spawning rules as a worker (spawn.ts): argv [shell, "-c", command], never
+// as evidence. Same spawning rules as a worker (server/runtimes/local/spawn.ts): argv [shell, "-c", command], never
 // `shell: true`; its own session and process group, ended as a whole on timeout and after the
 // leader exits; stdin is /dev/null; stdout and stderr are read by us and never reach our own
 // stdout (the MCP stream); the environment is exactly what the caller passes.
@@ -9,15 +9,16 @@
 // issue's worktree only when that worktree is at the commit with nothing untracked or changed;
 // otherwise in a scratch worktree checked out detached at the commit, so a file the worker
 // forgot to commit can never make a gate green. Results are cached per (command, tree).
-import { stripAnsi } from "../text/text.js";
+import { stripAnsi } from "../../text/text.js";
 import { spawn, type ChildProcess } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { mkdir, rm, stat } from "node:fs/promises";
 import { isAbsolute, join } from "node:path";
-import { git, gitRaw } from "../gh/git.js";
-import { redactText } from "../text/redact.js";
-import { BASE_ENV_NAMES, FIXED_ENV, matchesEnvPattern } from "./env.js";
-import { groupAlive, resolveShell } from "./spawn.js";
+import { git, gitRaw } from "../../gh/git.js";
+import { redactText } from "../../text/redact.js";
+import { BASE_ENV_NAMES, FIXED_ENV, matchesEnvPattern } from "../../agent/env.js";
+import { resolveShell } from "../../agent/shell.js";
+import { groupAlive } from "./spawn.js";
 
 export interface GateRunOptions {
   /** The user's gate command, opaque: handed to the shell as its one `-c` argument. */

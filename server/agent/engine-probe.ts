@@ -3,7 +3,7 @@
 // the fix, instead of three fast deaths tripping the breaker later.
 import { execFile } from "node:child_process";
 import { EngineError, type EngineProfile } from "./engines.js";
-import { resolveShell } from "./spawn.js";
+import { resolveShell } from "./shell.js";
 
 export interface EngineCheck {
   engine: string;

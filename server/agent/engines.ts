@@ -5,9 +5,9 @@
 // worker_command, unchanged. Users add or override profiles under `engines` in config.
 //
 // The command line is a FIXED shell string: the brief reaches the CLI on stdin (the brief file,
-// see spawn.ts), never interpolated; only the binary, model and budget from config are quoted in.
+// see server/runtimes/local/spawn.ts), never interpolated; only the binary, model and budget from config are quoted in.
 import type { FleetConfig } from "../../schemas/config.js";
-import { shellQuote } from "./spawn.js";
+import { shellQuote } from "./shell.js";
 
 export type UsageFormat = "claude-json" | "codex-json" | "gemini-json" | "none";
 

@@ -18,28 +18,16 @@
 // leader's exit, signals to the group, and our own bounded line reader. No `shell: true`
 // anywhere: the shell is spawned explicitly with the user's command as its one `-c` argument.
 import { spawn, type ChildProcess } from "node:child_process";
-import { accessSync, closeSync, constants as fsConstants, fstatSync, lstatSync, openSync } from "node:fs";
-import { basename, isAbsolute } from "node:path";
-import { processGroupMembers } from "./liveness.js";
-import { FileFollower, outputFiles, type OutputStream } from "./output-files.js";
+import { closeSync, constants as fsConstants, fstatSync, lstatSync, openSync } from "node:fs";
+import { isAbsolute } from "node:path";
+import { executable, expandCommand, resolveShell } from "../../agent/shell.js";
+import { processGroupMembers } from "./proc.js";
+import { FileFollower, outputFiles } from "./output-files.js";
 
-export type { OutputStream } from "./output-files.js";
+import type { OutputStream, TailLine, WorkerExit } from "../../runtime/port.js";
 
-export interface TailLine {
-  stream: OutputStream;
-  line: string;
-  /** Epoch ms. */
-  at: number;
-}
-
-export interface WorkerExit {
-  /** Exit code of the shell (not a verdict: docs/architecture.md, runtime lesson 2, judge by branch and verdict). */
-  code: number | null;
-  signal: NodeJS.Signals | null;
-  durationMs: number;
-  /** The reason given to `kill`, when the fleet ended it. */
-  killReason: string | null;
-}
+export type { OutputStream, TailLine, WorkerExit } from "../../runtime/port.js";
+export { expandCommand, resolveShell, shellQuote } from "../../agent/shell.js";
 
 export interface StartWorkerOptions {
   /** The user's worker command, opaque. `{brief}` is replaced by the shell-quoted brief path. */
@@ -104,41 +92,6 @@ export class WorkerSpawnError extends Error {
     super(`${message}; ${hint}`);
     this.name = "WorkerSpawnError";
   }
-}
-
-/** Shells that take `-c <command>` and POSIX single quotes; anything else falls back to /bin/sh. */
-const POSIX_SHELLS = new Set(["sh", "bash", "dash", "zsh", "ksh", "ksh93", "mksh", "oksh", "ash", "yash", "posh"]);
-
-function executable(path: string): boolean {
-  try {
-    accessSync(path, fsConstants.X_OK);
-    return true;
-  } catch {
-    return false;
-  }
-}
-
-/** `$SHELL` when it is an absolute path to an executable POSIX shell, else /bin/sh. */
-export function resolveShell(candidate: string | undefined): string {
-  if (candidate && isAbsolute(candidate) && POSIX_SHELLS.has(basename(candidate)) && executable(candidate)) {
-    return candidate;
-  }
-  return "/bin/sh";
-}
-
-/** POSIX single-quoting: safe for any string without NUL, newlines included. */
-export function shellQuote(text: string): string {
-  return `'${text.replace(/'/g, `'\\''`)}'`;
-}
-
-/**
- * The command with every `{brief}` replaced by the quoted brief path. A placeholder the user
- * already wrapped in quotes ("{brief}" or '{brief}') is replaced quotes and all, so the path is
- * quoted exactly once.
- */
-export function expandCommand(command: string, briefPath: string): string {
-  const quoted = shellQuote(briefPath);
-  return command.split('"{brief}"').join(quoted).split("'{brief}'").join(quoted).split("{brief}").join(quoted);
 }
 
 /** Splits a text stream into lines; bounded: a line longer than `max` is emitted in pieces. */

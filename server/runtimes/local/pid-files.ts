@@ -6,7 +6,7 @@ import { execFile } from "node:child_process";
 import { readFileSync, renameSync, writeFileSync } from "node:fs";
 import { readdir, readFile, rm, stat, writeFile, rename } from "node:fs/promises";
 import { join } from "node:path";
-import { parseProcStat } from "./liveness.js";
+import { parseProcStat } from "./proc.js";
 import { FileFollower, outputFiles } from "./output-files.js";
 import { endGroup, groupAlive, LineSplitter, type OutputStream, type TailLine, type WorkerExit, type WorkerHandle } from "./spawn.js";
 

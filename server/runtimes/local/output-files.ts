@@ -11,16 +11,10 @@
 // stopped: bytes it writes in that instant can be lost.
 import { execFile } from "node:child_process";
 import { open, type FileHandle } from "node:fs/promises";
-import { join } from "node:path";
 import { StringDecoder } from "node:string_decoder";
-import { readProcTable } from "./liveness.js";
+import { readProcTable } from "./proc.js";
 
-export type OutputStream = "stdout" | "stderr";
-
-/** The files a worker's output goes to in `dir`. */
-export function outputFiles(dir: string): Record<OutputStream, string> {
-  return { stdout: join(dir, "stdout.log"), stderr: join(dir, "stderr.log") };
-}
+export { outputFiles, type OutputStream } from "../../runtime/port.js";
 
 /** The line a truncated output file starts with afterwards. */
 export function truncationMarker(file: string, maxBytes: number, dropped: number): string {
@@ -162,7 +156,7 @@ async function groupStates(pgid: number): Promise<string[] | null> {
  * Stops every process of the group and waits until each is seen stopped; returns the function
  * that continues them, or null (the group continued again) when that could not be seen in time.
  * A group with no process left needs no stop.
- * A daemon that dies in between leaves the group stopped: adoption continues it (orphans.ts).
+ * A daemon that dies in between leaves the group stopped: adoption continues it (pid-files.ts).
  */
 export async function stopGroup(pgid: number): Promise<(() => void) | null> {
   const sent = signal(pgid, "SIGSTOP");

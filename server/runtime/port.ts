@@ -1,0 +1,163 @@
+// The WorkerRuntime port: everything the fleet asks of wherever a worker runs. The fleet starts a
+// worker with a brief, a worktree, an environment and the engine's command line, gets a handle
+// whose id is opaque, observes it (alive, last activity, output, whether it is busy), stops it
+// with a reason, and reads its exit facts; after a crash it adopts the workers a runtime's
+// durable state names. Pids, process groups, /proc, pid files and node:child_process stay behind
+// this port (today in server/runtimes/local/); the fleet and the host see none of them
+// (eslint.config.js). A runtime is chosen by name (config `runtime`, server/runtimes/registry.ts).
+//
+// How other runtimes fit: a sandbox wraps the local process (its start builds a different
+// command and environment, everything else is the local runtime's); a GitHub Actions runtime's
+// id is the workflow run's id, observe reads the run's status and the heartbeat the runner
+// pushes (busy "unknown": its CPU is not ours to see), stop cancels the run, its exit facts come
+// from the run's conclusion, and adopt lists the runs its dispatches left in flight.
+
+import { join } from "node:path";
+import type { FleetConfig } from "../../schemas/config.js";
+
+export type OutputStream = "stdout" | "stderr";
+
+/** The files a worker's output goes to in its slot's directory (`stdout.log`, `stderr.log`): the transcript a runtime keeps on this host. */
+export function outputFiles(dir: string): Record<OutputStream, string> {
+  return { stdout: join(dir, "stdout.log"), stderr: join(dir, "stderr.log") };
+}
+
+export interface TailLine {
+  stream: OutputStream;
+  line: string;
+  /** Epoch ms. */
+  at: number;
+}
+
+/** What a worker's end says (not a verdict: docs/architecture.md, runtime lesson 2, judge by branch and verdict). */
+export interface WorkerExit {
+  /** Exit code, where the runtime can read one (an adopted local process: null). */
+  code: number | null;
+  signal: NodeJS.Signals | null;
+  durationMs: number;
+  /** The reason given to `stop`, when the fleet ended it. */
+  killReason: string | null;
+}
+
+/** A worker's place in the fleet's run directory: one per issue, beside its brief and verdict file. */
+export interface WorkerSlot {
+  issue: number;
+  /** `<runDir>/issue-<n>`: the runtime keeps its durable records (a pid file, output files) here. */
+  dir: string;
+}
+
+/** Where a worker's output goes, line by line, while it is watched. */
+export interface OutputSink {
+  onLine: (stream: OutputStream, line: string) => void;
+  /** The cap on what the runtime keeps of the output on disk (`worker.output_max_bytes`). */
+  maxBytes?: number;
+  /** Called after the runtime cut its copy of the output, with the bytes cut (all of them already delivered). */
+  onTruncated?: (stream: OutputStream, dropped: number) => void;
+}
+
+export interface StartRequest {
+  slot: WorkerSlot;
+  attempt: number;
+  /** The engine's command line, opaque (the user's worker command or an engine profile's). `{brief}` names the brief file. */
+  command: string;
+  /** The issue's worktree: where the worker runs and what it may change. */
+  worktree: string;
+  /** The issue's branch, the one ref the worker may move (a sandbox gives it a git dir of its own; a runner pushes only there). */
+  branch: string;
+  /** Where the worker writes its verdict (server/agent/outcome.ts): a runtime that runs it elsewhere brings it back here. */
+  verdictPath: string;
+  /** The engine the command runs (its API hosts, for a network allowlist); null: an opaque command. */
+  engine: string | null;
+  /** The fleet's config: a runtime reads its own section there. */
+  config: FleetConfig;
+  /** The host's environment, for a runtime that must find its own tools; the worker gets `env` only. */
+  hostEnv?: Readonly<Record<string, string | undefined>>;
+  /** The whole environment (server/agent/env.ts); nothing else is inherited. */
+  env: Record<string, string>;
+  /** The brief file (server/agent/brief.ts): the worker's stdin. */
+  briefPath: string;
+  /** Whether the command needs the user's login profile (an engine profile's PATH). */
+  loginShell?: boolean;
+  output: OutputSink;
+}
+
+/** What a look at a running worker tells (server/runtime/liveness.ts decides what it means). */
+export interface WorkerObservation {
+  running: boolean;
+  /** Epoch ms of the last output (the start before any). */
+  lastOutputAt: number;
+  /**
+   * A part of the worker is working without printing (a test run, a build): true, false, or
+   * "unknown" when this runtime cannot tell yet (a first look) or at all.
+   */
+  busy: boolean | "unknown";
+  /** Why busy reads as it does, for the liveness lane. */
+  why: string;
+}
+
+export interface WorkerHandle {
+  /** Opaque and unique within its runtime: a local process's pid, a workflow run's id. */
+  readonly id: string;
+  /** The runtime's name (config `runtime`). */
+  readonly runtime: string;
+  /** The fields that name the worker in lane records and status rows (local: `{ pid }`). */
+  readonly tags: Readonly<Record<string, number | string>>;
+  /** The worker in a message ("pid 4242"). */
+  readonly label: string;
+  /** Epoch ms. */
+  readonly startedAt: number;
+  /** The command as the runtime runs it, after `{brief}` expansion. */
+  readonly commandLine: string;
+  /** Resolves (never rejects) once the worker ended and its output was delivered. */
+  readonly exited: Promise<WorkerExit>;
+  /** Ends the worker; resolves with its exit facts once it is gone. Idempotent. */
+  stop(reason: string): Promise<WorkerExit>;
+  /** One look, for liveness: each compares with the look before (the first says busy "unknown"). */
+  observe(): Promise<WorkerObservation>;
+  lastOutputAt(): number;
+  /** The last lines of output, oldest first. */
+  tail(): TailLine[];
+  running(): boolean;
+}
+
+/** A worker an earlier host process left, now watched from here. */
+export interface AdoptedWorker {
+  handle: WorkerHandle;
+  attempt: number;
+  /** The worktree it runs in, as recorded when it started. */
+  worktree: string;
+}
+
+/** A worker still running by the runtime's durable state, for status (read only). */
+export interface RecordedWorker {
+  issue: number;
+  attempt: number;
+  /** Epoch ms. */
+  startedAt: number;
+  tags: Readonly<Record<string, number | string>>;
+}
+
+export interface WorkerRuntime {
+  readonly name: string;
+  /** Starts a worker; rejects with an error naming the fix when it cannot start at all. */
+  start(request: StartRequest): Promise<WorkerHandle>;
+  /**
+   * The live worker an earlier host process left in the slot (a daemon restarted after a crash,
+   * a hand-over), watched from here like one of ours; null when there is none. `output` gives
+   * the sink for the attempt the runtime's record names.
+   */
+  adopt(slot: WorkerSlot, output: (attempt: number) => OutputSink): Promise<AdoptedWorker | null>;
+  /** Ends what an earlier host process left running in the slot, before its worktree is reused: never two workers in one worktree. */
+  evict(slot: WorkerSlot): Promise<{ tags: Readonly<Record<string, number | string>>; label: string } | null>;
+  /** Drops the slot's durable record of a worker whose exit is being handled. */
+  forget(slot: WorkerSlot): Promise<void>;
+  /** The workers still running that the durable state under a repository's run directory names. */
+  recorded(runDir: string): Promise<RecordedWorker[]>;
+  /** Ends every worker this process started and has not seen end, at once (the host must exit now). Synchronous; returns how many. */
+  endAllNow(): number;
+}
+
+/** The pid a status row shows for a worker: the local runtime's tag, null elsewhere. */
+export function displayPid(tags: Readonly<Record<string, number | string>>): number | null {
+  return typeof tags.pid === "number" ? tags.pid : null;
+}

@@ -1,0 +1,48 @@
+// The worker runtimes by the name config `runtime` gives (schemas/config-sandbox.ts, RUNTIME_NAMES): one
+// entry per name, which the type below holds to (a name without an implementation fails to
+// compile). Each runtime is made once per host process: it keeps what it started (the local
+// runtime's live process groups, for an exit that must end them at once).
+import type { FleetConfig, RuntimeName } from "../../schemas/config.js";
+import { LocalRuntime } from "./local/runtime.js";
+import { SandboxRuntime } from "./sandbox/runtime.js";
+import { runtimeOf, runtimeStep } from "./sandbox/index.js";
+import type { RecordedWorker, WorkerRuntime } from "../runtime/port.js";
+
+const FACTORIES: { readonly [name in RuntimeName]: () => WorkerRuntime } = {
+  local: () => new LocalRuntime(),
+  // A sandboxed worker is a local process (the sandbox's launcher): the one local runtime keeps it.
+  sandbox: () => new SandboxRuntime(workerRuntime("local")),
+};
+
+const made = new Map<RuntimeName, WorkerRuntime>();
+
+/** The runtime a config names. */
+export function workerRuntime(name: RuntimeName): WorkerRuntime {
+  let runtime = made.get(name);
+  if (!runtime) {
+    runtime = FACTORIES[name]();
+    made.set(name, runtime);
+  }
+  return runtime;
+}
+
+/** Every runtime's recorded workers under a repository's run directory (status reads them with or without a fleet running). */
+export async function recordedWorkers(runDir: string): Promise<RecordedWorker[]> {
+  const names = Object.keys(FACTORIES) as RuntimeName[];
+  return (await Promise.all(names.map((name) => workerRuntime(name).recorded(runDir)))).flat();
+}
+
+/** Ends every worker any runtime of this process started and has not seen end; returns how many. */
+export function endAllWorkersNow(): number {
+  let ended = 0;
+  for (const runtime of made.values()) ended += runtime.endAllNow();
+  return ended;
+}
+
+/** The runtime in force for a fleet: AFK_RUNTIME in the host's environment, else config `runtime` (sandbox/index.ts). */
+export function runtimeFor(config: FleetConfig, env?: Readonly<Record<string, string | undefined>>): WorkerRuntime {
+  return workerRuntime(runtimeOf(config, env));
+}
+
+/** The start's preflight and doctor line for the runtime in force; throws the refusal (with the install command) when `refuse`. */
+export const runtimePreflight = runtimeStep;
