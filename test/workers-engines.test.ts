@@ -91,6 +91,34 @@ describe("the start's engine check", () => {
   });
 });
 
+describe("routes refused at start, each with the key and the fix", () => {
+  const env = { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: process.env.HOME ?? "/tmp", SHELL: "/bin/sh" };
+  const engines = { claude: { binary: join(BIN, "claude") }, codex: { binary: join(BIN, "codex") } };
+  const rows: Array<{ name: string; input: { engine?: string; model?: string; worker_command?: string }; config: Record<string, unknown>; refused: RegExp }> = [
+    { name: "a selector naming an unknown engine", input: { engine: "claude" }, config: { engines, selectors: [{ label: "docs", engine: "cluade" }] }, refused: /project_start refused: selectors\.0\.engine: unknown engine "cluade": use one of claude, codex, command, gemini, or define it under "engines"/ },
+    { name: "a selector's model that is not a model id", input: { engine: "claude" }, config: { engines, selectors: [{ label: "docs", model: "-rf" }] }, refused: /project_start refused: selectors\.0\.model: "-rf" is not a model id/ },
+    { name: "a ladder rung naming an engine whose binary is missing", input: { engine: "claude" }, config: { engines: { ...engines, gemini: { binary: "afk-no-such-agent" } }, routing: { ladder: [{ engine: "gemini" }] } }, refused: /engines\.gemini\.binary: "afk-no-such-agent" is not found on the workers' PATH/ },
+    { name: "a selector routing to an opaque command", input: { engine: "claude" }, config: { engines: { ...engines, mine: { command: "sh agent.sh" } }, selectors: [{ label: "docs", engine: "mine" }] }, refused: /selectors\.0\.engine: mine is an opaque command: a route names an agent CLI engine/ },
+    { name: "a price table missing the model a selector routes to", input: { engine: "claude" }, config: { engines, prices: { "gpt-5": { input_per_mtok: 1.25, output_per_mtok: 10 } }, selectors: [{ label: "docs", engine: "codex", model: "gpt-9" }] }, refused: /selectors\.0\.model: no price for model "gpt-9" .* add prices\.gpt-9/ },
+    { name: "a price table missing a configured engine's default model", input: { engine: "claude" }, config: { engines: { ...engines, codex: { binary: join(BIN, "codex"), default_model: "o3" } }, prices: { "gpt-5": { input_per_mtok: 1.25, output_per_mtok: 10 } } }, refused: /engines\.codex\.default_model: no price for model "o3"/ },
+    { name: "a selector's route on an opaque worker_command start", input: { worker_command: "sh agent.sh" }, config: { selectors: [{ label: "docs", engine: "codex" }] }, refused: /project_start refused: selectors\.0: a selector's engine and model route an engine start; start with engine/ },
+    { name: "a ladder on an opaque worker_command start", input: { worker_command: "sh agent.sh" }, config: { routing: { ladder: [{ model: "x" }] } }, refused: /project_start refused: routing\.ladder: the ladder routes an engine start/ },
+  ];
+  for (const row of rows) it(row.name, async () => assert.rejects(engineForStart(row.input, config(row.config), env), row.refused));
+
+  it("verifies every engine a route or the config names, and says so in the step", async () => {
+    const ok = await engineForStart({ engine: "claude", model: "claude-sonnet-4-5" }, config({ engines, selectors: [{ label: "docs", engine: "codex", model: "gpt-5" }, { label: "ready-for-agent" }] }), env);
+    assert.deepEqual(Object.keys(ok.engines).sort(), ["claude", "codex"]);
+    assert.match(ok.step!, /; routes selector 1: codex gpt-5; also verified: codex \(codex-cli \d+\.\d+\.\d+\)$/);
+  });
+
+  it("a selector's engine is a config key: not an engine name is refused by the schema, naming the key", () => {
+    const r = FleetConfigSchema.safeParse({ selectors: [{ label: "docs", engine: "Claude Code" }] });
+    assert.equal(r.success, false);
+    assert.deepEqual(r.error!.issues[0]!.path, ["selectors", 0, "engine"]);
+  });
+});
+
 describe("spend read from the CLIs' output", () => {
   it("claude: the result line's total_cost_usd and usage (captured from 2.1.197)", () => {
     const reader = new SpendReader("claude", "claude-json", null, {});

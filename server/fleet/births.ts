@@ -39,6 +39,7 @@ export class Births {
   /** Our claims' shas as last seen or made: the fence of an exit checkpoint. */
   private readonly claimShas = new Map<number, string>();
   private readonly checkpoints: Checkpoints;
+  private selectorRoutes: WorkingSet["selector_routes"] | null = null;
   /** Every exited worker's spend, per issue and per UTC day. */
   readonly spend = new SpendLedger();
 
@@ -74,9 +75,10 @@ export class Births {
     return restored;
   }
 
-  /** This tick's claims: their shas fence the exit checkpoints. */
+  /** This tick's claims: their shas fence the exit checkpoints. And the routes its selectors name. */
   observe(set: WorkingSet): void {
     for (const claim of set.mine) this.claimShas.set(claim.issue, claim.sha);
+    this.selectorRoutes = set.selector_routes ?? null;
   }
 
   /** The periodic checkpoint of each running worker (not reviewer) whose period is up. */
@@ -142,7 +144,7 @@ export class Births {
 
   /**
    * The command and engine of this attempt by its route (server/state/route.ts): the issue's
-   * labels, the ladder rung, else the start's. A label naming an engine the start did not verify
+   * labels, the ladder rung, its selector's, else the start's. A label naming an engine the start did not verify
    * is not followed: the start's engine runs, and the supervisor lane says why and how to fix it.
    */
   private routed(issue: SnapshotIssue, attempt: number): { command: string; engine: EngineChoice } | null {
@@ -150,7 +152,7 @@ export class Births {
     const start = registration.engine;
     if (start === null) return null;
     const ladder = registration.config.routing.ladder;
-    let route = routeFor({ start: { engine: start.name, model: start.model }, ladder }, issue.labels, attempt);
+    let route = routeFor({ start: { engine: start.name, model: start.model }, ladder }, issue.labels, attempt, this.selectorRoutes?.get(issue.number));
     const paused = this.host.guard.enginePaused(route.engine);
     if (paused) {
       // Failover: the next healthy engine of the route (the start's, then the ladder's). No attempt is spent.
@@ -244,6 +246,12 @@ export class Births {
     }
     this.host.nudge();
   }
+}
+
+/** The engines an `afk-engine/` label may name in this fleet's frontier: those verified at its start (none for an opaque command). */
+export function routableEngines(registration: Pick<Registration, "engine" | "engines">): { engines: string[] } {
+  if (registration.engine === null) return { engines: [] };
+  return { engines: Object.keys(registration.engines ?? { [registration.engine.name]: registration.engine }).sort() };
 }
 
 /** An attempt's spend in the ledger's shape: what is unknown stays out ("unknown" when nothing is known). */

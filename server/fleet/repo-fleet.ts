@@ -30,7 +30,7 @@ import type { FleetDeps, Registration } from "./registration.js";
 import { errorData, errorText, supervisorLog, type SupervisorLog } from "./supervisor-log.js";
 import { afterTick, emptyReport, PhaseTimer, summaryLine, type TickReport } from "./tick-report.js";
 import { workerRows, type BirthInput, type WorkerRow } from "./worker-runs.js";
-import { Births } from "./births.js";
+import { Births, routableEngines } from "./births.js";
 import { budgetFacts, budgetText, dayBudgetHold, type SpendView } from "./spend-ledger.js";
 import { RunLimits } from "./run-limits.js";
 import { doneEpics } from "../state/epics.js";
@@ -330,7 +330,7 @@ export class RepoFleet implements FleetRuntime {
       timer.mark("gather");
       timer.doing("reading local facts (worktrees, workers)");
       this.deps.lease.observe(snapshot.heartbeats);
-      let set = rebuild(snapshot, this.registration.config, this.registration.instance, now);
+      let set = rebuild(snapshot, this.registration.config, this.registration.instance, now, routableEngines(this.registration));
       this.ledger.queuedNow(set.frontier.dispatch.map((d) => d.number));
       if (this.guard.hasUnswept()) {
         // The breaker owns these issues now: no decision of this tick may retry or continue them.

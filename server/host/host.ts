@@ -315,7 +315,7 @@ export class FleetHost implements Host {
       target: input.target,
       workerCommand: input.worker_command,
       ...(input.selectors
-        ? { selectors: input.selectors.map((sel) => ({ label: sel.label === undefined ? running.project.registration.config.labels.ready : sel.label, issues: sel.issues ?? null, tags: sel.tags ?? [], user: sel.user ?? null, epic: sel.epic ?? null, milestone: sel.milestone ?? null, blockers: sel.blockers ?? true })) }
+        ? { selectors: input.selectors.map((sel) => ({ label: sel.label === undefined ? running.project.registration.config.labels.ready : sel.label, issues: sel.issues ?? null, tags: sel.tags ?? [], user: sel.user ?? null, epic: sel.epic ?? null, milestone: sel.milestone ?? null, blockers: sel.blockers ?? true, ...(sel.engine ? { engine: sel.engine } : {}), ...(sel.model ? { model: sel.model } : {}) })) }
         : {}),
     });
     return { registration: registrationView(running.project), plan: null, message: resizeMessage(running.project, was, input) };
