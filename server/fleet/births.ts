@@ -14,6 +14,7 @@ import type { FleetLedger } from "./fleet-ledger.js";
 import { discussion, type BriefComment } from "../workers/brief-comments.js";
 import { adopt, birth, type BirthInput, type RunDeps, type WorkerRun } from "./worker-runs.js";
 import { SpendLedger } from "./spend-ledger.js";
+import { FleetBudgets } from "./budgets.js";
 import { routeFor } from "../state/route.js";
 import { engineCommand, engineProfile } from "../workers/engines.js";
 import { queryLane } from "../lanes/index.js";
@@ -42,9 +43,14 @@ export class Births {
   private selectorRoutes: WorkingSet["selector_routes"] | null = null;
   /** Every exited worker's spend, per issue and per UTC day. */
   readonly spend = new SpendLedger();
+  /** The fleet's budgets and the host's. */
+  readonly budgets: FleetBudgets;
 
   constructor(private readonly host: BirthsHost) {
     const { deps, registration } = host;
+    const alive = (): number => host.memory.runs().filter((r) => !r.exitFacts).length;
+    this.budgets = new FleetBudgets(() => host.registration.config.budget, this.spend, alive, deps.hostBudget ?? null);
+    deps.hostBudget?.track(registration.repo.toLowerCase(), { spentOn: (at) => this.spend.day(at), alive });
     this.checkpoints = new Checkpoints({
       workRepo: deps.workRepo,
       lease: deps.lease,
@@ -100,6 +106,13 @@ export class Births {
     if (existing && !existing.exitFacts) return true;
     // A tick already acting when a stop arrived must not start a worker after stop killed the rest.
     if (this.host.stopping()) return false;
+    // The host's max_workers: a slot is taken before the first await, so two fleets of the host
+    // cannot both take the last one. None free: no worker, no death counted; a later tick recovers the claim.
+    const slot = this.budgets.reserve();
+    if (slot === null) {
+      log("info", "birth_held", `#${issue.number}: not started: ${this.host.deps.hostBudget?.workersHold()?.reason ?? "the host's max_workers is reached"}`, issue.number);
+      return false;
+    }
     const cfg = registration.config;
     try {
       const routed = review ? null : this.routed(issue, attempt);
@@ -139,6 +152,8 @@ export class Births {
       log("error", "birth_failed", `#${issue.number}: could not start a ${review ? "reviewer" : "worker"}: ${(error as Error).message}`, issue.number, errorData(error));
       if (this.host.guard.recordDeath(issue.number, attempt, 0, false, false, [(error as Error).message])) this.host.nudge();
       return false;
+    } finally {
+      slot();
     }
   }
 

@@ -31,7 +31,7 @@ import { errorData, errorText, supervisorLog, type SupervisorLog } from "./super
 import { afterTick, emptyReport, PhaseTimer, summaryLine, type TickReport } from "./tick-report.js";
 import { workerRows, type BirthInput, type WorkerRow } from "./worker-runs.js";
 import { Births, routableEngines } from "./births.js";
-import { budgetFacts, budgetText, dayBudgetHold, type SpendView } from "./spend-ledger.js";
+import type { SpendView } from "./spend-ledger.js";
 import { RunLimits } from "./run-limits.js";
 import { doneEpics } from "../state/epics.js";
 import { drainClaims, releasedBoard } from "./drain.js";
@@ -277,11 +277,11 @@ export class RepoFleet implements FleetRuntime {
   workerRows(): WorkerRow[] { return workerRows(this.memory.runs()); }
 
   births(): { paused: boolean; reason: string | null; until: string | null } {
-    const paused = this.guard.paused(this.stopping) ?? dayBudgetHold(this.registration.config.budget, this.birthing.spend, this.deps.clock());
+    const paused = this.guard.paused(this.stopping) ?? this.birthing.budgets.hold(this.deps.clock());
     return { paused: paused !== null, reason: paused?.reason ?? null, until: paused?.until?.toISOString() ?? null };
   }
 
-  spend(): SpendView { return this.birthing.spend.view(this.deps.clock(), budgetText(this.registration.config.budget)); }
+  spend(): SpendView { return this.birthing.budgets.view(this.deps.clock()); }
 
   report(): TickReport | null { return this.lastReport; }
 
@@ -368,7 +368,7 @@ export class RepoFleet implements FleetRuntime {
       const decision = decide({
         set: landing.size > 0 ? { ...set, mine: set.mine.filter((m) => !landing.has(m.issue)) } : set,
         local,
-        target: this.registration.target,
+        target: this.birthing.budgets.target(this.registration.target),
         retry: this.registration.config.retry,
         autoMerge: this.registration.autoMerge,
         birthsPaused: paused !== null,
@@ -378,7 +378,7 @@ export class RepoFleet implements FleetRuntime {
         oneLandingPerTick: this.registration.config.gate.ci === "required",
         trainMax: this.landing.trainsOff ? 1 : trainMax(this.registration.config, snapshot.requiredChecks),
         review: this.registration.config.review.command !== null ? { maxRounds: this.registration.config.review.max_rounds } : null,
-        budget: budgetFacts(this.registration.config.budget, this.birthing.spend, now),
+        budget: this.birthing.budgets.facts(now),
         epicsDone: this.registration.config.epics.close_when_done ? doneEpics(snapshot.issues, set.frontier.excluded, this.registration.config.selectors) : [],
         ...conflictFacts,
       });

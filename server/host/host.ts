@@ -30,6 +30,8 @@ import { parseSlug, formatSlug } from "../gh/slug.js";
 import { preconditionsPass } from "./preconditions.js";
 import { abandon, handOver } from "./leaving.js";
 import { engineForStart } from "./engine-start.js";
+import { readHostConfig } from "./host-config.js";
+import { HostBudget } from "../fleet/host-budget.js";
 
 export interface HostOptions {
   env?: NodeJS.ProcessEnv;
@@ -59,6 +61,8 @@ export class FleetHost implements Host {
   private readonly accessFor = new Map<string, RepoAccess>();
   /** Namespace probes that succeeded, per repository, namespace and token (never the token itself). */
   private readonly probes = new Map<string, NamespaceProbe>();
+  /** The host-wide day budget and max_workers (host.json), shared by every fleet here. */
+  readonly hostBudget = new HostBudget();
 
   constructor(private readonly options: HostOptions = {}) {
     this.instance = options.instance ?? newInstanceId();
@@ -245,6 +249,7 @@ export class FleetHost implements Host {
       // An engine is checked by a dry run too (its binary, version, provider): that is what a dry run is for.
       const chosen = input.dry_run && input.engine === undefined ? null : await engineForStart(input, conn.config, env);
       if (chosen?.step) onStep(chosen.step);
+      this.hostBudget.set(await readHostConfig(stateDir(hostEnv)));
       if (input.dry_run || chosen === null) {
         return { registration: null, plan: pagePlan(plan, false), message: failed.length ? `dry run: ${failed.length} precondition(s) fail: ${failed.map((p) => p.message).join("; ")}` : "dry run: a start would be accepted; nothing was done" };
       }
@@ -286,6 +291,7 @@ export class FleetHost implements Host {
         clock: this.clock,
         timeScale: this.options.timeScale ?? 1,
         env,
+        hostBudget: this.hostBudget,
       });
       this.running.set(key, project);
       this.accessFor.set(key, connected);

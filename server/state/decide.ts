@@ -43,6 +43,8 @@ export interface LocalClaim {
   reviewer?: "running" | "exited";
   /** The PR's head is not the pinned (reviewed) head but a clean sync merge of it with the base. */
   pinHolds?: boolean;
+  /** For an exited worker: the fleet ended it past `budget.usd_per_attempt`, and what it spent: the attempt failed, whatever it committed. */
+  overBudget?: string | null;
 }
 
 export interface DecideInput {
@@ -319,6 +321,10 @@ export function decide(given: DecideInput): Decision {
       // and the claim is kept with its PR. A killed one's commits may be half-done: release.
       if (local.worker === "exited" && local.outcome === "commits" && !local.killed) actions.push({ kind: "open_pr", issue: claim.issue, sha: claim.sha });
       else actions.push({ kind: "release", issue: claim.issue, sha: claim.sha, why: "the project is stopping and the claim has no PR", killWorker: false });
+      continue;
+    }
+    if (local.worker === "exited" && local.overBudget) {
+      actions.push(failureAction(claim, input, { kind: "no_result", why: local.overBudget }));
       continue;
     }
     if (local.worker === "exited" && local.outcome === "commits") {
