@@ -31,6 +31,8 @@ export interface WorkersSpec {
    * per-attempt budget the fleet checks at every line: the cost of metering, beside the quiet 20.
    */
   metered?: boolean;
+  /** The same output as the metered workers through an opaque worker_command (usage "none"): what printing costs without the metering ("workers-printing"). */
+  printing?: boolean;
 }
 
 export const DEFAULT_WORKERS: WorkersSpec = { workers: 20, windowSeconds: 15, timeScale: 0.2, birthTimeoutSeconds: 75 };
@@ -42,8 +44,8 @@ const METERED_WORKER = `cat >/dev/null; while true; do echo '{"type":"turn.compl
 
 export function workersSection(spec: WorkersSpec = DEFAULT_WORKERS): Section {
   return {
-    name: spec.metered ? "workers-metered" : "workers",
-    summary: `host CPU and memory with ${spec.workers} live, ${spec.metered ? "metered (a usage line a second each, read and checked against budget.usd_per_attempt)" : "quiet"} workers, ticks every ~${round(5 * spec.timeScale, 2)} s`,
+    name: spec.metered ? "workers-metered" : spec.printing ? "workers-printing" : "workers",
+    summary: `host CPU and memory with ${spec.workers} live, ${spec.metered ? "metered (a usage line a second each, read and checked against budget.usd_per_attempt)" : spec.printing ? "printing (the metered workers' line a second each, unmetered: an opaque command)" : "quiet"} workers, ticks every ~${round(5 * spec.timeScale, 2)} s`,
     async run(ctx: BenchContext): Promise<SectionResult> {
       const repo = "bench/workers";
       ctx.log(`starting the forge with ${spec.workers} ready issues`);
@@ -65,7 +67,7 @@ export function workersSection(spec: WorkersSpec = DEFAULT_WORKERS): Section {
               budget: { usd_per_attempt: 1000 },
             },
           }
-        : { worker_command: QUIET_WORKER, config };
+        : { worker_command: spec.printing ? METERED_WORKER : QUIET_WORKER, config };
       await fleet.host.start({ repo, ...worker, target: spec.workers, auto_merge: true });
 
       // Births: wait until every worker is running.
@@ -179,7 +181,7 @@ export function workersSection(spec: WorkersSpec = DEFAULT_WORKERS): Section {
         figures,
         details: { tick_ms: tickMs, window_by_route: acc.by_route, time_scale: spec.timeScale },
         notes: [
-          `worker command: ${JSON.stringify(spec.metered ? METERED_WORKER : QUIET_WORKER)}; time scale ${spec.timeScale}, pacing.busy_seconds 5 (ticks every ~${round(5 * spec.timeScale, 2)} s after the last one ends)`,
+          `worker command: ${JSON.stringify(spec.metered || spec.printing ? METERED_WORKER : QUIET_WORKER)}; time scale ${spec.timeScale}, pacing.busy_seconds 5 (ticks every ~${round(5 * spec.timeScale, 2)} s after the last one ends)`,
           `window requests: ${acc.total} total, ${acc.counted} counted, ${acc.not_modified} answered 304`,
         ],
       };

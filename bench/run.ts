@@ -34,6 +34,7 @@ const SECTIONS: Section[] = [
   snapshotSection(),
   rebuildSection,
   workersSection(),
+  workersSection({ ...DEFAULT_WORKERS, printing: true }),
   workersSection({ ...DEFAULT_WORKERS, metered: true }),
   landingSection("local"),
   landingSection("required"),
