@@ -54,10 +54,12 @@ describe("engine profiles build the command line", () => {
   });
 
   it("refuses budgets that are not positive numbers, naming the key", () => {
-    for (const bad of [0, -1, "5"]) {
-      const r = FleetConfigSchema.safeParse({ budget: { usd_per_day: bad } });
-      assert.equal(r.success, false);
-      assert.deepEqual(r.error!.issues[0]!.path, ["budget", "usd_per_day"]);
+    for (const key of ["usd_per_day", "usd_per_issue", "usd_per_attempt"]) {
+      for (const bad of [0, -1, "5", Number.POSITIVE_INFINITY]) {
+        const r = FleetConfigSchema.safeParse({ budget: { [key]: bad } });
+        assert.equal(r.success, false, `${key}: ${String(bad)}`);
+        assert.deepEqual(r.error!.issues[0]!.path, ["budget", key]);
+      }
     }
   });
 });
