@@ -8,10 +8,12 @@
 // - only server/workers spawns processes (node:child_process, execa, simple-git), except where
 //   a process is the thing itself: server/gh/git.ts (git is the transport to GitHub's repositories)
 //   and server/gh/auth.ts (`gh auth token`); the local forge, which stands in for GitHub
-//   (git http-backend, its bare repository); and the demo's CI runner and scripted worker.
+//   (git http-backend, its bare repository); the demo's CI runner and scripted worker; and the
+//   runtimes (server/runtimes/: a worker's sandbox is a process tree of its own).
 // Type-only imports count: a type is a dependency too.
 import js from "@eslint/js";
 import tseslint from "typescript-eslint";
+import { roomsRule } from "./scripts/rooms.mjs";
 
 const OCTOKIT = { regex: "^@octokit/", message: "only server/gh talks to GitHub: go through the Forge interface (server/gh/forge.ts)" };
 const SPAWN = {
@@ -30,6 +32,12 @@ export default tseslint.config(
       "@typescript-eslint/no-explicit-any": "error",
     },
   },
+  // Which room may import which (scripts/rooms.mjs, the table of docs/architecture.md "Rooms").
+  {
+    files: ["server/**/*.ts", "schemas/**/*.ts"],
+    plugins: { afk: { rules: { rooms: roomsRule } } },
+    rules: { "afk/rooms": "error" },
+  },
   {
     files: ["server/**/*.ts"],
     ignores: ["server/cli/print.ts"],
@@ -42,14 +50,25 @@ export default tseslint.config(
   // earlier one's rule, not add to it).
   {
     files: ["server/**/*.ts"],
-    ignores: ["server/state/**", "server/tools/**", "server/dashboard/**", "server/gh/**", "server/workers/**", "server/localforge/**", "server/demo/**"],
+    ignores: ["server/state/**", "server/tools/**", "server/dashboard/**", "server/gh/**", "server/workers/**", "server/runtimes/**", "server/localforge/**", "server/demo/**"],
     rules: { "no-restricted-imports": restrict(OCTOKIT, SPAWN) },
   },
   {
     files: ["server/state/**/*.ts"],
+    ignores: ["server/state/decide/**"],
     rules: {
       "no-restricted-imports": restrict({
         regex: "^(?!\\./|\\.\\./\\.\\./schemas/|node:crypto$)",
+        message: "server/state is the pure core: it imports only its own files and the schemas; what it needs of GitHub is a port (server/state/ports.ts)",
+      }),
+    },
+  },
+  {
+    // decide's concerns, one floor down: the core's files are "../", the schemas "../../../schemas/".
+    files: ["server/state/decide/**/*.ts"],
+    rules: {
+      "no-restricted-imports": restrict({
+        regex: "^(?!\\./|\\.\\./(?!\\.\\./)|\\.\\./\\.\\./\\.\\./schemas/|node:crypto$)",
         message: "server/state is the pure core: it imports only its own files and the schemas; what it needs of GitHub is a port (server/state/ports.ts)",
       }),
     },
@@ -78,7 +97,7 @@ export default tseslint.config(
     rules: { "no-restricted-imports": restrict(SPAWN) },
   },
   {
-    files: ["server/workers/**/*.ts", "server/localforge/**/*.ts", "server/demo/**/*.ts"],
+    files: ["server/workers/**/*.ts", "server/runtimes/**/*.ts", "server/localforge/**/*.ts", "server/demo/**/*.ts"],
     rules: { "no-restricted-imports": restrict(OCTOKIT) },
   },
 );

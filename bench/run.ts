@@ -29,6 +29,11 @@ import { trainsSection } from "./trains.js";
 import { ledgerSection } from "./ledger.js";
 import { dashboardSection } from "./dashboard.js";
 import { enginesSection } from "./engines.js";
+import { sandboxSection } from "./sandbox.js";
+
+// The fleet sections measure the fleet, with scripted workers that read and mark files outside
+// their worktrees: they run with runtime "local"; the sandbox section measures the sandbox.
+process.env.AFK_RUNTIME ??= "local";
 
 const SECTIONS: Section[] = [
   snapshotSection(),
@@ -50,6 +55,7 @@ const SECTIONS: Section[] = [
   ledgerSection,
   dashboardSection,
   enginesSection,
+  sandboxSection,
 ];
 
 const USAGE = `Usage: node dist/bench/run.js [--only NAME[,NAME]]... [--list]

@@ -1,6 +1,6 @@
 // Nearest names: the valid key or value a typo most likely meant, so that an unknown config
 // key or tool argument is answered with "did you mean ...". Shared by the config and the tools.
-import type { z } from "zod";
+import { z } from "zod";
 
 export function normalizeKey(key: string): string {
   return key
@@ -71,4 +71,9 @@ export function unknownKeyError(keys: readonly string[]): (issue: z.core.$ZodRaw
     const more = issue.keys.length - shown.length;
     return `${named}${valid}${more > 0 ? `; … and ${more} more unknown key(s), ${issue.keys.length} in all` : ""}`;
   };
+}
+
+/** The strict object an input shape describes (a tool's, a daemon method's): `additionalProperties: false`, typos named. */
+export function strictInput<I extends z.ZodRawShape>(shape: I): z.ZodObject<I, z.core.$strict> {
+  return z.strictObject(shape, { error: unknownKeyError(Object.keys(shape)) });
 }

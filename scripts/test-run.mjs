@@ -31,7 +31,10 @@ if (!command) {
 }
 // Short: the daemon tests put a Unix socket (at most ~100 bytes of path) under it.
 const root = mkdtempSync(join(tmpdir(), "afk-t-"));
-const child = spawn(command, args, { stdio: "inherit", env: { ...process.env, TMPDIR: root } });
+// The suite's workers are scripted fleet fixtures (marker files in temp dirs, plans read from
+// outside their worktrees): they run with runtime "local" unless a run asks otherwise; the
+// sandbox's own tests choose "sandbox" explicitly (docs/architecture.md, "Workers in a sandbox").
+const child = spawn(command, args, { stdio: "inherit", env: { AFK_RUNTIME: "local", ...process.env, TMPDIR: root } });
 let interrupted = null;
 for (const [signal, code] of [["SIGINT", 130], ["SIGTERM", 143], ["SIGHUP", 129]]) {
   process.on(signal, () => {

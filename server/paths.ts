@@ -13,3 +13,8 @@ export function stateDir(env: NodeJS.ProcessEnv = process.env): string {
 export function controlRepoDir(root: string, owner: string, name: string): string {
   return join(root, "repos", owner.toLowerCase(), `${name.toLowerCase()}.git`);
 }
+
+/** The daemon's directory in a state dir: its socket, lock, registrations and its lane (`daemon.jsonl`, logs {lane: "daemon"}). */
+export function daemonDir(env: NodeJS.ProcessEnv = process.env): string {
+  return join(stateDir(env), "daemon");
+}

@@ -165,6 +165,22 @@ describe("real agent CLIs as engines, against a scripted model API on loopback",
     assert.equal(restarted.workers.length, 0, "no worker was born after the restart");
   });
 
+  it("claude lands an issue under the sandbox runtime: the scripted model on 127.0.0.1 is reached through the sandbox's forwarder", async () => {
+    const { forge, dir, home } = await project();
+    const model = await startScriptedModel({ script: SCRIPT, prices: PRICES });
+    cleanups.push(() => model.close());
+    const [n] = (await readyIssues(forge, ["Sandboxed task"])) as [number];
+    const host = fleetHost(forge, dir, cleanups, { ...cliEnv(model, home), AFK_RUNTIME: "sandbox" });
+    const steps: string[] = [];
+    await host.start({ repo: forge.repo, engine: "claude", model: CLAUDE_MODEL, target: 1, auto_merge: true, config: baseConfig({ claude: { binary: join(BIN, "claude") } }) }, (step) => steps.push(step));
+    assert.ok(steps.some((s) => s.startsWith("runtime sandbox (bubblewrap")), steps.join("\n"));
+    await waitFor(`#${n} landed and closed`, async () => (await issueOf(forge, n)).state === "closed", { deadlineMs: 5 * 60_000, intervalMs: 500, explain: () => supervisorText(host, forge) });
+    const lines = ((await host.logs({ repo: forge.repo, lane: "worker", tail_lines: 2000 })).records as Array<{ msg?: unknown }>).map((r) => String(r.msg));
+    assert.ok(lines.some((l) => l.startsWith("afk-mcp sandbox: bubblewrap;") && l.includes(model.url.replace("http://", ""))), "the worker ran sandboxed, its base URL's host allowed");
+    assert.equal((await git(forge.bareRepo, "show", `main:work-${n}.txt`)).stdout.trim(), `work for ${n}`);
+    assert.ok(model.turns.length >= 3, "the CLI reached the scripted model from inside the sandbox");
+  });
+
   it("the real claude's answer to a plan-limit 429 pauses births as a usage limit: no breaker trip, no attempt spent", async () => {
     const { forge, dir, home } = await project();
     const model = await startScriptedModel({ script: SCRIPT, prices: PRICES, rateLimited: { resetEpochSeconds: Math.floor(Date.now() / 1000) + 3 * 3600 } });

@@ -64,9 +64,11 @@ describe("doctor: the token and its scopes, against the local forge", () => {
     const checks = await runDoctor({ env: env({ GITHUB_API_URL: forge.apiUrl, GITHUB_TOKEN: token }), nodeVersion: "24.1.0" });
     assert.deepEqual(
       checks.map((c) => c.name),
-      ["node", "git", "api_url", "token", "scopes", "state_dir", "codex"],
+      ["node", "git", "api_url", "token", "scopes", "state_dir", "codex", "runtime"],
     );
     const c = byName(checks);
+    // The suite runs with AFK_RUNTIME=local (scripts/test-run.mjs) unless asked otherwise; the sandbox's own line is runtimes-sandbox's.
+    assert.match(c.runtime.detail, /^runtime (local: workers run as this user|sandbox \(bubblewrap)/);
     for (const name of ["node", "git", "api_url", "token", "scopes", "state_dir"] as const) assert.equal(c[name].status, "ok", `${name}: ${c[name].detail}`);
     assert.match(c.token.detail, /^from GITHUB_TOKEN, signed in as classic-full; \d+ of 5000 requests left/);
     assert.equal(c.scopes.detail, "classic token scopes: repo, workflow, read:org");

@@ -6,6 +6,7 @@ import { describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { readdirSync, readFileSync, existsSync, statSync } from "node:fs";
 import { dirname, join, relative, resolve } from "node:path";
+import { pathToFileURL } from "node:url";
 import ts from "typescript";
 import { ESLint } from "eslint";
 import { stronglyConnected } from "../server/state/dependencies.js";
@@ -39,6 +40,17 @@ function importsOf(file: string): string[] {
     targets.push(target);
   }
   return targets;
+}
+
+type ZoneCase = { path: string; code: string; allowed: boolean };
+
+/** Lints each probe file's text as if it were at its path: one message of `rule` when refused, none when allowed. */
+async function probe(eslint: ESLint, rule: string, cases: ZoneCase[]): Promise<void> {
+  for (const c of cases) {
+    const [result] = await eslint.lintText(c.code, { filePath: join(ROOT, c.path) });
+    const zone = result!.messages.filter((m) => m.ruleId === rule);
+    assert.equal(zone.length, c.allowed ? 0 : 1, `${c.path}: ${c.code.split("\n")[0]} → ${JSON.stringify(zone.map((m) => m.message))}`);
+  }
 }
 
 describe("the house", () => {
@@ -98,7 +110,7 @@ describe("the house", () => {
 
   it("lint zones: the core, the tools, GitHub and processes each stay in their room", { timeout: 120_000 }, async () => {
     const eslint = new ESLint({ cwd: ROOT });
-    const cases: Array<{ path: string; code: string; allowed: boolean }> = [
+    const cases: ZoneCase[] = [
       { path: "server/state/zone-probe.ts", code: `import type { Forge } from "../gh/forge.js";\nexport type X = Forge;\n`, allowed: false },
       { path: "server/state/zone-probe.ts", code: `import type { FleetConfig } from "../../schemas/config.js";\nexport type X = FleetConfig;\n`, allowed: true },
       { path: "server/state/zone-probe.ts", code: `import { readFile } from "node:fs/promises";\nexport const x = readFile;\n`, allowed: false },
@@ -110,10 +122,58 @@ describe("the house", () => {
       { path: "server/workers/zone-probe.ts", code: `import { execa } from "execa";\nexport const x = execa;\n`, allowed: true },
       { path: "server/gh/zone-probe.ts", code: `import { spawn } from "child_process";\nexport const x = spawn;\n`, allowed: false },
     ];
-    for (const c of cases) {
-      const [result] = await eslint.lintText(c.code, { filePath: join(ROOT, c.path) });
-      const zone = result!.messages.filter((m) => m.ruleId === "no-restricted-imports");
-      assert.equal(zone.length, c.allowed ? 0 : 1, `${c.path}: ${c.code.split("\n")[0]} → ${JSON.stringify(zone.map((m) => m.message))}`);
+    await probe(eslint, "no-restricted-imports", cases);
+  });
+
+  /** scripts/rooms.mjs: the rooms' table the linter's afk/rooms rule keeps. */
+  type RoomTable = { ROOMS: Record<string, { floor: number; may: string[] }>; roomOf(file: string): string | null };
+  const rooms = (): Promise<RoomTable> => import(pathToFileURL(join(ROOT, "scripts", "rooms.mjs")).href) as Promise<RoomTable>;
+
+  it("every folder of server/ is a room, and every room's imports run down a floor", async () => {
+    const { ROOMS, roomOf } = await rooms();
+    const found = new Set(files.map((f) => roomOf(f)).filter((r): r is string => r !== null));
+    assert.deepEqual([...found].filter((r) => !(r in ROOMS)).sort(), [], "folders of server/ missing from scripts/rooms.mjs");
+    assert.deepEqual(Object.keys(ROOMS).filter((r) => !found.has(r)).sort(), [], "rooms in scripts/rooms.mjs with no file");
+    const up = Object.entries(ROOMS).flatMap(([room, { floor, may }]) => may.filter((m) => !(m in ROOMS) || ROOMS[m]!.floor >= floor).map((m) => `${room} (floor ${floor}) → ${m} (floor ${ROOMS[m]?.floor})`));
+    assert.deepEqual(up, [], "an arrow that does not run down a floor");
+    // And what the files import is what the table allows (the linter says the same, file by file).
+    const arrows = new Set(files.flatMap((f) => importsOf(f).map((t) => [roomOf(f), roomOf(t)] as const)).filter(([a, b]) => a !== b && b !== "leaf").map(([a, b]) => `${a} → ${b}`));
+    const refused = [...arrows].filter((arrow) => {
+      const [from, to] = arrow.split(" → ") as [string, string];
+      return !ROOMS[from]!.may.includes(to);
+    });
+    assert.deepEqual(refused, [], "imports the rooms' table does not allow");
+  });
+
+  it("docs/architecture.md's rooms table says what scripts/rooms.mjs says", async () => {
+    const { ROOMS } = await rooms();
+    const doc = readFileSync(join(ROOT, "docs", "architecture.md"), "utf8");
+    const section = doc.slice(doc.indexOf("## Rooms"), doc.indexOf("## One tick"));
+    const said: Record<string, { floor: number; may: string[] }> = {};
+    for (const line of section.split("\n").filter((l) => l.startsWith("| `"))) {
+      const cells = line.split(" | ");
+      const first = cells[0]!.slice(2);
+      const room = first.startsWith("`schemas/`") ? "schemas" : first.startsWith("`server/server.ts`") ? "mcp" : first.startsWith("`server/bin.ts`") ? "entry" : /^`server\/([a-z-]+)\/`/.exec(first)?.[1];
+      if (room === undefined) continue;
+      const cell = /^floor (\d+): ([^;|]*)/.exec(cells.at(-1)!);
+      assert.ok(cell, `the rooms table's row for ${room} gives no "floor N: rooms"`);
+      said[room] = { floor: Number(cell[1]), may: [...cell[2]!.matchAll(/`([a-z-]+)`/g)].map((m) => m[1]!) };
     }
+    const want = Object.fromEntries(Object.entries(ROOMS).filter(([r]) => r !== "leaf").map(([r, v]) => [r, { floor: v.floor, may: [...v.may] }]));
+    assert.deepEqual(said, want);
+  });
+
+  it("lint zones: the rooms' table bites (afk/rooms), on type imports too", { timeout: 120_000 }, async () => {
+    const eslint = new ESLint({ cwd: ROOT });
+    const cases: ZoneCase[] = [
+      { path: "server/landing/zone-probe.ts", code: `import type { RepoFleet } from "../fleet/repo-fleet.js";\nexport type X = RepoFleet;\n`, allowed: false },
+      { path: "server/landing/zone-probe.ts", code: `import { connect } from "../host/connection.js";\nexport const x = connect;\n`, allowed: false },
+      { path: "server/host/zone-probe.ts", code: `import { daemonPaths } from "../daemon/paths.js";\nexport const x = daemonPaths;\n`, allowed: false },
+      { path: "server/daemon/zone-probe.ts", code: `import { statusTool } from "../tools/status.js";\nexport const x = statusTool;\n`, allowed: false },
+      { path: "server/gh/zone-probe.ts", code: `export { laneDir } from "../lanes/index.js";\n`, allowed: false },
+      { path: "server/fleet/effects/zone-probe.ts", code: `import { landPull } from "../../landing/land.js";\nexport const x = landPull;\n`, allowed: true },
+      { path: "server/landing/zone-probe.ts", code: `import { version } from "../version.js";\nexport const x = version;\n`, allowed: true },
+    ];
+    await probe(eslint, "afk/rooms", cases);
   });
 });

@@ -8,7 +8,7 @@ import { join, relative } from "node:path";
 import { ROOT } from "./support/paths.js";
 
 const DOC = join(ROOT, "docs", "requests.md");
-const ADAPTER = ["server/gh/github-forge.ts", "server/gh/merge-queue.ts"];
+const ADAPTER = ["server/gh/github-forge.ts", "server/gh/branch-rules.ts", "server/gh/merge-queue.ts"];
 
 /** Routes ("GET /repos/...") and GraphQL operation names a source text uses. */
 function routesIn(text: string): Set<string> {

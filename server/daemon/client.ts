@@ -4,7 +4,6 @@
 // every half TTL, so a closed laptop lets it lapse instead of polling on for nobody.
 import type { Socket } from "node:net";
 import { readFile } from "node:fs/promises";
-import { fileURLToPath } from "node:url";
 import { customAlphabet } from "nanoid";
 import type { EventSource, Host, HostEvent, RepoListing, LogsInput, LogsResult, FinalReport, ReportInput, Timeline, TimelineInput, TimelinesInput,
   ProjectResetInput, ProjectResizeInput, ProjectResult, ProjectStartInput, ProjectStopInput, StepListener, StatusInput, StatusResult, TakeoverInput, TakeoverResult } from "../host/api.js";
@@ -12,15 +11,15 @@ import { FleetHost } from "../host/host.js";
 import { originSlug, remoteSlugs } from "../host/connection.js";
 import { UsageError } from "../gh/errors.js";
 import { rejoin } from "./rejoin.js";
-import { formatSlug, parseSlug } from "../gh/slug.js";
-import { Connection, DaemonGone, DaemonUnresponsive, replyDeadlineMs, socketProblem, tryConnect } from "./connection.js";
+import { repoKey } from "../gh/slug.js";
+import { chooseRepo, choiceNote, needRepo, type CallPlace, type RepoChoice } from "../host/default-repo.js";
+import { Connection, DaemonGone, DaemonUnresponsive, replyDeadlineMs } from "./connection.js";
+import { daemonLogHint, daemonUnreachable, reachDaemon, startDaemon } from "./reach.js";
 import { daemonHolder, DaemonUnreachable, stoppedNote } from "./holder.js";
-import { processStartTime } from "../workers/orphans.js";
 import { daemonPaths, SOCKET_PATH_MAX, type DaemonPaths } from "./paths.js";
 import type { DaemonInfo } from "./server.js";
 import { readInstance } from "./identity.js";
 import { sessionEnv } from "./session-env.js";
-import { startDetached } from "../workers/detached.js";
 import { version as ownVersion } from "../version.js";
 import { onDemandIdleExit } from "./idle.js";
 import { Renewal, type RenewAnswer } from "./renewal.js";
@@ -30,12 +29,7 @@ export { DaemonGone, DaemonUnresponsive, DaemonUnreachable };
 /** A call made (or still under way) after the session closed: abandoned, never retried. */
 export class SessionClosed extends UsageError {}
 
-/** How long a daemon that has just taken the lock may take to open its socket before it counts as unreachable. */
-const STARTING_GRACE_MS = 10_000;
-
 export const newSessionId = customAlphabet("0123456789abcdefghijklmnopqrstuvwxyz", 16);
-
-const BIN = fileURLToPath(new URL("../bin.js", import.meta.url));
 
 export interface DaemonClientOptions {
   env?: NodeJS.ProcessEnv;
@@ -139,75 +133,23 @@ export class DaemonClient implements Host, EventSource {
     return `${who} did not answer ${method} within ${seconds}s${pid === undefined ? "" : await stoppedNote(pid)}: run "afk-mcp daemon restart" (it ends that daemon, checked by its start time; a new one takes over its registrations and adopts its workers)`;
   }
 
-  /**
-   * The socket of a live daemon, after checking it is ours and owner-only; null when none. A
-   * socket refused while its daemon lives throws DaemonUnreachable naming the pid; a refused
-   * file nobody holds is stale, and a new daemon replaces it.
-   */
-  private async reach(): Promise<Socket | null> {
-    let problem: string | null;
-    try {
-      problem = await socketProblem(this.paths.socket);
-    } catch {
-      return null;
-    }
-    if (problem) {
-      if (/owned by uid/.test(problem)) throw new UsageError(`afk-mcp daemon socket refused: ${problem}`);
-      const holder = await daemonHolder(this.paths);
-      if (holder) throw new DaemonUnreachable(holder, `${problem}`);
-      return null;
-    }
-    return tryConnect(this.paths.socket);
+  /** The socket of a live daemon of ours, or null (reach.ts). */
+  private reach(): Promise<Socket | null> {
+    return reachDaemon(this.paths);
   }
 
-  /**
-   * Why no session can reach the daemon that holds the state dir (its socket is gone), or null
-   * when none holds it or its socket answers after all. A daemon that took the lock a moment
-   * ago is given a grace to open its socket.
-   */
-  async unreachable(): Promise<DaemonUnreachable | null> {
-    for (;;) {
-      const holder = await daemonHolder(this.paths);
-      if (!holder) return null;
-      const socket = await this.reach();
-      if (socket) {
-        socket.destroy();
-        return null;
-      }
-      if (Date.now() - Date.parse(holder.started_at) > STARTING_GRACE_MS) return new DaemonUnreachable(holder, `its socket ${this.paths.socket} is gone`);
-      await new Promise((r) => setTimeout(r, 100));
-    }
+  /** Why no session can reach the daemon that holds the state dir, or null (reach.ts). */
+  unreachable(): Promise<DaemonUnreachable | null> {
+    return daemonUnreachable(this.paths);
   }
 
-  private async startDaemon(): Promise<Socket> {
+  private startDaemon(): Promise<Socket> {
     const idle = this.options.idleExitSeconds !== undefined ? this.options.idleExitSeconds : onDemandIdleExit(this.env);
-    const args = [BIN, "daemon", "--foreground", "--idle-exit", idle === null ? "never" : String(idle)];
-    const pid = await startDetached({ command: process.execPath, args, env: this.env, logFile: this.paths.log }).catch((error: unknown) => {
-      throw new UsageError(`could not start the afk-mcp daemon: ${(error as Error).message}; run "afk-mcp daemon --foreground" to see why`);
-    });
-    const deadline = Date.now() + (this.options.startTimeoutMs ?? 30_000);
-    while (Date.now() < deadline) {
-      // A session closed while its daemon starts stops waiting: that daemon, if nothing needs it, exits when idle.
-      this.refuseIfClosed();
-      const socket = await this.reach().catch((error: unknown) => {
-        // The daemon just started holds the lock but has yet to replace a dead one's refused socket file.
-        if (error instanceof DaemonUnreachable && error.holder.pid === pid) return null;
-        throw error;
-      });
-      if (socket) return socket;
-      // Fail fast: the child exited (another daemon holds the state dir, or it crashed).
-      if ((await processStartTime(pid)) === null) {
-        const stuck = await this.unreachable();
-        if (stuck) throw stuck;
-        if (!(await daemonHolder(this.paths))) throw new UsageError(`the afk-mcp daemon (pid ${pid}) exited before opening ${this.paths.socket}: see ${this.logHint()}, or run "afk-mcp daemon --foreground" to see why`);
-      }
-      await new Promise((r) => setTimeout(r, 100));
-    }
-    throw new UsageError(`the afk-mcp daemon (pid ${pid}) did not open ${this.paths.socket} within ${Math.round((this.options.startTimeoutMs ?? 30_000) / 1000)}s: see ${this.logHint()}`);
+    return startDaemon(this.paths, { env: this.env, idle, timeoutMs: this.options.startTimeoutMs ?? 30_000, refuseIfClosed: () => this.refuseIfClosed() });
   }
 
   private logHint(): string {
-    return `its lane (logs {lane: "daemon"}) and, for a crash in Node itself, ${this.paths.log}`;
+    return daemonLogHint(this.paths);
   }
 
   /** A call to the daemon itself (registrations, shutdown, handover), with no start: null when none runs. */
@@ -304,24 +246,30 @@ export class DaemonClient implements Host, EventSource {
 
   /** Whether the daemon runs a project for the repository (its reads use that project's access). */
   private async daemonRuns(conn: Connection, repo: string): Promise<boolean> {
-    const wanted = formatSlug(parseSlug(repo)).toLowerCase();
+    const wanted = repoKey(repo);
     if (this.runs?.conn === conn) return this.runs.repos.has(wanted);
     const dropped = this.runsDropped;
     // Its registrations, from memory: `repos` would also look up this daemon's own origin (a git call).
     const rows = (await conn.request("registrations")) as { repo: string }[];
-    const repos = new Set(rows.map((r) => r.repo.toLowerCase()));
+    const repos = new Set(rows.map((r) => repoKey(r.repo)));
     if (this.listeners.size > 0 && this.conn === conn && dropped === this.runsDropped && this.info?.version === this.version) this.runs = { conn, repos };
     return repos.has(wanted);
   }
 
   /**
-   * The repository a call without one means: the daemon's one registration when it has exactly
-   * one (undefined: the daemon picks it), else this session's working directory's origin, never
-   * the daemon's (which is whichever session started it).
+   * Where this session's calls come from, for the one rule of a call without a repository
+   * (server/host/default-repo.ts): this session's working directory's origin, else the daemon's
+   * only registration — never the daemon's own directory (whichever session started it).
    */
-  private async defaultRepo(conn: Connection): Promise<string | undefined> {
-    const rows = (await conn.request("registrations")) as unknown[];
-    return rows.length === 1 ? undefined : originSlug(this.options.cwd ?? process.cwd());
+  private place(conn: Connection | null): CallPlace {
+    return {
+      origin: () => originSlug(this.options.cwd ?? process.cwd()).catch(() => null),
+      running: async () => (conn ? ((await conn.request("registrations")) as { repo: string }[]).map((r) => r.repo) : []),
+    };
+  }
+
+  private async repoFor(tool: string, given: string | undefined, conn: Connection | null): Promise<RepoChoice> {
+    return needRepo(tool, given, this.place(conn), this.options.cwd ?? process.cwd());
   }
 
   async status(input: StatusInput): Promise<StatusResult> {
@@ -336,8 +284,10 @@ export class DaemonClient implements Host, EventSource {
 
   private async statusThrough(input: StatusInput): Promise<StatusResult> {
     let local = false;
-    const running = input.repo ? null : await this.connection(false).catch(unlessSilent(null));
-    if (running) input = { ...input, repo: await this.defaultRepo(running) };
+    if (!input.repo) {
+      const choice = await chooseRepo(undefined, this.place(await this.connection(false).catch(unlessSilent(null))));
+      if (choice) input = { ...input, repo: choice.repo };
+    }
     // A repository no registration holds is read by this session with its own token: the
     // daemon's environment is that of whichever session started it.
     const conn = input.repo ? await this.connection(false).catch(unlessSilent(null)) : null;
@@ -384,7 +334,7 @@ export class DaemonClient implements Host, EventSource {
     // The default repository is this session's working directory's, not the daemon's.
     // A dry run registers nothing: no daemon is needed (nor started) for it.
     if (input.dry_run) return this.localHost().start(input, onStep);
-    const repo = input.repo ?? (await originSlug(this.options.cwd ?? process.cwd()));
+    const { repo } = await this.repoFor("project_start", input.repo, input.repo ? null : await this.connection(false).catch(unlessSilent(null)));
     // The registration acts with this session's token and environment, not the daemon's (a
     // daemon of another version would not know the field: it then uses its own, and the skew is said).
     const result = await this.call<ProjectResult>("start", { ...input, repo }, true, onStep, sessionEnv(this.env));
@@ -396,8 +346,8 @@ export class DaemonClient implements Host, EventSource {
   async resize(input: ProjectResizeInput): Promise<ProjectResult> {
     const conn = await this.connection(false);
     if (!conn) throw new UsageError("project_resize: no afk-mcp daemon is running on this machine, so no project is running: start one with project_start");
-    const repo = input.repo ?? (await this.defaultRepo(conn));
-    const result = await this.call<ProjectResult>("resize", repo ? { ...input, repo } : input, false);
+    const { repo } = await this.repoFor("project_resize", input.repo, conn);
+    const result = await this.call<ProjectResult>("resize", { ...input, repo }, false);
     this.renewal.soon();
     return result;
   }
@@ -412,32 +362,27 @@ export class DaemonClient implements Host, EventSource {
     if (!conn) return { registration: null, plan: null, message: `no afk-mcp daemon is running on this machine (state dir ${this.paths.root}): nothing to stop` };
     const rows = ((await conn.request("registrations")) as { repo: string }[]).map((r) => r.repo);
     if (rows.length === 0) return { registration: null, plan: null, message: "this machine's afk-mcp daemon runs no project: nothing to stop" };
-    // Without a repository, the one this session works in; the daemon's only project only when
-    // this directory has no GitHub origin (stopping another repository's fleet by default is
-    // not what a session in this directory means).
-    const origin = input.repo ? null : await originSlug(this.options.cwd ?? process.cwd()).catch(() => null);
-    const repo = input.repo ?? origin ?? (rows.length === 1 ? rows[0]! : undefined);
-    if (!repo) throw new UsageError(`project_stop: pass repo ("owner/name"): ${this.options.cwd ?? process.cwd()} has no GitHub "origin" remote, and this machine's daemon runs ${rows.join(", ")}`);
+    const choice = await this.repoFor("project_stop", input.repo, conn);
+    const repo = choice.repo;
     const result = (await conn.request("stop", { ...input, repo }, this.stepsFor(onStep))) as ProjectResult;
-    const others = rows.filter((r) => r.toLowerCase() !== repo.toLowerCase());
+    const others = rows.filter((r) => repoKey(r) !== repoKey(repo));
     const hint = result.registration === null && others.length > 0 ? `; this machine's daemon runs ${others.join(", ")}: pass repo to stop one` : "";
-    return { ...result, message: `${input.repo ? "" : `${repo} (${origin ? "this directory's origin" : "the daemon's only project"}): `}${result.message}${hint}` };
+    return { ...result, message: `${choiceNote(choice, "the daemon's only project")}${result.message}${hint}` };
   }
 
   async reset(input: ProjectResetInput): Promise<ProjectResult> {
     const conn = await this.connection(false);
     if (!conn) throw new UsageError("project_reset: no afk-mcp daemon is running on this machine, so no project is running: start one with project_start");
-    const repo = input.repo ?? (await this.defaultRepo(conn));
-    return this.call<ProjectResult>("reset", repo ? { ...input, repo } : input, false);
+    const { repo } = await this.repoFor("project_reset", input.repo, conn);
+    return this.call<ProjectResult>("reset", { ...input, repo }, false);
   }
 
   async takeover(input: TakeoverInput): Promise<TakeoverResult> {
     // Through the daemon (whose instance takes the claims), but as this session: a repository no
     // registration holds is read and written with this session's token, which the daemon keeps
     // for the call only.
-    const conn = input.repo ? null : await this.connection(true);
-    const repo = input.repo ?? (conn ? await this.defaultRepo(conn) : undefined);
-    return this.call<TakeoverResult>("takeover", repo ? { ...input, repo } : input, true, undefined, sessionEnv(this.env));
+    const { repo } = await this.repoFor("takeover", input.repo, input.repo ? null : await this.connection(true));
+    return this.call<TakeoverResult>("takeover", { ...input, repo }, true, undefined, sessionEnv(this.env));
   }
 
   /** The fleets the daemon runs (none without a daemon), and this session's working directory's origin. */

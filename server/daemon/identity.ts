@@ -4,12 +4,12 @@
 import { mkdirSync, readFileSync, writeFileSync, renameSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { newInstanceId } from "../host/connection.js";
-import { parseSlug } from "../gh/slug.js";
+import { repoKey } from "../gh/slug.js";
 import { assertInstanceId } from "../state/snapshot.js";
 
 function identityFile(root: string, repo: string): string {
-  const slug = parseSlug(repo);
-  return join(root, "identity", slug.owner.toLowerCase(), `${slug.name.toLowerCase()}.instance`);
+  const [owner, name] = repoKey(repo).split("/");
+  return join(root, "identity", owner!, `${name!}.instance`);
 }
 
 /** The persisted instance id of a repository, or null when none was made yet (or it is unreadable). */

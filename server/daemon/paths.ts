@@ -1,7 +1,7 @@
 // Where the daemon keeps its files inside the state dir: the socket, the lock naming its pid,
 // its lane, what Node itself wrote past it, its registrations, and each repository's instance id.
 import { join } from "node:path";
-import { stateDir } from "../paths.js";
+import { daemonDir, stateDir } from "../paths.js";
 
 export interface DaemonPaths {
   root: string;
@@ -20,7 +20,7 @@ export const SOCKET_PATH_MAX = 103;
 
 export function daemonPaths(env: NodeJS.ProcessEnv = process.env): DaemonPaths {
   const root = stateDir(env);
-  const dir = join(root, "daemon");
+  const dir = daemonDir(env);
   return {
     root,
     dir,

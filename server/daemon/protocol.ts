@@ -3,7 +3,7 @@
 // new Host method is one line here. Errors cross as data and are rebuilt as the same typed
 // errors, so the tools answer a refusal from the daemon exactly as one from an in-process host.
 import { z } from "zod";
-import type { Host } from "../host/api.js";
+import type { EventSource, Host } from "../host/api.js";
 import {
   logsInput,
   reportInput,
@@ -18,7 +18,7 @@ import {
 } from "../../schemas/tools.js";
 import { ForgeError, GitError, UsageError, type ForgeErrorKind } from "../gh/errors.js";
 import { RefNameError } from "../gh/refstore.js";
-import { strictInput } from "../tools/define.js";
+import { strictInput } from "../../schemas/nearest.js";
 
 /** A request line longer than this closes the connection (a session never needs more). */
 export const MAX_REQUEST_BYTES = 1024 * 1024;
@@ -42,7 +42,10 @@ function method<S extends z.ZodRawShape>(shape: S, call: (host: Host, args: z.in
   return { input: strictInput(shape), call };
 }
 
-/** Every Host method a session may call over the socket. */
+/** The Host's calls a session makes over the socket: all of them but the event source's (the daemon's own `subscribe`). */
+type Forwarded = Exclude<keyof Host, keyof EventSource>;
+
+/** Every Host method a session may call over the socket; a Host method not forwarded here does not compile. */
 export const HOST_METHODS = {
   status: method(statusInput, (h, a) => h.status(a)),
   takeover: method(takeoverInput, (h, a) => h.takeover(a)),
@@ -55,7 +58,7 @@ export const HOST_METHODS = {
   timelines: method(timelinesInput, (h, a) => h.timelines(a)),
   report: method(reportInput, (h, a) => h.report(a)),
   repos: method({}, (h) => h.repos()),
-} as const;
+} as const satisfies Record<Forwarded, Method<z.ZodRawShape>>;
 
 export type HostMethod = keyof typeof HOST_METHODS;
 

@@ -6,7 +6,7 @@ import type { DaemonLogLine } from "./log.js";
 import { readFile, rename, rm, writeFile } from "node:fs/promises";
 import type { ProjectResizeInput, ProjectResult, ProjectStartInput, ProjectStopInput, StepListener } from "../host/api.js";
 import type { FleetHost, RegistrationRow } from "../host/host.js";
-import { formatSlug, parseSlug } from "../gh/slug.js";
+import { repoKey } from "../gh/slug.js";
 import { retainedEnv } from "./session-env.js";
 
 /** How often a session renews when it holds no registration with a TTL. */
@@ -41,9 +41,7 @@ export interface RegistryOptions {
   log: DaemonLogLine;
 }
 
-function key(repo: string): string {
-  return formatSlug(parseSlug(repo)).toLowerCase();
-}
+const key = repoKey;
 
 export class Registry {
   private readonly entries = new Map<string, Entry>();

@@ -7,6 +7,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { startForge, type ResponseObserver, type RunningForge } from "../localforge/index.js";
 import { FleetHost } from "../host/host.js";
+import { sandboxAvailability } from "../runtimes/sandbox/available.js";
 import { buildSeed, expectationsFor, ESCALATE_LABEL, type Expectation } from "./backlog.js";
 import { startCiRunner, type CiRunner } from "./ci-runner.js";
 import { workerShellCommand } from "./worker-command.js";
@@ -135,6 +136,13 @@ export async function runDemo(options: DemoOptions): Promise<DemoReport> {
   const maxAttempt = new Map<number, number>();
   const endedAt = new Map<number, number>();
   let report: DemoReport | null = null;
+  // The demo runs sandboxed where bubblewrap can run, and says so where it cannot (a fresh
+  // machine); AFK_RUNTIME in the environment decides over both, as for any start.
+  const sandbox = await sandboxAvailability();
+  const forced = process.env.AFK_RUNTIME === "local" || process.env.AFK_RUNTIME === "sandbox" ? process.env.AFK_RUNTIME : null;
+  const runtime = forced ?? (sandbox.ok ? "sandbox" : "local");
+  const why = forced ? "AFK_RUNTIME" : sandbox.ok ? sandbox.detail : `no sandbox here: ${sandbox.detail}`;
+  options.write(options.tty ? `the demo's workers run with runtime "${runtime}" (${why})` : JSON.stringify({ runtime, why }));
   try {
     const start = await host.start({
       repo: REPO,
@@ -143,6 +151,7 @@ export async function runDemo(options: DemoOptions): Promise<DemoReport> {
       auto_merge: true,
       config: {
         retry,
+        runtime,
         ...(agent?.config ?? {}),
       },
     });

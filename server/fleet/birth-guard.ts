@@ -5,7 +5,6 @@ import type { FleetConfig } from "../../schemas/config.js";
 import type { Forge } from "../gh/forge.js";
 import type { Lease } from "../gh/lease.js";
 import { attemptLabel, parseAttemptLabel } from "../state/markers.js";
-import type { WorkingSet } from "../state/rebuild.js";
 import type { Snapshot } from "../state/snapshot.js";
 import { CircuitBreaker, type CircuitTrip } from "../workers/breaker.js";
 import { quotaPause, type QuotaDetection } from "../workers/quota.js";
@@ -154,7 +153,7 @@ export class BirthGuard {
    * label, its claim released and any attempt the fast deaths spent given back — the command
    * failed, not the issue. An issue whose sweep fails stays pending for the next tick.
    */
-  async sweep(set: WorkingSet, snapshot: Snapshot, deps: SweepDeps): Promise<void> {
+  async sweep(set: { mine: ReadonlyArray<{ issue: number; sha: string }> }, snapshot: Pick<Snapshot, "issues">, deps: SweepDeps): Promise<void> {
     const { forge, lease, config: cfg, memory } = deps;
     const deaths = this.trip?.deaths.length ?? 0;
     const swept: number[] = [];

@@ -87,16 +87,16 @@ export class Births {
     this.selectorRoutes = set.selector_routes ?? null;
   }
 
-  /** The periodic checkpoint of each running worker (not reviewer) whose period is up. */
-  async checkpointRunning(set: WorkingSet): Promise<void> {
-    for (const run of this.host.memory.runs()) {
-      if (run.role !== "worker" || run.exitFacts || !this.checkpoints.due(run.issue, run.startedAt)) continue;
-      const claim = set.mine.find((m) => m.issue === run.issue);
-      if (!claim) continue;
-      await this.checkpoints
-        .push(run.issue, claim.sha, "periodic")
-        .catch((error: unknown) => this.host.log("warn", "checkpoint_failed", `#${run.issue}: checkpoint not pushed (tried again next period): ${errorText(error)}`, run.issue, errorData(error)));
-    }
+  /** The checkpoint facts of this host's runs, for the core to say which are due (state/decide/sweeps.ts). */
+  checkpointFacts(): { everyMs: number; lastAt: (issue: number) => number | null } {
+    return { everyMs: this.checkpoints.everyMs, lastAt: (n) => this.checkpoints.lastAt(n) };
+  }
+
+  /** A running worker's periodic checkpoint, which the core found due. */
+  async checkpoint(issue: number, claimSha: string): Promise<void> {
+    await this.checkpoints
+      .push(issue, claimSha, "periodic")
+      .catch((error: unknown) => this.host.log("warn", "checkpoint_failed", `#${issue}: checkpoint not pushed (tried again next period): ${errorText(error)}`, issue, errorData(error)));
   }
 
   /** Starts a worker for a claim we hold. Returns false when it could not start. */

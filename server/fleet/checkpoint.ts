@@ -23,10 +23,14 @@ export class Checkpoints {
 
   constructor(private readonly deps: CheckpointDeps) {}
 
-  /** Whether a periodic checkpoint is due for a worker started at `startedAt` (epoch ms). */
-  due(issue: number, startedAt: number): boolean {
-    const since = this.last.get(issue)?.at ?? startedAt;
-    return this.deps.clock().getTime() - since >= this.deps.everyMs;
+  /** When the last checkpoint of `issue` was considered (epoch ms), or null: none yet (state/decide/sweeps.ts says when one is due). */
+  lastAt(issue: number): number | null {
+    return this.last.get(issue)?.at ?? null;
+  }
+
+  /** The period of periodic checkpoints (ms). */
+  get everyMs(): number {
+    return this.deps.everyMs;
   }
 
   /**

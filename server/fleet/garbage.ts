@@ -2,6 +2,7 @@
 // heartbeat period, one listing of the namespace and a compare-and-swap delete per dead ref.
 import type { RefStore } from "../gh/refstore.js";
 import { findGarbage } from "../state/garbage.js";
+import { periodDue } from "../state/decide/sweeps.js";
 import type { SupervisorLog } from "./supervisor-log.js";
 
 export interface GarbageDeps {
@@ -22,10 +23,19 @@ export class GarbageCollector {
 
   constructor(private readonly deps: GarbageDeps) {}
 
+  /** When the sweep last ran and how often it may: the core says when it is due (state/decide/sweeps.ts). */
+  facts(): { lastAt: number | null; everyMs: number } {
+    return { lastAt: this.lastAt, everyMs: this.deps.everyMs };
+  }
+
   /** Deletes dead refs when due; returns the refs it deleted. */
   async collectIfDue(): Promise<string[]> {
+    return periodDue(this.lastAt, this.deps.clock().getTime(), this.deps.everyMs) ? this.collect() : [];
+  }
+
+  /** Deletes dead refs now; returns the refs it deleted. */
+  async collect(): Promise<string[]> {
     const now = this.deps.clock();
-    if (this.lastAt !== null && now.getTime() - this.lastAt < this.deps.everyMs) return [];
     this.lastAt = now.getTime();
     const entries = await this.deps.refs.list(`${this.deps.namespace}/`);
     const deleted: string[] = [];

@@ -19,8 +19,8 @@ export interface FactsContext {
   registration: Registration;
   deps: FleetDeps;
   memory: IssueMemories;
-  /** Posts an exited worker's verdict as a marker comment, once per attempt. */
-  postVerdict: (issue: number, attempt: number, verdict: Verdict) => Promise<void>;
+  /** Exited workers' verdicts, as found: the core decides which to post (state/decide/sweeps.ts). */
+  verdicts?: Array<{ issue: number; attempt: number; verdict: Verdict; posted: boolean }>;
   /** A worker an earlier host process left running for a claim of ours, now watched here; undefined when none. */
   adopt?: (issue: number) => Promise<WorkerRun | undefined>;
 }
@@ -100,7 +100,7 @@ export async function localFacts(ctx: FactsContext, set: WorkingSet, snapshot: S
         facts.verdict = exit.verdict ? { kind: exit.verdict.kind, reason: exit.verdict.reason } : null;
         facts.idleSeconds = Number.POSITIVE_INFINITY;
         verdict = exit.verdict;
-        if (exit.verdict) await ctx.postVerdict(claim.issue, run.attempt, exit.verdict);
+        if (exit.verdict) ctx.verdicts?.push({ issue: claim.issue, attempt: run.attempt, verdict: exit.verdict, posted: memory.of(claim.issue).verdictsPosted.has(run.attempt) });
       }
     } else if (claim.status === "no_pr") {
       // No worker here (a restart, a reclaim, a takeover): a verdict this fleet posted earlier

@@ -8,15 +8,13 @@ import type { Lease } from "../gh/lease.js";
 import type { LandedPull } from "../state/snapshot.js";
 import type { SupervisorLog } from "./supervisor-log.js";
 import { errorText } from "./supervisor-log.js";
+import { recoveredLandings, settleMerged, type Sweep, type WaitingClose } from "../state/decide/sweeps.js";
 
 /** How long GitHub may take to close a merged PR's issue before the fleet closes it, in loop seconds. */
 export const MERGE_CLOSE_GRACE_SECONDS = 30;
 
-interface Waiting {
-  pr: number;
-  claimSha: string;
-  mergedAt: number;
-}
+type Waiting = WaitingClose;
+type SettleStepOf = Extract<Sweep, { kind: "settle_merged" }>;
 
 export interface MergeClosesDeps {
   forge: Pick<Forge, "closeIssue">;
@@ -43,17 +41,21 @@ export class MergeCloses {
    * over (GitHub would have closed the issue by now), so the next settle closes the issue and
    * releases the claim, and no tick sends a worker to redo landed work. Returns the issues taken.
    */
-  recover(landed: readonly LandedPull[], mine: ReadonlyArray<{ issue: number; sha: string }>): LandedPull[] {
-    const taken: LandedPull[] = [];
-    for (const l of landed) {
-      const claim = mine.find((m) => m.issue === l.issue);
-      if (!claim || this.waiting.has(l.issue)) continue;
-      const mergedAt = Math.min(Date.parse(l.mergedAt) || 0, this.deps.clock().getTime() - this.deps.graceMs);
-      this.waiting.set(l.issue, { pr: l.pr, claimSha: claim.sha, mergedAt });
-      this.deps.log("info", "landed_unsettled", `#${l.issue}: its PR #${l.pr} merged at ${l.mergedAt}, but the issue is still open and its claim held (a host stopped between the merge and its wrap-up): closing it and releasing the claim (no worker)`, l.issue, { pr: l.pr });
-      taken.push(l);
-    }
-    return taken;
+  recover(landed: readonly LandedPull[], mine: ReadonlyArray<{ issue: number; sha: string; attempt?: number }>): LandedPull[] {
+    const taken = recoveredLandings({ landed, mine: mine.map((m) => ({ attempt: 0, ...m })), breakerOwned: new Set(), closing: this.waiting, now: this.deps.clock().getTime(), graceMs: this.deps.graceMs });
+    for (const r of taken) this.recovered(r.landed, r.claimSha, r.mergedAt);
+    return taken.map((r) => r.landed);
+  }
+
+  /** One landing a crash kept from its wrap-up (see recover): its claim waits from `mergedAt`. */
+  recovered(l: LandedPull, claimSha: string, mergedAt: number): void {
+    this.waiting.set(l.issue, { pr: l.pr, claimSha, mergedAt });
+    this.deps.log("info", "landed_unsettled", `#${l.issue}: its PR #${l.pr} merged at ${l.mergedAt}, but the issue is still open and its claim held (a host stopped between the merge and its wrap-up): closing it and releasing the claim (no worker)`, l.issue, { pr: l.pr });
+  }
+
+  /** The claims waiting for GitHub's close, in the order they began to wait. */
+  waitingNow(): ReadonlyMap<number, WaitingClose> {
+    return this.waiting;
   }
 
   /**
@@ -72,37 +74,38 @@ export class MergeCloses {
    * stop, which also tries each only once). Returns every issue this tick must leave alone (the claim is not decide's).
    */
   async settle(mine: ReadonlyArray<{ issue: number; sha: string }>, open: ReadonlySet<number>, force: boolean): Promise<Set<number>> {
-    const hold = new Set<number>();
-    for (const [n, w] of this.waiting) {
-      if (!mine.some((m) => m.issue === n && m.sha === w.claimSha)) {
-        this.waiting.delete(n); // taken over or released elsewhere: not ours to settle
-        continue;
-      }
-      hold.add(n);
-      if (open.has(n)) {
-        const waited = this.deps.clock().getTime() - w.mergedAt;
-        if (!force && waited < this.deps.graceMs) continue;
-        try {
-          // One request, only when GitHub did not close the issue within the grace (see above).
-          await this.deps.forge.closeIssue(n, "completed");
-        } catch (error) {
-          this.deps.log("warn", "close_failed", `#${n}: still open after PR #${w.pr} merged, and closing it failed${force ? "" : " (tried again next tick)"}: ${errorText(error)}`, n);
-          // A stop tries once: the claim stays, and lapses with the lease.
-          if (force) this.waiting.delete(n);
-          continue;
-        }
-        this.deps.log("info", "closed_after_merge", `#${n}: GitHub had not closed it ${Math.round(waited / 1000)} s after PR #${w.pr} merged: closed it`, n, { pr: w.pr });
-      }
-      try {
-        await this.deps.lease.release(n, w.claimSha);
-      } catch (error) {
-        this.deps.log("warn", "release_failed", `#${n}: claim not released after its merge${force ? "" : " (tried again next tick)"}: ${errorText(error)}`, n);
-        if (force) this.waiting.delete(n);
-        continue;
-      }
-      this.waiting.delete(n);
-    }
+    const hold = new Set([...this.waiting].filter(([n, w]) => mine.some((m) => m.issue === n && m.sha === w.claimSha)).map(([n]) => n));
+    for (const step of settleMerged(this.waiting, mine, open, this.deps.clock().getTime(), this.deps.graceMs, force)) await this.step(step);
     return hold;
+  }
+
+  /** One waiting claim's step, as the core chose it (state/decide/sweeps.ts settleMerged). */
+  async step(s: Pick<SettleStepOf, "issue" | "pr" | "claimSha" | "step" | "waitedMs" | "force">): Promise<void> {
+    const { issue: n, pr, claimSha, force } = s;
+    if (s.step === "forget") {
+      this.waiting.delete(n); // taken over or released elsewhere: not ours to settle
+      return;
+    }
+    if (s.step === "close") {
+      try {
+        // One request, only when GitHub did not close the issue within the grace (see above).
+        await this.deps.forge.closeIssue(n, "completed");
+      } catch (error) {
+        this.deps.log("warn", "close_failed", `#${n}: still open after PR #${pr} merged, and closing it failed${force ? "" : " (tried again next tick)"}: ${errorText(error)}`, n);
+        // A stop tries once: the claim stays, and lapses with the lease.
+        if (force) this.waiting.delete(n);
+        return;
+      }
+      this.deps.log("info", "closed_after_merge", `#${n}: GitHub had not closed it ${Math.round(s.waitedMs / 1000)} s after PR #${pr} merged: closed it`, n, { pr });
+    }
+    try {
+      await this.deps.lease.release(n, claimSha);
+    } catch (error) {
+      this.deps.log("warn", "release_failed", `#${n}: claim not released after its merge${force ? "" : " (tried again next tick)"}: ${errorText(error)}`, n);
+      if (force) this.waiting.delete(n);
+      return;
+    }
+    this.waiting.delete(n);
   }
 
   /** Merged issues whose claims still wait for GitHub's close. */

@@ -1,7 +1,7 @@
 // What a running fleet is given: its registration (the work policy a session or the CLI asked
 // for) and the parts the host lends it (connection, lease, work repository, lanes, clock).
 import type { FleetConfig } from "../../schemas/config.js";
-import type { Connection } from "../host/connection.js";
+import type { RepoConnection } from "../gh/repo-connection.js";
 import type { LaneWriter } from "../lanes/index.js";
 import type { Lease } from "../gh/lease.js";
 import type { WorkRepo } from "../workers/worktrees.js";
@@ -40,7 +40,7 @@ export interface Registration {
 }
 
 export interface FleetDeps {
-  conn: Connection;
+  conn: RepoConnection;
   lease: Lease;
   namespace: string;
   workRepo: WorkRepo;

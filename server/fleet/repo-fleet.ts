@@ -1,50 +1,47 @@
-// A running fleet on one repository: one registration's tick loop. Each tick gathers a
-// snapshot, rebuilds the working set, adds what only this host knows (its workers, their
-// exits, the breaker, a quota pause), decides, and applies the actions one at a time
-// (server/fleet/effects), landings strictly serialized (one that waits for a gate runs beside
-// the loop: landings-in-flight.ts). Everything durable is written to GitHub as it happens, so a
+// A running fleet on one repository: one registration's tick loop. Each tick is four steps:
+// the heartbeat; the gather (the snapshot, the working set rebuilt from it, and what only this
+// host knows: its workers, their exits, the breaker, merged issues waiting for GitHub's close,
+// landings under way: tick-gather.ts); decide (pure, server/state/decide.ts); apply (the
+// housekeeping sweeps, then the actions, one handler each: server/fleet/effects), landings
+// strictly serialized (one that waits for a gate runs beside the loop: landings-in-flight.ts).
+// Then the boards and the report. Everything durable is written to GitHub as it happens, so a
 // crash loses nothing.
 import type { FleetConfig } from "../../schemas/config.js";
 import { gatherFor } from "./gather-for.js";
 import { ConflictWatch } from "./conflict-watch.js";
 import { FencedError } from "../state/claims.js";
 import { decide, type Action } from "../state/decide.js";
-import { formatVerdict, type Verdict } from "../state/markers.js";
 import { loopPacing, pace } from "../state/pace.js";
-import { rebuild, type WorkingSet } from "../state/rebuild.js";
+import type { WorkingSet } from "../state/rebuild.js";
 import type { Snapshot, SnapshotIssue } from "../state/snapshot.js";
 import { Board } from "../board/fleet-board.js";
 import { renderBoards } from "./boards.js";
 import { Landing } from "../landing/fleet-landing.js";
-import { trainMax } from "../landing/train.js";
 import { BirthGuard } from "./birth-guard.js";
-import { applyAction, type FleetRuntime, type TickScope } from "./effects/index.js";
-import type { TickEvents } from "./effects/effect.js";
+import { applyAction, applySweep, type FleetRuntime, type TickScope } from "./effects/index.js";
 import { Waiter } from "./waiter.js";
 import { LandingsInFlight } from "./landings-in-flight.js";
 import { planWake, type WakePlan } from "../state/wake.js";
 import type { RequiredChecks } from "../gh/forge.js";
 import { IssueMemories } from "./issue-memory.js";
-import { localFacts } from "./local-facts.js";
 import type { FleetDeps, Registration } from "./registration.js";
 import { errorData, errorText, supervisorLog, type SupervisorLog } from "./supervisor-log.js";
 import { afterTick, emptyReport, PhaseTimer, summaryLine, type TickReport } from "./tick-report.js";
 import { workerRows, type BirthInput, type WorkerRow } from "./worker-runs.js";
-import { Births, routableEngines } from "./births.js";
+import { Births } from "./births.js";
 import type { SpendView } from "./spend-ledger.js";
 import { RunLimits } from "./run-limits.js";
-import { doneEpics } from "../state/epics.js";
-import { drainClaims, releasedBoard } from "./drain.js";
+import { drainClaims } from "./drain.js";
 import { GarbageCollector } from "./garbage.js";
 import { PROBE_MAX_AGE_SECONDS } from "../state/garbage.js";
-import { redactText } from "../lanes/redact.js";
+import { redactText } from "../text/redact.js";
 import { MERGE_CLOSE_GRACE_SECONDS, MergeCloses } from "./merge-closes.js";
 import { CI_SILENT_SECONDS, CiSilence } from "./ci-silence.js";
-import { wrapUpRecovered } from "./recovered.js";
 import { FleetLedger } from "./fleet-ledger.js";
 import { Notifier } from "./notify.js";
 import { NOTIFY_DEDUPE_SECONDS, NOTIFY_MAX_PER_HOUR } from "../../schemas/config-notify.js";
 import { finalReport } from "./final-report.js";
+import { decideInput, gatherTick, type GatherParts } from "./tick-gather.js";
 
 export type { FleetDeps, Registration } from "./registration.js";
 export { summaryLine, type TickReport } from "./tick-report.js";
@@ -58,6 +55,7 @@ export class RepoFleet implements FleetRuntime {
   readonly ledger: FleetLedger;
   readonly notifier: Notifier;
   landingSlot: number | null = null;
+  trainsOff: string | null = null;
   landingWait: { holder: string; since: Date } | null = null;
   readonly inFlight = new LandingsInFlight<TickScope>({
     inline: () => this.stopping,
@@ -68,7 +66,7 @@ export class RepoFleet implements FleetRuntime {
   readonly closes: MergeCloses;
   private readonly silence: CiSilence;
   readonly guard: BirthGuard;
-  private readonly garbage: GarbageCollector;
+  readonly garbage: GarbageCollector;
   private readonly birthing: Births;
   private readonly limits: RunLimits;
   private stopping = false;
@@ -322,71 +320,35 @@ export class RepoFleet implements FleetRuntime {
       this.log("warn", "tick_slow", `a tick has been under way for ${seconds}s, now in ${doing}: a git or GitHub call may be hanging until its timeout; the loop goes on when it returns`, undefined, { seconds, doing }),
     );
     try {
+      // 1. The heartbeat: our claims stay ours while we work on them.
       await this.deps.lease.heartbeat();
       timer.mark("heartbeat");
+      // 2. The gather: the snapshot, then what only this host knows (tick-gather.ts).
       timer.doing("the gather (reading GitHub)");
-      await this.garbage.collectIfDue().catch((error: unknown) => this.log("warn", "garbage_failed", `garbage sweep failed (tried again later): ${errorText(error)}`, undefined, errorData(error)));
       const snapshot = await this.snapshot(now);
       timer.mark("gather");
       timer.doing("reading local facts (worktrees, workers)");
-      this.deps.lease.observe(snapshot.heartbeats);
-      let set = rebuild(snapshot, this.registration.config, this.registration.instance, now, routableEngines(this.registration));
-      this.ledger.queuedNow(set.frontier.dispatch.map((d) => d.number));
-      if (this.guard.hasUnswept()) {
-        // The breaker owns these issues now: no decision of this tick may retry or continue them.
-        const owned = this.guard.owned();
-        await this.guard.sweep(set, snapshot, {
-          forge: this.deps.conn.forge,
-          lease: this.deps.lease,
-          config: this.registration.config,
-          memory: this.memory,
-          log: this.log,
-          onReleased: (n) => releasedBoard(this, n, "the circuit breaker tripped: the worker command kept dying within seconds"),
-        });
-        set = { ...set, mine: set.mine.filter((m) => !owned.has(m.issue)) };
-      }
-      // A restart's landings a crash kept from their wrap-up settle like the merges below.
-      for (const l of this.closes.recover(snapshot.landed ?? [], set.mine)) await wrapUpRecovered(this, l, set.mine.find((m) => m.issue === l.issue)?.attempt ?? 0);
-      // Merged issues GitHub closes itself: their claims are settled here, never decided on.
-      const closing = await this.closes.settle(set.mine, new Set(snapshot.issues.map((i) => i.number)), this.stopping);
-      if (closing.size > 0) set = { ...set, mine: set.mine.filter((m) => !closing.has(m.issue)) };
-      await this.dropOrphans(set);
-      this.birthing.observe(set);
-      this.silence.observe(set.mine, snapshot.pulls, snapshot.requiredChecks);
-      await this.birthing.checkpointRunning(set);
-      const local = await localFacts({ registration: this.registration, deps: this.deps, memory: this.memory, postVerdict: (n, a, v) => this.postVerdict(n, a, v), adopt: (n) => this.birthing.adoptOrphan(n) }, set, snapshot, now);
+      const g = await gatherTick(this, this.parts(), snapshot, now, report);
+      const { set, scope, events } = g;
+      const issues = scope.issues;
       timer.mark("local");
+      // 3. Decide: pure (server/state/decide.ts), once a run limit the landings just taken reached turned this tick into a drain.
       timer.doing("deciding");
-      const events: TickEvents = { pushed: [], blocked: [], settled: [] };
-      const issues = new Map(snapshot.issues.map((i) => [i.number, i]));
-      const scope: TickScope = { set, issues, report, events, required: snapshot.requiredChecks, pulls: snapshot.pulls, later: [] };
-      const landing = new Set([...(await this.inFlight.finish(scope)), ...this.inFlight.holding()]); // ended ones taken; theirs and running ones' claims not decided on
       const capped = this.stopping ? null : this.limits.capReached(report);
       if (capped !== null) this.drainFor(capped);
       const paused = this.guard.paused(this.stopping);
-      const conflictFacts = await this.conflicts.read(set, issues);
-      const decision = decide({
-        set: landing.size > 0 ? { ...set, mine: set.mine.filter((m) => !landing.has(m.issue)) } : set,
-        local,
-        target: this.birthing.budgets.target(this.registration.target),
-        retry: this.registration.config.retry,
-        autoMerge: this.registration.autoMerge,
-        birthsPaused: paused !== null,
-        stopping: this.stopping,
-        idleGraceSeconds: this.registration.config.idle_grace_seconds * this.deps.timeScale,
-        landingSlot: this.landingSlot,
-        oneLandingPerTick: this.registration.config.gate.ci === "required",
-        trainMax: this.landing.trainsOff ? 1 : trainMax(this.registration.config, snapshot.requiredChecks),
-        review: this.registration.config.review.command !== null ? { maxRounds: this.registration.config.review.max_rounds } : null,
-        budget: this.birthing.budgets.facts(now),
-        epicsDone: this.registration.config.epics.close_when_done ? doneEpics(snapshot.issues, set.frontier.excluded, this.registration.config.selectors) : [],
-        ...conflictFacts,
-      });
+      const decision = decide(decideInput(this, this.parts(), g, paused !== null, now));
       timer.mark("decide");
-      this.conflicts.after(decision, set, conflictFacts.overlap, report);
+      this.conflicts.after(decision, set, g.conflicts.overlap ?? null, report);
       this.landingSlot = decision.landingSlot;
       report.births_held = decision.birthsHeld ?? (paused ? paused.reason : null);
       this.lastSet = { set, at: now };
+      // 4. Apply: the housekeeping sweeps, then the actions, one handler each (server/fleet/effects).
+      for (const sweep of decision.sweeps) {
+        timer.doing(sweep.kind);
+        await applySweep(this, scope, sweep).catch((error: unknown) => this.actionFailed({ kind: sweep.kind, issue: "issue" in sweep ? sweep.issue : 0 }, error));
+      }
+      timer.mark("sweeps");
       for (const action of decision.actions) {
         if (this.stopped) break;
         timer.doing(`${action.kind} #${action.issue}`);
@@ -443,44 +405,20 @@ export class RepoFleet implements FleetRuntime {
     return gatherFor(this.deps, this.registration, now, this.closes.expected());
   }
 
-  /**
-   * A worker whose claim is no longer ours (taken over by another instance, or gone) must not
-   * work on: the issue may already have its next worker elsewhere (one worker per issue). Every
-   * worker here was born before this snapshot, after its claim was made, so absence means loss.
-   */
-  private async dropOrphans(set: WorkingSet): Promise<void> {
-    const mine = new Set(set.mine.map((m) => m.issue));
-    for (const run of this.memory.runs()) {
-      const n = run.issue;
-      if (mine.has(n)) continue;
-      if (!run.exitFacts) {
-        this.log("warn", "claim_lost", `#${n}: our claim is gone (taken over or deleted); ending its worker`, n);
-        await run.handle.kill("the claim was lost");
-      }
-      this.memory.forget(n);
-    }
-  }
-
-  /**
-   * A worker's verdict (no PR: already satisfied, blocked, giving up), one comment per attempt:
-   * durable state, not a note (a marker a human does not see rendered). A restart or a peer that
-   * takes the claim over finds no worker and reads the latest verdict back from the issue's comments
-   * (local-facts.ts) to close, wait or escalate, instead of continuing a worker that had finished.
-   */
-  private async postVerdict(issue: number, attempt: number, verdict: Verdict): Promise<void> {
-    const posted = this.memory.of(issue).verdictsPosted;
-    if (posted.has(attempt)) return;
-    posted.add(attempt);
-    this.ledger.verdict(issue, attempt, verdict);
-    // One request per attempt that ends in a verdict (see above for why it must be durable).
-    await this.deps.conn.forge.createComment(issue, formatVerdict(verdict));
-  }
-
   apply(tick: TickScope, action: Action): Promise<void> {
     return applyAction(this, tick, action);
   }
 
-  private actionFailed(action: Pick<Action, "kind" | "issue">, error: unknown): void {
+  /** The parts only the gather reads (tick-gather.ts). */
+  private parts(): GatherParts {
+    return { birthing: this.birthing, silence: this.silence, stopping: this.stopping, graceMs: MERGE_CLOSE_GRACE_SECONDS * 1000 * this.deps.timeScale };
+  }
+
+  checkpoint(issue: number, claimSha: string): Promise<void> {
+    return this.birthing.checkpoint(issue, claimSha);
+  }
+
+  private actionFailed(action: { kind: string; issue: number }, error: unknown): void {
     if (error instanceof FencedError) {
       this.memory.forget(action.issue);
       this.log("warn", "fenced", error.message, action.issue);

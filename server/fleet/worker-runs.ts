@@ -3,7 +3,7 @@
 // review brief: same path, same liveness, lanes and breaker), stream its output into the worker lane while watching for
 // usage-limit messages, and, when it exits, read what it left (commits, a verdict).
 import { mkdir, rm } from "node:fs/promises";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import type { FleetConfig } from "../../schemas/config.js";
 import type { LaneWriter } from "../lanes/index.js";
 import type { WorkRepo, PreparedWorktree } from "../workers/worktrees.js";
@@ -18,6 +18,7 @@ import { adoptedHandle, endOrphan, liveOrphan, pidFilePath, processStartTime, pr
 import type { Verdict } from "../state/markers.js";
 import { SpendReader, usdText, type Spend } from "../workers/spend.js";
 import type { EngineChoice } from "./registration.js";
+import { sandboxedWorker, takeBackAfterExit } from "../runtimes/sandbox/index.js";
 
 export interface BirthInput {
   repo: string;
@@ -159,10 +160,11 @@ export async function birth(input: BirthInput, deps: RunDeps): Promise<WorkerRun
   let endFor: string | null = null;
   const pidFile = pidFilePath(dir);
   let recorded = false;
+  const boxed = await sandboxedWorker({ config: deps.config, ...(deps.env ? { hostEnv: deps.env } : {}), command: input.command, worktree: prepared.path, branch: prepared.branch, env, briefPath, verdictPath, runDir: dir, engine: engine?.name ?? null });
   const handle = await startWorker({
-    command: input.command,
+    command: boxed.command,
     cwd: prepared.path,
-    env,
+    env: boxed.env,
     briefPath,
     loginShell: engine?.loginShell ?? false,
     // Files, not pipes: the worker outlives a daemon that dies (adopt() follows them again).
@@ -258,6 +260,7 @@ function lineSink(
 function settle(run: WorkerRun, deps: RunDeps, base: string, pidFile: string): void {
   run.settling = run.handle.exited.then(async (exit) => {
     await removePidFile(pidFile);
+    await takeBackAfterExit(dirname(pidFile));
     const facts = await readExit(run, exit, deps, base);
     // Pushed before anything else happens to the claim (a stop releases it right after). Not a
     // reviewer's: its fixes are pushed by its verdict alone (a push here would move the PR head

@@ -51,6 +51,11 @@ export function formatSlug(slug: RepoSlug): string {
   return `${slug.owner}/${slug.name}`;
 }
 
+/** The one key of a repository in maps, registries and file names: GitHub compares owners and names without case. */
+export function repoKey(repo: string | RepoSlug): string {
+  return formatSlug(typeof repo === "string" ? parseSlug(repo) : repo).toLowerCase();
+}
+
 /** Case-insensitive, as GitHub compares owners and names. */
 export function sameSlug(a: RepoSlug, b: RepoSlug): boolean {
   return a.owner.toLowerCase() === b.owner.toLowerCase() && a.name.toLowerCase() === b.name.toLowerCase();

@@ -6,10 +6,11 @@ import { customAlphabet } from "nanoid";
 import type { FleetConfig } from "../../schemas/config.js";
 import { apiBaseUrl, resolveToken } from "../gh/auth.js";
 import { UsageError } from "../gh/errors.js";
-import type { Forge, RepoInfo } from "../gh/forge.js";
+import type { Forge } from "../gh/forge.js";
 import { git, type GitAuth } from "../gh/git.js";
-import { createGitHubForge, type GitHubForge } from "../gh/github-forge.js";
+import { createGitHubForge } from "../gh/github-forge.js";
 import { GitRefStore } from "../gh/gitrefs.js";
+import type { RepoConnection } from "../gh/repo-connection.js";
 import { stderrLogger, type Logger } from "../gh/octokit.js";
 import { formatSlug, parseSlug } from "../gh/slug.js";
 import { CONFIG_FILE_PATH, mergeConfig, parseConfigText } from "./config-load.js";
@@ -28,24 +29,8 @@ export interface ConnectOptions {
   logger?: Logger;
 }
 
-export interface Connection {
-  repo: string;
-  forge: GitHubForge;
-  refs: GitRefStore;
-  login: string;
-  info: RepoInfo;
-  config: FleetConfig;
-  /** Where the config came from: the file at the base, or defaults. */
-  configSource: string;
-  base: string;
-  /** The base tip when connected, or null when the branch does not exist. */
-  baseSha: string | null;
-  token: string;
-  apiUrl: string;
-  hostName: string;
-}
 
-export async function connect(options: ConnectOptions): Promise<Connection> {
+export async function connect(options: ConnectOptions): Promise<RepoConnection> {
   const env = options.env ?? process.env;
   const logger = options.logger ?? stderrLogger;
   const slug = parseSlug(options.repo ?? (await originSlug(options.cwd ?? process.cwd())));
@@ -155,7 +140,7 @@ export function isLoopback(url: string): boolean {
  * lease lapses in 15 s at 0.05. Left at full length, a host restarted under a new identity would
  * wait real minutes for claims its dead predecessor held, while everything else ran scaled.
  */
-export function withScaledLease(conn: Connection, scale: number): Connection {
+export function withScaledLease(conn: RepoConnection, scale: number): RepoConnection {
   if (scale === 1) return conn;
   const lease = conn.config.lease;
   return { ...conn, config: { ...conn.config, lease: { ...lease, ttl_seconds: lease.ttl_seconds * scale, heartbeat_seconds: lease.heartbeat_seconds * scale } } };

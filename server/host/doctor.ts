@@ -11,11 +11,13 @@ import { git } from "../gh/git.js";
 import { inspectToken, type TokenInfo } from "../gh/token-info.js";
 import { stateDir } from "../paths.js";
 import { readCodexFinding } from "./codex-config.js";
+import { DEFAULT_CONFIG } from "../../schemas/config.js";
+import { runtimeStep } from "../runtimes/sandbox/index.js";
 
 export type CheckStatus = "ok" | "warn" | "fail" | "skip";
 
 export interface DoctorCheck {
-  name: "node" | "git" | "api_url" | "token" | "scopes" | "state_dir" | "codex";
+  name: "node" | "git" | "api_url" | "token" | "scopes" | "state_dir" | "codex" | "runtime";
   status: CheckStatus;
   detail: string;
   /** A command or step that fixes it; null when there is nothing to fix. */
@@ -69,6 +71,9 @@ export async function runDoctor(options: DoctorOptions = {}): Promise<DoctorChec
   checks.push(scopesCheck(info));
   checks.push(await stateDirCheck(env));
   checks.push({ name: "codex", ...(await readCodexFinding(env)) });
+  // Which runtime a start with the default config would run (a repository's `runtime` may choose "local").
+  const runtime = await runtimeStep(DEFAULT_CONFIG, env, false).catch((error: unknown) => `fail: ${(error as Error).message}`);
+  checks.push({ name: "runtime", status: runtime.startsWith("fail: ") ? "fail" : runtime.includes("cannot run") ? "warn" : "ok", detail: runtime.replace(/^fail: /, ""), fix: runtime.includes("cannot run") ? "apt-get install bubblewrap socat, or set runtime \"local\" in .github/afk.json" : null });
   return checks;
 }
 

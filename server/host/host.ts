@@ -3,10 +3,13 @@
 // every answer is rebuilt from GitHub.
 import { createHash } from "node:crypto";
 import { hostname } from "node:os";
+import { runtimeStep } from "../runtimes/sandbox/index.js";
 import type { CallerAccess, FinalReport, Host, HostEvent, LogsInput, LogsResult, ProjectResetInput, ProjectResizeInput, ProjectResult, ProjectStartInput, ProjectStopInput } from "./api.js";
 import type { ReportInput, RepoListing, StepListener, StatusInput, StatusResult, TakeoverInput, TakeoverResult, Timeline, TimelineInput, TimelinesInput } from "./api.js";
 import type { PlanOutput } from "../../schemas/tools.js";
 import { connect, newInstanceId, originSlug, remoteSlugs, withScaledLease, type ConnectOptions } from "./connection.js";
+import { chooseRepo } from "./default-repo.js";
+import { HostLanes } from "./host-lanes.js";
 import type { Logger } from "../gh/octokit.js";
 import { UsageError } from "../gh/errors.js";
 import { fleetRows, pagePlan, planView } from "./plan.js";
@@ -14,10 +17,9 @@ import { Lease } from "../gh/lease.js";
 import { assertInstanceId } from "../state/snapshot.js";
 import { probeNamespace, type NamespaceProbe } from "./namespace-probe.js";
 import { RepoFleet, summaryLine, type Registration } from "../fleet/repo-fleet.js";
-import { stateDir } from "../paths.js";
+import { daemonDir, stateDir } from "../paths.js";
 import { runDirFor, withOrphans } from "./views.js";
-import { daemonPaths } from "../daemon/paths.js";
-import { laneDir, openLanes, type LaneWriter } from "../lanes/index.js";
+import { laneDir } from "../lanes/index.js";
 import { readLogs } from "./logs.js";
 import { recentTimelines, reportOf, timelineOf } from "./ledger-views.js";
 import { HostEvents } from "./events.js";
@@ -26,7 +28,7 @@ import { locateIssue, registrationView, resizeMessage } from "./views.js";
 import { takeoverOn } from "./takeover.js";
 import { assess, planFor, type RepoAccess } from "./repo-access.js";
 import { workRepoFor } from "../workers/worktrees.js";
-import { parseSlug, formatSlug } from "../gh/slug.js";
+import { parseSlug, formatSlug, repoKey } from "../gh/slug.js";
 import { preconditionsPass } from "./preconditions.js";
 import { abandon, handOver } from "./leaving.js";
 import { engineForStart } from "./engine-start.js";
@@ -56,8 +58,7 @@ export class FleetHost implements Host {
   private readonly projects = new Map<string, Promise<RepoAccess>>();
   private readonly running = new Map<string, RepoFleet>();
   private readonly starting = new Set<string>();
-  private readonly lanes = new Map<string, LaneWriter>();
-  private readonly laneSecrets = new Map<string, string[]>();
+  private readonly lanes: HostLanes;
   private readonly accessFor = new Map<string, RepoAccess>();
   /** Namespace probes that succeeded, per repository, namespace and token (never the token itself). */
   private readonly probes = new Map<string, NamespaceProbe>();
@@ -66,6 +67,7 @@ export class FleetHost implements Host {
 
   constructor(private readonly options: HostOptions = {}) {
     this.instance = options.instance ?? newInstanceId();
+    this.lanes = new HostLanes(options.env ?? process.env, (repo, lane, line) => this.events.observe(repo, lane, line));
     assertInstanceId(this.instance);
     this.hostName = options.hostName ?? hostname();
     this.clock = options.clock ?? (() => new Date());
@@ -96,7 +98,7 @@ export class FleetHost implements Host {
 
   /** Connects once per repository; a failed connection is not cached (fix and retry). */
   private project(repo: string | undefined): Promise<RepoAccess> {
-    const key = repo?.toLowerCase() ?? "(origin)";
+    const key = repo ? repoKey(repo) : "(origin)";
     let pending = this.projects.get(key);
     if (!pending) {
       pending = this.open(repo);
@@ -130,7 +132,7 @@ export class FleetHost implements Host {
     if (this.options.logger) options.logger = this.options.logger;
     const conn = withScaledLease(await connect(options), this.options.timeScale ?? 1);
     const instance = this.options.identity ? this.options.identity(conn.repo) : this.instance;
-    const probeKey = `${projectKey(conn.repo)}\n${conn.config.namespace}\n${createHash("sha256").update(conn.token).digest("hex")}`;
+    const probeKey = `${repoKey(conn.repo)}\n${conn.config.namespace}\n${createHash("sha256").update(conn.token).digest("hex")}`;
     let namespace = this.probes.get(probeKey) ?? null;
     if (probe && !namespace) {
       namespace = await probeNamespace(conn.refs, conn.config.namespace, instance);
@@ -147,12 +149,14 @@ export class FleetHost implements Host {
   }
 
   /** The dry-run plan: preconditions, then one gather and one rebuild. Acts on nothing. */
-  async plan(repo?: string, as: CallerAccess = {}): Promise<PlanOutput> {
+  async plan(name?: string, as: CallerAccess = {}): Promise<PlanOutput> {
+    const { repo } = await this.resolved({ repo: name });
     const running = this.runningFor(repo);
     return planFor(running ? running.connected : await this.access(repo, as, false), this.clock);
   }
 
-  async status(input: StatusInput, as: CallerAccess = {}): Promise<StatusResult> {
+  async status(given: StatusInput, as: CallerAccess = {}): Promise<StatusResult> {
+    const input = await this.resolved(given);
     const scope = input.scope ?? "project";
     if (scope === "issue" && input.issue === undefined) throw new UsageError('status: scope "issue" needs `issue` (the issue number)');
     const running = this.runningFor(input.repo);
@@ -209,8 +213,19 @@ export class FleetHost implements Host {
 
   // ---- projects ---------------------------------------------------------------------------------
 
+  /**
+   * The one rule for a call without a repository (default-repo.ts): this host's directory's origin
+   * (none in the daemon: its directory is whichever session's started it), else its only project.
+   */
+  private async resolved<T extends { repo?: string | undefined }>(input: T): Promise<T> {
+    if (input.repo !== undefined) return input;
+    const origin = async () => (this.options.daemon ? null : originSlug(this.options.cwd ?? process.cwd()).catch(() => null));
+    const choice = await chooseRepo(undefined, { origin, running: () => [...this.running.values()].filter((p) => !p.isStopped()).map((p) => p.registration.repo) });
+    return choice ? { ...input, repo: choice.repo } : input;
+  }
+
   private runningFor(repo: string | undefined): { project: RepoFleet; connected: RepoAccess } | null {
-    const key = repo ? projectKey(repo) : this.running.size === 1 ? [...this.running.keys()][0]! : null;
+    const key = repo ? repoKey(repo) : this.running.size === 1 ? [...this.running.keys()][0]! : null;
     if (!key) return null;
     const project = this.running.get(key);
     const connected = this.accessFor.get(key);
@@ -230,7 +245,7 @@ export class FleetHost implements Host {
     const connected = await this.open(input.repo, { overrides, ...(input.base ? { base: input.base } : {}), ...(projectEnv ? { env: projectEnv } : {}) }, true);
     const { conn } = connected;
     onStep(connectedStep(connected));
-    const key = projectKey(conn.repo);
+    const key = repoKey(conn.repo);
     const existing = this.running.get(key);
     if (existing && existing.draining() > 0) {
       throw new UsageError(`project_start: ${conn.repo} is still stopping on this host: ${existing.draining()} worker(s) have yet to exit; wait, or end them with project_stop {stop_workers: true}`);
@@ -249,6 +264,7 @@ export class FleetHost implements Host {
       // An engine is checked by a dry run too (its binary, version, provider): that is what a dry run is for.
       const chosen = input.dry_run && input.engine === undefined ? null : await engineForStart(input, conn.config, env);
       if (chosen?.step) onStep(chosen.step);
+      onStep(await runtimeStep(conn.config, env, !input.dry_run));
       this.hostBudget.set(await readHostConfig(stateDir(hostEnv)));
       if (input.dry_run || chosen === null) {
         return { registration: null, plan: pagePlan(plan, false), message: failed.length ? `dry run: ${failed.length} precondition(s) fail: ${failed.map((p) => p.message).join("; ")}` : "dry run: a start would be accepted; nothing was done" };
@@ -258,7 +274,7 @@ export class FleetHost implements Host {
       }
       const root = stateDir(hostEnv);
       const slug = parseSlug(conn.repo);
-      const lanes = this.lanesFor(conn.repo, conn.token);
+      const lanes = this.lanes.of(conn.repo, conn.token);
       const registration: Registration = {
         repo: conn.repo,
         instance: connected.instance,
@@ -314,7 +330,8 @@ export class FleetHost implements Host {
     }
   }
 
-  async resize(input: ProjectResizeInput): Promise<ProjectResult> {
+  async resize(given: ProjectResizeInput): Promise<ProjectResult> {
+    const input = await this.resolved(given);
     const running = this.requireRunning(input.repo, "project_resize");
     const was = { target: running.project.registration.target, command: running.project.registration.workerCommand };
     running.project.resize({
@@ -327,7 +344,8 @@ export class FleetHost implements Host {
     return { registration: registrationView(running.project), plan: null, message: resizeMessage(running.project, was, input) };
   }
 
-  async stop(input: ProjectStopInput, onStep?: StepListener): Promise<ProjectResult> {
+  async stop(given: ProjectStopInput, onStep?: StepListener): Promise<ProjectResult> {
+    const input = await this.resolved(given);
     const running = this.runningFor(input.repo);
     if (!running) {
       return { registration: null, plan: null, message: `no project is running for ${input.repo ?? "this repository"} on this host: nothing to stop` };
@@ -340,7 +358,7 @@ export class FleetHost implements Host {
     const draining = running.project.draining();
     // A draining project stays registered (status shows it, a new start is refused) until its
     // last worker has exited.
-    if (running.project.isStopped()) this.running.delete(projectKey(running.project.registration.repo));
+    if (running.project.isStopped()) this.running.delete(repoKey(running.project.registration.repo));
     this.events.emit({ kind: "repos" });
     const settled = `released ${report.released.length} claim(s) without a PR; ${Math.max(0, report.in_flight - draining)} claim(s) with a PR kept`;
     return {
@@ -358,7 +376,8 @@ export class FleetHost implements Host {
     this.runningFor(repo)?.project.log(level, event, msg);
   }
 
-  async reset(input: ProjectResetInput): Promise<ProjectResult> {
+  async reset(given: ProjectResetInput): Promise<ProjectResult> {
+    const input = await this.resolved(given);
     const running = this.requireRunning(input.repo, "project_reset");
     const was = running.project.reset();
     const cleared = [was.breaker ? "the tripped circuit breaker" : null, was.quota ? "the runtime pause (a usage limit, a login, a refusal or the network)" : null].filter((c) => c !== null);
@@ -368,22 +387,22 @@ export class FleetHost implements Host {
 
   async logs(input: LogsInput): Promise<LogsResult> {
     // The daemon's lane belongs to the machine (the state dir), not to a repository.
-    if (input.lane === "daemon") return readLogs(daemonPaths(this.options.env ?? process.env).lanes, input);
-    return readLogs(this.lanesOf(input.repo, "logs").dir, input);
+    if (input.lane === "daemon") return readLogs(daemonDir(this.options.env ?? process.env), input);
+    return readLogs(this.lanesOf((await this.resolved(input)).repo, "logs").dir, input);
   }
 
   async timeline(input: TimelineInput): Promise<Timeline> {
-    const { dir, repo } = this.lanesOf(input.repo, "timeline");
+    const { dir, repo } = this.lanesOf((await this.resolved(input)).repo, "timeline");
     return timelineOf(dir, repo, input.issue, this.clock());
   }
 
   async timelines(input: TimelinesInput): Promise<Timeline[]> {
-    const { dir, repo } = this.lanesOf(input.repo, "timelines");
+    const { dir, repo } = this.lanesOf((await this.resolved(input)).repo, "timelines");
     return recentTimelines(dir, repo, input.limit ?? 30, this.clock());
   }
 
   async report(input: ReportInput): Promise<FinalReport> {
-    const { dir, repo, running } = this.lanesOf(input.repo, "report");
+    const { dir, repo, running } = this.lanesOf((await this.resolved(input)).repo, "report");
     return reportOf(dir, repo, this.clock(), running ? running.project.deps.conn.forge.stats() : null);
   }
 
@@ -403,7 +422,7 @@ export class FleetHost implements Host {
    */
   async close(): Promise<void> {
     await Promise.all([...this.running.values()].map((p) => (p.isStopped() ? undefined : p.stop(true).catch(() => undefined))));
-    for (const lanes of this.lanes.values()) lanes.close();
+    for (const lanes of this.lanes.all()) lanes.close();
   }
 
   /** Every project this host runs (draining ones included), as status shows them. */
@@ -441,12 +460,12 @@ export class FleetHost implements Host {
 
   /** The process must exit now (a second signal during a drain): see leaving.ts. */
   abandon(): Promise<string> {
-    return abandon(this.running.values(), this.lanes.values());
+    return abandon(this.running.values(), this.lanes.all());
   }
 
   /** The daemon is replaced (afk-mcp daemon restart): see leaving.ts. */
   handover(): Promise<string> {
-    return handOver(this.running.values(), this.lanes.values());
+    return handOver(this.running.values(), this.lanes.all());
   }
 
   private requireRunning(repo: string | undefined, tool: string): { project: RepoFleet; connected: RepoAccess } {
@@ -457,30 +476,11 @@ export class FleetHost implements Host {
 
   /** Every token a project on this host ran with: none may reach a log. */
   secrets(): string[] {
-    return [...this.laneSecrets.values()].flat();
+    return this.lanes.secrets();
   }
 
-  /** The lanes of a repository; every token a project of it ran with is redacted from them. */
-  private lanesFor(repo: string, token: string): LaneWriter {
-    const key = projectKey(repo);
-    let secrets = this.laneSecrets.get(key);
-    if (!secrets) this.laneSecrets.set(key, (secrets = []));
-    if (!secrets.includes(token)) secrets.push(token);
-    let lanes = this.lanes.get(key);
-    if (!lanes) {
-      const slug = parseSlug(repo);
-      const held = secrets;
-      lanes = openLanes({
-        dir: laneDir(stateDir(this.options.env ?? process.env), slug.owner, slug.name),
-        secrets: () => held,
-        onRecord: (lane, line) => this.events.observe(repo, lane, line),
-      });
-      this.lanes.set(key, lanes);
-    }
-    return lanes;
-  }
-
-  async takeover(input: TakeoverInput, as: CallerAccess = {}): Promise<TakeoverResult> {
+  async takeover(given: TakeoverInput, as: CallerAccess = {}): Promise<TakeoverResult> {
+    const input = await this.resolved(given);
     // Listing reads refs only; taking claims writes them, so it needs the probed namespace.
     // A running project's repository is read and written with that project's access (its session's token).
     const running = this.runningFor(input.repo);
@@ -493,7 +493,3 @@ export type RegistrationRow = StatusResult["registrations"][number] & {
   /** Nothing ready, nothing in flight, no worker at the last poll. */
   idle: boolean;
 };
-
-function projectKey(repo: string): string {
-  return formatSlug(parseSlug(repo)).toLowerCase();
-}

@@ -5,7 +5,7 @@ import { gatherSnapshot } from "../gh/gather.js";
 import type { Lease } from "../gh/lease.js";
 import { rebuild } from "../state/rebuild.js";
 import { knownEngines } from "../workers/engines.js";
-import type { Connection } from "./connection.js";
+import type { RepoConnection } from "../gh/repo-connection.js";
 import type { NamespaceProbe } from "./namespace-probe.js";
 import { planView } from "./plan.js";
 import { chooseLanding, type LandingChoice } from "../state/landing-choice.js";
@@ -14,7 +14,7 @@ import { evaluatePreconditions } from "./preconditions.js";
 /** What the host holds per repository: its instance there, its connection, this instance's lease there, and the ref namespace it may write. */
 export interface RepoAccess {
   instance: string;
-  conn: Connection;
+  conn: RepoConnection;
   lease: Lease;
   /** The claim namespace as probed, or null when no call has needed to write yet. */
   namespace: NamespaceProbe | null;

@@ -1,7 +1,7 @@
 // Why a red gate is red, as evidence a human and the next worker can act on: the failing checks'
 // titles, summaries and output, bounded and with secrets redacted.
 import type { Checks, Forge } from "../gh/forge.js";
-import { redactText } from "../lanes/redact.js";
+import { redactText } from "../text/redact.js";
 import { byteLength, clipHead, clipTail, oneLine, safeUrl } from "../text/text.js";
 
 export interface CiEvidence {

@@ -7,14 +7,14 @@ import { watchDelay } from "../state/wake.js";
 import { landPull, readCheckEvidence, type LandingContext, type LandInput, type LandResult } from "./land.js";
 import { landTrain, type TrainMember, type TrainResult } from "./train.js";
 import { landQueuedBatch } from "./queue-batch.js";
-import type { Connection } from "../host/connection.js";
+import type { RepoConnection } from "../gh/repo-connection.js";
 import type { Lease } from "../gh/lease.js";
 import type { RequiredChecks } from "../gh/forge.js";
 import type { WorkRepo } from "../workers/worktrees.js";
 
 /** What landing needs from the fleet that runs it. */
 export interface LandingDeps {
-  conn: Pick<Connection, "forge" | "login" | "base" | "refs" | "token" | "info" | "hostName">;
+  conn: Pick<RepoConnection, "forge" | "login" | "base" | "refs" | "token" | "info" | "hostName">;
   lease: Lease;
   workRepo: WorkRepo;
   clock: () => Date;
@@ -40,18 +40,15 @@ export class Landing {
     return landPull({ ...this.context(), ...(required ? { requiredChecks: required } : {}) }, input);
   }
 
-  /** Why this fleet no longer builds trains (its CI never reported on one), or null. */
-  trainsOff: string | null = null;
-
   /**
    * Lands green PRs together: as trains (server/landing/train.ts), or into the merge queue at
    * once where the base requires one (queue-batch.ts). `required`: as this tick's snapshot read them.
    */
-  async train(members: readonly TrainMember[], required?: RequiredChecks): Promise<TrainResult> {
+  train(members: readonly TrainMember[], required?: RequiredChecks): Promise<TrainResult> {
     if (required?.mergeQueue === true) return landQueuedBatch({ ...this.context(), requiredChecks: required }, members);
     const config = this.config();
     const scale = this.deps.timeScale ?? 1;
-    const result = await landTrain(this.context(), members, {
+    return landTrain(this.context(), members, {
       // A train's candidate is watched like a PR head: soon at first, backing off to watch_seconds.
       pollDelayMs: (poll) => Math.max(100, watchDelay(poll, config.pacing) * 1000 * scale),
       ciTimeoutMs: config.gate.timeout_seconds * 1000 * scale,
@@ -59,12 +56,6 @@ export class Landing {
       // A train may outlast a tick: the claims' heartbeat goes on meanwhile.
       onWait: () => this.deps.lease.heartbeat().then(() => undefined),
     });
-    // A CI that never runs on trains would hold every landing for good: land one at a time.
-    if (result.ciSilent) {
-      const stuck = result.members.find((m) => m.outcome === "retry_later");
-      this.trainsOff = stuck && "why" in stuck ? stuck.why : "no CI ran on a train";
-    }
-    return result;
   }
 
   private context(): LandingContext {

@@ -75,17 +75,6 @@ export interface TrainOptions {
 
 export { TRAIN_BRANCH_PREFIX };
 
-/**
- * The most PRs landed together here: `landing.train.max`, but 1 when PRs do not land by push
- * (the merge API: "squash", "merge"). A base that requires GitHub's merge queue takes up to as
- * many PRs into its queue at once instead (queue-batch.ts): the queue tests and merges them.
- */
-export function trainMax(config: Pick<LandingContext["config"], "landing">, required: Pick<RequiredChecks, "mergeQueue">): number {
-  const strategy = config.landing.strategy;
-  if (required.mergeQueue !== true && (strategy === "squash" || strategy === "merge")) return 1;
-  return config.landing.train.max;
-}
-
 /** Lands `members` (dispatch order) as trains; see the module comment. */
 export function landTrain(ctx: LandingContext, members: readonly TrainMember[], options: TrainOptions = {}): Promise<TrainResult> {
   const key = landingKey(ctx);

@@ -1,7 +1,7 @@
 // Turns what a caller hands to `append` into one JSONL line: fields normalised (the writer
 // never throws on a hot path), every string redacted, and the line held to a byte bound.
 import { LANE_EVENT_PATTERN, LANE_LEVELS, type LaneEntry, type LaneLevel, type LaneName } from "../../schemas/lanes.js";
-import { REDACTED, isSensitiveKey, type RedactionPass, type Redactor } from "./redact.js";
+import { REDACTED, isSensitiveKey, type RedactionPass, type Redactor } from "../text/redact.js";
 
 /** The default bound on one serialized line, newline excluded. */
 export const DEFAULT_MAX_LINE_BYTES = 8 * 1024;

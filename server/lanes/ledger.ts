@@ -11,7 +11,7 @@ import { closeSync, fstatSync, fsyncSync, mkdirSync, openSync, readFileSync, ren
 import { join } from "node:path";
 import { laneRecord, type LaneRecord } from "../../schemas/lanes.js";
 import { DEFAULT_MAX_LINE_BYTES, encodeRecord } from "./encode.js";
-import type { Redactor } from "./redact.js";
+import type { Redactor } from "../text/redact.js";
 import { foldRecord, summarize, type IssueSummary, type LedgerEntry } from "./ledger-types.js";
 
 export const LEDGER_FILE = "ledger.jsonl";

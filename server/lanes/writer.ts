@@ -14,7 +14,7 @@ import { join } from "node:path";
 import { LANE_NAMES, type LaneEntry, type LaneName } from "../../schemas/lanes.js";
 import { DEFAULT_MAX_LINE_BYTES, MIN_MAX_LINE_BYTES, encodeRecord } from "./encode.js";
 import { isLaneName, laneFile, laneFileIndex } from "./paths.js";
-import { createRedactor, type Redactor } from "./redact.js";
+import { createRedactor, type Redactor } from "../text/redact.js";
 import { Ledger } from "./ledger.js";
 
 export const DEFAULT_MAX_BYTES = 5 * 1024 * 1024;

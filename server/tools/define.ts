@@ -8,7 +8,7 @@ import type { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import type { CallToolResult, ToolAnnotations } from "@modelcontextprotocol/sdk/types.js";
 import { z } from "zod";
 import type { Host } from "../host/api.js";
-import { unknownKeyError } from "../../schemas/nearest.js";
+import { strictInput } from "../../schemas/nearest.js";
 import { callLimitProblem } from "../../schemas/limits.js";
 import { describeFailure } from "./failure.js";
 import { bound, DEFAULT_BUDGET, type Budget } from "./budget.js";
@@ -69,10 +69,7 @@ export function isReadOnly(def: { kind: ToolKind }): boolean {
   return def.kind === "read";
 }
 
-/** The strict object a tool's input shape describes: `additionalProperties: false`, typos named. */
-export function strictInput<I extends z.ZodRawShape>(shape: I): z.ZodObject<I, z.core.$strict> {
-  return z.strictObject(shape, { error: unknownKeyError(Object.keys(shape)) });
-}
+export { strictInput };
 
 type ProgressParams = { progressToken: string | number; progress: number; message: string };
 

@@ -15,7 +15,7 @@ import { randomBytes } from "node:crypto";
 import { mkdir, rm, stat } from "node:fs/promises";
 import { isAbsolute, join } from "node:path";
 import { git, gitRaw } from "../gh/git.js";
-import { redactText } from "../lanes/redact.js";
+import { redactText } from "../text/redact.js";
 import { BASE_ENV_NAMES, FIXED_ENV, matchesEnvPattern } from "./env.js";
 import { groupAlive, resolveShell } from "./spawn.js";
 

@@ -18,6 +18,9 @@ import type { ConflictWatch } from "../conflict-watch.js";
 import type { MergeCloses } from "../merge-closes.js";
 import type { FleetLedger } from "../fleet-ledger.js";
 import type { Notifier } from "../notify.js";
+import type { Sweep, SweepKind } from "../../state/decide/sweeps.js";
+import type { GarbageCollector } from "../garbage.js";
+import type { BirthGuard } from "../birth-guard.js";
 
 export interface FleetRuntime {
   readonly registration: Registration;
@@ -27,6 +30,14 @@ export interface FleetRuntime {
   readonly landing: Landing;
   /** The issue whose PR was synced with the base and whose CI runs: it lands next. */
   landingSlot: number | null;
+  /** Why this fleet builds no trains any more (state/decide/landing.ts trainsOffAfter), or null. */
+  trainsOff: string | null;
+  /** The sweep of dead refs (garbage.ts). */
+  readonly garbage: GarbageCollector;
+  /** The circuit breaker and its sweep (birth-guard.ts). */
+  readonly guard: BirthGuard;
+  /** Pushes a running worker's new commits to its branch, fenced by `claimSha` (births.ts). */
+  checkpoint(issue: number, claimSha: string): Promise<void>;
   /** Landings wait for another host's landing lock: whose, and since when (logged once, at the start and the end). */
   landingWait: { holder: string; since: Date } | null;
   /** Landings that wait (a gate, a train, a merge queue), run beside the loop. */
@@ -91,5 +102,17 @@ export interface Effect<K extends ActionKind> {
 }
 
 export function defineEffect<K extends ActionKind>(kind: K, apply: Effect<K>["apply"]): Effect<K> {
+  return { kind, apply };
+}
+
+export type SweepOf<K extends SweepKind> = Extract<Sweep, { kind: K }>;
+
+/** A handler of one housekeeping sweep the core decided (state/decide/sweeps.ts). */
+export interface SweepEffect<K extends SweepKind> {
+  kind: K;
+  apply(fleet: FleetRuntime, tick: TickScope, sweep: SweepOf<K>): Promise<void>;
+}
+
+export function defineSweep<K extends SweepKind>(kind: K, apply: SweepEffect<K>["apply"]): SweepEffect<K> {
   return { kind, apply };
 }

@@ -1,5 +1,14 @@
-// The applier: every action kind decide can return, mapped to its one handler.
+// The applier: every action kind decide can return, and every housekeeping sweep
+// (state/decide/sweeps.ts), mapped to its one handler.
 import type { Action } from "../../state/decide.js";
+import type { Sweep, SweepKind } from "../../state/decide/sweeps.js";
+import { breakerSweep } from "./breaker-sweep.js";
+import { checkpoint } from "./checkpoint.js";
+import { collectGarbage } from "./collect-garbage.js";
+import { dropWorker } from "./drop-worker.js";
+import { postVerdict } from "./post-verdict.js";
+import { settleMerged } from "./settle-merged.js";
+import { wrapUpRecovered } from "./wrap-up-recovered.js";
 import { adopt } from "./adopt.js";
 import { awaitReview } from "./await-review.js";
 import { review } from "./review.js";
@@ -7,7 +16,7 @@ import { reviewResult } from "./review-result.js";
 import { closeDone } from "./close-done.js";
 import { closeEpic } from "./close-epic.js";
 import { dispatch } from "./dispatch.js";
-import type { ActionKind, Effect, FleetRuntime, TickScope } from "./effect.js";
+import type { ActionKind, Effect, FleetRuntime, SweepEffect, TickScope } from "./effect.js";
 import { escalate } from "./escalate.js";
 import { hold } from "./hold.js";
 import { kill } from "./kill.js";
@@ -40,6 +49,21 @@ const effects: { [K in ActionKind]: Effect<K> } = {
   adopt,
   dispatch,
 };
+
+const sweeps: { [K in SweepKind]: SweepEffect<K> } = {
+  collect_garbage: collectGarbage,
+  breaker_sweep: breakerSweep,
+  wrap_up_recovered: wrapUpRecovered,
+  settle_merged: settleMerged,
+  drop_worker: dropWorker,
+  checkpoint,
+  post_verdict: postVerdict,
+};
+
+export function applySweep(fleet: FleetRuntime, tick: TickScope, sweep: Sweep): Promise<void> {
+  const effect = sweeps[sweep.kind] as SweepEffect<SweepKind>;
+  return effect.apply(fleet, tick, sweep as never);
+}
 
 export function applyAction(fleet: FleetRuntime, tick: TickScope, action: Action): Promise<void> {
   const effect = effects[action.kind] as Effect<ActionKind>;

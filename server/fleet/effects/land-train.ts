@@ -5,12 +5,12 @@
 import type { TrainMemberOutcome, TrainResult } from "../../landing/train.js";
 import type { LandResult } from "../../landing/land-types.js";
 import { defineEffect, type ActionOf, type FleetRuntime, type TickScope } from "./effect.js";
-import { afterLanding, checkEarlyConflicts, landingBusy, landingFree } from "./land.js";
+import { afterLanding, checkEarlyConflicts, landingBusy, landingFree, landingPass } from "./land.js";
+import { trainRiders, trainsOffAfter } from "../../state/decide/landing.js";
 
 export const landTrain = defineEffect("land_train", async (fleet, tick, action) => {
-  // A landing in the background holds the line; a synced PR whose CI runs lands first.
-  if (fleet.inFlight.pending() || fleet.landingSlot !== null) return;
-  const riders = action.members.filter((m) => !fleet.conflicts.has(m.issue));
+  // The members that ride at its turn, by the core's rules (state/decide/landing.ts); none: it waits.
+  const riders = trainRiders(action, landingPass(fleet, tick));
   if (riders.length === 0) return;
   const members = riders.map((m) => ({ ...m, claimSha: m.sha, title: tick.issues.get(m.issue)?.title ?? `#${m.issue}` }));
   // A train waits for its gate: in the background, so the tick goes on; a later tick takes it.
@@ -36,10 +36,15 @@ async function trainEnded(fleet: FleetRuntime, tick: TickScope, action: ActionOf
     outcomes: result.members.map((m) => ({ issue: m.member.issue, outcome: m.outcome })),
     ...(result.swept?.length ? { swept: result.swept } : {}),
   });
-  if (result.ciSilent) fleet.log("warn", "trains_off", `trains are off for this fleet: ${fleet.landing.trainsOff ?? result.why}`, riders[0]!.issue);
+  const off = trainsOffAfter(result);
+  if (off !== null) {
+    // A CI that never runs on trains would hold every landing for good: decide lands one at a time from now on.
+    fleet.trainsOff = off;
+    fleet.log("warn", "trains_off", `trains are off for this fleet: ${off}`, riders[0]!.issue);
+  }
   for (const outcome of result.members) {
     const member = action.members.find((m) => m.issue === outcome.member.issue)!;
-    const land: ActionOf<"land"> = { kind: "land", issue: member.issue, sha: member.sha, pr: member.pr, head: member.head, exclusive: false };
+    const land: ActionOf<"land"> = { kind: "land", issue: member.issue, sha: member.sha, pr: member.pr, head: member.head, exclusive: false, background: true };
     const landing = result.landings.find((l) => l.issues.includes(member.issue));
     const note = landing ? `Landed in train ${landing.train} with ${landing.issues.map((n) => `#${n}`).join(", ")} (${landing.sha.slice(0, 12)})` : undefined;
     await afterLanding(fleet, tick, land, asLandResult(outcome), note ? { note } : {});

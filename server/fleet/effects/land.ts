@@ -5,24 +5,23 @@ import { checkLines, landedChanges, renderValidation, upsertValidation } from ".
 import { afterActions, defineEffect, type ActionOf, type FleetRuntime, type TickScope } from "./effect.js";
 import { clearRunnerError, failedAttempt } from "./failure.js";
 import { conflictingFiles } from "../../landing/early-conflicts.js";
+import { landingTurn, type LandingPass } from "../../state/decide/landing.js";
+
+/** The pass as it stands at a landing's turn: what the core's landing rules read. */
+export function landingPass(fleet: FleetRuntime, tick: TickScope): LandingPass {
+  return { inFlight: fleet.inFlight.pending(), slot: fleet.landingSlot, blocked: tick.events.blocked.length, conflicted: (n) => fleet.conflicts.has(n) };
+}
 
 export const land = defineEffect("land", async (fleet, tick, action) => {
-  // A landing in the background holds the line; its end wakes the loop for the next one.
-  if (fleet.inFlight.pending()) return;
-  // Decide made this landing exclusive (required CI): one sync per pass. Syncing every waiting
-  // PR after each landing would restart CI on all of them for nothing; but after a merge, the
-  // next green PR in line syncs now (its CI starts at once, not a tick later). A landing lock
-  // held by another host holds the rest of the line too.
-  if (action.exclusive && (fleet.landingSlot !== null || tick.events.blocked.length > 0)) return;
-  // A landing earlier in this pass left it unmergeable: the next pass retries it.
-  if (fleet.conflicts.has(action.issue)) return;
+  // Whether it goes at its turn, by the core's rules (state/decide/landing.ts), given the pass so far.
+  if (!landingTurn(action, landingPass(fleet, tick)).go) return;
   const issue = tick.issues.get(action.issue);
   fleet.ledger.landingStart(action.issue, action.pr, action.head);
   // The PR's branch as this tick listed it: a turn that only syncs needs no read of the PR.
   const claim = tick.set.mine.find((m) => m.issue === action.issue && m.pr === action.pr && m.head === action.head);
   const input = { issue: action.issue, title: issue?.title ?? `#${action.issue}`, claimSha: action.sha, pr: action.pr, head: action.head, ...(claim?.headRef ? { listed: { headRef: claim.headRef } } : {}) };
   const required = tick.required;
-  if (fleet.registration.config.gate.ci === "local" || required?.mergeQueue === true) {
+  if (action.background) {
     // It waits (the local gate runs, or the merge queue decides): in the background, so the
     // tick goes on; a later tick takes the outcome.
     await fleet.inFlight.start(tick, [action.issue], async () => {

@@ -1,0 +1,69 @@
+// Whether this machine can run the sandbox: bubblewrap and socat on PATH, and a trial run of
+// bubblewrap with every namespace unshared (a kernel or an AppArmor policy that forbids user
+// namespaces fails here, not in the first worker). Checked once per process; the answer names
+// the install command when something is missing.
+import { execFile } from "node:child_process";
+import { accessSync, constants } from "node:fs";
+import { delimiter, join } from "node:path";
+
+export interface SandboxAvailability {
+  ok: boolean;
+  /** bubblewrap's version ("bubblewrap 0.8.0"), or why the sandbox cannot run. */
+  detail: string;
+  bwrap: string | null;
+  socat: string | null;
+}
+
+export const INSTALL_HINT: Readonly<Record<string, string>> = {
+  linux: "install bubblewrap and socat (Debian, Ubuntu: `sudo apt-get install bubblewrap socat`; Fedora: `sudo dnf install bubblewrap socat`)",
+  darwin: "the sandbox runtime needs Linux's bubblewrap; on macOS run workers with `runtime: \"local\"` for now",
+};
+
+export function installHint(platform: NodeJS.Platform = process.platform): string {
+  return INSTALL_HINT[platform] ?? INSTALL_HINT.darwin!.replace("on macOS", `on ${platform}`);
+}
+
+/** The program's path on PATH, or null. */
+export function which(program: string, pathVar = process.env.PATH ?? ""): string | null {
+  for (const dir of pathVar.split(delimiter)) {
+    if (!dir) continue;
+    const candidate = join(dir, program);
+    try {
+      accessSync(candidate, constants.X_OK);
+      return candidate;
+    } catch {
+      // next
+    }
+  }
+  return null;
+}
+
+function run(file: string, args: string[]): Promise<{ ok: boolean; out: string }> {
+  return new Promise((resolve) => {
+    execFile(file, args, { timeout: 10_000 }, (error, stdout, stderr) => resolve({ ok: !error, out: `${stdout}${stderr}`.trim() }));
+  });
+}
+
+const cached = new Map<string, Promise<SandboxAvailability>>();
+
+/** Probes once per process and PATH (the host's environment may name another PATH than ours). */
+export function sandboxAvailability(pathVar = process.env.PATH ?? ""): Promise<SandboxAvailability> {
+  let answer = cached.get(pathVar);
+  if (!answer) {
+    answer = probe(pathVar);
+    cached.set(pathVar, answer);
+  }
+  return answer;
+}
+
+async function probe(pathVar: string): Promise<SandboxAvailability> {
+  if (process.platform !== "linux") return { ok: false, detail: `no sandbox on ${process.platform}: ${installHint()}`, bwrap: null, socat: null };
+  const bwrap = which("bwrap", pathVar);
+  const socat = which("socat", pathVar);
+  const missing = [bwrap ? null : "bwrap (bubblewrap)", socat ? null : "socat"].filter(Boolean);
+  if (!bwrap || !socat) return { ok: false, detail: `${missing.join(" and ")} not found on PATH: ${installHint()}`, bwrap, socat };
+  const version = await run(bwrap, ["--version"]);
+  const trial = await run(bwrap, ["--die-with-parent", "--unshare-all", "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp", "--", "/bin/true"]);
+  if (!trial.ok) return { ok: false, detail: `bubblewrap cannot create its namespaces here (${trial.out.split("\n")[0] || "it failed"}): allow unprivileged user namespaces (sysctl kernel.unprivileged_userns_clone=1, or an AppArmor profile for bwrap), or choose runtime "local"`, bwrap, socat };
+  return { ok: true, detail: version.out || "bubblewrap", bwrap, socat };
+}

@@ -1,0 +1,118 @@
+// The sandbox runtime's two doors into today's code: `sandboxedWorker` wraps one worker's
+// command and environment at birth (server/fleet/worker-runs.ts), `runtimeStep` answers the
+// start's preflight and doctor (which runtime runs, or the refusal with the install command),
+// and `takeBackAfterExit` carries a worker's last commits home after its exit. The rest of the
+// folder: plan.ts (the mounts), hosts.ts (the allowlist), proxy.ts, launcher.ts (the process that
+// leads the worker's group), private-git.ts (its own git dir), available.ts (the probe).
+import { copyFile, mkdir, readFile, rm, writeFile } from "node:fs/promises";
+import { homedir } from "node:os";
+import { basename, dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+import type { FleetConfig } from "../../../schemas/config.js";
+import { UsageError } from "../../gh/errors.js";
+import { stateDir } from "../../paths.js";
+import { expandCommand, resolveShell, shellQuote } from "../../workers/spawn.js";
+import { sandboxAvailability } from "./available.js";
+import { allowlistFor, loopbackPorts, parseHostRule, type HostRule } from "./hosts.js";
+import { bwrapArgs, sandboxEnv, sandboxPaths } from "./plan.js";
+import { makePrivateGitDir, takeBack } from "./private-git.js";
+import { sandboxDirOf, type SandboxSpec } from "./spec.js";
+
+export type RuntimeName = "sandbox" | "local";
+
+type Env = Readonly<Record<string, string | undefined>>;
+
+/**
+ * The runtime in force: `AFK_RUNTIME` in the host's environment (a host's own choice: one
+ * without bubblewrap, or a test suite), else config `runtime` (default "sandbox").
+ */
+export function runtimeOf(config: FleetConfig, env: Env = process.env): RuntimeName {
+  const chosen = env.AFK_RUNTIME ?? process.env.AFK_RUNTIME;
+  if (chosen === undefined || chosen === "") return config.runtime;
+  if (chosen === "sandbox" || chosen === "local") return chosen;
+  throw new UsageError(`AFK_RUNTIME=${JSON.stringify(chosen)} is not a runtime: expected "sandbox" or "local" (or unset it to follow config \`runtime\`)`);
+}
+
+/** The preflight's line for the runtime; throws the refusal (with the install command) where the sandbox cannot run. */
+export async function runtimeStep(config: FleetConfig, env: Env, refuse: boolean): Promise<string> {
+  const runtime = runtimeOf(config, env);
+  if (runtime === "local") return 'runtime local: workers run as this user, unconfined (config `runtime: "local"` or AFK_RUNTIME=local)';
+  const available = await sandboxAvailability(env.PATH ?? process.env.PATH);
+  if (!available.ok) {
+    const text = `runtime sandbox cannot run here: ${available.detail}; or choose runtime "local" explicitly (config \`runtime: "local"\`, or AFK_RUNTIME=local) to run workers unconfined`;
+    if (refuse) throw new UsageError(`project_start refused: ${text}`);
+    return text;
+  }
+  const extra = config.sandbox.allow_hosts.length > 0 ? ` plus ${config.sandbox.allow_hosts.join(", ")}` : "";
+  return `runtime sandbox (${available.detail}): each worker sees only its worktree and its own HOME and git dir; network to its engine's API${extra}`;
+}
+
+export interface SandboxWorkerInput {
+  config: FleetConfig;
+  /** The host's environment (state dir, home, AFK_RUNTIME). */
+  hostEnv?: Env;
+  command: string;
+  worktree: string;
+  branch: string;
+  env: Record<string, string>;
+  briefPath: string;
+  verdictPath: string;
+  /** The issue's run directory (brief, verdict, output files). */
+  runDir: string;
+  /** The engine ("claude", "codex", …) or null for an opaque command. */
+  engine: string | null;
+}
+
+const LAUNCHER = fileURLToPath(new URL("./launcher.js", import.meta.url));
+/** afk-mcp's own package, shown read-only: the demo's scripted worker runs from it. */
+const PACKAGE_ROOT = join(dirname(LAUNCHER), "..", "..", "..", "..");
+const PROXY_PORT = 3128;
+
+/**
+ * The worker's command and environment under the runtime in force: unchanged for "local"; for
+ * "sandbox", the launcher with the sandbox's spec (its private git dir, box and HOME made here).
+ */
+export async function sandboxedWorker(input: SandboxWorkerInput): Promise<{ command: string; env: Record<string, string> }> {
+  const hostEnv = input.hostEnv ?? process.env;
+  const sandboxDir = sandboxDirOf(input.runDir);
+  if (runtimeOf(input.config, hostEnv) === "local") {
+    await rm(sandboxDir, { recursive: true, force: true });
+    return { command: input.command, env: input.env };
+  }
+  const available = await sandboxAvailability(input.env.PATH ?? process.env.PATH);
+  if (!available.ok || !available.bwrap || !available.socat) throw new UsageError(`the sandbox cannot start: ${available.detail}`);
+  const paths = sandboxPaths(sandboxDir);
+  await rm(paths.box, { recursive: true, force: true });
+  await mkdir(paths.box, { recursive: true, mode: 0o700 });
+  await mkdir(paths.home, { recursive: true, mode: 0o700 });
+  const { common } = await makePrivateGitDir(input.worktree, input.branch, paths.gitDir, paths.dotGit);
+  await copyFile(input.briefPath, join(paths.box, basename(input.briefPath)));
+  const home = [hostEnv.HOME, homedir()].filter((h): h is string => typeof h === "string" && h.startsWith("/"));
+  const state = stateDir(hostEnv as NodeJS.ProcessEnv);
+  const keepOut = [state, dirname(input.worktree), common];
+  const allowHosts = allowlistFor(input.engine, input.env, input.config.sandbox.allow_hosts);
+  const rules = allowHosts.map(parseHostRule).filter((r): r is HostRule => r !== null);
+  const spec: SandboxSpec = {
+    bwrap: available.bwrap,
+    socat: available.socat,
+    bwrapArgs: bwrapArgs({ worktree: input.worktree, runDir: input.runDir, sandboxDir, commonDir: common, deny: [...home, ...keepOut], allowRead: [PACKAGE_ROOT, ...input.config.sandbox.allow_read], allowWrite: input.config.sandbox.allow_write }),
+    shell: resolveShell(input.env.SHELL),
+    commandLine: expandCommand(input.command, input.briefPath),
+    allowHosts,
+    forwardPorts: loopbackPorts(rules),
+    proxyPort: PROXY_PORT,
+    showPathUnder: home,
+    keepOut,
+    env: sandboxEnv(paths.home, PROXY_PORT),
+    takeBack: { gitDir: paths.gitDir, worktree: input.worktree, branch: input.branch, boxVerdict: join(paths.box, basename(input.verdictPath)), verdict: input.verdictPath },
+  };
+  await writeFile(paths.spec, JSON.stringify(spec, null, 2), { mode: 0o600 });
+  return { command: `exec ${shellQuote(process.execPath)} ${shellQuote(LAUNCHER)} ${shellQuote(paths.spec)}`, env: input.env };
+}
+
+/** After a worker's exit: its commits and verdict, carried back once more (the launcher may have been killed). */
+export async function takeBackAfterExit(runDir: string): Promise<void> {
+  const text = await readFile(sandboxPaths(sandboxDirOf(runDir)).spec, "utf8").catch(() => null);
+  if (text === null) return;
+  await takeBack((JSON.parse(text) as SandboxSpec).takeBack).catch(() => undefined);
+}
