@@ -74,6 +74,8 @@ function cliEnv(model: ScriptedModel, home: string): Record<string, string> {
   const dead = sentinel.url;
   return {
     HOME: home,
+    // Claude Code's scratch files ($TMPDIR/claude-<uid>) stay in the test's own temp dir.
+    TMPDIR: home,
     ANTHROPIC_BASE_URL: model.url,
     ANTHROPIC_API_KEY: "scripted-test-key",
     CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: "1",

@@ -55,9 +55,13 @@ export async function demoEngine(engine: string, dir: string, path = process.env
   if (binary === null) throw new UsageError(`demo --engine ${engine} runs the real ${engine} CLI, which is not installed: npm i -g ${cli.pkg} (no login is needed: the demo drives it with its scripted model on 127.0.0.1)`);
   const scripted = await startScriptedModel({ script: [{ shell: `${workerShellCommand({ AFK_DEMO_DELAY_MS: "200" })} < "$AFK_BRIEF"` }], prices: PRICES });
   const home = join(dir, "agent-home");
+  // The CLI's own scratch files (Claude Code's $TMPDIR/claude-<uid>) go with the demo's dir.
+  const tmp = join(dir, "agent-tmp");
   await mkdir(home, { recursive: true });
+  await mkdir(tmp, { recursive: true });
   const env: Record<string, string> = {
     HOME: home,
+    TMPDIR: tmp,
     DISABLE_AUTOUPDATER: "1",
     NO_PROXY: "127.0.0.1,localhost",
     ...(engine === "claude"
@@ -72,7 +76,7 @@ export async function demoEngine(engine: string, dir: string, path = process.env
     env,
     config: {
       engines: { [engine]: { binary } },
-      worker: { env_passthrough: Object.keys(env).filter((k) => k !== "HOME") },
+      worker: { env_passthrough: Object.keys(env).filter((k) => k !== "HOME" && k !== "TMPDIR") },
       prices: { [CLI.codex.model]: { input_per_mtok: PRICES[CLI.codex.model]!.input, output_per_mtok: PRICES[CLI.codex.model]!.output } },
     },
   };
