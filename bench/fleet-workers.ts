@@ -25,17 +25,27 @@ export interface WorkersSpec {
   timeScale: number;
   /** Give up waiting for every worker to be running after this long. */
   birthTimeoutSeconds: number;
+  /**
+   * Metered workers (section "workers-metered"): each runs as a `command` engine whose output the
+   * profile's usage reader parses, printing one Codex-shaped usage line a second, with a
+   * per-attempt budget the fleet checks at every line: the cost of metering, beside the quiet 20.
+   */
+  metered?: boolean;
+  /** The same output as the metered workers through an opaque worker_command (usage "none"): what printing costs without the metering ("workers-printing"). */
+  printing?: boolean;
 }
 
 export const DEFAULT_WORKERS: WorkersSpec = { workers: 20, windowSeconds: 15, timeScale: 0.2, birthTimeoutSeconds: 75 };
 
 /** Reads the brief, then stays alive and silent until the fleet kills its group. */
 const QUIET_WORKER = "cat >/dev/null; exec sleep 600";
+/** Reads the brief, then prints one usage line a second (1,000 input and 100 output tokens) until killed. */
+const METERED_WORKER = `cat >/dev/null; while true; do echo '{"type":"turn.completed","usage":{"input_tokens":1000,"cached_input_tokens":0,"output_tokens":100}}'; sleep 1; done`;
 
 export function workersSection(spec: WorkersSpec = DEFAULT_WORKERS): Section {
   return {
-    name: "workers",
-    summary: `host CPU and memory with ${spec.workers} live, quiet workers, ticks every ~${round(5 * spec.timeScale, 2)} s`,
+    name: spec.metered ? "workers-metered" : spec.printing ? "workers-printing" : "workers",
+    summary: `host CPU and memory with ${spec.workers} live, ${spec.metered ? "metered (a usage line a second each, read and checked against budget.usd_per_attempt)" : spec.printing ? "printing (the metered workers' line a second each, unmetered: an opaque command)" : "quiet"} workers, ticks every ~${round(5 * spec.timeScale, 2)} s`,
     async run(ctx: BenchContext): Promise<SectionResult> {
       const repo = "bench/workers";
       ctx.log(`starting the forge with ${spec.workers} ready issues`);
@@ -47,7 +57,18 @@ export function workersSection(spec: WorkersSpec = DEFAULT_WORKERS): Section {
         pacing: { busy_seconds: 5, idle_seconds: 5, long_idle_seconds: 5 },
       };
       const t0 = performance.now();
-      await fleet.host.start({ repo, worker_command: QUIET_WORKER, target: spec.workers, auto_merge: true, config });
+      const worker = spec.metered
+        ? {
+            engine: "meter",
+            config: {
+              ...config,
+              engines: { meter: { command: METERED_WORKER, usage: "codex-json" as const, default_model: "m1" } },
+              prices: { m1: { input_per_mtok: 1, output_per_mtok: 10 } },
+              budget: { usd_per_attempt: 1000 },
+            },
+          }
+        : { worker_command: spec.printing ? METERED_WORKER : QUIET_WORKER, config };
+      await fleet.host.start({ repo, ...worker, target: spec.workers, auto_merge: true });
 
       // Births: wait until every worker is running.
       ctx.log(`waiting for ${spec.workers} workers`);
@@ -160,7 +181,7 @@ export function workersSection(spec: WorkersSpec = DEFAULT_WORKERS): Section {
         figures,
         details: { tick_ms: tickMs, window_by_route: acc.by_route, time_scale: spec.timeScale },
         notes: [
-          `worker command: ${JSON.stringify(QUIET_WORKER)}; time scale ${spec.timeScale}, pacing.busy_seconds 5 (ticks every ~${round(5 * spec.timeScale, 2)} s after the last one ends)`,
+          `worker command: ${JSON.stringify(spec.metered || spec.printing ? METERED_WORKER : QUIET_WORKER)}; time scale ${spec.timeScale}, pacing.busy_seconds 5 (ticks every ~${round(5 * spec.timeScale, 2)} s after the last one ends)`,
           `window requests: ${acc.total} total, ${acc.counted} counted, ${acc.not_modified} answered 304`,
         ],
       };

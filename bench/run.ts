@@ -19,7 +19,7 @@ import { MemorySampler } from "./memory.js";
 import { rebuildSection } from "./rebuild-section.js";
 import { mib, round, type BenchContext, type Figure, type FigureValue, type Section, type SectionResult } from "./section.js";
 import { snapshotSection } from "./snapshot.js";
-import { workersSection } from "./fleet-workers.js";
+import { DEFAULT_WORKERS, workersSection } from "./fleet-workers.js";
 import { landingSection, realTimeLandingSection, REAL_TIME_LANDING } from "./landing.js";
 import { daemonSection } from "./daemon.js";
 import { statusSection } from "./status.js";
@@ -28,6 +28,7 @@ import { conflictsSection } from "./conflicts.js";
 import { trainsSection } from "./trains.js";
 import { ledgerSection } from "./ledger.js";
 import { dashboardSection } from "./dashboard.js";
+import { enginesSection } from "./engines.js";
 import { sandboxSection } from "./sandbox.js";
 
 // The fleet sections measure the fleet, with scripted workers that read and mark files outside
@@ -38,6 +39,8 @@ const SECTIONS: Section[] = [
   snapshotSection(),
   rebuildSection,
   workersSection(),
+  workersSection({ ...DEFAULT_WORKERS, printing: true }),
+  workersSection({ ...DEFAULT_WORKERS, metered: true }),
   landingSection("local"),
   landingSection("required"),
   realTimeLandingSection(),
@@ -51,6 +54,7 @@ const SECTIONS: Section[] = [
   trainsSection,
   ledgerSection,
   dashboardSection,
+  enginesSection,
   sandboxSection,
 ];
 

@@ -11,7 +11,7 @@ import { NotifySchema } from "./config-notify.js";
 import { RuntimeSchema, SandboxSchema } from "./config-sandbox.js";
 import { unknownKeyError } from "./nearest.js";
 import { MAX_SELECTOR_ISSUES } from "./limits.js";
-import { BudgetSchema, EnginesSchema, PricesSchema, RoutingSchema } from "./engines.js";
+import { BudgetSchema, ENGINE_NAME, EnginesSchema, PricesSchema, RoutingSchema } from "./engines.js";
 
 /** Usage-limit messages of the agent CLIs we know (docs/architecture.md, runtime lesson 7). Matched case-insensitively. */
 export const DEFAULT_QUOTA_PATTERNS: readonly string[] = [
@@ -214,6 +214,8 @@ const selectorShape = {
     .default(null)
     .describe("Only issues in the milestone with this exact title. `null`: any milestone or none."),
   blockers: z.boolean().default(true).describe("With `issues`: also pick their open blockers."),
+  engine: z.string().regex(ENGINE_NAME, "an engine name").optional().describe("Engine of its issues (README Routing)."),
+  model: z.string().min(1).max(200).optional().describe("Model of its issues."),
 };
 
 /** One selector: the config's `selectors[]` and the selectors the MCP tools accept are this one schema. */

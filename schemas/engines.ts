@@ -2,7 +2,7 @@
 // budgets. Part of the fleet config (schemas/config.ts); its own file to keep that one readable.
 import { z } from "zod";
 
-const ENGINE_NAME = /^[a-z][a-z0-9_-]{0,39}$/;
+export const ENGINE_NAME = /^[a-z][a-z0-9_-]{0,39}$/;
 const word = z.string().min(1).max(400);
 const positiveUsd = z.number().positive("must be a positive number of US dollars").finite();
 
@@ -60,4 +60,4 @@ export const RoutingSchema = z
       .default(() => [])
       .describe("The escalation ladder: attempt 2 runs the first rung, attempt 3 the second, later attempts the last (a stronger model, or another engine). Empty: every attempt runs the start's engine and model. An issue's `afk-engine/<name>` and `afk-model/<name>` labels outrank the ladder."),
   })
-  .describe("Which engine and model run each attempt at an issue (only with project_start `engine`). Precedence, highest first: the issue's labels `afk-engine/<name>` and `afk-model/<name>`; the ladder rung of the attempt; the start's engine and model.");
+  .describe("Which engine and model run each attempt at an issue (only with project_start `engine`). Precedence, highest first: the issue's labels `afk-engine/<name>` and `afk-model/<name>`; the ladder rung of the attempt; the `engine` and `model` of the selector that picked the issue; the start's engine and model.");

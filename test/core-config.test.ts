@@ -9,7 +9,7 @@ import type { CoreConfig } from "../server/state/config.js";
 import { pace, type PaceInput } from "../server/state/pace.js";
 import { rebuild, type RebuildConfig } from "../server/state/rebuild.js";
 import type { Snapshot, SnapshotIssue } from "../server/state/snapshot.js";
-import { snapshotIssue } from "./support/snapshots.js";
+import { issuesSnapshot, snapshotIssue } from "./support/snapshots.js";
 
 // Compile-time: these assignments fail `tsc` if the config and the core drift apart.
 const asCore: CoreConfig = DEFAULT_CONFIG;
@@ -24,18 +24,7 @@ function issue(number: number, labels: string[], over: Partial<SnapshotIssue> = 
 }
 
 function snapshot(issues: SnapshotIssue[]): Snapshot {
-  return {
-    repo: "acme/widgets",
-    login: "afk-bot",
-    defaultBranch: "main",
-    base: "main",
-    takenAt: NOW.toISOString(),
-    issues,
-    pulls: [],
-    claims: [],
-    heartbeats: [],
-    requiredChecks: { contexts: [], strict: false, source: "none", readable: true },
-  };
+  return issuesSnapshot(issues, NOW);
 }
 
 describe("core with the fleet config", () => {

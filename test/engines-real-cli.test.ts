@@ -20,6 +20,7 @@ import { join, resolve } from "node:path";
 import { api, cloneRepo, git, repoPath, startTestForge, tempDir, type TestForge } from "./support/forge-fixtures.js";
 import { cleanupsAfterFile, fleetHost, readyIssues } from "./support/fleet-fixtures.js";
 import { startScriptedModel, type ScriptedModel } from "./support/scripted-model-api.js";
+import { writeCodexConfig as writeDemoCodexConfig } from "../server/demo/engine.js";
 import { waitFor } from "./support/wait.js";
 import type { FleetHost } from "../server/host/host.js";
 
@@ -73,6 +74,8 @@ function cliEnv(model: ScriptedModel, home: string): Record<string, string> {
   const dead = sentinel.url;
   return {
     HOME: home,
+    // Claude Code's scratch files ($TMPDIR/claude-<uid>) stay in the test's own temp dir.
+    TMPDIR: home,
     ANTHROPIC_BASE_URL: model.url,
     ANTHROPIC_API_KEY: "scripted-test-key",
     CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: "1",
@@ -319,34 +322,7 @@ describe("real agent CLIs as engines, against a scripted model API on loopback",
   });
 });
 
-/**
- * Codex's config: the scripted provider, and off what it otherwise fetches from the internet
- * (measured with the sentinel: the release check on api.github.com; the plugin marketplace sync on
- * github.com and chatgpt.com; metrics to ab.chatgpt.com).
- */
+/** Codex's config: the scripted provider, and off what it otherwise fetches (the demo's, server/demo/engine.ts). */
 async function writeCodexConfig(home: string, model: ScriptedModel): Promise<void> {
-  await mkdir(join(home, ".codex"), { recursive: true });
-  await writeFile(
-    join(home, ".codex", "config.toml"),
-    [
-      'model_provider = "scripted"',
-      "check_for_update_on_startup = false",
-      "",
-      "[model_providers.scripted]",
-      'name = "scripted model API (test double)"',
-      `base_url = "${model.url}/v1"`,
-      'env_key = "OPENAI_API_KEY"',
-      'wire_api = "responses"',
-      "",
-      "[features]",
-      "plugins = false",
-      "",
-      "[analytics]",
-      "enabled = false",
-      "",
-      "[otel]",
-      'metrics_exporter = "none"',
-      "",
-    ].join("\n"),
-  );
+  await writeDemoCodexConfig(join(home, ".codex"), model.url);
 }

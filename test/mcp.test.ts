@@ -250,7 +250,8 @@ describe("MCP server over stdio (the built binary)", () => {
       // engines (issue 24), which added the config's engines, prices, budget and routing to
       // project_start's config argument (~1.7 kB), status.spend (~0.9 kB), and the engine of the
       // registration and of each worker row: 43,563 after; with run limits (once, max_issues),
-      // selector blockers and epics.close_when_done (issue 26): 44,070.
+      // selector blockers and epics.close_when_done (issue 26): 44,070; with a selector's engine and
+      // model (issue 24, routing per selector): 44,647; with the runtime and sandbox keys in project_start's config (issue 25): 44,944.
       assert.ok(bytes < 45_000, `tools/list is ${bytes} bytes`);
       const ajv = new Ajv({ strict: false });
       for (const listed of tools) {

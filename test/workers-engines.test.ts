@@ -54,10 +54,12 @@ describe("engine profiles build the command line", () => {
   });
 
   it("refuses budgets that are not positive numbers, naming the key", () => {
-    for (const bad of [0, -1, "5"]) {
-      const r = FleetConfigSchema.safeParse({ budget: { usd_per_day: bad } });
-      assert.equal(r.success, false);
-      assert.deepEqual(r.error!.issues[0]!.path, ["budget", "usd_per_day"]);
+    for (const key of ["usd_per_day", "usd_per_issue", "usd_per_attempt"]) {
+      for (const bad of [0, -1, "5", Number.POSITIVE_INFINITY]) {
+        const r = FleetConfigSchema.safeParse({ budget: { [key]: bad } });
+        assert.equal(r.success, false, `${key}: ${String(bad)}`);
+        assert.deepEqual(r.error!.issues[0]!.path, ["budget", key]);
+      }
     }
   });
 });
@@ -88,6 +90,34 @@ describe("the start's engine check", () => {
     assert.match(ok.step!, /^engine codex \(model gpt-5\): .*codex, version codex-cli/);
     const opaque = await engineForStart({ worker_command: "sh agent.sh" }, DEFAULT_CONFIG, env);
     assert.deepEqual(opaque, { command: "sh agent.sh", engine: null, engines: {}, step: null });
+  });
+});
+
+describe("routes refused at start, each with the key and the fix", () => {
+  const env = { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: process.env.HOME ?? "/tmp", SHELL: "/bin/sh" };
+  const engines = { claude: { binary: join(BIN, "claude") }, codex: { binary: join(BIN, "codex") } };
+  const rows: Array<{ name: string; input: { engine?: string; model?: string; worker_command?: string }; config: Record<string, unknown>; refused: RegExp }> = [
+    { name: "a selector naming an unknown engine", input: { engine: "claude" }, config: { engines, selectors: [{ label: "docs", engine: "cluade" }] }, refused: /project_start refused: selectors\.0\.engine: unknown engine "cluade": use one of claude, codex, command, gemini, or define it under "engines"/ },
+    { name: "a selector's model that is not a model id", input: { engine: "claude" }, config: { engines, selectors: [{ label: "docs", model: "-rf" }] }, refused: /project_start refused: selectors\.0\.model: "-rf" is not a model id/ },
+    { name: "a ladder rung naming an engine whose binary is missing", input: { engine: "claude" }, config: { engines: { ...engines, gemini: { binary: "afk-no-such-agent" } }, routing: { ladder: [{ engine: "gemini" }] } }, refused: /engines\.gemini\.binary: "afk-no-such-agent" is not found on the workers' PATH/ },
+    { name: "a selector routing to an opaque command", input: { engine: "claude" }, config: { engines: { ...engines, mine: { command: "sh agent.sh" } }, selectors: [{ label: "docs", engine: "mine" }] }, refused: /selectors\.0\.engine: mine is an opaque command: a route names an agent CLI engine/ },
+    { name: "a price table missing the model a selector routes to", input: { engine: "claude" }, config: { engines, prices: { "gpt-5": { input_per_mtok: 1.25, output_per_mtok: 10 } }, selectors: [{ label: "docs", engine: "codex", model: "gpt-9" }] }, refused: /selectors\.0\.model: no price for model "gpt-9" .* add prices\.gpt-9/ },
+    { name: "a price table missing a configured engine's default model", input: { engine: "claude" }, config: { engines: { ...engines, codex: { binary: join(BIN, "codex"), default_model: "o3" } }, prices: { "gpt-5": { input_per_mtok: 1.25, output_per_mtok: 10 } } }, refused: /engines\.codex\.default_model: no price for model "o3"/ },
+    { name: "a selector's route on an opaque worker_command start", input: { worker_command: "sh agent.sh" }, config: { selectors: [{ label: "docs", engine: "codex" }] }, refused: /project_start refused: selectors\.0: a selector's engine and model route an engine start; start with engine/ },
+    { name: "a ladder on an opaque worker_command start", input: { worker_command: "sh agent.sh" }, config: { routing: { ladder: [{ model: "x" }] } }, refused: /project_start refused: routing\.ladder: the ladder routes an engine start/ },
+  ];
+  for (const row of rows) it(row.name, async () => assert.rejects(engineForStart(row.input, config(row.config), env), row.refused));
+
+  it("verifies every engine a route or the config names, and says so in the step", async () => {
+    const ok = await engineForStart({ engine: "claude", model: "claude-sonnet-4-5" }, config({ engines, selectors: [{ label: "docs", engine: "codex", model: "gpt-5" }, { label: "ready-for-agent" }] }), env);
+    assert.deepEqual(Object.keys(ok.engines).sort(), ["claude", "codex"]);
+    assert.match(ok.step!, /; routes selector 1: codex gpt-5; also verified: codex \(codex-cli \d+\.\d+\.\d+\)$/);
+  });
+
+  it("a selector's engine is a config key: not an engine name is refused by the schema, naming the key", () => {
+    const r = FleetConfigSchema.safeParse({ selectors: [{ label: "docs", engine: "Claude Code" }] });
+    assert.equal(r.success, false);
+    assert.deepEqual(r.error!.issues[0]!.path, ["selectors", 0, "engine"]);
   });
 });
 

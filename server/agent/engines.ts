@@ -149,6 +149,18 @@ export function engineProfile(config: Pick<FleetConfig, "engines">, name: string
   return profile;
 }
 
+/** The agent CLI engines the config knows (built-in or defined), by name: what a dry-run plan lets an `afk-engine/` label name. */
+export function knownEngines(config: Pick<FleetConfig, "engines">): string[] {
+  const names = new Set([...Object.keys(BUILTIN_ENGINES), ...Object.keys(config.engines)]);
+  return [...names].filter((name) => {
+    try {
+      return engineProfile(config, name).command === null && name !== "command";
+    } catch {
+      return false;
+    }
+  }).sort();
+}
+
 export interface EngineRun {
   model?: string | null;
   /** The per-attempt USD budget, handed to the CLI when its profile has a flag for it. */

@@ -11,7 +11,7 @@ import { forTerminal } from "./terminal-words.js";
 export const demoCommand: Command = {
   name: "demo",
   summary: "run the fleet on a local forge with a sample backlog and report",
-  usage: `Usage: afk-mcp demo [--worker "<command>"] [--keep DIR] [--concurrency N] [--json]
+  usage: `Usage: afk-mcp demo [--engine claude|codex | --worker "<command>"] [--keep DIR] [--concurrency N] [--json]
 
 Starts a local forge in a temp dir with a small sample project (real tests) and a seeded
 backlog of eleven issues — a dependency chain, an epic with sub-issues, one that fails CI on
@@ -22,6 +22,8 @@ scripted workers at concurrency 3 until every issue reached its end. Prints a li
 reached its expected end.
 
 Options:
+  --engine NAME      run the real claude or codex CLI (installed, or this package's own) against
+                     the demo's scripted model on 127.0.0.1: no login, no network, no cost
   --worker COMMAND   run a real agent instead of the scripted worker (the brief is in $AFK_BRIEF)
   --keep DIR         use DIR and leave the forge running afterwards for inspection
   --concurrency N    workers at once (default 3)
@@ -29,6 +31,7 @@ Options:
   --json             print the final report as JSON`,
   options: {
     worker: { type: "string" },
+    engine: { type: "string" },
     keep: { type: "string" },
     concurrency: { type: "string" },
     timeout: { type: "string" },
@@ -42,6 +45,7 @@ Options:
     const tty = stdoutIsTty() && values.json !== true;
     const report = await runDemo({
       ...(typeof values.worker === "string" ? { worker: values.worker } : {}),
+      ...(typeof values.engine === "string" ? { engine: values.engine } : {}),
       ...(typeof values.keep === "string" ? { keep: resolve(values.keep) } : {}),
       concurrency,
       timeoutSeconds: timeout,

@@ -11,10 +11,14 @@ import { sandboxAvailability } from "../runtimes/sandbox/available.js";
 import { buildSeed, expectationsFor, ESCALATE_LABEL, type Expectation } from "./backlog.js";
 import { startCiRunner, type CiRunner } from "./ci-runner.js";
 import { workerShellCommand } from "./worker-command.js";
+import { demoEngine } from "./engine.js";
+import { UsageError } from "../gh/errors.js";
 
 export interface DemoOptions {
   /** A real agent's command instead of the scripted worker. */
   worker?: string;
+  /** The real agent CLI (claude or codex) driven by the demo's scripted model on 127.0.0.1 (engine.ts). */
+  engine?: string;
   /** Keep the forge running in this directory after the run (for inspection). */
   keep?: string;
   concurrency?: number;
@@ -57,6 +61,8 @@ export interface DemoReport {
   fleetLogin: string;
   ci: { runs: number; passed: number; failed: number };
   forge: { apiUrl: string; gitUrl: string; token: string; dir: string } | null;
+  /** With --engine: the CLI, the model it asked the scripted model for, its turns, and spend recorded against billed. */
+  engine?: { name: string; model: string; turns: number; billed_usd: number; recorded_usd: number | null };
 }
 
 export interface RouteTally {
@@ -83,8 +89,14 @@ const REPO = "afk/demo";
 
 export async function runDemo(options: DemoOptions): Promise<DemoReport> {
   const started = Date.now();
+  if (options.engine !== undefined && options.worker !== undefined) throw new UsageError("demo: pass --engine or --worker, not both");
   const dir = options.keep ?? (await mkdtemp(join(tmpdir(), "afk-demo-")));
   await mkdir(dir, { recursive: true });
+  // Refused (with the install command) before anything starts when the CLI is missing.
+  const agent = options.engine === undefined ? null : await demoEngine(options.engine, dir).catch(async (error: unknown) => {
+    if (!options.keep) await rm(dir, { recursive: true, force: true }).catch(() => undefined);
+    throw error;
+  });
   const seedPath = join(dir, "seed.json");
   await writeFile(seedPath, JSON.stringify(buildSeed()));
   // The CI runner and the demo's own watching use a user of their own, so the fleet's rate
@@ -113,9 +125,10 @@ export async function runDemo(options: DemoOptions): Promise<DemoReport> {
       if (!options.tty) options.write(JSON.stringify({ ci: line }));
     },
   });
-  const env = { ...process.env, GITHUB_API_URL: forge.apiUrl, GITHUB_TOKEN: forge.token, AFK_STATE_DIR: join(dir, "state") };
+  const env = { ...process.env, ...(agent?.env ?? {}), GITHUB_API_URL: forge.apiUrl, GITHUB_TOKEN: forge.token, AFK_STATE_DIR: join(dir, "state") };
   delete (env as Record<string, string | undefined>).GH_TOKEN;
-  const host = new FleetHost({ env, timeScale: options.timeScale ?? 0.05, instance: "demo" });
+  // A real CLI starts in seconds, silent at first: thresholds less compressed than for the scripted worker.
+  const host = new FleetHost({ env, timeScale: options.timeScale ?? (agent ? 0.2 : 0.05), instance: "demo" });
   const retry = 2;
   const expectations = expectationsFor(retry);
   const firstSeen = new Map<number, number>();
@@ -133,12 +146,13 @@ export async function runDemo(options: DemoOptions): Promise<DemoReport> {
   try {
     const start = await host.start({
       repo: REPO,
-      worker_command: options.worker ?? workerShellCommand({ AFK_DEMO_DELAY_MS: "200" }),
+      ...(agent ? { engine: agent.engine, model: agent.model } : { worker_command: options.worker ?? workerShellCommand({ AFK_DEMO_DELAY_MS: "200" }) }),
       target: options.concurrency ?? 3,
       auto_merge: true,
       config: {
         retry,
         runtime,
+        ...(agent?.config ?? {}),
       },
     });
     options.write(options.tty ? start.message : JSON.stringify({ started: start.registration }));
@@ -168,7 +182,9 @@ export async function runDemo(options: DemoOptions): Promise<DemoReport> {
       });
       const settled = done && status.workers.every((w) => w.state !== "running");
       if (settled || now > deadline) {
-        report = { fleetLogin, ...(await finalReport(expectations, issues, maxAttempt, firstSeen, endedAt, started, forge, api, ci, options.keep !== undefined, setupUsed, (routes) => routesSince(routes[fleetLogin] ?? {}, setupRoutes))) };
+        const recorded = agent ? (await host.status({ repo: REPO, scope: "worker" })).spend?.today : undefined;
+        const engine = agent ? { name: agent.engine, model: agent.model, turns: agent.scripted.turns.length, billed_usd: agent.scripted.billedUsd(), recorded_usd: recorded && recorded.unknown_attempts === 0 ? recorded.usd : null } : undefined;
+        report = { fleetLogin, ...(engine ? { engine } : {}), ...(await finalReport(expectations, issues, maxAttempt, firstSeen, endedAt, started, forge, api, ci, options.keep !== undefined, setupUsed, (routes) => routesSince(routes[fleetLogin] ?? {}, setupRoutes))) };
         break;
       }
     }
@@ -176,6 +192,7 @@ export async function runDemo(options: DemoOptions): Promise<DemoReport> {
     await host.stop({ repo: REPO }).catch(() => undefined);
     await host.close().catch(() => undefined);
     await ci.stop();
+    await agent?.scripted.close();
     if (!options.keep) {
       await forge.close();
       await rm(dir, { recursive: true, force: true }).catch(() => undefined);
@@ -260,7 +277,7 @@ function reached(e: Expectation, issue: IssueView): boolean {
 }
 
 function board(expectations: readonly Expectation[], issues: Map<number, IssueView>, workers: { issue: number; state: string }[], lastTick: string | null, ci: CiRunner): string[] {
-  const lines = ["afk-mcp demo — a local forge, a sample project, scripted workers, concurrency 3", ""];
+  const lines = ["afk-mcp demo — a local forge, a sample project, scripted workers (or the real CLI of --engine), concurrency 3", ""];
   for (const e of expectations) {
     const issue = issues.get(e.number);
     const worker = workers.find((w) => w.issue === e.number);
@@ -353,6 +370,7 @@ export function renderReport(report: DemoReport): string[] {
     const landed = report.merged > 0 ? ` (${Math.round((report.fleetCounted / report.merged) * 10) / 10} per landed issue)` : "";
     lines.push(`  of which the fleet's own, counted: ${report.fleetCounted}${landed}; the rest are the CI runner's and the demo's watching`);
   }
+  if (report.engine) lines.push(`engine: the real ${report.engine.name} (model ${report.engine.model}) against the demo's scripted model on 127.0.0.1: ${report.engine.turns} model turns, billed $${report.engine.billed_usd.toFixed(4)}, recorded ${report.engine.recorded_usd === null ? "unknown" : `$${report.engine.recorded_usd.toFixed(4)}`}`);
   if (report.forge) lines.push(`forge: GITHUB_API_URL=${report.forge.apiUrl} GITHUB_TOKEN=${report.forge.token} (git ${report.forge.gitUrl}, dir ${report.forge.dir})`);
   return lines;
 }

@@ -14,6 +14,7 @@ import type { FleetLedger } from "./fleet-ledger.js";
 import { discussion, type BriefComment } from "../agent/brief-comments.js";
 import { adopt, birth, type BirthInput, type RunDeps, type WorkerRun } from "./worker-runs.js";
 import { SpendLedger } from "./spend-ledger.js";
+import { FleetBudgets } from "./budgets.js";
 import { routeFor } from "../state/route.js";
 import { runtimeFor } from "../runtimes/registry.js";
 import { engineCommand, engineProfile } from "../agent/engines.js";
@@ -40,11 +41,17 @@ export class Births {
   /** Our claims' shas as last seen or made: the fence of an exit checkpoint. */
   private readonly claimShas = new Map<number, string>();
   private readonly checkpoints: Checkpoints;
+  private selectorRoutes: WorkingSet["selector_routes"] | null = null;
   /** Every exited worker's spend, per issue and per UTC day. */
   readonly spend = new SpendLedger();
+  /** The fleet's budgets and the host's. */
+  readonly budgets: FleetBudgets;
 
   constructor(private readonly host: BirthsHost) {
     const { deps, registration } = host;
+    const alive = (): number => host.memory.runs().filter((r) => !r.exitFacts).length;
+    this.budgets = new FleetBudgets(() => host.registration.config.budget, this.spend, alive, deps.hostBudget ?? null);
+    deps.hostBudget?.track(registration.repo.toLowerCase(), { spentOn: (at) => this.spend.day(at), alive });
     this.checkpoints = new Checkpoints({
       workRepo: deps.workRepo,
       lease: deps.lease,
@@ -75,9 +82,10 @@ export class Births {
     return restored;
   }
 
-  /** This tick's claims: their shas fence the exit checkpoints. */
+  /** This tick's claims: their shas fence the exit checkpoints. And the routes its selectors name. */
   observe(set: WorkingSet): void {
     for (const claim of set.mine) this.claimShas.set(claim.issue, claim.sha);
+    this.selectorRoutes = set.selector_routes ?? null;
   }
 
   /** The checkpoint facts of this host's runs, for the core to say which are due (state/decide/sweeps.ts). */
@@ -99,6 +107,13 @@ export class Births {
     if (existing && !existing.exitFacts) return true;
     // A tick already acting when a stop arrived must not start a worker after stop killed the rest.
     if (this.host.stopping()) return false;
+    // The host's max_workers: a slot is taken before the first await, so two fleets of the host
+    // cannot both take the last one. None free: no worker, no death counted; a later tick recovers the claim.
+    const slot = this.budgets.reserve();
+    if (slot === null) {
+      log("info", "birth_held", `#${issue.number}: not started: ${this.host.deps.hostBudget?.workersHold()?.reason ?? "the host's max_workers is reached"}`, issue.number);
+      return false;
+    }
     const cfg = registration.config;
     try {
       const routed = review ? null : this.routed(issue, attempt);
@@ -137,12 +152,14 @@ export class Births {
       log("error", "birth_failed", `#${issue.number}: could not start a ${review ? "reviewer" : "worker"}: ${(error as Error).message}`, issue.number, errorData(error));
       if (this.host.guard.recordDeath(issue.number, attempt, 0, false, false, [(error as Error).message])) this.host.nudge();
       return false;
+    } finally {
+      slot();
     }
   }
 
   /**
    * The command and engine of this attempt by its route (server/state/route.ts): the issue's
-   * labels, the ladder rung, else the start's. A label naming an engine the start did not verify
+   * labels, the ladder rung, its selector's, else the start's. A label naming an engine the start did not verify
    * is not followed: the start's engine runs, and the supervisor lane says why and how to fix it.
    */
   private routed(issue: SnapshotIssue, attempt: number): { command: string; engine: EngineChoice } | null {
@@ -150,7 +167,7 @@ export class Births {
     const start = registration.engine;
     if (start === null) return null;
     const ladder = registration.config.routing.ladder;
-    let route = routeFor({ start: { engine: start.name, model: start.model }, ladder }, issue.labels, attempt);
+    let route = routeFor({ start: { engine: start.name, model: start.model }, ladder }, issue.labels, attempt, this.selectorRoutes?.get(issue.number));
     const paused = this.host.guard.enginePaused(route.engine);
     if (paused) {
       // Failover: the next healthy engine of the route (the start's, then the ladder's). No attempt is spent.
@@ -244,6 +261,12 @@ export class Births {
     }
     this.host.nudge();
   }
+}
+
+/** The engines an `afk-engine/` label may name in this fleet's frontier: those verified at its start (none for an opaque command). */
+export function routableEngines(registration: Pick<Registration, "engine" | "engines">): { engines: string[] } {
+  if (registration.engine === null) return { engines: [] };
+  return { engines: Object.keys(registration.engines ?? { [registration.engine.name]: registration.engine }).sort() };
 }
 
 /** An attempt's spend in the ledger's shape: what is unknown stays out ("unknown" when nothing is known). */

@@ -92,6 +92,7 @@ export async function localFacts(ctx: FactsContext, set: WorkingSet, snapshot: S
         facts.worker = "exited";
         facts.outcome = exit.outcome.kind;
         facts.killed = exit.exit.killReason !== null;
+        if (exit.overBudget) facts.overBudget = exit.overBudget;
         facts.commitsAhead = exit.commitsAhead;
         facts.changes = exit.changes;
         facts.verdict = exit.verdict ? { kind: exit.verdict.kind, reason: exit.verdict.reason } : null;

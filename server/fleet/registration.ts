@@ -6,6 +6,7 @@ import type { LaneWriter } from "../lanes/index.js";
 import type { Lease } from "../gh/lease.js";
 import type { WorkRepo } from "../worktrees/worktrees.js";
 import type { UsageFormat } from "../agent/engines.js";
+import type { HostBudget } from "./host-budget.js";
 
 /** The engine a registration runs (server/agent/engines.ts), as verified at its start. */
 export interface EngineChoice {
@@ -49,4 +50,6 @@ export interface FleetDeps {
   /** Multiplies every duration of the loop (pacing, stall and kill thresholds): tests and the demo run faster. */
   timeScale: number;
   env?: Readonly<Record<string, string | undefined>>;
+  /** The host-wide budget every fleet of this host shares (host.json); absent: none. */
+  hostBudget?: HostBudget;
 }

@@ -29,7 +29,7 @@ import { errorData, errorText, supervisorLog, type SupervisorLog } from "./super
 import { afterTick, emptyReport, PhaseTimer, summaryLine, type TickReport } from "./tick-report.js";
 import { workerRows, type BirthInput, type WorkerRow } from "./worker-runs.js";
 import { Births } from "./births.js";
-import { budgetText, dayBudgetHold, type SpendView } from "./spend-ledger.js";
+import type { SpendView } from "./spend-ledger.js";
 import { RunLimits } from "./run-limits.js";
 import { drainClaims } from "./drain.js";
 import { GarbageCollector } from "./garbage.js";
@@ -275,11 +275,11 @@ export class RepoFleet implements FleetRuntime {
   workerRows(): WorkerRow[] { return workerRows(this.memory.runs()); }
 
   births(): { paused: boolean; reason: string | null; until: string | null } {
-    const paused = this.guard.paused(this.stopping) ?? dayBudgetHold(this.registration.config.budget, this.birthing.spend, this.deps.clock());
+    const paused = this.guard.paused(this.stopping) ?? this.birthing.budgets.hold(this.deps.clock());
     return { paused: paused !== null, reason: paused?.reason ?? null, until: paused?.until?.toISOString() ?? null };
   }
 
-  spend(): SpendView { return this.birthing.spend.view(this.deps.clock(), budgetText(this.registration.config.budget)); }
+  spend(): SpendView { return this.birthing.budgets.view(this.deps.clock()); }
 
   report(): TickReport | null { return this.lastReport; }
 

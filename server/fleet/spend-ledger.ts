@@ -88,7 +88,8 @@ export class SpendLedger {
 
 export interface BudgetHold {
   reason: string;
-  until: Date;
+  /** When it lifts by itself; null: when a worker exits (max_workers). */
+  until: Date | null;
 }
 
 /** The day budget reached, or null: births stop until the next UTC midnight. */
@@ -108,5 +109,5 @@ export function budgetFacts(budget: { usd_per_day: number | null; usd_per_issue:
       if (row.usd >= budget.usd_per_issue) issuesOver.set(row.issue, `${sumText(ledger.issue(row.issue))} (budget.usd_per_issue ${usdText(budget.usd_per_issue)})`);
     }
   }
-  return { dayHold: hold ? `${hold.reason}; births resume at ${hold.until.toISOString()}` : null, issuesOver };
+  return { dayHold: hold ? `${hold.reason}; births resume at ${hold.until!.toISOString()}` : null, issuesOver };
 }

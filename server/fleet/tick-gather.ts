@@ -12,9 +12,8 @@ import { rebuild, type WorkingSet } from "../state/rebuild.js";
 import type { Snapshot, SnapshotIssue } from "../state/snapshot.js";
 import type { FleetRuntime, TickEvents, TickScope } from "./effects/effect.js";
 import { localFacts } from "./local-facts.js";
-import { budgetFacts } from "./spend-ledger.js";
 import type { TickReport } from "./tick-report.js";
-import type { Births } from "./births.js";
+import { routableEngines, type Births } from "./births.js";
 import type { CiSilence } from "./ci-silence.js";
 
 /** The parts of the fleet a gather reads that the effects never see. */
@@ -42,7 +41,7 @@ export interface Gathered {
 export async function gatherTick(fleet: FleetRuntime, parts: GatherParts, snapshot: Snapshot, now: Date, report: TickReport): Promise<Gathered> {
   const { registration, deps, memory } = fleet;
   deps.lease.observe(snapshot.heartbeats);
-  const full = rebuild(snapshot, registration.config, registration.instance, now);
+  const full = rebuild(snapshot, registration.config, registration.instance, now, routableEngines(registration));
   fleet.ledger.queuedNow(full.frontier.dispatch.map((d) => d.number));
   const checkpoints = parts.birthing.checkpointFacts();
   const runs: HostRun[] = memory.runs().map((run) => ({ issue: run.issue, role: run.role, exited: Boolean(run.exitFacts), startedAt: run.startedAt, lastCheckpointAt: checkpoints.lastAt(run.issue) }));
@@ -86,7 +85,7 @@ export function decideInput(fleet: FleetRuntime, parts: GatherParts, g: Gathered
   return {
     set: g.set,
     local: g.local,
-    target: registration.target,
+    target: parts.birthing.budgets.target(registration.target),
     retry: cfg.retry,
     autoMerge: registration.autoMerge,
     birthsPaused,
@@ -101,7 +100,7 @@ export function decideInput(fleet: FleetRuntime, parts: GatherParts, g: Gathered
     landingHeld: g.landingHeld,
     sweeps: g.sweeps,
     review: cfg.review.command !== null ? { maxRounds: cfg.review.max_rounds } : null,
-    budget: budgetFacts(cfg.budget, parts.birthing.spend, now),
+    budget: parts.birthing.budgets.facts(now),
     epicsDone: cfg.epics.close_when_done ? doneEpics(g.snapshot.issues, g.set.frontier.excluded, cfg.selectors) : [],
     ...g.conflicts,
   };

@@ -67,11 +67,15 @@ export interface ExitFacts {
   review?: ReviewVerdict | string;
   /** What the attempt spent, as its engine reported it (unknown figures are null). */
   spend: Spend;
+  /** The fleet ended it past budget.usd_per_attempt: why, with its spend; null otherwise. */
+  overBudget: string | null;
 }
 
 export class WorkerRun {
   readonly startedAt: number;
   quota = false;
+  /** Set when the fleet ends the run past budget.usd_per_attempt. */
+  overBudget: string | null = null;
   exitFacts: ExitFacts | null = null;
   /** Set while the exit is being read (commits, verdict). */
   settling: Promise<ExitFacts> | null = null;
@@ -152,6 +156,7 @@ export async function birth(input: BirthInput, deps: RunDeps): Promise<WorkerRun
   let run: WorkerRun | null = null;
   // A limit printed before the run object exists still marks the run (not a failed attempt).
   let quotaSeen = false;
+  let overBudget: string | null = null;
   // An agent retrying without a network would do so until the max runtime: end it.
   let endFor: string | null = null;
   const handle = await deps.runtime.start({
@@ -171,9 +176,14 @@ export async function birth(input: BirthInput, deps: RunDeps): Promise<WorkerRun
       maxBytes: deps.config.worker.output_max_bytes,
       onTruncated: truncationSink(n, input.attempt, deps),
       onLine: lineSink(n, input.attempt, deps, tail, spend, budget, (reason) => {
+        // Past the per-attempt budget (an engine whose CLI takes no budget flag): checkpoint what
+        // it committed, then stop it. The attempt ends as over budget (decide), its spend in the comment.
         if (endFor !== null) return;
         endFor = reason;
-        if (run) void run.handle.stop(endFor).catch(() => undefined);
+        overBudget = reason;
+        if (run) run.overBudget = reason;
+        const stop = (): void => void run?.handle.stop(reason).catch(() => undefined);
+        if (run) void Promise.resolve(deps.checkpoint?.(n)).catch(() => undefined).then(stop);
       }, (detection) => {
         quotaSeen = true;
         if (run) run.quota = true;
@@ -187,6 +197,7 @@ export async function birth(input: BirthInput, deps: RunDeps): Promise<WorkerRun
   });
   run = new WorkerRun(n, input.attempt, prepared, handle, verdictPath, tail, role, input.review ? { head: input.review.head, round: input.review.round } : null, spend);
   run.quota = quotaSeen;
+  run.overBudget = overBudget;
   if (endFor !== null) void handle.stop(endFor).catch(() => undefined);
   deps.lanes.append("supervisor", {
     event: `${role}_born`,
@@ -231,7 +242,7 @@ function lineSink(
     if (stream === "stdout") {
       spend.push(line);
       const usd = budgetUsd === null ? null : spend.spend().usd;
-      if (usd !== null && budgetUsd !== null && usd > budgetUsd) end(`the attempt spent ${usdText(usd)}, past budget.usd_per_attempt (${usdText(budgetUsd)})`);
+      if (usd !== null && budgetUsd !== null && usd > budgetUsd) end(`over budget: the attempt spent ${usdText(usd)} (${spend.spend().input_tokens ?? "unknown"} input and ${spend.spend().output_tokens ?? "unknown"} output tokens), past budget.usd_per_attempt (${usdText(budgetUsd)}); the fleet stopped it after a checkpoint`);
     }
     const detection = scanner.push(line, new Date());
     if (detection) onDetection(detection);
@@ -332,7 +343,7 @@ async function readExit(run: WorkerRun, exit: WorkerExit, deps: RunDeps, base: s
     attempt: run.attempt,
     data: { ...spent },
   });
-  return { exit, outcome, verdict, commitsAhead, changes, quota: run.quota, lastLines: run.tail.last(), spend: spent, ...(review !== undefined ? { review } : {}) };
+  return { exit, outcome, verdict, commitsAhead, changes, quota: run.quota, lastLines: run.tail.last(), spend: spent, overBudget: run.overBudget, ...(review !== undefined ? { review } : {}) };
 }
 
 export interface WorkerRow {

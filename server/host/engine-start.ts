@@ -32,6 +32,9 @@ export async function engineForStart(
     const profile = input.engine === "command" ? engineProfile(config, "command") : null;
     const command = input.worker_command ?? profile?.command ?? null;
     if (command === null) throw new UsageError('project_start: worker_command is required (the shell command that starts one agent in its worktree), or engine (e.g. "claude", "codex"), unless dry_run is true');
+    const routed = config.selectors.findIndex((sel) => sel.engine !== undefined || sel.model !== undefined);
+    if (routed >= 0) throw new UsageError(`project_start refused: selectors.${routed}: a selector's engine and model route an engine start; start with engine (e.g. "claude"), or drop them from the selector`);
+    if (config.routing.ladder.length > 0) throw new UsageError('project_start refused: routing.ladder: the ladder routes an engine start; start with engine (e.g. "claude"), or set routing.ladder to []');
     return { command, engine: null, engines: {}, step: null };
   }
   if (input.worker_command !== undefined) throw new UsageError(`project_start refused: pass engine or worker_command, not both (engine ${JSON.stringify(input.engine)} builds its own command line; to run a command of your own use engine "command")`);
@@ -39,10 +42,12 @@ export async function engineForStart(
     const profile = engineProfile(config, input.engine);
     const model = input.model ?? profile.defaultModel;
     if (model !== null) checkModel(model);
-    const priced = profile.usage === "codex-json" || profile.usage === "gemini-json";
-    if (priced && model !== null && Object.keys(config.prices).length > 0 && config.prices[model] === undefined) {
-      throw new EngineError("prices", `no price for model ${JSON.stringify(model)} (engine ${profile.name} reports tokens only): add prices.${model} {input_per_mtok, output_per_mtok}, or pick a priced model (${Object.keys(config.prices).join(", ")})`);
-    }
+    const priced = (usage: string, m: string | null, key: string): void => {
+      if ((usage === "codex-json" || usage === "gemini-json") && m !== null && Object.keys(config.prices).length > 0 && config.prices[m] === undefined) {
+        throw new EngineError(key, `no price for model ${JSON.stringify(m)} (it reports tokens only): add prices.${m} {input_per_mtok, output_per_mtok}, or pick a priced model (${Object.keys(config.prices).join(", ")})`);
+      }
+    };
+    priced(profile.usage, model, "prices");
     const command = engineCommand(profile, { model, budgetUsd: config.budget.usd_per_attempt });
     const probeEnv = workerEnv({
       base: env,
@@ -53,20 +58,50 @@ export async function engineForStart(
     const check = await checkEngine(profile, probeEnv);
     const engine: EngineChoice = { name: profile.name, model, usage: profile.usage, loginShell: profile.loginShell, path: check.path, version: check.version, provider: check.provider };
     const engines: Record<string, EngineChoice> = { [profile.name]: engine };
-    const rungs: string[] = [];
-    for (const [i, rung] of config.routing.ladder.entries()) {
-      const name = rung.engine ?? profile.name;
-      if (rung.model !== undefined) checkModel(rung.model);
-      rungs.push(`attempt ${i + 2}: ${name}${rung.model ? ` ${rung.model}` : ""}`);
-      if (engines[name]) continue;
-      const other = engineProfile(config, name);
-      if (other.command !== null) throw new EngineError(`routing.ladder.${i}.engine`, `${name} is an opaque command: a ladder rung names an agent CLI engine`);
+    // Every engine a route may take is verified now, not at its first birth: each ladder rung's,
+    // each selector's, and each agent CLI defined under "engines" (an afk-engine/ label may name it).
+    const verify = async (name: string, key: string): Promise<EngineChoice> => {
+      const known = engines[name];
+      if (known) return known;
+      const other = (() => {
+        try {
+          return engineProfile(config, name);
+        } catch (error) {
+          throw error instanceof EngineError && error.key === "engine" ? new EngineError(key, error.message.slice("engine: ".length)) : error;
+        }
+      })();
+      if (other.command !== null) throw new EngineError(key, `${name} is an opaque command: a route names an agent CLI engine`);
       const seen = await checkEngine(other, probeEnv);
-      engines[name] = { name, model: other.defaultModel, usage: other.usage, loginShell: other.loginShell, path: seen.path, version: seen.version, provider: seen.provider };
+      return (engines[name] = { name, model: other.defaultModel, usage: other.usage, loginShell: other.loginShell, path: seen.path, version: seen.version, provider: seen.provider });
+    };
+    const routes: Array<{ key: string; engine: string | undefined; model: string | undefined; words: string }> = [
+      ...config.routing.ladder.map((rung, i) => ({ key: `routing.ladder.${i}`, engine: rung.engine, model: rung.model, words: `attempt ${i + 2}` })),
+      ...config.selectors.map((sel, i) => ({ key: `selectors.${i}`, engine: sel.engine, model: sel.model, words: `selector ${i + 1}` })),
+    ];
+    const rungs: string[] = [];
+    for (const route of routes) {
+      if (route.engine === undefined && route.model === undefined) continue;
+      const name = route.engine ?? profile.name;
+      if (route.model !== undefined) {
+        try {
+          checkModel(route.model);
+        } catch (error) {
+          throw error instanceof EngineError ? new EngineError(`${route.key}.model`, error.message.slice("model: ".length)) : error;
+        }
+      }
+      const chosen = await verify(name, `${route.key}.engine`);
+      priced(chosen.usage, route.model ?? (name === profile.name ? model : chosen.model), `${route.key}.model`);
+      rungs.push(`${route.words}: ${name}${route.model ? ` ${route.model}` : ""}`);
+    }
+    for (const name of Object.keys(config.engines)) {
+      if (engines[name] || engineProfile(config, name).command !== null) continue;
+      const chosen = await verify(name, `engines.${name}`);
+      priced(chosen.usage, chosen.model, `engines.${name}.default_model`);
     }
     const budget = config.budget.usd_per_attempt === null ? "" : profile.budgetFlag ? `, per-attempt budget $${config.budget.usd_per_attempt} passed as ${profile.budgetFlag}` : `, per-attempt budget $${config.budget.usd_per_attempt} enforced by the fleet`;
     const provider = check.provider.length > 0 ? `, custom provider ${check.provider.join(" ")}` : "";
-    const ladder = rungs.length > 0 ? `; ladder ${rungs.join(", ")}` : "";
+    const others = Object.keys(engines).filter((n) => n !== profile.name);
+    const ladder = (rungs.length > 0 ? `; routes ${rungs.join(", ")}` : "") + (others.length > 0 ? `; also verified: ${others.map((n) => `${n} (${engines[n]!.version})`).join(", ")}` : "");
     return { command, engine, engines, step: `engine ${profile.name}${model ? ` (model ${model})` : ""}: ${check.path}, version ${check.version}${provider}${budget}${ladder}` };
   } catch (error) {
     return refuse(error);

@@ -33,6 +33,8 @@ import { parseSlug, formatSlug, repoKey } from "../gh/slug.js";
 import { preconditionsPass } from "./preconditions.js";
 import { abandon, handOver } from "./leaving.js";
 import { engineForStart } from "./engine-start.js";
+import { readHostConfig } from "./host-config.js";
+import { HostBudget } from "../fleet/host-budget.js";
 
 export interface HostOptions {
   env?: NodeJS.ProcessEnv;
@@ -61,6 +63,8 @@ export class FleetHost implements Host {
   private readonly accessFor = new Map<string, RepoAccess>();
   /** Namespace probes that succeeded, per repository, namespace and token (never the token itself). */
   private readonly probes = new Map<string, NamespaceProbe>();
+  /** The host-wide day budget and max_workers (host.json), shared by every fleet here. */
+  readonly hostBudget = new HostBudget();
 
   constructor(private readonly options: HostOptions = {}) {
     this.instance = options.instance ?? newInstanceId();
@@ -262,6 +266,7 @@ export class FleetHost implements Host {
       const chosen = input.dry_run && input.engine === undefined ? null : await engineForStart(input, conn.config, env);
       if (chosen?.step) onStep(chosen.step);
       onStep(await runtimeStep(conn.config, env, !input.dry_run));
+      this.hostBudget.set(await readHostConfig(stateDir(hostEnv)));
       if (input.dry_run || chosen === null) {
         return { registration: null, plan: pagePlan(plan, false), message: failed.length ? `dry run: ${failed.length} precondition(s) fail: ${failed.map((p) => p.message).join("; ")}` : "dry run: a start would be accepted; nothing was done" };
       }
@@ -303,6 +308,7 @@ export class FleetHost implements Host {
         clock: this.clock,
         timeScale: this.options.timeScale ?? 1,
         env,
+        hostBudget: this.hostBudget,
       });
       this.running.set(key, project);
       this.accessFor.set(key, connected);
@@ -333,7 +339,7 @@ export class FleetHost implements Host {
       target: input.target,
       workerCommand: input.worker_command,
       ...(input.selectors
-        ? { selectors: input.selectors.map((sel) => ({ label: sel.label === undefined ? running.project.registration.config.labels.ready : sel.label, issues: sel.issues ?? null, tags: sel.tags ?? [], user: sel.user ?? null, epic: sel.epic ?? null, milestone: sel.milestone ?? null, blockers: sel.blockers ?? true })) }
+        ? { selectors: input.selectors.map((sel) => ({ label: sel.label === undefined ? running.project.registration.config.labels.ready : sel.label, issues: sel.issues ?? null, tags: sel.tags ?? [], user: sel.user ?? null, epic: sel.epic ?? null, milestone: sel.milestone ?? null, blockers: sel.blockers ?? true, ...(sel.engine ? { engine: sel.engine } : {}), ...(sel.model ? { model: sel.model } : {}) })) }
         : {}),
     });
     return { registration: registrationView(running.project), plan: null, message: resizeMessage(running.project, was, input) };

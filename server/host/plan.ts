@@ -37,7 +37,7 @@ export function planView(facts: PlanFacts): PlanOutput {
   const excludedByReason: Record<string, number> = {};
   for (const e of set.frontier.excluded) excludedByReason[e.reason.kind] = (excludedByReason[e.reason.kind] ?? 0) + 1;
   const needsHuman = [
-    ...set.frontier.excluded.filter((e) => e.reason.kind === "human_reserved" || e.reason.kind === "cycle").map((e) => ({ number: e.number, why: e.text })),
+    ...set.frontier.excluded.filter((e) => e.reason.kind === "human_reserved" || e.reason.kind === "cycle" || e.reason.kind === "engine_unknown").map((e) => ({ number: e.number, why: e.text })),
     ...set.mine.filter((m) => m.status === "failure").map((m) => ({ number: m.issue, why: `PR #${m.pr ?? "?"} failed: ${m.failing.join(", ") || "checks failed"}` })),
   ];
   return {

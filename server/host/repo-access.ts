@@ -4,6 +4,7 @@ import type { PlanOutput } from "../../schemas/tools.js";
 import { gatherSnapshot } from "../gh/gather.js";
 import type { Lease } from "../gh/lease.js";
 import { rebuild } from "../state/rebuild.js";
+import { knownEngines } from "../agent/engines.js";
 import type { RepoConnection } from "../gh/repo-connection.js";
 import type { NamespaceProbe } from "./namespace-probe.js";
 import { planView } from "./plan.js";
@@ -73,7 +74,8 @@ export async function assess(connected: RepoAccess, clock: () => Date, autoMerge
     autoMerge,
   });
   connected.preconditions = preconditions;
-  const set = rebuild(snapshot, conn.config, instance, now);
+  // A dry-run plan knows no start: an afk-engine/ label may name any agent CLI the config knows.
+  const set = rebuild(snapshot, conn.config, instance, now, { engines: knownEngines(conn.config) });
   const after = conn.forge.stats();
   const plan = planView({
     set,

@@ -7,6 +7,7 @@ import type { CoreLabels } from "./config.js";
 import type { DependencyAnalysis } from "./dependencies.js";
 import type { IssueFacts } from "./facts.js";
 import type { SnapshotIssue } from "./snapshot.js";
+import { engineLabel } from "./route.js";
 
 export interface DispatchItem {
   number: number;
@@ -32,6 +33,8 @@ export type ExclusionReason =
   | { kind: "claimed"; instance: string | null; host: string | null; sha: string; state: ClaimState }
   | { kind: "open_pr"; pulls: number[] }
   | { kind: "assigned"; assignees: string[] }
+  /** Its `afk-engine/<name>` label names an engine this fleet cannot run (`known`: the ones it can). */
+  | { kind: "engine_unknown"; label: string; engine: string; known: string[] }
   | { kind: "cycle"; members: number[] }
   | { kind: "blocked"; by: number[] };
 
@@ -44,6 +47,8 @@ export type ExclusionKind = ExclusionReason["kind"];
  * - an epic is never worker-sized, whatever else holds;
  * - a claim, then an open PR: work is in flight (and the claim carries the fencing token);
  * - an assignee: a person has it;
+ * - a label naming an engine the fleet cannot run: a human fixes the label or the config (shown
+ *   before a cycle or a blocker, which would hide it until the issue is otherwise ready);
  * - a cycle before plain blocking: it is the root cause, and it never resolves by waiting.
  */
 export const EXCLUSION_PRECEDENCE: readonly ExclusionKind[] = [
@@ -53,6 +58,7 @@ export const EXCLUSION_PRECEDENCE: readonly ExclusionKind[] = [
   "claimed",
   "open_pr",
   "assigned",
+  "engine_unknown",
   "cycle",
   "blocked",
 ];
@@ -97,6 +103,12 @@ export interface FrontierInput {
   /** Issue → the fleet's own open PR number. */
   fleetPullOf: ReadonlyMap<number, number>;
   deps: DependencyAnalysis;
+  /**
+   * The engines an `afk-engine/<name>` label may name (those this fleet verified at its start;
+   * for a dry-run plan, those the config knows). Empty: the fleet runs an opaque command and
+   * follows no engine label. Absent: labels are not checked.
+   */
+  engines?: readonly string[];
 }
 
 /**
@@ -199,6 +211,10 @@ function exclusionWith(row: IssueRow, input: FrontierInput, lower: LowerLabels):
     const others = issue.assignees.filter((a) => !sameLogin(a, input.login));
     if (others.length > 0) return { kind: "assigned", assignees: others.sort() };
   }
+  if (input.engines !== undefined) {
+    const engine = engineLabel(issue.labels);
+    if (engine !== undefined && !input.engines.includes(engine)) return { kind: "engine_unknown", label: `afk-engine/${engine}`, engine, known: [...input.engines] };
+  }
   const cycle = input.deps.cycleOf.get(issue.number);
   if (cycle) return { kind: "cycle", members: [...cycle] };
   const blockers = input.deps.openBlockers.get(issue.number);
@@ -228,6 +244,10 @@ export function describeExclusion(reason: ExclusionReason): string {
       return `open PR ${refs(reason.pulls)} for it`;
     case "assigned":
       return `assigned to ${reason.assignees.map((a) => `@${a}`).join(", ")}`;
+    case "engine_unknown":
+      return reason.known.length === 0
+        ? `labelled ${reason.label}, but this fleet runs an opaque worker_command and follows no engine label: start it with engine, or remove the label`
+        : `labelled ${reason.label}: engine ${JSON.stringify(reason.engine)} is not one this fleet runs (${reason.known.join(", ")}): fix the label, or define it under config "engines" (verified at start)`;
     case "cycle":
       return `dependency cycle among ${refs(reason.members)}: fix the blocked-by links`;
     case "blocked":

@@ -10,10 +10,11 @@ import { classifyClaims, isFresh, latestHeartbeats, type ClaimSets, type MineCla
 import { parseClosingRefs } from "./links.js";
 import { issueFactsWith, type IssueFacts } from "./facts.js";
 import { attemptLabelParser, FLEET_BRANCH_PREFIX, parseFleetBranch } from "./markers.js";
-import { compileSelectors, selectorContext } from "./selectors.js";
+import { compileSelectors, selectorContext, type Selector } from "./selectors.js";
 import { assertInstanceId, canonicalSnapshot, type Snapshot, type SnapshotPull } from "./snapshot.js";
 import { countStragglers, type Stragglers } from "./stragglers.js";
 import { orphanedPulls, type OrphanPull } from "./orphans.js";
+import type { RouteStep } from "./route.js";
 
 export type RebuildConfig = Pick<CoreConfig, "labels" | "selectors" | "gate" | "lease" | "worktree">;
 
@@ -34,6 +35,8 @@ export interface WorkingSet {
   stragglers: Stragglers;
   /** Open issues with the fleet's own open PR and no claim: claimed again to carry the PR on (see orphans.ts). Absent: none. */
   orphans?: OrphanPull[];
+  /** Issue → the route its selector names (`selectors[].engine`, `model`), for picked issues whose selector names one. Absent: none does. */
+  selector_routes?: Map<number, { index: number; step: RouteStep }>;
   /** Other instances whose lease is fresh, sorted: peers that may claim, finish and release an issue while this tick acts. Absent: none. */
   live_peers?: string[];
 }
@@ -114,7 +117,12 @@ class RowIndex {
   }
 }
 
-export function rebuild(snapshot: Snapshot, config: RebuildConfig, instance: string, now: Date): WorkingSet {
+/** What routing adds to a rebuild: the engines an `afk-engine/` label may name (see FrontierInput.engines). */
+export interface RebuildRouting {
+  engines?: readonly string[];
+}
+
+export function rebuild(snapshot: Snapshot, config: RebuildConfig, instance: string, now: Date, routing: RebuildRouting = {}): WorkingSet {
   assertInstanceId(instance);
   const nowMs = now.getTime();
   if (Number.isNaN(nowMs)) {
@@ -191,7 +199,8 @@ export function rebuild(snapshot: Snapshot, config: RebuildConfig, instance: str
   const fleetPullNumberOf = new Map<number, number>();
   for (const [issue, pull] of fleetPullOf) fleetPullNumberOf.set(issue, pull.number);
 
-  const frontierInput = { rows, labels, login, claimOf, linkedPullsOf, fleetPullOf: fleetPullNumberOf, deps };
+  const frontierInput = { rows, labels, login, claimOf, linkedPullsOf, fleetPullOf: fleetPullNumberOf, deps, ...(routing.engines ? { engines: routing.engines } : {}) };
+  const selectorRoutes = routesOfSelectors(rows, selectors);
   const frontier = computeFrontier(frontierInput);
   const orphans = orphanedPulls(
     rows,
@@ -221,5 +230,18 @@ export function rebuild(snapshot: Snapshot, config: RebuildConfig, instance: str
     stragglers: countStragglers(snap.issues, lowerLabels),
     orphans,
     ...(livePeers.length > 0 ? { live_peers: livePeers } : {}),
+    ...(selectorRoutes ? { selector_routes: selectorRoutes } : {}),
   };
+}
+
+/** Each picked issue's selector route, when a selector names an engine or a model; null when none does. */
+function routesOfSelectors(rows: readonly IssueRow[], selectors: readonly Selector[]): Map<number, { index: number; step: RouteStep }> | null {
+  const steps = selectors.map((s) => (s.engine !== undefined || s.model !== undefined ? { ...(s.engine !== undefined ? { engine: s.engine } : {}), ...(s.model !== undefined ? { model: s.model } : {}) } : null));
+  if (steps.every((s) => s === null)) return null;
+  const out = new Map<number, { index: number; step: RouteStep }>();
+  for (const row of rows) {
+    const step = row.priority >= 0 ? steps[row.priority] : null;
+    if (step) out.set(row.issue.number, { index: row.priority, step });
+  }
+  return out;
 }

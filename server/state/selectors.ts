@@ -26,6 +26,10 @@ export interface Selector {
   milestone?: string | null;
   /** With `issues`: their open blockers (transitively) are picked too. Absent: true. */
   blockers?: boolean;
+  /** The engine the issues it picks run (route.ts: below an issue's labels and the ladder). */
+  engine?: string | undefined;
+  /** The model the issues it picks run. */
+  model?: string | undefined;
 }
 
 /** What selectors need to know beyond one issue: the fleet login and each epic's sub-issues. */

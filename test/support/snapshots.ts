@@ -1,7 +1,7 @@
 // Builders of snapshot pieces for tests of the core: a ready issue, and one of my claims
 // (no PR yet), each with overridable fields.
 import type { MineClaim } from "../../server/state/inflight.js";
-import type { SnapshotIssue } from "../../server/state/snapshot.js";
+import type { Snapshot, SnapshotIssue } from "../../server/state/snapshot.js";
 
 export function snapshotIssue(number: number, over: Partial<SnapshotIssue> = {}): SnapshotIssue {
   return {
@@ -43,5 +43,21 @@ export function mineClaim(issue: number, over: Partial<MineClaim> = {}): MineCla
     review: null,
     reviewMarks: [],
     ...over,
+  };
+}
+
+/** A snapshot of acme/widgets with these open issues and nothing else, taken at `now`. */
+export function issuesSnapshot(issues: SnapshotIssue[], now: Date): Snapshot {
+  return {
+    repo: "acme/widgets",
+    login: "afk-bot",
+    defaultBranch: "main",
+    base: "main",
+    takenAt: now.toISOString(),
+    issues,
+    pulls: [],
+    claims: [],
+    heartbeats: [],
+    requiredChecks: { contexts: [], strict: false, source: "none", readable: true },
   };
 }

@@ -167,6 +167,10 @@ export function decideClaims(input: DecideInput, plan: LandingPlan): ClaimDecisi
       else actions.push({ kind: "release", issue: claim.issue, sha: claim.sha, why: "the project is stopping and the claim has no PR", killWorker: false });
       continue;
     }
+    if (local.worker === "exited" && local.overBudget) {
+      actions.push(failureAction(claim, input, { kind: "no_result", why: local.overBudget }));
+      continue;
+    }
     if (local.worker === "exited" && local.outcome === "commits") {
       // Commits are the worker's result: push them and open the PR (a verdict of
       // already-satisfied is refuted by them; see server/workers/outcome.ts).

@@ -39,6 +39,8 @@ export interface LocalClaim {
   reviewer?: "running" | "exited";
   /** The PR's head is not the pinned (reviewed) head but a clean sync merge of it with the base. */
   pinHolds?: boolean;
+  /** For an exited worker: the fleet ended it past `budget.usd_per_attempt`, and what it spent: the attempt failed, whatever it committed. */
+  overBudget?: string | null;
 }
 
 export interface DecideInput {
