@@ -71,6 +71,10 @@ jobs:
           echo about to fail
           exit 1
       - run: echo never
+      - if: always()
+        run: echo "cleanup runs after a failure"
+      - if: \${{ failure() && inputs.none == null }}
+        run: echo "failure() sees the failure"
   two:
     steps:
       - run: echo never either
@@ -221,8 +225,11 @@ describe("the local runner", () => {
     assert.equal(run.conclusion, "failure");
     const jobs = (await api(forge, "GET", actions(`/runs/${id}/jobs`))).body.jobs;
     assert.deepEqual(jobs.map((j: { conclusion: string }) => j.conclusion), ["failure", "skipped"]);
-    assert.deepEqual(jobs[0].steps.map((s: { conclusion: string }) => s.conclusion), ["success", "failure", "skipped"]);
-    assert.match(await jobLog(id), /about to fail[\s\S]*Process completed with exit code 1/);
+    assert.deepEqual(jobs[0].steps.map((s: { conclusion: string }) => s.conclusion), ["success", "failure", "skipped", "success", "success"]);
+    const log = await jobLog(id);
+    assert.match(log, /about to fail[\s\S]*Process completed with exit code 1/);
+    assert.match(log, /cleanup runs after a failure[\s\S]*failure\(\) sees the failure/);
+    assert.doesNotMatch(log, /^never/m, "the steps after the failure without if: did not run");
   });
 
   it("refuses ${{ }} inside run: and any uses: but checkout and setup-node, with a clear message", async () => {

@@ -11,8 +11,9 @@ import { appendFile, mkdir, readFile, rm, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import type { LocalForge } from "./core.js";
 import type { JobRecord, RunConclusion, RunRecord } from "./actions-types.js";
-import { runEnvironment, stepProblem, type JobEnv } from "./actions-steps.js";
-import { actionsData, type Workflow, type WorkflowJob } from "./workflows.js";
+import { contexts, runEnvironment, stepProblem, type JobEnv } from "./actions-steps.js";
+import { condition } from "./workflow-expr.js";
+import { actionsData, type Workflow, type WorkflowJob, type WorkflowStep } from "./workflows.js";
 import { isoNow, type UserRecord } from "./state.js";
 
 export const BOT_LOGIN = "github-actions[bot]";
@@ -245,49 +246,59 @@ export class ActionsRunner {
       // As actions/checkout does: the clone's origin pushes with the run's token.
       const basic = Buffer.from(`x-access-token:${l.token}`).toString("base64");
       await appendFile(join(env.workspace, ".git", "config"), `[http "${this.forge.urls.gitUrl}"]\n\textraheader = AUTHORIZATION: basic ${basic}\n`);
+      const status = { failed: false };
       for (const [i, step] of spec.steps.entries()) {
         const rec = job.steps[i]!;
         if (l.stop !== null) break;
         Object.assign(rec, { status: "in_progress", startedAt: isoNow() });
         this.changed(l.run);
-        log(`##[group]${step.name}\n`);
-        let ok: boolean;
-        const problem = stepProblem(step);
-        if (problem !== null) {
-          log(`##[error]${problem}\n`);
-          ok = false;
-        } else if (step.run === undefined) {
-          log(`${step.uses}: accepted as a no-op by the local runner\n`);
-          ok = true;
-        } else {
-          let stepEnv: Record<string, string> | null = null;
-          try {
-            stepEnv = runEnvironment(this.forge, l.run, l.workflow, spec, step, env, l.token);
-          } catch (err) {
-            log(`##[error]${(err as Error).message}\n`);
-          }
-          if (stepEnv === null) ok = false;
-          else {
-            const script = join(env.temp, `step-${rec.number}.sh`);
-            await writeFile(script, step.run);
-            const shell = step.shell === "bash" ? ["bash", "--noprofile", "--norc", "-eo", "pipefail", script] : step.shell === "sh" ? ["sh", "-e", script] : ["bash", "-e", script];
-            const cwd = step.workingDirectory ? join(env.workspace, step.workingDirectory) : env.workspace;
-            const code = await this.spawnLogged(l, shell, stepEnv, cwd, log);
-            if (code !== 0 && l.stop === null) log(`##[error]Process completed with exit code ${code}.\n`);
-            ok = code === 0;
-          }
+        // null: the condition cannot be evaluated, which fails the step.
+        let wanted: boolean | null;
+        try {
+          wanted = step.if === undefined ? !status.failed : condition(step.if, { ...contexts(this.forge, l.run, "", env.workspace, {}), secrets: {} }, status);
+        } catch (err) {
+          log(`##[error]${step.name}: if: ${(err as Error).message}\n`);
+          wanted = null;
         }
-        const conclusion: RunConclusion = l.stop ?? (ok ? "success" : "failure");
-        Object.assign(rec, { status: "completed", conclusion, completedAt: isoNow() });
+        const conclusion: RunConclusion =
+          wanted === null ? "failure" : !wanted ? "skipped" : (l.stop ?? ((await this.runStep(l, spec, step, rec.number, env, log)) ? "success" : "failure"));
+        Object.assign(rec, { status: "completed", conclusion: l.stop ?? conclusion, completedAt: isoNow() });
         this.changed(l.run);
-        if (conclusion !== "success") break;
+        if (conclusion === "failure") status.failed = true;
       }
-      const last = job.steps.find((s) => s.conclusion !== "success" && s.status === "completed");
-      return l.stop ?? (last ? "failure" : "success");
+      return l.stop ?? (status.failed ? "failure" : "success");
     } finally {
       clearTimeout(timer);
       await rm(base, { recursive: true, force: true, maxRetries: 3 }).catch(() => {});
     }
+  }
+
+  /** One step: a `uses:` the subset accepts, or a `run:` script; true when it succeeded. */
+  private async runStep(l: Live, spec: WorkflowJob, step: WorkflowStep, number: number, env: JobEnv, log: (t: string) => void): Promise<boolean> {
+    log(`##[group]${step.name}\n`);
+    const problem = stepProblem(step);
+    if (problem !== null) {
+      log(`##[error]${problem}\n`);
+      return false;
+    }
+    if (step.run === undefined) {
+      log(`${step.uses}: accepted as a no-op by the local runner\n`);
+      return true;
+    }
+    let stepEnv: Record<string, string>;
+    try {
+      stepEnv = runEnvironment(this.forge, l.run, l.workflow, spec, step, env, l.token);
+    } catch (err) {
+      log(`##[error]${(err as Error).message}\n`);
+      return false;
+    }
+    const script = join(env.temp, `step-${number}.sh`);
+    await writeFile(script, step.run);
+    const shell = step.shell === "bash" ? ["bash", "--noprofile", "--norc", "-eo", "pipefail", script] : step.shell === "sh" ? ["sh", "-e", script] : ["bash", "-e", script];
+    const cwd = step.workingDirectory ? join(env.workspace, step.workingDirectory) : env.workspace;
+    const code = await this.spawnLogged(l, shell, stepEnv, cwd, log);
+    if (code !== 0 && l.stop === null) log(`##[error]Process completed with exit code ${code}.\n`);
+    return code === 0;
   }
 
   /** Runs one process in a group of its own, its output into the log; resolves with its exit code. */

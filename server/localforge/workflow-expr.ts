@@ -54,7 +54,7 @@ function truthy(v: ExprValue | undefined): boolean {
 }
 
 /** Evaluates one expression (the text between `${{` and `}}`). */
-export function evaluate(src: string, ctx: ExprContext): ExprValue {
+export function evaluate(src: string, ctx: ExprContext, fns: Record<string, () => boolean> = {}): ExprValue {
   const toks = lex(src);
   let p = 0;
   const peek = (): Tok | undefined => toks[p];
@@ -74,7 +74,12 @@ export function evaluate(src: string, ctx: ExprContext): ExprValue {
     if (tok.t !== "id") throw new ExpressionError(`unexpected ${tok.v} in \${{ ${src} }}`);
     if (tok.v === "true" || tok.v === "false") return tok.v === "true";
     if (tok.v === "null") return null;
-    if (isOp("(")) throw new ExpressionError(`function ${tok.v}() is outside the local forge's expression subset`);
+    if (isOp("(")) {
+      const fn = fns[tok.v];
+      if (!fn || toks[p + 1]?.v !== ")") throw new ExpressionError(`function ${tok.v}() is outside the local forge's expression subset${Object.keys(fns).length ? ` (here: ${Object.keys(fns).map((f) => `${f}()`).join(", ")})` : ""}`);
+      p += 2;
+      return fn();
+    }
     if (!(tok.v in ctx)) throw new ExpressionError(`unknown context ${tok.v} (the subset knows ${Object.keys(ctx).join(", ")})`);
     let v: ExprValue | undefined = ctx[tok.v];
     while (isOp(".")) {
@@ -116,6 +121,15 @@ export function evaluate(src: string, ctx: ExprContext): ExprValue {
   const v = or();
   if (p !== toks.length) throw new ExpressionError(`unexpected ${toks[p]!.v} in \${{ ${src} }}`);
   return v;
+}
+
+/** A step's `if:` (bare or wrapped in `${{ }}`), with the status functions; a condition without one means `success() && (...)`. */
+export function condition(src: string, ctx: ExprContext, status: { failed: boolean }): boolean {
+  const inner = src.trim().replace(/^\$\{\{([\s\S]*)\}\}$/, "$1");
+  const fns = { success: () => !status.failed, failure: () => status.failed, always: () => true, cancelled: () => false };
+  const v = evaluate(inner, ctx, fns);
+  const explicit = /\b(success|failure|always|cancelled)\s*\(/.test(inner);
+  return truthy(v) && (explicit || !status.failed);
 }
 
 export function asText(v: ExprValue): string {

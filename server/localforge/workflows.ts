@@ -23,6 +23,8 @@ export interface WorkflowStep {
   shell?: string;
   env: Record<string, string>;
   workingDirectory?: string;
+  /** The step's `if:` condition, as written. */
+  if?: string;
 }
 
 export interface WorkflowJob {
@@ -89,6 +91,7 @@ function stepOf(v: unknown, i: number, job: string): WorkflowStep {
     shell: typeof v.shell === "string" ? v.shell : undefined,
     env: envMap(v.env, `jobs.${job}.steps[${i}]`),
     workingDirectory: typeof v["working-directory"] === "string" ? v["working-directory"] : undefined,
+    ...(v.if === undefined ? {} : { if: String(v.if) }),
   };
 }
 
@@ -106,6 +109,9 @@ export function parseWorkflow(path: string, text: string): Workflow {
   if (!isObj(jobsRaw) || Object.keys(jobsRaw).length === 0) throw new WorkflowSyntaxError(`${path}: jobs: must hold at least one job`);
   const jobs = Object.entries(jobsRaw).map(([key, j]): WorkflowJob => {
     if (!isObj(j) || !Array.isArray(j.steps)) throw new WorkflowSyntaxError(`${path}: jobs.${key}.steps must be a list`);
+    for (const k of ["if", "needs", "strategy", "services", "container", "uses"]) {
+      if (j[k] !== undefined) throw new WorkflowSyntaxError(`${path}: jobs.${key}.${k} is outside the local runner's subset (jobs run in file order; see server/localforge/README.md)`);
+    }
     const t = j["timeout-minutes"];
     if (t !== undefined && (typeof t !== "number" || !(t > 0))) throw new WorkflowSyntaxError(`${path}: jobs.${key}.timeout-minutes must be a positive number`);
     return { key, name: typeof j.name === "string" ? j.name : key, env: envMap(j.env, `jobs.${key}`), timeoutMinutes: t ?? null, steps: j.steps.map((s, i) => stepOf(s, i, key)) };
