@@ -57,6 +57,12 @@ jobs:
           GITHUB_TOKEN: \${{ secrets.GITHUB_TOKEN }}
         run: |
           test -n "$GITHUB_TOKEN"
+          node -e '
+            const call = (path, body) => fetch(process.env.GITHUB_API_URL + path, { method: body ? "POST" : "GET", headers: { authorization: "token " + process.env.GITHUB_TOKEN, "content-type": "application/json" }, body: body && JSON.stringify(body) });
+            const repo = "/repos/" + process.env.GITHUB_REPOSITORY;
+            call(repo + "/check-runs", { name: "from-the-run", head_sha: process.env.GITHUB_SHA, status: "completed", conclusion: "success" })
+              .then((r) => console.log("check run " + r.status))
+              .then(() => call("/user")).then((r) => console.log("user " + r.status));'
           git -c user.name=runner -c user.email=runner@example.com commit -q --allow-empty -m "heartbeat $ISSUE"
           git push -q origin HEAD:refs/heads/afk/issue-$ISSUE
 `;
@@ -92,6 +98,14 @@ jobs:
     steps:
       - uses: some/action@v1
 `;
+const SLOW = `on: workflow_dispatch
+jobs:
+  slow:
+    timeout-minutes: 0.02
+    steps:
+      - run: sleep 300
+      - run: echo after
+`;
 const PUSH_ONLY = `on: push
 jobs:
   j:
@@ -104,7 +118,7 @@ forgeForFile({ secrets: { API_KEY: "sk-very-secret-value" } }, async (f, work) =
   pids = await tempDir("afk-actions-pids-");
   const secret = await api(forge, "POST", "/_forge/secrets", { name: "PIDS", value: pids });
   assert.equal(secret.status, 201);
-  for (const [file, text] of Object.entries({ "agent.yml": AGENT, "failing.yml": FAILING, "refused.yaml": REFUSED, "foreign.yml": FOREIGN, "push-only.yml": PUSH_ONLY })) {
+  for (const [file, text] of Object.entries({ "agent.yml": AGENT, "failing.yml": FAILING, "refused.yaml": REFUSED, "foreign.yml": FOREIGN, "push-only.yml": PUSH_ONLY, "slow.yml": SLOW })) {
     await commitFile(work, `.github/workflows/${file}`, text);
   }
   await git(work, "push", "--quiet", "origin", "HEAD:main");
@@ -170,7 +184,7 @@ describe("workflows and dispatch", () => {
   it("lists the workflow files of the default branch, by id and by file name", async () => {
     const list = await api(forge, "GET", actions("/workflows"));
     assert.equal(list.status, 200);
-    assert.deepEqual(list.body.workflows.map((w: { path: string }) => w.path), [".github/workflows/agent.yml", ".github/workflows/failing.yml", ".github/workflows/foreign.yml", ".github/workflows/push-only.yml", ".github/workflows/refused.yaml"]);
+    assert.deepEqual(list.body.workflows.map((w: { path: string }) => w.path), [".github/workflows/agent.yml", ".github/workflows/failing.yml", ".github/workflows/foreign.yml", ".github/workflows/push-only.yml", ".github/workflows/refused.yaml", ".github/workflows/slow.yml"]);
     const agent = list.body.workflows[0];
     assert.equal(agent.name, "agent");
     assert.equal((await api(forge, "GET", actions(`/workflows/${agent.id}`))).body.path, agent.path);
@@ -213,6 +227,8 @@ describe("the local runner", () => {
     assert.ok(!log.includes("sk-very-secret-value"), "a secret is masked in the log");
     assert.match(log, /no token unless asked/);
     assert.match(log, /workspace is a clone/);
+    assert.match(log, /check run 201/, "the run's token writes through the REST API while the run is in progress");
+    assert.match(log, /user 403/, "an installation token has no /user");
     // The step's push landed on the forge, a child of the dispatched commit.
     const pushed = await branchTip(forge, "afk/issue-42");
     assert.equal((await git(forge.bareRepo, "rev-parse", `${pushed}^`)).stdout, run.head_sha);
@@ -239,6 +255,14 @@ describe("the local runner", () => {
     const foreign = await completed(await dispatch("foreign.yml"));
     assert.equal(foreign.conclusion, "failure");
     assert.match(await jobLog(foreign.id), /uses: some\/action@v1 is outside the local runner's subset/);
+  });
+
+  it("honours a job's timeout-minutes: the step is killed, the run concludes timed_out", async () => {
+    const id = await dispatch("slow.yml");
+    const run = await completed(id);
+    assert.equal(run.conclusion, "timed_out");
+    const steps = (await api(forge, "GET", actions(`/runs/${id}/jobs`))).body.jobs[0].steps;
+    assert.deepEqual(steps.map((s: { conclusion: string }) => s.conclusion), ["timed_out", "skipped"]);
   });
 
   it("cancels mid-step: 202, the run concludes cancelled, the step's process group is gone", async () => {

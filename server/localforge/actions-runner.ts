@@ -10,13 +10,12 @@ import { randomBytes } from "node:crypto";
 import { appendFile, mkdir, readFile, rm, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import type { LocalForge } from "./core.js";
-import type { JobRecord, RunConclusion, RunRecord } from "./actions-types.js";
+import { BOT_LOGIN, type JobRecord, type RunConclusion, type RunRecord } from "./actions-types.js";
 import { contexts, runEnvironment, stepProblem, type JobEnv } from "./actions-steps.js";
 import { condition } from "./workflow-expr.js";
 import { actionsData, type Workflow, type WorkflowJob, type WorkflowStep } from "./workflows.js";
 import { isoNow, type UserRecord } from "./state.js";
 
-export const BOT_LOGIN = "github-actions[bot]";
 const BOT_ID = 41898282;
 const DEFAULT_TIMEOUT_MINUTES = 360;
 const LOG_CAP = 4 * 1024 * 1024;

@@ -1,6 +1,9 @@
 // The records of the forge's GitHub Actions subset: workflow ids, runs with their jobs and
 // steps, and repository secrets. Persisted with the rest of the forge state (state.ts).
 
+/** Who a run's token (GITHUB_TOKEN) acts as. */
+export const BOT_LOGIN = "github-actions[bot]";
+
 export type RunStatus = "queued" | "in_progress" | "completed";
 export type RunConclusion = "success" | "failure" | "cancelled" | "skipped" | "timed_out";
 
