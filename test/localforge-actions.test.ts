@@ -42,6 +42,8 @@ jobs:
           echo "issue=$ISSUE engine=$ENGINE where=$WHERE run=$GITHUB_RUN_ID key=$KEY"
           test -z "\${GITHUB_TOKEN:-}" && echo "no token unless asked"
           test -f README.md && echo "workspace is a clone"
+          echo "FROM_EARLIER=exported $ISSUE" >> "$GITHUB_ENV"
+          echo "count=1" >> "$GITHUB_OUTPUT"
       - name: hold
         env:
           HOLD: \${{ inputs.hold }}
@@ -57,6 +59,7 @@ jobs:
           GITHUB_TOKEN: \${{ secrets.GITHUB_TOKEN }}
         run: |
           test -n "$GITHUB_TOKEN"
+          echo "later step sees $FROM_EARLIER"
           node -e '
             const call = (path, body) => fetch(process.env.GITHUB_API_URL + path, { method: body ? "POST" : "GET", headers: { authorization: "token " + process.env.GITHUB_TOKEN, "content-type": "application/json" }, body: body && JSON.stringify(body) });
             const repo = "/repos/" + process.env.GITHUB_REPOSITORY;
@@ -227,6 +230,7 @@ describe("the local runner", () => {
     assert.ok(!log.includes("sk-very-secret-value"), "a secret is masked in the log");
     assert.match(log, /no token unless asked/);
     assert.match(log, /workspace is a clone/);
+    assert.match(log, /later step sees exported 42/, "GITHUB_ENV carries a value to later steps");
     assert.match(log, /check run 201/, "the run's token writes through the REST API while the run is in progress");
     assert.match(log, /user 403/, "an installation token has no /user");
     // The step's push landed on the forge, a child of the dispatched commit.

@@ -11,7 +11,7 @@ import { appendFile, mkdir, readFile, rm, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import type { LocalForge } from "./core.js";
 import { BOT_LOGIN, type JobRecord, type RunConclusion, type RunRecord } from "./actions-types.js";
-import { contexts, runEnvironment, stepProblem, type JobEnv } from "./actions-steps.js";
+import { collectExports, contexts, runEnvironment, stepProblem, type JobEnv } from "./actions-steps.js";
 import { condition } from "./workflow-expr.js";
 import { actionsData, type Workflow, type WorkflowJob, type WorkflowStep } from "./workflows.js";
 import { isoNow, type UserRecord } from "./state.js";
@@ -224,7 +224,7 @@ export class ActionsRunner {
 
   private async runJob(l: Live, job: JobRecord, spec: WorkflowJob): Promise<RunConclusion> {
     const base = join(this.forge.dir, "actions", "runs", String(l.run.id), job.key);
-    const env: JobEnv = { workspace: join(base, "work"), temp: join(base, "tmp"), home: join(base, "home") };
+    const env: JobEnv = { workspace: join(base, "work"), temp: join(base, "tmp"), home: join(base, "home"), exported: {}, paths: [] };
     job.status = "in_progress";
     job.startedAt = isoNow();
     this.changed(l.run);
@@ -235,9 +235,11 @@ export class ActionsRunner {
     try {
       await mkdir(env.temp, { recursive: true });
       await mkdir(env.home, { recursive: true });
-      const cloneCode = await this.spawnLogged(l, ["git", "clone", "--quiet", "--no-checkout", this.forge.urls.gitUrl, env.workspace], { ...process.env, GIT_TERMINAL_PROMPT: "0" }, base, log);
+      // The clone sees the job's HOME, not the forge host's git configuration or credentials.
+      const gitEnv = { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: env.home, GIT_TERMINAL_PROMPT: "0", GIT_CONFIG_NOSYSTEM: "1", LC_ALL: "C" };
+      const cloneCode = await this.spawnLogged(l, ["git", "clone", "--quiet", "--no-checkout", this.forge.urls.gitUrl, env.workspace], gitEnv, base, log);
       const checkout = l.run.headBranch ? ["checkout", "-q", "-B", l.run.headBranch, l.run.headSha] : ["checkout", "-q", "--detach", l.run.headSha];
-      const coCode = cloneCode === 0 ? await this.spawnLogged(l, ["git", ...checkout], { ...process.env }, env.workspace, log) : cloneCode;
+      const coCode = cloneCode === 0 ? await this.spawnLogged(l, ["git", ...checkout], gitEnv, env.workspace, log) : cloneCode;
       if (coCode !== 0) {
         log("could not clone the repository at the run's commit\n");
         return l.stop ?? "failure";
@@ -286,7 +288,7 @@ export class ActionsRunner {
     }
     let stepEnv: Record<string, string>;
     try {
-      stepEnv = runEnvironment(this.forge, l.run, l.workflow, spec, step, env, l.token);
+      stepEnv = runEnvironment(this.forge, l.run, l.workflow, spec, step, number, env, l.token);
     } catch (err) {
       log(`##[error]${(err as Error).message}\n`);
       return false;
@@ -296,6 +298,7 @@ export class ActionsRunner {
     const shell = step.shell === "bash" ? ["bash", "--noprofile", "--norc", "-eo", "pipefail", script] : step.shell === "sh" ? ["sh", "-e", script] : ["bash", "-e", script];
     const cwd = step.workingDirectory ? join(env.workspace, step.workingDirectory) : env.workspace;
     const code = await this.spawnLogged(l, shell, stepEnv, cwd, log);
+    await collectExports(env, number);
     if (code !== 0 && l.stop === null) log(`##[error]Process completed with exit code ${code}.\n`);
     return code === 0;
   }

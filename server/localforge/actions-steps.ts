@@ -4,6 +4,8 @@
 // `${{ }}` expressions: GitHub splices them into the script text, which turns an input into
 // shell code, so the subset refuses them and values reach scripts through `env:` only.
 import { spawnSync } from "node:child_process";
+import { readFile } from "node:fs/promises";
+import { join } from "node:path";
 import type { LocalForge } from "./core.js";
 import type { RunRecord } from "./actions-types.js";
 import { hasExpression, interpolate, type ExprContext } from "./workflow-expr.js";
@@ -13,6 +15,33 @@ export interface JobEnv {
   workspace: string;
   temp: string;
   home: string;
+  /** What earlier steps wrote to $GITHUB_ENV and $GITHUB_PATH. */
+  exported: Record<string, string>;
+  paths: string[];
+}
+
+/** The files a step may write to ($GITHUB_ENV, $GITHUB_PATH, $GITHUB_OUTPUT, $GITHUB_STEP_SUMMARY). */
+export function stepFiles(where: JobEnv, number: number): Record<"env" | "path" | "output" | "summary", string> {
+  const at = (kind: string): string => join(where.temp, `step-${number}.${kind}`);
+  return { env: at("env"), path: at("path"), output: at("output"), summary: at("summary") };
+}
+
+/** Reads what a step wrote to $GITHUB_ENV (`NAME=value` and `NAME<<DELIMITER` blocks) and $GITHUB_PATH into the job's state. */
+export async function collectExports(where: JobEnv, number: number): Promise<void> {
+  const files = stepFiles(where, number);
+  const lines = (await readFile(files.env, "utf8").catch(() => "")).split("\n");
+  for (let i = 0; i < lines.length; i++) {
+    const block = /^([A-Za-z_][A-Za-z0-9_]*)<<(.+)$/.exec(lines[i]!);
+    const one = /^([A-Za-z_][A-Za-z0-9_]*)=(.*)$/.exec(lines[i]!);
+    if (block) {
+      const end = lines.indexOf(block[2]!, i + 1);
+      const stop = end < 0 ? lines.length : end;
+      where.exported[block[1]!] = lines.slice(i + 1, stop).join("\n");
+      i = stop;
+    } else if (one) where.exported[one[1]!] = one[2]!;
+  }
+  const added = (await readFile(files.path, "utf8").catch(() => "")).split("\n").map((p) => p.trim()).filter(Boolean);
+  where.paths.unshift(...added.reverse());
 }
 
 let nodeOnPath: boolean | null = null;
@@ -63,11 +92,12 @@ export function contexts(forge: LocalForge, run: RunRecord, token: string, works
 }
 
 /** The environment of a `run:` step: base, GITHUB_*, then workflow, job and step `env:` evaluated. */
-export function runEnvironment(forge: LocalForge, run: RunRecord, wf: Workflow, job: WorkflowJob, step: WorkflowStep, where: JobEnv, token: string): Record<string, string> {
+export function runEnvironment(forge: LocalForge, run: RunRecord, wf: Workflow, job: WorkflowJob, step: WorkflowStep, number: number, where: JobEnv, token: string): Record<string, string> {
+  const files = stepFiles(where, number);
   const ctx = contexts(forge, run, token, where.workspace, {});
   const github = ctx.github as Record<string, string>;
   const env: Record<string, string> = {
-    PATH: process.env.PATH ?? "/usr/bin:/bin",
+    PATH: [...where.paths, process.env.PATH ?? "/usr/bin:/bin"].join(":"),
     HOME: where.home,
     LANG: process.env.LANG ?? "C.UTF-8",
     CI: "true",
@@ -89,9 +119,18 @@ export function runEnvironment(forge: LocalForge, run: RunRecord, wf: Workflow, 
     GITHUB_SERVER_URL: forge.urls.web,
     GITHUB_API_URL: forge.urls.api,
     GITHUB_WORKSPACE: where.workspace,
+    GITHUB_ENV: files.env,
+    GITHUB_PATH: files.path,
+    GITHUB_OUTPUT: files.output,
+    GITHUB_STEP_SUMMARY: files.summary,
     GIT_TERMINAL_PROMPT: "0",
   };
-  for (const layer of [wf.env, job.env, step.env]) {
+  for (const layer of [wf.env, job.env, null, step.env]) {
+    // Between the job's env: and the step's, what earlier steps exported (taken as written).
+    if (layer === null) {
+      Object.assign(env, where.exported);
+      continue;
+    }
     for (const [k, v] of Object.entries(layer)) {
       try {
         env[k] = interpolate(v, { ...ctx, env });
