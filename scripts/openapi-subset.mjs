@@ -59,6 +59,15 @@ const OPERATIONS = [
   "GET /repos/{owner}/{repo}/git/ref/{ref}",
   "POST /repos/{owner}/{repo}/git/refs",
   "PATCH,DELETE /repos/{owner}/{repo}/git/refs/{ref}",
+  "GET /repos/{owner}/{repo}/actions/workflows",
+  "GET /repos/{owner}/{repo}/actions/workflows/{workflow_id}",
+  "POST /repos/{owner}/{repo}/actions/workflows/{workflow_id}/dispatches",
+  "GET /repos/{owner}/{repo}/actions/workflows/{workflow_id}/runs",
+  "GET /repos/{owner}/{repo}/actions/runs",
+  "GET /repos/{owner}/{repo}/actions/runs/{run_id}",
+  "POST /repos/{owner}/{repo}/actions/runs/{run_id}/cancel",
+  "GET /repos/{owner}/{repo}/actions/runs/{run_id}/jobs",
+  "GET /repos/{owner}/{repo}/actions/jobs/{job_id}",
 ];
 
 /** Schemas kept even if no listed operation references them (used as fallbacks). */

@@ -10,7 +10,7 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { execFile } from "node:child_process";
-import { mkdtemp, rm, writeFile } from "node:fs/promises";
+import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
@@ -31,6 +31,23 @@ type Json = Record<string, unknown>;
 function obj(v: unknown): Json {
   return v !== null && typeof v === "object" && !Array.isArray(v) ? (v as Json) : {};
 }
+
+const WORKFLOW = `name: ci
+on:
+  workflow_dispatch:
+    inputs:
+      issue: { type: string, required: true }
+      hold: { type: boolean, default: false }
+jobs:
+  build:
+    steps:
+      - uses: actions/checkout@v4
+      - env:
+          HOLD: \${{ inputs.hold }}
+        run: |
+          echo building
+          if [ "$HOLD" = "true" ]; then sleep 300; fi
+`;
 
 test("the local forge conforms to GitHub's OpenAPI description on every operation it serves", { timeout: 120_000 }, async (t) => {
   const started = performance.now();
@@ -104,6 +121,12 @@ test("the local forge conforms to GitHub's OpenAPI description on every operatio
       } else {
         await git("checkout", "-q", "main");
       }
+      // A dispatchable workflow on the default branch, for the Actions routes.
+      await mkdir(join(work, ".github", "workflows"), { recursive: true });
+      await writeFile(join(work, ".github", "workflows", "ci.yml"), WORKFLOW);
+      await git("add", ".github/workflows/ci.yml");
+      await git("commit", "-q", "-m", "Add a workflow");
+      await git("push", "-q", "origin", "main");
       const base = await git("rev-parse", "HEAD");
       const branch = async (nameOfBranch: string, file: string, content: string): Promise<string> => {
         await git("checkout", "-q", "-B", nameOfBranch, base);
@@ -287,6 +310,33 @@ test("the local forge conforms to GitHub's OpenAPI description on every operatio
       await step(422, "PUT", `${repo}/pulls/${p2}/update-branch`, {});
       await step(200, "GET", `${repo}/pulls?state=all`);
       await step(200, "GET", `${repo}/commits/main/status`);
+
+      // --- actions: workflows, dispatch, runs, cancel, jobs (the run executes on the local runner)
+      const workflows = obj((await step(200, "GET", `${repo}/actions/workflows`)).body);
+      const workflowId = obj((workflows.workflows as unknown[])[0]).id as number;
+      await step(200, "GET", `${repo}/actions/workflows/${workflowId}`);
+      await step(200, "GET", `${repo}/actions/workflows/ci.yml`);
+      await step(404, "GET", `${repo}/actions/workflows/nope.yml`);
+      const dispatches = `${repo}/actions/workflows/ci.yml/dispatches`;
+      const dispatched = obj((await step(200, "POST", dispatches, { ref: "main", inputs: { issue: "1" }, return_run_details: true })).body);
+      const runId = dispatched.workflow_run_id as number;
+      assert.ok(runId, `dispatch failed:\n${expectations.join("\n")}`);
+      await step(204, "POST", dispatches, { ref: "main", inputs: { issue: "2", hold: true } });
+      await step(422, "POST", dispatches, { ref: "main", inputs: { color: "red" } });
+      await step(404, "POST", `${repo}/actions/workflows/nope.yml/dispatches`, { ref: "main" });
+      const runs = obj((await step(200, "GET", `${repo}/actions/runs?event=workflow_dispatch&branch=main&per_page=10`)).body);
+      const held = obj((runs.workflow_runs as unknown[])[0]).id as number;
+      await step(200, "GET", `${repo}/actions/workflows/${workflowId}/runs?status=queued`);
+      await step(202, "POST", `${repo}/actions/runs/${held}/cancel`);
+      for (let i = 0; i < 600; i++) {
+        const r = obj((await step(200, "GET", `${repo}/actions/runs/${runId}`)).body);
+        if (r.status === "completed") break;
+        await new Promise((ok) => setTimeout(ok, 100));
+      }
+      await step(409, "POST", `${repo}/actions/runs/${runId}/cancel`);
+      await step(404, "GET", `${repo}/actions/runs/99999999`);
+      const jobs = obj((await step(200, "GET", `${repo}/actions/runs/${runId}/jobs`)).body);
+      await step(200, "GET", `${repo}/actions/jobs/${String(obj((jobs.jobs as unknown[])[0]).id)}`);
     };
 
     let aborted: string | null = null;

@@ -237,7 +237,7 @@ test("unknown operations are errors, forge control and git smart-HTTP paths are 
   const errs = v.validate("DELETE", "/repos/octo/fleet/issues/42", 204, undefined);
   assert.equal(errs.length, 1);
   assert.match(errs[0] as string, /no operation in the GitHub OpenAPI subset matches \(the subset has GET .*issue_number\}, PATCH/);
-  assert.match(v.validate("GET", "/repos/octo/fleet/actions/runs", 200, {})[0] ?? "", /no operation/);
+  assert.match(v.validate("GET", "/repos/octo/fleet/actions/artifacts", 200, {})[0] ?? "", /no operation/);
   assert.deepEqual(v.validate("POST", "/_forge/reset", 200, { anything: true }), []);
   assert.deepEqual(v.validate("GET", "/octo/fleet.git/info/refs?service=git-upload-pack", 200, "binary"), []);
   assert.deepEqual(v.validate("POST", "/octo/fleet.git/git-receive-pack", 200, undefined), []);

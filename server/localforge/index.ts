@@ -8,6 +8,8 @@ import { mkdir, stat } from "node:fs/promises";
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { join, resolve } from "node:path";
+import { setSecrets } from "./actions-control.js";
+import { attachRunner, type ActionsRunner } from "./actions-runner.js";
 import { BareGit, initBareRepo } from "./bare-git.js";
 import { LocalForge, isValidLogin, type SharedParts } from "./core.js";
 import { buildRouter } from "./routes.js";
@@ -35,6 +37,10 @@ export interface ForgeOptions {
    * GitHub. A seed applies to `repo` only; the others start with a README.
    */
   repos?: string[];
+  /** Repository secrets for workflow runs (`${{ secrets.NAME }}`), set on the first repository at start. */
+  secrets?: Record<string, string>;
+  /** Workflow runs in progress at once, per repository (default 2). */
+  actionsConcurrency?: number;
   /** Sees every REST response (not git or /_forge/ traffic): the OpenAPI conformance hook. */
   onResponse?: ResponseObserver;
 }
@@ -154,6 +160,7 @@ export async function startForge(opts: ForgeOptions): Promise<RunningForge> {
   const apiUrl = `http://127.0.0.1:${port}`;
 
   const opened: OpenedRepo[] = [];
+  const runners: ActionsRunner[] = [];
   try {
     const first = await openRepo(dir, repo, apiUrl, seed);
     opened.push(first);
@@ -169,7 +176,9 @@ export async function startForge(opts: ForgeOptions): Promise<RunningForge> {
       primary.siblings.push(next.forge);
       opened.push(next);
     }
+    if (opts.secrets) setSecrets(primary, opts.secrets);
     for (const o of opened) {
+      runners.push(attachRunner(o.forge, { concurrency: opts.actionsConcurrency }));
       byRepo.set(o.forge.urls.fullName.toLowerCase(), o.forge);
       handlers.set(o.forge, createRequestHandler(o.forge, router, opts.onResponse));
       await o.persister.flush();
@@ -185,6 +194,8 @@ export async function startForge(opts: ForgeOptions): Promise<RunningForge> {
     closing ??= (async () => {
       const stopped = new Promise<void>((ok) => server.close(() => ok()));
       server.closeIdleConnections();
+      // Workflow runs end with the forge: their processes are killed, the runs concluded.
+      await Promise.all(runners.map((r) => r.close()));
       // Let in-flight merges and post-push bookkeeping finish before the final write.
       await Promise.all(opened.map((o) => o.forge.writeLock.run(async () => {})));
       await Promise.race([stopped, new Promise((ok) => setTimeout(ok, 2_000).unref())]);

@@ -74,15 +74,17 @@ export class Render {
     const rec = this.state.user(login);
     const id = rec?.id ?? loginId(login);
     const name = rec?.login ?? login;
-    const api = `${this.urls.api}/users/${name}`;
+    // As GitHub spells a bot's URLs: /users/github-actions%5Bbot%5D.
+    const inUrl = encodeURIComponent(name);
+    const api = `${this.urls.api}/users/${inUrl}`;
     return {
       login: name,
       id,
       node_id: nodeId("U", id),
-      avatar_url: `${this.urls.web}/avatars/${name}`,
+      avatar_url: `${this.urls.web}/avatars/${inUrl}`,
       gravatar_id: "",
       url: api,
-      html_url: `${this.urls.web}/${name}`,
+      html_url: `${this.urls.web}/${inUrl}`,
       followers_url: `${api}/followers`,
       following_url: `${api}/following{/other_user}`,
       gists_url: `${api}/gists{/gist_id}`,
@@ -92,7 +94,7 @@ export class Render {
       repos_url: `${api}/repos`,
       events_url: `${api}/events{/privacy}`,
       received_events_url: `${api}/received_events`,
-      type: "User",
+      type: name.endsWith("[bot]") ? "Bot" : "User",
       user_view_type: "public",
       site_admin: false,
     };

@@ -1,11 +1,14 @@
 // The caller and the repository: `GET /user`, `GET /users/{username}`, `GET /rate_limit`,
 // `GET /repos/{owner}/{repo}`.
-import { notFound } from "./http-errors.js";
+import { BOT_LOGIN } from "./actions-types.js";
+import { HttpError, notFound } from "./http-errors.js";
 import { actor } from "./issues.js";
 import { rateLimitHeaders } from "./ratelimit.js";
 import type { Reply, RequestContext, Router } from "./router.js";
 
 function me(ctx: RequestContext): Reply {
+  // A workflow run's token is an installation token: GitHub refuses it on /user.
+  if (ctx.user?.login === BOT_LOGIN) throw new HttpError(403, "Resource not accessible by integration");
   return { status: 200, body: ctx.forge.render.privateUser(actor(ctx)) };
 }
 

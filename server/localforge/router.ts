@@ -51,7 +51,7 @@ export interface Route extends RouteOptions {
 /** Parameters that may span several path segments (git ref names, branch and label names). */
 const GREEDY = new Set(["ref", "branch", "name"]);
 /** Parameters that must be decimal numbers; anything else does not match the route. */
-const NUMERIC = new Set(["issue_number", "pull_number", "comment_id", "check_run_id", "issue_id", "ruleset_id"]);
+const NUMERIC = new Set(["issue_number", "pull_number", "comment_id", "check_run_id", "issue_id", "ruleset_id", "run_id", "job_id"]);
 
 interface Compiled {
   route: Route;

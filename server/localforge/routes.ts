@@ -1,5 +1,6 @@
 // The whole REST surface, assembled in one place. Order matters only where a literal segment
 // could be read as a parameter ("/issues/comments" before "/issues/{issue_number}").
+import { registerActionsRoutes } from "./actions-routes.js";
 import { registerCheckRoutes } from "./checks.js";
 import { registerCommentRoutes } from "./comments.js";
 import { registerGraphQLRoutes } from "./graphql.js";
@@ -30,5 +31,6 @@ export function buildRouter(): Router {
   registerCheckRoutes(router);
   registerProtectionRoutes(router);
   registerGraphQLRoutes(router);
+  registerActionsRoutes(router);
   return router;
 }

@@ -4,6 +4,7 @@
 // headers, request id, Link) and account for it.
 import { createHash, randomBytes } from "node:crypto";
 import type { IncomingMessage, ServerResponse } from "node:http";
+import { runTokenUser } from "./actions-runner.js";
 import { handleControl } from "./control.js";
 import type { LocalForge } from "./core.js";
 import { gitPathInfo, isReceivePack, serveGit } from "./git-http.js";
@@ -53,7 +54,8 @@ export function authenticate(forge: LocalForge, header: string | undefined): Aut
     candidates = i < 0 ? [decoded] : [decoded.slice(i + 1), decoded.slice(0, i)];
   }
   for (const c of candidates) {
-    const user = c ? forge.state.userByToken(c) : undefined;
+    // A workflow run's token (GITHUB_TOKEN) is valid while its run is in progress.
+    const user = c ? (forge.state.userByToken(c) ?? runTokenUser(forge, c)) : undefined;
     if (user) return { kind: "user", user };
   }
   return { kind: "invalid" };
@@ -281,7 +283,7 @@ function etagMatches(header: string | string[] | undefined, etag: string): boole
 function send(res: ServerResponse, status: number, headers: Record<string, string>, body: unknown, headOnly = false): void {
   const text = body === undefined ? undefined : typeof body === "string" ? body : JSON.stringify(body);
   if (text !== undefined && status !== 204 && status !== 304) {
-    headers["content-type"] = "application/json; charset=utf-8";
+    headers["content-type"] ??= "application/json; charset=utf-8";
     headers["content-length"] = String(Buffer.byteLength(text));
   }
   res.writeHead(status, headers);

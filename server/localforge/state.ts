@@ -3,6 +3,8 @@
 // comments, checks, statuses, protection and rulesets. `PersistedState` is what lands on
 // disk; `ForgeState` wraps it with the indices that keep lookups O(1).
 
+import type { ActionsData } from "./actions-types.js";
+
 export const STATE_VERSION = 1;
 
 export interface UserRecord {
@@ -216,6 +218,8 @@ export interface PersistedState {
   /** Absent in state files written before merge queues existed. */
   mergeQueue?: QueueEntryRecord[];
   queueEvents?: QueueEventRecord[];
+  /** Absent in state files written before the Actions subset existed. */
+  actions?: ActionsData;
 }
 
 /** GitHub's timestamps: ISO 8601 in UTC, seconds precision. */

@@ -99,6 +99,15 @@ export const LISTED_OPERATIONS: readonly string[] = [
   "GET /repos/{owner}/{repo}/git/ref/{ref}",
   "POST /repos/{owner}/{repo}/git/refs",
   "PATCH,DELETE /repos/{owner}/{repo}/git/refs/{ref}",
+  "GET /repos/{owner}/{repo}/actions/workflows",
+  "GET /repos/{owner}/{repo}/actions/workflows/{workflow_id}",
+  "POST /repos/{owner}/{repo}/actions/workflows/{workflow_id}/dispatches",
+  "GET /repos/{owner}/{repo}/actions/workflows/{workflow_id}/runs",
+  "GET /repos/{owner}/{repo}/actions/runs",
+  "GET /repos/{owner}/{repo}/actions/runs/{run_id}",
+  "POST /repos/{owner}/{repo}/actions/runs/{run_id}/cancel",
+  "GET /repos/{owner}/{repo}/actions/runs/{run_id}/jobs",
+  "GET /repos/{owner}/{repo}/actions/jobs/{job_id}",
 ].flatMap((line) => {
   const [methods, template] = line.split(" ") as [string, string];
   return methods.split(",").map((m) => `${m} ${template}`);
