@@ -113,7 +113,7 @@ export class Board {
     }
   }
 
-  /** A landed issue's claim → merged time (also the ledger's, restored at start). */
+  /** A landed issue's claim → merged time, as this host saw it (kept in memory: a restart starts over). */
   landed(ms: number): void {
     this.landedMs.push(ms);
     if (this.landedMs.length > ETA_WINDOW) this.landedMs.splice(0, this.landedMs.length - ETA_WINDOW);
