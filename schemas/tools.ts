@@ -211,6 +211,17 @@ export const statusOutput = {
     })
     .nullable()
     .describe("Spend as the engines reported it, today (UTC day) and per issue; usd sums known costs, unknown_attempts counts the rest."),
+  eta: z
+    .object({
+      median_ms: z.number().int().nullable(),
+      samples: z.number().int(),
+      needed: z.number().int(),
+      running: z.array(z.object({ issue: z.number().int(), due_at: z.string().nullable(), overdue: z.boolean() })),
+      queue: z.object({ remaining: z.number().int(), done_at: z.string().nullable() }),
+      text: z.string(),
+    })
+    .nullable()
+    .describe("ETA from the median claim → merged of the last 10 issues landed here (none before 3): each running issue's, the queue's."),
   last_tick: z.string().nullable().describe("The last tick's one-line summary."),
   registrations: z.array(registrationRowOutput).describe("Every registration on this machine (scope project)."),
   daemon: daemonOutput.nullable().describe("The daemon serving this session, or null when none runs (status then reads GitHub and the lanes itself)."),

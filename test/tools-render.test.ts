@@ -30,6 +30,7 @@ const paused: StatusResult = {
   workers: [],
   births: { paused: true, reason: "circuit breaker tripped after 3 fast worker deaths: fix the worker command, then project_reset", until: null },
   spend: null,
+  eta: null,
   last_tick: "2026-12-01T18:57:29.279Z: 0 in flight; 0 worker(s); 8 ready; births held: births are paused",
   registrations: [],
   daemon: null,

@@ -2,17 +2,27 @@
 // issue (in memory: the board is a projection, never read back) and one upsert per change.
 import type { Forge } from "../gh/forge.js";
 import { BoardUpserter, renderBoard, type BoardPhase, type ReleasedLeft } from "./render.js";
+import { ETA_WINDOW, estimate, issueEtaLine, recentMedian, type Eta } from "../state/eta.js";
 
 export type { BoardPhase };
 
 interface History {
   phases: { phase: BoardPhase; since: string }[];
   attempt: number;
+  /**
+   * The estimate line, taken when the phase changed (a board is written anyway then, so a landing
+   * that moves the median costs no edit of every live board), and once more when the first
+   * estimate becomes possible: at most one edit more per board for the whole attempt.
+   */
+  eta: string;
+  timed: boolean;
 }
 
 export class Board {
   private readonly history = new Map<number, History>();
   private readonly upserter: BoardUpserter;
+  /** Claim → merged of the issues this fleet landed, oldest first (the last ETA_WINDOW): the ETA's evidence. */
+  private readonly landedMs: number[] = [];
 
   constructor(
     forge: Forge,
@@ -32,13 +42,18 @@ export class Board {
   enter(issue: number, phase: BoardPhase, attempt?: number): History {
     let h = this.history.get(issue);
     if (!h) {
-      h = { phases: [], attempt: attempt ?? 0 };
+      h = { phases: [], attempt: attempt ?? 0, eta: "", timed: false };
       this.history.set(issue, h);
     }
     if (attempt !== undefined && attempt !== h.attempt) {
       h.attempt = attempt;
     }
-    if (h.phases[h.phases.length - 1]?.phase !== phase) h.phases.push({ phase, since: this.clock().toISOString() });
+    const changed = h.phases[h.phases.length - 1]?.phase !== phase;
+    if (changed) h.phases.push({ phase, since: this.clock().toISOString() });
+    if (changed || !h.timed) {
+      h.timed = recentMedian(this.landedMs).median !== null;
+      h.eta = issueEtaLine(h.phases[0]!.since, this.landedMs);
+    }
     return h;
   }
 
@@ -73,6 +88,8 @@ export class Board {
    */
   async terminal(issue: number, phase: "merged" | "escalated", attempt: number, maxAttempts: number, extra: { pr?: number; note?: string; ifShown?: boolean } = {}): Promise<void> {
     const h = this.enter(issue, phase, attempt);
+    const first = h.phases[0];
+    if (phase === "merged" && extra.pr !== undefined && first) this.landed(this.clock().getTime() - Date.parse(first.since));
     const body = this.render(issue, phase, h, maxAttempts, extra.pr ?? null, this.who.instance, this.who.host, extra.note);
     await this.upserter.upsert(issue, body, { onlyExisting: extra.ifShown === true });
     // The issue leaves the fleet: a later claim (a human handed it back) looks its board up anew.
@@ -96,6 +113,19 @@ export class Board {
     }
   }
 
+  /** A landed issue's claim → merged time, as this host saw it (kept in memory: a restart starts over). */
+  landed(ms: number): void {
+    this.landedMs.push(ms);
+    if (this.landedMs.length > ETA_WINDOW) this.landedMs.splice(0, this.landedMs.length - ETA_WINDOW);
+  }
+
+  /** The ETA of the issues on a live board (from when this host first saw each) and of `queued` more, `target` at once. */
+  eta(queued: number, target: number): Eta {
+    const now = this.clock().toISOString();
+    const running = [...this.history].map(([issue, h]) => ({ issue, startedAt: h.phases[0]?.since ?? now })).sort((a, b) => a.issue - b.issue);
+    return estimate({ landedMs: this.landedMs, running, queued, target, now });
+  }
+
   private render(issue: number, phase: BoardPhase, h: History, maxAttempts: number, pr: number | null, instance: string, host: string, note?: string, conflict?: string | null, left?: ReleasedLeft): string {
     // Render with the time the phase began, not now: an unchanged phase renders the same text
     // tick after tick, so it costs no request.
@@ -113,6 +143,7 @@ export class Board {
       ...(note ? { note } : {}),
       ...(conflict ? { conflict } : {}),
       ...(left ? { left } : {}),
+      ...(h.eta ? { eta: h.eta } : {}),
     });
   }
 }

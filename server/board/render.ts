@@ -59,6 +59,8 @@ export interface BoardInput {
    * reopened; `reserved`: a human took it back, and the fleet leaves it alone until it is handed back.
    */
   left?: ReleasedLeft;
+  /** A live board's estimate, one fleet-written line (server/state/eta.ts `issueEtaLine`). */
+  eta?: string | null;
 }
 
 export type ReleasedLeft = "backlog" | "closed" | "reserved";
@@ -132,6 +134,7 @@ export function renderBoard(input: BoardInput): string {
       lines.push(`- [${done ? "x" : " "}] ${step}${failed ? " (failed on this attempt)" : ""}`);
     });
     lines.push("");
+    if (input.eta && !TERMINAL.has(input.phase)) lines.push(escapeInline(input.eta), "");
     // Which train landed it (a fleet-written line).
     if (input.phase === "merged" && input.note) lines.push(escapeInline(input.note), "");
     // Its work conflicts with other in-flight work (fleet-written, naming issues and paths).

@@ -1,7 +1,8 @@
-// Running git for the fleet's own operations: argv arrays only (never a shell), never a
-// prompt, stable C-locale output, and the token handed to git only as an HTTP header through
-// GIT_CONFIG_* environment variables — never in a URL, an argument, a config file or a log.
-import { execa } from "execa";
+// Running git for the fleet's own operations, through simple-git: argv arrays only (never a
+// shell), never a prompt, stable C-locale output, every non-zero exit an error with its code, and
+// the token handed to git only as an HTTP header through GIT_CONFIG_* environment variables —
+// never in a URL, an argument, a config file or a log.
+import { GitConstructError, GitError as SimpleGitError, simpleGit } from "simple-git";
 import { GitError, UsageError } from "./errors.js";
 import { hasControlCharacter, redact } from "./auth.js";
 
@@ -89,32 +90,107 @@ export async function git(args: string[], options: GitRunOptions): Promise<GitRe
 export async function gitRaw(args: string[], options: GitRunOptions): Promise<GitResult> {
   const secrets = options.auth ? [options.auth.token] : [];
   const command = redact(`git ${args.join(" ")}`, secrets);
-  const result = await execa("git", args, {
-    cwd: options.cwd,
-    env: gitEnv(options.auth, options.env),
-    extendEnv: false,
-    reject: false,
-    timeout: options.timeoutMs ?? DEFAULT_TIMEOUT_MS,
-    ...(options.input !== undefined ? { input: options.input } : { stdin: "ignore" as const }),
-    stripFinalNewline: false,
-    windowsHide: true,
-  });
-  const stdout = String(result.stdout ?? "");
-  const stderr = redact(String(result.stderr ?? ""), secrets);
-  if (result.timedOut) {
-    throw new GitError(
-      `${command}: timed out after ${Math.round((options.timeoutMs ?? DEFAULT_TIMEOUT_MS) / 1000)}s`,
-      command,
-      null,
-      stderr,
-      "the remote did not answer in time: check the network and the remote URL",
-    );
+  const timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
+  const deadline = AbortSignal.timeout(timeoutMs);
+  const env = gitEnv(options.auth, options.env);
+  const stderr: Buffer[] = [];
+  let result: GitResult;
+  try {
+    const stdout = await simpleGit({
+      baseDir: options.cwd,
+      abort: deadline,
+      errors: exitAsError,
+      // stdin gets the input, else nothing (closed at once, as /dev/null would be): without
+      // content simple-git leaves stdin open, and a git that reads it would wait forever.
+      input: () => (options.input !== undefined && options.input !== "" ? options.input : EMPTY),
+      trimmed: false,
+      // Done when git's output streams closed. simple-git's default also ends a call 50 ms after
+      // the exit event, and on a loaded machine that took a push's porcelain lines before they
+      // were read (an empty sha where the claim race expected one). A second after the exit is
+      // the cap for a remote helper that a timeout's kill left holding stderr open.
+      completion: { onClose: true, onExit: 1_000 },
+      ...FLEET_GUARDS,
+      allowEnvironment: Object.keys(env),
+    })
+      .env(env)
+      .outputHandler((_binary, out, err) => {
+        err.on("data", (chunk: Buffer) => stderr.push(chunk));
+        // simple-git waits 50 ms more for a git that printed nothing (measured: a silent
+        // `merge-base --is-ancestor` 58 ms against 7 ms through execa); an empty chunk once its
+        // completion check listens tells it the streams are live, and it returns at close.
+        process.nextTick(() => out.emit("data", EMPTY));
+      })
+      .raw(args);
+    result = { stdout, stderr: Buffer.concat(stderr).toString("utf8"), exitCode: 0 };
+  } catch (error) {
+    if (deadline.aborted) {
+      throw new GitError(`${command}: timed out after ${Math.round(timeoutMs / 1000)}s`, command, null, redact(Buffer.concat(stderr).toString("utf8"), secrets), "the remote did not answer in time: check the network and the remote URL");
+    }
+    if (!(error instanceof GitExit) || error.exitCode < 0) throw notRun(command, error, secrets);
+    result = { stdout: error.stdout, stderr: error.stderr, exitCode: error.exitCode };
   }
-  if (result.exitCode === undefined || result.exitCode === null) {
-    const cause = (result as { code?: string }).code === "ENOENT" || /ENOENT/.test(result.message ?? "") ? "git is not installed or not on PATH" : redact(result.shortMessage ?? "could not run", secrets);
-    throw new GitError(`${command}: ${cause}`, command, null, stderr, "install git (2.31 or newer) and make sure it is on PATH");
+  return { ...result, stderr: redact(result.stderr, secrets) };
+}
+
+const EMPTY = Buffer.alloc(0);
+
+/**
+ * What simple-git may let through for the fleet. The environment is gitEnv's, each variable named
+ * in allowEnvironment: the fleet's own GIT_ASKPASS, SSH_ASKPASS and GIT_CONFIG_* (the header), and
+ * what it keeps of the host's (an author identity, GIT_SSH_COMMAND). In simple-git 4 a name there
+ * also passes the `unsafe` check of its kind (allowUnsafeAskPass, allowUnsafeConfigEnvCount, …),
+ * and a GIT_* variable handed over explicitly is refused unless it is named, so naming them is
+ * the one switch; GIT_CONFIG_PARAMETERS, which no name unlocks, gitEnv scrubs. Strict: a config
+ * key the fleet writes (-c, `git config`, GIT_CONFIG_KEY_*) that is neither git-safe in
+ * simple-git's list nor named here is refused before git runs, not warned about.
+ */
+const FLEET_GUARDS = {
+  strict: true,
+  allowConfig: [
+    "credential.helper", // emptied, so that the header is the only credential (gitEnv)
+    "commit.gpgSign", // off for the fleet's own commits (landing-git.ts, wip.ts, work-repo.ts)
+    "tag.gpgSign", // and its tags (work-repo.ts)
+    "push.gpgSign", // off for its pushes (gitrefs.ts, landing-git.ts, worktrees.ts)
+    "remote.origin.url", // the remote of the control and work repositories (gitrefs.ts, work-repo.ts)
+    "remote.origin.fetch", // a worker's own `git fetch` (work-repo.ts)
+    "branch.*.remote", // an issue branch's upstream (worktrees.ts)
+    "branch.*.merge",
+  ],
+} as const;
+
+/**
+ * simple-git's `errors` option: every non-zero exit rejects the task with the code and what git
+ * printed (its default passes an exit with nothing on stderr as success: `merge-base
+ * --is-ancestor` and every quiet check would resolve either way). A GitError of simple-git's
+ * own, so that it is passed on as it is.
+ */
+function exitAsError(error: Buffer | Error | undefined, result: { stdOut: Buffer[]; stdErr: Buffer[]; exitCode: number }): Buffer | Error | undefined {
+  if (result.exitCode === 0) return error;
+  return new GitExit(result.exitCode, Buffer.concat(result.stdOut).toString("utf8"), Buffer.concat(result.stdErr).toString("utf8"));
+}
+
+class GitExit extends SimpleGitError {
+  constructor(
+    readonly exitCode: number,
+    readonly stdout: string,
+    readonly stderr: string,
+  ) {
+    super(undefined, `exit code ${exitCode}`);
   }
-  return { stdout, stderr, exitCode: result.exitCode };
+}
+
+// git did not run: it is not on PATH (a negative code is the spawn's errno), the directory is
+// missing, or simple-git refused the call before spawning it.
+function notRun(command: string, error: unknown, secrets: string[]): GitError {
+  if (error instanceof GitExit) {
+    const cause = /ENOENT/.test(error.stderr) ? "git is not installed or not on PATH" : redact(firstMeaningfulLine(error.stderr) ?? "could not run", secrets);
+    return new GitError(`${command}: ${cause}`, command, null, "", "install git (2.31 or newer) and make sure it is on PATH");
+  }
+  if (error instanceof GitConstructError) {
+    return new GitError(`${command}: the working directory does not exist`, command, null, "", "the repository's directory was removed: start the project again to recreate it");
+  }
+  const reason = redact(error instanceof Error ? error.message : String(error), secrets);
+  return new GitError(`${command}: refused before git ran: ${reason}`, command, null, "", "");
 }
 
 /** A GitError for a non-zero exit, with a hint when the cause is recognisable. */

@@ -167,6 +167,7 @@ export class FleetHost implements Host {
     const extra = {
       births: running ? running.project.births() : null,
       spend: running ? running.project.spend() : null,
+      eta: running ? running.project.board.eta(report?.frontier_remaining ?? 0, running.project.registration.target) : null,
       last_tick: report ? `${report.at}: ${summaryLine(report)}` : null,
       next_tick: view?.nextTickAt?.toISOString() ?? null,
       registrations: scope === "project" ? this.registrations() : [],

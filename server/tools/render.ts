@@ -37,6 +37,7 @@ export function renderStatusHead(result: StatusResult): string[] {
     lines.push(result.births.paused ? `births: PAUSED: ${result.births.reason ?? "no reason given"}${result.births.until ? ` (until ${result.births.until})` : ""}` : "births: open");
   }
   if (result.spend) lines.push(result.spend.text);
+  if (result.eta) lines.push(result.eta.text);
   if (result.last_tick) lines.push(`last tick: ${result.last_tick}`);
   if (result.next_tick) lines.push(`next tick: ${result.next_tick}`);
   if (result.source) {
