@@ -18,7 +18,7 @@ const pexec = promisify(execFile);
 
 /** The budget the README states: the packed tarball, and everything once unpacked. */
 // 480 kB until the engines, the ledger and the dashboard (about 481 kB with them).
-const PACKED_BUDGET_BYTES = 528 * 1024;
+const PACKED_BUDGET_BYTES = 576 * 1024;
 const UNPACKED_BUDGET_BYTES = 1792 * 1024;
 
 interface PackResult {
