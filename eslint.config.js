@@ -26,22 +26,33 @@ import { roomsRule } from "./scripts/rooms.mjs";
 const OCTOKIT = { regex: "^@octokit/", message: "only server/gh talks to GitHub: go through the Forge interface (server/gh/forge.ts)" };
 const SPAWN = {
   regex: "^(node:)?child_process$|^execa$|^simple-git$",
-  message: "only the worker runtimes (server/runtimes/) spawn processes (git goes through server/gh/git.ts): see eslint.config.js for the documented exceptions",
+  message:
+    "only the worker runtimes (server/runtimes/) spawn processes (git goes through server/gh/git.ts): see eslint.config.js for the documented exceptions",
 };
 /** The files that may spawn processes: the runtimes, and the exceptions named above. */
 const SPAWNERS = ["server/runtimes/**/*.ts", "server/agent/engine-probe.ts"];
 const RUNTIME_INSIDES = {
   regex: "(^|/)runtimes/[^/]+/",
-  message: "talk to workers through the WorkerRuntime port (server/runtime/port.ts) and server/runtimes/registry.ts, never a runtime's insides (server/runtimes/<name>/)",
+  message:
+    "talk to workers through the WorkerRuntime port (server/runtime/port.ts) and server/runtimes/registry.ts, never a runtime's insides (server/runtimes/<name>/)",
 };
 const restrict = (...patterns) => ["error", { patterns }];
 /** What the fleet and the host may not do with processes themselves: the port does it (server/runtime/port.ts). */
 const NO_PROCESSES = [
   "error",
-  { selector: "Literal[value=/^\\/proc(\\/|$)/]", message: "/proc is the local runtime's (server/runtimes/local/proc.ts): observe a worker through its handle" },
-  { selector: "TemplateElement[value.raw=/^\\/proc(\\/|$)/]", message: "/proc is the local runtime's (server/runtimes/local/proc.ts): observe a worker through its handle" },
+  {
+    selector: "Literal[value=/^\\/proc(\\/|$)/]",
+    message: "/proc is the local runtime's (server/runtimes/local/proc.ts): observe a worker through its handle",
+  },
+  {
+    selector: "TemplateElement[value.raw=/^\\/proc(\\/|$)/]",
+    message: "/proc is the local runtime's (server/runtimes/local/proc.ts): observe a worker through its handle",
+  },
   { selector: "Identifier[name=/^(pgid|pidFile|pidFilePath)$/]", message: "process groups and pid files are the local runtime's: use the WorkerRuntime port" },
-  { selector: "CallExpression[callee.object.name='process'][callee.property.name='kill']", message: "signals are the runtime's: stop a worker through its handle (WorkerHandle.stop)" },
+  {
+    selector: "CallExpression[callee.object.name='process'][callee.property.name='kill']",
+    message: "signals are the runtime's: stop a worker through its handle (WorkerHandle.stop)",
+  },
 ];
 
 export default tseslint.config(
@@ -65,14 +76,27 @@ export default tseslint.config(
     ignores: ["server/cli/print.ts"],
     rules: {
       "no-console": ["error", { allow: ["error", "warn"] }],
-      "no-restricted-properties": ["error", { object: "process", property: "stdout", message: "stdout is the MCP stream: print through server/cli/print.ts (CLI only)" }],
+      "no-restricted-properties": [
+        "error",
+        { object: "process", property: "stdout", message: "stdout is the MCP stream: print through server/cli/print.ts (CLI only)" },
+      ],
     },
   },
   // The rooms. Each file falls in exactly one of these blocks (a later block would replace an
   // earlier one's rule, not add to it).
   {
     files: ["server/**/*.ts"],
-    ignores: ["server/state/**", "server/tools/**", "server/dashboard/**", "server/gh/**", ...SPAWNERS, "server/localforge/**", "server/demo/**", "server/fleet/**", "server/host/**"],
+    ignores: [
+      "server/state/**",
+      "server/tools/**",
+      "server/dashboard/**",
+      "server/gh/**",
+      ...SPAWNERS,
+      "server/localforge/**",
+      "server/demo/**",
+      "server/fleet/**",
+      "server/host/**",
+    ],
     rules: { "no-restricted-imports": restrict(OCTOKIT, SPAWN) },
   },
   {

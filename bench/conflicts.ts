@@ -93,7 +93,15 @@ async function runVariant(ctx: BenchContext, spec: ConflictsSpec, on: boolean): 
   if (!ciToken) throw new Error("the forge has no user ci");
   const ciCount = countRequestsOf(ciToken);
   ctx.defer(ciCount.restore);
-  const ci = startCiRunner({ apiUrl: forge.apiUrl, token: ciToken, repo, gitUrl: forge.gitUrl, workDir: join(workDir, "ci"), intervalMs: 500, testCommand: ["sleep", String(spec.ciSeconds)] });
+  const ci = startCiRunner({
+    apiUrl: forge.apiUrl,
+    token: ciToken,
+    repo,
+    gitUrl: forge.gitUrl,
+    workDir: join(workDir, "ci"),
+    intervalMs: 500,
+    testCommand: ["sleep", String(spec.ciSeconds)],
+  });
   ctx.defer(() => ci.stop());
 
   const fleet = await benchFleet(ctx, forge, { instance: `bench-conflicts-${name}`, timeScale: spec.timeScale });
@@ -120,7 +128,9 @@ async function runVariant(ctx: BenchContext, spec: ConflictsSpec, on: boolean): 
   await fleet.shutdown();
   await ci.stop();
   ciCount.restore();
-  const issues = (await api<{ state: string; pull_request?: unknown }[]>(forge, "GET", `/repos/${repo}/issues?state=all&per_page=100`)).body.filter((i) => !i.pull_request);
+  const issues = (await api<{ state: string; pull_request?: unknown }[]>(forge, "GET", `/repos/${repo}/issues?state=all&per_page=100`)).body.filter(
+    (i) => !i.pull_request,
+  );
   await forge.close();
   const retries = records.filter((r) => r.event === "retry");
   return {
@@ -152,7 +162,11 @@ function figures(spec: ConflictsSpec, v: Variant): Figure[] {
     // Workers and CI never fail here: every escalation is a conflict on the last attempt.
     { key: k("conflict_failures"), label: label("conflict-caused failed attempts (retries + escalations)"), value: v.conflictRetries + v.escalated },
     { key: k("retries"), label: label("retries, all causes"), value: v.retries },
-    { key: k("early_conflicts"), label: label("  early sightings of a PR that no longer merges (after a landing, or the base moved; a held PR is seen again after each landing)"), value: v.earlyConflicts },
+    {
+      key: k("early_conflicts"),
+      label: label("  early sightings of a PR that no longer merges (after a landing, or the base moved; a held PR is seen again after each landing)"),
+      value: v.earlyConflicts,
+    },
     { key: k("overlap_holds"), label: label("  dispatches held back for overlap"), value: v.overlapHolds },
     { key: k("conflict_holds"), label: label("  conflict retries that waited for in-flight work"), value: v.conflictHolds },
     { key: k("pairs"), label: label("  conflicting pairs of in-flight heads seen"), value: v.pairs },

@@ -31,7 +31,10 @@ export async function rss(pid: number): Promise<number | null> {
 export async function cpuMs(pid: number): Promise<{ own: number; children: number } | null> {
   const entry = await readFile(`/proc/${pid}/stat`, "utf8").catch(() => null);
   if (entry === null) return null;
-  const f = entry.slice(entry.lastIndexOf(")") + 2).trim().split(/\s+/);
+  const f = entry
+    .slice(entry.lastIndexOf(")") + 2)
+    .trim()
+    .split(/\s+/);
   // f[0] is field 3; field n is f[n - 3]: utime 14, stime 15, cutime 16, cstime 17.
   const ms = (n: number) => (Number(f[n - 3]) * 1000) / TICKS_PER_SECOND;
   return { own: ms(14) + ms(15), children: ms(16) + ms(17) };
@@ -70,7 +73,8 @@ export async function idleRegistrationFigures(ctx: BenchContext): Promise<{ figu
   const idle = await settledRss(pid);
   const session = new DaemonClient({ env: w.env });
   ctx.defer(() => session.close());
-  const rows = async (): Promise<{ repo: string; last_poll: string | null }[]> => (await session.daemonCall<{ repo: string; last_poll: string | null }[]>("registrations")) ?? [];
+  const rows = async (): Promise<{ repo: string; last_poll: string | null }[]> =>
+    (await session.daemonCall<{ repo: string; last_poll: string | null }[]>("registrations")) ?? [];
   const polled = async (count: number): Promise<boolean> => (await rows()).filter((r) => r.last_poll !== null).length >= count;
   ctx.log("daemon: one idle registration");
   await session.start({ repo: all[0]!, worker_command: "true", target: 1, config: IDLE_CONFIG });
@@ -105,12 +109,18 @@ export async function idleRegistrationFigures(ctx: BenchContext): Promise<{ figu
   const perTick = ticks > 0 ? spent.total / ticks : null;
   const countedPerTick = ticks > 0 ? spent.counted / ticks : null;
   // CPU time, not wall: on a loaded machine a tick waits for a core, which costs the daemon nothing.
-  const cpu = cpuBefore && cpuAfter && ticks > 0 ? { own: (cpuAfter.own - cpuBefore.own) / ticks, children: (cpuAfter.children - cpuBefore.children) / ticks } : null;
+  const cpu =
+    cpuBefore && cpuAfter && ticks > 0 ? { own: (cpuAfter.own - cpuBefore.own) / ticks, children: (cpuAfter.children - cpuBefore.children) / ticks } : null;
   return {
     figures: [
       { key: "daemon_idle_rss_mib", label: "daemon RSS, no registration", value: idle === null ? null : mib(idle), unit: "MiB" },
       { key: "daemon_one_idle_registration_rss_mib", label: "daemon RSS, 1 idle registration", value: one === null ? null : mib(one), unit: "MiB" },
-      { key: "daemon_twenty_idle_registrations_rss_mib", label: `daemon RSS, ${REGISTRATIONS} idle registrations (${REGISTRATIONS} repositories)`, value: twenty === null ? null : mib(twenty), unit: "MiB" },
+      {
+        key: "daemon_twenty_idle_registrations_rss_mib",
+        label: `daemon RSS, ${REGISTRATIONS} idle registrations (${REGISTRATIONS} repositories)`,
+        value: twenty === null ? null : mib(twenty),
+        unit: "MiB",
+      },
       {
         key: "daemon_rss_per_idle_registration_mib",
         label: "daemon RSS per further idle registration",
@@ -119,14 +129,30 @@ export async function idleRegistrationFigures(ctx: BenchContext): Promise<{ figu
       },
       { key: "idle_ticks_counted", label: `idle ticks in ${WINDOW_MS / 1000} s (${REGISTRATIONS} registrations)`, value: ticks },
       { key: "idle_tick_requests", label: "requests per idle tick", value: perTick === null ? null : round(perTick, 2) },
-      { key: "idle_tick_cpu_ms", label: "daemon CPU time per idle tick (user + system, its own process)", value: cpu === null ? null : round(cpu.own, 2), unit: "ms" },
-      { key: "idle_tick_child_cpu_ms", label: "CPU time per idle tick of the children it ran (git)", value: cpu === null ? null : round(cpu.children, 2), unit: "ms" },
+      {
+        key: "idle_tick_cpu_ms",
+        label: "daemon CPU time per idle tick (user + system, its own process)",
+        value: cpu === null ? null : round(cpu.own, 2),
+        unit: "ms",
+      },
+      {
+        key: "idle_tick_child_cpu_ms",
+        label: "CPU time per idle tick of the children it ran (git)",
+        value: cpu === null ? null : round(cpu.children, 2),
+        unit: "ms",
+      },
       {
         key: "idle_cpu_share",
         label: `daemon CPU over the window, ${REGISTRATIONS} idle registrations (own + children, share of one core)`,
         value: cpuBefore && cpuAfter ? round((cpuAfter.own - cpuBefore.own + cpuAfter.children - cpuBefore.children) / WINDOW_MS, 3) : null,
       },
-      { key: "idle_tick_rate_limited", label: "rate-limited requests per idle tick", value: countedPerTick === null ? null : round(countedPerTick, 3), goal: "0", ok: spent.counted === 0 },
+      {
+        key: "idle_tick_rate_limited",
+        label: "rate-limited requests per idle tick",
+        value: countedPerTick === null ? null : round(countedPerTick, 3),
+        goal: "0",
+        ok: spent.counted === 0,
+      },
     ],
     notes: [
       `${REGISTRATIONS} repositories on one local forge, one idle registration each (no ready issue), time scale 0.05, an idle tick every 2 s per registration; over a ${WINDOW_MS / 1000} s window in which nothing else calls the daemon: requests and rate-limited requests from the forge's accounting, CPU from /proc/<pid>/stat (utime + stime; cutime + cstime for the git runs it reaped), each divided by the ticks the monitor lanes recorded in the window.`,

@@ -77,14 +77,25 @@ export function daemonSection(): Section {
       const seenMs = performance.now() - killedAt;
       await mcp.close().catch(() => undefined);
       figures.push(
-        { key: "session_kill_workers_killed", label: "workers killed by a session's kill -9 (of 2)", value: pids.filter((p) => !alive(p)).length, goal: "0", ok: pids.every(alive) },
+        {
+          key: "session_kill_workers_killed",
+          label: "workers killed by a session's kill -9 (of 2)",
+          value: pids.filter((p) => !alive(p)).length,
+          goal: "0",
+          ok: pids.every(alive),
+        },
         { key: "session_kill_to_seen_ms", label: "session kill -9 → a new session's status shows both", value: round(seenMs, 0), unit: "ms" },
       );
 
       // 3. The daemon's memory holding this one registration with two workers, then idle ones.
       const pid = (await daemonPid(k.env))!;
       const withOne = await rss(pid);
-      figures.push({ key: "daemon_one_registration_rss_mib", label: "daemon RSS, one registration with 2 workers", value: withOne === null ? null : mib(withOne), unit: "MiB" });
+      figures.push({
+        key: "daemon_one_registration_rss_mib",
+        label: "daemon RSS, one registration with 2 workers",
+        value: withOne === null ? null : mib(withOne),
+        unit: "MiB",
+      });
       const idle = await idleRegistrationFigures(ctx);
       figures.push(...idle.figures);
       notes.push(...idle.notes);

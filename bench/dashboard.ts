@@ -51,7 +51,12 @@ export const dashboardSection: Section = {
   async run(ctx) {
     const state = await ctx.tempDir("afk-bench-dashboard-");
     let t = Date.parse("2026-01-01T00:00:00Z");
-    const ledger = new Ledger({ dir: laneDir(state, "afk", "bench"), redactor: createRedactor(() => []), clock: () => new Date((t += 1000)), maxBytes: 1024 * 1024 * 1024 });
+    const ledger = new Ledger({
+      dir: laneDir(state, "afk", "bench"),
+      redactor: createRedactor(() => []),
+      clock: () => new Date((t += 1000)),
+      maxBytes: 1024 * 1024 * 1024,
+    });
     for (let n = 1; n <= ISSUES; n++) for (const entry of life(n)) ledger.record(entry, "bench-instance");
     ledger.close();
     const host = new FleetHost({ env: { AFK_STATE_DIR: state, PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: state }, cwd: state, clock: () => new Date(t) });
@@ -62,14 +67,20 @@ export const dashboardSection: Section = {
     ctx.defer(server.close);
     const listening = new AbortController();
     ctx.defer(() => listening.abort());
-    for (const [kind, n] of [["cold", 30], ["warm", 200]] as const) {
+    for (const [kind, n] of [
+      ["cold", 30],
+      ["warm", 200],
+    ] as const) {
       if (kind === "warm") {
         const events = await fetch(`${server.base}/events`, { headers: { authorization: "Bearer bench-token" }, signal: listening.signal });
         if (events.status !== 200) throw new Error(`/events: ${events.status}`);
       }
       await timed(`${server.base}/?repo=${REPO}`, 3);
       ctx.log(`dashboard: ${kind}`);
-      for (const [path, what] of [["/", "page (HTML)"], ["/fragment", "live fragment"]] as const) {
+      for (const [path, what] of [
+        ["/", "page (HTML)"],
+        ["/fragment", "live fragment"],
+      ] as const) {
         const { ms, bytes } = await timed(`${server.base}${path}?repo=${REPO}`, n);
         const p99 = quantile(ms, 0.99)!;
         const key = `${kind}_${path === "/" ? "page" : "fragment"}`;

@@ -16,12 +16,22 @@ const ISSUES = 8;
 const PRICE = { alpha: { input: 3, output: 15 }, beta: { input: 1.25, output: 10 } };
 const TURNS = 3;
 const tokens = (n: number): { input: number; output: number } => ({ input: 1000 + 7 * n, output: 50 + 3 * n });
-const billed = (engine: "alpha" | "beta", n: number): number => (TURNS * (tokens(n).input * PRICE[engine].input + tokens(n).output * PRICE[engine].output)) / 1e6;
+const billed = (engine: "alpha" | "beta", n: number): number =>
+  (TURNS * (tokens(n).input * PRICE[engine].input + tokens(n).output * PRICE[engine].output)) / 1e6;
 
 /** The stand-in CLIs, in `dir`: alpha (like claude) prints the plan-limit line instead when `dir/limited` exists. */
 async function standIns(dir: string): Promise<{ alpha: string; beta: string }> {
-  const head = (name: string) => ["#!/bin/sh", `if [ "$1" = "--version" ]; then echo "${name} 1.0 (bench stand-in)"; exit 0; fi`, "cat > /dev/null", "n=$AFK_ISSUE", `i=$((1000 + 7 * n)); o=$((50 + 3 * n))`];
-  const commit = ['echo "work for $n" > "work-$n.txt"', 'git add -A && git -c user.name=w -c user.email=w@example.com -c commit.gpgsign=false commit -qm "work for #$n"'];
+  const head = (name: string) => [
+    "#!/bin/sh",
+    `if [ "$1" = "--version" ]; then echo "${name} 1.0 (bench stand-in)"; exit 0; fi`,
+    "cat > /dev/null",
+    "n=$AFK_ISSUE",
+    `i=$((1000 + 7 * n)); o=$((50 + 3 * n))`,
+  ];
+  const commit = [
+    'echo "work for $n" > "work-$n.txt"',
+    'git add -A && git -c user.name=w -c user.email=w@example.com -c commit.gpgsign=false commit -qm "work for #$n"',
+  ];
   const alpha = [
     ...head("alpha"),
     `if [ -e "${dir}/limited" ]; then echo "You've hit your session limit · resets 4:19pm (UTC)"; exit 1; fi`,
@@ -29,7 +39,11 @@ async function standIns(dir: string): Promise<{ alpha: string; beta: string }> {
     'echo \'{"type":"system","subtype":"init","model":"a1"}\'',
     `awk -v i=$i -v o=$o 'BEGIN { printf "{\\"type\\":\\"result\\",\\"subtype\\":\\"success\\",\\"total_cost_usd\\":%.12f,\\"modelUsage\\":{\\"a1\\":{\\"inputTokens\\":%d,\\"outputTokens\\":%d}}}\\n", ${TURNS} * (i * ${PRICE.alpha.input} + o * ${PRICE.alpha.output}) / 1000000, ${TURNS} * i, ${TURNS} * o }'`,
   ];
-  const beta = [...head("beta"), ...commit, `for t in ${Array.from({ length: TURNS }, (_, k) => k + 1).join(" ")}; do echo "{\\"type\\":\\"turn.completed\\",\\"usage\\":{\\"input_tokens\\":$i,\\"cached_input_tokens\\":0,\\"output_tokens\\":$o}}"; done`];
+  const beta = [
+    ...head("beta"),
+    ...commit,
+    `for t in ${Array.from({ length: TURNS }, (_, k) => k + 1).join(" ")}; do echo "{\\"type\\":\\"turn.completed\\",\\"usage\\":{\\"input_tokens\\":$i,\\"cached_input_tokens\\":0,\\"output_tokens\\":$o}}"; done`,
+  ];
   const paths = { alpha: join(dir, "alpha"), beta: join(dir, "beta") };
   await writeFile(paths.alpha, [...alpha, ""].join("\n"));
   await writeFile(paths.beta, [...beta, ""].join("\n"));
@@ -73,7 +87,13 @@ export const enginesSection: Section = {
     ctx.defer(() => fleet.shutdown());
     const half = Array.from({ length: ISSUES / 2 }, (_, k) => k + 1);
     ctx.log(`draining ${ISSUES} issues on alpha and beta`);
-    await fleet.host.start({ repo, engine: "alpha", target: 4, auto_merge: true, config: config(bins, { selectors: [{ issues: half, engine: "beta" }, { label: "ready-for-agent" }] }) });
+    await fleet.host.start({
+      repo,
+      engine: "alpha",
+      target: 4,
+      auto_merge: true,
+      config: config(bins, { selectors: [{ issues: half, engine: "beta" }, { label: "ready-for-agent" }] }),
+    });
     await closedAll(forge, repo, ISSUES, 180_000);
     const spendOf = async () => (await fleet.host.status({ repo, scope: "worker" })).spend!;
     let spend = await spendOf();
@@ -82,7 +102,10 @@ export const enginesSection: Section = {
       spend = await spendOf();
     }
     const want = Array.from({ length: ISSUES }, (_, k) => k + 1).reduce((sum, n) => sum + billed(half.includes(n) ? "beta" : "alpha", n), 0);
-    const wantTokens = Array.from({ length: ISSUES }, (_, k) => k + 1).reduce((s, n) => ({ input: s.input + TURNS * tokens(n).input, output: s.output + TURNS * tokens(n).output }), { input: 0, output: 0 });
+    const wantTokens = Array.from({ length: ISSUES }, (_, k) => k + 1).reduce(
+      (s, n) => ({ input: s.input + TURNS * tokens(n).input, output: s.output + TURNS * tokens(n).output }),
+      { input: 0, output: 0 },
+    );
     const diff = Math.abs(spend.today.usd - want);
     await fleet.shutdown();
 
@@ -101,7 +124,12 @@ export const enginesSection: Section = {
     const born = records.filter((r) => r.event === "worker_born");
     const failover = records.find((r) => r.event === "failover");
     const afterPause = paused ? born.find((r) => Date.parse(r.ts) >= Date.parse(paused.ts)) : undefined;
-    const ticks = paused && afterPause ? (await lane(fleet2, "monitor")).filter((r) => r.event === "tick" && Date.parse(r.ts) > Date.parse(paused.ts) && Date.parse(r.ts) <= Date.parse(afterPause.ts)).length : null;
+    const ticks =
+      paused && afterPause
+        ? (await lane(fleet2, "monitor")).filter(
+            (r) => r.event === "tick" && Date.parse(r.ts) > Date.parse(paused.ts) && Date.parse(r.ts) <= Date.parse(afterPause.ts),
+          ).length
+        : null;
     const attempts = born.map((r) => (r as { attempt?: number }).attempt);
     const landedMs = Date.now() - t0;
     await fleet2.shutdown();
@@ -110,13 +138,37 @@ export const enginesSection: Section = {
       { key: "attempts_recorded", label: "attempts with a spend record", value: spend.today.attempts, goal: `${ISSUES}`, ok: spend.today.attempts === ISSUES },
       { key: "usd_billed", label: "USD billed by the stand-ins", value: round(want, 9), unit: "$" },
       { key: "usd_recorded", label: "USD recorded (status.spend.today)", value: round(spend.today.usd, 9), unit: "$" },
-      { key: "usd_abs_error", label: "recorded − billed, absolute", value: Number(diff.toExponential(2)), unit: "$", goal: "< 1e-9 (exact up to float sums)", ok: diff < 1e-9 },
-      { key: "tokens_exact", label: "input and output tokens recorded = billed", value: spend.today.input_tokens === wantTokens.input && spend.today.output_tokens === wantTokens.output, goal: "true", ok: spend.today.input_tokens === wantTokens.input && spend.today.output_tokens === wantTokens.output },
+      {
+        key: "usd_abs_error",
+        label: "recorded − billed, absolute",
+        value: Number(diff.toExponential(2)),
+        unit: "$",
+        goal: "< 1e-9 (exact up to float sums)",
+        ok: diff < 1e-9,
+      },
+      {
+        key: "tokens_exact",
+        label: "input and output tokens recorded = billed",
+        value: spend.today.input_tokens === wantTokens.input && spend.today.output_tokens === wantTokens.output,
+        goal: "true",
+        ok: spend.today.input_tokens === wantTokens.input && spend.today.output_tokens === wantTokens.output,
+      },
       { key: "unknown_attempts", label: "attempts of unknown cost", value: spend.today.unknown_attempts, goal: "0", ok: spend.today.unknown_attempts === 0 },
       { key: "failover_seen", label: "failover from alpha to beta logged", value: failover !== undefined, goal: "true", ok: failover !== undefined },
       { key: "failover_ticks", label: "ticks from the usage limit to the birth on beta", value: ticks, goal: "≤ 1", ok: ticks !== null && ticks <= 1 },
-      { key: "failover_ms", label: "  in time (time scale 0.2: ticks ~1 s apart)", value: paused && afterPause ? Date.parse(afterPause.ts) - Date.parse(paused.ts) : null, unit: "ms" },
-      { key: "failover_attempts", label: "attempt numbers of the births (no attempt spent)", value: attempts.join(", "), goal: "1, 1", ok: attempts.join(", ") === "1, 1" },
+      {
+        key: "failover_ms",
+        label: "  in time (time scale 0.2: ticks ~1 s apart)",
+        value: paused && afterPause ? Date.parse(afterPause.ts) - Date.parse(paused.ts) : null,
+        unit: "ms",
+      },
+      {
+        key: "failover_attempts",
+        label: "attempt numbers of the births (no attempt spent)",
+        value: attempts.join(", "),
+        goal: "1, 1",
+        ok: attempts.join(", ") === "1, 1",
+      },
       { key: "failover_total_ms", label: "project_start until the issue landed on beta", value: landedMs, unit: "ms" },
     ];
     return { figures, details: { spend: spend.today, want_usd: want, want_tokens: wantTokens } };

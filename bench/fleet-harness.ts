@@ -31,7 +31,12 @@ export async function readyForge(
   const seedDir = await ctx.tempDir("afk-bench-seed-");
   const seedPath = join(seedDir, "seed.json");
   await writeFile(seedPath, JSON.stringify(seed));
-  const forge = await startForgeProcess({ dir: await ctx.tempDir("afk-bench-forge-"), repo: opts.repo, seed: seedPath, ...(opts.users ? { users: opts.users } : {}) });
+  const forge = await startForgeProcess({
+    dir: await ctx.tempDir("afk-bench-forge-"),
+    repo: opts.repo,
+    seed: seedPath,
+    ...(opts.users ? { users: opts.users } : {}),
+  });
   ctx.defer(() => forge.close());
   return forge;
 }
@@ -98,7 +103,10 @@ export async function benchFleet(ctx: BenchContext, forge: ForgeProcess, opts: {
     process.on("exit", () => {
       for (const pgid of livePgids) killGroup(pgid);
     });
-    for (const [signal, code] of [["SIGINT", 130], ["SIGTERM", 143]] as const) {
+    for (const [signal, code] of [
+      ["SIGINT", 130],
+      ["SIGTERM", 143],
+    ] as const) {
       process.once(signal, () => process.exit(code));
     }
   }
@@ -122,7 +130,12 @@ export async function benchFleet(ctx: BenchContext, forge: ForgeProcess, opts: {
         const bounded = async <T>(p: Promise<T>, ms: number): Promise<T | undefined> => {
           let timer: ReturnType<typeof setTimeout> | undefined;
           try {
-            return await Promise.race([p.catch(() => undefined), new Promise<undefined>((ok) => { timer = setTimeout(() => ok(undefined), ms); })]);
+            return await Promise.race([
+              p.catch(() => undefined),
+              new Promise<undefined>((ok) => {
+                timer = setTimeout(() => ok(undefined), ms);
+              }),
+            ]);
           } finally {
             clearTimeout(timer);
           }
@@ -180,7 +193,10 @@ export function pause(ms: number): Promise<void> {
 export function reapedChildrenCpuMs(): number | null {
   try {
     const text = readFileSync("/proc/self/stat", "utf8");
-    const f = text.slice(text.lastIndexOf(")") + 2).trim().split(/\s+/);
+    const f = text
+      .slice(text.lastIndexOf(")") + 2)
+      .trim()
+      .split(/\s+/);
     return ((Number(f[16 - 3]) + Number(f[17 - 3])) * 1000) / TICKS_PER_SECOND;
   } catch {
     return null;

@@ -23,7 +23,13 @@ export const demoRequestsSection: Section = {
       { key: "merged", label: "issues landed", value: report.merged },
       { key: "escalated", label: "escalated / closed as done", value: `${report.escalated} / ${report.closedDone}` },
       { key: "fleet_counted", label: "the fleet's rate-limited requests", value: report.fleetCounted },
-      { key: "counted_per_landed", label: "rate-limited requests per landed issue (demo backlog)", value: perLanded, goal: "≤ 15", ok: perLanded !== null && perLanded <= 15 },
+      {
+        key: "counted_per_landed",
+        label: "rate-limited requests per landed issue (demo backlog)",
+        value: perLanded,
+        goal: "≤ 15",
+        ok: perLanded !== null && perLanded <= 15,
+      },
       { key: "designed_failures", label: "of those, spent on the designed failures", value: spent.failures },
       { key: "counted_per_landed_without_failures", label: "per landed issue, designed failures left out", value: withoutFailures },
       { key: "seconds", label: "demo wall time", value: report.seconds, unit: "s" },
@@ -50,7 +56,9 @@ export function routeTable(routes: Record<string, { total: number; counted: numb
   return [
     `the fleet's requests per route (counted = rate-limited; 304 = answered from the cache, free; per landed = counted / ${landed}):`,
     `${"route".padEnd(width)}  counted    304  per landed`,
-    ...rows.map(([route, t]) => `${route.padEnd(width)}  ${String(t.counted).padStart(7)}  ${String(t.not_modified).padStart(5)}  ${per(t.counted).padStart(10)}`),
+    ...rows.map(
+      ([route, t]) => `${route.padEnd(width)}  ${String(t.counted).padStart(7)}  ${String(t.not_modified).padStart(5)}  ${per(t.counted).padStart(10)}`,
+    ),
   ];
 }
 
@@ -71,7 +79,13 @@ export const idleSection: Section = {
         await pause(100);
       }
     };
-    await fleet.host.start({ repo: forge.repo, worker_command: "true", target: 1, auto_merge: true, config: { pacing: { busy_seconds: 5, idle_seconds: 5, long_idle_seconds: 5 } } });
+    await fleet.host.start({
+      repo: forge.repo,
+      worker_command: "true",
+      target: 1,
+      auto_merge: true,
+      config: { pacing: { busy_seconds: 5, idle_seconds: 5, long_idle_seconds: 5 } },
+    });
     // The first ticks fill the conditional-request caches (and ensure the labels).
     await until(2);
     const from = await ticks();
@@ -84,7 +98,13 @@ export const idleSection: Section = {
       figures: [
         { key: "ticks", label: "idle ticks observed", value: observed },
         { key: "requests", label: "requests made (conditional: 304s)", value: acc.total },
-        { key: "counted_per_tick", label: "rate-limited requests per idle tick", value: round(acc.counted / Math.max(1, observed), 2), goal: "0", ok: acc.counted === 0 },
+        {
+          key: "counted_per_tick",
+          label: "rate-limited requests per idle tick",
+          value: round(acc.counted / Math.max(1, observed), 2),
+          goal: "0",
+          ok: acc.counted === 0,
+        },
       ],
       details: { by_route: acc.by_route },
     };
@@ -100,11 +120,37 @@ interface Row {
 }
 
 const ROWS: Row[] = [
-  { figure: "fleet overhead per landed issue (instant worker, instant CI), median (squash)", goal: "≤ 5 s", from: ["landing-real-time", "fleet_overhead_ms_median"], show: (v, s) => `${round(Number(v) / 1000, 1)} s (load ${String(s.load_avg)})` },
-  { figure: "last required check concluded → merged, median", goal: "≤ 3 s", from: ["landing-real-time", "check_to_merge_ms_median"], show: (v) => `${round(Number(v) / 1000, 1)} s` },
-  { figure: "the same two with the default landing (trains), overhead; check → merged", goal: "≤ 5 s; ≤ 3 s", from: ["landing-real-time", "trains_fleet_overhead_ms_median"], show: (v, s) => `${round(Number(v) / 1000, 1)} s (mean ${round(Number(s.trains_fleet_overhead_ms_mean) / 1000, 1)} s); ${s.trains_check_to_merge_ms_median === null || s.trains_check_to_merge_ms_median === undefined ? "n/a" : `${round(Number(s.trains_check_to_merge_ms_median) / 1000, 1)} s`} (load ${String(s.trains_load_avg)})` },
-  { figure: "12 PRs green at once, CI 60 s: time to land all, train / serial", goal: "≤ 1/3", from: ["trains", "train_vs_serial"], show: (v, s) => `${String(v)} (${String(s.train_seconds)} s vs ${String(s.serial_seconds)} s)` },
-  { figure: "the same with 1 bad PR of 12: good ones landed, gate runs to find the bad one", goal: "11; ≤ 5", from: ["trains", "bad_good_landed"], show: (v, s) => `${String(v)}; ${String(s.bad_found_after)}` },
+  {
+    figure: "fleet overhead per landed issue (instant worker, instant CI), median (squash)",
+    goal: "≤ 5 s",
+    from: ["landing-real-time", "fleet_overhead_ms_median"],
+    show: (v, s) => `${round(Number(v) / 1000, 1)} s (load ${String(s.load_avg)})`,
+  },
+  {
+    figure: "last required check concluded → merged, median",
+    goal: "≤ 3 s",
+    from: ["landing-real-time", "check_to_merge_ms_median"],
+    show: (v) => `${round(Number(v) / 1000, 1)} s`,
+  },
+  {
+    figure: "the same two with the default landing (trains), overhead; check → merged",
+    goal: "≤ 5 s; ≤ 3 s",
+    from: ["landing-real-time", "trains_fleet_overhead_ms_median"],
+    show: (v, s) =>
+      `${round(Number(v) / 1000, 1)} s (mean ${round(Number(s.trains_fleet_overhead_ms_mean) / 1000, 1)} s); ${s.trains_check_to_merge_ms_median === null || s.trains_check_to_merge_ms_median === undefined ? "n/a" : `${round(Number(s.trains_check_to_merge_ms_median) / 1000, 1)} s`} (load ${String(s.trains_load_avg)})`,
+  },
+  {
+    figure: "12 PRs green at once, CI 60 s: time to land all, train / serial",
+    goal: "≤ 1/3",
+    from: ["trains", "train_vs_serial"],
+    show: (v, s) => `${String(v)} (${String(s.train_seconds)} s vs ${String(s.serial_seconds)} s)`,
+  },
+  {
+    figure: "the same with 1 bad PR of 12: good ones landed, gate runs to find the bad one",
+    goal: "11; ≤ 5",
+    from: ["trains", "bad_good_landed"],
+    show: (v, s) => `${String(v)}; ${String(s.bad_found_after)}`,
+  },
   { figure: "rate-limited requests per landed issue (demo backlog)", goal: "≤ 15", from: ["demo-requests", "counted_per_landed"] },
   { figure: "idle tick: rate-limited requests", goal: "0", from: ["idle", "counted_per_tick"] },
 ];
@@ -114,7 +160,14 @@ export function issue11Table(results: Record<string, unknown>): string[] {
   const cells = ROWS.map((row) => {
     const section = results[row.from[0]] as Record<string, unknown> | undefined;
     const value = section?.[row.from[1]];
-    const shown = section === undefined ? `not run (--only ${row.from[0]})` : value === undefined || value === null ? "n/a" : row.show ? row.show(value, section) : String(value);
+    const shown =
+      section === undefined
+        ? `not run (--only ${row.from[0]})`
+        : value === undefined || value === null
+          ? "n/a"
+          : row.show
+            ? row.show(value, section)
+            : String(value);
     return [row.figure, shown, row.goal];
   });
   const w = [0, 1].map((i) => Math.max(...cells.map((c) => c[i]!.length)));

@@ -296,7 +296,17 @@ async function runVariant(ctx: BenchContext, spec: LandingSpec, mode: Mode): Pro
   const monitor = await lane(fleet, "monitor");
   if (process.env.AFK_BENCH_TIMELINE) {
     const all = [...records.map((r) => ({ lane: "S", ...r })), ...monitor.map((r) => ({ lane: "M", ...r }))].sort((a, b) => ms(a.ts) - ms(b.ts));
-    await writeFile(process.env.AFK_BENCH_TIMELINE, `# t0 ${t0}\n` + all.map((r) => `${String(ms(r.ts) - t0).padStart(7)} ${r.lane} ${r.event} ${r.issue ?? ""} ${r.msg.slice(0, 160)}${r.data?.phase_ms ? ` ${JSON.stringify(r.data.phase_ms)}` : ""}`).join("\n") + "\n");
+    await writeFile(
+      process.env.AFK_BENCH_TIMELINE,
+      `# t0 ${t0}\n` +
+        all
+          .map(
+            (r) =>
+              `${String(ms(r.ts) - t0).padStart(7)} ${r.lane} ${r.event} ${r.issue ?? ""} ${r.msg.slice(0, 160)}${r.data?.phase_ms ? ` ${JSON.stringify(r.data.phase_ms)}` : ""}`,
+          )
+          .join("\n") +
+        "\n",
+    );
   }
   const tickEnds = monitor.filter((r) => r.event === "tick" && ms(r.ts) >= t0).map((r) => ms(r.ts));
   ctx.log(`  ${merged.length} landed${escalated.length ? `, ${escalated.length} escalated` : ""} after ${Date.now() - t0} ms; stopping`);
@@ -305,13 +315,17 @@ async function runVariant(ctx: BenchContext, spec: LandingSpec, mode: Mode): Pro
   const ciRuns = ci?.stats().runs ?? 0;
   await ci?.stop();
   ciCount?.restore();
-  const issues = (await api<{ state: string; pull_request?: unknown }[]>(forge, "GET", `/repos/${repo}/issues?state=all&per_page=100`)).body.filter((i) => !i.pull_request);
+  const issues = (await api<{ state: string; pull_request?: unknown }[]>(forge, "GET", `/repos/${repo}/issues?state=all&per_page=100`)).body.filter(
+    (i) => !i.pull_request,
+  );
   const times = perIssue(records, ciByIssue);
   if (mode === "required") {
     // When the last check on the commit that landed concluded (the forge's completed_at) until
     // the merge: a train's candidate (the base now points at it), else the PR's head.
     const concluded = async (sha: string): Promise<number[]> =>
-      (await api<{ check_runs: { completed_at: string | null }[] }>(forge, "GET", `/repos/${repo}/commits/${sha}/check-runs`)).body.check_runs.map((r) => (r.completed_at ? ms(r.completed_at) : NaN)).filter((x) => !Number.isNaN(x));
+      (await api<{ check_runs: { completed_at: string | null }[] }>(forge, "GET", `/repos/${repo}/commits/${sha}/check-runs`)).body.check_runs
+        .map((r) => (r.completed_at ? ms(r.completed_at) : NaN))
+        .filter((x) => !Number.isNaN(x));
     for (const t of times) {
       const m = merged.find((r) => r.issue === t.issue);
       const head = typeof m?.data?.head === "string" ? m.data.head : null;
@@ -349,9 +363,7 @@ async function runVariant(ctx: BenchContext, spec: LandingSpec, mode: Mode): Pro
     ticks: tickEnds.filter((t) => t <= last).length + 1,
     serviceMs,
     intervalOverheadMs,
-    syncs:
-      records.filter((r) => r.event === "land_synced").length +
-      merged.reduce((sum, r) => sum + (typeof r.data?.syncs === "number" ? r.data.syncs : 0), 0),
+    syncs: records.filter((r) => r.event === "land_synced").length + merged.reduce((sum, r) => sum + (typeof r.data?.syncs === "number" ? r.data.syncs : 0), 0),
     issues: times,
     requests: {
       total: acc.total - (ciStats?.requests ?? 0),
@@ -364,7 +376,9 @@ async function runVariant(ctx: BenchContext, spec: LandingSpec, mode: Mode): Pro
     byRoute: acc.by_route,
     load: [loadAtStart, loadavg()[0]!],
     phases: cyclePhases(records, monitor),
-    trains: records.filter((r) => r.event === "train").flatMap((r) => (Array.isArray(r.data?.landings) ? (r.data.landings as Array<{ issues: number[] }>).map((l) => l.issues.length) : [])),
+    trains: records
+      .filter((r) => r.event === "train")
+      .flatMap((r) => (Array.isArray(r.data?.landings) ? (r.data.landings as Array<{ issues: number[] }>).map((l) => l.issues.length) : [])),
   };
 }
 
@@ -376,16 +390,50 @@ function figuresOf(spec: LandingSpec, v: VariantResult): Figure[] {
   const overhead = v.issues.map((i) => i.overheadMs);
   const perIssue = (n: number): number | null => (v.landed ? round(n / v.landed, 1) : null);
   const figures: Figure[] = [
-    { key: "landed", label: "issues landed", value: `${v.landed} of ${spec.issues}`, goal: `${spec.issues}`, ok: v.landed === spec.issues && v.closedOnForge === spec.issues },
+    {
+      key: "landed",
+      label: "issues landed",
+      value: `${v.landed} of ${spec.issues}`,
+      goal: `${spec.issues}`,
+      ok: v.landed === spec.issues && v.closedOnForge === spec.issues,
+    },
     { key: "wall_ms", label: "project_start until the last landing", value: round(v.wallMs, 0), unit: "ms" },
     { key: "landings_per_min", label: "landings per minute (over that wall)", value: v.wallMs > 0 ? round((v.landed * 60_000) / v.wallMs, 1) : null },
-    { key: "steady_landings_per_min", label: "landings per minute (first to last landing)", value: v.spanMs > 0 ? round(((v.landed - 1) * 60_000) / v.spanMs, 1) : null },
-    { key: "claim_to_merge_ms_median", label: "worker_born → merged, median", value: q(v.issues.map((i) => i.claimToMergeMs), 0.5), unit: "ms" },
-    { key: "worker_ms_median", label: "worker time (born → exited), median", value: q(v.issues.map((i) => i.workerMs), 0.5), unit: "ms" },
+    {
+      key: "steady_landings_per_min",
+      label: "landings per minute (first to last landing)",
+      value: v.spanMs > 0 ? round(((v.landed - 1) * 60_000) / v.spanMs, 1) : null,
+    },
+    {
+      key: "claim_to_merge_ms_median",
+      label: "worker_born → merged, median",
+      value: q(
+        v.issues.map((i) => i.claimToMergeMs),
+        0.5,
+      ),
+      unit: "ms",
+    },
+    {
+      key: "worker_ms_median",
+      label: "worker time (born → exited), median",
+      value: q(
+        v.issues.map((i) => i.workerMs),
+        0.5,
+      ),
+      unit: "ms",
+    },
   ];
   if (v.ci) {
     figures.push(
-      { key: "ci_ms_median", label: "CI run time per issue (its check runs), median", value: q(v.issues.map((i) => i.ciMs), 0.5), unit: "ms" },
+      {
+        key: "ci_ms_median",
+        label: "CI run time per issue (its check runs), median",
+        value: q(
+          v.issues.map((i) => i.ciMs),
+          0.5,
+        ),
+        unit: "ms",
+      },
       { key: "ci_runs_per_issue", label: "check runs per landed issue", value: perIssue(v.ci.runs) },
     );
   }
@@ -394,19 +442,66 @@ function figuresOf(spec: LandingSpec, v: VariantResult): Figure[] {
   const goal = (value: number | null, max: number): Pick<Figure, "goal" | "ok"> => (real ? { goal: `≤ ${max}`, ok: value !== null && value <= max } : {});
   const overheadMedian = q(overhead, 0.5);
   const fleetOverhead = q(v.intervalOverheadMs, 0.5);
-  const checkToMerge = q(v.issues.flatMap((i) => (i.checkToMergeMs === null ? [] : [i.checkToMergeMs])), 0.5);
+  const checkToMerge = q(
+    v.issues.flatMap((i) => (i.checkToMergeMs === null ? [] : [i.checkToMergeMs])),
+    0.5,
+  );
   const countedPerIssue = perIssue(v.requests.counted);
-  if (v.ci) figures.push({ key: "check_to_merge_ms_median", label: "last required check concluded → merged, median", value: checkToMerge, unit: "ms", ...goal(checkToMerge, 3_000) });
+  if (v.ci)
+    figures.push({
+      key: "check_to_merge_ms_median",
+      label: "last required check concluded → merged, median",
+      value: checkToMerge,
+      unit: "ms",
+      ...goal(checkToMerge, 3_000),
+    });
   figures.push(
-    { key: "fleet_overhead_ms_median", label: "fleet overhead per landed issue (gap between landings − its CI), median", value: fleetOverhead, unit: "ms", ...goal(fleetOverhead, 5_000) },
-    { key: "fleet_overhead_ms_mean", label: "  the same, mean (all gaps ÷ issues landed: a train's riders share one gap)", value: v.intervalOverheadMs.length ? round(v.intervalOverheadMs.reduce((a, b) => a + b, 0) / v.intervalOverheadMs.length, 0) : null, unit: "ms" },
+    {
+      key: "fleet_overhead_ms_median",
+      label: "fleet overhead per landed issue (gap between landings − its CI), median",
+      value: fleetOverhead,
+      unit: "ms",
+      ...goal(fleetOverhead, 5_000),
+    },
+    {
+      key: "fleet_overhead_ms_mean",
+      label: "  the same, mean (all gaps ÷ issues landed: a train's riders share one gap)",
+      value: v.intervalOverheadMs.length ? round(v.intervalOverheadMs.reduce((a, b) => a + b, 0) / v.intervalOverheadMs.length, 0) : null,
+      unit: "ms",
+    },
     { key: "overhead_ms_median", label: "claim → merged − worker − CI per issue (queue included), median", value: overheadMedian, unit: "ms" },
     { key: "overhead_ms_p90", label: "claim → merged − worker − CI per issue (queue included), p90", value: q(overhead, 0.9), unit: "ms" },
     { key: "landing_ms_median", label: "  one landing, median (gap to the next landing in the same tick)", value: q(v.serviceMs, 0.5), unit: "ms" },
-    { key: "exit_to_pr_ms_median", label: "  worker exit → PR opened, median", value: q(v.issues.flatMap((i) => (i.exitToPrMs === null ? [] : [i.exitToPrMs])), 0.5), unit: "ms" },
-    { key: "pr_to_merge_ms_median", label: "  PR opened → merged, median", value: q(v.issues.flatMap((i) => (i.prToMergeMs === null ? [] : [i.prToMergeMs])), 0.5), unit: "ms" },
-    { key: "merged_to_synced_ms_median", label: "  a landing's merge → the next PR synced (pushed), median", value: q(v.phases.mergedToSynced, 0.5), unit: "ms" },
-    { key: "synced_to_seen_ms_median", label: "  synced → its concluded check seen (CI run and watch), median", value: q(v.phases.syncedToSeen, 0.5), unit: "ms" },
+    {
+      key: "exit_to_pr_ms_median",
+      label: "  worker exit → PR opened, median",
+      value: q(
+        v.issues.flatMap((i) => (i.exitToPrMs === null ? [] : [i.exitToPrMs])),
+        0.5,
+      ),
+      unit: "ms",
+    },
+    {
+      key: "pr_to_merge_ms_median",
+      label: "  PR opened → merged, median",
+      value: q(
+        v.issues.flatMap((i) => (i.prToMergeMs === null ? [] : [i.prToMergeMs])),
+        0.5,
+      ),
+      unit: "ms",
+    },
+    {
+      key: "merged_to_synced_ms_median",
+      label: "  a landing's merge → the next PR synced (pushed), median",
+      value: q(v.phases.mergedToSynced, 0.5),
+      unit: "ms",
+    },
+    {
+      key: "synced_to_seen_ms_median",
+      label: "  synced → its concluded check seen (CI run and watch), median",
+      value: q(v.phases.syncedToSeen, 0.5),
+      unit: "ms",
+    },
     { key: "seen_to_merged_ms_median", label: "  check seen → merged (the landing tick), median", value: q(v.phases.seenToMerged, 0.5), unit: "ms" },
     { key: "syncs_per_issue", label: "syncs with the base per landed issue", value: perIssue(v.syncs) },
     { key: "ticks", label: "ticks until the last landing (incl. its own)", value: v.ticks },
@@ -446,7 +541,10 @@ export function realTimeLandingSection(name = "landing-real-time"): Section {
           `default: no landing config (strategy "auto", landing.train.max 4); main requires the "test" check but not up-to-date branches, so "auto" lands by push and green PRs ride trains (a train's CI runs on its draft PR and counts as CI time)`,
           `fleet overhead per landing = time since the previous landing − the CI runs inside it (the first: since project_start, minus its worker); a train's members after its first land with it (gap ≈ 0)`,
           `check → merged: from the last check concluded on the commit that landed (a train's candidate, else the PR head) to the merge`,
-          ...[squash, trains].map((v, i) => `${i === 0 ? "squash" : "trains"}: fleet overhead per landing ms, in landing order: ${v.intervalOverheadMs.map((x) => Math.round(x)).join(", ")}`),
+          ...[squash, trains].map(
+            (v, i) =>
+              `${i === 0 ? "squash" : "trains"}: fleet overhead per landing ms, in landing order: ${v.intervalOverheadMs.map((x) => Math.round(x)).join(", ")}`,
+          ),
         ],
       };
     },
@@ -454,7 +552,17 @@ export function realTimeLandingSection(name = "landing-real-time"): Section {
 }
 
 function detailsOf(v: VariantResult): Record<string, unknown> {
-  return { issues: v.issues, landing_ms: v.serviceMs, fleet_overhead_ms: v.intervalOverheadMs, phases_ms: v.phases, requests: v.requests, ci: v.ci, by_route: v.byRoute, load: v.load, trains: v.trains };
+  return {
+    issues: v.issues,
+    landing_ms: v.serviceMs,
+    fleet_overhead_ms: v.intervalOverheadMs,
+    phases_ms: v.phases,
+    requests: v.requests,
+    ci: v.ci,
+    by_route: v.byRoute,
+    load: v.load,
+    trains: v.trains,
+  };
 }
 
 export function landingSection(mode: Mode, spec: LandingSpec = DEFAULT_LANDING[mode], name?: string): Section {
@@ -473,7 +581,10 @@ export function landingSection(mode: Mode, spec: LandingSpec = DEFAULT_LANDING[m
           : `time scale ${spec.timeScale}, pacing.busy_seconds 5: ticks every ~${round(5 * spec.timeScale * 1000, 0)} ms after the previous one ends (events wake the loop sooner)`,
         `overhead = (worker_born → merged) − worker time${v.ci ? " − CI run time" : ""}; it includes waiting for the tick and in the serialized landing queue (target ${spec.target})`,
       ];
-      if (v.ci) notes.push(`CI: the demo's CI runner with its own token, polling every ${spec.ciPollMs} ms, test command \`true\`; CI time is its runs' own duration (fetch, checkout, test), so its polling delay counts as overhead`);
+      if (v.ci)
+        notes.push(
+          `CI: the demo's CI runner with its own token, polling every ${spec.ciPollMs} ms, test command \`true\`; CI time is its runs' own duration (fetch, checkout, test), so its polling delay counts as overhead`,
+        );
       if (v.escalated.length > 0) notes.push(`escalated: ${v.escalated.map((n) => `#${n}`).join(", ")}`);
       if (v.closedOnForge !== v.landed) notes.push(`${v.closedOnForge} issues closed on the forge, ${v.landed} landings in the lane`);
       notes.push(

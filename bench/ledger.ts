@@ -14,18 +14,73 @@ const ISSUES = 1000;
 /** One issue's records as a fleet writes them: queued to merged, with one retry. */
 export function life(n: number): LedgerEntry[] {
   const sha = "a".repeat(40);
-  const transcript = { lane: "worker", issue: n, attempt: 1, logs: `afk-mcp logs --lane worker --issue ${n}`, files: { stdout: `/state/runs/issue-${n}/stdout.log`, stderr: `/state/runs/issue-${n}/stderr.log` } };
+  const transcript = {
+    lane: "worker",
+    issue: n,
+    attempt: 1,
+    logs: `afk-mcp logs --lane worker --issue ${n}`,
+    files: { stdout: `/state/runs/issue-${n}/stdout.log`, stderr: `/state/runs/issue-${n}/stderr.log` },
+  };
   return [
     { event: "queued", issue: n, msg: `#${n}: in the frontier, ready to dispatch` },
     { event: "dispatch", issue: n, attempt: 1, msg: `#${n}: claimed for attempt 1`, data: { claim_sha: sha } },
-    { event: "attempt_start", issue: n, attempt: 1, msg: `#${n}: worker started for attempt 1 (continue)`, data: { role: "worker", mode: "continue", engine: "unknown", model: "unknown", transcript } },
-    { event: "attempt_end", issue: n, attempt: 1, msg: `#${n}: worker of attempt 1 ended after 412 s: commits`, data: { role: "worker", duration_ms: 412_000, exit_code: 0, kill_reason: null, outcome: "commits", quota: false, engine: "unknown", model: "unknown", spend: { usd: 0.42, tokens: { input: 120_000, output: 9_000 } } } },
+    {
+      event: "attempt_start",
+      issue: n,
+      attempt: 1,
+      msg: `#${n}: worker started for attempt 1 (continue)`,
+      data: { role: "worker", mode: "continue", engine: "unknown", model: "unknown", transcript },
+    },
+    {
+      event: "attempt_end",
+      issue: n,
+      attempt: 1,
+      msg: `#${n}: worker of attempt 1 ended after 412 s: commits`,
+      data: {
+        role: "worker",
+        duration_ms: 412_000,
+        exit_code: 0,
+        kill_reason: null,
+        outcome: "commits",
+        quota: false,
+        engine: "unknown",
+        model: "unknown",
+        spend: { usd: 0.42, tokens: { input: 120_000, output: 9_000 } },
+      },
+    },
     { event: "pr_opened", issue: n, msg: `#${n}: opened PR #${n + 1000}`, data: { source: "pr_opened", pr: n + 1000, head: sha } },
     { event: "retry", issue: n, msg: `#${n}: attempt 2 of 3 after: CI failed (test)`, data: { source: "retry", attempt: 2 } },
-    { event: "attempt_start", issue: n, attempt: 2, msg: `#${n}: worker started for attempt 2 (fresh)`, data: { role: "worker", mode: "fresh", engine: "unknown", model: "unknown", transcript: { ...transcript, attempt: 2 } } },
-    { event: "attempt_end", issue: n, attempt: 2, msg: `#${n}: worker of attempt 2 ended after 230 s: commits`, data: { role: "worker", duration_ms: 230_000, exit_code: 0, kill_reason: null, outcome: "commits", quota: false, engine: "unknown", model: "unknown", spend: "unknown" } },
+    {
+      event: "attempt_start",
+      issue: n,
+      attempt: 2,
+      msg: `#${n}: worker started for attempt 2 (fresh)`,
+      data: { role: "worker", mode: "fresh", engine: "unknown", model: "unknown", transcript: { ...transcript, attempt: 2 } },
+    },
+    {
+      event: "attempt_end",
+      issue: n,
+      attempt: 2,
+      msg: `#${n}: worker of attempt 2 ended after 230 s: commits`,
+      data: {
+        role: "worker",
+        duration_ms: 230_000,
+        exit_code: 0,
+        kill_reason: null,
+        outcome: "commits",
+        quota: false,
+        engine: "unknown",
+        model: "unknown",
+        spend: "unknown",
+      },
+    },
     { event: "landing_start", issue: n, msg: `#${n}: landing PR #${n + 1000} at ${sha.slice(0, 12)}`, data: { pr: n + 1000, head: sha } },
-    { event: "landing", issue: n, msg: `#${n}: landed PR #${n + 1000} as ${sha.slice(0, 12)}`, data: { source: "merged", pr: n + 1000, gated_sha: sha, merge_sha: sha, method: "push" } },
+    {
+      event: "landing",
+      issue: n,
+      msg: `#${n}: landed PR #${n + 1000} as ${sha.slice(0, 12)}`,
+      data: { source: "merged", pr: n + 1000, gated_sha: sha, merge_sha: sha, method: "push" },
+    },
   ];
 }
 
@@ -78,7 +133,9 @@ export const ledgerSection: Section = {
         { key: "compact_ms", label: "compaction", value: round(compactMs, 1), unit: "ms" },
       ],
       details: { compaction },
-      notes: [`compaction folded ${compaction.folded} records into ${compaction.summaries} issue summaries and kept ${compaction.kept}; the report's totals are unchanged`],
+      notes: [
+        `compaction folded ${compaction.folded} records into ${compaction.summaries} issue summaries and kept ${compaction.kept}; the report's totals are unchanged`,
+      ],
     };
   },
 };

@@ -94,7 +94,11 @@ async function main(argv: string[]): Promise<number> {
     for (const s of SECTIONS) out(`${s.name.padEnd(10)} ${s.summary}`);
     return 0;
   }
-  const only = (parsed.values.only ?? []).flatMap((v) => v.split(",")).map((v) => v.trim()).filter(Boolean).flatMap((n) => (n === "issue11" ? ISSUE_11_SECTIONS.filter((s) => SECTIONS.some((x) => x.name === s)) : [n]));
+  const only = (parsed.values.only ?? [])
+    .flatMap((v) => v.split(","))
+    .map((v) => v.trim())
+    .filter(Boolean)
+    .flatMap((n) => (n === "issue11" ? ISSUE_11_SECTIONS.filter((s) => SECTIONS.some((x) => x.name === s)) : [n]));
   const unknown = only.filter((n) => !SECTIONS.some((s) => s.name === n));
   if (unknown.length > 0) {
     process.stderr.write(`bench: no section ${unknown.map((n) => JSON.stringify(n)).join(", ")}\n${USAGE}\n`);
@@ -132,7 +136,9 @@ async function main(argv: string[]): Promise<number> {
   const start = performance.now();
   const load0 = loadavg();
   memory.start();
-  out(`afk-mcp ${version} bench: node ${process.version}, ${process.platform} ${process.arch}, ${cpus().length} CPUs (${cpus()[0]?.model ?? "unknown"}), load average ${load0.map((l) => l.toFixed(2)).join(" ")}`);
+  out(
+    `afk-mcp ${version} bench: node ${process.version}, ${process.platform} ${process.arch}, ${cpus().length} CPUs (${cpus()[0]?.model ?? "unknown"}), load average ${load0.map((l) => l.toFixed(2)).join(" ")}`,
+  );
   try {
     for (const section of selected) {
       memory.startWindow();
@@ -202,7 +208,15 @@ async function main(argv: string[]): Promise<number> {
   out();
   out(
     JSON.stringify({
-      bench: { version, node: process.version, platform: `${process.platform}-${process.arch}`, cpus: cpus().length, at: new Date().toISOString(), ...result, run },
+      bench: {
+        version,
+        node: process.version,
+        platform: `${process.platform}-${process.arch}`,
+        cpus: cpus().length,
+        at: new Date().toISOString(),
+        ...result,
+        run,
+      },
     }),
   );
   return 0;

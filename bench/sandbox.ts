@@ -23,7 +23,11 @@ export const sandboxSection: Section = {
   summary: "the sandbox runtime's start overhead per birth (bubblewrap, proxy, private git dir) against runtime local",
   async run(ctx) {
     const available = await sandboxAvailability();
-    if (!available.ok) return { figures: [{ key: "overhead_ms", label: "sandbox start overhead per birth", value: null, unit: "ms", goal: "≤ 1000", ok: false }], notes: [`no sandbox here: ${available.detail}`] };
+    if (!available.ok)
+      return {
+        figures: [{ key: "overhead_ms", label: "sandbox start overhead per birth", value: null, unit: "ms", goal: "≤ 1000", ok: false }],
+        notes: [`no sandbox here: ${available.detail}`],
+      };
     const dir = await ctx.tempDir("afk-bench-sandbox-");
     const gitIn = (cwd: string, ...args: string[]) => execFileSync("git", args, { cwd, stdio: ["ignore", "pipe", "pipe"] }).toString();
     const repo = join(dir, "work.git");
@@ -44,11 +48,28 @@ export const sandboxSection: Section = {
     const env: Record<string, string> = { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: hostEnv.HOME, SHELL: "/bin/sh" };
     const once = async (runtime: "local" | "sandbox"): Promise<{ total: number; setup: number }> => {
       const t0 = performance.now();
-      const boxed = await sandboxedWorker({ config: DEFAULT_CONFIG, hostEnv: { ...hostEnv, AFK_RUNTIME: runtime }, command: "cat >/dev/null; true", worktree, branch: "afk/1-bench", env, briefPath, verdictPath: join(runDir, "verdict.json"), runDir, engine: "claude" });
+      const boxed = await sandboxedWorker({
+        config: DEFAULT_CONFIG,
+        hostEnv: { ...hostEnv, AFK_RUNTIME: runtime },
+        command: "cat >/dev/null; true",
+        worktree,
+        branch: "afk/1-bench",
+        env,
+        briefPath,
+        verdictPath: join(runDir, "verdict.json"),
+        runDir,
+        engine: "claude",
+      });
       const setup = performance.now() - t0;
       const handle = await startWorker({ command: boxed.command, cwd: worktree, env: boxed.env, briefPath });
       const exit = await handle.exited;
-      if (exit.code !== 0) throw new Error(`the ${runtime} worker exited with ${exit.code}: ${handle.tail().map((l) => l.line).join(" | ")}`);
+      if (exit.code !== 0)
+        throw new Error(
+          `the ${runtime} worker exited with ${exit.code}: ${handle
+            .tail()
+            .map((l) => l.line)
+            .join(" | ")}`,
+        );
       return { total: performance.now() - t0, setup };
     };
     const local: number[] = [];

@@ -52,7 +52,10 @@ const PROSE = "Implement the behaviour described here, with tests, and keep the 
 const TOPICS = ["parser", "cache", "retry", "config", "logging", "cli", "auth", "paging", "docs", "metrics"];
 
 /** The issues as a forge seed file (issue numbers equal seed positions in a fresh forge). */
-export function backlogSeed(spec: BacklogSpec): { seed: Seed; stats: Pick<SeededBacklog, "issues" | "epics" | "sub_issue_links" | "native_blocked_by" | "body_blocked_by" | "ready"> } {
+export function backlogSeed(spec: BacklogSpec): {
+  seed: Seed;
+  stats: Pick<SeededBacklog, "issues" | "epics" | "sub_issue_links" | "native_blocked_by" | "body_blocked_by" | "ready">;
+} {
   const rnd = prng(spec.seed);
   const issues: SeedIssue[] = [];
   let epics = 0;
@@ -144,8 +147,14 @@ function planPulls(spec: BacklogSpec, seed: Seed, rnd: () => number): { pulls: P
   }
   const heartbeats: PlannedRef[] = [
     { ref: `refs/afk/heartbeat/${INSTANCES.me}`, message: formatHeartbeatMessage({ instance: INSTANCES.me, host: "bench-host", at: new Date(now - 60_000) }) },
-    { ref: `refs/afk/heartbeat/${INSTANCES.peer}`, message: formatHeartbeatMessage({ instance: INSTANCES.peer, host: "peer-host", at: new Date(now - 5 * 60_000) }) },
-    { ref: `refs/afk/heartbeat/${INSTANCES.gone}`, message: formatHeartbeatMessage({ instance: INSTANCES.gone, host: "gone-host", at: new Date(now - 3 * 86_400_000) }) },
+    {
+      ref: `refs/afk/heartbeat/${INSTANCES.peer}`,
+      message: formatHeartbeatMessage({ instance: INSTANCES.peer, host: "peer-host", at: new Date(now - 5 * 60_000) }),
+    },
+    {
+      ref: `refs/afk/heartbeat/${INSTANCES.gone}`,
+      message: formatHeartbeatMessage({ instance: INSTANCES.gone, host: "gone-host", at: new Date(now - 3 * 86_400_000) }),
+    },
   ];
   return { pulls, claims, heartbeats };
 }
@@ -253,7 +262,13 @@ export async function seedForge(
   await pool(plan.pulls, spec.concurrency, (p) =>
     must(
       `open PR from ${p.branch}`,
-      api(forge, "POST", repoPath(forge, "/pulls"), { title: p.title, body: p.body, head: p.branch, base: "main" }, { token: p.fleet ? forge.token : humanToken }),
+      api(
+        forge,
+        "POST",
+        repoPath(forge, "/pulls"),
+        { title: p.title, body: p.body, head: p.branch, base: "main" },
+        { token: p.fleet ? forge.token : humanToken },
+      ),
       201,
     ),
   );
@@ -268,7 +283,11 @@ export async function seedForge(
     if (!sha) throw new Error(`seed: no head for ${p.branch}`);
     const ciFails = rnd() < 0.2;
     const lintRunning = rnd() < 0.2;
-    checkPosts.push({ what: `ci on ${p.branch}`, path: "/check-runs", body: { name: "ci", head_sha: sha, status: "completed", conclusion: ciFails ? "failure" : "success" } });
+    checkPosts.push({
+      what: `ci on ${p.branch}`,
+      path: "/check-runs",
+      body: { name: "ci", head_sha: sha, status: "completed", conclusion: ciFails ? "failure" : "success" },
+    });
     checkPosts.push({
       what: `lint on ${p.branch}`,
       path: "/check-runs",

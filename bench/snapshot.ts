@@ -146,7 +146,9 @@ export function snapshotSection(spec: BacklogSpec = DEFAULT_BACKLOG): Section {
         { key: "forge_peak_rss_mib", label: "forge child process peak RSS", value: forgePeak === null ? null : mib(forgePeak), unit: "MiB" },
       ];
       if (fleetPulls !== rest.fleet_pulls || snap.issues.length !== spec.issues || snap.pulls.length !== spec.pulls) {
-        throw new Error(`the snapshot does not match the seed: ${snap.issues.length} issues, ${snap.pulls.length} PRs, ${fleetPulls}/${rest.fleet_pulls} fleet PRs with checks`);
+        throw new Error(
+          `the snapshot does not match the seed: ${snap.issues.length} issues, ${snap.pulls.length} PRs, ${fleetPulls}/${rest.fleet_pulls} fleet PRs with checks`,
+        );
       }
       return {
         figures,

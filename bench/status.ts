@@ -37,10 +37,15 @@ async function inMemory(ctx: BenchContext, host: FleetHost): Promise<Call> {
 
 /** Waits until status answers from the fleet's last tick, and checks that answer says so. */
 async function fromTick(call: Call): Promise<void> {
-  await until("the fleet's first tick", async () => ((await call({ repo: REPO })).structuredContent as { source: { from: string } | null }).source?.from === "fleet_tick", 600_000);
+  await until(
+    "the fleet's first tick",
+    async () => ((await call({ repo: REPO })).structuredContent as { source: { from: string } | null }).source?.from === "fleet_tick",
+    600_000,
+  );
   const sample = await call({ repo: REPO });
   const text = (sample.content as { text: string }[])[0]!.text;
-  if (sample.isError || !/plan: from the fleet's last tick/.test(text) || !/dispatch \(10 of \d+/.test(text)) throw new Error(`status did not answer from the tick: ${text.slice(0, 300)}`);
+  if (sample.isError || !/plan: from the fleet's last tick/.test(text) || !/dispatch \(10 of \d+/.test(text))
+    throw new Error(`status did not answer from the tick: ${text.slice(0, 300)}`);
 }
 
 function latency(key: string, label: string, ms: number[], goal: boolean): Figure[] {
@@ -57,12 +62,23 @@ export function statusSection(): Section {
     summary: `status on a ${ISSUES.toLocaleString("en-US")}-issue backlog: from a running fleet's last tick (in-process, and over stdio through the daemon) vs gathered afresh`,
     async run(ctx: BenchContext): Promise<SectionResult> {
       const seedDir = await ctx.tempDir("afk-bench-status-seed-");
-      const seed = { labels: [{ name: "ready-for-agent" }], issues: Array.from({ length: ISSUES }, (_, i) => ({ title: `Issue ${i + 1}`, labels: ["ready-for-agent"] })) };
+      const seed = {
+        labels: [{ name: "ready-for-agent" }],
+        issues: Array.from({ length: ISSUES }, (_, i) => ({ title: `Issue ${i + 1}`, labels: ["ready-for-agent"] })),
+      };
       await mkdir(seedDir, { recursive: true });
       await writeFile(join(seedDir, "seed.json"), JSON.stringify(seed));
       const forge = await startForgeProcess({ dir: await ctx.tempDir("afk-bench-status-forge-"), repo: REPO, seed: join(seedDir, "seed.json") });
       ctx.defer(() => forge.close());
-      const env = { GITHUB_API_URL: forge.apiUrl, GITHUB_TOKEN: forge.token, AFK_STATE_DIR: await ctx.tempDir("afk-bench-status-state-"), PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: process.env.HOME ?? "/tmp" };
+      const env = {
+        GITHUB_API_URL: forge.apiUrl,
+        GITHUB_TOKEN: forge.token,
+        // The suite runs workers unconfined (scripts/test-run.mjs); a process started with this env does too.
+        AFK_RUNTIME: process.env.AFK_RUNTIME ?? "local",
+        AFK_STATE_DIR: await ctx.tempDir("afk-bench-status-state-"),
+        PATH: process.env.PATH ?? "/usr/bin:/bin",
+        HOME: process.env.HOME ?? "/tmp",
+      };
       const start = { repo: REPO, worker_command: "sleep 600", target: 1 };
 
       const idle = await inMemory(ctx, new FleetHost({ env, instance: "benchidle" }));
@@ -122,7 +138,9 @@ export function statusSection(): Section {
       return {
         figures,
         notes: [
-          `${inProcess.length} calls in-process and ${throughDaemon.length} over stdio with the fleet running, ${gathered.length} without; the forge runs in its own process; load average at the end ${loadavg().map((l) => l.toFixed(1)).join(" ")} on ${cpus().length} CPUs`,
+          `${inProcess.length} calls in-process and ${throughDaemon.length} over stdio with the fleet running, ${gathered.length} without; the forge runs in its own process; load average at the end ${loadavg()
+            .map((l) => l.toFixed(1))
+            .join(" ")} on ${cpus().length} CPUs`,
           "over stdio: an MCP client, the built binary (the session), its socket to the daemon, the daemon's fleet: the path a user's client takes",
         ],
       };

@@ -27,7 +27,13 @@ interface Outcome {
   badFound: boolean;
 }
 
-async function world(ctx: BenchContext, prs: number, bad: number | null, ciSeconds: number, tag: string): Promise<{ forge: TestForge; h: TrainHost; members: TrainMember[]; stopCi: () => Promise<number> }> {
+async function world(
+  ctx: BenchContext,
+  prs: number,
+  bad: number | null,
+  ciSeconds: number,
+  tag: string,
+): Promise<{ forge: TestForge; h: TrainHost; members: TrainMember[]; stopCi: () => Promise<number> }> {
   const forge = await startTestForge();
   ctx.defer(() => forge.dispose());
   // One instance per scenario: landings are serialized per repository and instance in a process.
@@ -40,7 +46,16 @@ async function world(ctx: BenchContext, prs: number, bad: number | null, ciSecon
     members.push(m);
   }
   const gate = await gateScript(ciSeconds * 1000);
-  const ci = startCiRunner({ apiUrl: forge.apiUrl, token: forge.token, repo: forge.repo, gitUrl: forge.gitUrl, workDir: await ctx.tempDir(`afk-bench-ci-${tag}-`), intervalMs: 500, testCommand: gate.argv, timeoutMs: (ciSeconds + 120) * 1000 });
+  const ci = startCiRunner({
+    apiUrl: forge.apiUrl,
+    token: forge.token,
+    repo: forge.repo,
+    gitUrl: forge.gitUrl,
+    workDir: await ctx.tempDir(`afk-bench-ci-${tag}-`),
+    intervalMs: 500,
+    testCommand: gate.argv,
+    timeoutMs: (ciSeconds + 120) * 1000,
+  });
   let stopped = false;
   const stopCi = async (): Promise<number> => {
     if (!stopped) await ci.stop();
@@ -115,10 +130,22 @@ export const trainsSection: Section = {
       { key: "train_seconds", label: `train: time to land all ${prs}`, value: round(t.seconds, 0), unit: "s" },
       { key: "train_landed", label: "train: landed", value: t.landed },
       { key: "train_ci_runs", label: "train: CI runs", value: t.ciRuns },
-      { key: "train_vs_serial", label: "train time / serial time", value: ratio === null ? null : round(ratio, 2), goal: "≤ 0.33", ok: ratio !== null && ratio <= 1 / 3 && t.landed === prs },
+      {
+        key: "train_vs_serial",
+        label: "train time / serial time",
+        value: ratio === null ? null : round(ratio, 2),
+        goal: "≤ 0.33",
+        ok: ratio !== null && ratio <= 1 / 3 && t.landed === prs,
+      },
       { key: "bad_seconds", label: "1 bad of 12: time to land the good ones", value: round(b.seconds, 0), unit: "s" },
       { key: "bad_good_landed", label: "1 bad of 12: good ones landed", value: b.landed, goal: "11", ok: b.landed === prs - 1 },
-      { key: "bad_found_after", label: "1 bad of 12: gate runs until the bad one was found", value: b.foundAfter, goal: "≤ 5", ok: b.badFound && b.foundAfter !== null && b.foundAfter <= 5 },
+      {
+        key: "bad_found_after",
+        label: "1 bad of 12: gate runs until the bad one was found",
+        value: b.foundAfter,
+        goal: "≤ 5",
+        ok: b.badFound && b.foundAfter !== null && b.foundAfter <= 5,
+      },
       { key: "bad_ci_runs", label: "1 bad of 12: CI runs in all", value: b.ciRuns },
     ];
     return { figures, notes: [`CI watched every 1 s in both modes; AFK_BENCH_TRAIN_CI_SECONDS=${ciSeconds}`] };

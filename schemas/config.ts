@@ -61,9 +61,7 @@ export const DEFAULT_AUTH_PATTERNS: readonly string[] = [
 ];
 
 /** A runtime refusing to run as configured (Claude Code's bypass mode as root): pause until an operator acts. */
-export const DEFAULT_REFUSAL_PATTERNS: readonly string[] = [
-  "--dangerously-skip-permissions cannot be used with root/sudo privileges",
-];
+export const DEFAULT_REFUSAL_PATTERNS: readonly string[] = ["--dangerously-skip-permissions cannot be used with root/sudo privileges"];
 
 /**
  * An agent that cannot reach its API and retries in a loop (Codex: "Reconnecting... waiting for
@@ -134,27 +132,33 @@ const LabelsSchema = z
   .strictObject({
     ready: labelName
       .default("ready-for-agent")
-      .describe("Label that marks an issue as ready for an agent. A selector without its own `label` picks issues carrying this one; removing it from an issue is how a human takes the issue back."),
+      .describe(
+        "Label that marks an issue as ready for an agent. A selector without its own `label` picks issues carrying this one; removing it from an issue is how a human takes the issue back.",
+      ),
     escalate: labelName
       .default("ready-for-human")
-      .describe("Label added (and `ready` removed) when the fleet gives up on an issue: retries exhausted, blocked on an open dependency, or a worker that cannot run."),
+      .describe(
+        "Label added (and `ready` removed) when the fleet gives up on an issue: retries exhausted, blocked on an open dependency, or a worker that cannot run.",
+      ),
     epic: z
       .array(labelName)
       .default(() => ["epic", "prd"])
-      .describe("Labels that mark an issue as an epic or PRD. Such issues are never dispatched, even when a selector picks them: they are decomposed upstream, not implemented by one worker."),
-    priority_high: labelName
-      .default("priority:high")
-      .describe("Issues with this label are dispatched before others picked by the same selector."),
+      .describe(
+        "Labels that mark an issue as an epic or PRD. Such issues are never dispatched, even when a selector picks them: they are decomposed upstream, not implemented by one worker.",
+      ),
+    priority_high: labelName.default("priority:high").describe("Issues with this label are dispatched before others picked by the same selector."),
     hold: labelName
       .default("afk-hold")
-      .describe("Hands off: an issue with this label is never dispatched, whatever the selectors say. Use it to reserve an issue for a human without touching its other labels."),
-    tag_prefix: labelName
-      .default("tag:")
-      .describe("Prefix of the labels a selector's `tags` facet matches: tag `api` means the label `tag:api`."),
+      .describe(
+        "Hands off: an issue with this label is never dispatched, whatever the selectors say. Use it to reserve an issue for a human without touching its other labels.",
+      ),
+    tag_prefix: labelName.default("tag:").describe("Prefix of the labels a selector's `tags` facet matches: tag `api` means the label `tag:api`."),
     attempt_prefix: labelName
       .max(45)
       .default("afk-attempt/")
-      .describe("Prefix of the retry counter label (`afk-attempt/1`, `afk-attempt/2`, ...). The attempt count lives on the issue, so it survives restarts and is shared by every host."),
+      .describe(
+        "Prefix of the retry counter label (`afk-attempt/1`, `afk-attempt/2`, ...). The attempt count lives on the issue, so it survives restarts and is shared by every host.",
+      ),
     runner_error: labelName
       .default("runner-error")
       .describe("Label added to issues whose workers were swept when the circuit breaker parked births (the worker command itself is failing, not the issue)."),
@@ -174,7 +178,11 @@ const LabelsSchema = z
     }
     labels.epic.forEach((epic, i) => {
       if (epic.toLowerCase() === labels.ready.toLowerCase()) {
-        ctx.addIssue({ code: "custom", path: ["epic", i], message: `must not be labels.ready ("${labels.ready}"): every ready issue would count as an epic and nothing would be dispatched` });
+        ctx.addIssue({
+          code: "custom",
+          path: ["epic", i],
+          message: `must not be labels.ready ("${labels.ready}"): every ready issue would count as an epic and nothing would be dispatched`,
+        });
       }
     });
   })
@@ -188,12 +196,20 @@ const selectorShape = {
   issues: z
     .array(z.number().int().positive())
     .min(1)
-    .max(MAX_SELECTOR_ISSUES, `a selector lists at most ${MAX_SELECTOR_ISSUES} issue numbers (MAX_SELECTOR_ISSUES): pick more with a label, tags or a milestone, or split them over selectors`)
+    .max(
+      MAX_SELECTOR_ISSUES,
+      `a selector lists at most ${MAX_SELECTOR_ISSUES} issue numbers (MAX_SELECTOR_ISSUES): pick more with a label, tags or a milestone, or split them over selectors`,
+    )
     .nullable()
     .default(null)
     .describe("Only these issue numbers. `null`: any issue."),
   tags: z
-    .array(z.string().min(1).regex(/^\S(?:.*\S)?$/, "a tag must not start or end with whitespace"))
+    .array(
+      z
+        .string()
+        .min(1)
+        .regex(/^\S(?:.*\S)?$/, "a tag must not start or end with whitespace"),
+    )
     .default(() => [])
     .describe("The issue must carry every one of these tags (labels `labels.tag_prefix` + tag). Empty: no tag filter."),
   user: z
@@ -202,17 +218,8 @@ const selectorShape = {
     .nullable()
     .default(null)
     .describe('Only issues opened by this GitHub login; "@me" is the login of the token the fleet runs as. `null`: any author.'),
-  epic: z
-    .number()
-    .int()
-    .positive()
-    .nullable()
-    .default(null)
-    .describe("Only sub-issues of this epic (issue number). `null`: no epic filter."),
-  milestone: nonBlank()
-    .nullable()
-    .default(null)
-    .describe("Only issues in the milestone with this exact title. `null`: any milestone or none."),
+  epic: z.number().int().positive().nullable().default(null).describe("Only sub-issues of this epic (issue number). `null`: no epic filter."),
+  milestone: nonBlank().nullable().default(null).describe("Only issues in the milestone with this exact title. `null`: any milestone or none."),
   blockers: z.boolean().default(true).describe("With `issues`: also pick their open blockers."),
   engine: z.string().regex(ENGINE_NAME, "an engine name").optional().describe("Engine of its issues (README Routing)."),
   model: z.string().min(1).max(200).optional().describe("Model of its issues."),
@@ -222,8 +229,7 @@ const selectorShape = {
 export const SelectorSchema = z
   .strictObject(selectorShape, { error: unknownKeyError(Object.keys(selectorShape)) })
   .superRefine((selector, ctx) => {
-    const narrowed =
-      selector.issues !== null || selector.tags.length > 0 || selector.user !== null || selector.epic !== null || selector.milestone !== null;
+    const narrowed = selector.issues !== null || selector.tags.length > 0 || selector.user !== null || selector.epic !== null || selector.milestone !== null;
     if (selector.label === null && !narrowed) {
       ctx.addIssue({
         code: "custom",
@@ -239,14 +245,16 @@ const GateSchema = z
     ci: z
       .enum(["required", "local"])
       .default("required")
-      .describe('Which machine gate a PR must pass before it lands. "required": the PR\'s GitHub checks must be green. "local": `gate.local_command` is run in the worktree on the exact tree that will land, and checks are not read (use it for repos without CI, and make sure the base branch does not require status checks).'),
+      .describe(
+        'Which machine gate a PR must pass before it lands. "required": the PR\'s GitHub checks must be green. "local": `gate.local_command` is run in the worktree on the exact tree that will land, and checks are not read (use it for repos without CI, and make sure the base branch does not require status checks).',
+      ),
     local_command: nonBlank()
       .nullable()
       .default(null)
-      .describe('Shell command that gates a PR when `gate.ci` is "local" (exit 0 = green), e.g. "npm ci && npm test". Run in the PR\'s worktree. Required for a local gate, ignored otherwise.'),
-    timeout_seconds: intIn(10, 86_400)
-      .default(1_800)
-      .describe("A local gate command still running after this many seconds is killed and counts as red."),
+      .describe(
+        'Shell command that gates a PR when `gate.ci` is "local" (exit 0 = green), e.g. "npm ci && npm test". Run in the PR\'s worktree. Required for a local gate, ignored otherwise.',
+      ),
+    timeout_seconds: intIn(10, 86_400).default(1_800).describe("A local gate command still running after this many seconds is killed and counts as red."),
     excerpt_bytes: intIn(256, 60_000)
       .default(4_096)
       .describe("How much of the tail of a red gate's output is quoted in the PR comment and handed to the next attempt."),
@@ -267,27 +275,34 @@ const LandingSchema = z
     strategy: z
       .enum(["auto", "squash", "merge", "push"])
       .default("auto")
-      .describe('How a green PR lands on the base branch. "auto": the landing under which the base can only move to a gated tree — "push" where the token may push to the base, else "squash" when the base requires branches to be up to date; otherwise auto-merge is refused with the fix. "squash": one squash commit per issue. "merge": a merge commit. "push": a fast-forward-only push of the gated head (the base history keeps the worker\'s commits). "squash" and "merge" need a base that requires up-to-date branches, unless `landing.allow_untested_race` is set.'),
+      .describe(
+        'How a green PR lands on the base branch. "auto": the landing under which the base can only move to a gated tree — "push" where the token may push to the base, else "squash" when the base requires branches to be up to date; otherwise auto-merge is refused with the fix. "squash": one squash commit per issue. "merge": a merge commit. "push": a fast-forward-only push of the gated head (the base history keeps the worker\'s commits). "squash" and "merge" need a base that requires up-to-date branches, unless `landing.allow_untested_race` is set.',
+      ),
     sync: z
       .enum(["merge"])
       .default("merge")
-      .describe("How a PR branch is brought up to the current base before its final gate. Only merge is offered: a rebase would drop the merge commits in which earlier conflicts were already resolved."),
-    delete_branch: z
-      .boolean()
-      .default(true)
-      .describe("Delete the worker branch after its PR lands."),
+      .describe(
+        "How a PR branch is brought up to the current base before its final gate. Only merge is offered: a rebase would drop the merge commits in which earlier conflicts were already resolved.",
+      ),
+    delete_branch: z.boolean().default(true).describe("Delete the worker branch after its PR lands."),
     lock_ttl_seconds: intIn(60, 86_400)
       .default(600)
-      .describe("Seconds after which another host may take over the landing lock (`<namespace>/lock/landing`) of a host that died mid-landing. A local gate's time (`gate.timeout_seconds` per sync round) is added, since it runs under the lock. A clean stop always releases the lock at once."),
+      .describe(
+        "Seconds after which another host may take over the landing lock (`<namespace>/lock/landing`) of a host that died mid-landing. A local gate's time (`gate.timeout_seconds` per sync round) is added, since it runs under the lock. A clean stop always releases the lock at once.",
+      ),
     allow_untested_race: z
       .boolean()
       .default(false)
-      .describe('Accept a landing under which the base can move to a tree no gate ran: the merge API ("squash" or "merge") on a base that does not require branches to be up to date, where a commit landing inside the merge call is merged with the PR unseen. Off: such a setup is refused with the fix (use "push", or require up-to-date branches on the base).'),
+      .describe(
+        'Accept a landing under which the base can move to a tree no gate ran: the merge API ("squash" or "merge") on a base that does not require branches to be up to date, where a commit landing inside the merge call is merged with the PR unseen. Off: such a setup is refused with the fix (use "push", or require up-to-date branches on the base).',
+      ),
     train: z
       .strictObject({
         max: intIn(1, 64)
           .default(4)
-          .describe('Most green PRs landed together in one train. With 2 or more waiting, they are merged in dispatch order onto the base tip as one commit on a branch `afk/train/<id>` (a draft PR under required CI, so CI runs on it), gated once, and the base fast-forwards to exactly that tree; a red train is bisected (halves, then singles) so the bad PR is retried or escalated with its own evidence and the others land. Trains land by push: under "squash" or "merge" PRs land one at a time. 1: one PR at a time.'),
+          .describe(
+            'Most green PRs landed together in one train. With 2 or more waiting, they are merged in dispatch order onto the base tip as one commit on a branch `afk/train/<id>` (a draft PR under required CI, so CI runs on it), gated once, and the base fast-forwards to exactly that tree; a red train is bisected (halves, then singles) so the bad PR is retried or escalated with its own evidence and the others land. Trains land by push: under "squash" or "merge" PRs land one at a time. 1: one PR at a time.',
+          ),
       })
       .prefault({})
       .describe("Landing trains: one gate run for several green PRs."),
@@ -300,43 +315,65 @@ const WorkerSchema = z
   .strictObject({
     max_runtime_seconds: intIn(300, 604_800)
       .default(10_800)
-      .describe("Hard wall-clock limit for one worker run, however busy it looks; a worker still running after this is killed and the attempt counts as failed."),
+      .describe(
+        "Hard wall-clock limit for one worker run, however busy it looks; a worker still running after this is killed and the attempt counts as failed.",
+      ),
     env_passthrough: z
       .array(envPattern)
       .default(() => ["AFK_USER_*"])
-      .describe('Variables of the host environment handed to workers, by name or by a prefix ending in "*". Nothing else is passed beyond a minimal base (PATH, HOME, locale, ...): tokens reach a worker only if you name them here (e.g. "ANTHROPIC_API_KEY").'),
+      .describe(
+        'Variables of the host environment handed to workers, by name or by a prefix ending in "*". Nothing else is passed beyond a minimal base (PATH, HOME, locale, ...): tokens reach a worker only if you name them here (e.g. "ANTHROPIC_API_KEY").',
+      ),
     env_deny: z
       .array(envPattern)
       .default(() => ["AFK_STATE_DIR", "AFK_CONFIG", "AFK_INSTANCE", "AFK_BRIEF", "AFK_ISSUE", "AFK_BRANCH", "AFK_BASE", "AFK_WORKTREE"])
-      .describe("Variables never passed through, even when `env_passthrough` matches them; wins over it. The defaults are the fleet's own knobs, which it sets for each worker itself."),
+      .describe(
+        "Variables never passed through, even when `env_passthrough` matches them; wins over it. The defaults are the fleet's own knobs, which it sets for each worker itself.",
+      ),
     quota_patterns: z
       .array(regexSource)
       .default(() => [...DEFAULT_QUOTA_PATTERNS])
-      .describe("Regular expressions (case-insensitive) that recognise a usage-limit message in a worker's output. A match pauses births until the reset time the message gives, and spends no attempt. The defaults cover Claude Code, Codex, Gemini CLI, cursor-agent and aider."),
+      .describe(
+        "Regular expressions (case-insensitive) that recognise a usage-limit message in a worker's output. A match pauses births until the reset time the message gives, and spends no attempt. The defaults cover Claude Code, Codex, Gemini CLI, cursor-agent and aider.",
+      ),
     auth_patterns: z
       .array(regexSource)
       .default(() => [...DEFAULT_AUTH_PATTERNS])
-      .describe("Regular expressions (case-insensitive) that recognise an expired or missing agent login. A match pauses births fleet-wide until an operator acts, and spends no attempt."),
+      .describe(
+        "Regular expressions (case-insensitive) that recognise an expired or missing agent login. A match pauses births fleet-wide until an operator acts, and spends no attempt.",
+      ),
     refusal_patterns: z
       .array(regexSource)
       .default(() => [...DEFAULT_REFUSAL_PATTERNS])
-      .describe("Regular expressions (case-insensitive) that recognise an agent refusing to run as configured (Claude Code's bypass mode as root). A match pauses births fleet-wide until an operator acts, and spends no attempt."),
+      .describe(
+        "Regular expressions (case-insensitive) that recognise an agent refusing to run as configured (Claude Code's bypass mode as root). A match pauses births fleet-wide until an operator acts, and spends no attempt.",
+      ),
     network_patterns: z
       .array(regexSource)
       .default(() => [...DEFAULT_NETWORK_PATTERNS])
-      .describe("Regular expressions (case-insensitive) that recognise an agent retrying because it cannot reach its API. Three matches in one run end that worker and pause births for a backoff; no attempt is spent."),
+      .describe(
+        "Regular expressions (case-insensitive) that recognise an agent retrying because it cannot reach its API. Three matches in one run end that worker and pause births for a backoff; no attempt is spent.",
+      ),
     output_max_bytes: intIn(65_536, 4_294_967_296)
       .default(16_777_216)
-      .describe("Cap on each of a worker's output files (`stdout.log`, `stderr.log` in its run directory), which the daemon follows into the worker lane. A file read to its end past this size is cut back to a one-line marker while the worker's process group is briefly stopped, so no line is lost: every line is in the worker lane, which rotates on its own (`lanes`). Default 16 MiB."),
+      .describe(
+        "Cap on each of a worker's output files (`stdout.log`, `stderr.log` in its run directory), which the daemon follows into the worker lane. A file read to its end past this size is cut back to a one-line marker while the worker's process group is briefly stopped, so no line is lost: every line is in the worker lane, which rotates on its own (`lanes`). Default 16 MiB.",
+      ),
     checkpoint_seconds: intIn(30, 86_400)
       .default(300)
-      .describe("While a worker runs, its new commits are pushed to its branch this often (fenced by the claim), and once more when it exits: a host on another machine continues from the branch tip instead of starting over."),
+      .describe(
+        "While a worker runs, its new commits are pushed to its branch this often (fenced by the claim), and once more when it exits: a host on another machine continues from the branch tip instead of starting over.",
+      ),
   })
   .superRefine((worker, ctx) => {
     worker.env_passthrough.forEach((pattern, i) => {
       const denied = worker.env_deny.find((deny) => (deny.endsWith("*") ? pattern.startsWith(deny.slice(0, -1)) : deny === pattern));
       if (denied !== undefined) {
-        ctx.addIssue({ code: "custom", path: ["env_passthrough", i], message: `"${pattern}" is always blocked by worker.env_deny entry "${denied}"; remove one of them` });
+        ctx.addIssue({
+          code: "custom",
+          path: ["env_passthrough", i],
+          message: `"${pattern}" is always blocked by worker.env_deny entry "${denied}"; remove one of them`,
+        });
       }
     });
   })
@@ -349,7 +386,9 @@ const StallSchema = z
       .describe("A worker with no output and no file or git activity for this long is reported as stalled (no action yet)."),
     kill_seconds: intIn(60, 86_400)
       .default(1_800)
-      .describe("A worker quiet for this long is killed, unless it has a busy child process (a test run, a build). Must be greater than `stall.quiet_seconds`. Its committed work is continued by the next worker, not thrown away."),
+      .describe(
+        "A worker quiet for this long is killed, unless it has a busy child process (a test run, a build). Must be greater than `stall.quiet_seconds`. Its committed work is continued by the next worker, not thrown away.",
+      ),
   })
   .superRefine((stall, ctx) => {
     if (stall.kill_seconds <= stall.quiet_seconds) {
@@ -366,13 +405,15 @@ const CircuitSchema = z
   .strictObject({
     fast_death_seconds: intIn(1, 3_600)
       .default(60)
-      .describe('A worker that exits within this many seconds of starting, without a PR or a verdict, died "fast": the command, not the issue, is likely broken.'),
+      .describe(
+        'A worker that exits within this many seconds of starting, without a PR or a verdict, died "fast": the command, not the issue, is likely broken.',
+      ),
     k: intIn(1, 100)
       .default(3)
-      .describe("This many fast deaths within `circuit.window_seconds` trip the breaker: births are parked until `project_reset`, and the affected issues are labelled `labels.runner_error` and put back."),
-    window_seconds: intIn(60, 86_400)
-      .default(900)
-      .describe("The sliding window in which fast deaths are counted."),
+      .describe(
+        "This many fast deaths within `circuit.window_seconds` trip the breaker: births are parked until `project_reset`, and the affected issues are labelled `labels.runner_error` and put back.",
+      ),
+    window_seconds: intIn(60, 86_400).default(900).describe("The sliding window in which fast deaths are counted."),
   })
   .describe("Circuit breaker against a worker command that cannot run at all.");
 
@@ -381,7 +422,9 @@ const WorktreeSchema = z
     root: nonBlank()
       .nullable()
       .default(null)
-      .describe("Directory under which each worker gets its own git worktree. `null`: `worktrees/` under the state directory (AFK_STATE_DIR, else $XDG_STATE_HOME/afk-mcp, else ~/.local/state/afk-mcp)."),
+      .describe(
+        "Directory under which each worker gets its own git worktree. `null`: `worktrees/` under the state directory (AFK_STATE_DIR, else $XDG_STATE_HOME/afk-mcp, else ~/.local/state/afk-mcp).",
+      ),
     branch_prefix: z
       .string()
       .min(1)
@@ -403,10 +446,14 @@ const LeaseSchema = z
   .strictObject({
     ttl_seconds: intIn(300, 86_400)
       .default(4_500)
-      .describe("A claim whose owner's heartbeat is older than this is stale and may be reclaimed by another fleet instance (its work is continued, not restarted). Longer is safer against slow hosts; shorter recovers a dead host's issues sooner."),
+      .describe(
+        "A claim whose owner's heartbeat is older than this is stale and may be reclaimed by another fleet instance (its work is continued, not restarted). Longer is safer against slow hosts; shorter recovers a dead host's issues sooner.",
+      ),
     heartbeat_seconds: intIn(10, 43_200)
       .default(300)
-      .describe("How often a fleet holding claims refreshes its heartbeat. Must be less than half of `lease.ttl_seconds`, so one missed beat never lets a live claim go stale."),
+      .describe(
+        "How often a fleet holding claims refreshes its heartbeat. Must be less than half of `lease.ttl_seconds`, so one missed beat never lets a live claim go stale.",
+      ),
   })
   .superRefine((lease, ctx) => {
     if (lease.heartbeat_seconds * 2 >= lease.ttl_seconds) {
@@ -424,7 +471,9 @@ const RegistrationSchema = z
     ttl_seconds: intIn(1, 86_400)
       .nullable()
       .default(300)
-      .describe("How long the daemon keeps a project's registration without a renewal. Each MCP session (or `afk-mcp run`) renews what it started every half of this; once nobody renews it (the laptop closed, the client exited), it lapses and drains exactly as `project_stop` does. `null`: never lapses, for a server under a supervisor; only through config or `afk-mcp run --persist`."),
+      .describe(
+        "How long the daemon keeps a project's registration without a renewal. Each MCP session (or `afk-mcp run`) renews what it started every half of this; once nobody renews it (the laptop closed, the client exited), it lapses and drains exactly as `project_stop` does. `null`: never lapses, for a server under a supervisor; only through config or `afk-mcp run --persist`.",
+      ),
     idle_deregister_seconds: intIn(1, 604_800)
       .default(1_800)
       .describe("A project whose queue has drained (nothing ready, nothing in flight, no worker) for this long deregisters itself."),
@@ -435,29 +484,43 @@ const PacingSchema = z
   .strictObject({
     busy_seconds: intIn(5, 3_600)
       .default(90)
-      .describe("Seconds between ticks while anything is moving (work in flight, something just landed or was dispatched), unless an event comes first: a worker's exit, a watched check concluding, the base moving or a landing finishing wakes the loop at once (see `pacing.watch_seconds`)."),
-    idle_seconds: intIn(5, 86_400)
-      .default(1_500)
-      .describe("Seconds between ticks when the last tick found nothing to do."),
+      .describe(
+        "Seconds between ticks while anything is moving (work in flight, something just landed or was dispatched), unless an event comes first: a worker's exit, a watched check concluding, the base moving or a landing finishing wakes the loop at once (see `pacing.watch_seconds`).",
+      ),
+    idle_seconds: intIn(5, 86_400).default(1_500).describe("Seconds between ticks when the last tick found nothing to do."),
     long_idle_seconds: intIn(5, 86_400)
       .default(3_600)
-      .describe("Seconds between ticks after `pacing.idle_ticks_before_sleep` empty ticks in a row. While the fleet holds a claim it never waits longer than half of `lease.ttl_seconds`."),
+      .describe(
+        "Seconds between ticks after `pacing.idle_ticks_before_sleep` empty ticks in a row. While the fleet holds a claim it never waits longer than half of `lease.ttl_seconds`.",
+      ),
     idle_ticks_before_sleep: intIn(1, 1_000)
       .default(3)
       .describe("Consecutive empty ticks (nothing to dispatch, nothing in flight) before the long idle cadence."),
     watch_seconds: intIn(1, 600)
       .default(10)
-      .describe("While a PR's required checks run (or a green PR waits for the base), the fleet looks at them this often between ticks, sooner right after a push, with conditional requests that cost no rate limit while nothing changed; a concluded check, a moved base, a worker's exit or a finished landing wake the loop at once. Nothing is watched when nothing waits."),
+      .describe(
+        "While a PR's required checks run (or a green PR waits for the base), the fleet looks at them this often between ticks, sooner right after a push, with conditional requests that cost no rate limit while nothing changed; a concluded check, a moved base, a worker's exit or a finished landing wake the loop at once. Nothing is watched when nothing waits.",
+      ),
     slow_tick_seconds: intIn(1, 86_400)
       .default(120)
-      .describe("A tick still under way after this many seconds (real time) is reported once as a warning (`tick_slow`) in the supervisor lane, naming what it is doing: a tick takes seconds, since landings and workers run beside it, so one that takes minutes waits on a git or GitHub call that may hang until its timeout."),
+      .describe(
+        "A tick still under way after this many seconds (real time) is reported once as a warning (`tick_slow`) in the supervisor lane, naming what it is doing: a tick takes seconds, since landings and workers run beside it, so one that takes minutes waits on a git or GitHub call that may hang until its timeout.",
+      ),
   })
   .superRefine((pacing, ctx) => {
     if (pacing.idle_seconds < pacing.busy_seconds) {
-      ctx.addIssue({ code: "custom", path: ["idle_seconds"], message: `must be at least pacing.busy_seconds (${pacing.busy_seconds}), got ${pacing.idle_seconds}` });
+      ctx.addIssue({
+        code: "custom",
+        path: ["idle_seconds"],
+        message: `must be at least pacing.busy_seconds (${pacing.busy_seconds}), got ${pacing.idle_seconds}`,
+      });
     }
     if (pacing.long_idle_seconds < pacing.idle_seconds) {
-      ctx.addIssue({ code: "custom", path: ["long_idle_seconds"], message: `must be at least pacing.idle_seconds (${pacing.idle_seconds}), got ${pacing.long_idle_seconds}` });
+      ctx.addIssue({
+        code: "custom",
+        path: ["long_idle_seconds"],
+        message: `must be at least pacing.idle_seconds (${pacing.idle_seconds}), got ${pacing.long_idle_seconds}`,
+      });
     }
   })
   .describe("Adaptive pacing of reconciliation ticks.");
@@ -467,7 +530,9 @@ const ReviewSchema = z
     command: nonBlank()
       .nullable()
       .default(null)
-      .describe('Shell command that reviews a gated PR before it lands, e.g. "claude -p --permission-mode acceptEdits". Opaque like the worker command: run in the issue\'s worktree at the PR head with a review brief on stdin (the issue, the diff, the gate evidence, the rules); it writes {"verdict": "approve" | "fix" | "refute", "findings": "..."} to $AFK_VERDICT_FILE. "fix": it committed fixes in place (the fleet pushes them and gates again). "refute": the findings go to the next attempt. null: no review stage.'),
+      .describe(
+        'Shell command that reviews a gated PR before it lands, e.g. "claude -p --permission-mode acceptEdits". Opaque like the worker command: run in the issue\'s worktree at the PR head with a review brief on stdin (the issue, the diff, the gate evidence, the rules); it writes {"verdict": "approve" | "fix" | "refute", "findings": "..."} to $AFK_VERDICT_FILE. "fix": it committed fixes in place (the fleet pushes them and gates again). "refute": the findings go to the next attempt. null: no review stage.',
+      ),
     max_rounds: intIn(1, 10)
       .default(2)
       .describe("Reviews of one PR (fix or refute rounds, a head pushed after a review) before the issue is escalated instead of reviewed again."),
@@ -475,22 +540,30 @@ const ReviewSchema = z
       .default(100_000)
       .describe("How much of the PR's diff the review brief quotes; the reviewer can read the rest in its worktree."),
   })
-  .describe("An optional review stage between the machine gate and the landing, by an agent of your choosing. Reviewers get the same liveness, stall, quota and breaker handling as workers.");
+  .describe(
+    "An optional review stage between the machine gate and the landing, by an agent of your choosing. Reviewers get the same liveness, stall, quota and breaker handling as workers.",
+  );
 
 const ConflictsSchema = z
   .strictObject({
     early: z
       .boolean()
       .default(true)
-      .describe("Merge every in-flight PR of the fleet with the base whenever the base moves (after each landing at once), and each pair of in-flight heads whose changed files touch with each other, in the work repository (git merge-tree: no checkout, no request; cached by the pair of shas). A PR that no longer merges with the base is retried with the conflicting paths as evidence, instead of spending its CI run and its landing turn to find out; conflicting pairs are shown in `status` (`conflicting_pairs`) and on the boards, and the PR that conflicts with fewer others lands first."),
+      .describe(
+        "Merge every in-flight PR of the fleet with the base whenever the base moves (after each landing at once), and each pair of in-flight heads whose changed files touch with each other, in the work repository (git merge-tree: no checkout, no request; cached by the pair of shas). A PR that no longer merges with the base is retried with the conflicting paths as evidence, instead of spending its CI run and its landing turn to find out; conflicting pairs are shown in `status` (`conflicting_pairs`) and on the boards, and the PR that conflicts with fewer others lands first.",
+      ),
     overlap_dispatch: z
       .boolean()
       .default(true)
-      .describe("Before dispatch, start an issue whose body names no path (code spans, paths in the base tree) that in-flight PRs change before an equally ranked one that does; `status` lists the held issues under `held_for_overlap`. Nothing is skipped, only reordered within a rank."),
+      .describe(
+        "Before dispatch, start an issue whose body names no path (code spans, paths in the base tree) that in-flight PRs change before an equally ranked one that does; `status` lists the held issues under `held_for_overlap`. Nothing is skipped, only reordered within a rank.",
+      ),
     wait: z
       .boolean()
       .default(true)
-      .describe("A PR that no longer merges with the base (seen early or at its landing's sync) waits before its retry while other in-flight work of the fleet changes its conflicting files (or names them in its issue): retried at once, it would be redone beside that work and conflict again when it lands. It waits for the claims in flight when the hold began, until each landed or was abandoned, or until `hold_max_seconds`; a hold never waits on a later one. `status` lists the holds under `conflict_holds`."),
+      .describe(
+        "A PR that no longer merges with the base (seen early or at its landing's sync) waits before its retry while other in-flight work of the fleet changes its conflicting files (or names them in its issue): retried at once, it would be redone beside that work and conflict again when it lands. It waits for the claims in flight when the hold began, until each landed or was abandoned, or until `hold_max_seconds`; a hold never waits on a later one. `status` lists the holds under `conflict_holds`.",
+      ),
     hold_max_seconds: intIn(0, 86_400)
       .default(1800)
       .describe("The longest a conflict retry waits for in-flight work (see `wait`); then it is retried anyway. 0 retries at once."),
@@ -503,16 +576,15 @@ const BoardSchema = z
       .boolean()
       .default(true)
       .describe("Keep one status comment on each claimed issue (claimed, PR open, CI failed, merged, escalated), edited only when it changes."),
-    escalate_comment: z
-      .boolean()
-      .default(true)
-      .describe("When an issue is escalated, comment where it got stuck, with links to the PR and the failing gate."),
+    escalate_comment: z.boolean().default(true).describe("When an issue is escalated, comment where it got stuck, with links to the PR and the failing gate."),
     settle_seconds: z
       .number()
       .min(0)
       .max(3600)
       .default(30)
-      .describe("A live phase (claimed, coding, PR open, CI failed, awaiting review or merge) is written to the board once it has lasted this long; a phase over sooner costs no request and still shows, timed, in the board's history. A landed issue's final board is always written: one whose PR landed before any phase settled still ends with one board saying which PR or train landed it, with the phases it went through; an escalation is told by its own comment (and an open board is marked escalated). 0: every phase at once."),
+      .describe(
+        "A live phase (claimed, coding, PR open, CI failed, awaiting review or merge) is written to the board once it has lasted this long; a phase over sooner costs no request and still shows, timed, in the board's history. A landed issue's final board is always written: one whose PR landed before any phase settled still ends with one board saying which PR or train landed it, with the phases it went through; an escalation is told by its own comment (and an open board is marked escalated). 0: every phase at once.",
+      ),
   })
   .describe("What the fleet tells humans on the issues themselves.");
 
@@ -521,36 +593,32 @@ const EpicsSchema = z
     close_when_done: z
       .boolean()
       .default(true)
-      .describe("Close an epic (an issue with sub-issues) once every sub-issue is closed, with a comment listing them, when a selector picks the epic itself or names it (`epic`). false: epics stay open for a human to close."),
+      .describe(
+        "Close an epic (an issue with sub-issues) once every sub-issue is closed, with a comment listing them, when a selector picks the epic itself or names it (`epic`). false: epics stay open for a human to close.",
+      ),
   })
   .describe("Epics: issues whose sub-issues are the work.");
 
 const FleetConfigObject = z.strictObject({
-  $schema: z
-    .string()
-    .optional()
-    .describe("Optional path or URL of this JSON Schema, for editor completion. Ignored by the fleet."),
+  $schema: z.string().optional().describe("Optional path or URL of this JSON Schema, for editor completion. Ignored by the fleet."),
   selectors: z
     .array(SelectorSchema)
     .default(() => [])
-    .describe("Which open issues the fleet works on, in priority order: the first selector takes what it picks, later ones fill the remaining slots. Empty: one selector, the `labels.ready` label."),
+    .describe(
+      "Which open issues the fleet works on, in priority order: the first selector takes what it picks, later ones fill the remaining slots. Empty: one selector, the `labels.ready` label.",
+    ),
   labels: LabelsSchema.prefault({}),
-  concurrency: intIn(1, 64)
-    .default(3)
-    .describe("How many workers run at once (`project_start`'s `target` overrides it for that run)."),
-  base: branchName
-    .nullable()
-    .default(null)
-    .describe("Branch that workers start from and PRs land on. `null`: the repository's default branch."),
+  concurrency: intIn(1, 64).default(3).describe("How many workers run at once (`project_start`'s `target` overrides it for that run)."),
+  base: branchName.nullable().default(null).describe("Branch that workers start from and PRs land on. `null`: the repository's default branch."),
   gate: GateSchema.prefault({}),
   landing: LandingSchema.prefault({}),
-  retry: intIn(0, 10)
-    .default(2)
-    .describe("How many more attempts a failing issue gets after the first, before it is escalated to `labels.escalate`."),
+  retry: intIn(0, 10).default(2).describe("How many more attempts a failing issue gets after the first, before it is escalated to `labels.escalate`."),
   worker: WorkerSchema.prefault({}),
   idle_grace_seconds: intIn(60, 86_400)
     .default(600)
-    .describe("A worker with no PR that has been idle this long is judged by its verdict (done, blocked, giving up) or, with none, counted as a failed attempt."),
+    .describe(
+      "A worker with no PR that has been idle this long is judged by its verdict (done, blocked, giving up) or, with none, counted as a failed attempt.",
+    ),
   stall: StallSchema.prefault({}),
   circuit: CircuitSchema.prefault({}),
   worktree: WorktreeSchema.prefault({}),
@@ -563,7 +631,9 @@ const FleetConfigObject = z.strictObject({
       if (problem) ctx.addIssue({ code: "custom", message: `not a usable ref prefix: ${problem}` });
     })
     .default("refs/afk")
-    .describe('Ref namespace for claims and heartbeats (`<namespace>/claim/<issue>`, `<namespace>/heartbeat/<instance>`). If an org ruleset forbids it, "refs/heads/afk" works, at the cost of branches that may trigger push CI.'),
+    .describe(
+      'Ref namespace for claims and heartbeats (`<namespace>/claim/<issue>`, `<namespace>/heartbeat/<instance>`). If an org ruleset forbids it, "refs/heads/afk" works, at the cost of branches that may trigger push CI.',
+    ),
   pacing: PacingSchema.prefault({}),
   board: BoardSchema.prefault({}),
   epics: EpicsSchema.prefault({}),
@@ -589,8 +659,7 @@ export const FleetConfigSchema = FleetConfigObject.transform(({ $schema: _schema
   ),
 })).meta({
   title: "afk-mcp fleet config",
-  description:
-    "Work policy of an afk-mcp fleet, committed as .github/afk.json. Every key is optional and has a default; unknown keys are errors.",
+  description: "Work policy of an afk-mcp fleet, committed as .github/afk.json. Every key is optional and has a default; unknown keys are errors.",
 });
 
 export type FleetConfig = z.output<typeof FleetConfigSchema>;

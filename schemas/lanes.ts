@@ -9,7 +9,9 @@ import { z } from "zod";
 export const PROJECT_LANES = ["supervisor", "worker", "monitor", "liveness", "ledger"] as const;
 /** Those, and the machine's one `daemon` lane (its own lines, stdout and stderr), per state dir, not per project. */
 export const LANE_NAMES = [...PROJECT_LANES, "daemon"] as const;
-export const laneName = z.enum(LANE_NAMES).describe("Which lane: supervisor, worker, monitor, liveness, ledger (a project's) or daemon (this machine's daemon).");
+export const laneName = z
+  .enum(LANE_NAMES)
+  .describe("Which lane: supervisor, worker, monitor, liveness, ledger (a project's) or daemon (this machine's daemon).");
 export type LaneName = z.infer<typeof laneName>;
 
 /** Severity, least first; a level filter means "this level or worse". */

@@ -7,9 +7,7 @@ import { LANE_NAMES } from "./lanes.js";
 /** A string that means something: blank or whitespace-only text is refused, not stored. */
 const text = (max: number) => z.string().max(max).regex(/\S/, "must not be blank");
 
-export const repoInput = text(200)
-  .optional()
-  .describe('The repository, "owner/name". Default: the GitHub origin of the server\'s working directory.');
+export const repoInput = text(200).optional().describe('The repository, "owner/name". Default: the GitHub origin of the server\'s working directory.');
 
 export const statusInput = {
   repo: repoInput,
@@ -17,7 +15,7 @@ export const statusInput = {
     .enum(["project", "worker", "issue"])
     .default("project")
     .describe('"project": the registration and the dry-run plan; "worker": live workers; "issue": one issue (needs `issue`).'),
-  issue: z.number().int().positive().optional().describe("The issue number, for scope \"issue\"."),
+  issue: z.number().int().positive().optional().describe('The issue number, for scope "issue".'),
   detail: z
     .boolean()
     .optional()
@@ -33,10 +31,7 @@ export const takeoverInput = {
     .regex(/^[a-z0-9][a-z0-9-]{0,39}$/, "an instance id is 1-40 characters of [a-z0-9-], not starting with '-'")
     .optional()
     .describe("The instance whose claims to take (from the list)."),
-  confirm: z
-    .boolean()
-    .optional()
-    .describe("Take the claims even though the instance's heartbeat is still fresh (only when you know it is dead)."),
+  confirm: z.boolean().optional().describe("Take the claims even though the instance's heartbeat is still fresh (only when you know it is dead)."),
 };
 
 export const preconditionOutput = z.object({
@@ -94,7 +89,9 @@ export const planOutput = z.object({
   dispatch: z.array(dispatchOutput).describe("The frontier, in dispatch order."),
   held_for_overlap: z
     .array(z.object({ issue: z.number().int(), paths: z.array(z.string()), instead: z.number().int() }))
-    .describe("Ready issues started later because the fleet's in-flight work (open PRs, unproposed branches) changes paths they name; `instead` started first."),
+    .describe(
+      "Ready issues started later because the fleet's in-flight work (open PRs, unproposed branches) changes paths they name; `instead` started first.",
+    ),
   conflict_holds: z
     .array(
       z.object({
@@ -106,9 +103,13 @@ export const planOutput = z.object({
         max_seconds: z.number().int(),
       }),
     )
-    .describe("PRs that no longer merge with the base, their retry waiting (at most `max_seconds`) for the in-flight issues in `waiting_for`, whose work changes the same files."),
+    .describe(
+      "PRs that no longer merge with the base, their retry waiting (at most `max_seconds`) for the in-flight issues in `waiting_for`, whose work changes the same files.",
+    ),
   conflicting_pairs: z
-    .array(z.object({ a: z.number().int(), b: z.number().int(), pr_a: z.number().int().nullable(), pr_b: z.number().int().nullable(), files: z.array(z.string()) }))
+    .array(
+      z.object({ a: z.number().int(), b: z.number().int(), pr_a: z.number().int().nullable(), pr_b: z.number().int().nullable(), files: z.array(z.string()) }),
+    )
     .describe("Pairs of in-flight work (PR heads, unproposed branches) that do not merge with each other: the second to land is redone."),
   excluded: z.array(excludedOutput),
   mine: z.array(mineOutput),
@@ -170,7 +171,13 @@ export const daemonOutput = z.object({
   skew: z.string().nullable().describe("Set when this session's afk-mcp version differs from the daemon's, with the fix."),
 });
 
-const spendSum = z.object({ usd: z.number(), attempts: z.number().int(), unknown_attempts: z.number().int(), input_tokens: z.number().int(), output_tokens: z.number().int() });
+const spendSum = z.object({
+  usd: z.number(),
+  attempts: z.number().int(),
+  unknown_attempts: z.number().int(),
+  input_tokens: z.number().int(),
+  output_tokens: z.number().int(),
+});
 
 export const statusOutput = {
   scope: z.enum(["project", "worker", "issue"]),
@@ -264,7 +271,7 @@ export const projectStartInput = {
     .string()
     .regex(/^[a-z][a-z0-9_-]{0,39}$/)
     .optional()
-    .describe('Instead of worker_command: an engine profile (claude, codex, gemini, or config `engines`), checked at start.'),
+    .describe("Instead of worker_command: an engine profile (claude, codex, gemini, or config `engines`), checked at start."),
   model: text(200).optional().describe("With engine: the CLI's model."),
   target: z.number().int().min(1).max(64).optional().describe("How many workers at once (default: the config's concurrency)."),
   selectors: z.array(SelectorSchema).max(20).optional().describe("Ordered selectors: the first picks first (default: the ready label)."),
@@ -275,10 +282,7 @@ export const projectStartInput = {
     .describe("Config overrides, merged over the repository's .github/afk.json and validated like it (schemas/config.schema.json)."),
   base: text(255).optional().describe("The branch to land on (default: the config's base, else the default branch)."),
   dry_run: z.boolean().optional().describe("Validate and return the first plan, acting on nothing."),
-  auto_merge: z
-    .boolean()
-    .optional()
-    .describe("Authorize the fleet to land green PRs on the base unattended. Without it, merges are held (status says so)."),
+  auto_merge: z.boolean().optional().describe("Authorize the fleet to land green PRs on the base unattended. Without it, merges are held (status says so)."),
   once: z.boolean().optional().describe("One tick, then drain."),
   max_issues: z.number().int().min(1).optional().describe("Births stop after N issues ended."),
 };
@@ -293,7 +297,9 @@ export const projectResizeInput = {
 export const projectStopInput = {
   repo: text(200)
     .optional()
-    .describe('The repository, "owner/name". Default: the GitHub origin of the server\'s working directory; where it has none, the one project this machine\'s daemon runs (the answer names the repository it stopped).'),
+    .describe(
+      "The repository, \"owner/name\". Default: the GitHub origin of the server's working directory; where it has none, the one project this machine's daemon runs (the answer names the repository it stopped).",
+    ),
   stop_workers: z.boolean().optional().describe("Also kill running workers (their claims are released; pushed work stays on its branch)."),
 };
 
@@ -304,7 +310,13 @@ export const logsInput = {
   lane: z.enum(LANE_NAMES).describe('Which log lane; "daemon" is this machine\'s daemon (no repo needed).'),
   issue: z.number().int().positive().optional().describe("Only records about this issue."),
   since: text(40).optional().describe('Only records since this ISO time or this long ago ("15m", "2h", "1d").'),
-  tail_lines: z.number().int().min(1).max(5000).optional().describe("At most this many of the newest records (default 200); the answer also stops at its byte budget."),
+  tail_lines: z
+    .number()
+    .int()
+    .min(1)
+    .max(5000)
+    .optional()
+    .describe("At most this many of the newest records (default 200); the answer also stops at its byte budget."),
   cursor: text(100).optional().describe("The next_cursor of the previous answer: continue with the records before it."),
 };
 
@@ -312,7 +324,10 @@ export const logsInput = {
 export const timelineInput = { repo: repoInput, issue: z.number().int().positive().describe("The issue.") };
 
 /** The newest issues' timelines (the dashboard's chart), from one read of the ledger. */
-export const timelinesInput = { repo: repoInput, limit: z.number().int().min(1).max(100).optional().describe("At most this many issues, the most recently active first (default 30).") };
+export const timelinesInput = {
+  repo: repoInput,
+  limit: z.number().int().min(1).max(100).optional().describe("At most this many issues, the most recently active first (default 30)."),
+};
 
 /** The final report of a repository's fleet, from its ledger. */
 export const reportInput = { repo: repoInput };
@@ -339,7 +354,9 @@ export const logsOutput = {
   held_back: z
     .number()
     .int()
-    .describe("Of the records tail_lines asked for, how many did not fit in this answer's byte budget (about 48 KB): the newest come first, these are behind next_cursor."),
+    .describe(
+      "Of the records tail_lines asked for, how many did not fit in this answer's byte budget (about 48 KB): the newest come first, these are behind next_cursor.",
+    ),
   next_cursor: z.string().nullable(),
 };
 
@@ -357,7 +374,14 @@ function configKeysSchema(): Record<string, unknown> {
       if (key === "description" || key === "default" || key === "title" || key === "$schema") continue;
       // The bounds zod writes on an integer without its own: "integer" already says them.
       if ((key === "maximum" && value === Number.MAX_SAFE_INTEGER) || (key === "minimum" && value === -Number.MAX_SAFE_INTEGER)) continue;
-      out[key] = key === "properties" ? Object.fromEntries(Object.entries(value as object).filter(([k]) => k !== "$schema").map(([k, v]) => [k, strip(v)])) : strip(value);
+      out[key] =
+        key === "properties"
+          ? Object.fromEntries(
+              Object.entries(value as object)
+                .filter(([k]) => k !== "$schema")
+                .map(([k, v]) => [k, strip(v)]),
+            )
+          : strip(value);
     }
     return out;
   };

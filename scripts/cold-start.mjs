@@ -13,14 +13,26 @@ import { join } from "node:path";
 const runs = Number(process.argv[2] ?? 3);
 const root = join(import.meta.dirname, "..");
 const work = mkdtempSync(join(tmpdir(), "afk-cold-"));
-const packed = JSON.parse(execFileSync("npm", ["pack", "--pack-destination", work, "--json", "--silent"], { cwd: root, encoding: "utf8", stdio: ["ignore", "pipe", "inherit"] }))[0];
+const packed = JSON.parse(
+  execFileSync("npm", ["pack", "--pack-destination", work, "--json", "--silent"], { cwd: root, encoding: "utf8", stdio: ["ignore", "pipe", "inherit"] }),
+)[0];
 const tarball = join(work, packed.filename);
-const init = JSON.stringify({ jsonrpc: "2.0", id: 1, method: "initialize", params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "cold-start", version: "0" } } }) + "\n";
+const init =
+  JSON.stringify({
+    jsonrpc: "2.0",
+    id: 1,
+    method: "initialize",
+    params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "cold-start", version: "0" } },
+  }) + "\n";
 
 function once(cache) {
   return new Promise((resolve, reject) => {
     const started = process.hrtime.bigint();
-    const child = spawn("npx", ["-y", "--package", tarball, "afk-mcp"], { cwd: work, env: { ...process.env, npm_config_cache: cache, npm_config_update_notifier: "false" }, stdio: ["pipe", "pipe", process.env.COLD_START_DEBUG ? "inherit" : "ignore"] });
+    const child = spawn("npx", ["-y", "--package", tarball, "afk-mcp"], {
+      cwd: work,
+      env: { ...process.env, npm_config_cache: cache, npm_config_update_notifier: "false" },
+      stdio: ["pipe", "pipe", process.env.COLD_START_DEBUG ? "inherit" : "ignore"],
+    });
     let out = "";
     child.stdout.on("data", (chunk) => {
       out += chunk;
@@ -43,5 +55,7 @@ for (let i = 0; i < runs; i++) {
   console.log(`run ${i + 1}: ${(ms / 1000).toFixed(1)} s (empty npm cache)`);
 }
 const warm = await once(join(work, "cache-warm-seed")).then(() => once(join(work, "cache-warm-seed")));
-console.log(`slowest cold start: ${(Math.max(...times) / 1000).toFixed(1)} s of ${runs}; warm (cache filled): ${(warm / 1000).toFixed(1)} s; ${packed.filename}, ${(packed.size / 1024).toFixed(0)} KiB packed`);
+console.log(
+  `slowest cold start: ${(Math.max(...times) / 1000).toFixed(1)} s of ${runs}; warm (cache filled): ${(warm / 1000).toFixed(1)} s; ${packed.filename}, ${(packed.size / 1024).toFixed(0)} KiB packed`,
+);
 rmSync(work, { recursive: true, force: true });

@@ -26,6 +26,7 @@ export default async function* fileTimes(source) {
   const rows = [...files].sort((a, b) => b[1].ms - a[1].ms);
   const total = rows.reduce((s, [, e]) => s + e.ms, 0);
   yield `\nfile times (sum of top-level test durations; ${rows.length} files, ${(total / 1000).toFixed(0)} s of tests in ${((Date.now() - started) / 1000).toFixed(0)} s):\n`;
-  for (const [file, e] of rows) yield `${(e.ms / 1000).toFixed(1).padStart(8)} s  ${String(e.pass).padStart(4)} pass ${e.fail ? `${e.fail} FAIL ` : ""} ${file.replace(/^.*\/dist\/test\//, "")}\n`;
+  for (const [file, e] of rows)
+    yield `${(e.ms / 1000).toFixed(1).padStart(8)} s  ${String(e.pass).padStart(4)} pass ${e.fail ? `${e.fail} FAIL ` : ""} ${file.replace(/^.*\/dist\/test\//, "")}\n`;
   if (failures.length) yield `failed:\n${failures.map((f) => `  ${f}`).join("\n")}\n`;
 }

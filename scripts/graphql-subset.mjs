@@ -102,7 +102,10 @@ function render(def, keep) {
   const kept = new Set(Object.keys(KEEP));
   if (def.keyword === "scalar") return `scalar ${def.name}`;
   if (def.keyword === "union") {
-    const all = def.rest.replace(/^=\s*/, "").split("|").map((s) => s.trim());
+    const all = def.rest
+      .replace(/^=\s*/, "")
+      .split("|")
+      .map((s) => s.trim());
     const chosen = keep === "*" ? all : all.filter((n) => keep.includes(n));
     for (const n of keep === "*" ? [] : keep) if (!all.includes(n)) throw new Error(`union ${def.name} has no member ${n}`);
     return `union ${def.name} = ${chosen.join(" | ")}`;
@@ -110,7 +113,10 @@ function render(def, keep) {
   let head = `${def.keyword} ${def.name}`;
   const impl = /implements (.*)$/.exec(def.rest);
   if (impl) {
-    const ifaces = impl[1].split("&").map((s) => s.trim()).filter((n) => kept.has(n));
+    const ifaces = impl[1]
+      .split("&")
+      .map((s) => s.trim())
+      .filter((n) => kept.has(n));
     if (ifaces.length > 0) head += ` implements ${ifaces.join(" & ")}`;
   }
   const all = members(def.body);

@@ -371,7 +371,7 @@ function main() {
         "kept only the listed operations, their path parameters and their JSON response schemas",
         "kept the referenced #/components/schemas and #/components/responses (transitively); dropped examples, headers, parameters",
         "dropped schema keys: " + [...DROPPED_SCHEMA_KEYS, "x-*"].join(", "),
-        "nullable: true -> type: [T, \"null\"] (enum gets null), or anyOf: [schema, {type: \"null\"}] when there is no single type, a $ref or allOf/anyOf/oneOf",
+        'nullable: true -> type: [T, "null"] (enum gets null), or anyOf: [schema, {type: "null"}] when there is no single type, a $ref or allOf/anyOf/oneOf',
       ],
       operations: wanted.length,
     },

@@ -20,7 +20,9 @@
 import { createServer } from "node:http";
 import { parseArgs } from "node:util";
 
-const { values } = parseArgs({ options: { port: { type: "string", default: "38600" }, repo: { type: "string", default: "afk/demo" }, pause: { type: "string", default: "20" } } });
+const { values } = parseArgs({
+  options: { port: { type: "string", default: "38600" }, repo: { type: "string", default: "afk/demo" }, pause: { type: "string", default: "20" } },
+});
 const REPO = values.repo;
 const BOARD = `afk://${REPO}/board`;
 const PAUSE_MS = Number(values.pause) * 1000;
@@ -44,7 +46,10 @@ function step(done, tools, api) {
   }
   switch (done) {
     case 0:
-      return { tool: find("project_start"), input: { repo: REPO, worker_command: "exit 3", target: 3, config: { circuit: { k: 3, fast_death_seconds: 600, window_seconds: 3600 } } } };
+      return {
+        tool: find("project_start"),
+        input: { repo: REPO, worker_command: "exit 3", target: 3, config: { circuit: { k: 3, fast_death_seconds: 600, window_seconds: 3600 } } },
+      };
     case 1: {
       const reader = api === "anthropic" ? find("ReadMcpResourceTool") : find("read_mcp_resource");
       if (reader) return { tool: reader, input: { server: "afk", uri: BOARD }, pause: PAUSE_MS };
@@ -62,10 +67,18 @@ function step(done, tools, api) {
 function anthropicTurn(body) {
   const tools = (body.tools ?? []).map((t) => t.name);
   const messages = body.messages ?? [];
-  const done = messages.flatMap((m) => (m.role === "assistant" && Array.isArray(m.content) ? m.content : [])).filter((c) => c.type === "tool_use" && !waiting(c.name)).length;
+  const done = messages
+    .flatMap((m) => (m.role === "assistant" && Array.isArray(m.content) ? m.content : []))
+    .filter((c) => c.type === "tool_use" && !waiting(c.name)).length;
   // Side requests (titles, summaries, quota probes) offer no tools: a short text answers them.
   const next = tools.length === 0 ? { text: "ok" } : step(done, tools, "anthropic");
-  log({ api: "anthropic", offered: tools.filter((n) => n.startsWith("mcp__") || /Mcp/.test(n)), done, reply: next.tool ?? "text", input: next.input ?? next.text });
+  log({
+    api: "anthropic",
+    offered: tools.filter((n) => n.startsWith("mcp__") || /Mcp/.test(n)),
+    done,
+    reply: next.tool ?? "text",
+    input: next.input ?? next.text,
+  });
   return next;
 }
 
@@ -104,11 +117,19 @@ function anthropicStream(res, message) {
 
 function responsesTurn(body) {
   // Codex offers an MCP server's tools inside a namespace (mcp__afk), named here namespace__tool.
-  const tools = (body.tools ?? []).flatMap((t) => (t.type === "namespace" ? (t.tools ?? []).map((n) => `${t.name}__${n.name}`) : [t.name ?? t.function?.name])).filter(Boolean);
+  const tools = (body.tools ?? [])
+    .flatMap((t) => (t.type === "namespace" ? (t.tools ?? []).map((n) => `${t.name}__${n.name}`) : [t.name ?? t.function?.name]))
+    .filter(Boolean);
   const input = Array.isArray(body.input) ? body.input : [];
   const done = input.filter((item) => item.type === "function_call" && !waiting(item.name)).length;
   const next = step(done, tools, "openai");
-  log({ api: "openai", offered: tools.filter((n) => /mcp|afk|status|project_|logs|takeover/.test(n)), done, reply: next.tool ?? "text", input: next.input ?? next.text });
+  log({
+    api: "openai",
+    offered: tools.filter((n) => /mcp|afk|status|project_|logs|takeover/.test(n)),
+    done,
+    reply: next.tool ?? "text",
+    input: next.input ?? next.text,
+  });
   return next;
 }
 
@@ -116,14 +137,30 @@ function responsesStream(res, next, id) {
   const send = (event, data) => res.write(`event: ${event}\ndata: ${JSON.stringify({ type: event, ...data })}\n\n`);
   const response = { id: `resp_${id}`, object: "response", status: "in_progress", model: "scripted", output: [] };
   send("response.created", { response });
-  const [namespace, name] = next.tool?.startsWith("mcp__") ? [next.tool.slice(0, next.tool.lastIndexOf("__")), next.tool.slice(next.tool.lastIndexOf("__") + 2)] : [undefined, next.tool];
+  const [namespace, name] = next.tool?.startsWith("mcp__")
+    ? [next.tool.slice(0, next.tool.lastIndexOf("__")), next.tool.slice(next.tool.lastIndexOf("__") + 2)]
+    : [undefined, next.tool];
   const item = next.tool
-    ? { type: "function_call", id: `fc_${id}`, call_id: `call_${id}`, name, ...(namespace ? { namespace } : {}), arguments: JSON.stringify(next.input), status: "completed" }
+    ? {
+        type: "function_call",
+        id: `fc_${id}`,
+        call_id: `call_${id}`,
+        name,
+        ...(namespace ? { namespace } : {}),
+        arguments: JSON.stringify(next.input),
+        status: "completed",
+      }
     : { type: "message", id: `msg_${id}`, role: "assistant", status: "completed", content: [{ type: "output_text", text: next.text, annotations: [] }] };
   send("response.output_item.added", { output_index: 0, item });
   if (!next.tool) send("response.output_text.delta", { item_id: item.id, output_index: 0, content_index: 0, delta: next.text });
   send("response.output_item.done", { output_index: 0, item });
-  const usage = { input_tokens: 1, input_tokens_details: { cached_tokens: 0 }, output_tokens: 1, output_tokens_details: { reasoning_tokens: 0 }, total_tokens: 2 };
+  const usage = {
+    input_tokens: 1,
+    input_tokens_details: { cached_tokens: 0 },
+    output_tokens: 1,
+    output_tokens_details: { reasoning_tokens: 0 },
+    total_tokens: 2,
+  };
   send("response.completed", { response: { ...response, status: "completed", output: [item], usage } });
   res.end();
 }
@@ -162,7 +199,12 @@ const server = createServer((req, res) => {
     }
     log({ unknown: `${req.method} ${req.url}` });
     res.writeHead(404, { "content-type": "application/json" });
-    res.end(JSON.stringify({ type: "error", error: { type: "not_found_error", message: `the scripted model serves POST /v1/messages and /v1/responses, not ${req.method} ${path}` } }));
+    res.end(
+      JSON.stringify({
+        type: "error",
+        error: { type: "not_found_error", message: `the scripted model serves POST /v1/messages and /v1/responses, not ${req.method} ${path}` },
+      }),
+    );
   });
 });
 server.listen(Number(values.port), "127.0.0.1", () => log({ listening: `http://127.0.0.1:${values.port}`, repo: REPO }));

@@ -49,7 +49,9 @@ const KINDS = ["all", "ci", "quick", "long", "unit", "integration"];
 export function testFiles(kind, root = ".") {
   if (!KINDS.includes(kind)) throw new Error(`unknown test kind "${kind}": one of ${KINDS.join(", ")}`);
   const dir = join(root, "dist", "test");
-  const names = readdirSync(dir).filter((f) => f.endsWith(".test.js")).sort();
+  const names = readdirSync(dir)
+    .filter((f) => f.endsWith(".test.js"))
+    .sort();
   const missing = [...LONG.keys()].filter((name) => !names.includes(`${name}.test.js`));
   if (missing.length > 0) throw new Error(`scripts/test-files.mjs lists long test files that do not exist: ${missing.join(", ")} (renamed? run npm run build)`);
   const base = (f) => f.slice(0, -".test.js".length);
@@ -65,7 +67,10 @@ export function testFiles(kind, root = ".") {
   }[kind];
   // Longest first; a file not on the long list counts as under a minute. Stable within a weight.
   const weight = (f) => LONG.get(base(f)) ?? 0;
-  return names.filter(pick).sort((a, b) => weight(b) - weight(a)).map((f) => join("dist", "test", f));
+  return names
+    .filter(pick)
+    .sort((a, b) => weight(b) - weight(a))
+    .map((f) => join("dist", "test", f));
 }
 
 // `node scripts/test-files.mjs KIND`: the files, one per line (for shell scripts).

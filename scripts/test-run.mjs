@@ -18,7 +18,12 @@ if (command === "--kind") {
     const files = testFiles(args[0]);
     console.error(`test-run: ${files.length} test files (${args[0]}) on Node ${process.version}, two at a time, the longest first`);
     // spec on stdout as usual; each file's time and count on stderr at the end (where time goes).
-    const reporters = ["--test-reporter=spec", "--test-reporter-destination=stdout", `--test-reporter=${join(import.meta.dirname, "file-times-reporter.mjs")}`, "--test-reporter-destination=stderr"];
+    const reporters = [
+      "--test-reporter=spec",
+      "--test-reporter-destination=stdout",
+      `--test-reporter=${join(import.meta.dirname, "file-times-reporter.mjs")}`,
+      "--test-reporter-destination=stderr",
+    ];
     [command, ...args] = [process.execPath, "--test", "--test-concurrency=2", ...reporters, ...files];
   } catch (error) {
     console.error(`test-run: ${error.message}`);
@@ -26,7 +31,9 @@ if (command === "--kind") {
   }
 }
 if (!command) {
-  console.error("usage: node scripts/test-run.mjs --kind KIND | COMMAND [ARGS...]  (runs the tests with a TMPDIR of their own and checks they left nothing there)");
+  console.error(
+    "usage: node scripts/test-run.mjs --kind KIND | COMMAND [ARGS...]  (runs the tests with a TMPDIR of their own and checks they left nothing there)",
+  );
   process.exit(2);
 }
 // Short: the daemon tests put a Unix socket (at most ~100 bytes of path) under it.
@@ -36,7 +43,11 @@ const root = mkdtempSync(join(tmpdir(), "afk-t-"));
 // sandbox's own tests choose "sandbox" explicitly (docs/architecture.md, "Workers in a sandbox").
 const child = spawn(command, args, { stdio: "inherit", env: { AFK_RUNTIME: "local", ...process.env, TMPDIR: root } });
 let interrupted = null;
-for (const [signal, code] of [["SIGINT", 130], ["SIGTERM", 143], ["SIGHUP", 129]]) {
+for (const [signal, code] of [
+  ["SIGINT", 130],
+  ["SIGTERM", 143],
+  ["SIGHUP", 129],
+]) {
   process.on(signal, () => {
     interrupted = code;
     // Ctrl-C reached the child already (same terminal); a SIGTERM from a timeout did not.

@@ -16,15 +16,7 @@ import { registerPrompts } from "./tools/prompts.js";
 import { serveToolList } from "./tools/listing.js";
 import { guardToolArguments } from "./tools/call-params.js";
 
-export const TOOLS: readonly Tool[] = [
-  projectStartTool,
-  projectResizeTool,
-  projectStopTool,
-  projectResetTool,
-  statusTool,
-  logsTool,
-  takeoverTool,
-];
+export const TOOLS: readonly Tool[] = [projectStartTool, projectResizeTool, projectStopTool, projectResetTool, statusTool, logsTool, takeoverTool];
 
 export interface ServerOptions {
   /** Register only the read-only tools (a monitoring session). */
@@ -46,7 +38,10 @@ export function createServer(host: Host, options: ServerOptions = {}): McpServer
   guardToolArguments(server);
   const tools = TOOLS.filter((tool) => !options.readOnly || isReadOnly(tool));
   for (const tool of tools) tool.register(server, host);
-  serveToolList(server, tools.map((tool) => tool.listing));
+  serveToolList(
+    server,
+    tools.map((tool) => tool.listing),
+  );
   registerResources(server, host);
   registerPrompts(server, host);
   return server;

@@ -87,7 +87,10 @@ test("chaos --quick: kills, restarts and faults lose nothing, and two hosts drai
   assert.ok(two.issues >= 30, `the two-host drain had only ${two.issues} issues`);
   assert.equal(two.drained, true, `the two hosts did not drain their backlog${tail}`);
   assert.equal(two.per_host.length, 2);
-  assert.ok(two.per_host.every((n) => n > 0), `one host worked no issue (per host: ${two.per_host.join(", ")}): not a two-host drain${tail}`);
+  assert.ok(
+    two.per_host.every((n) => n > 0),
+    `one host worked no issue (per host: ${two.per_host.join(", ")}): not a two-host drain${tail}`,
+  );
   assert.deepEqual(two.shared, [], `issues worked by both hosts${tail}`);
   assert.deepEqual(two.worked_twice_at_once, [], `issues worked twice at once${tail}`);
   assert.deepEqual(two.lost, [], `issues lost by the two hosts${tail}`);

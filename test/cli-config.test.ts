@@ -81,10 +81,28 @@ test("config: --schema prints the JSON Schema", async (t) => {
 });
 
 const refusals: { name: string; args: string[]; file?: string; message: RegExp }[] = [
-  { name: "a typo in the file", args: [], file: '{ "gate": { "cii": "local" } }', message: /^config \(\.github\/afk\.json\): unknown key "gate\.cii" \(did you mean "gate\.ci"\?\)$/ },
-  { name: "malformed JSON in the file", args: [], file: '{\n  "retry": 2,\n}', message: /^config \(\.github\/afk\.json\): invalid JSON at line 2, column 13: trailing comma/ },
-  { name: "a bad --set value", args: ["--set", "gate.ci=requird"], message: /^config \(--set\): gate\.ci: expected one of "required" \| "local", got "requird" \(did you mean "required"\?\)$/ },
-  { name: "a --set typo", args: ["--set", "stall.kil_seconds=10"], message: /^config \(--set\): unknown key "stall\.kil_seconds" \(did you mean "stall\.kill_seconds"\?\)$/ },
+  {
+    name: "a typo in the file",
+    args: [],
+    file: '{ "gate": { "cii": "local" } }',
+    message: /^config \(\.github\/afk\.json\): unknown key "gate\.cii" \(did you mean "gate\.ci"\?\)$/,
+  },
+  {
+    name: "malformed JSON in the file",
+    args: [],
+    file: '{\n  "retry": 2,\n}',
+    message: /^config \(\.github\/afk\.json\): invalid JSON at line 2, column 13: trailing comma/,
+  },
+  {
+    name: "a bad --set value",
+    args: ["--set", "gate.ci=requird"],
+    message: /^config \(--set\): gate\.ci: expected one of "required" \| "local", got "requird" \(did you mean "required"\?\)$/,
+  },
+  {
+    name: "a --set typo",
+    args: ["--set", "stall.kil_seconds=10"],
+    message: /^config \(--set\): unknown key "stall\.kil_seconds" \(did you mean "stall\.kill_seconds"\?\)$/,
+  },
   { name: "a --set without =", args: ["--set", "concurrency"], message: /^config \(--set\): expected key\.path=value/ },
   { name: "a --file that does not exist", args: ["--file", "missing.json"], message: /^config \(missing\.json\): file not found$/ },
   { name: "--file with --defaults", args: ["--file", "x.json", "--defaults"], message: /contradict/ },

@@ -54,7 +54,10 @@ describe("afk-mcp stop, reset, resize, logs, takeover on the daemon's fleet", ()
     const list = await cli(w.env, "takeover", "--repo", REPO, "--list", "--json");
     assert.equal(list.code, 0, list.stderr);
     const rows = (JSON.parse(list.stdout) as { instances: { this_daemon: boolean; claim_count: number }[] }).instances;
-    assert.ok(rows.some((r) => r.this_daemon && r.claim_count === 2), list.stdout);
+    assert.ok(
+      rows.some((r) => r.this_daemon && r.claim_count === 2),
+      list.stdout,
+    );
 
     const pids = [...(await workerPids(w.planDir)).values()];
     const stopped = await cli(w.env, "stop", "--repo", REPO, "--stop-workers");

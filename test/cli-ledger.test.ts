@@ -12,7 +12,10 @@ const run = promisify(execFile);
 
 async function cli(args: string[], env: NodeJS.ProcessEnv): Promise<{ code: number; stdout: string; stderr: string }> {
   try {
-    const r = await run(process.execPath, [BIN, ...args], { env: { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: process.env.HOME ?? "/tmp", ...env }, timeout: 60_000 });
+    const r = await run(process.execPath, [BIN, ...args], {
+      env: { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: process.env.HOME ?? "/tmp", ...env },
+      timeout: 60_000,
+    });
     return { code: 0, stdout: r.stdout, stderr: r.stderr };
   } catch (error) {
     const e = error as { code?: number; stdout?: string; stderr?: string };
@@ -42,7 +45,13 @@ describe("afk-mcp ledger and report", () => {
     assert.match(text.stdout, /GitHub requests: 21 counted against the rate limit, 9 answered 304, 30 sent \(over 1 run\(s\)\)/);
     const json = await cli(["report", "--repo", "acme/widget", "--json"], env);
     const report = JSON.parse(json.stdout) as { totals: { issues: number; spend: unknown }; issues: Array<{ issue: number; outcome: string }> };
-    assert.deepEqual(report.issues.map((i) => [i.issue, i.outcome]), [[4, "escalated"], [5, "queued"]]);
+    assert.deepEqual(
+      report.issues.map((i) => [i.issue, i.outcome]),
+      [
+        [4, "escalated"],
+        [5, "queued"],
+      ],
+    );
     assert.deepEqual(report.totals.spend, { usd: 1.25 });
   });
 
@@ -51,10 +60,22 @@ describe("afk-mcp ledger and report", () => {
     assert.equal(all.code, 0, all.stderr);
     assert.equal(all.stdout.trim().split("\n").length, 7);
     const four = await cli(["ledger", "--repo", "acme/widget", "--issue", "4"], env);
-    assert.deepEqual(four.stdout.trim().split("\n").map((l) => (JSON.parse(l) as { event: string }).event), ["queued", "dispatch", "attempt_start", "attempt_end", "escalation"]);
-    const timeline = JSON.parse((await cli(["ledger", "--repo", "acme/widget", "--timeline", "4"], env)).stdout) as { outcome: string; phases: Array<{ phase: string }> };
+    assert.deepEqual(
+      four.stdout
+        .trim()
+        .split("\n")
+        .map((l) => (JSON.parse(l) as { event: string }).event),
+      ["queued", "dispatch", "attempt_start", "attempt_end", "escalation"],
+    );
+    const timeline = JSON.parse((await cli(["ledger", "--repo", "acme/widget", "--timeline", "4"], env)).stdout) as {
+      outcome: string;
+      phases: Array<{ phase: string }>;
+    };
     assert.equal(timeline.outcome, "escalated");
-    assert.deepEqual(timeline.phases.map((p) => p.phase), ["queued", "claimed", "worker", "escalated"]);
+    assert.deepEqual(
+      timeline.phases.map((p) => p.phase),
+      ["queued", "claimed", "worker", "escalated"],
+    );
     const bad = await cli(["ledger", "--repo", "acme/widget", "--timeline", "x"], env);
     assert.equal(bad.code, 2);
     assert.match(bad.stderr, /--timeline must be an integer/);

@@ -20,8 +20,25 @@ after(async () => {
   for (const w of worlds) await teardown(w);
 });
 
-const runArgs = (w: DaemonWorld, ...extra: string[]) => ["run", "--repo", REPO, "--worker", `sh ${w.worker}`, "--target", "1", "--set", "gate.ci=local", "--set", "gate.local_command=true", ...extra];
-const born = async (w: DaemonWorld) => (await readdir(w.planDir)).filter((f) => /^\d+\.\d+\.pid$/.test(f)).map((f) => Number(f.split(".")[0])).sort((a, b) => a - b);
+const runArgs = (w: DaemonWorld, ...extra: string[]) => [
+  "run",
+  "--repo",
+  REPO,
+  "--worker",
+  `sh ${w.worker}`,
+  "--target",
+  "1",
+  "--set",
+  "gate.ci=local",
+  "--set",
+  "gate.local_command=true",
+  ...extra,
+];
+const born = async (w: DaemonWorld) =>
+  (await readdir(w.planDir))
+    .filter((f) => /^\d+\.\d+\.pid$/.test(f))
+    .map((f) => Number(f.split(".")[0]))
+    .sort((a, b) => a - b);
 const closed = async (w: DaemonWorld) => {
   const out: number[] = [];
   for (const n of w.issues) if ((await api(w.forge, "GET", repoPath(w.forge, `/issues/${n}`))).body.state === "closed") out.push(n);

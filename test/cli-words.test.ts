@@ -23,8 +23,14 @@ const ROWS: [string, string][] = [
     "stopping: 2 released; 1 worker(s) still running: each claim is settled when its worker exits; project_stop {stop_workers: true} ends them now",
     "stopping: 2 released; 1 worker(s) still running: each claim is settled when its worker exits; afk-mcp stop --repo me/app --stop-workers ends them now",
   ],
-  ["circuit breaker tripped after 3 fast worker deaths: fix the worker command, then project_reset", "circuit breaker tripped after 3 fast worker deaths: fix the worker command, then afk-mcp reset --repo me/app"],
-  ["already running on this host: use project_resize to change it, or project_stop first", "already running on this host: use afk-mcp resize --repo me/app to change it, or afk-mcp stop --repo me/app first"],
+  [
+    "circuit breaker tripped after 3 fast worker deaths: fix the worker command, then project_reset",
+    "circuit breaker tripped after 3 fast worker deaths: fix the worker command, then afk-mcp reset --repo me/app",
+  ],
+  [
+    "already running on this host: use project_resize to change it, or project_stop first",
+    "already running on this host: use afk-mcp resize --repo me/app to change it, or afk-mcp stop --repo me/app first",
+  ],
   ["no project is running for me/app on this host: start one with project_start", "no project is running for me/app on this host: start one with afk-mcp run"],
   ["2 instance(s); take one with takeover {instance, confirm?}", "2 instance(s); take one with afk-mcp takeover --repo me/app --instance ID [--confirm]"],
   ["looks alive. Call again with confirm: true only if you know it is dead.", "looks alive. Call again with --confirm only if you know it is dead."],
@@ -38,7 +44,11 @@ const ROWS: [string, string][] = [
 describe("forTerminal", () => {
   it("words each tool the host names as the afk-mcp command that does the same", () => {
     for (const [mcp, terminal] of ROWS) assert.equal(forTerminal(mcp, { repo: "me/app" }), terminal);
-    assert.equal(forTerminal("then project_reset"), "then afk-mcp reset", "without a known repo, the command's default (the current directory's origin) applies");
+    assert.equal(
+      forTerminal("then project_reset"),
+      "then afk-mcp reset",
+      "without a known repo, the command's default (the current directory's origin) applies",
+    );
     assert.equal(forTerminal("nothing to translate: 3 issues ready"), "nothing to translate: 3 issues ready");
   });
 

@@ -14,7 +14,10 @@ const run = promisify(execFile);
 
 async function cli(args: string[], env: NodeJS.ProcessEnv = {}): Promise<{ code: number; stdout: string; stderr: string }> {
   try {
-    const r = await run(process.execPath, [BIN, ...args], { env: { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: process.env.HOME ?? "/tmp", ...env }, timeout: 30_000 });
+    const r = await run(process.execPath, [BIN, ...args], {
+      env: { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: process.env.HOME ?? "/tmp", ...env },
+      timeout: 30_000,
+    });
     return { code: 0, stdout: r.stdout, stderr: r.stderr };
   } catch (error) {
     const e = error as { code?: number; stdout?: string; stderr?: string };
@@ -45,7 +48,12 @@ describe("afk-mcp command line", () => {
     { name: "forge with a bad repo slug", args: ["forge", "--dir", "/tmp/x", "--repo", "not a slug"], message: /owner\/name/ },
     { name: "run without a worker", args: ["run", "--repo", "a/b"], message: /--worker/ },
     { name: "plan with an invalid slug", args: ["plan", "--repo", "a/b/c"], message: /owner\/name|repo/i },
-    { name: "plan without a token", args: ["plan", "--repo", "afk/demo"], env: { GITHUB_TOKEN: "", GH_TOKEN: "", PATH: "/nonexistent" }, message: /GITHUB_TOKEN.*GH_TOKEN|gh auth login/ },
+    {
+      name: "plan without a token",
+      args: ["plan", "--repo", "afk/demo"],
+      env: { GITHUB_TOKEN: "", GH_TOKEN: "", PATH: "/nonexistent" },
+      message: /GITHUB_TOKEN.*GH_TOKEN|gh auth login/,
+    },
     { name: "config with a malformed file", args: ["config", "--file", "/nonexistent/afk.json"], message: /afk\.json/ },
     { name: "demo with a bad concurrency", args: ["demo", "--concurrency", "0"], message: /--concurrency/ },
     { name: "dashboard with a bad port", args: ["dashboard", "--port", "http"], message: /--port: expected a port number/ },
@@ -63,13 +71,37 @@ describe("afk-mcp command line", () => {
 
   // The seed file's format (README.md, "The local forge"): each problem named at its path, exit 2.
   const seeds: { name: string; seed: unknown; message: RegExp }[] = [
-    { name: "not an object", seed: [1], message: /is not a valid seed \(the format: README\.md, "The local forge"\): expected a JSON object with "files", "labels" and\/or "issues", got a list$/ },
+    {
+      name: "not an object",
+      seed: [1],
+      message: /is not a valid seed \(the format: README\.md, "The local forge"\): expected a JSON object with "files", "labels" and\/or "issues", got a list$/,
+    },
     { name: "a misspelt key", seed: { isues: [] }, message: /: isues: unknown key \(did you mean "issues"\?\)$/ },
-    { name: "a label without a name, a bad colour", seed: { labels: [{ color: "green" }] }, message: /labels\[0\]\.name: required, a non-empty string; labels\[0\]\.color: expected six hex digits \("0e8a16"\), got string "green"$/ },
-    { name: "an issue without a title, a bad state", seed: { issues: [{ state: "done" }] }, message: /issues\[0\]\.title: required, a non-empty string; issues\[0\]\.state: expected "open" or "closed", got string "done"$/ },
-    { name: "a reference to no issue of the seed", seed: { issues: [{ title: "a", blocked_by: [2] }] }, message: /issues\[0\]\.blocked_by\[0\]: number 2 is not another issue of this seed: a position from 1 to 1, not its own \(1\)$/ },
-    { name: "a file whose content is not text", seed: { files: { "README.md": 1 } }, message: /files\.README\.md: expected the file's content as a string, got number 1$/ },
-    { name: "twelve problems: ten named, two counted", seed: { issues: Array.from({ length: 12 }, () => ({ body: 1 })) }, message: /issues\[4\]\.title[^]*; … and 14 more problem\(s\)$/ },
+    {
+      name: "a label without a name, a bad colour",
+      seed: { labels: [{ color: "green" }] },
+      message: /labels\[0\]\.name: required, a non-empty string; labels\[0\]\.color: expected six hex digits \("0e8a16"\), got string "green"$/,
+    },
+    {
+      name: "an issue without a title, a bad state",
+      seed: { issues: [{ state: "done" }] },
+      message: /issues\[0\]\.title: required, a non-empty string; issues\[0\]\.state: expected "open" or "closed", got string "done"$/,
+    },
+    {
+      name: "a reference to no issue of the seed",
+      seed: { issues: [{ title: "a", blocked_by: [2] }] },
+      message: /issues\[0\]\.blocked_by\[0\]: number 2 is not another issue of this seed: a position from 1 to 1, not its own \(1\)$/,
+    },
+    {
+      name: "a file whose content is not text",
+      seed: { files: { "README.md": 1 } },
+      message: /files\.README\.md: expected the file's content as a string, got number 1$/,
+    },
+    {
+      name: "twelve problems: ten named, two counted",
+      seed: { issues: Array.from({ length: 12 }, () => ({ body: 1 })) },
+      message: /issues\[4\]\.title[^]*; … and 14 more problem\(s\)$/,
+    },
   ];
   for (const b of seeds) {
     it(`forge --seed refuses ${b.name} with one line and exit 2`, async () => {

@@ -34,7 +34,11 @@ describe("repo completions from the working directory's remotes", () => {
     assert.deepEqual(await remoteSlugs(dir), ["me/fork", "them/project"]);
     assert.deepEqual(await remoteSlugs(tmpdir()), [], "a directory outside any repository has none");
 
-    const host = new FleetHost({ env: { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: dir, AFK_STATE_DIR: join(dir, "state") }, cwd: dir, instance: "completions" });
+    const host = new FleetHost({
+      env: { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: dir, AFK_STATE_DIR: join(dir, "state") },
+      cwd: dir,
+      instance: "completions",
+    });
     const server = createServer(host);
     const client = new Client({ name: "completions-test", version: "0.0.0" });
     const [a, b] = InMemoryTransport.createLinkedPair();

@@ -7,30 +7,16 @@ import { join } from "node:path";
 import { Ajv2020 } from "ajv/dist/2020.js";
 import { DEFAULT_CONFIG, fleetConfigJsonSchema } from "../schemas/config.js";
 import { parseConfig } from "../server/host/config-load.js";
-import {
-  EXAMPLE,
-  REFERENCE_FILE,
-  REFRESH_COMMAND,
-  SCHEMA_FILE,
-  renderConfigReference,
-  renderConfigSchema,
-  repoRoot,
-} from "../scripts/gen-config-schema.js";
+import { EXAMPLE, REFERENCE_FILE, REFRESH_COMMAND, SCHEMA_FILE, renderConfigReference, renderConfigSchema, repoRoot } from "../scripts/gen-config-schema.js";
 
 const committed = (file: string): string => readFileSync(join(repoRoot(), file), "utf8");
 
 test(`${SCHEMA_FILE} is up to date with schemas/config.ts`, () => {
-  assert.ok(
-    committed(SCHEMA_FILE) === renderConfigSchema(),
-    `${SCHEMA_FILE} is stale: run \`${REFRESH_COMMAND}\` and commit the result`,
-  );
+  assert.ok(committed(SCHEMA_FILE) === renderConfigSchema(), `${SCHEMA_FILE} is stale: run \`${REFRESH_COMMAND}\` and commit the result`);
 });
 
 test(`${REFERENCE_FILE} is up to date with schemas/config.ts`, () => {
-  assert.ok(
-    committed(REFERENCE_FILE) === renderConfigReference(),
-    `${REFERENCE_FILE} is stale: run \`${REFRESH_COMMAND}\` and commit the result`,
-  );
+  assert.ok(committed(REFERENCE_FILE) === renderConfigReference(), `${REFERENCE_FILE} is stale: run \`${REFRESH_COMMAND}\` and commit the result`);
 });
 
 test("the JSON Schema names itself and refuses unknown keys", () => {

@@ -165,7 +165,8 @@ const mergeRows: { name: string; file: unknown; overrides: unknown; expect: (c: 
     name: "selectors replace as a whole",
     file: { selectors: [{ tags: ["api"] }, {}] },
     overrides: { selectors: [{ issues: [3, 4] }] },
-    expect: (c) => assert.deepEqual(c.selectors, [{ label: "ready-for-agent", issues: [3, 4], tags: [], user: null, epic: null, milestone: null, blockers: true }]),
+    expect: (c) =>
+      assert.deepEqual(c.selectors, [{ label: "ready-for-agent", issues: [3, 4], tags: [], user: null, epic: null, milestone: null, blockers: true }]),
   },
   {
     name: "null overrides a nullable key",
@@ -246,25 +247,65 @@ test("merge: a broken file is blamed on the file, a broken override on the overr
 const invalidRows: { name: string; raw: unknown; message: string }[] = [
   { name: "unknown key in a group, with a suggestion", raw: { gate: { cii: "local" } }, message: 'unknown key "gate.cii" (did you mean "gate.ci"?)' },
   { name: "unknown top-level key", raw: { concurency: 3 }, message: 'unknown key "concurency" (did you mean "concurrency"?)' },
-  { name: "unknown key with swapped letters", raw: { lease: { ttl_sceonds: 4000 } }, message: 'unknown key "lease.ttl_sceonds" (did you mean "lease.ttl_seconds"?)' },
-  { name: "unknown key in camelCase", raw: { gate: { localCommand: "npm test" } }, message: 'unknown key "gate.localCommand" (did you mean "gate.local_command"?)' },
+  {
+    name: "unknown key with swapped letters",
+    raw: { lease: { ttl_sceonds: 4000 } },
+    message: 'unknown key "lease.ttl_sceonds" (did you mean "lease.ttl_seconds"?)',
+  },
+  {
+    name: "unknown key in camelCase",
+    raw: { gate: { localCommand: "npm test" } },
+    message: 'unknown key "gate.localCommand" (did you mean "gate.local_command"?)',
+  },
   { name: "unknown key missing its unit", raw: { stall: { kill: 1800 } }, message: 'unknown key "stall.kill" (did you mean "stall.kill_seconds"?)' },
-  { name: "unknown key inside a list item", raw: { selectors: [{}, { lable: "bug" }] }, message: 'unknown key "selectors[1].lable" (did you mean "selectors[1].label"?)' },
+  {
+    name: "unknown key inside a list item",
+    raw: { selectors: [{}, { lable: "bug" }] },
+    message: 'unknown key "selectors[1].lable" (did you mean "selectors[1].label"?)',
+  },
   { name: "a key in the wrong group", raw: { heartbeat_seconds: 60 }, message: 'unknown key "heartbeat_seconds" (did you mean "lease.heartbeat_seconds"?)' },
-  { name: "unknown key with nothing close lists the valid ones", raw: { board: { banana: true } }, message: 'unknown key "board.banana" (valid keys in board: enabled, escalate_comment, settle_seconds)' },
+  {
+    name: "unknown key with nothing close lists the valid ones",
+    raw: { board: { banana: true } },
+    message: 'unknown key "board.banana" (valid keys in board: enabled, escalate_comment, settle_seconds)',
+  },
   { name: "wrong type", raw: { concurrency: "3" }, message: 'concurrency: expected a number, got "3"' },
   { name: "wrong type in a group", raw: { board: { enabled: "yes" } }, message: 'board.enabled: expected true or false, got "yes"' },
   { name: "a fraction where a whole number goes", raw: { retry: 1.5 }, message: "retry: expected a whole number, got 1.5" },
   { name: "wrong type of a nullable key", raw: { base: 5 }, message: "base: expected a string or null, got 5" },
   { name: "a group that is not an object", raw: { gate: "local" }, message: 'gate: expected an object, got "local"' },
   { name: "a list that is not a list", raw: { labels: { epic: "epic" } }, message: 'labels.epic: expected a list, got "epic"' },
-  { name: "wrong enum value", raw: { gate: { ci: "requird" } }, message: 'gate.ci: expected one of "required" | "local", got "requird" (did you mean "required"?)' },
-  { name: "wrong enum value, nothing close", raw: { landing: { strategy: "yolo" } }, message: 'landing.strategy: expected one of "auto" | "squash" | "merge" | "push", got "yolo"' },
+  {
+    name: "wrong enum value",
+    raw: { gate: { ci: "requird" } },
+    message: 'gate.ci: expected one of "required" | "local", got "requird" (did you mean "required"?)',
+  },
+  {
+    name: "wrong enum value, nothing close",
+    raw: { landing: { strategy: "yolo" } },
+    message: 'landing.strategy: expected one of "auto" | "squash" | "merge" | "push", got "yolo"',
+  },
   { name: "rebase is not offered", raw: { landing: { sync: "rebase" } }, message: 'landing.sync: expected "merge", got "rebase"' },
-  { name: "kill equal to stall", raw: { stall: { quiet_seconds: 900, kill_seconds: 900 } }, message: "stall.kill_seconds: must be greater than stall.quiet_seconds (900), got 900" },
-  { name: "kill below the default stall", raw: { stall: { kill_seconds: 600 } }, message: "stall.kill_seconds: must be greater than stall.quiet_seconds (900), got 600" },
-  { name: "heartbeat at half the ttl", raw: { lease: { ttl_seconds: 600, heartbeat_seconds: 300 } }, message: "lease.heartbeat_seconds: must be less than half of lease.ttl_seconds (600 / 2 = 300), got 300" },
-  { name: "heartbeat beyond the default ttl", raw: { lease: { heartbeat_seconds: 3000 } }, message: "lease.heartbeat_seconds: must be less than half of lease.ttl_seconds (4500 / 2 = 2250), got 3000" },
+  {
+    name: "kill equal to stall",
+    raw: { stall: { quiet_seconds: 900, kill_seconds: 900 } },
+    message: "stall.kill_seconds: must be greater than stall.quiet_seconds (900), got 900",
+  },
+  {
+    name: "kill below the default stall",
+    raw: { stall: { kill_seconds: 600 } },
+    message: "stall.kill_seconds: must be greater than stall.quiet_seconds (900), got 600",
+  },
+  {
+    name: "heartbeat at half the ttl",
+    raw: { lease: { ttl_seconds: 600, heartbeat_seconds: 300 } },
+    message: "lease.heartbeat_seconds: must be less than half of lease.ttl_seconds (600 / 2 = 300), got 300",
+  },
+  {
+    name: "heartbeat beyond the default ttl",
+    raw: { lease: { heartbeat_seconds: 3000 } },
+    message: "lease.heartbeat_seconds: must be less than half of lease.ttl_seconds (4500 / 2 = 2250), got 3000",
+  },
   {
     name: "local gate without a command",
     raw: { gate: { ci: "local" } },
@@ -275,21 +316,34 @@ const invalidRows: { name: string; raw: unknown; message: string }[] = [
   { name: "retry too high", raw: { retry: 11 }, message: "retry: must be at most 10, got 11" },
   { name: "negative retry", raw: { retry: -1 }, message: "retry: must be at least 0, got -1" },
   { name: "empty label", raw: { labels: { ready: "" } }, message: 'labels.ready: must not be empty, got ""' },
-  { name: "one label for two roles", raw: { labels: { escalate: "Ready-For-Agent" } }, message: 'labels.escalate: must differ from labels.ready (both are "Ready-For-Agent")' },
+  {
+    name: "one label for two roles",
+    raw: { labels: { escalate: "Ready-For-Agent" } },
+    message: 'labels.escalate: must differ from labels.ready (both are "Ready-For-Agent")',
+  },
   {
     name: "the ready label as an epic label",
     raw: { labels: { epic: ["epic", "ready-for-agent"] } },
     message: 'labels.epic[1]: must not be labels.ready ("ready-for-agent"): every ready issue would count as an epic and nothing would be dispatched',
   },
   { name: "a branch that reads as an option", raw: { base: "-f" }, message: 'base: not a usable branch name: must not start with "-"' },
-  { name: "a branch with a space", raw: { base: "my branch" }, message: "base: not a usable branch name: must not contain whitespace, control characters or any of ~ ^ : ? * [ \\" },
+  {
+    name: "a branch with a space",
+    raw: { base: "my branch" },
+    message: "base: not a usable branch name: must not contain whitespace, control characters or any of ~ ^ : ? * [ \\",
+  },
   { name: "a namespace outside refs/", raw: { namespace: "afk" }, message: 'namespace: expected a ref prefix such as "refs/afk" (no trailing "/"), got "afk"' },
   { name: "a selector with an empty issue list", raw: { selectors: [{ issues: [] }] }, message: "selectors[0].issues: must not be an empty list" },
-  { name: "a selector with a bad login", raw: { selectors: [{ user: "not a login" }] }, message: 'selectors[0].user: expected a GitHub login or "@me", got "not a login"' },
+  {
+    name: "a selector with a bad login",
+    raw: { selectors: [{ user: "not a login" }] },
+    message: 'selectors[0].user: expected a GitHub login or "@me", got "not a login"',
+  },
   {
     name: "a selector that would pick every open issue",
     raw: { selectors: [{ label: null }] },
-    message: "selectors[0].label: a selector with no label filter needs another facet (issues, tags, user, epic or milestone): as written it would pick every open issue",
+    message:
+      "selectors[0].label: a selector with no label filter needs another facet (issues, tags, user, epic or milestone): as written it would pick every open issue",
   },
   {
     name: "a quota pattern that is not a regular expression",
@@ -299,7 +353,8 @@ const invalidRows: { name: string; raw: unknown; message: string }[] = [
   {
     name: "passing every variable to workers",
     raw: { worker: { env_passthrough: ["*"] } },
-    message: 'worker.env_passthrough[0]: expected a variable name or a prefix ending in "*" such as "AFK_USER_*" (a bare "*" is refused: it would hand every token to every worker), got "*"',
+    message:
+      'worker.env_passthrough[0]: expected a variable name or a prefix ending in "*" such as "AFK_USER_*" (a bare "*" is refused: it would hand every token to every worker), got "*"',
   },
   {
     name: "passing through a denied variable",
@@ -313,7 +368,11 @@ const invalidRows: { name: string; raw: unknown; message: string }[] = [
   { name: "a blank worktree root", raw: { worktree: { root: "\t" } }, message: 'worktree.root: must not be blank, got "\\t"' },
   { name: "a blank milestone", raw: { selectors: [{ milestone: "  " }] }, message: 'selectors[0].milestone: must not be blank, got "  "' },
   { name: "a blank auth pattern", raw: { worker: { auth_patterns: [" "] } }, message: 'worker.auth_patterns[0]: must not be blank, got " "' },
-  { name: "idle pacing faster than busy", raw: { pacing: { idle_seconds: 30 } }, message: "pacing.idle_seconds: must be at least pacing.busy_seconds (90), got 30" },
+  {
+    name: "idle pacing faster than busy",
+    raw: { pacing: { idle_seconds: 30 } },
+    message: "pacing.idle_seconds: must be at least pacing.busy_seconds (90), got 30",
+  },
   { name: "a config that is not an object", raw: ["concurrency", 3], message: "expected the config to be an object, got a list" },
   { name: "null for the whole config", raw: null, message: "expected the config to be an object, got null" },
   { name: "a __proto__ key is just an unknown key", raw: JSON.parse('{"__proto__": {"concurrency": 9}}'), message: 'unknown key "__proto__"' },
@@ -362,7 +421,13 @@ test("suggestions: edit distance counts a swap of neighbours as one edit", () =>
 
 const jsonRows: { name: string; text: string; line: number; column: number; reason: RegExp }[] = [
   { name: "missing colon", text: '{\n  "retry": 1,\n  "base" "main"\n}\n', line: 3, column: 10, reason: /expected ":" after the property name/ },
-  { name: "an unquoted string", text: '{\n  "base": main\n}\n', line: 2, column: 11, reason: /unexpected word "main", expected a value \(strings need double quotes\)/ },
+  {
+    name: "an unquoted string",
+    text: '{\n  "base": main\n}\n',
+    line: 2,
+    column: 11,
+    reason: /unexpected word "main", expected a value \(strings need double quotes\)/,
+  },
   { name: "a line break inside a string", text: '{"base": "ma\nin"}', line: 1, column: 13, reason: /line break/ },
   { name: "trailing comma", text: '{\n  "retry": 1,\n}\n', line: 2, column: 13, reason: /trailing comma before "}"/ },
   { name: "a comment", text: '{\n  // fleet\n  "retry": 1\n}\n', line: 2, column: 3, reason: /comments are not allowed/ },
@@ -443,7 +508,9 @@ test("assignments: values are JSON when they parse and the key takes that type, 
     ["concurrency=abc", { concurrency: "abc" }],
   ];
   for (const [assignment, expected] of rows) assert.deepEqual(overridesFromAssignments([assignment]), expected, assignment);
-  assert.deepEqual(overridesFromAssignments(["gate.ci=local", "gate.local_command=make", "gate.ci=required"]), { gate: { ci: "required", local_command: "make" } });
+  assert.deepEqual(overridesFromAssignments(["gate.ci=local", "gate.local_command=make", "gate.ci=required"]), {
+    gate: { ci: "required", local_command: "make" },
+  });
 });
 
 test("assignments: malformed ones are refused with the flag named", () => {
@@ -512,7 +579,11 @@ test("quota patterns: recognise every usage-limit message the agent runtimes pri
 });
 
 test("auth patterns: recognise an expired or missing login", () => {
-  for (const line of ["OAuth token has expired. Please obtain a new token.", "Not logged in \u00b7 Please run /login", "Invalid API key \u00b7 Please run /login"]) {
+  for (const line of [
+    "OAuth token has expired. Please obtain a new token.",
+    "Not logged in \u00b7 Please run /login",
+    "Invalid API key \u00b7 Please run /login",
+  ]) {
     assert.ok(matchesAny(DEFAULT_CONFIG.worker.auth_patterns, line), line);
   }
   assert.ok(!matchesAny(DEFAULT_CONFIG.worker.auth_patterns, "Add a not-logged-in banner"));

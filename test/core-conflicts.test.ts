@@ -28,7 +28,14 @@ describe("pairsToTest", () => {
       { issue: 2, files: ["two.txt"] },
       { issue: 4, files: ["shared.txt"] },
     ];
-    assert.deepEqual(pairsToTest(heads).map(([a, b]) => [a.issue, b.issue]), [[1, 3], [1, 4], [3, 4]]);
+    assert.deepEqual(
+      pairsToTest(heads).map(([a, b]) => [a.issue, b.issue]),
+      [
+        [1, 3],
+        [1, 4],
+        [3, 4],
+      ],
+    );
   });
 });
 
@@ -36,14 +43,28 @@ const pair = (a: number, b: number): PairConflict => ({ a, b, prA: a + 10, prB: 
 
 describe("landingOrder", () => {
   const claims = [1, 2, 3, 4].map((issue) => ({ issue }));
-  it("without conflicting pairs the order is unchanged", () => assert.deepEqual(landingOrder(claims, []).map((c) => c.issue), [1, 2, 3, 4]));
+  it("without conflicting pairs the order is unchanged", () =>
+    assert.deepEqual(
+      landingOrder(claims, []).map((c) => c.issue),
+      [1, 2, 3, 4],
+    ));
   it("the PR that conflicts with the most others lands last (landing it would fail them all)", () => {
     // #1 conflicts with #2 and #3, which do not conflict with each other: #2 and #3 land, only #1 is redone.
-    assert.deepEqual(landingOrder(claims, [pair(1, 2), pair(1, 3)]).map((c) => c.issue), [4, 2, 3, 1]);
+    assert.deepEqual(
+      landingOrder(claims, [pair(1, 2), pair(1, 3)]).map((c) => c.issue),
+      [4, 2, 3, 1],
+    );
   });
 });
 
-const seen = (over: Partial<PendingConflict> = {}): PendingConflict => ({ pr: 10, files: ["shared.txt"], source: "early", heldSeconds: 5, blockers: null, ...over });
+const seen = (over: Partial<PendingConflict> = {}): PendingConflict => ({
+  pr: 10,
+  files: ["shared.txt"],
+  source: "early",
+  heldSeconds: 5,
+  blockers: null,
+  ...over,
+});
 const open = (...issues: number[]) => issues.map((issue) => ({ issue, issueOpen: true }));
 const paths = (entries: Record<number, string[]>) => new Map(Object.entries(entries).map(([k, v]) => [Number(k), v]));
 
@@ -53,7 +74,13 @@ describe("conflictWaitsFor", () => {
     assert.deepEqual(conflictWaitsFor(1, seen(), open(1, 2, 3), new Map([[1, seen()]]), wait), [2]);
   });
   it("retries at once when nothing in flight touches them", () => {
-    assert.deepEqual(conflictWaitsFor(3, seen({ files: ["other.txt"] }), open(1, 3), new Map([[3, seen({ files: ["other.txt"] })]]), { ...wait, pathsOf: paths({ 1: ["a.txt"] }) }), []);
+    assert.deepEqual(
+      conflictWaitsFor(3, seen({ files: ["other.txt"] }), open(1, 3), new Map([[3, seen({ files: ["other.txt"] })]]), {
+        ...wait,
+        pathsOf: paths({ 1: ["a.txt"] }),
+      }),
+      [],
+    );
   });
   it("is bounded: past maxSeconds it retries whatever still runs", () => {
     assert.deepEqual(conflictWaitsFor(1, seen({ heldSeconds: 60 }), open(1, 2), new Map([[1, seen({ heldSeconds: 60 })]]), wait), []);
@@ -68,17 +95,33 @@ describe("conflictWaitsFor", () => {
     const pathsOf = paths({ 1: ["shared.txt"], 2: ["shared.txt"] });
     const older = seen({ heldSeconds: 9 });
     const newer = seen({ heldSeconds: 3 });
-    const conflicts = new Map([[1, newer], [2, older]]);
+    const conflicts = new Map([
+      [1, newer],
+      [2, older],
+    ]);
     assert.deepEqual(conflictWaitsFor(2, older, open(1, 2), conflicts, { pathsOf, maxSeconds: 60 }), [], "#2 was seen first: it retries");
     assert.deepEqual(conflictWaitsFor(1, newer, open(1, 2), conflicts, { pathsOf, maxSeconds: 60 }), [2], "#1 waits for #2's retry");
-    const tie = new Map([[1, seen()], [2, seen()]]);
+    const tie = new Map([
+      [1, seen()],
+      [2, seen()],
+    ]);
     assert.deepEqual(conflictWaitsFor(1, seen(), open(1, 2), tie, { pathsOf, maxSeconds: 60 }), []);
     assert.deepEqual(conflictWaitsFor(2, seen(), open(1, 2), tie, { pathsOf, maxSeconds: 60 }), [1]);
   });
 });
 
 function input(mine: MineClaim[], over: Partial<DecideInput> = {}): DecideInput {
-  const set = { repo: "o/r", instance: "me", now: "", frontier: { dispatch: [], excluded: [] }, mine, peer_live: [], stale: [], lease: { fresh: true, heartbeatAt: null }, cycles: [] } as unknown as WorkingSet;
+  const set = {
+    repo: "o/r",
+    instance: "me",
+    now: "",
+    frontier: { dispatch: [], excluded: [] },
+    mine,
+    peer_live: [],
+    stale: [],
+    lease: { fresh: true, heartbeatAt: null },
+    cycles: [],
+  } as unknown as WorkingSet;
   return { set, local: new Map(), target: 3, retry: 2, autoMerge: true, birthsPaused: false, stopping: false, idleGraceSeconds: 60, ...over };
 }
 
@@ -89,22 +132,34 @@ describe("decide, conflict retries that wait", () => {
   const conflictWait = { pathsOf: paths({ 1: ["shared.txt"], 2: ["shared.txt"], 3: ["shared.txt"] }), maxSeconds: 60 };
 
   it("of two PRs a landing left unmergeable, the first retries now and the second waits for it, shown as a hold", () => {
-    const conflicts = new Map([[2, seen({ pr: 12, heldSeconds: 2 })], [3, seen({ pr: 13, heldSeconds: 1 })]]);
+    const conflicts = new Map([
+      [2, seen({ pr: 12, heldSeconds: 2 })],
+      [3, seen({ pr: 13, heldSeconds: 1 })],
+    ]);
     const decision = decide(input([two, three], { conflicts, conflictWait }));
-    assert.deepEqual(decision.actions.map((a) => `${a.kind}#${a.issue}`), ["retry#2"]);
+    assert.deepEqual(
+      decision.actions.map((a) => `${a.kind}#${a.issue}`),
+      ["retry#2"],
+    );
     assert.deepEqual(decision.conflictHolds, [{ issue: 3, pr: 13, files: ["shared.txt"], waitingFor: [2], heldSeconds: 1, maxSeconds: 60 }]);
   });
 
   it("a held PR takes no landing turn, and the others land around it", () => {
     const green = mineClaim(3, { status: "awaiting_merge", pr: 13, head: "h3" });
     const decision = decide(input([one, green], { conflicts: new Map([[3, seen({ pr: 13, blockers: [1] })]]), conflictWait }));
-    assert.deepEqual(decision.actions.map((a) => `${a.kind}#${a.issue}`), ["land#1"]);
+    assert.deepEqual(
+      decision.actions.map((a) => `${a.kind}#${a.issue}`),
+      ["land#1"],
+    );
     assert.equal(decision.conflictHolds.length, 1);
   });
 
   it("without conflicts.wait, or while stopping, the retry is at once", () => {
     const conflicts = new Map([[3, seen({ pr: 13 })]]);
-    assert.deepEqual(decide(input([two, three], { conflicts, conflictWait: null })).actions.map((a) => `${a.kind}#${a.issue}`), ["retry#3"]);
+    assert.deepEqual(
+      decide(input([two, three], { conflicts, conflictWait: null })).actions.map((a) => `${a.kind}#${a.issue}`),
+      ["retry#3"],
+    );
     const stopping = decide(input([two, three], { conflicts, conflictWait, stopping: true }));
     assert.equal(stopping.conflictHolds.length, 0);
     assert.ok(stopping.actions.some((a) => a.kind === "retry" && a.issue === 3));
@@ -112,14 +167,20 @@ describe("decide, conflict retries that wait", () => {
 
   it("a conflict found at a landing's sync names the base merge in its evidence", () => {
     const [action] = decide(input([three], { conflicts: new Map([[3, seen({ pr: 13, source: "landing" })]]), conflictWait })).actions;
-    assert.match(action?.kind === "retry" && action.evidence.kind === "gate" ? action.evidence.summary : "", /^merging the base into PR #13 conflicts in shared\.txt$/);
+    assert.match(
+      action?.kind === "retry" && action.evidence.kind === "gate" ? action.evidence.summary : "",
+      /^merging the base into PR #13 conflicts in shared\.txt$/,
+    );
   });
 
   it("conflicting pairs order the landings: the PR conflicting with fewer others lands first", () => {
     const a = mineClaim(1, { status: "awaiting_merge", pr: 11, head: "h1" });
     const b = mineClaim(2, { status: "awaiting_merge", pr: 12, head: "h2" });
     const c = mineClaim(3, { status: "awaiting_merge", pr: 13, head: "h3" });
-    const lands = (pairs: PairConflict[]) => decide(input([a, b, c], { pairs, oneLandingPerTick: true })).actions.filter((x) => x.kind === "land").map((x) => x.issue);
+    const lands = (pairs: PairConflict[]) =>
+      decide(input([a, b, c], { pairs, oneLandingPerTick: true }))
+        .actions.filter((x) => x.kind === "land")
+        .map((x) => x.issue);
     assert.deepEqual(lands([]), [1, 2, 3]);
     assert.deepEqual(lands([pair(1, 2), pair(1, 3)]), [2, 3, 1]);
   });

@@ -129,7 +129,11 @@ describe("gate: evaluateGate", () => {
       const checks = row.noChecks ? undefined : { sha: "abc", checkRuns: row.runs ?? [], statuses: row.statuses ?? [] };
       const result = evaluateGate(checks, row.required);
       assert.equal(result.state, row.state);
-      if (row.failing) assert.deepEqual(result.failing.map((f) => f.name), row.failing);
+      if (row.failing)
+        assert.deepEqual(
+          result.failing.map((f) => f.name),
+          row.failing,
+        );
       if (row.pending) assert.deepEqual(result.pending, row.pending);
     });
   }

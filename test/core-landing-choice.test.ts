@@ -16,8 +16,18 @@ const unknown = { allowed: null, why: "main is protected and its protection coul
 
 const rows: { name: string; in: LandingFacts; method: string | null; severity: string; says?: RegExp }[] = [
   { name: "auto, the token may push: a fast-forward push", in: facts({}), method: "push", severity: "ok" },
-  { name: "auto, the base requires checks and up-to-date branches: squash keeps one commit per landing", in: facts({ requiresChecks: true, strict: true }), method: "squash", severity: "ok" },
-  { name: "auto, the base requires checks but not up to date, the token may push: push the gated head", in: facts({ requiresChecks: true }), method: "push", severity: "ok" },
+  {
+    name: "auto, the base requires checks and up-to-date branches: squash keeps one commit per landing",
+    in: facts({ requiresChecks: true, strict: true }),
+    method: "squash",
+    severity: "ok",
+  },
+  {
+    name: "auto, the base requires checks but not up to date, the token may push: push the gated head",
+    in: facts({ requiresChecks: true }),
+    method: "push",
+    severity: "ok",
+  },
   { name: "auto, push refused, base requires up-to-date branches: squash", in: facts({ directPush: refused, strict: true }), method: "squash", severity: "ok" },
   {
     name: "auto, push refused, no up-to-date rule: refused with the fix",
@@ -26,13 +36,36 @@ const rows: { name: string; in: LandingFacts; method: string | null; severity: s
     severity: "error",
     says: /pull_request.*require branches to be up to date.*landing\.allow_untested_race: true/,
   },
-  { name: "auto, push unknown, no up-to-date rule: refused (unknown is not allowed)", in: facts({ directPush: unknown }), method: null, severity: "error", says: /is unknown/ },
-  { name: "auto, push refused, the user accepts the race: squash with a warning", in: facts({ directPush: refused, allowUntestedRace: true }), method: "squash", severity: "warn" },
+  {
+    name: "auto, push unknown, no up-to-date rule: refused (unknown is not allowed)",
+    in: facts({ directPush: unknown }),
+    method: null,
+    severity: "error",
+    says: /is unknown/,
+  },
+  {
+    name: "auto, push refused, the user accepts the race: squash with a warning",
+    in: facts({ directPush: refused, allowUntestedRace: true }),
+    method: "squash",
+    severity: "warn",
+  },
   { name: "squash on a strict base: ok", in: facts({ strategy: "squash", strict: true }), method: "squash", severity: "ok" },
-  { name: "squash on a base without the up-to-date rule: refused, even when push would work", in: facts({ strategy: "squash" }), method: null, severity: "error", says: /"auto" or "push"/ },
+  {
+    name: "squash on a base without the up-to-date rule: refused, even when push would work",
+    in: facts({ strategy: "squash" }),
+    method: null,
+    severity: "error",
+    says: /"auto" or "push"/,
+  },
   { name: "merge with the race accepted: merge, warned", in: facts({ strategy: "merge", allowUntestedRace: true }), method: "merge", severity: "warn" },
   { name: "squash, strictness unknown: refused", in: facts({ strategy: "squash", strict: null }), method: null, severity: "error" },
-  { name: "push where pushing is refused: refused with the fix", in: facts({ strategy: "push", directPush: refused }), method: null, severity: "error", says: /cannot work/ },
+  {
+    name: "push where pushing is refused: refused with the fix",
+    in: facts({ strategy: "push", directPush: refused }),
+    method: null,
+    severity: "error",
+    says: /cannot work/,
+  },
   { name: "push where it is unknown: push, warned", in: facts({ strategy: "push", directPush: unknown }), method: "push", severity: "warn" },
   {
     name: "auto, a required merge queue (push refused, no up-to-date rule): the queue lands, ok",

@@ -15,7 +15,18 @@ const green = (issue: number): MineClaim => mineClaim(issue, { sha: `claim${issu
 const waiting = (issue: number): MineClaim => mineClaim(issue, { sha: `claim${issue}`, status: "awaiting_ci", pr: 100 + issue, head: `head${issue}` });
 
 function world(mine: MineClaim[], over: Partial<DecideInput> = {}): DecideInput {
-  const set = { repo: "o/r", instance: "me", now: "2026-01-01T00:00:00Z", frontier: { dispatch: [], excluded: [] }, mine, peer_live: [], stale: [], lease: { fresh: true, heartbeatAt: null }, cycles: [], orphans: [] } as unknown as WorkingSet;
+  const set = {
+    repo: "o/r",
+    instance: "me",
+    now: "2026-01-01T00:00:00Z",
+    frontier: { dispatch: [], excluded: [] },
+    mine,
+    peer_live: [],
+    stale: [],
+    lease: { fresh: true, heartbeatAt: null },
+    cycles: [],
+    orphans: [],
+  } as unknown as WorkingSet;
   return { set, local: new Map(), target: 2, retry: 2, autoMerge: true, birthsPaused: false, stopping: false, idleGraceSeconds: 60, ...over };
 }
 const shown = (d: Decision): string[] => d.actions.map((a) => `${a.kind}#${a.issue}`);
@@ -39,7 +50,11 @@ describe("train size: trainMax and trains off", () => {
 describe("trains go off when CI never reported on a train", () => {
   const table: Array<[string, Parameters<typeof trainsOffAfter>[0], string | null]> = [
     ["a train whose CI ran: trains stay as they are", { ciSilent: false, members: [{ outcome: "merged" }] }, null],
-    ["CI silent: the waiting member's reason", { ciSilent: true, members: [{ outcome: "merged" }, { outcome: "retry_later", why: "no check ran on afk-train/x" }] }, "no check ran on afk-train/x"],
+    [
+      "CI silent: the waiting member's reason",
+      { ciSilent: true, members: [{ outcome: "merged" }, { outcome: "retry_later", why: "no check ran on afk-train/x" }] },
+      "no check ran on afk-train/x",
+    ],
     ["CI silent and nobody left waiting: the general reason", { ciSilent: true, members: [{ outcome: "fenced", why: "lost" }] }, "no CI ran on a train"],
   ];
   for (const [name, result, want] of table) it(name, () => assert.equal(trainsOffAfter(result), want));
@@ -59,8 +74,14 @@ describe("inline or in the background", () => {
   for (const [name, over, background, exclusive] of table) {
     it(name, () => {
       const d = decide(world([green(1), green(2)], over));
-      assert.deepEqual(lands(d).map((l) => l.background), background);
-      assert.deepEqual(lands(d).map((l) => l.exclusive), exclusive);
+      assert.deepEqual(
+        lands(d).map((l) => l.background),
+        background,
+      );
+      assert.deepEqual(
+        lands(d).map((l) => l.exclusive),
+        exclusive,
+      );
     });
   }
 });
@@ -71,9 +92,19 @@ describe("a landing's turn in the pass (the skip rules)", () => {
     ["nothing in the way: it goes", { issue: 1, exclusive: true }, pass(), { go: true }],
     ["a landing runs beside the loop: it waits", { issue: 1, exclusive: false }, pass({ inFlight: true }), { go: false, why: "in_flight" }],
     ["required CI, a sync earlier in the pass took the slot: it waits", { issue: 2, exclusive: true }, pass({ slot: 1 }), { go: false, why: "exclusive" }],
-    ["required CI, another host's lock blocked a landing of this pass: it waits", { issue: 2, exclusive: true }, pass({ blocked: 1 }), { go: false, why: "exclusive" }],
+    [
+      "required CI, another host's lock blocked a landing of this pass: it waits",
+      { issue: 2, exclusive: true },
+      pass({ blocked: 1 }),
+      { go: false, why: "exclusive" },
+    ],
     ["not exclusive (no required CI): the slot does not hold it", { issue: 2, exclusive: false }, pass({ slot: 1, blocked: 1 }), { go: true }],
-    ["a landing earlier in the pass left it unmergeable: it waits", { issue: 2, exclusive: false }, pass({ conflicted: (n) => n === 2 }), { go: false, why: "conflict" }],
+    [
+      "a landing earlier in the pass left it unmergeable: it waits",
+      { issue: 2, exclusive: false },
+      pass({ conflicted: (n) => n === 2 }),
+      { go: false, why: "conflict" },
+    ],
     ["another PR's conflict does not hold it", { issue: 2, exclusive: true }, pass({ conflicted: (n) => n === 3 }), { go: true }],
   ];
   for (const [name, action, p, want] of table) it(name, () => assert.deepEqual(landingTurn(action, p), want));
@@ -101,14 +132,30 @@ describe("a train's riders at its turn", () => {
     ["one seen unmergeable earlier in the pass stays behind", pass({ conflicted: (n) => n === 2 }), [1, 3]],
     ["all unmergeable: no train", pass({ conflicted: () => true }), []],
   ];
-  for (const [name, p, want] of table) it(name, () => assert.deepEqual(trainRiders({ members }, p).map((m) => m.issue), want));
+  for (const [name, p, want] of table)
+    it(name, () =>
+      assert.deepEqual(
+        trainRiders({ members }, p).map((m) => m.issue),
+        want,
+      ),
+    );
 });
 
 describe("the landing slot", () => {
   const table: Array<[string, DecideInput, string[], number | null]> = [
     ["the slot holder's CI runs: the others wait, the slot stays", world([waiting(1), green(2)], { landingSlot: 1, oneLandingPerTick: true }), [], 1],
-    ["the slot holder turned green: it lands, the next may take the slot in the same pass", world([green(2), green(1)], { landingSlot: 1, oneLandingPerTick: true }), ["land#1", "land#2"], null],
-    ["the slot holder's issue closed: the slot is free", world([mineClaim(1, { sha: "claim1", issueOpen: false, status: "awaiting_ci" }), green(2)], { landingSlot: 1 }), ["release#1", "land#2"], null],
+    [
+      "the slot holder turned green: it lands, the next may take the slot in the same pass",
+      world([green(2), green(1)], { landingSlot: 1, oneLandingPerTick: true }),
+      ["land#1", "land#2"],
+      null,
+    ],
+    [
+      "the slot holder's issue closed: the slot is free",
+      world([mineClaim(1, { sha: "claim1", issueOpen: false, status: "awaiting_ci" }), green(2)], { landingSlot: 1 }),
+      ["release#1", "land#2"],
+      null,
+    ],
     ["with trains, a green slot holder lands alone first", world([green(1), green(2), green(3)], { landingSlot: 1, trainMax: 8 }), ["land#1"], null],
     ["a landing under way holds its claims: nothing is decided on them", world([green(1), green(2)], { landingHeld: new Set([1]) }), ["land#2"], null],
   ];

@@ -317,7 +317,11 @@ describe("links in prose", () => {
     ["'blocked by' in prose before the heading", "This is blocked by design.\n## Blocked by\n- #6", [6]],
     ["a heading needs a space after the hashes", "##Blocked by\n- #6", []],
     ["a deeply indented heading is not one", "    ## Blocked by\n- #6", []],
-    ["many items (beyond the small-sort path)", `## Blocked by\n${Array.from({ length: 20 }, (_, i) => `- #${40 - i}`).join("\n")}\n- #40`, Array.from({ length: 20 }, (_, i) => 21 + i)],
+    [
+      "many items (beyond the small-sort path)",
+      `## Blocked by\n${Array.from({ length: 20 }, (_, i) => `- #${40 - i}`).join("\n")}\n- #40`,
+      Array.from({ length: 20 }, (_, i) => 21 + i),
+    ],
   ];
   for (const [name, body, expected] of blockedRows) {
     it(`parseBlockedBySection: ${name}`, () => assert.deepEqual(parseBlockedBySection(body, repo), expected));

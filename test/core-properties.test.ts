@@ -72,9 +72,7 @@ const issueArb = (number: number): fc.Arbitrary<SnapshotIssue> =>
     milestone: fc.constantFrom(null, "m1", "m2"),
     blockedBy: fc
       .uniqueArray(ANY_NUMBER, { maxLength: 3 })
-      .chain((ns) =>
-        fc.tuple(...ns.map((n) => fc.constantFrom("open" as const, "closed" as const).map((state) => ({ number: n, id: 1000 + n, state })))),
-      ),
+      .chain((ns) => fc.tuple(...ns.map((n) => fc.constantFrom("open" as const, "closed" as const).map((state) => ({ number: n, id: 1000 + n, state }))))),
     subIssues: fc.oneof({ weight: 5, arbitrary: fc.constant([] as number[]) }, { weight: 1, arbitrary: fc.uniqueArray(ISSUE_NUMBERS, { maxLength: 3 }) }),
     parent: fc.oneof(fc.constant(null), ISSUE_NUMBERS),
     updatedAt: fc.constantFrom("2025-05-01T00:00:00Z", "2025-05-02T00:00:00Z"),
@@ -169,8 +167,14 @@ const SELECTOR_SETS: Selector[][] = [
   [{ tags: ["api"] }, { label: "ready-for-agent" }],
   [{ label: null, tags: ["api", "db"] }],
   [{ user: "@me" }, { label: null, milestone: "m1" }],
-  [{ label: null, epic: 5 }, { label: null, issues: [1, 2, 3, 4] }],
-  [{ label: "bug", user: "bob", issues: null, tags: [], epic: null, milestone: null }, { label: null, user: "alice" }],
+  [
+    { label: null, epic: 5 },
+    { label: null, issues: [1, 2, 3, 4] },
+  ],
+  [
+    { label: "bug", user: "bob", issues: null, tags: [], epic: null, milestone: null },
+    { label: null, user: "alice" },
+  ],
 ];
 
 const snapshotArb: fc.Arbitrary<Snapshot> = fc
@@ -184,26 +188,20 @@ const snapshotArb: fc.Arbitrary<Snapshot> = fc
   })
   .chain((s) =>
     fc
-      .tuple(
-        fc.tuple(...s.issueNumbers.map(issueArb)),
-        fc.tuple(...s.pullNumbers.map(pullArb)),
-        fc.tuple(...s.claimIssues.map((n, i) => claimArb(n, i))),
-      )
-      .map(
-        ([issues, pulls, claims]): Snapshot => ({
-          repo: REPO,
-          login: LOGIN,
-          defaultBranch: "main",
-          base: "main",
-          takenAt: NOW.toISOString(),
-          issues,
-          pulls,
-          claims,
-          heartbeats: s.heartbeats,
-          requiredChecks: { contexts: s.required, strict: false, source: s.required.length > 0 ? "protection" : "none", readable: true },
-          knownClosed: s.knownClosed,
-        }),
-      ),
+      .tuple(fc.tuple(...s.issueNumbers.map(issueArb)), fc.tuple(...s.pullNumbers.map(pullArb)), fc.tuple(...s.claimIssues.map((n, i) => claimArb(n, i))))
+      .map(([issues, pulls, claims]): Snapshot => ({
+        repo: REPO,
+        login: LOGIN,
+        defaultBranch: "main",
+        base: "main",
+        takenAt: NOW.toISOString(),
+        issues,
+        pulls,
+        claims,
+        heartbeats: s.heartbeats,
+        requiredChecks: { contexts: s.required, strict: false, source: s.required.length > 0 ? "protection" : "none", readable: true },
+        knownClosed: s.knownClosed,
+      })),
   );
 
 const configArb: fc.Arbitrary<RebuildConfig> = fc
@@ -277,9 +275,7 @@ function openBlockers(issue: SnapshotIssue, s: Snapshot): number[] {
 
 function hasOpenPr(issue: number, s: Snapshot): boolean {
   return s.pulls.some(
-    (p) =>
-      parseClosingRefs(`${p.title}\n${p.body}`, REPO).includes(issue) ||
-      (p.head.repoFullName === REPO && parseFleetBranch(p.head.ref) === issue),
+    (p) => parseClosingRefs(`${p.title}\n${p.body}`, REPO).includes(issue) || (p.head.repoFullName === REPO && parseFleetBranch(p.head.ref) === issue),
   );
 }
 
@@ -319,7 +315,10 @@ describe("rebuild properties", () => {
         const d = ws.frontier.dispatch.map((x) => x.number);
         const e = ws.frontier.excluded.map((x) => x.number);
         assert.equal(new Set([...d, ...e]).size, d.length + e.length, "disjoint, no repeats");
-        assert.deepEqual([...d, ...e].sort((a, b) => a - b), s.issues.map((i) => i.number).sort((a, b) => a - b));
+        assert.deepEqual(
+          [...d, ...e].sort((a, b) => a - b),
+          s.issues.map((i) => i.number).sort((a, b) => a - b),
+        );
         for (const x of ws.frontier.excluded) assert.ok(x.text.length > 0);
       }),
       RUNS,
@@ -340,7 +339,10 @@ describe("rebuild properties", () => {
           assert.ok(!hasOpenPr(number, s), `#${number} has an open PR`);
           assert.ok(!hasLabel(issue.labels, "ready-for-human"), `#${number} escalated`);
           assert.ok(!hasLabel(issue.labels, "afk-hold"), `#${number} on hold`);
-          assert.ok(issue.assignees.every((a) => sameLogin(a, LOGIN)), `#${number} assigned`);
+          assert.ok(
+            issue.assignees.every((a) => sameLogin(a, LOGIN)),
+            `#${number} assigned`,
+          );
         }
         // And no issue in a reported cycle is dispatched.
         const inCycle = new Set(ws.cycles.flat());

@@ -363,11 +363,7 @@ const exclusionRows: ExclusionRow[] = [
   {
     name: "cycle: 3-cycle",
     snap: snapshot({
-      issues: [
-        issue(1, { body: "## Blocked by\n- #2" }),
-        issue(2, { body: "## Blocked by\n- #3" }),
-        issue(3, { body: "## Blocked by\n- #1" }),
-      ],
+      issues: [issue(1, { body: "## Blocked by\n- #2" }), issue(2, { body: "## Blocked by\n- #3" }), issue(3, { body: "## Blocked by\n- #1" })],
     }),
     issue: 3,
     kind: "cycle",
@@ -613,7 +609,11 @@ describe("rebuild: selectors and dispatch order", () => {
     assert.deepEqual(dispatched(ws), [3], "the root blocker first; #2 and #1 wait for it");
     assert.deepEqual(ws.frontier.dispatch.find((d) => d.number === 3)?.blocks, [1]);
     const reasons = new Map(ws.frontier.excluded.map((e) => [e.number, e.reason.kind]));
-    assert.deepEqual([reasons.get(1), reasons.get(2), reasons.get(4)], ["blocked", "blocked", "not_selected"], "#2 is picked (blocked itself), #4 is nobody's blocker");
+    assert.deepEqual(
+      [reasons.get(1), reasons.get(2), reasons.get(4)],
+      ["blocked", "blocked", "not_selected"],
+      "#2 is picked (blocked itself), #4 is nobody's blocker",
+    );
     const off = build(snapshot({ issues }), { selectors: [{ ...named, blockers: false }] });
     assert.deepEqual(dispatched(off), []);
     assert.equal(new Map(off.frontier.excluded.map((e) => [e.number, e.reason.kind])).get(2), "not_selected", "switched off: only the named issue");
@@ -627,12 +627,7 @@ describe("rebuild: selectors and dispatch order", () => {
   it("cycles are listed once each and their members never dispatched", () => {
     const ws = build(
       snapshot({
-        issues: [
-          issue(1, { body: "## Blocked by\n- #2" }),
-          issue(2, { body: "## Blocked by\n- #1" }),
-          issue(3, { body: "## Blocked by\n- #3" }),
-          issue(4),
-        ],
+        issues: [issue(1, { body: "## Blocked by\n- #2" }), issue(2, { body: "## Blocked by\n- #1" }), issue(3, { body: "## Blocked by\n- #3" }), issue(4)],
       }),
     );
     assert.deepEqual(ws.cycles, [[1, 2], [3]]);
@@ -816,34 +811,73 @@ describe("rebuild: my claims", () => {
 const orphanRows: Array<{ name: string; snap: Snapshot; expect: number[] }> = [
   { name: "the fleet's PR, no claim: adopted", snap: snapshot({ issues: [issue(1)], pulls: [fleetPull(10, 1)] }), expect: [1] },
   { name: "my claim on it: nothing to adopt", snap: snapshot({ issues: [issue(1)], pulls: [fleetPull(10, 1)], claims: [claim(1, ME)] }), expect: [] },
-  { name: "a peer's claim on it: nothing to adopt", snap: snapshot({ issues: [issue(1)], pulls: [fleetPull(10, 1)], claims: [claim(1, PEER)], heartbeats: [beat(ME, 10), beat(PEER, 10)] }), expect: [] },
-  { name: "a fleet branch another login opened: never adopted", snap: snapshot({ issues: [issue(1)], pulls: [fleetPull(10, 1, { author: "alice" })] }), expect: [] },
-  { name: "a fork's PR on a fleet-named branch: never adopted", snap: snapshot({ issues: [issue(1)], pulls: [fleetPull(10, 1, { head: { ref: "afk/1-work", sha: "h", repoFullName: "mallory/widgets" } })] }), expect: [] },
-  { name: "a human's PR closes it too: left to the human", snap: snapshot({ issues: [issue(1)], pulls: [fleetPull(10, 1), pull(11, { body: "Closes #1" })] }), expect: [] },
+  {
+    name: "a peer's claim on it: nothing to adopt",
+    snap: snapshot({ issues: [issue(1)], pulls: [fleetPull(10, 1)], claims: [claim(1, PEER)], heartbeats: [beat(ME, 10), beat(PEER, 10)] }),
+    expect: [],
+  },
+  {
+    name: "a fleet branch another login opened: never adopted",
+    snap: snapshot({ issues: [issue(1)], pulls: [fleetPull(10, 1, { author: "alice" })] }),
+    expect: [],
+  },
+  {
+    name: "a fork's PR on a fleet-named branch: never adopted",
+    snap: snapshot({ issues: [issue(1)], pulls: [fleetPull(10, 1, { head: { ref: "afk/1-work", sha: "h", repoFullName: "mallory/widgets" } })] }),
+    expect: [],
+  },
+  {
+    name: "a human's PR closes it too: left to the human",
+    snap: snapshot({ issues: [issue(1)], pulls: [fleetPull(10, 1), pull(11, { body: "Closes #1" })] }),
+    expect: [],
+  },
   { name: "aimed at another base: not the fleet's PR", snap: snapshot({ issues: [issue(1)], pulls: [fleetPull(10, 1, { baseRef: "release" })] }), expect: [] },
-  { name: "two fleet PRs of ours: adopted once, for the newest", snap: snapshot({ issues: [issue(1)], pulls: [fleetPull(10, 1), fleetPull(12, 1, { head: { ref: "afk/1-again", sha: "head12", repoFullName: REPO } })] }), expect: [1] },
+  {
+    name: "two fleet PRs of ours: adopted once, for the newest",
+    snap: snapshot({ issues: [issue(1)], pulls: [fleetPull(10, 1), fleetPull(12, 1, { head: { ref: "afk/1-again", sha: "head12", repoFullName: REPO } })] }),
+    expect: [1],
+  },
   { name: "the ready label removed: a human's, not adopted", snap: snapshot({ issues: [issue(1, { labels: [] })], pulls: [fleetPull(10, 1)] }), expect: [] },
-  { name: "escalated: not adopted", snap: snapshot({ issues: [issue(1, { labels: ["ready-for-agent", "ready-for-human"] })], pulls: [fleetPull(10, 1)] }), expect: [] },
+  {
+    name: "escalated: not adopted",
+    snap: snapshot({ issues: [issue(1, { labels: ["ready-for-agent", "ready-for-human"] })], pulls: [fleetPull(10, 1)] }),
+    expect: [],
+  },
   { name: "an epic: not adopted", snap: snapshot({ issues: [issue(1, { labels: ["ready-for-agent", "epic"] })], pulls: [fleetPull(10, 1)] }), expect: [] },
   { name: "assigned to a person: not adopted", snap: snapshot({ issues: [issue(1, { assignees: ["bob"] })], pulls: [fleetPull(10, 1)] }), expect: [] },
-  { name: "blocked by an open issue: not adopted", snap: snapshot({ issues: [issue(1, { blockedBy: [{ number: 2, id: 2, state: "open" }] }), issue(2, { labels: [] })], pulls: [fleetPull(10, 1)] }), expect: [] },
+  {
+    name: "blocked by an open issue: not adopted",
+    snap: snapshot({ issues: [issue(1, { blockedBy: [{ number: 2, id: 2, state: "open" }] }), issue(2, { labels: [] })], pulls: [fleetPull(10, 1)] }),
+    expect: [],
+  },
 ];
 
 describe("rebuild: orphaned PRs (the fleet's own open PR, no claim)", () => {
   for (const row of orphanRows) {
     it(row.name, () => {
       const ws = build(row.snap);
-      assert.deepEqual((ws.orphans ?? []).map((o) => o.issue), row.expect);
+      assert.deepEqual(
+        (ws.orphans ?? []).map((o) => o.issue),
+        row.expect,
+      );
       assert.ok(!dispatched(ws).includes(1), "an issue with an open PR is never dispatched afresh");
     });
   }
   it("a stale claim names the fleet's open PR that carries it (a reclaim then starts no worker)", () => {
     const ws = build(snapshot({ issues: [issue(1), issue(2)], pulls: [fleetPull(10, 1)], claims: [claim(1, PEER, 9000), claim(2, PEER, 9000)] }));
-    assert.deepEqual(ws.stale.map((c) => [c.issue, c.pr]), [[1, 10], [2, null]]);
+    assert.deepEqual(
+      ws.stale.map((c) => [c.issue, c.pr]),
+      [
+        [1, 10],
+        [2, null],
+      ],
+    );
     assert.deepEqual(ws.orphans, [], "a claimed issue is no orphan, stale or not");
   });
   it("names the PR, its head and branch, and the reason the frontier gives stays 'open PR'", () => {
-    const ws = build(snapshot({ issues: [issue(1)], pulls: [fleetPull(10, 1), fleetPull(12, 1, { head: { ref: "afk/1-again", sha: "head12", repoFullName: REPO } })] }));
+    const ws = build(
+      snapshot({ issues: [issue(1)], pulls: [fleetPull(10, 1), fleetPull(12, 1, { head: { ref: "afk/1-again", sha: "head12", repoFullName: REPO } })] }),
+    );
     assert.deepEqual(ws.orphans, [{ issue: 1, pr: 12, head: "head12", headRef: "afk/1-again" }]);
     assert.equal(ws.frontier.excluded.find((e) => e.number === 1)?.reason.kind, "open_pr");
   });
@@ -890,8 +924,7 @@ describe("rebuild: mine, peer_live, stale", () => {
   for (const row of peerRows) {
     it(row.name, () => {
       const ws = build(snapshot({ issues: [issue(1)], claims: row.claims, heartbeats: row.heartbeats }));
-      const where =
-        ws.mine.length === 1 ? "mine" : ws.peer_live.length === 1 ? "peer_live" : ws.stale.length === 1 ? ws.stale[0]!.reason : "none";
+      const where = ws.mine.length === 1 ? "mine" : ws.peer_live.length === 1 ? "peer_live" : ws.stale.length === 1 ? ws.stale[0]!.reason : "none";
       assert.equal(ws.mine.length + ws.peer_live.length + ws.stale.length, 1, "exactly one place");
       assert.equal(where, row.expect);
     });

@@ -19,22 +19,58 @@ function review(author: string, state: PullReview["state"], over: Partial<PullRe
 
 const one = { approvals: 1, dismissStaleApprovals: false };
 
-const reviewRows: { name: string; reviews: PullReview[]; required: Pick<RequiredChecks, "approvals" | "dismissStaleApprovals">; state: string; approvedBy?: string[] }[] = [
-  { name: "nothing required: not_required whatever the reviews say", reviews: [review("bob", "CHANGES_REQUESTED")], required: { approvals: 0 }, state: "not_required" },
+const reviewRows: {
+  name: string;
+  reviews: PullReview[];
+  required: Pick<RequiredChecks, "approvals" | "dismissStaleApprovals">;
+  state: string;
+  approvedBy?: string[];
+}[] = [
+  {
+    name: "nothing required: not_required whatever the reviews say",
+    reviews: [review("bob", "CHANGES_REQUESTED")],
+    required: { approvals: 0 },
+    state: "not_required",
+  },
   { name: "required, no reviews: awaiting", reviews: [], required: one, state: "awaiting" },
   { name: "one approval by a collaborator: approved", reviews: [review("alice", "APPROVED")], required: one, state: "approved", approvedBy: ["alice"] },
   { name: "two required, one approval: awaiting", reviews: [review("alice", "APPROVED")], required: { approvals: 2 }, state: "awaiting" },
-  { name: "the same reviewer twice is one approval", reviews: [review("alice", "APPROVED"), review("alice", "APPROVED")], required: { approvals: 2 }, state: "awaiting" },
+  {
+    name: "the same reviewer twice is one approval",
+    reviews: [review("alice", "APPROVED"), review("alice", "APPROVED")],
+    required: { approvals: 2 },
+    state: "awaiting",
+  },
   { name: "a comment does not approve", reviews: [review("alice", "COMMENTED")], required: one, state: "awaiting" },
   { name: "a pending draft does not approve", reviews: [review("alice", "PENDING")], required: one, state: "awaiting" },
   { name: "a stranger's approval does not count", reviews: [review("eve", "APPROVED", { association: "NONE" })], required: one, state: "awaiting" },
   { name: "the fleet's own login never counts, even through a second token", reviews: [review("afk-bot", "APPROVED")], required: one, state: "awaiting" },
-  { name: "changes requested block despite an approval", reviews: [review("alice", "APPROVED"), review("bob", "CHANGES_REQUESTED", { body: "rename it" })], required: one, state: "changes_requested" },
-  { name: "a later approval by the same reviewer lifts the request", reviews: [review("bob", "CHANGES_REQUESTED"), review("bob", "APPROVED")], required: one, state: "approved" },
+  {
+    name: "changes requested block despite an approval",
+    reviews: [review("alice", "APPROVED"), review("bob", "CHANGES_REQUESTED", { body: "rename it" })],
+    required: one,
+    state: "changes_requested",
+  },
+  {
+    name: "a later approval by the same reviewer lifts the request",
+    reviews: [review("bob", "CHANGES_REQUESTED"), review("bob", "APPROVED")],
+    required: one,
+    state: "approved",
+  },
   { name: "a dismissed request no longer blocks", reviews: [review("bob", "CHANGES_REQUESTED"), review("bob", "DISMISSED")], required: one, state: "awaiting" },
-  { name: "a stranger's request for changes is not honoured", reviews: [review("eve", "CHANGES_REQUESTED", { association: "CONTRIBUTOR" })], required: one, state: "awaiting" },
+  {
+    name: "a stranger's request for changes is not honoured",
+    reviews: [review("eve", "CHANGES_REQUESTED", { association: "CONTRIBUTOR" })],
+    required: one,
+    state: "awaiting",
+  },
   { name: "a stale approval counts when stale reviews stand", reviews: [review("alice", "APPROVED", { commitId: OLD })], required: one, state: "approved" },
-  { name: "a stale approval is void when the base dismisses them", reviews: [review("alice", "APPROVED", { commitId: OLD })], required: { approvals: 1, dismissStaleApprovals: true }, state: "awaiting" },
+  {
+    name: "a stale approval is void when the base dismisses them",
+    reviews: [review("alice", "APPROVED", { commitId: OLD })],
+    required: { approvals: 1, dismissStaleApprovals: true },
+    state: "awaiting",
+  },
 ];
 
 describe("evaluateReviews", () => {
@@ -48,9 +84,15 @@ describe("evaluateReviews", () => {
 
   it("keeps the request's text and says what a human must do", () => {
     const gate = evaluateReviews([review("bob", "CHANGES_REQUESTED", { body: "rename it" })], one, "afk-bot", HEAD);
-    assert.deepEqual(gate.changes.map((c) => [c.by, c.body]), [["bob", "rename it"]]);
+    assert.deepEqual(
+      gate.changes.map((c) => [c.by, c.body]),
+      [["bob", "rename it"]],
+    );
     const waiting = evaluateReviews([review("alice", "APPROVED")], { approvals: 2 }, "afk-bot", HEAD);
-    assert.equal(reviewNeed(waiting), "needs 1 more approving review from someone with write access (approved so far by alice): the base branch requires 2, and the fleet cannot approve its own pull requests");
+    assert.equal(
+      reviewNeed(waiting),
+      "needs 1 more approving review from someone with write access (approved so far by alice): the base branch requires 2, and the fleet cannot approve its own pull requests",
+    );
   });
 });
 
@@ -68,7 +110,26 @@ function pull(reviews: PullReview[] | undefined, checks: "green" | "red" | "pend
     baseRef: "main",
     ...(checks === "none"
       ? {}
-      : { checks: { sha: HEAD, statuses: [], checkRuns: [{ id: 1, name: "ci", status: conclusion ? "completed" : "in_progress", conclusion, title: null, summary: null, text: null, detailsUrl: null, htmlUrl: null, appId: null }] } }),
+      : {
+          checks: {
+            sha: HEAD,
+            statuses: [],
+            checkRuns: [
+              {
+                id: 1,
+                name: "ci",
+                status: conclusion ? "completed" : "in_progress",
+                conclusion,
+                title: null,
+                summary: null,
+                text: null,
+                detailsUrl: null,
+                htmlUrl: null,
+                appId: null,
+              },
+            ],
+          },
+        }),
     ...(reviews ? { reviews } : {}),
   };
 }
@@ -94,7 +155,12 @@ const statusRows: { name: string; pull: SnapshotPull; gate: "required" | "local"
   { name: "green and approved: awaiting_merge", pull: pull([review("alice", "APPROVED")], "green"), gate: "required", status: "awaiting_merge" },
   { name: "checks pending, no approval: awaiting_ci (the machine gate first)", pull: pull([], "pending"), gate: "required", status: "awaiting_ci" },
   { name: "checks red, no approval: failure", pull: pull([], "red"), gate: "required", status: "failure" },
-  { name: "changes requested while checks run: changes_requested", pull: pull([review("bob", "CHANGES_REQUESTED")], "pending"), gate: "required", status: "changes_requested" },
+  {
+    name: "changes requested while checks run: changes_requested",
+    pull: pull([review("bob", "CHANGES_REQUESTED")], "pending"),
+    gate: "required",
+    status: "changes_requested",
+  },
   { name: "local gate, no approval: awaiting_review (gated at landing)", pull: pull([], "none"), gate: "local", status: "awaiting_review" },
   { name: "nothing required: green lands", pull: pull(undefined, "green"), gate: "required", approvals: 0, status: "awaiting_merge" },
   { name: "reviews not read but required: held, never landed blind", pull: pull(undefined, "green"), gate: "required", status: "awaiting_review" },
@@ -128,7 +194,10 @@ function decideFor(claim: MineClaim, attempt = 0): DecideInput {
 describe("decide with required approvals", () => {
   it("awaiting_review: keeps the claim, says what is needed, and other work is dispatched", () => {
     const actions = decide(decideFor(classify(pull([], "green"), "required"))).actions;
-    assert.deepEqual(actions.map((a) => a.kind), ["await_review", "dispatch"]);
+    assert.deepEqual(
+      actions.map((a) => a.kind),
+      ["await_review", "dispatch"],
+    );
     assert.deepEqual(actions[0], { kind: "await_review", issue: 1, pr: 10, head: HEAD, required: 1, approvedBy: [] });
   });
 

@@ -13,27 +13,119 @@ const cheap = { index: 1, step: { model: "claude-haiku-4-5" } satisfies RouteSte
 const toCodex = { index: 0, step: { engine: "codex", model: "gpt-5-mini" } satisfies RouteStep };
 const toGemini = { index: 2, step: { engine: "gemini" } satisfies RouteStep };
 
-type Row = { name: string; labels: string[]; attempt: number; policy?: RoutePolicy; selector?: { index: number; step: RouteStep }; want: { engine: string; model: string | null; from: string } };
+type Row = {
+  name: string;
+  labels: string[];
+  attempt: number;
+  policy?: RoutePolicy;
+  selector?: { index: number; step: RouteStep };
+  want: { engine: string; model: string | null; from: string };
+};
 const rows: Row[] = [
-  { name: "the first attempt runs the start's engine and model", labels: [], attempt: 1, want: { engine: "claude", model: "claude-sonnet-4-5", from: "start" } },
-  { name: "attempt 2 runs the first rung: a stronger model of the same engine", labels: [], attempt: 2, want: { engine: "claude", model: "claude-opus-4-1", from: "ladder rung 1" } },
-  { name: "attempt 3 runs the second rung: another engine, its default model", labels: [], attempt: 3, want: { engine: "codex", model: null, from: "ladder rung 2" } },
+  {
+    name: "the first attempt runs the start's engine and model",
+    labels: [],
+    attempt: 1,
+    want: { engine: "claude", model: "claude-sonnet-4-5", from: "start" },
+  },
+  {
+    name: "attempt 2 runs the first rung: a stronger model of the same engine",
+    labels: [],
+    attempt: 2,
+    want: { engine: "claude", model: "claude-opus-4-1", from: "ladder rung 1" },
+  },
+  {
+    name: "attempt 3 runs the second rung: another engine, its default model",
+    labels: [],
+    attempt: 3,
+    want: { engine: "codex", model: null, from: "ladder rung 2" },
+  },
   { name: "later attempts stay on the last rung", labels: [], attempt: 7, want: { engine: "codex", model: null, from: "ladder rung 2" } },
-  { name: "no ladder: every attempt runs the start's", labels: [], attempt: 3, policy: { ...policy, ladder: [] }, want: { engine: "claude", model: "claude-sonnet-4-5", from: "start" } },
-  { name: "an engine label outranks the ladder (case-insensitive prefix and name)", labels: ["bug", "AFK-Engine/Codex"], attempt: 2, want: { engine: "codex", model: null, from: "label afk-engine/codex" } },
-  { name: "a model label keeps the routed engine", labels: ["afk-model/claude-haiku-4-5"], attempt: 1, want: { engine: "claude", model: "claude-haiku-4-5", from: "label afk-model/claude-haiku-4-5" } },
-  { name: "engine and model labels together", labels: ["afk-engine/codex", "afk-model/gpt-5"], attempt: 3, want: { engine: "codex", model: "gpt-5", from: "label afk-engine/codex afk-model/gpt-5" } },
+  {
+    name: "no ladder: every attempt runs the start's",
+    labels: [],
+    attempt: 3,
+    policy: { ...policy, ladder: [] },
+    want: { engine: "claude", model: "claude-sonnet-4-5", from: "start" },
+  },
+  {
+    name: "an engine label outranks the ladder (case-insensitive prefix and name)",
+    labels: ["bug", "AFK-Engine/Codex"],
+    attempt: 2,
+    want: { engine: "codex", model: null, from: "label afk-engine/codex" },
+  },
+  {
+    name: "a model label keeps the routed engine",
+    labels: ["afk-model/claude-haiku-4-5"],
+    attempt: 1,
+    want: { engine: "claude", model: "claude-haiku-4-5", from: "label afk-model/claude-haiku-4-5" },
+  },
+  {
+    name: "engine and model labels together",
+    labels: ["afk-engine/codex", "afk-model/gpt-5"],
+    attempt: 3,
+    want: { engine: "codex", model: "gpt-5", from: "label afk-engine/codex afk-model/gpt-5" },
+  },
   { name: "a bare prefix names nothing", labels: ["afk-engine/"], attempt: 1, want: { engine: "claude", model: "claude-sonnet-4-5", from: "start" } },
   // The selector (selectors[].engine, model): above the start, below the ladder and the labels.
-  { name: "a selector's model outranks the start's", labels: [], attempt: 1, selector: cheap, want: { engine: "claude", model: "claude-haiku-4-5", from: "selector 2" } },
-  { name: "a selector's engine and model outrank the start's", labels: [], attempt: 1, selector: toCodex, want: { engine: "codex", model: "gpt-5-mini", from: "selector 1" } },
-  { name: "a selector naming an engine without a model runs its default model", labels: [], attempt: 1, selector: toGemini, want: { engine: "gemini", model: null, from: "selector 3" } },
-  { name: "the ladder outranks the selector on a retry: a rung without engine is the start's engine", labels: [], attempt: 2, selector: toCodex, want: { engine: "claude", model: "claude-opus-4-1", from: "ladder rung 1" } },
-  { name: "with no ladder a retry stays on the selector's route", labels: [], attempt: 4, policy: { ...policy, ladder: [] }, selector: toCodex, want: { engine: "codex", model: "gpt-5-mini", from: "selector 1" } },
+  {
+    name: "a selector's model outranks the start's",
+    labels: [],
+    attempt: 1,
+    selector: cheap,
+    want: { engine: "claude", model: "claude-haiku-4-5", from: "selector 2" },
+  },
+  {
+    name: "a selector's engine and model outrank the start's",
+    labels: [],
+    attempt: 1,
+    selector: toCodex,
+    want: { engine: "codex", model: "gpt-5-mini", from: "selector 1" },
+  },
+  {
+    name: "a selector naming an engine without a model runs its default model",
+    labels: [],
+    attempt: 1,
+    selector: toGemini,
+    want: { engine: "gemini", model: null, from: "selector 3" },
+  },
+  {
+    name: "the ladder outranks the selector on a retry: a rung without engine is the start's engine",
+    labels: [],
+    attempt: 2,
+    selector: toCodex,
+    want: { engine: "claude", model: "claude-opus-4-1", from: "ladder rung 1" },
+  },
+  {
+    name: "with no ladder a retry stays on the selector's route",
+    labels: [],
+    attempt: 4,
+    policy: { ...policy, ladder: [] },
+    selector: toCodex,
+    want: { engine: "codex", model: "gpt-5-mini", from: "selector 1" },
+  },
   // model null: that engine's default (for the start's engine, births run the start's model).
-  { name: "an engine label outranks the selector", labels: ["afk-engine/claude"], attempt: 1, selector: toCodex, want: { engine: "claude", model: null, from: "label afk-engine/claude" } },
-  { name: "a model label keeps the selector's engine", labels: ["afk-model/o3"], attempt: 1, selector: toCodex, want: { engine: "codex", model: "o3", from: "label afk-model/o3" } },
-  { name: "a selector step naming nothing leaves the start's route", labels: [], attempt: 1, selector: { index: 0, step: {} }, want: { engine: "claude", model: "claude-sonnet-4-5", from: "start" } },
+  {
+    name: "an engine label outranks the selector",
+    labels: ["afk-engine/claude"],
+    attempt: 1,
+    selector: toCodex,
+    want: { engine: "claude", model: null, from: "label afk-engine/claude" },
+  },
+  {
+    name: "a model label keeps the selector's engine",
+    labels: ["afk-model/o3"],
+    attempt: 1,
+    selector: toCodex,
+    want: { engine: "codex", model: "o3", from: "label afk-model/o3" },
+  },
+  {
+    name: "a selector step naming nothing leaves the start's route",
+    labels: [],
+    attempt: 1,
+    selector: { index: 0, step: {} },
+    want: { engine: "claude", model: "claude-sonnet-4-5", from: "start" },
+  },
 ];
 
 describe("routeFor", () => {
@@ -84,9 +176,18 @@ describe("an afk-engine/ label naming an engine the fleet cannot run", () => {
   for (const row of table) {
     it(row.name, () => {
       const set = rebuild(snap, CONFIG, "me1", NOW, row.engines === undefined ? {} : { engines: row.engines });
-      assert.deepEqual(set.frontier.dispatch.map((d) => d.number), row.dispatch);
+      assert.deepEqual(
+        set.frontier.dispatch.map((d) => d.number),
+        row.dispatch,
+      );
       assert.deepEqual(Object.fromEntries(set.frontier.excluded.map((e) => [e.number, e.text])), row.excluded);
-      for (const e of set.frontier.excluded.filter((x) => x.reason.kind === "engine_unknown")) assert.deepEqual(e.reason, { kind: "engine_unknown", label: `afk-engine/${String((e.reason as { engine: string }).engine)}`, engine: (e.reason as { engine: string }).engine, known: [...row.engines!] });
+      for (const e of set.frontier.excluded.filter((x) => x.reason.kind === "engine_unknown"))
+        assert.deepEqual(e.reason, {
+          kind: "engine_unknown",
+          label: `afk-engine/${String((e.reason as { engine: string }).engine)}`,
+          engine: (e.reason as { engine: string }).engine,
+          known: [...row.engines!],
+        });
     });
   }
 });
@@ -94,11 +195,19 @@ describe("an afk-engine/ label naming an engine the fleet cannot run", () => {
 describe("a selector's route in the working set", () => {
   const snap = snapshot([snapshotIssue(1, { labels: ["docs"] }), snapshotIssue(2), snapshotIssue(3, { labels: ["bug"] })]);
   it("maps each picked issue to the first selector that picks it, when that selector names an engine or model", () => {
-    const set = rebuild(snap, { ...CONFIG, selectors: [{ label: "docs", model: "claude-haiku-4-5" }, { label: "ready-for-agent" }, { label: "bug", engine: "codex" }] }, "me1", NOW);
-    assert.deepEqual([...(set.selector_routes ?? new Map())].sort(([a], [b]) => a - b), [
-      [1, { index: 0, step: { model: "claude-haiku-4-5" } }],
-      [3, { index: 2, step: { engine: "codex" } }],
-    ]);
+    const set = rebuild(
+      snap,
+      { ...CONFIG, selectors: [{ label: "docs", model: "claude-haiku-4-5" }, { label: "ready-for-agent" }, { label: "bug", engine: "codex" }] },
+      "me1",
+      NOW,
+    );
+    assert.deepEqual(
+      [...(set.selector_routes ?? new Map())].sort(([a], [b]) => a - b),
+      [
+        [1, { index: 0, step: { model: "claude-haiku-4-5" } }],
+        [3, { index: 2, step: { engine: "codex" } }],
+      ],
+    );
   });
   it("is absent when no selector names one", () => {
     const set = rebuild(snap, { ...CONFIG, selectors: [{ label: "docs" }, { label: "ready-for-agent" }] }, "me1", NOW);

@@ -22,7 +22,11 @@ interface Row {
 
 const rows: Row[] = [
   { name: "idle: nothing held, nothing watched", input: {}, expect: { now: false, heads: [], base: false } },
-  { name: "coding only: nothing to watch (the worker's exit is the event)", input: { claims: [coding(1), coding(2)] }, expect: { now: false, heads: [], base: false } },
+  {
+    name: "coding only: nothing to watch (the worker's exit is the event)",
+    input: { claims: [coding(1), coding(2)] },
+    expect: { now: false, heads: [], base: false },
+  },
   {
     name: "required CI running on a PR: its head is watched",
     input: { claims: [ci(3), coding(1)] },
@@ -36,7 +40,14 @@ const rows: Row[] = [
   {
     name: "a synced head replaces the head the snapshot saw",
     input: { claims: [ci(5, "old5"), green(6)], pushed: [{ issue: 6, pr: 106, head: "synced6" }] },
-    expect: { now: false, heads: [{ issue: 5, pr: 105, head: "old5" }, { issue: 6, pr: 106, head: "synced6" }], base: false },
+    expect: {
+      now: false,
+      heads: [
+        { issue: 5, pr: 105, head: "old5" },
+        { issue: 6, pr: 106, head: "synced6" },
+      ],
+      base: false,
+    },
   },
   { name: "red checks: nothing to watch (the retry is decided already)", input: { claims: [red(7)] }, expect: { now: false, heads: [], base: false } },
   {

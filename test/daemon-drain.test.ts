@@ -11,7 +11,20 @@ import { DaemonClient } from "../server/daemon/client.js";
 import { daemonPaths } from "../server/daemon/paths.js";
 import { processStartTime } from "../server/runtimes/local/pid-files.js";
 import { BIN } from "./support/paths.js";
-import { alive, BASE_CONFIG, claims, cli, pullsFor, QUIET_WORKER, daemonPid, daemonWorld, until, workerPids, type DaemonWorld, daemonTestScope } from "./support/daemon-fixtures.js";
+import {
+  alive,
+  BASE_CONFIG,
+  claims,
+  cli,
+  pullsFor,
+  QUIET_WORKER,
+  daemonPid,
+  daemonWorld,
+  until,
+  workerPids,
+  type DaemonWorld,
+  daemonTestScope,
+} from "./support/daemon-fixtures.js";
 
 const REPO = "afk/demo";
 const OTHER = "afk/other";
@@ -21,7 +34,11 @@ async function world(titles: string[], repos: string[] = []): Promise<DaemonWorl
   const w = await daemonWorld(titles, "await", repos);
   worlds.push(w);
   // The quiet worker, except that one told `<issue>.empty` exits with no commit (its claim has no PR).
-  await writeFile(w.worker, QUIET_WORKER.replace("\nprintf 'done", () => `\n[ -e "$plan/$n.empty" ] && exit 0\nprintf 'done`), { mode: 0o755 });
+  await writeFile(
+    w.worker,
+    QUIET_WORKER.replace("\nprintf 'done", () => `\n[ -e "$plan/$n.empty" ] && exit 0\nprintf 'done`),
+    { mode: 0o755 },
+  );
   return w;
 }
 
@@ -54,13 +71,18 @@ describe("the drains a terminal starts", () => {
     const workers = [...(await workerPids(w.planDir)).values()];
     const pid = (await daemonPid(w.env))!;
     const stop = background(w, ["daemon", "stop"]);
-    await until("the stop to say it waits for the workers", async () => /draining 1 registration\(s\); waiting for 2 running worker\(s\) to finish/.test(stop.output()));
+    await until("the stop to say it waits for the workers", async () =>
+      /draining 1 registration\(s\); waiting for 2 running worker\(s\) to finish/.test(stop.output()),
+    );
     // Draining, not ending: the daemon and both workers run on, and the registration is kept as draining.
     assert.ok(alive(pid), "the daemon waits for its workers");
     assert.ok(workers.every(alive), "no worker was ended");
     // Kept, marked draining (written just after the stop's answer): a daemon killed now would resume the drain.
     const stored = async () => JSON.parse(await readFile(daemonPaths(w.env).registrations, "utf8")) as { repo: string; draining: boolean }[];
-    await until("the registration stored as draining", async () => JSON.stringify((await stored()).map((r) => [r.repo, r.draining])) === JSON.stringify([[REPO, true]]));
+    await until(
+      "the registration stored as draining",
+      async () => JSON.stringify((await stored()).map((r) => [r.repo, r.draining])) === JSON.stringify([[REPO, true]]),
+    );
     // #one's worker commits (its result becomes a PR); #two's exits with nothing (its claim has no PR).
     await touch(w, `${two}.empty`);
     await touch(w, `${one}.go`);
@@ -89,11 +111,28 @@ describe("the drains a terminal starts", () => {
     assert.equal(plainRow?.ttl_seconds, 300);
     assert.ok(plainRow?.renew_by, "lapse-free only through config or run --persist, never by default");
     // The run's registration is renewed by the run every half TTL (10 s: room on a loaded machine).
-    const run = background(w, ["run", "--repo", REPO, "--worker", `sh ${w.worker}`, "--target", "1", "--set", "gate.ci=local", "--set", "gate.local_command=true", "--set", "registration.ttl_seconds=10"]);
+    const run = background(w, [
+      "run",
+      "--repo",
+      REPO,
+      "--worker",
+      `sh ${w.worker}`,
+      "--target",
+      "1",
+      "--set",
+      "gate.ci=local",
+      "--set",
+      "gate.local_command=true",
+      "--set",
+      "registration.ttl_seconds=10",
+    ]);
     const first = await until("the run's registration", async () => rowOf(REPO));
     assert.equal(first.ttl_seconds, 10, run.output());
     assert.equal(first.sessions.length, 1, "the run is the one session renewing it");
-    await until("a renewal by the run past its first deadline", async () => Date.parse((await rowOf(REPO))?.renew_by ?? "0") > Date.parse(first.renew_by!) + 1000);
+    await until(
+      "a renewal by the run past its first deadline",
+      async () => Date.parse((await rowOf(REPO))?.renew_by ?? "0") > Date.parse(first.renew_by!) + 1000,
+    );
     await until("its worker", async () => (await workerPids(w.planDir)).size === 1);
     const [worker] = [...(await workerPids(w.planDir)).values()];
     assert.equal((await rowOf(REPO))?.state, "running");

@@ -140,7 +140,10 @@ describe("a daemon that lives but cannot be used", () => {
     try {
       const status = await cli(env, "daemon", "status");
       assert.equal(status.code, 2);
-      assert.match(status.stderr, new RegExp(`daemon \\(pid ${pid}\\) did not answer hello within 2s \\(it is stopped: "kill -CONT ${pid}" resumes it\\): run "afk-mcp daemon restart"`));
+      assert.match(
+        status.stderr,
+        new RegExp(`daemon \\(pid ${pid}\\) did not answer hello within 2s \\(it is stopped: "kill -CONT ${pid}" resumes it\\): run "afk-mcp daemon restart"`),
+      );
       const resize = await mcp.callTool({ name: "project_resize", arguments: { repo: REPO, target: 2 } }, undefined, { timeout: 600_000 });
       assert.equal(resize.isError, true);
       assert.match(textOf(resize), new RegExp(`pid ${pid}.*did not answer .*afk-mcp daemon restart`));
@@ -187,7 +190,10 @@ describe("a daemon that lives but cannot be used", () => {
     assert.equal(row.state, "running");
     assert.equal((await s.status({ repo: REPO, scope: "worker" })).daemon?.pid, fresh);
     // Not a row with state "orphan": that one status found by its pid file, before any adoption.
-    await until("the new daemon to adopt the worker", async () => (await s.status({ repo: REPO, scope: "worker" })).workers.filter((r) => r.state !== "orphan").length === 1);
+    await until(
+      "the new daemon to adopt the worker",
+      async () => (await s.status({ repo: REPO, scope: "worker" })).workers.filter((r) => r.state !== "orphan").length === 1,
+    );
     await writeFile(join(w.planDir, `${w.issues[0]}.go`), "");
     await until("a PR", async () => (await pullsFor(w)).length === 1);
     assert.deepEqual([...(await workerPids(w.planDir)).keys()], [`${w.issues[0]}.1`], "one worker, one attempt");

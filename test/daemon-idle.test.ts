@@ -47,7 +47,10 @@ async function stdioSession(env: Record<string, string>): Promise<Client> {
 }
 
 async function takeoverList(mcp: Client): Promise<void> {
-  const answer = (await mcp.callTool({ name: "takeover", arguments: { repo: REPO, list: true } }, undefined, { timeout: 600_000 })) as { isError?: boolean; content: { text: string }[] };
+  const answer = (await mcp.callTool({ name: "takeover", arguments: { repo: REPO, list: true } }, undefined, { timeout: 600_000 })) as {
+    isError?: boolean;
+    content: { text: string }[];
+  };
   assert.notEqual(answer.isError, true, answer.content[0]?.text);
 }
 
@@ -65,7 +68,11 @@ async function idleLines(env: Record<string, string>): Promise<string[]> {
   return (await daemonWritings(env)).split("\n").filter((line) => /idle for .* exiting; the next call that needs a daemon starts one/.test(line));
 }
 
-const exists = (path: string) => access(path).then(() => true, () => false);
+const exists = (path: string) =>
+  access(path).then(
+    () => true,
+    () => false,
+  );
 
 describe("the daemon's idle exit", () => {
   it("stays while a session is connected; once none is, exits after its idle time saying why; the next call starts a new one", async () => {

@@ -37,7 +37,7 @@ async function logs(mcp: Client, args: Record<string, unknown>): Promise<LogsAns
 }
 
 describe("the daemon's lane", () => {
-  it("holds the daemon's lines and its stderr, and what Node wrote past it before a crash; logs {lane: \"daemon\"} pages it over stdio", async () => {
+  it('holds the daemon\'s lines and its stderr, and what Node wrote past it before a crash; logs {lane: "daemon"} pages it over stdio', async () => {
     const w = await daemonWorld([]);
     worlds.push(w);
     // NODE_DEBUG=net: Node itself writes to the daemon's stderr on every socket it opens.
@@ -63,7 +63,9 @@ describe("the daemon's lane", () => {
     assert.ok(pid !== null && alive(pid));
     const first = await until("the daemon's line and Node's stderr in the lane", async () => {
       const got = await logs(mcp, { tail_lines: 1000 });
-      const said = got.records.some((r) => r.event === "daemon" && r.level === "info" && new RegExp(`^listening on .*afk\\.sock \\(pid ${pid}, `).test(r.msg ?? ""));
+      const said = got.records.some(
+        (r) => r.event === "daemon" && r.level === "info" && new RegExp(`^listening on .*afk\\.sock \\(pid ${pid}, `).test(r.msg ?? ""),
+      );
       const node = got.records.some((r) => r.event === "stderr" && r.level === "warn" && /^NET \d+: /.test(r.msg ?? ""));
       return said && node ? got : null;
     });
@@ -78,7 +80,11 @@ describe("the daemon's lane", () => {
       s.on("error", () => undefined);
       s.on("close", () => resolve());
     });
-    await until("the daemon's warning", async () => (await logs(mcp, { tail_lines: 1000 })).records.some((r) => r.event === "daemon" && r.level === "warn" && r.msg === "closed a connection that sent a malformed message"));
+    await until("the daemon's warning", async () =>
+      (await logs(mcp, { tail_lines: 1000 })).records.some(
+        (r) => r.event === "daemon" && r.level === "warn" && r.msg === "closed a connection that sent a malformed message",
+      ),
+    );
 
     // Paged like every lane: a small tail, then the cursor for what came before.
     const page = await logs(mcp, { tail_lines: 2 });
@@ -97,7 +103,10 @@ describe("the daemon's lane", () => {
     process.kill(pid!, "SIGKILL");
     await until("the daemon to die", async () => !alive(pid!));
     // A call that meets the dead daemon's connection answers "went away … call again" (daemon.test.ts covers that): call again.
-    await until("a call that restarts the daemon", async () => (await mcp.callTool({ name: "takeover", arguments: { repo: REPO, list: true } })).isError !== true);
+    await until(
+      "a call that restarts the daemon",
+      async () => (await mcp.callTool({ name: "takeover", arguments: { repo: REPO, list: true } })).isError !== true,
+    );
     const fresh = await daemonPid(w.env);
     assert.ok(fresh !== null && fresh !== pid);
     const moved = await logs(mcp, { tail_lines: 1000 });
@@ -116,6 +125,11 @@ describe("the daemon's lane", () => {
     const terminal = await cli(w.env, "logs", "--lane", "daemon", "--tail", "5");
     assert.equal(terminal.code, 0, terminal.stderr);
     assert.equal(terminal.stdout.trim().split("\n").length, 5);
-    assert.ok(terminal.stdout.trim().split("\n").every((line) => (JSON.parse(line) as { lane?: string }).lane === "daemon"));
+    assert.ok(
+      terminal.stdout
+        .trim()
+        .split("\n")
+        .every((line) => (JSON.parse(line) as { lane?: string }).lane === "daemon"),
+    );
   });
 });

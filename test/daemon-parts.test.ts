@@ -38,7 +38,10 @@ describe("the state dir's lock", () => {
     const path = join(dir, "lock.json");
     const held = await acquireLock(path, dir);
     // This process holds it: a second taker (any other process would be the same) is refused with the pid.
-    await assert.rejects(acquireLock(path, dir), (error: unknown) => error instanceof StateLockHeld && error.holder.pid === process.pid && /pid \d+/.test(error.message));
+    await assert.rejects(
+      acquireLock(path, dir),
+      (error: unknown) => error instanceof StateLockHeld && error.holder.pid === process.pid && /pid \d+/.test(error.message),
+    );
     await held.release();
     // A lock left by a dead process (a pid that no longer runs that start time) is stale.
     await writeFile(path, JSON.stringify({ pid: process.pid, start: "ticks:1", version: "0", started_at: "x" }));
@@ -100,7 +103,11 @@ describe("the wire's line reader", () => {
   it("delivers lines across chunks and refuses one over the limit", () => {
     const lines: string[] = [];
     let oversize = 0;
-    const reader = new LineReader(16, (l) => lines.push(l), () => (oversize += 1));
+    const reader = new LineReader(
+      16,
+      (l) => lines.push(l),
+      () => (oversize += 1),
+    );
     reader.push(Buffer.from('{"a":1}\n{"b"'));
     reader.push(Buffer.from(":2}\n"));
     assert.deepEqual(lines, ['{"a":1}', '{"b":2}']);
@@ -111,7 +118,10 @@ describe("the wire's line reader", () => {
 
 describe("the daemon's lane", () => {
   const records = async (path: string): Promise<Record<string, unknown>[]> =>
-    (await readFile(path, "utf8")).split("\n").filter(Boolean).map((l) => JSON.parse(l) as Record<string, unknown>);
+    (await readFile(path, "utf8"))
+      .split("\n")
+      .filter(Boolean)
+      .map((l) => JSON.parse(l) as Record<string, unknown>);
 
   it("takes the process's stdout and stderr line by line, redacted, gives them back, and moves what daemon.log holds into the lane", async () => {
     const dir = await tempDir("afk-dlog-");
@@ -162,7 +172,9 @@ describe("the daemon's lane", () => {
       assert.equal((await stat(join(dir, file))).mode & 0o777, 0o600, `${file} owner-only`);
     }
     await assert.rejects(stat(join(dir, "daemon.2.jsonl")), "one older generation at most");
-    const numbers = [...(await records(join(dir, "daemon.1.jsonl"))), ...(await records(join(dir, "daemon.jsonl")))].map((r) => Number(/^line (\d+)$/.exec(String(r.msg))![1]));
+    const numbers = [...(await records(join(dir, "daemon.1.jsonl"))), ...(await records(join(dir, "daemon.jsonl")))].map((r) =>
+      Number(/^line (\d+)$/.exec(String(r.msg))![1]),
+    );
     assert.equal(numbers.at(-1), 999, "the newest line is kept");
     assert.ok(numbers.length > 50);
     numbers.forEach((n, i) => i > 0 && assert.equal(n, numbers[i - 1]! + 1, "in order, none twice"));
@@ -174,7 +186,11 @@ describe("the idle exit", () => {
     assert.equal(parseIdleExit("900", "--idle-exit"), 900);
     assert.equal(parseIdleExit("never", "--idle-exit"), null);
     for (const bad of ["0", "-5", "1.5", "15m", "", "604801"]) {
-      assert.throws(() => parseIdleExit(bad, "--idle-exit"), (e: Error) => e instanceof UsageError && e.message.startsWith("--idle-exit") && /whole seconds .* or "never"/.test(e.message), bad);
+      assert.throws(
+        () => parseIdleExit(bad, "--idle-exit"),
+        (e: Error) => e instanceof UsageError && e.message.startsWith("--idle-exit") && /whole seconds .* or "never"/.test(e.message),
+        bad,
+      );
     }
     assert.equal(onDemandIdleExit({}), 900, "15 minutes when nothing is stated");
     assert.equal(onDemandIdleExit({ AFK_DAEMON_IDLE_SECONDS: "never" }), null);

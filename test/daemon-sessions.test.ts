@@ -59,7 +59,8 @@ describe("sessions on one daemon", () => {
     const resized = await call(b, "project_resize", { repo: REPO, target: 3 });
     assert.notEqual(resized.isError, true, textOf(resized));
     await until("three workers", async () => (await workerPids(w.planDir)).size === 3);
-    const pidsOf = async (mcp: Client) => ((await call(mcp, "status", { repo: REPO, scope: "worker" })).structuredContent?.workers as { pid: number }[]).map((r) => r.pid).sort();
+    const pidsOf = async (mcp: Client) =>
+      ((await call(mcp, "status", { repo: REPO, scope: "worker" })).structuredContent?.workers as { pid: number }[]).map((r) => r.pid).sort();
     const fromA = await pidsOf(a);
     assert.equal(fromA.length, 3);
     assert.deepEqual(await pidsOf(b), fromA, "both sessions see the same workers");
@@ -69,14 +70,20 @@ describe("sessions on one daemon", () => {
     assert.equal(rows[0]!.sessions.length, 2, "renewed by both sessions");
     assert.equal(rows[0]!.target, 3);
     // The text says what the rows say: target and free slots, workers, selectors, sessions.
-    assert.match(textOf(project), /registration afk\/demo: running, target 3 \(0 slot\(s\) free\), 3 worker\(s\), selectors \[label ready-for-agent\], renewed by 2 live session\(s\)/);
+    assert.match(
+      textOf(project),
+      /registration afk\/demo: running, target 3 \(0 slot\(s\) free\), 3 worker\(s\), selectors \[label ready-for-agent\], renewed by 2 live session\(s\)/,
+    );
     // A third session of another version hears the skew; events reach it.
     const c = new DaemonClient({ env: w.env, version: "0.0.0-other" });
     clients.push(c);
     assert.match((await c.status({ repo: REPO })).daemon?.skew ?? "", /afk-mcp daemon restart/);
     // project_start's answer says it too (here adopting the registration).
     const skewed = await c.start(startInput(w, REPO, 1));
-    assert.match(skewed.message, /already registered.*; version skew: this session is afk-mcp 0\.0\.0-other but the daemon \(pid \d+\) is \S+: run "afk-mcp daemon restart"/);
+    assert.match(
+      skewed.message,
+      /already registered.*; version skew: this session is afk-mcp 0\.0\.0-other but the daemon \(pid \d+\) is \S+: run "afk-mcp daemon restart"/,
+    );
     const heard: string[] = [];
     c.subscribe((event) => heard.push(event.kind));
     await c.status({ repo: REPO, scope: "worker" });

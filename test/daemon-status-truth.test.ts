@@ -32,7 +32,10 @@ async function statusText(env: Record<string, string>, args: Record<string, unkn
 
 describe("status tells one story", () => {
   it("afterTick: what a tick ended is not mine, what it dispatched is not dispatchable (one row per move)", () => {
-    const set = { frontier: { dispatch: [5, 6].map((number) => ({ number, title: "", selector: 0, high: false, attempt: 1 })), excluded: [] }, mine: [1, 2, 3, 4, 7].map((n) => mineClaim(n)) } as unknown as WorkingSet;
+    const set = {
+      frontier: { dispatch: [5, 6].map((number) => ({ number, title: "", selector: 0, high: false, attempt: 1 })), excluded: [] },
+      mine: [1, 2, 3, 4, 7].map((n) => mineClaim(n)),
+    } as unknown as WorkingSet;
     const rows: [string, Partial<ReturnType<typeof emptyReport>>, number[], number[]][] = [
       ["nothing moved: the set as it was", {}, [1, 2, 3, 4, 7], [5, 6]],
       ["merged", { merged: [1, 2] }, [3, 4, 7], [5, 6]],
@@ -41,8 +44,16 @@ describe("status tells one story", () => {
     ];
     for (const [name, moves, mine, dispatch] of rows) {
       const after = afterTick(set, { ...emptyReport(new Date()), ...moves });
-      assert.deepEqual(after.mine.map((m) => m.issue), mine, name);
-      assert.deepEqual(after.frontier.dispatch.map((d) => d.number), dispatch, name);
+      assert.deepEqual(
+        after.mine.map((m) => m.issue),
+        mine,
+        name,
+      );
+      assert.deepEqual(
+        after.frontier.dispatch.map((d) => d.number),
+        dispatch,
+        name,
+      );
     }
   });
 
@@ -52,16 +63,24 @@ describe("status tells one story", () => {
     const s = session(w);
     await s.start({ repo: REPO, worker_command: `sh ${w.worker}`, target: 2, auto_merge: true, config: BASE_CONFIG });
     let merged = new Set<number>();
-    await until("both issues merged", async () => {
-      const status = await s.status({ repo: REPO });
-      const last = /merged ((?:#\d+ ?)+)/.exec(status.last_tick ?? "")?.[1] ?? "";
-      const now = [...last.matchAll(/#(\d+)/g)].map((m) => Number(m[1]));
-      const mine = (status.plan?.mine ?? []).map((m) => m.issue);
-      assert.deepEqual(mine.filter((n) => now.includes(n)), [], `last tick "${status.last_tick}" vs mine ${JSON.stringify(status.plan?.mine)}`);
-      merged = new Set([...merged, ...now]);
-      const open = await Promise.all(w.issues.map(async (n) => (await api(w.forge, "GET", repoPath(w.forge, `/issues/${n}`))).body.state === "open"));
-      return open.every((o) => !o);
-    }, 300_000);
+    await until(
+      "both issues merged",
+      async () => {
+        const status = await s.status({ repo: REPO });
+        const last = /merged ((?:#\d+ ?)+)/.exec(status.last_tick ?? "")?.[1] ?? "";
+        const now = [...last.matchAll(/#(\d+)/g)].map((m) => Number(m[1]));
+        const mine = (status.plan?.mine ?? []).map((m) => m.issue);
+        assert.deepEqual(
+          mine.filter((n) => now.includes(n)),
+          [],
+          `last tick "${status.last_tick}" vs mine ${JSON.stringify(status.plan?.mine)}`,
+        );
+        merged = new Set([...merged, ...now]);
+        const open = await Promise.all(w.issues.map(async (n) => (await api(w.forge, "GET", repoPath(w.forge, `/issues/${n}`))).body.state === "open"));
+        return open.every((o) => !o);
+      },
+      300_000,
+    );
     // Whether a read fell between a landing tick and the next is up to the machine's pace (the
     // next tick follows a landing at once): the rows above hold the rule itself, every time.
     t.diagnostic(`status reads that saw a merging tick: issues ${[...merged].join(", ") || "none"}`);
@@ -102,7 +121,10 @@ describe("status tells one story", () => {
       const local = await session(w, quick).status({ repo: REPO, scope: "worker" });
       assert.equal(local.daemon, null);
       // (Its pid is the worker command's shell, the process group's leader; the script runs under it.)
-      assert.deepEqual(local.workers.map((r) => [r.issue, r.state]), [[w.issues[0], "orphan"]]);
+      assert.deepEqual(
+        local.workers.map((r) => [r.issue, r.state]),
+        [[w.issues[0], "orphan"]],
+      );
       leader = local.workers[0]!.pid!;
       assert.ok(alive(leader));
       const text = await statusText({ ...w.env, ...quick }, { repo: REPO, scope: "worker" });
@@ -117,7 +139,10 @@ describe("status tells one story", () => {
     const after = await session(w).status({ repo: REPO, scope: "worker" });
     assert.ok(after.daemon && after.daemon.pid !== pid, "a new daemon answered");
     assert.ok(alive(leader), "the worker's shell ran on");
-    assert.deepEqual(after.workers.map((r) => r.issue), [w.issues[0]]);
+    assert.deepEqual(
+      after.workers.map((r) => r.issue),
+      [w.issues[0]],
+    );
     assert.ok(alive(worker!), "the worker ran on");
   });
 });

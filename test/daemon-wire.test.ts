@@ -76,7 +76,10 @@ describe("the daemon as a session meets it", () => {
     assert.match(error(2)?.message ?? "", /^bad input: .*autoMerge/);
     assert.match(error(3)?.message ?? "", /^bad input: .*scope/);
     assert.match(error(4)?.message ?? "", /^bad input: .*target/);
-    assert.ok([1, 2, 3, 4].every((id) => error(id)?.type === "usage"), JSON.stringify(answers));
+    assert.ok(
+      [1, 2, 3, 4].every((id) => error(id)?.type === "usage"),
+      JSON.stringify(answers),
+    );
     assert.equal((answers.find((a) => a.id === 5)?.result as { pid?: number } | undefined)?.pid, pid, "and it keeps serving");
     assert.deepEqual(await s.daemonCall("registrations"), [], "nothing was registered");
   });
@@ -106,7 +109,10 @@ describe("the daemon as a session meets it", () => {
     assert.match(text, /the afk-mcp daemon went away during start .*: call again, the next call starts it again; its workers keep running and are adopted/);
     await api(w.forge, "DELETE", "/_forge/faults");
     // The same session goes on: the next call starts a new daemon, which takes the start.
-    const again = (await mcp.callTool({ name: "project_start", arguments: args }, undefined, { timeout: 600_000 })) as { isError?: boolean; content: { text?: string }[] };
+    const again = (await mcp.callTool({ name: "project_start", arguments: args }, undefined, { timeout: 600_000 })) as {
+      isError?: boolean;
+      content: { text?: string }[];
+    };
     assert.notEqual(again.isError, true, again.content.map((c) => c.text ?? "").join("\n"));
     const fresh = (await daemonPid(w.env))!;
     assert.ok(fresh !== pid && alive(fresh), "a new daemon answered");
@@ -114,7 +120,9 @@ describe("the daemon as a session meets it", () => {
     // The client goes: the server says what that means (it holds no fleet, so nothing drains), and no worker is touched.
     const [worker] = [...(await workerPids(w.planDir)).values()];
     await mcp.close();
-    await until("the server's last line", async () => /stopping \(.*\): this session stops renewing its registrations; the daemon's fleets and workers run on/.test(stderr));
+    await until("the server's last line", async () =>
+      /stopping \(.*\): this session stops renewing its registrations; the daemon's fleets and workers run on/.test(stderr),
+    );
     assert.doesNotMatch(stderr, /draining…/, stderr);
     assert.ok(alive(worker!) && alive(fresh), "the worker and the daemon run on");
   });

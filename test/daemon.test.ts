@@ -20,7 +20,22 @@ import { api, git, repoPath, tempDir } from "./support/forge-fixtures.js";
 import { GitRefStore } from "../server/gh/gitrefs.js";
 import { Lease } from "../server/gh/lease.js";
 import { BIN } from "./support/paths.js";
-import { alive, BASE_CONFIG, claims, pullsFor, CHATTY_WORKER, QUIET_WORKER, cli, daemonPid, daemonWorld, daemonWritings, until, workerPids, type DaemonWorld, daemonTestScope } from "./support/daemon-fixtures.js";
+import {
+  alive,
+  BASE_CONFIG,
+  claims,
+  pullsFor,
+  CHATTY_WORKER,
+  QUIET_WORKER,
+  cli,
+  daemonPid,
+  daemonWorld,
+  daemonWritings,
+  until,
+  workerPids,
+  type DaemonWorld,
+  daemonTestScope,
+} from "./support/daemon-fixtures.js";
 
 const REPO = "afk/demo";
 const { worlds, clients } = daemonTestScope();
@@ -78,7 +93,10 @@ describe("afk-mcp daemon", () => {
     const w = await world([]);
     const s = session(w);
     // The largest selectors project_start takes: 20 of them, 1,000 issue numbers each.
-    const selectors = Array.from({ length: 20 }, (_, i) => ({ issues: Array.from({ length: 1000 }, (_, j) => i * 1000 + j + 1), ...(i === 1 ? { tags: ["api", "ui"], user: "bob" } : {}) }));
+    const selectors = Array.from({ length: 20 }, (_, i) => ({
+      issues: Array.from({ length: 1000 }, (_, j) => i * 1000 + j + 1),
+      ...(i === 1 ? { tags: ["api", "ui"], user: "bob" } : {}),
+    }));
     await s.start({ ...startInput(w, {}, 1), selectors });
     const status = await cli(w.env, "daemon", "status");
     assert.equal(status.code, 0, status.stderr);
@@ -92,13 +110,19 @@ describe("afk-mcp daemon", () => {
     );
     // The whole list stays in status's structured content.
     const view = await s.status({ repo: REPO });
-    assert.deepEqual(view.registrations[0]!.selectors.map((sel) => (sel.issues as number[]).length), Array(20).fill(1000));
+    assert.deepEqual(
+      view.registrations[0]!.selectors.map((sel) => (sel.issues as number[]).length),
+      Array(20).fill(1000),
+    );
   });
 
   it("racing starts end with exactly one daemon; a stale socket is replaced", async () => {
     const w = await world([]);
     const racers = await Promise.all([1, 2, 3].map(() => cli(w.env, "daemon")));
-    assert.ok(racers.every((r) => r.code === 0), racers.map((r) => r.stderr).join("\n"));
+    assert.ok(
+      racers.every((r) => r.code === 0),
+      racers.map((r) => r.stderr).join("\n"),
+    );
     const pid = await daemonPid(w.env);
     assert.ok(pid !== null);
     const pids = new Set(racers.map((r) => Number(/pid (\d+)/.exec(r.stdout)?.[1])));
@@ -181,13 +205,20 @@ describe("afk-mcp daemon", () => {
 
   it("afk-mcp run --persist is a session whose registration never lapses; Ctrl-C stops it", async () => {
     const w = await world(["one"]);
-    const run = spawn(process.execPath, [BIN, "run", "--repo", REPO, "--worker", `sh ${w.worker}`, "--target", "1", "--persist", "--set", "gate.ci=local", "--set", "gate.local_command=true"], { env: w.env, stdio: ["ignore", "pipe", "pipe"] });
+    const run = spawn(
+      process.execPath,
+      [BIN, "run", "--repo", REPO, "--worker", `sh ${w.worker}`, "--target", "1", "--persist", "--set", "gate.ci=local", "--set", "gate.local_command=true"],
+      { env: w.env, stdio: ["ignore", "pipe", "pipe"] },
+    );
     let output = "";
     run.stdout.on("data", (d: Buffer) => (output += d.toString()));
     run.stderr.on("data", (d: Buffer) => (output += d.toString()));
     const exited = new Promise<number | null>((resolve) => run.once("exit", (code) => resolve(code)));
     const observer = session(w);
-    const row = await until("the run's registration", async () => (await observer.daemonCall<{ ttl_seconds: number | null; renew_by: string | null; sessions: string[] }[]>("registrations"))?.[0]);
+    const row = await until(
+      "the run's registration",
+      async () => (await observer.daemonCall<{ ttl_seconds: number | null; renew_by: string | null; sessions: string[] }[]>("registrations"))?.[0],
+    );
     assert.equal(row.ttl_seconds, null, output);
     assert.equal(row.renew_by, null, "no renewal deadline: it never lapses");
     assert.equal(row.sessions.length, 1, "the run is the session that renews it");
@@ -201,11 +232,14 @@ describe("afk-mcp daemon", () => {
   it("a start the preconditions refuse registers nothing", async () => {
     const w = await world(["one"]);
     const s = session(w);
-    await assert.rejects(s.start(startInput(w, { labels: { ready: "no-such-label" } })), (error: Error) => error instanceof UsageError && /project_start refused: ready_label/.test(error.message));
+    await assert.rejects(
+      s.start(startInput(w, { labels: { ready: "no-such-label" } })),
+      (error: Error) => error instanceof UsageError && /project_start refused: ready_label/.test(error.message),
+    );
     const status = await s.status({ repo: REPO });
     assert.deepEqual(status.registrations, [], "nothing registered");
     assert.deepEqual(await claims(w), [], "nothing claimed");
-    assert.equal((await s.renew()), 0, "this session renews nothing");
+    assert.equal(await s.renew(), 0, "this session renews nothing");
   });
 
   it("a token that cannot push is refused with the problem and the fix: nothing registered, nothing written", async () => {
@@ -226,7 +260,11 @@ describe("afk-mcp daemon", () => {
     const { stdout } = await git(w.planDir, "ls-remote", w.forge.gitUrl, "refs/afk/*");
     assert.equal(stdout, "", "no claim, heartbeat or probe ref");
     const issue = await api(w.forge, "GET", repoPath(w.forge, `/issues/${w.issues[0]}`));
-    assert.deepEqual(issue.body.labels.map((l: { name: string }) => l.name), ["ready-for-agent"], "the issue is untouched");
+    assert.deepEqual(
+      issue.body.labels.map((l: { name: string }) => l.name),
+      ["ready-for-agent"],
+      "the issue is untouched",
+    );
     assert.ok(!(await daemonWritings(w.env)).includes(reader), "the daemon's log never holds the token");
   });
 
@@ -236,7 +274,11 @@ describe("afk-mcp daemon", () => {
     const made = await fetch(`${w.forge.apiUrl}/_forge/users`, { method: "POST", body: JSON.stringify({ login: "bee" }) });
     const bee = ((await made.json()) as { token: string }).token;
     const worker = join(w.planDir, "env-worker.sh");
-    await writeFile(worker, QUIET_WORKER.replace("cat >/dev/null", 'cat >/dev/null\nprintf "%s\\n%s\\n%s\\n" "${AFK_USER_MARK:-}" "$PATH" "${SOME_SECRET:-}" >"$plan/$n.env"'), { mode: 0o755 });
+    await writeFile(
+      worker,
+      QUIET_WORKER.replace("cat >/dev/null", 'cat >/dev/null\nprintf "%s\\n%s\\n%s\\n" "${AFK_USER_MARK:-}" "$PATH" "${SOME_SECRET:-}" >"$plan/$n.env"'),
+      { mode: 0o755 },
+    );
     const env = { ...w.env, GITHUB_TOKEN: bee, AFK_USER_MARK: "from-b", PATH: `/opt/b-bin:${w.env.PATH}`, SOME_SECRET: "s3cret-of-b" };
     const b = new DaemonClient({ env });
     clients.push(b);
@@ -282,7 +324,10 @@ describe("afk-mcp daemon", () => {
     // Taking the claims pushes refs: the daemon's read-only token could not, the session's can.
     const taken = await b.takeover({ repo: REPO, instance: "peer1", confirm: true });
     assert.equal(taken.action, "taken", taken.message);
-    assert.deepEqual(taken.taken.map((t) => t.issue), [w.issues[0]]);
+    assert.deepEqual(
+      taken.taken.map((t) => t.issue),
+      [w.issues[0]],
+    );
     const after = await b.takeover({ repo: REPO, list: true });
     const mine = after.instances.find((r) => r.claims.includes(w.issues[0]!));
     assert.ok(mine?.this_daemon, "the claim now belongs to this machine's daemon, which continues it once the project starts");
@@ -327,7 +372,10 @@ describe("afk-mcp daemon", () => {
     assert.deepEqual(row?.sessions, [s.session]);
     assert.ok(row?.renew_by);
     // The session renews while it lives: well past one TTL the registration is still running.
-    await until("renewals past one TTL", async () => Date.parse((await s.status({ repo: REPO })).registrations[0]?.renew_by ?? "0") > Date.parse(row!.renew_by!) + 1000);
+    await until(
+      "renewals past one TTL",
+      async () => Date.parse((await s.status({ repo: REPO })).registrations[0]?.renew_by ?? "0") > Date.parse(row!.renew_by!) + 1000,
+    );
     assert.equal((await s.status({ repo: REPO })).registrations[0]?.state, "running");
     await s.close();
     const watcher = session(w);
@@ -337,7 +385,11 @@ describe("afk-mcp daemon", () => {
     await until("the drain to end", async () => (await watcher.status({ repo: REPO })).registrations.length === 0);
     const prs = await pullsFor(w);
     const left = await claims(w);
-    assert.deepEqual(left.filter((n) => !prs.includes(n)), [], "every claim left has a PR");
+    assert.deepEqual(
+      left.filter((n) => !prs.includes(n)),
+      [],
+      "every claim left has a PR",
+    );
     const lapsed = (await watcher.logs({ repo: REPO, lane: "supervisor", tail_lines: 500 })).records.filter((r) => r.event === "registration_lapsed");
     assert.equal(lapsed.length, 1, "the lapse is recorded in the project's supervisor lane");
   });
@@ -346,7 +398,9 @@ describe("afk-mcp daemon", () => {
     const w = await daemonWorld(["one", "two"], "await", ["afk/other"]);
     worlds.push(w);
     // The lapsing project acts with its own forge user's token, so its requests can be told apart.
-    const ann = ((await (await fetch(`${w.forge.apiUrl}/_forge/users`, { method: "POST", body: JSON.stringify({ login: "ann" }) })).json()) as { token: string }).token;
+    const ann = (
+      (await (await fetch(`${w.forge.apiUrl}/_forge/users`, { method: "POST", body: JSON.stringify({ login: "ann" }) })).json()) as { token: string }
+    ).token;
     const a = new DaemonClient({ env: { ...w.env, GITHUB_TOKEN: ann } });
     const b = session(w);
     clients.push(a);
@@ -370,7 +424,11 @@ describe("afk-mcp daemon", () => {
     for (const n of w.issues) await go(w, n);
     await until("the drain to end", async () => (await rowOf(REPO)) === undefined);
     const prs = await pullsFor(w);
-    assert.deepEqual((await claims(w)).filter((n) => !prs.includes(n)), [], "every claim left has a PR");
+    assert.deepEqual(
+      (await claims(w)).filter((n) => !prs.includes(n)),
+      [],
+      "every claim left has a PR",
+    );
     // The lapsed fleet polls no more: over two further polls of the renewed one, not one request with its token.
     await api(w.forge, "POST", "/_forge/accounting/reset");
     const polled = async () => (await rowOf("afk/other"))?.last_poll ?? null;
@@ -383,7 +441,10 @@ describe("afk-mcp daemon", () => {
     const other = await rowOf("afk/other");
     assert.equal(other?.state, "running");
     await until("a renewal past its first deadline", async () => Date.parse((await rowOf("afk/other"))?.renew_by ?? "0") > firstRenewBy + 1000);
-    assert.deepEqual((await supervisor("afk/other")).filter((r) => r.event === "registration_lapsed"), []);
+    assert.deepEqual(
+      (await supervisor("afk/other")).filter((r) => r.event === "registration_lapsed"),
+      [],
+    );
   });
 
   it("a stopping project stays listed, as draining, until the end of its stop is done: once it is gone it sends nothing more", async () => {

@@ -21,7 +21,16 @@ import { parseFilter } from "../server/dashboard/serve.js";
 
 const cleanups = cleanupsAfterFile();
 const CHROMIUM = "/usr/bin/chromium";
-const ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync"];
+const ARGS = [
+  "--headless",
+  "--no-sandbox",
+  "--disable-gpu",
+  "--disable-quic",
+  "--no-first-run",
+  "--disable-background-networking",
+  "--disable-component-update",
+  "--disable-sync",
+];
 const HOSTILE = `<script>window.__pwned=1</script><img src=x onerror="window.__pwned=2">`;
 
 function chromiumMissing(): string | false {
@@ -55,14 +64,22 @@ describe("the web dashboard", () => {
 
   it("afk-mcp dashboard serves the page alone on 127.0.0.1 behind its token link, and no MCP endpoint", async () => {
     const dir = await tempDir("afk-dashboard-cli-");
-    const child = spawn(process.execPath, [BIN, "dashboard", "--port", "0"], { cwd: dir, env: { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: dir, AFK_STATE_DIR: join(dir, "state") }, stdio: ["ignore", "pipe", "pipe"] });
+    const child = spawn(process.execPath, [BIN, "dashboard", "--port", "0"], {
+      cwd: dir,
+      env: { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: dir, AFK_STATE_DIR: join(dir, "state") },
+      stdio: ["ignore", "pipe", "pipe"],
+    });
     let stderr = "";
     let stdout = "";
     child.stderr.on("data", (c: Buffer) => (stderr += c.toString()));
     child.stdout.on("data", (c: Buffer) => (stdout += c.toString()));
     const exited = new Promise<number | null>((resolve) => child.once("exit", (code) => resolve(code)));
     cleanups.push(async () => void (child.exitCode === null && child.kill("SIGKILL")));
-    const link = await waitFor("the token link on stderr", () => /dashboard at (http:\/\/127\.0\.0\.1:\d+\/\?token=[\w-]+)/.exec(stderr)?.[1], { deadlineMs: 60_000, intervalMs: 50, explain: () => stderr });
+    const link = await waitFor("the token link on stderr", () => /dashboard at (http:\/\/127\.0\.0\.1:\d+\/\?token=[\w-]+)/.exec(stderr)?.[1], {
+      deadlineMs: 60_000,
+      intervalMs: 50,
+      explain: () => stderr,
+    });
     const base = link.replace(/\?token=.*/, "");
     assert.equal((await fetch(base)).status, 401);
     const login = await fetch(link, { redirect: "manual" });
@@ -77,92 +94,123 @@ describe("the web dashboard", () => {
     assert.equal(stdout, "", "nothing on stdout");
   });
 
-  it("shows a fleet live in chromium: its worker, a hostile verdict as text, a landing without a reload; refuses a missing or wrong token and a foreign Host", { skip: chromiumMissing() }, async () => {
-    const forge = await startTestForge();
-    cleanups.push(() => forge.dispose());
-    const [good, hard] = (await readyIssues(forge, ["dashboard work", "too hard"])) as [number, number];
-    const dir = await tempDir("afk-dashboard-");
-    const go = join(dir, "go");
-    const worker = join(dir, "worker.sh");
-    const verdict = JSON.stringify({ verdict: "giving-up", reason: HOSTILE });
-    await writeFile(
-      worker,
-      ["#!/bin/sh", "cat > /dev/null", `if [ "$AFK_ISSUE" = "${hard}" ]; then cat > "$AFK_VERDICT_FILE" <<'EOF'`, verdict, "EOF", "exit 0; fi", `while [ ! -f "${go}" ]; do sleep 0.1; done`, ...COMMIT_WORK, ""].join("\n"),
-    );
-    const host = fleetHost(forge, dir, cleanups);
-    await host.start({
-      repo: forge.repo,
-      worker_command: `sh ${worker}`,
-      target: 2,
-      auto_merge: true,
-      config: { retry: 0, gate: { ci: "local", local_command: "ls work-*.txt >/dev/null" }, landing: { strategy: "push" }, pacing: { busy_seconds: 5, idle_seconds: 5, long_idle_seconds: 5 } },
-    });
-    const serving = await serveHttp(host, 0, {});
-    cleanups.push(() => serving.close());
-    const base = serving.dashboardUrl;
-    const port = Number(new URL(base).port);
+  it(
+    "shows a fleet live in chromium: its worker, a hostile verdict as text, a landing without a reload; refuses a missing or wrong token and a foreign Host",
+    { skip: chromiumMissing() },
+    async () => {
+      const forge = await startTestForge();
+      cleanups.push(() => forge.dispose());
+      const [good, hard] = (await readyIssues(forge, ["dashboard work", "too hard"])) as [number, number];
+      const dir = await tempDir("afk-dashboard-");
+      const go = join(dir, "go");
+      const worker = join(dir, "worker.sh");
+      const verdict = JSON.stringify({ verdict: "giving-up", reason: HOSTILE });
+      await writeFile(
+        worker,
+        [
+          "#!/bin/sh",
+          "cat > /dev/null",
+          `if [ "$AFK_ISSUE" = "${hard}" ]; then cat > "$AFK_VERDICT_FILE" <<'EOF'`,
+          verdict,
+          "EOF",
+          "exit 0; fi",
+          `while [ ! -f "${go}" ]; do sleep 0.1; done`,
+          ...COMMIT_WORK,
+          "",
+        ].join("\n"),
+      );
+      const host = fleetHost(forge, dir, cleanups);
+      await host.start({
+        repo: forge.repo,
+        worker_command: `sh ${worker}`,
+        target: 2,
+        auto_merge: true,
+        config: {
+          retry: 0,
+          gate: { ci: "local", local_command: "ls work-*.txt >/dev/null" },
+          landing: { strategy: "push" },
+          pacing: { busy_seconds: 5, idle_seconds: 5, long_idle_seconds: 5 },
+        },
+      });
+      const serving = await serveHttp(host, 0, {});
+      cleanups.push(() => serving.close());
+      const base = serving.dashboardUrl;
+      const port = Number(new URL(base).port);
 
-    // Refusals: no token, a wrong token link, a wrong bearer, a wrong cookie, a foreign Host (with the right token).
-    assert.equal((await fetch(base)).status, 401);
-    assert.equal((await fetch(`${base}?token=nope`, { redirect: "manual" })).status, 401);
-    assert.equal((await fetch(`${base}fragment`, { headers: { authorization: "Bearer nope" } })).status, 401);
-    assert.equal((await fetch(`${base}events`, { headers: { cookie: "afk_dashboard=nope" } })).status, 401);
-    assert.equal(await getWithHost(port, "/", `evil.example:${port}`, { authorization: `Bearer ${serving.token}` }), 403);
-    assert.equal(await getWithHost(port, `/?token=${serving.token}`, `evil.example:${port}`), 403);
-    assert.equal(await getWithHost(port, "/", `localhost:${port}`, { authorization: `Bearer ${serving.token}` }), 200);
-    const link = await fetch(`${base}?token=${serving.token}&issue=${good}`, { redirect: "manual" });
-    assert.equal(link.status, 303);
-    assert.equal(link.headers.get("location"), `/?issue=${good}`);
-    assert.match(link.headers.get("set-cookie") ?? "", /^afk_dashboard=[\w-]+; HttpOnly; SameSite=Strict; Path=\/$/);
-    assert.ok(!(link.headers.get("set-cookie") ?? "").includes(serving.token), "the cookie holds no token");
+      // Refusals: no token, a wrong token link, a wrong bearer, a wrong cookie, a foreign Host (with the right token).
+      assert.equal((await fetch(base)).status, 401);
+      assert.equal((await fetch(`${base}?token=nope`, { redirect: "manual" })).status, 401);
+      assert.equal((await fetch(`${base}fragment`, { headers: { authorization: "Bearer nope" } })).status, 401);
+      assert.equal((await fetch(`${base}events`, { headers: { cookie: "afk_dashboard=nope" } })).status, 401);
+      assert.equal(await getWithHost(port, "/", `evil.example:${port}`, { authorization: `Bearer ${serving.token}` }), 403);
+      assert.equal(await getWithHost(port, `/?token=${serving.token}`, `evil.example:${port}`), 403);
+      assert.equal(await getWithHost(port, "/", `localhost:${port}`, { authorization: `Bearer ${serving.token}` }), 200);
+      const link = await fetch(`${base}?token=${serving.token}&issue=${good}`, { redirect: "manual" });
+      assert.equal(link.status, 303);
+      assert.equal(link.headers.get("location"), `/?issue=${good}`);
+      assert.match(link.headers.get("set-cookie") ?? "", /^afk_dashboard=[\w-]+; HttpOnly; SameSite=Strict; Path=\/$/);
+      assert.ok(!(link.headers.get("set-cookie") ?? "").includes(serving.token), "the cookie holds no token");
 
-    await waitFor(`#${good}'s worker in flight and #${hard} escalated`, async () => {
-      const workers = (await host.status({ repo: forge.repo, scope: "worker" })).workers;
-      const ledger = (await host.logs({ repo: forge.repo, lane: "ledger", tail_lines: 500 })).records;
-      return workers.some((w) => w.issue === good) && ledger.some((r) => r.issue === hard && r.event === "escalation");
-    }, { deadlineMs: 3 * 60_000, intervalMs: 250 });
+      await waitFor(
+        `#${good}'s worker in flight and #${hard} escalated`,
+        async () => {
+          const workers = (await host.status({ repo: forge.repo, scope: "worker" })).workers;
+          const ledger = (await host.logs({ repo: forge.repo, lane: "ledger", tail_lines: 500 })).records;
+          return workers.some((w) => w.issue === good) && ledger.some((r) => r.issue === hard && r.event === "escalation");
+        },
+        { deadlineMs: 3 * 60_000, intervalMs: 250 },
+      );
 
-    const context = await chromium.launchPersistentContext(join(dir, "chromium-profile"), { executablePath: CHROMIUM, args: ARGS, headless: true, viewport: { width: 1280, height: 900 } });
-    cleanups.push(() => context.close());
-    const page = await context.newPage();
-    const errors: string[] = [];
-    page.on("pageerror", (e) => errors.push(e.message));
-    await page.goto(`${base}?token=${serving.token}`);
-    assert.equal(page.url(), base, "the token link redirects to / (the token leaves the address bar)");
-    const cookie = (await context.cookies()).find((c) => c.name === "afk_dashboard");
-    assert.ok(cookie && cookie.httpOnly && cookie.sameSite === "Strict", JSON.stringify(cookie));
-    const fleet = page.locator(`section.fleet[data-repo="${forge.repo}"]`);
-    await fleet.waitFor();
-    assert.equal(await fleet.locator("h2").textContent(), forge.repo);
-    assert.equal(await fleet.locator("dd.state").textContent(), "running");
-    assert.equal(await fleet.locator("dd.budget").textContent(), "none set", "no budget is configured for this fleet");
-    assert.match((await fleet.locator("table.workers").textContent()) ?? "", new RegExp(`#${good}`));
-    await page.locator("#conn", { hasText: "live" }).waitFor();
-    // The hostile verdict is in the ledger as text; nothing of it ran.
-    assert.ok(((await fleet.locator("table.ledger").textContent()) ?? "").includes("<script>window.__pwned=1</script>"));
-    assert.equal(await page.evaluate(() => (window as unknown as { __pwned?: number }).__pwned), undefined);
-    assert.equal(await page.locator("table.ledger script, table.ledger img").count(), 0);
-    assert.ok((await fleet.locator(`.gantt .row[data-issue="${hard}"] .bar.p-escalated`).count()) > 0, "the escalated issue's timeline has its bar");
+      const context = await chromium.launchPersistentContext(join(dir, "chromium-profile"), {
+        executablePath: CHROMIUM,
+        args: ARGS,
+        headless: true,
+        viewport: { width: 1280, height: 900 },
+      });
+      cleanups.push(() => context.close());
+      const page = await context.newPage();
+      const errors: string[] = [];
+      page.on("pageerror", (e) => errors.push(e.message));
+      await page.goto(`${base}?token=${serving.token}`);
+      assert.equal(page.url(), base, "the token link redirects to / (the token leaves the address bar)");
+      const cookie = (await context.cookies()).find((c) => c.name === "afk_dashboard");
+      assert.ok(cookie && cookie.httpOnly && cookie.sameSite === "Strict", JSON.stringify(cookie));
+      const fleet = page.locator(`section.fleet[data-repo="${forge.repo}"]`);
+      await fleet.waitFor();
+      assert.equal(await fleet.locator("h2").textContent(), forge.repo);
+      assert.equal(await fleet.locator("dd.state").textContent(), "running");
+      assert.equal(await fleet.locator("dd.budget").textContent(), "none set", "no budget is configured for this fleet");
+      assert.match((await fleet.locator("table.workers").textContent()) ?? "", new RegExp(`#${good}`));
+      await page.locator("#conn", { hasText: "live" }).waitFor();
+      // The hostile verdict is in the ledger as text; nothing of it ran.
+      assert.ok(((await fleet.locator("table.ledger").textContent()) ?? "").includes("<script>window.__pwned=1</script>"));
+      assert.equal(await page.evaluate(() => (window as unknown as { __pwned?: number }).__pwned), undefined);
+      assert.equal(await page.locator("table.ledger script, table.ledger img").count(), 0);
+      assert.ok((await fleet.locator(`.gantt .row[data-issue="${hard}"] .bar.p-escalated`).count()) > 0, "the escalated issue's timeline has its bar");
 
-    // The landing, without a reload: mark this document, let the worker commit, watch the report.
-    await page.evaluate(() => ((window as unknown as { __same: boolean }).__same = true));
-    await writeFile(go, "");
-    await page.waitForFunction((n) => [...document.querySelectorAll("table.report tr")].some((tr) => tr.textContent?.startsWith(`#${n}merged`)), good, { timeout: 4 * 60_000, polling: 200 });
-    assert.equal(await page.evaluate(() => (window as unknown as { __same?: boolean }).__same), true, "the same document: no reload");
-    await page.locator(`.gantt .row[data-issue="${good}"] .bar.p-merged`).waitFor();
-    assert.match((await fleet.locator("table.ledger").textContent()) ?? "", new RegExp(`#${good}: landed PR #\\d+`));
-    assert.deepEqual(errors, []);
+      // The landing, without a reload: mark this document, let the worker commit, watch the report.
+      await page.evaluate(() => ((window as unknown as { __same: boolean }).__same = true));
+      await writeFile(go, "");
+      await page.waitForFunction((n) => [...document.querySelectorAll("table.report tr")].some((tr) => tr.textContent?.startsWith(`#${n}merged`)), good, {
+        timeout: 4 * 60_000,
+        polling: 200,
+      });
+      assert.equal(await page.evaluate(() => (window as unknown as { __same?: boolean }).__same), true, "the same document: no reload");
+      await page.locator(`.gantt .row[data-issue="${good}"] .bar.p-merged`).waitFor();
+      assert.match((await fleet.locator("table.ledger").textContent()) ?? "", new RegExp(`#${good}: landed PR #\\d+`));
+      assert.deepEqual(errors, []);
 
-    // The filter: only the good issue's landing records.
-    await page.goto(`${base}?issue=${good}&event=landing`);
-    const rows = await page.locator("table.ledger tr.ev-landing").count();
-    assert.equal(rows, 1);
-    assert.equal(await page.locator("table.ledger tr:not(:first-child):not(.ev-landing)").count(), 0);
-    const shot = join(dir, "dashboard.png");
-    await page.goto(base);
-    await fleet.waitFor();
-    await page.screenshot({ path: shot, fullPage: true });
-    assert.equal(readFileSync(shot).subarray(1, 4).toString(), "PNG");
-    if (process.env.AFK_DASHBOARD_SCREENSHOT) copyFileSync(shot, process.env.AFK_DASHBOARD_SCREENSHOT);
-  });
+      // The filter: only the good issue's landing records.
+      await page.goto(`${base}?issue=${good}&event=landing`);
+      const rows = await page.locator("table.ledger tr.ev-landing").count();
+      assert.equal(rows, 1);
+      assert.equal(await page.locator("table.ledger tr:not(:first-child):not(.ev-landing)").count(), 0);
+      const shot = join(dir, "dashboard.png");
+      await page.goto(base);
+      await fleet.waitFor();
+      await page.screenshot({ path: shot, fullPage: true });
+      assert.equal(readFileSync(shot).subarray(1, 4).toString(), "PNG");
+      if (process.env.AFK_DASHBOARD_SCREENSHOT) copyFileSync(shot, process.env.AFK_DASHBOARD_SCREENSHOT);
+    },
+  );
 });

@@ -57,7 +57,10 @@ function runProc(argv: readonly string[], opts: { cwd: string; env: NodeJS.Proce
  * TAP, which the assertions read: Node 23 and newer report in the spec format by default.
  */
 function sampleTests(dir: string, only: string[] = []): Promise<ProcResult> {
-  return runProc([process.execPath, "--test", "--test-reporter=tap", ...only], { cwd: dir, env: { PATH: process.env.PATH, HOME: process.env.HOME, NO_COLOR: "1" } });
+  return runProc([process.execPath, "--test", "--test-reporter=tap", ...only], {
+    cwd: dir,
+    env: { PATH: process.env.PATH, HOME: process.env.HOME, NO_COLOR: "1" },
+  });
 }
 
 async function writeFiles(dir: string, files: Record<string, string>): Promise<void> {
@@ -95,7 +98,12 @@ interface WorkerRun extends ProcResult {
 }
 
 /** Runs the scripted worker for `key` in `worktree` the way the fleet does: AFK_* env, brief on stdin. */
-async function runWorker(key: string, attempt: number, worktree: string, opts: { stdin?: boolean; extraEnv?: Record<string, string> } = {}): Promise<WorkerRun> {
+async function runWorker(
+  key: string,
+  attempt: number,
+  worktree: string,
+  opts: { stdin?: boolean; extraEnv?: Record<string, string> } = {},
+): Promise<WorkerRun> {
   const stateDir = await scratch("afk-demo-state-");
   const verdictPath = join(stateDir, "verdict.json");
   const brief = await briefFor(key, attempt, worktree, verdictPath);
@@ -215,7 +223,12 @@ describe("the sample project", () => {
 
 describe("the seeded backlog", () => {
   it("loads with the dependency chain, the epic and the labels", async () => {
-    const issues = (await api(forge, "GET", repoPath(forge, "/issues?state=all&per_page=100"))).body as { number: number; title: string; body: string; labels: { name: string }[] }[];
+    const issues = (await api(forge, "GET", repoPath(forge, "/issues?state=all&per_page=100"))).body as {
+      number: number;
+      title: string;
+      body: string;
+      labels: { name: string }[];
+    }[];
     assert.equal(issues.length, BACKLOG.length);
     const byNumber = new Map(issues.map((i) => [i.number, i]));
     for (const [i, item] of BACKLOG.entries()) {
@@ -225,7 +238,9 @@ describe("the seeded backlog", () => {
       assert.deepEqual(issue.labels.map((l) => l.name).sort(), [...item.labels].sort());
     }
 
-    const [words, camel, pascal, epic, freq, reading] = ["words", "camel-case", "pascal-case", "stats-epic", "char-frequency", "reading-time"].map(issueNumberOf);
+    const [words, camel, pascal, epic, freq, reading] = ["words", "camel-case", "pascal-case", "stats-epic", "char-frequency", "reading-time"].map(
+      issueNumberOf,
+    );
     // Chain: #2 natively blocked by #1, #3 by #2 through its body's `## Blocked by` section.
     const blockers = async (n: number): Promise<number[]> =>
       (await api(forge, "GET", repoPath(forge, `/issues/${n}/dependencies/blocked_by`))).body.map((i: { number: number }) => i.number);
@@ -237,7 +252,10 @@ describe("the seeded backlog", () => {
     const subs = (await api(forge, "GET", repoPath(forge, `/issues/${epic}/sub_issues`))).body.map((i: { number: number }) => i.number);
     assert.deepEqual(subs.sort(), [freq, reading]);
     assert.ok(byNumber.get(epic!)!.labels.some((l) => l.name === "epic"));
-    assert.equal(RECIPES.some((r) => r.key === "stats-epic"), false);
+    assert.equal(
+      RECIPES.some((r) => r.key === "stats-epic"),
+      false,
+    );
 
     const labels = (await api(forge, "GET", repoPath(forge, "/labels"))).body.map((l: { name: string }) => l.name);
     for (const name of ["ready-for-agent", "ready-for-human", "epic"]) assert.ok(labels.includes(name), name);
@@ -250,10 +268,19 @@ describe("the seeded backlog", () => {
     assert.equal(ends("capitalize")?.end, "closed_done");
     assert.equal(ends("stats-epic")?.end, "epic_done");
     assert.equal(ends("stats-epic")?.attempts, undefined);
-    assert.deepEqual(expectations.filter((e) => e.end === "escalated").map((e) => [e.key, e.attempts]), [["hyphenate", 3], ["detect-language", 3]]);
+    assert.deepEqual(
+      expectations.filter((e) => e.end === "escalated").map((e) => [e.key, e.attempts]),
+      [
+        ["hyphenate", 3],
+        ["detect-language", 3],
+      ],
+    );
     assert.equal(expectations.filter((e) => e.end === "merged").length, 7);
     // With no retries, the issue that needs a second attempt is escalated instead.
-    assert.deepEqual(expectationsFor(0).find((e) => e.key === "truncate"), { ...ends("truncate"), end: "escalated", attempts: 1 });
+    assert.deepEqual(
+      expectationsFor(0).find((e) => e.key === "truncate"),
+      { ...ends("truncate"), end: "escalated", attempts: 1 },
+    );
     assert.equal(stepFor(recipe("hyphenate"), 9), recipe("hyphenate").steps.at(-1));
   });
 });
@@ -357,7 +384,10 @@ describe("the local CI runner", () => {
   async function completedRun(sha: string, timeoutMs = 30_000): Promise<any> {
     return waitFor(
       `a completed check run on ${sha}`,
-      async () => (await api(forge, "GET", repoPath(forge, `/commits/${sha}/check-runs`))).body.check_runs.find((c: { name: string; status: string }) => c.name === "test" && c.status === "completed"),
+      async () =>
+        (await api(forge, "GET", repoPath(forge, `/commits/${sha}/check-runs`))).body.check_runs.find(
+          (c: { name: string; status: string }) => c.name === "test" && c.status === "completed",
+        ),
       { deadlineMs: timeoutMs, intervalMs: 100, explain: () => `logs:\n${logs.join("\n")}` },
     );
   }
@@ -438,7 +468,17 @@ describe("the local CI runner", () => {
   });
 
   it("cuts a long failure down to its failing tests", () => {
-    const output = ["✔ ok one", "ℹ tests 2", "✖ failing tests:", "", "test at /tmp/x/test/a.test.js:1:1", "✖ boom", "    at Test.run (node:internal/test_runner/test:1:1)", "    at file:///tmp/x/test/a.test.js:3:3", "x".repeat(20_000)].join("\n");
+    const output = [
+      "✔ ok one",
+      "ℹ tests 2",
+      "✖ failing tests:",
+      "",
+      "test at /tmp/x/test/a.test.js:1:1",
+      "✖ boom",
+      "    at Test.run (node:internal/test_runner/test:1:1)",
+      "    at file:///tmp/x/test/a.test.js:3:3",
+      "x".repeat(20_000),
+    ].join("\n");
     const excerpt = failureExcerpt(output, "/tmp/x");
     assert.ok(Buffer.byteLength(excerpt) <= 8 * 1024 + 100);
     assert.doesNotMatch(excerpt, /node:internal/);

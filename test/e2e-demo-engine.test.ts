@@ -17,13 +17,19 @@ describe("afk-mcp demo --engine", () => {
     assert.equal(report.engine?.name, "claude");
     assert.equal(report.engine?.model, "claude-sonnet-4-5-20250929");
     assert.ok((report.engine?.turns ?? 0) >= report.issues.length, "the real CLI asked the scripted model at least once per issue");
-    assert.ok(report.engine!.recorded_usd !== null && Math.abs(report.engine!.recorded_usd - report.engine!.billed_usd) < 1e-9, `recorded ${report.engine!.recorded_usd} vs billed ${report.engine!.billed_usd}`);
+    assert.ok(
+      report.engine!.recorded_usd !== null && Math.abs(report.engine!.recorded_usd - report.engine!.billed_usd) < 1e-9,
+      `recorded ${report.engine!.recorded_usd} vs billed ${report.engine!.billed_usd}`,
+    );
   });
 
   it("refuses an engine it cannot drive, and a CLI that is not installed, with the install command", async () => {
     const dir = await tempDir("afk-demo-engine-");
     await assert.rejects(demoEngine("gemini", dir), /--engine must be claude or codex/);
-    await assert.rejects(demoEngine("claude", dir, "/nonexistent", false), /demo --engine claude runs the real claude CLI, which is not installed: npm i -g @anthropic-ai\/claude-code/);
+    await assert.rejects(
+      demoEngine("claude", dir, "/nonexistent", false),
+      /demo --engine claude runs the real claude CLI, which is not installed: npm i -g @anthropic-ai\/claude-code/,
+    );
     await assert.rejects(demoEngine("codex", dir, "/nonexistent", false), /npm i -g @openai\/codex/);
     await assert.rejects(runDemo({ engine: "claude", worker: "true", tty: false, write: () => undefined }), /pass --engine or --worker, not both/);
   });

@@ -40,6 +40,8 @@ before(async () => {
     HOME: process.env.HOME ?? dir,
     GITHUB_API_URL: forge.apiUrl,
     GITHUB_TOKEN: forge.token,
+    // The suite runs workers unconfined (scripts/test-run.mjs); a process started with this env does too.
+    AFK_RUNTIME: process.env.AFK_RUNTIME ?? "local",
     AFK_STATE_DIR: join(dir, "state"),
     AFK_TIME_SCALE: "0.05",
   };
@@ -135,7 +137,9 @@ describe("the demo backlog through the stdio MCP server", () => {
     for (const e of expectations) {
       if (e.attempts === undefined) continue;
       const lane = await call("logs", { repo: REPO, lane: "supervisor", issue: e.number, tail_lines: 200 });
-      const born = (lane.records as { event?: string; attempt?: number }[]).filter((r) => r.event === "worker_born" && typeof r.attempt === "number").map((r) => r.attempt as number);
+      const born = (lane.records as { event?: string; attempt?: number }[])
+        .filter((r) => r.event === "worker_born" && typeof r.attempt === "number")
+        .map((r) => r.attempt as number);
       assert.equal(Math.max((maxAttempt.get(e.number) ?? 0) + 1, ...born), e.attempts, `#${e.number} ${e.title}: attempts`);
     }
 

@@ -32,13 +32,16 @@ const CODEX_MODEL = "gpt-5";
 const PRICES = { [CLAUDE_MODEL]: { input: 3, output: 15 }, [CODEX_MODEL]: { input: 1.25, output: 10 } };
 
 /** The project's tests: every work file says whose work it is. Committed on the base; also the local gate. */
-const TEST_SH = ['#!/bin/sh', 'for f in work-*.txt; do grep -q "work for" "$f" || { echo "bad $f"; exit 1; }; done', 'echo "tests pass"', ""].join("\n");
+const TEST_SH = ["#!/bin/sh", 'for f in work-*.txt; do grep -q "work for" "$f" || { echo "bad $f"; exit 1; }; done', 'echo "tests pass"', ""].join("\n");
 
 /** What the scripted model has the CLI do, with the CLI's own shell tool: edit, test, commit. */
 const SCRIPT = [
   { shell: 'echo "work for $AFK_ISSUE" > "work-$AFK_ISSUE.txt"' },
   { shell: "sh test.sh" },
-  { shell: 'git add -A && git -c user.name=agent -c user.email=agent@example.com -c commit.gpgsign=false commit -qm "work for #$AFK_ISSUE" && git log --oneline -1' },
+  {
+    shell:
+      'git add -A && git -c user.name=agent -c user.email=agent@example.com -c commit.gpgsign=false commit -qm "work for #$AFK_ISSUE" && git log --oneline -1',
+  },
 ];
 
 async function project(): Promise<{ forge: TestForge; dir: string; home: string }> {
@@ -89,7 +92,18 @@ function cliEnv(model: ScriptedModel, home: string): Record<string, string> {
   };
 }
 
-const PASS = ["ANTHROPIC_BASE_URL", "ANTHROPIC_API_KEY", "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "DISABLE_AUTOUPDATER", "OPENAI_API_KEY", "CODEX_HOME", "HTTPS_PROXY", "HTTP_PROXY", "ALL_PROXY", "NO_PROXY"];
+const PASS = [
+  "ANTHROPIC_BASE_URL",
+  "ANTHROPIC_API_KEY",
+  "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC",
+  "DISABLE_AUTOUPDATER",
+  "OPENAI_API_KEY",
+  "CODEX_HOME",
+  "HTTPS_PROXY",
+  "HTTP_PROXY",
+  "ALL_PROXY",
+  "NO_PROXY",
+];
 
 function baseConfig(engines: Record<string, unknown>, extra: Record<string, unknown> = {}): Record<string, unknown> {
   return {
@@ -110,9 +124,14 @@ async function supervisorText(host: FleetHost, forge: TestForge): Promise<string
   return records.map((r) => `${String(r.event)}: ${String(r.msg)}`).join("\n");
 }
 
-async function spendRecords(host: FleetHost, forge: TestForge): Promise<Array<{ usd: number | null; input_tokens: number | null; output_tokens: number | null; source: string; model: string | null }>> {
+async function spendRecords(
+  host: FleetHost,
+  forge: TestForge,
+): Promise<Array<{ usd: number | null; input_tokens: number | null; output_tokens: number | null; source: string; model: string | null }>> {
   const records = (await host.logs({ repo: forge.repo, lane: "worker", tail_lines: 2000 })).records as Array<{ event?: unknown; data?: unknown }>;
-  return records.filter((r) => r.event === "spend").map((r) => r.data as { usd: number | null; input_tokens: number | null; output_tokens: number | null; source: string; model: string | null });
+  return records
+    .filter((r) => r.event === "spend")
+    .map((r) => r.data as { usd: number | null; input_tokens: number | null; output_tokens: number | null; source: string; model: string | null });
 }
 
 describe("real agent CLIs as engines, against a scripted model API on loopback", () => {
@@ -125,16 +144,38 @@ describe("real agent CLIs as engines, against a scripted model API on loopback",
     const steps: string[] = [];
     // One attempt costs $0.018 here (4 turns of 1,000 in and 100 out at $3 and $15 per million): a $0.005 day budget is reached by the first.
     await host.start(
-      { repo: forge.repo, engine: "claude", model: CLAUDE_MODEL, target: 1, auto_merge: true, config: baseConfig({ claude: { binary: join(BIN, "claude") } }, { budget: { usd_per_day: 0.005 } }) },
+      {
+        repo: forge.repo,
+        engine: "claude",
+        model: CLAUDE_MODEL,
+        target: 1,
+        auto_merge: true,
+        config: baseConfig({ claude: { binary: join(BIN, "claude") } }, { budget: { usd_per_day: 0.005 } }),
+      },
       (step) => steps.push(step),
     );
-    assert.ok(steps.some((s) => /^engine claude \(model claude-sonnet-4-5-20250929\): .*claude, version 2\.\d+\.\d+ \(Claude Code\), custom provider ANTHROPIC_BASE_URL=http:\/\/127\.0\.0\.1:\d+/.test(s)), steps.join("\n"));
+    assert.ok(
+      steps.some((s) =>
+        /^engine claude \(model claude-sonnet-4-5-20250929\): .*claude, version 2\.\d+\.\d+ \(Claude Code\), custom provider ANTHROPIC_BASE_URL=http:\/\/127\.0\.0\.1:\d+/.test(
+          s,
+        ),
+      ),
+      steps.join("\n"),
+    );
 
-    await waitFor(`#${first} landed and closed`, async () => (await issueOf(forge, first)).state === "closed", { deadlineMs: 5 * 60_000, intervalMs: 500, explain: () => supervisorText(host, forge) });
-    const status = await waitFor("births held by the day budget", async () => {
-      const s = await host.status({ repo: forge.repo, scope: "worker" });
-      return s.births?.paused && /budget\.usd_per_day/.test(s.births.reason ?? "") ? s : false;
-    }, { deadlineMs: 60_000, intervalMs: 250, explain: () => supervisorText(host, forge) });
+    await waitFor(`#${first} landed and closed`, async () => (await issueOf(forge, first)).state === "closed", {
+      deadlineMs: 5 * 60_000,
+      intervalMs: 500,
+      explain: () => supervisorText(host, forge),
+    });
+    const status = await waitFor(
+      "births held by the day budget",
+      async () => {
+        const s = await host.status({ repo: forge.repo, scope: "worker" });
+        return s.births?.paused && /budget\.usd_per_day/.test(s.births.reason ?? "") ? s : false;
+      },
+      { deadlineMs: 60_000, intervalMs: 250, explain: () => supervisorText(host, forge) },
+    );
     assert.match(status.births!.reason!, /budget\.usd_per_day reached: \$0\.01\d+ spent today \(UTC \d{4}-\d\d-\d\d\) of \$0\.0050/);
     assert.match(status.births!.until!, /T00:00:00\.000Z$/, "a day budget resets at the next UTC midnight");
 
@@ -142,13 +183,22 @@ describe("real agent CLIs as engines, against a scripted model API on loopback",
     assert.equal(spends.length, 1, "one attempt, one spend record");
     assert.equal(spends[0]!.source, "cli");
     assert.equal(spends[0]!.model, CLAUDE_MODEL);
-    assert.deepEqual({ input: spends[0]!.input_tokens, output: spends[0]!.output_tokens }, { input: model.billedTokens().input_tokens, output: model.billedTokens().output_tokens });
+    assert.deepEqual(
+      { input: spends[0]!.input_tokens, output: spends[0]!.output_tokens },
+      { input: model.billedTokens().input_tokens, output: model.billedTokens().output_tokens },
+    );
     assert.ok(Math.abs(spends[0]!.usd! - model.billedUsd()) < 1e-9, `recorded ${spends[0]!.usd} vs billed ${model.billedUsd()}`);
-    assert.ok(model.turns.every((t) => t.model === CLAUDE_MODEL), "the model flag reached the server");
+    assert.ok(
+      model.turns.every((t) => t.model === CLAUDE_MODEL),
+      "the model flag reached the server",
+    );
     assert.equal(status.spend!.today.attempts, 1);
     assert.equal(status.spend!.budget, "$0.0050 a day (UTC)", "status names the budget in force");
     assert.ok(Math.abs(status.spend!.today.usd - model.billedUsd()) < 1e-9);
-    assert.deepEqual(status.spend!.issues.map((i) => i.issue), [first]);
+    assert.deepEqual(
+      status.spend!.issues.map((i) => i.issue),
+      [first],
+    );
     // The second issue was never started: nothing killed, no attempt spent.
     assert.equal((await issueOf(forge, second)).state, "open");
     assert.ok(!(await supervisorText(host, forge)).includes(`#${second}: worker started`));
@@ -156,11 +206,22 @@ describe("real agent CLIs as engines, against a scripted model API on loopback",
     // A restart on the same state directory keeps what was spent: the day budget still holds.
     await host.stop({ repo: forge.repo, stop_workers: true });
     const again = fleetHost(forge, dir, cleanups, cliEnv(model, home));
-    await again.start({ repo: forge.repo, engine: "claude", model: CLAUDE_MODEL, target: 1, auto_merge: true, config: baseConfig({ claude: { binary: join(BIN, "claude") } }, { budget: { usd_per_day: 0.005 } }) });
-    const restarted = await waitFor("the restarted fleet's first tick", async () => {
-      const s = await again.status({ repo: forge.repo, scope: "worker" });
-      return s.last_tick ? s : false;
-    }, { deadlineMs: 60_000, intervalMs: 250 });
+    await again.start({
+      repo: forge.repo,
+      engine: "claude",
+      model: CLAUDE_MODEL,
+      target: 1,
+      auto_merge: true,
+      config: baseConfig({ claude: { binary: join(BIN, "claude") } }, { budget: { usd_per_day: 0.005 } }),
+    });
+    const restarted = await waitFor(
+      "the restarted fleet's first tick",
+      async () => {
+        const s = await again.status({ repo: forge.repo, scope: "worker" });
+        return s.last_tick ? s : false;
+      },
+      { deadlineMs: 60_000, intervalMs: 250 },
+    );
     assert.equal(restarted.spend!.today.attempts, 1);
     assert.ok(Math.abs(restarted.spend!.today.usd - model.billedUsd()) < 1e-9);
     assert.match(restarted.births!.reason ?? "", /budget\.usd_per_day reached/);
@@ -174,11 +235,24 @@ describe("real agent CLIs as engines, against a scripted model API on loopback",
     const [n] = (await readyIssues(forge, ["Sandboxed task"])) as [number];
     const host = fleetHost(forge, dir, cleanups, { ...cliEnv(model, home), AFK_RUNTIME: "sandbox" });
     const steps: string[] = [];
-    await host.start({ repo: forge.repo, engine: "claude", model: CLAUDE_MODEL, target: 1, auto_merge: true, config: baseConfig({ claude: { binary: join(BIN, "claude") } }) }, (step) => steps.push(step));
-    assert.ok(steps.some((s) => s.startsWith("runtime sandbox (bubblewrap")), steps.join("\n"));
-    await waitFor(`#${n} landed and closed`, async () => (await issueOf(forge, n)).state === "closed", { deadlineMs: 5 * 60_000, intervalMs: 500, explain: () => supervisorText(host, forge) });
+    await host.start(
+      { repo: forge.repo, engine: "claude", model: CLAUDE_MODEL, target: 1, auto_merge: true, config: baseConfig({ claude: { binary: join(BIN, "claude") } }) },
+      (step) => steps.push(step),
+    );
+    assert.ok(
+      steps.some((s) => s.startsWith("runtime sandbox (bubblewrap")),
+      steps.join("\n"),
+    );
+    await waitFor(`#${n} landed and closed`, async () => (await issueOf(forge, n)).state === "closed", {
+      deadlineMs: 5 * 60_000,
+      intervalMs: 500,
+      explain: () => supervisorText(host, forge),
+    });
     const lines = ((await host.logs({ repo: forge.repo, lane: "worker", tail_lines: 2000 })).records as Array<{ msg?: unknown }>).map((r) => String(r.msg));
-    assert.ok(lines.some((l) => l.startsWith("afk-mcp sandbox: bubblewrap;") && l.includes(model.url.replace("http://", ""))), "the worker ran sandboxed, its base URL's host allowed");
+    assert.ok(
+      lines.some((l) => l.startsWith("afk-mcp sandbox: bubblewrap;") && l.includes(model.url.replace("http://", ""))),
+      "the worker ran sandboxed, its base URL's host allowed",
+    );
     assert.equal((await git(forge.bareRepo, "show", `main:work-${n}.txt`)).stdout.trim(), `work for ${n}`);
     assert.ok(model.turns.length >= 3, "the CLI reached the scripted model from inside the sandbox");
   });
@@ -189,11 +263,22 @@ describe("real agent CLIs as engines, against a scripted model API on loopback",
     cleanups.push(() => model.close());
     const [n] = (await readyIssues(forge, ["Limited task"])) as [number];
     const host = fleetHost(forge, dir, cleanups, cliEnv(model, home));
-    await host.start({ repo: forge.repo, engine: "claude", model: CLAUDE_MODEL, target: 1, auto_merge: true, config: baseConfig({ claude: { binary: join(BIN, "claude") } }, { circuit: { k: 1 } }) });
-    const status = await waitFor("births paused by the usage limit", async () => {
-      const s = await host.status({ repo: forge.repo, scope: "worker" });
-      return s.births?.paused ? s : false;
-    }, { deadlineMs: 2 * 60_000, intervalMs: 250, explain: () => supervisorText(host, forge) });
+    await host.start({
+      repo: forge.repo,
+      engine: "claude",
+      model: CLAUDE_MODEL,
+      target: 1,
+      auto_merge: true,
+      config: baseConfig({ claude: { binary: join(BIN, "claude") } }, { circuit: { k: 1 } }),
+    });
+    const status = await waitFor(
+      "births paused by the usage limit",
+      async () => {
+        const s = await host.status({ repo: forge.repo, scope: "worker" });
+        return s.births?.paused ? s : false;
+      },
+      { deadlineMs: 2 * 60_000, intervalMs: 250, explain: () => supervisorText(host, forge) },
+    );
     assert.match(status.births!.reason!, /usage limit reached \(.*API Error: Request rejected \(429\)/);
     const text = await supervisorText(host, forge);
     assert.ok(!/breaker/i.test(text), text);
@@ -201,10 +286,14 @@ describe("real agent CLIs as engines, against a scripted model API on loopback",
     const labels = (await issueOf(forge, n)).labels.map((l) => l.name);
     assert.ok(!labels.includes("runner-error"), labels.join(","));
     // The pause comes from its output while it runs; the spend record once it has exited.
-    const spends = await waitFor("the spend record", async () => {
-      const s = await spendRecords(host, forge);
-      return s.length > 0 ? s : false;
-    }, { deadlineMs: 60_000, intervalMs: 250 });
+    const spends = await waitFor(
+      "the spend record",
+      async () => {
+        const s = await spendRecords(host, forge);
+        return s.length > 0 ? s : false;
+      },
+      { deadlineMs: 60_000, intervalMs: 250 },
+    );
     assert.equal(spends.length, 1);
     assert.equal(spends[0]!.usd, 0, "claude reports $0 for a rejected request: it billed nothing");
     assert.equal(model.billedUsd(), 0);
@@ -225,26 +314,47 @@ describe("real agent CLIs as engines, against a scripted model API on loopback",
         model: CODEX_MODEL,
         target: 1,
         auto_merge: true,
-        config: baseConfig({ codex: { binary: join(BIN, "codex") } }, { prices: { [CODEX_MODEL]: { input_per_mtok: PRICES[CODEX_MODEL].input, output_per_mtok: PRICES[CODEX_MODEL].output } } }),
+        config: baseConfig(
+          { codex: { binary: join(BIN, "codex") } },
+          { prices: { [CODEX_MODEL]: { input_per_mtok: PRICES[CODEX_MODEL].input, output_per_mtok: PRICES[CODEX_MODEL].output } } },
+        ),
       },
       (step) => steps.push(step),
     );
-    assert.ok(steps.some((s) => /^engine codex \(model gpt-5\): .*codex, version codex-cli \d+\.\d+\.\d+/.test(s)), steps.join("\n"));
-    await waitFor(`#${n} landed and closed`, async () => (await issueOf(forge, n)).state === "closed", { deadlineMs: 5 * 60_000, intervalMs: 500, explain: () => supervisorText(host, forge) });
-    const spends = await waitFor("the spend record", async () => {
-      const s = await spendRecords(host, forge);
-      return s.length > 0 ? s : false;
-    }, { deadlineMs: 30_000, intervalMs: 250 });
+    assert.ok(
+      steps.some((s) => /^engine codex \(model gpt-5\): .*codex, version codex-cli \d+\.\d+\.\d+/.test(s)),
+      steps.join("\n"),
+    );
+    await waitFor(`#${n} landed and closed`, async () => (await issueOf(forge, n)).state === "closed", {
+      deadlineMs: 5 * 60_000,
+      intervalMs: 500,
+      explain: () => supervisorText(host, forge),
+    });
+    const spends = await waitFor(
+      "the spend record",
+      async () => {
+        const s = await spendRecords(host, forge);
+        return s.length > 0 ? s : false;
+      },
+      { deadlineMs: 30_000, intervalMs: 250 },
+    );
     assert.equal(spends.length, 1);
     assert.equal(spends[0]!.source, "prices");
-    assert.deepEqual({ input: spends[0]!.input_tokens, output: spends[0]!.output_tokens }, { input: model.billedTokens().input_tokens, output: model.billedTokens().output_tokens });
+    assert.deepEqual(
+      { input: spends[0]!.input_tokens, output: spends[0]!.output_tokens },
+      { input: model.billedTokens().input_tokens, output: model.billedTokens().output_tokens },
+    );
     assert.ok(Math.abs(spends[0]!.usd! - model.billedUsd()) < 1e-9, `recorded ${spends[0]!.usd} vs billed ${model.billedUsd()}`);
     assert.ok(model.turns.every((t) => t.api === "openai" && t.model === CODEX_MODEL));
     // The ledger's final report counts the same spend.
-    const report = await waitFor("the report's spend", async () => {
-      const r = await host.report({ repo: forge.repo });
-      return r.totals.spend !== "unknown" ? r : false;
-    }, { deadlineMs: 30_000, intervalMs: 250 });
+    const report = await waitFor(
+      "the report's spend",
+      async () => {
+        const r = await host.report({ repo: forge.repo });
+        return r.totals.spend !== "unknown" ? r : false;
+      },
+      { deadlineMs: 30_000, intervalMs: 250 },
+    );
     const total = report.totals.spend as { usd?: number; tokens?: { input?: number; output?: number } };
     assert.ok(Math.abs((total.usd ?? -1) - model.billedUsd()) < 1e-6, `report ${JSON.stringify(total)} vs billed ${model.billedUsd()}`);
     assert.deepEqual([total.tokens?.input, total.tokens?.output], [model.billedTokens().input_tokens, model.billedTokens().output_tokens]);
@@ -257,12 +367,23 @@ describe("real agent CLIs as engines, against a scripted model API on loopback",
     cleanups.push(() => model.close());
     const [n] = (await readyIssues(forge, ["Costly task"])) as [number];
     const host = fleetHost(forge, dir, cleanups, cliEnv(model, home));
-    const started = await host.start({ repo: forge.repo, engine: "claude", model: CLAUDE_MODEL, target: 1, auto_merge: true, config: baseConfig({ claude: { binary: join(BIN, "claude") } }, { retry: 0, budget: { usd_per_attempt: 0.005 } }) });
+    const started = await host.start({
+      repo: forge.repo,
+      engine: "claude",
+      model: CLAUDE_MODEL,
+      target: 1,
+      auto_merge: true,
+      config: baseConfig({ claude: { binary: join(BIN, "claude") } }, { retry: 0, budget: { usd_per_attempt: 0.005 } }),
+    });
     assert.match(started.registration!.worker_command, / '--max-budget-usd' '0\.005'$/);
-    const spends = await waitFor("the spend record", async () => {
-      const s = await spendRecords(host, forge);
-      return s.length > 0 ? s : false;
-    }, { deadlineMs: 2 * 60_000, intervalMs: 250, explain: () => supervisorText(host, forge) });
+    const spends = await waitFor(
+      "the spend record",
+      async () => {
+        const s = await spendRecords(host, forge);
+        return s.length > 0 ? s : false;
+      },
+      { deadlineMs: 2 * 60_000, intervalMs: 250, explain: () => supervisorText(host, forge) },
+    );
     assert.equal(model.turns.length, 2, "the CLI stopped at its budget");
     assert.deepEqual([spends[0]!.input_tokens, spends[0]!.output_tokens], [model.billedTokens().input_tokens, model.billedTokens().output_tokens]);
     assert.ok(Math.abs(spends[0]!.usd! - model.billedUsd()) < 1e-9, `recorded ${spends[0]!.usd} vs billed ${model.billedUsd()}`);
@@ -280,14 +401,31 @@ describe("real agent CLIs as engines, against a scripted model API on loopback",
     cleanups.push(() => model.close());
     const [n] = (await readyIssues(forge, ["Hard task"])) as [number];
     const host = fleetHost(forge, dir, cleanups, cliEnv(model, home));
-    await host.start({ repo: forge.repo, engine: "claude", model: CLAUDE_MODEL, target: 1, auto_merge: true, config: baseConfig({ claude: { binary: join(BIN, "claude") } }, { routing: { ladder: [{ model: STRONGER }] } }) });
-    await waitFor(`#${n} landed on attempt 2`, async () => (await issueOf(forge, n)).state === "closed", { deadlineMs: 5 * 60_000, intervalMs: 500, explain: () => supervisorText(host, forge) });
+    await host.start({
+      repo: forge.repo,
+      engine: "claude",
+      model: CLAUDE_MODEL,
+      target: 1,
+      auto_merge: true,
+      config: baseConfig({ claude: { binary: join(BIN, "claude") } }, { routing: { ladder: [{ model: STRONGER }] } }),
+    });
+    await waitFor(`#${n} landed on attempt 2`, async () => (await issueOf(forge, n)).state === "closed", {
+      deadlineMs: 5 * 60_000,
+      intervalMs: 500,
+      explain: () => supervisorText(host, forge),
+    });
     const seen = [...new Set(model.turns.map((t) => t.model))];
     assert.deepEqual(seen, [CLAUDE_MODEL, STRONGER], "attempt 1 asked for the start's model, attempt 2 for the ladder's");
-    assert.ok(model.turns.filter((t) => t.model === STRONGER).some((t) => t.reply.startsWith("git add")), "the stronger model's run committed");
+    assert.ok(
+      model.turns.filter((t) => t.model === STRONGER).some((t) => t.reply.startsWith("git add")),
+      "the stronger model's run committed",
+    );
     assert.match(await supervisorText(host, forge), new RegExp(`routed: #${n}: attempt 2 runs claude ${STRONGER} \\(ladder rung 1\\)`));
     const spends = await spendRecords(host, forge);
-    assert.deepEqual(spends.map((s) => s.model), [CLAUDE_MODEL, STRONGER]);
+    assert.deepEqual(
+      spends.map((s) => s.model),
+      [CLAUDE_MODEL, STRONGER],
+    );
   });
 
   it("a usage limit pauses that engine only: the next birth fails over to codex, with no attempt spent", async () => {
@@ -306,17 +444,33 @@ describe("real agent CLIs as engines, against a scripted model API on loopback",
       auto_merge: true,
       config: baseConfig(
         { claude: { binary: join(BIN, "claude") }, codex: { binary: join(BIN, "codex"), default_model: CODEX_MODEL } },
-        { routing: { ladder: [{ engine: "codex" }] }, prices: { [CODEX_MODEL]: { input_per_mtok: PRICES[CODEX_MODEL].input, output_per_mtok: PRICES[CODEX_MODEL].output } } },
+        {
+          routing: { ladder: [{ engine: "codex" }] },
+          prices: { [CODEX_MODEL]: { input_per_mtok: PRICES[CODEX_MODEL].input, output_per_mtok: PRICES[CODEX_MODEL].output } },
+        },
       ),
     });
-    await waitFor(`#${n} landed by codex`, async () => (await issueOf(forge, n)).state === "closed", { deadlineMs: 5 * 60_000, intervalMs: 500, explain: () => supervisorText(host, forge) });
+    await waitFor(`#${n} landed by codex`, async () => (await issueOf(forge, n)).state === "closed", {
+      deadlineMs: 5 * 60_000,
+      intervalMs: 500,
+      explain: () => supervisorText(host, forge),
+    });
     const text = await supervisorText(host, forge);
     assert.match(text, /engine_paused: #\d+: engine claude paused \(usage limit reached \(API Error: Request rejected \(429\).*births go on with codex/);
     assert.match(text, new RegExp(`failover: #${n}: attempt 1 fails over from claude to codex`));
     assert.ok(!/breaker/i.test(text), "a usage limit is not a fast death");
     assert.deepEqual([...new Set(model.turns.map((t) => t.api))], ["anthropic", "openai"]);
-    const spends = (await host.logs({ repo: forge.repo, lane: "worker", tail_lines: 2000 })).records.filter((r) => r.event === "spend").map((r) => ({ attempt: r.attempt, engine: (r.data as { engine: string }).engine }));
-    assert.deepEqual(spends, [{ attempt: 1, engine: "claude" }, { attempt: 1, engine: "codex" }], "the failover spent no attempt");
+    const spends = (await host.logs({ repo: forge.repo, lane: "worker", tail_lines: 2000 })).records
+      .filter((r) => r.event === "spend")
+      .map((r) => ({ attempt: r.attempt, engine: (r.data as { engine: string }).engine }));
+    assert.deepEqual(
+      spends,
+      [
+        { attempt: 1, engine: "claude" },
+        { attempt: 1, engine: "codex" },
+      ],
+      "the failover spent no attempt",
+    );
     const status = await host.status({ repo: forge.repo, scope: "worker" });
     assert.equal(status.births?.paused, false, "births stayed open: one engine was healthy");
   });

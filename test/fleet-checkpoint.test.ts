@@ -42,6 +42,8 @@ describe("checkpoints", () => {
     const envFor = async (name: string): Promise<Record<string, string>> => ({
       GITHUB_API_URL: forge.apiUrl,
       GITHUB_TOKEN: forge.token,
+      // The suite runs workers unconfined (scripts/test-run.mjs); a process started with this env does too.
+      AFK_RUNTIME: process.env.AFK_RUNTIME ?? "local",
       AFK_STATE_DIR: await tempDir(`afk-${name}-`),
       AFK_USER_PLAN: planDir,
       PATH: process.env.PATH ?? "/usr/bin:/bin",
@@ -72,7 +74,10 @@ describe("checkpoints", () => {
     const hostB = new FleetHost({ env: await envFor("hostb"), instance: "hostb", timeScale: 0.05 });
     cleanup.push(() => hostB.close());
     const taken = await hostB.takeover({ repo: forge.repo, instance: "hosta", confirm: true });
-    assert.deepEqual(taken.taken.map((t) => t.issue), [n]);
+    assert.deepEqual(
+      taken.taken.map((t) => t.issue),
+      [n],
+    );
     await hostB.start(input);
     await until("the continued work to land", async () => (await api(forge, "GET", repoPath(forge, `/issues/${n}`))).body.state === "closed");
 

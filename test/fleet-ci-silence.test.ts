@@ -56,7 +56,8 @@ describe("CI that never reports", () => {
     const issue = await f.host.status({ repo: forge.repo, scope: "issue", issue: warned.issue! });
     assert.match(issue.issue?.detail ?? "", /awaiting_ci \(PR #\d+\); waiting for: \(no check has reported on this head yet\)/);
     // Several silent periods later, still one warning for this head.
-    const ticks = async (): Promise<number> => ((await f.host.logs({ repo: forge.repo, lane: "monitor", tail_lines: 5000 })).records as unknown as Rec[]).filter((r) => r.event === "tick").length;
+    const ticks = async (): Promise<number> =>
+      ((await f.host.logs({ repo: forge.repo, lane: "monitor", tail_lines: 5000 })).records as unknown as Rec[]).filter((r) => r.event === "tick").length;
     const from = await ticks();
     await waitFor("more ticks", async () => (await ticks()) >= from + 10, { deadlineMs: 5 * 60_000, intervalMs: 250 });
     assert.equal(silent(await f.lane()).length, 1);
@@ -69,16 +70,28 @@ describe("CI that never reports", () => {
   it("with a required check CI never reports under that name: the warning names it", { timeout: 10 * 60_000 }, async () => {
     const forge = await startTestForge();
     cleanups.push(() => forge.dispose());
-    const rules = [{ type: "required_status_checks", parameters: { strict_required_status_checks_policy: false, required_status_checks: [{ context: "ci" }] } }];
-    const r = await api(forge, "POST", repoPath(forge, "/rulesets"), { name: "CI", target: "branch", enforcement: "active", conditions: { ref_name: { include: ["~DEFAULT_BRANCH"], exclude: [] } }, rules });
+    const rules = [
+      { type: "required_status_checks", parameters: { strict_required_status_checks_policy: false, required_status_checks: [{ context: "ci" }] } },
+    ];
+    const r = await api(forge, "POST", repoPath(forge, "/rulesets"), {
+      name: "CI",
+      target: "branch",
+      enforcement: "active",
+      conditions: { ref_name: { include: ["~DEFAULT_BRANCH"], exclude: [] } },
+      rules,
+    });
     assert.equal(r.status, 201, JSON.stringify(r.body));
     const f = await fleet(forge);
     await f.start();
     // CI reports, but under another name than the one the base requires.
-    const opened = await waitFor("the fleet's PR", async () => {
-      const pulls = (await api(forge, "GET", repoPath(forge, "/pulls"))).body as Array<{ number: number; head: { sha: string } }>;
-      return pulls.at(0);
-    }, { deadlineMs: 5 * 60_000, intervalMs: 250 });
+    const opened = await waitFor(
+      "the fleet's PR",
+      async () => {
+        const pulls = (await api(forge, "GET", repoPath(forge, "/pulls"))).body as Array<{ number: number; head: { sha: string } }>;
+        return pulls.at(0);
+      },
+      { deadlineMs: 5 * 60_000, intervalMs: 250 },
+    );
     await postCheck(forge, opened.head.sha, "success", "build");
     const warned = await waitFor("a ci_silent warning", async () => silent(await f.lane()).at(0), { deadlineMs: 5 * 60_000, intervalMs: 250 });
     assert.equal(warned.data?.pr, opened.number);
@@ -87,7 +100,10 @@ describe("CI that never reports", () => {
     assert.match(warned.msg, /required check names are the names CI reports/);
     // Once the required name reports, the PR lands and nothing more is said.
     await postCheck(forge, opened.head.sha, "success", "ci");
-    await waitFor("the PR merged", async () => ((await api(forge, "GET", repoPath(forge, `/pulls/${opened.number}`))).body as { merged: boolean }).merged, { deadlineMs: 5 * 60_000, intervalMs: 250 });
+    await waitFor("the PR merged", async () => ((await api(forge, "GET", repoPath(forge, `/pulls/${opened.number}`))).body as { merged: boolean }).merged, {
+      deadlineMs: 5 * 60_000,
+      intervalMs: 250,
+    });
     assert.equal(silent(await f.lane()).length, 1);
   });
 });

@@ -26,7 +26,11 @@ describe("ConflictWatch, in a real repository", () => {
     const h1 = await branch("one", "shared.txt", "one\n");
     const h2 = await branch("two", "shared.txt", "two\n");
     const h3 = await branch("three", "other.txt", "three\n");
-    const claims = [mineClaim(1, { status: "awaiting_ci", pr: 11, head: h1 }), mineClaim(2, { status: "awaiting_ci", pr: 12, head: h2 }), mineClaim(3, { status: "awaiting_ci", pr: 13, head: h3 })];
+    const claims = [
+      mineClaim(1, { status: "awaiting_ci", pr: 11, head: h1 }),
+      mineClaim(2, { status: "awaiting_ci", pr: 12, head: h2 }),
+      mineClaim(3, { status: "awaiting_ci", pr: 13, head: h3 }),
+    ];
     const set = { mine: claims, frontier: { dispatch: [], excluded: [] }, stale: [], peer_live: [] } as unknown as WorkingSet;
     const issues = new Map<number, SnapshotIssue>();
     const logged: string[] = [];
@@ -42,7 +46,10 @@ describe("ConflictWatch, in a real repository", () => {
     });
 
     const first = await watch.read(set, issues);
-    assert.deepEqual(first.pairs.map((p) => [p.a, p.b, p.files]), [[1, 2, ["shared.txt"]]]);
+    assert.deepEqual(
+      first.pairs.map((p) => [p.a, p.b, p.files]),
+      [[1, 2, ["shared.txt"]]],
+    );
     // Each head against the base (3), and the one pair whose files touch (#3 changes other.txt).
     assert.equal(watch.stats.mergeTests, 4);
     assert.equal(first.conflicts.size, 0, "every head still merges with the base");
@@ -51,7 +58,12 @@ describe("ConflictWatch, in a real repository", () => {
     assert.equal(watch.stats.mergeTests, 4, "nothing moved: no merge test ran");
     assert.deepEqual(logged, ["pair_conflict"], "the pair is logged once");
     const report = emptyReport(new Date(now));
-    watch.after(decide({ set, local: new Map(), target: 3, retry: 2, autoMerge: true, birthsPaused: false, stopping: false, idleGraceSeconds: 60, ...again }), set, again.overlap, report);
+    watch.after(
+      decide({ set, local: new Map(), target: 3, retry: 2, autoMerge: true, birthsPaused: false, stopping: false, idleGraceSeconds: 60, ...again }),
+      set,
+      again.overlap,
+      report,
+    );
     assert.deepEqual(report.conflict_pairs, [{ a: 1, b: 2, pr_a: 11, pr_b: 12, files: ["shared.txt"] }]);
     assert.match(watch.boardNote(1) ?? "", /Conflicts with in-flight work: #2 in shared\.txt/);
     assert.equal(watch.boardNote(3), null);
@@ -66,11 +78,27 @@ describe("ConflictWatch, in a real repository", () => {
     assert.equal(watch.stats.mergeTests, 4 + 3, "the three heads against the new base; the pair was tested already");
     // The first seen retries now; the second waits for it, and the board and report say so.
     now += 1_000;
-    const decision = decide({ set, local: new Map(), target: 3, retry: 2, autoMerge: true, birthsPaused: false, stopping: false, idleGraceSeconds: 60, ...(await watch.read(set, issues)) });
-    assert.deepEqual(decision.actions.filter((a) => a.kind === "retry").map((a) => a.issue), [1]);
+    const decision = decide({
+      set,
+      local: new Map(),
+      target: 3,
+      retry: 2,
+      autoMerge: true,
+      birthsPaused: false,
+      stopping: false,
+      idleGraceSeconds: 60,
+      ...(await watch.read(set, issues)),
+    });
+    assert.deepEqual(
+      decision.actions.filter((a) => a.kind === "retry").map((a) => a.issue),
+      [1],
+    );
     const after = emptyReport(new Date(now));
     watch.after(decision, set, null, after);
-    assert.deepEqual(after.conflict_held.map((h) => [h.issue, h.waiting_for, h.max_seconds]), [[2, [1], 600]]);
+    assert.deepEqual(
+      after.conflict_held.map((h) => [h.issue, h.waiting_for, h.max_seconds]),
+      [[2, [1], 600]],
+    );
     assert.match(watch.boardNote(2) ?? "", /its retry waits until #1 landed or was abandoned \(at most 10 min\)/);
     assert.ok(logged.includes("conflict_held"));
     assert.equal(watch.has(1), false, "the retried one is no longer noted");

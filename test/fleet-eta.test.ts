@@ -27,24 +27,46 @@ describe("ETA", () => {
     cleanup.push(() => forge.dispose());
     assert.equal((await api(forge, "POST", repoPath(forge, "/labels"), { name: "ready-for-agent" })).status, 201);
     const issues: number[] = [];
-    for (const title of ["one", "two", "three", "four", "five"]) issues.push(((await api(forge, "POST", repoPath(forge, "/issues"), { title, labels: ["ready-for-agent"] })).body as { number: number }).number);
+    for (const title of ["one", "two", "three", "four", "five"])
+      issues.push(((await api(forge, "POST", repoPath(forge, "/issues"), { title, labels: ["ready-for-agent"] })).body as { number: number }).number);
     const planDir = await tempDir("afk-plan-");
     // Every worker waits for the go-ahead, so the test knows which issue runs (one at a time).
     for (const n of issues) await writeFile(join(planDir, String(n)), "await commit\n");
-    const env = { GITHUB_API_URL: forge.apiUrl, GITHUB_TOKEN: forge.token, AFK_STATE_DIR: await tempDir("afk-eta-"), AFK_USER_PLAN: planDir, PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: process.env.HOME ?? "/tmp" };
+    const env = {
+      GITHUB_API_URL: forge.apiUrl,
+      GITHUB_TOKEN: forge.token,
+      // The suite runs workers unconfined (scripts/test-run.mjs); a process started with this env does too.
+      AFK_RUNTIME: process.env.AFK_RUNTIME ?? "local",
+      AFK_STATE_DIR: await tempDir("afk-eta-"),
+      AFK_USER_PLAN: planDir,
+      PATH: process.env.PATH ?? "/usr/bin:/bin",
+      HOME: process.env.HOME ?? "/tmp",
+    };
     const host = new FleetHost({ env, instance: "etahost", timeScale: 0.05 });
     cleanup.push(() => host.close());
-    await host.start({ repo: forge.repo, worker_command: `sh ${WORKER}`, target: 1, auto_merge: true, config: { gate: { ci: "local", local_command: "true" }, board: { settle_seconds: 0 } } });
+    await host.start({
+      repo: forge.repo,
+      worker_command: `sh ${WORKER}`,
+      target: 1,
+      auto_merge: true,
+      config: { gate: { ci: "local", local_command: "true" }, board: { settle_seconds: 0 } },
+    });
 
-    const board = async (n: number) => ((await api(forge, "GET", repoPath(forge, `/issues/${n}/comments`))).body as Array<{ body: string }>).find((c) => c.body.includes(BOARD_MARKER))?.body ?? "";
+    const board = async (n: number) =>
+      ((await api(forge, "GET", repoPath(forge, `/issues/${n}/comments`))).body as Array<{ body: string }>).find((c) => c.body.includes(BOARD_MARKER))?.body ??
+      "";
     const closed = async (n: number) => ((await api(forge, "GET", repoPath(forge, `/issues/${n}`))).body as { state: string }).state === "closed";
     const started = new Set<number>();
     const next = async (): Promise<number> => {
       let found = 0;
-      await waitFor("the next worker", async () => {
-        found = issues.find((n) => !started.has(n) && existsSync(join(planDir, `${n}.1.pid`))) ?? 0;
-        return found !== 0;
-      }, { deadlineMs: 120_000 });
+      await waitFor(
+        "the next worker",
+        async () => {
+          found = issues.find((n) => !started.has(n) && existsSync(join(planDir, `${n}.1.pid`))) ?? 0;
+          return found !== 0;
+        },
+        { deadlineMs: 120_000 },
+      );
       started.add(found);
       return found;
     };
@@ -68,7 +90,9 @@ describe("ETA", () => {
     }
     const fourth = running;
     // Claimed while the third waited to land, its board gets the estimate once there is one.
-    await waitFor("the fourth issue's board names its estimate", async () => /Coding[^]*Estimate: lands around/.test(await board(fourth)), { deadlineMs: 120_000 });
+    await waitFor("the fourth issue's board names its estimate", async () => /Coding[^]*Estimate: lands around/.test(await board(fourth)), {
+      deadlineMs: 120_000,
+    });
     const live = await board(fourth);
     const line = /Estimate: lands around (\d{4}-\d\d-\d\d \d\d:\d\d) UTC \(median claim → merged of the last 3 landed here: [^)]+\)\./.exec(live);
     assert.ok(line, live);
@@ -86,6 +110,9 @@ describe("ETA", () => {
     assert.ok(Date.parse(eta.queue.done_at!) >= Date.parse(due), "the queue ends after its running issue");
     const text = renderStatusHead(status).find((l) => l.startsWith("ETA: "));
     assert.equal(text, eta.text, "the text is the structured answer's");
-    assert.match(text!, new RegExp(`^ETA: median claim → merged .+ over the last 3 landed; queue of 2 \\(1 in flight, 1 waiting\\) done around .+ UTC; in flight: #${fourth} `));
+    assert.match(
+      text!,
+      new RegExp(`^ETA: median claim → merged .+ over the last 3 landed; queue of 2 \\(1 in flight, 1 waiting\\) done around .+ UTC; in flight: #${fourth} `),
+    );
   });
 });

@@ -55,7 +55,15 @@ async function setUp(issues: number, required: boolean): Promise<{ forge: TestFo
   let ci: CiRunner | null = null;
   if (required) {
     await protectBranch(forge, { contexts: ["test"], strict: true });
-    const runner = startCiRunner({ apiUrl: forge.apiUrl, token: forge.users.ci ?? forge.token, repo: REPO, gitUrl: forge.gitUrl, workDir: join(dir, "ci"), intervalMs: 200, testCommand: ["true"] });
+    const runner = startCiRunner({
+      apiUrl: forge.apiUrl,
+      token: forge.users.ci ?? forge.token,
+      repo: REPO,
+      gitUrl: forge.gitUrl,
+      workDir: join(dir, "ci"),
+      intervalMs: 200,
+      testCommand: ["true"],
+    });
     cleanups.push(() => runner.stop());
     ci = runner;
   }
@@ -94,7 +102,13 @@ describe("the event-driven loop (time scale 1, fallback tick an hour away)", { c
   it("required CI: each PR lands when its watched check concludes, the next when a landing finishes", async () => {
     const { forge, host, dir } = await setUp(3, true).then(async (s) => {
       await fleetCounted(s.forge, true);
-      await s.host.start({ repo: REPO, worker_command: `sh ${s.worker}`, target: 3, auto_merge: true, config: { gate: { ci: "required" }, landing: { strategy: "squash" }, pacing: SLOW } });
+      await s.host.start({
+        repo: REPO,
+        worker_command: `sh ${s.worker}`,
+        target: 3,
+        auto_merge: true,
+        config: { gate: { ci: "required" }, landing: { strategy: "squash" }, pacing: SLOW },
+      });
       return s;
     });
     const merged = await landed(host, 3);
@@ -106,7 +120,9 @@ describe("the event-driven loop (time scale 1, fallback tick an hour away)", { c
     const wakes = monitor.filter((r) => r.event === "wake" && r.data?.cause === "checks");
     // Concluded checks woke the loop (one look may find several PRs' checks done).
     assert.ok(wakes.length >= 1, `woken by concluded checks ${wakes.length} time(s)`);
-    if (process.env.FLEET_DEBUG) for (const r of [...(await records(host, "supervisor")), ...monitor].sort((a, b) => a.ts.localeCompare(b.ts))) console.error(r.ts, r.event, r.issue ?? "", JSON.stringify(r.data ?? {}).slice(0, 100));
+    if (process.env.FLEET_DEBUG)
+      for (const r of [...(await records(host, "supervisor")), ...monitor].sort((a, b) => a.ts.localeCompare(b.ts)))
+        console.error(r.ts, r.event, r.issue ?? "", JSON.stringify(r.data ?? {}).slice(0, 100));
     const lastMerge = Math.max(...merged.map((r) => Date.parse(r.ts)));
     const ticks = monitor.filter((r) => r.event === "tick" && Date.parse(r.ts) <= lastMerge).length;
     assert.ok(ticks <= 30, `${ticks} ticks for 3 landings: no tick storm`);
@@ -149,26 +165,42 @@ describe("the event-driven loop (time scale 1, fallback tick an hour away)", { c
       const to = events.findIndex((r) => `${r.event}#${r.issue}` === b);
       return events.slice(from, to).filter((r) => r.event === "tick").length;
     };
-    for (const [prev, next] of [[first, second], [second, third]]) {
+    for (const [prev, next] of [
+      [first, second],
+      [second, third],
+    ]) {
       // A landing frees the slot and the next green PR syncs in the same tick (no tick between).
       assert.equal(ticksBetween(`merged#${prev}`, `land_synced#${next}`), 0, `#${next} synced in the tick that landed #${prev}`);
       // Its checks concluding wake the loop, and the tick they start lands it: the sync's tick ends, the next merges.
       assert.equal(ticksBetween(`land_synced#${next}`, `merged#${next}`), 1, `#${next} landed in the first tick after its sync`);
-      const wakes = events.slice(events.findIndex((r) => `${r.event}#${r.issue}` === `land_synced#${next}`), events.findIndex((r) => `${r.event}#${r.issue}` === `merged#${next}`));
+      const wakes = events.slice(
+        events.findIndex((r) => `${r.event}#${r.issue}` === `land_synced#${next}`),
+        events.findIndex((r) => `${r.event}#${r.issue}` === `merged#${next}`),
+      );
       assert.equal(wakes.filter((r) => r.event === "wake" && r.data?.cause === "checks").length, 1, `one concluded-check wake for #${next}`);
     }
     // What the forge saw: a landing took the lock once per merge, none for a sync (it moves no
     // base); and the next PR's sync was pushed before the landed one's claim was let go (its
     // bookkeeping waits for the tick's other actions, so the next CI run starts sooner).
-    const updates = (await readFile(refLog, "utf8")).split("\n").filter(Boolean).map((l) => l.split(" ") as [string, string, string]);
+    const updates = (await readFile(refLog, "utf8"))
+      .split("\n")
+      .filter(Boolean)
+      .map((l) => l.split(" ") as [string, string, string]);
     const zero = /^0+$/;
     const at = (test: (u: [string, string, string]) => boolean, what: string): number => {
       const i = updates.findIndex(test);
       assert.ok(i >= 0, `the forge saw ${what}: ${updates.map((u) => u[2]).join(", ")}`);
       return i;
     };
-    assert.equal(updates.filter(([old, , ref]) => ref === "refs/afk/lock/landing" && zero.test(old)).length, 3, "the landing lock taken once per merge, never for a sync");
-    for (const [prev, next] of [[first, second], [second, third]]) {
+    assert.equal(
+      updates.filter(([old, , ref]) => ref === "refs/afk/lock/landing" && zero.test(old)).length,
+      3,
+      "the landing lock taken once per merge, never for a sync",
+    );
+    for (const [prev, next] of [
+      [first, second],
+      [second, third],
+    ]) {
       const synced = at(([, , ref]) => ref.startsWith(`refs/heads/afk/${next}-`), `the sync of #${next}`);
       const released = at(([, neu, ref]) => ref === `refs/afk/claim/${prev}` && zero.test(neu), `the release of #${prev}'s claim`);
       assert.ok(synced < released, `#${next}'s sync was pushed before #${prev}'s claim was released`);
@@ -182,13 +214,27 @@ describe("the event-driven loop (time scale 1, fallback tick an hour away)", { c
     const { forge, host, dir, worker } = await setUp(1, true);
     const lockRef = "refs/afk/lock/landing";
     const other = new GitRefStore({ controlDir: join(dir, "other-host.git"), remoteUrl: forge.gitUrl, token: forge.token });
-    const lock = await other.create(lockRef, formatLandingLock({ instance: "fleet-two", host: "host-two", at: new Date().toISOString(), issue: 99, ttlSeconds: 3600 }));
+    const lock = await other.create(
+      lockRef,
+      formatLandingLock({ instance: "fleet-two", host: "host-two", at: new Date().toISOString(), issue: 99, ttlSeconds: 3600 }),
+    );
     assert.ok(lock.won);
     const pacing = { busy_seconds: 5, idle_seconds: 5, long_idle_seconds: 5 };
-    await host.start({ repo: REPO, worker_command: `sh ${worker}`, target: 1, auto_merge: true, config: { gate: { ci: "required" }, landing: { strategy: "squash" }, pacing } });
-    const waiting = async (): Promise<Record_[]> => (await records(host, "monitor")).filter((r) => r.event === "tick" && typeof r.data?.landing_waits === "string");
+    await host.start({
+      repo: REPO,
+      worker_command: `sh ${worker}`,
+      target: 1,
+      auto_merge: true,
+      config: { gate: { ci: "required" }, landing: { strategy: "squash" }, pacing },
+    });
+    const waiting = async (): Promise<Record_[]> =>
+      (await records(host, "monitor")).filter((r) => r.event === "tick" && typeof r.data?.landing_waits === "string");
     let ticks: Record_[] = [];
-    await waitFor("four ticks that found the lock held", async () => (ticks = await waiting()).length >= 4, { deadlineMs: 10 * 60_000, intervalMs: 250, explain: () => `${ticks.length} so far` });
+    await waitFor("four ticks that found the lock held", async () => (ticks = await waiting()).length >= 4, {
+      deadlineMs: 10 * 60_000,
+      intervalMs: 250,
+      explain: () => `${ticks.length} so far`,
+    });
     const during = await records(host, "supervisor");
     const busy = during.filter((r) => r.event === "land_busy");
     assert.equal(busy.length, 1, `one land_busy record for ${ticks.length} waiting ticks`);
@@ -214,22 +260,44 @@ describe("the event-driven loop (time scale 1, fallback tick an hour away)", { c
     const release = join(dir, "release");
     const runs = join(dir, "gate-runs");
     const gate = `echo run >> '${runs}'; while [ ! -f '${release}' ]; do sleep 0.1; done`;
-    await host.start({ repo: REPO, worker_command: `sh ${worker}`, target: 1, auto_merge: true, config: { gate: { ci: "local", local_command: gate, timeout_seconds: 3600 }, landing: { strategy: "squash", allow_untested_race: true }, pacing: SLOW } });
+    await host.start({
+      repo: REPO,
+      worker_command: `sh ${worker}`,
+      target: 1,
+      auto_merge: true,
+      config: { gate: { ci: "local", local_command: gate, timeout_seconds: 3600 }, landing: { strategy: "squash", allow_untested_race: true }, pacing: SLOW },
+    });
     // A loop that waited for the landing would never get there: the gate holds until released below.
-    await waitFor("3 PRs opened while the gate runs", async () => (await records(host, "supervisor")).filter((r) => r.event === "pr_opened").length === 3, { deadlineMs: 20 * 60_000, intervalMs: 250 });
+    await waitFor("3 PRs opened while the gate runs", async () => (await records(host, "supervisor")).filter((r) => r.event === "pr_opened").length === 3, {
+      deadlineMs: 20 * 60_000,
+      intervalMs: 250,
+    });
     // All of that happened while the first landing's gate still held: one run, nothing merged.
     assert.equal((await readFile(runs, "utf8")).split("\n").filter(Boolean).length, 1, "one gate run, still holding");
     assert.equal(existsSync(release), false);
     const supervisor = await records(host, "supervisor");
     assert.equal(supervisor.filter((r) => r.event === "merged").length, 0, "nothing landed before the gate ended");
-    assert.deepEqual(supervisor.filter((r) => r.event === "pr_opened").map((r) => r.issue).sort(), [1, 2, 3], "with one worker at a time, #3's worker started and exited while #1's gate held");
+    assert.deepEqual(
+      supervisor
+        .filter((r) => r.event === "pr_opened")
+        .map((r) => r.issue)
+        .sort(),
+      [1, 2, 3],
+      "with one worker at a time, #3's worker started and exited while #1's gate held",
+    );
     await writeFile(release, "");
     await threeSquashLandings(forge, host, dir);
   });
 
   it("local gate: a PR opened is landed by the same burst of ticks", async () => {
     const { forge, host, dir, worker } = await setUp(3, false);
-    await host.start({ repo: REPO, worker_command: `sh ${worker}`, target: 3, auto_merge: true, config: { gate: { ci: "local", local_command: "true" }, landing: { strategy: "squash", allow_untested_race: true }, pacing: SLOW } });
+    await host.start({
+      repo: REPO,
+      worker_command: `sh ${worker}`,
+      target: 3,
+      auto_merge: true,
+      config: { gate: { ci: "local", local_command: "true" }, landing: { strategy: "squash", allow_untested_race: true }, pacing: SLOW },
+    });
     await threeSquashLandings(forge, host, dir);
   });
 });

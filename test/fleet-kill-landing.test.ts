@@ -58,7 +58,13 @@ describe("a host killed mid-landing", { concurrency: true }, () => {
     const seed = (await git(forge.bareRepo, "rev-parse", "refs/heads/main")).stdout;
     const env = hostEnv(forge, join(dir, "state"));
     // The default landing config (trains of up to 4) under required CI.
-    const input = { repo: REPO, worker_command: `sh ${worker}`, target: issues.length, auto_merge: true, config: { gate: { ci: "required" }, landing: { strategy: "push" }, lease: LEASE } };
+    const input = {
+      repo: REPO,
+      worker_command: `sh ${worker}`,
+      target: issues.length,
+      auto_merge: true,
+      config: { gate: { ci: "required" }, landing: { strategy: "push" }, lease: LEASE },
+    };
     const first = spawnHost(children, env, "hosta", input, SCALE);
     // The PRs turn green together: the test reports their checks, then drops the "hold" context
     // (a CI runner tests one head at a time, and the first green one would land alone); then the
@@ -72,7 +78,15 @@ describe("a host killed mid-landing", { concurrency: true }, () => {
       assert.equal(run.status, 201, JSON.stringify(run.body));
     }
     assert.equal((await protect(["test"])).status, 200);
-    const ci = startCiRunner({ apiUrl: forge.apiUrl, token: forge.token, repo: REPO, gitUrl: forge.gitUrl, workDir: join(dir, "ci"), intervalMs: 200, testCommand: gate.argv });
+    const ci = startCiRunner({
+      apiUrl: forge.apiUrl,
+      token: forge.token,
+      repo: REPO,
+      gitUrl: forge.gitUrl,
+      workDir: join(dir, "ci"),
+      intervalMs: 200,
+      testCommand: gate.argv,
+    });
     cleanups.push(() => ci.stop());
     await until("CI to hold the train's candidate", async () => existsSync(`${gate.hold}.seen`));
     // The scene at the kill: one train branch with its draft PR, the landing lock held, nothing landed.
@@ -92,9 +106,20 @@ describe("a host killed mid-landing", { concurrency: true }, () => {
     });
     await restarted.start(input);
     const records = async (): Promise<Rec[]> => (await restarted.logs({ repo: REPO, lane: "supervisor", tail_lines: 5000 })).records as unknown as Rec[];
-    const scene = async (): Promise<string> => `train branches ${JSON.stringify(await trainBranches(forge))}, lock ${await refExists(forge, LOCK)}, events ${(await records()).map((r) => `${r.event}${r.issue ? `#${r.issue}` : ""}`).slice(-40).join(" ")}`;
+    const scene = async (): Promise<string> =>
+      `train branches ${JSON.stringify(await trainBranches(forge))}, lock ${await refExists(forge, LOCK)}, events ${(await records())
+        .map((r) => `${r.event}${r.issue ? `#${r.issue}` : ""}`)
+        .slice(-40)
+        .join(" ")}`;
     await until("every issue closed", async () => (await Promise.all(issues.map((n) => issueState(forge, n)))).every((s) => s === "closed"), scene);
-    await until("the dead train's branch, draft PR and the landing lock gone", async () => (await trainBranches(forge)).length === 0 && !(await refExists(forge, LOCK)) && !(await openPulls(forge)).some((p) => p.head.ref.startsWith("afk/train/")), scene);
+    await until(
+      "the dead train's branch, draft PR and the landing lock gone",
+      async () =>
+        (await trainBranches(forge)).length === 0 &&
+        !(await refExists(forge, LOCK)) &&
+        !(await openPulls(forge)).some((p) => p.head.ref.startsWith("afk/train/")),
+      scene,
+    );
 
     const dead = (await api(forge, "GET", repoPath(forge, `/pulls/${deadDraft.number}`))).body as { state: string; merged_at: string | null };
     assert.equal(dead.state, "closed", "the dead train's draft PR is closed");
@@ -102,7 +127,10 @@ describe("a host killed mid-landing", { concurrency: true }, () => {
     await until("a merged record for every issue", async () => (await records()).filter((r) => r.event === "merged").length >= issues.length, scene);
     const merged = (await records()).filter((r) => r.event === "merged");
     assert.deepEqual(merged.map((r) => r.issue).sort(), [...issues].sort(), "one merged record per issue, none twice");
-    const landedByTrains = (await records()).filter((r) => r.event === "train").flatMap((r) => r.data?.landings ?? []).flatMap((l) => l.issues);
+    const landedByTrains = (await records())
+      .filter((r) => r.event === "train")
+      .flatMap((r) => r.data?.landings ?? [])
+      .flatMap((l) => l.issues);
     assert.deepEqual(landedByTrains.sort(), [...issues].sort(), "every issue landed by a train of the restarted host, once");
     const swept = (await records()).flatMap((r) => (r.event === "train" ? (r.data?.swept ?? []) : []));
     assert.deepEqual(swept, deadTrain, "the restarted host's train swept the dead train's branch");
@@ -132,7 +160,13 @@ describe("a host killed mid-landing", { concurrency: true }, () => {
     const gate = await gateScript();
     await writeFile(gate.hold, "");
     const seed = (await git(forge.bareRepo, "rev-parse", "refs/heads/main")).stdout;
-    const input = { repo: REPO, worker_command: `sh ${worker}`, target: 1, auto_merge: true, config: { gate: { ci: "local", local_command: gate.command }, landing: { strategy: "push" }, lease: LEASE } };
+    const input = {
+      repo: REPO,
+      worker_command: `sh ${worker}`,
+      target: 1,
+      auto_merge: true,
+      config: { gate: { ci: "local", local_command: gate.command }, landing: { strategy: "push" }, lease: LEASE },
+    };
 
     const first = spawnHost(children, hostEnv(forge, join(dir, "state-a")), "hosta", input, SCALE);
     await until("the local gate to hold the PR's landing", async () => existsSync(`${gate.hold}.seen`));
@@ -147,7 +181,11 @@ describe("a host killed mid-landing", { concurrency: true }, () => {
     });
     await second.start(input);
     const records = async (): Promise<Rec[]> => (await second.logs({ repo: REPO, lane: "supervisor", tail_lines: 5000 })).records as unknown as Rec[];
-    const scene = async (): Promise<string> => `lock ${await refExists(forge, LOCK)}, events ${(await records()).map((r) => `${r.event}${r.issue ? `#${r.issue}` : ""}`).slice(-40).join(" ")}`;
+    const scene = async (): Promise<string> =>
+      `lock ${await refExists(forge, LOCK)}, events ${(await records())
+        .map((r) => `${r.event}${r.issue ? `#${r.issue}` : ""}`)
+        .slice(-40)
+        .join(" ")}`;
     await until(`#${n} closed`, async () => (await issueState(forge, n!)) === "closed", scene);
     await until("the landing lock released", async () => !(await refExists(forge, LOCK)), scene);
 
@@ -177,7 +215,15 @@ describe("a host killed mid-landing", { concurrency: true }, () => {
 });
 
 function hostEnv(forge: TestForge, stateDir: string): Record<string, string> {
-  return { GITHUB_API_URL: forge.apiUrl, GITHUB_TOKEN: forge.token, AFK_STATE_DIR: stateDir, PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: process.env.HOME ?? "/tmp" };
+  return {
+    GITHUB_API_URL: forge.apiUrl,
+    GITHUB_TOKEN: forge.token,
+    // The suite runs workers unconfined (scripts/test-run.mjs); a process started with this env does too.
+    AFK_RUNTIME: process.env.AFK_RUNTIME ?? "local",
+    AFK_STATE_DIR: stateDir,
+    PATH: process.env.PATH ?? "/usr/bin:/bin",
+    HOME: process.env.HOME ?? "/tmp",
+  };
 }
 
 async function trainBranches(forge: TestForge): Promise<string[]> {
@@ -208,7 +254,9 @@ async function issueState(forge: TestForge, n: number): Promise<string> {
 async function assertLandedOnce(forge: TestForge, seed: string, prs: number): Promise<void> {
   const line = (await git(forge.bareRepo, "log", "--first-parent", "--format=%H %P", `${seed}..main`)).stdout.split("\n").filter(Boolean);
   assert.ok(line.length >= 1 && line.length <= prs, `${line.length} first-parent commits for ${prs} PR(s)`);
-  const pulls = ((await api(forge, "GET", repoPath(forge, "/pulls?state=all&per_page=100"))).body as Array<{ head: { ref: string; sha: string } }>).filter((p) => !p.head.ref.startsWith("afk/train/"));
+  const pulls = ((await api(forge, "GET", repoPath(forge, "/pulls?state=all&per_page=100"))).body as Array<{ head: { ref: string; sha: string } }>).filter(
+    (p) => !p.head.ref.startsWith("afk/train/"),
+  );
   assert.equal(pulls.length, prs);
   for (const p of pulls) {
     // Landed by a landing or train commit naming the head as a parent, or by a fast-forward to it.

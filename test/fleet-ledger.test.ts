@@ -42,7 +42,13 @@ describe("the fleet's ledger, timeline, report and notifications", () => {
     const worker = join(dir, "worker.sh");
     await writeFile(
       worker,
-      ["#!/bin/sh", "cat > /dev/null", `if [ "$AFK_ISSUE" = "${hard}" ]; then echo '{"verdict": "giving-up", "reason": "too hard for a script"}' > "$AFK_VERDICT_FILE"; exit 0; fi`, ...COMMIT_WORK, ""].join("\n"),
+      [
+        "#!/bin/sh",
+        "cat > /dev/null",
+        `if [ "$AFK_ISSUE" = "${hard}" ]; then echo '{"verdict": "giving-up", "reason": "too hard for a script"}' > "$AFK_VERDICT_FILE"; exit 0; fi`,
+        ...COMMIT_WORK,
+        "",
+      ].join("\n"),
     );
     const host = fleetHost(forge, dir, cleanups);
     await host.start({
@@ -60,18 +66,27 @@ describe("the fleet's ledger, timeline, report and notifications", () => {
     });
     const issue = async (n: number) => (await api(forge, "GET", repoPath(forge, `/issues/${n}`))).body as { state: string; labels: Array<{ name: string }> };
     const ledger = async () => (await host.logs({ repo: forge.repo, lane: "ledger", tail_lines: 1000 })).records;
-    await waitFor(`#${good} landed and #${hard} escalated`, async () => (await issue(good)).state === "closed" && (await issue(hard)).labels.some((l) => l.name === "ready-for-human"), {
-      deadlineMs: 5 * 60_000,
-      intervalMs: 250,
-      explain: async () => (await ledger()).map((r) => `${String(r.event)} ${String(r.msg)}`).join("\n"),
-    });
+    await waitFor(
+      `#${good} landed and #${hard} escalated`,
+      async () => (await issue(good)).state === "closed" && (await issue(hard)).labels.some((l) => l.name === "ready-for-human"),
+      {
+        deadlineMs: 5 * 60_000,
+        intervalMs: 250,
+        explain: async () => (await ledger()).map((r) => `${String(r.event)} ${String(r.msg)}`).join("\n"),
+      },
+    );
     await host.stop({ repo: forge.repo, stop_workers: true });
 
     const records = await ledger();
     const of = (n: number) => records.filter((r) => r.issue === n).map((r) => String(r.event));
-    for (const event of ["queued", "dispatch", "attempt_start", "attempt_end", "pr_opened", "landing_start", "landing"]) assert.ok(of(good).includes(event), `#${good} has ${event}: ${of(good).join(" ")}`);
-    for (const event of ["queued", "dispatch", "attempt_start", "attempt_end", "verdict", "escalation"]) assert.ok(of(hard).includes(event), `#${hard} has ${event}: ${of(hard).join(" ")}`);
-    assert.ok(of(good).indexOf("dispatch") < of(good).indexOf("attempt_start") && of(good).indexOf("pr_opened") < of(good).indexOf("landing"), of(good).join(" "));
+    for (const event of ["queued", "dispatch", "attempt_start", "attempt_end", "pr_opened", "landing_start", "landing"])
+      assert.ok(of(good).includes(event), `#${good} has ${event}: ${of(good).join(" ")}`);
+    for (const event of ["queued", "dispatch", "attempt_start", "attempt_end", "verdict", "escalation"])
+      assert.ok(of(hard).includes(event), `#${hard} has ${event}: ${of(hard).join(" ")}`);
+    assert.ok(
+      of(good).indexOf("dispatch") < of(good).indexOf("attempt_start") && of(good).indexOf("pr_opened") < of(good).indexOf("landing"),
+      of(good).join(" "),
+    );
     assert.equal(of(good).filter((e) => e === "landing").length, 1);
     const start = records.find((r) => r.issue === good && r.event === "attempt_start")!.data as Record<string, unknown>;
     assert.deepEqual([start.engine, start.model, start.role], ["unknown", "unknown", "worker"]);
@@ -86,17 +101,31 @@ describe("the fleet's ledger, timeline, report and notifications", () => {
 
     // The final report, beside the ledger, owner-only, and as a comment.
     const lanes = laneDir(join(dir, "state"), ...(forge.repo.split("/") as [string, string]));
-    const report = JSON.parse(readFileSync(join(lanes, "report.json"), "utf8")) as { reason: string; totals: { outcomes: Record<string, number> }; issues: Array<{ issue: number; outcome: string; attempts: number }> };
+    const report = JSON.parse(readFileSync(join(lanes, "report.json"), "utf8")) as {
+      reason: string;
+      totals: { outcomes: Record<string, number> };
+      issues: Array<{ issue: number; outcome: string; attempts: number }>;
+    };
     assert.equal(statSync(join(lanes, "report.json")).mode & 0o777, 0o600);
     assert.equal(report.reason, "stop");
-    assert.deepEqual(report.issues.map((i) => [i.issue, i.outcome, i.attempts]), [[good, "merged", 1], [hard, "escalated", 1]]);
+    assert.deepEqual(
+      report.issues.map((i) => [i.issue, i.outcome, i.attempts]),
+      [
+        [good, "merged", 1],
+        [hard, "escalated", 1],
+      ],
+    );
     assert.match(readFileSync(join(lanes, "report.txt"), "utf8"), /2 issue\(s\): 1 merged, 1 escalated/);
-    const comments = async (n: number) => ((await api(forge, "GET", repoPath(forge, `/issues/${n}/comments`))).body as Array<{ body: string }>).map((c) => c.body);
+    const comments = async (n: number) =>
+      ((await api(forge, "GET", repoPath(forge, `/issues/${n}/comments`))).body as Array<{ body: string }>).map((c) => c.body);
     assert.equal((await comments(reports)).filter((b) => b.includes("afk-mcp final report") && b.includes("1 merged, 1 escalated")).length, 1);
     // The escalation's own comment @mentions; the webhook got it once.
     assert.equal((await comments(hard)).filter((b) => b.includes("cc @alice")).length, 1);
     await waitFor("the webhook's escalation", async () => hook.some((h) => h.event === "escalation"), { deadlineMs: 30_000, intervalMs: 100 });
-    assert.deepEqual(hook.filter((h) => h.event === "escalation").map((h) => h.issue), [hard]);
+    assert.deepEqual(
+      hook.filter((h) => h.event === "escalation").map((h) => h.issue),
+      [hard],
+    );
     assert.match(String(hook.find((h) => h.event === "escalation")!.text), new RegExp(`#${hard}: escalated`));
 
     // The timeline and the report through a real MCP client.
@@ -107,7 +136,12 @@ describe("the fleet's ledger, timeline, report and notifications", () => {
     await client.connect(clientSide);
     cleanups.push(() => client.close());
     const read = async (uri: string) => (await client.readResource({ uri })).contents as Array<{ mimeType?: string; text: string }>;
-    const timeline = JSON.parse((await read(`afk://${forge.repo}/issue/${good}/timeline`))[0]!.text) as { outcome: string; phases: Array<{ phase: string; end: string | null }>; attempts: Array<{ transcript: { files: { stdout: string } } }>; gated_sha: string };
+    const timeline = JSON.parse((await read(`afk://${forge.repo}/issue/${good}/timeline`))[0]!.text) as {
+      outcome: string;
+      phases: Array<{ phase: string; end: string | null }>;
+      attempts: Array<{ transcript: { files: { stdout: string } } }>;
+      gated_sha: string;
+    };
     assert.equal(timeline.outcome, "merged");
     const phases = timeline.phases.map((p) => p.phase);
     for (const p of ["queued", "claimed", "worker", "ci", "landing", "merged"]) assert.ok(phases.includes(p), `phase ${p} in ${phases.join(" ")}`);
@@ -123,7 +157,13 @@ describe("the fleet's ledger, timeline, report and notifications", () => {
     // A new host on the same state dir (a daemon restart) reads the same ledger.
     const again = fleetHost(forge, dir, cleanups);
     const later = await again.report({ repo: forge.repo });
-    assert.deepEqual(later.issues.map((i) => [i.issue, i.outcome]), [[good, "merged"], [hard, "escalated"]]);
+    assert.deepEqual(
+      later.issues.map((i) => [i.issue, i.outcome]),
+      [
+        [good, "merged"],
+        [hard, "escalated"],
+      ],
+    );
     assert.equal(later.totals.stops, 1);
     assert.ok(!readFileSync(join(lanes, "ledger.jsonl"), "utf8").includes(forge.token), "no token in the ledger");
   });

@@ -29,7 +29,8 @@ const WORKER = [
 ].join("\n");
 
 // Each change passes alone; both together need fixed.txt.
-const CI_TEST = 'if [ -f work-1.txt ] && [ -f work-2.txt ] && [ ! -f fixed.txt ]; then echo "work-1.txt and work-2.txt together need fixed.txt" >&2; exit 1; fi';
+const CI_TEST =
+  'if [ -f work-1.txt ] && [ -f work-2.txt ] && [ ! -f fixed.txt ]; then echo "work-1.txt and work-2.txt together need fixed.txt" >&2; exit 1; fi';
 
 interface Rec {
   event: string;
@@ -50,7 +51,18 @@ async function setUp(issues: number, ciTest: string): Promise<{ forge: TestForge
     target: "branch",
     conditions: { ref_name: { include: ["~DEFAULT_BRANCH"], exclude: [] } },
     rules: [
-      { type: "merge_queue", parameters: { check_response_timeout_minutes: 60, grouping_strategy: "ALLGREEN", max_entries_to_build: 5, max_entries_to_merge: 5, merge_method: "MERGE", min_entries_to_merge: 1, min_entries_to_merge_wait_minutes: 5 } },
+      {
+        type: "merge_queue",
+        parameters: {
+          check_response_timeout_minutes: 60,
+          grouping_strategy: "ALLGREEN",
+          max_entries_to_build: 5,
+          max_entries_to_merge: 5,
+          merge_method: "MERGE",
+          min_entries_to_merge: 1,
+          min_entries_to_merge_wait_minutes: 5,
+        },
+      },
       { type: "required_status_checks", parameters: { strict_required_status_checks_policy: false, required_status_checks: [{ context: "test" }] } },
     ],
   });
@@ -59,7 +71,15 @@ async function setUp(issues: number, ciTest: string): Promise<{ forge: TestForge
   const briefs = join(dir, "briefs");
   await git(dir, "init", "--quiet", briefs);
   await writeFile(join(dir, "worker.sh"), WORKER);
-  const ci = startCiRunner({ apiUrl: forge.apiUrl, token: forge.token, repo: REPO, gitUrl: forge.gitUrl, workDir: join(dir, "ci"), intervalMs: 200, testCommand: ["sh", "-c", ciTest] });
+  const ci = startCiRunner({
+    apiUrl: forge.apiUrl,
+    token: forge.token,
+    repo: REPO,
+    gitUrl: forge.gitUrl,
+    workDir: join(dir, "ci"),
+    intervalMs: 200,
+    testCommand: ["sh", "-c", ciTest],
+  });
   cleanups.push(() => ci.stop());
   return { forge, host: fleetHost(forge, dir, cleanups, { AFK_BRIEF_COPY_DIR: briefs }), dir, briefs };
 }
@@ -79,8 +99,13 @@ async function assertQueueGroupsOnly(forge: TestForge, dir: string, count: numbe
   for (const l of landed) {
     const [sha, , second] = l.split(" ");
     assert.ok(heads.includes(second!), `${sha} merges a merged PR's head`);
-    const runs = (await api(forge, "GET", repoPath(forge, `/commits/${sha}/check-runs`))).body as { check_runs: Array<{ name: string; conclusion: string | null }> };
-    assert.ok(runs.check_runs.some((r) => r.name === "test" && r.conclusion === "success"), `CI passed on ${sha}`);
+    const runs = (await api(forge, "GET", repoPath(forge, `/commits/${sha}/check-runs`))).body as {
+      check_runs: Array<{ name: string; conclusion: string | null }>;
+    };
+    assert.ok(
+      runs.check_runs.some((r) => r.name === "test" && r.conclusion === "success"),
+      `CI passed on ${sha}`,
+    );
   }
   const groups = (await api(forge, "GET", repoPath(forge, "/git/matching-refs/heads/gh-readonly-queue/"))).body as unknown[];
   assert.deepEqual(groups, [], "no merge group left behind");
@@ -89,7 +114,13 @@ async function assertQueueGroupsOnly(forge: TestForge, dir: string, count: numbe
 describe("the fleet on a base that requires a merge queue", () => {
   it("enqueues gated PRs, lands them through the queue, and retries a removal with the queue's reason", async () => {
     const { forge, host, dir, briefs } = await setUp(2, CI_TEST);
-    await host.start({ repo: REPO, worker_command: `sh ${join(dir, "worker.sh")}`, target: 2, auto_merge: true, config: { gate: { ci: "required" }, retry: 2, worker: { env_passthrough: ["AFK_BRIEF_COPY_DIR"] } } });
+    await host.start({
+      repo: REPO,
+      worker_command: `sh ${join(dir, "worker.sh")}`,
+      target: 2,
+      auto_merge: true,
+      config: { gate: { ci: "required" }, retry: 2, worker: { env_passthrough: ["AFK_BRIEF_COPY_DIR"] } },
+    });
 
     const supervisor = async (): Promise<Rec[]> => (await host.logs({ repo: REPO, lane: "supervisor", tail_lines: 5000 })).records as unknown as Rec[];
     await waitFor("2 issues to land", async () => (await supervisor()).filter((r) => r.event === "merged").length >= 2, {
@@ -124,7 +155,9 @@ describe("the fleet on a base that requires a merge queue", () => {
     // landing then starts with three green PRs, whatever the machine's load.
     await start(false);
     const lastTick = async (): Promise<{ merges_held?: number[] }> =>
-      ((await host.logs({ repo: REPO, lane: "monitor", tail_lines: 5000 })).records as unknown as Array<{ event: string; data?: { merges_held?: number[] } }>).filter((r) => r.event === "tick").at(-1)?.data ?? {};
+      ((await host.logs({ repo: REPO, lane: "monitor", tail_lines: 5000 })).records as unknown as Array<{ event: string; data?: { merges_held?: number[] } }>)
+        .filter((r) => r.event === "tick")
+        .at(-1)?.data ?? {};
     await waitFor("three PRs green and held", async () => ((await lastTick()).merges_held ?? []).length === 3, { deadlineMs: 10 * 60_000, intervalMs: 250 });
     await host.stop({ repo: REPO, stop_workers: false });
     await start(true);
@@ -133,10 +166,16 @@ describe("the fleet on a base that requires a merge queue", () => {
     await waitFor(
       "3 issues to land",
       async () => {
-        const queue = await gql(forge, `query($o: String!, $n: String!) { repository(owner: $o, name: $n) { mergeQueue(branch: "main") { entries(first: 10) { totalCount } } } }`, { o: owner, n: name });
+        const queue = await gql(
+          forge,
+          `query($o: String!, $n: String!) { repository(owner: $o, name: $n) { mergeQueue(branch: "main") { entries(first: 10) { totalCount } } } }`,
+          { o: owner, n: name },
+        );
         const data = queue.body as { data?: { repository?: { mergeQueue?: { entries?: { totalCount?: number } } } } };
         most = Math.max(most, data.data?.repository?.mergeQueue?.entries?.totalCount ?? 0);
-        return ((await host.logs({ repo: REPO, lane: "supervisor", tail_lines: 5000 })).records as unknown as Rec[]).filter((r) => r.event === "merged").length >= 3;
+        return (
+          ((await host.logs({ repo: REPO, lane: "supervisor", tail_lines: 5000 })).records as unknown as Rec[]).filter((r) => r.event === "merged").length >= 3
+        );
       },
       { deadlineMs: 10 * 60_000, intervalMs: 100 },
     );

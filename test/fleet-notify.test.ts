@@ -40,7 +40,10 @@ async function webhook(answer: (n: number) => number | "hang"): Promise<Hook> {
   return hook;
 }
 
-function notifier(settings: Partial<NotifySettings>, extra: { clock?: () => Date; comments?: Array<[number, string]>; logs?: string[]; timeoutMs?: number } = {}): Notifier {
+function notifier(
+  settings: Partial<NotifySettings>,
+  extra: { clock?: () => Date; comments?: Array<[number, string]>; logs?: string[]; timeoutMs?: number } = {},
+): Notifier {
   const all: NotifySettings = { mention: [], webhook_url: null, dedupe_seconds: 3600, max_per_hour: 20, ...settings };
   return new Notifier({
     repo: "acme/widget",
@@ -113,7 +116,13 @@ describe("notifications", () => {
       n.notify({ event: "landing", issue: 5, msg: "merged" });
       await n.idle();
       assert.equal(hook.hits, 2);
-      assert.deepEqual(comments.map(([i, b]) => [i, /cc @alice @bob/.test(b)]), [[1, true], [4, true]]);
+      assert.deepEqual(
+        comments.map(([i, b]) => [i, /cc @alice @bob/.test(b)]),
+        [
+          [1, true],
+          [4, true],
+        ],
+      );
       // The escalation's mention goes into its own comment, once; its webhook too.
       assert.match(n.escalationMention(9), /cc @alice @bob: this issue needs a human\./);
       assert.equal(n.escalationMention(9), "", "the same escalation is not mentioned twice");
@@ -169,10 +178,30 @@ describe("the fleet's ledger tap", () => {
     await n.idle();
     assert.deepEqual(lane, ["breaker_tripped", "quota", "merged", "claim_lost", "tick"], "every record still reaches the supervisor lane");
     const records = ledger.ledger.read();
-    assert.deepEqual(records.map((r) => [r.event, r.issue]), [["breaker_trip", 7], ["pause", 8], ["landing", 9]]);
-    assert.deepEqual(records[2]!.data, { source: "merged", pr: 19, head: "h".repeat(40), method: "push", merge_sha: "m".repeat(40), gated_sha: "h".repeat(40) });
+    assert.deepEqual(
+      records.map((r) => [r.event, r.issue]),
+      [
+        ["breaker_trip", 7],
+        ["pause", 8],
+        ["landing", 9],
+      ],
+    );
+    assert.deepEqual(records[2]!.data, {
+      source: "merged",
+      pr: 19,
+      head: "h".repeat(40),
+      method: "push",
+      merge_sha: "m".repeat(40),
+      gated_sha: "h".repeat(40),
+    });
     assert.equal(records[0]!.data!.last_output, undefined, "worker output stays in the supervisor lane");
-    assert.deepEqual(comments.map(([i, b]) => [i, /cc @alice: the fleet needs a human/.test(b)]), [[7, true], [8, true]]);
+    assert.deepEqual(
+      comments.map(([i, b]) => [i, /cc @alice: the fleet needs a human/.test(b)]),
+      [
+        [7, true],
+        [8, true],
+      ],
+    );
     ledger.ledger.close();
   });
 });

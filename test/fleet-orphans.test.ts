@@ -29,7 +29,13 @@ describe("the fleet's own open PR with no claim", () => {
     await git(hers, "add", "-A");
     await git(hers, "-c", "user.name=alice", "-c", "user.email=alice@example.com", "commit", "--quiet", "-m", "bait");
     await git(hers, "push", "--quiet", "origin", `afk/${bait}-bait`);
-    const baitPr = await api(forge, "POST", repoPath(forge, "/pulls"), { title: "bait", head: `afk/${bait}-bait`, base: "main", body: `Closes #${bait}` }, { token: forge.users.alice! });
+    const baitPr = await api(
+      forge,
+      "POST",
+      repoPath(forge, "/pulls"),
+      { title: "bait", head: `afk/${bait}-bait`, base: "main", body: `Closes #${bait}` },
+      { token: forge.users.alice! },
+    );
     assert.equal(baitPr.status, 201, JSON.stringify(baitPr.body));
 
     // A worker that leaves a mark: the test asserts none starts for the adopted PR.
@@ -43,11 +49,16 @@ describe("the fleet's own open PR with no claim", () => {
       worker_command: `sh ${worker}`,
       target: 2,
       auto_merge: true,
-      config: { gate: { ci: "local", local_command: "ls work-*.txt >/dev/null" }, landing: { strategy: "push" }, pacing: { busy_seconds: 5, idle_seconds: 5, long_idle_seconds: 5 } },
+      config: {
+        gate: { ci: "local", local_command: "ls work-*.txt >/dev/null" },
+        landing: { strategy: "push" },
+        pacing: { busy_seconds: 5, idle_seconds: 5, long_idle_seconds: 5 },
+      },
     });
 
     const issue = async (n: number): Promise<{ state: string }> => (await api(forge, "GET", repoPath(forge, `/issues/${n}`))).body as { state: string };
-    const supervisor = async (): Promise<Array<{ event?: unknown; issue?: unknown; msg?: unknown }>> => (await host.logs({ repo: forge.repo, lane: "supervisor", tail_lines: 500 })).records;
+    const supervisor = async (): Promise<Array<{ event?: unknown; issue?: unknown; msg?: unknown }>> =>
+      (await host.logs({ repo: forge.repo, lane: "supervisor", tail_lines: 500 })).records;
     await waitFor(`#${orphan} closed by its PR #${pr.number} landing`, async () => (await issue(orphan)).state === "closed", {
       deadlineMs: 5 * 60_000,
       intervalMs: 250,
@@ -59,14 +70,28 @@ describe("the fleet's own open PR with no claim", () => {
     assert.equal(landed.merged, true, "the fleet's PR landed");
     const records = await supervisor();
     const adopted = records.filter((r) => r.event === "pr_adopted");
-    assert.deepEqual(adopted.map((r) => r.issue), [orphan], "adopted once, and only the fleet's own PR");
+    assert.deepEqual(
+      adopted.map((r) => r.issue),
+      [orphan],
+      "adopted once, and only the fleet's own PR",
+    );
     assert.match(String(adopted[0]!.msg), new RegExp(`claimed again to carry the fleet's open PR #${pr.number}`));
-    assert.deepEqual((await readdir(marks)).filter((f) => f.startsWith("spawned-")), [], "no worker started: the PR is the work");
+    assert.deepEqual(
+      (await readdir(marks)).filter((f) => f.startsWith("spawned-")),
+      [],
+      "no worker started: the PR is the work",
+    );
     // The bait: never adopted, never merged, never dispatched afresh (its open PR excludes it).
     const baitNow = (await api(forge, "GET", repoPath(forge, `/pulls/${baitPr.body.number as number}`))).body as { state: string; merged: boolean };
     assert.deepEqual([baitNow.state, baitNow.merged], ["open", false]);
     assert.equal((await issue(bait)).state, "open");
     // No claim left behind.
-    assert.equal((await git(mine, "ls-remote", "origin", "refs/afk/*")).stdout.split("\n").filter((l) => l.includes("/claim/")).join("\n"), "");
+    assert.equal(
+      (await git(mine, "ls-remote", "origin", "refs/afk/*")).stdout
+        .split("\n")
+        .filter((l) => l.includes("/claim/"))
+        .join("\n"),
+      "",
+    );
   });
 });

@@ -25,7 +25,13 @@ async function setup(): Promise<{ forge: TestForge; go: string; lane: () => Prom
   const forge = await startTestForge();
   cleanups.push(() => forge.dispose());
   const rules = [{ type: "required_status_checks", parameters: { strict_required_status_checks_policy: true, required_status_checks: [{ context: "ci" }] } }];
-  const r = await api(forge, "POST", repoPath(forge, "/rulesets"), { name: "CI", target: "branch", enforcement: "active", conditions: { ref_name: { include: ["~DEFAULT_BRANCH"], exclude: [] } }, rules });
+  const r = await api(forge, "POST", repoPath(forge, "/rulesets"), {
+    name: "CI",
+    target: "branch",
+    enforcement: "active",
+    conditions: { ref_name: { include: ["~DEFAULT_BRANCH"], exclude: [] } },
+    rules,
+  });
   assert.equal(r.status, 201, JSON.stringify(r.body));
   await readyIssues(forge, tasks(1));
   const dir = await tempDir("afk-presync-");
@@ -61,12 +67,22 @@ describe("a PR opens synced with a base that moved while its worker ran", () => 
     const moved = await moveBase(s.forge, "human.txt", "a human was here\n");
     await writeFile(s.go, "");
     const opened = await waitFor("the PR", async () => (await s.lane()).find((r) => r.event === "pr_opened"), { deadlineMs: 5 * 60_000, intervalMs: 100 });
-    assert.ok((await s.lane()).some((r) => r.event === "presynced"), "a presynced record");
+    assert.ok(
+      (await s.lane()).some((r) => r.event === "presynced"),
+      "a presynced record",
+    );
     const head = opened.data!.head!;
-    assert.equal((await git(s.forge.bareRepo, "merge-base", "--is-ancestor", moved, head).catch(() => null)) !== null, true, `the PR head ${head} contains the moved base ${moved}`);
+    assert.equal(
+      (await git(s.forge.bareRepo, "merge-base", "--is-ancestor", moved, head).catch(() => null)) !== null,
+      true,
+      `the PR head ${head} contains the moved base ${moved}`,
+    );
     await postCheck(s.forge, head, "success", "ci");
     const pr = opened.data!.pr!;
-    await waitFor("the PR merged", async () => ((await api(s.forge, "GET", repoPath(s.forge, `/pulls/${pr}`))).body as { merged: boolean }).merged, { deadlineMs: 5 * 60_000, intervalMs: 100 });
+    await waitFor("the PR merged", async () => ((await api(s.forge, "GET", repoPath(s.forge, `/pulls/${pr}`))).body as { merged: boolean }).merged, {
+      deadlineMs: 5 * 60_000,
+      intervalMs: 100,
+    });
     const merged = (await api(s.forge, "GET", repoPath(s.forge, `/pulls/${pr}`))).body as { head: { sha: string } };
     assert.equal(merged.head.sha, head, "no sync after the PR opened: the head CI passed is the head that landed");
   });
@@ -83,6 +99,10 @@ describe("a PR opens synced with a base that moved while its worker ran", () => 
     assert.ok(skipped, "a presync_skipped record");
     assert.equal(skipped.data?.reason, "conflict");
     assert.match(skipped.msg, /conflicts in work-\d+\.txt/);
-    assert.equal((await git(s.forge.bareRepo, "merge-base", "--is-ancestor", moved, opened.data!.head!).catch(() => null)), null, "the PR head does not contain the conflicting base");
+    assert.equal(
+      await git(s.forge.bareRepo, "merge-base", "--is-ancestor", moved, opened.data!.head!).catch(() => null),
+      null,
+      "the PR head does not contain the conflicting base",
+    );
   });
 });

@@ -62,7 +62,15 @@ describe("requests of a failed attempt (required CI, counted on the forge)", () 
     await writeFile(worker, workScript());
     await requireCi(forge);
     // CI fails every head that carries the bad issue's work.
-    const ci = startCiRunner({ apiUrl: forge.apiUrl, token: forge.users.ci ?? forge.token, repo: REPO, gitUrl: forge.gitUrl, workDir: join(dir, "ci"), intervalMs: 200, testCommand: ["sh", "-c", `test ! -e work-${bad}.txt`] });
+    const ci = startCiRunner({
+      apiUrl: forge.apiUrl,
+      token: forge.users.ci ?? forge.token,
+      repo: REPO,
+      gitUrl: forge.gitUrl,
+      workDir: join(dir, "ci"),
+      intervalMs: 200,
+      testCommand: ["sh", "-c", `test ! -e work-${bad}.txt`],
+    });
     cleanups.push(() => ci.stop());
     const host = fleetHost(forge, dir, cleanups);
     await host.start({
@@ -74,7 +82,8 @@ describe("requests of a failed attempt (required CI, counted on the forge)", () 
       config: { retry: 1, gate: { ci: "required" }, landing: { strategy: "squash" }, pacing: SLOW, board: { settle_seconds: 3600 } },
     });
 
-    const issue = async (n: number): Promise<{ state: string; labels: { name: string }[] }> => (await api(forge, "GET", repoPath(forge, `/issues/${n}`))).body as { state: string; labels: { name: string }[] };
+    const issue = async (n: number): Promise<{ state: string; labels: { name: string }[] }> =>
+      (await api(forge, "GET", repoPath(forge, `/issues/${n}`))).body as { state: string; labels: { name: string }[] };
     await waitFor(
       `#${good} landed and #${bad} escalated`,
       async () => (await issue(good)).state === "closed" && (await issue(bad)).labels.some((l) => l.name === HUMAN),
@@ -84,9 +93,15 @@ describe("requests of a failed attempt (required CI, counted on the forge)", () 
 
     const fleet = await fleetRoutes(forge);
     const total = (route: string): number => fleet[route]?.total ?? 0;
-    const pulls = ((await api(forge, "GET", repoPath(forge, "/pulls?state=all&per_page=100"))).body as { number: number; state: string; merged_at: string | null; body: string; head: { ref: string } }[]).filter((p) =>
-      p.head.ref.startsWith(`afk/${bad}-`),
-    );
+    const pulls = (
+      (await api(forge, "GET", repoPath(forge, "/pulls?state=all&per_page=100"))).body as {
+        number: number;
+        state: string;
+        merged_at: string | null;
+        body: string;
+        head: { ref: string };
+      }[]
+    ).filter((p) => p.head.ref.startsWith(`afk/${bad}-`));
     const closed = pulls.filter((p) => p.state === "closed" && p.merged_at === null);
     assert.equal(closed.length, 1, "attempt 1's PR closed by the retry");
     assert.ok(closed[0]!.body.startsWith(RETRY_MARKER), "the retry's note heads the closed PR's description");
@@ -94,7 +109,8 @@ describe("requests of a failed attempt (required CI, counted on the forge)", () 
     assert.match(closed[0]!.body, new RegExp(`Closes #${bad}`), "what the PR said when opened is kept below the note");
     assert.equal(total("PATCH /repos/{owner}/{repo}/pulls/{pull_number}"), 1, "one request closed the PR and wrote the note");
     assert.equal(total("GET /repos/{owner}/{repo}/pulls/{pull_number}"), 0, "neither the retry nor the escalation read a PR for its head");
-    const comments = async (n: number): Promise<string[]> => ((await api(forge, "GET", repoPath(forge, `/issues/${n}/comments`))).body as { body: string }[]).map((c) => c.body);
+    const comments = async (n: number): Promise<string[]> =>
+      ((await api(forge, "GET", repoPath(forge, `/issues/${n}/comments`))).body as { body: string }[]).map((c) => c.body);
     // A PR that landed carries its one validation note (checks, commits, files); a retried one none.
     for (const p of pulls) {
       const on = await comments(p.number);
@@ -110,11 +126,17 @@ describe("requests of a failed attempt (required CI, counted on the forge)", () 
     assert.match(onGood[0]!, /afk-mcp: Merged/);
     assert.match(onGood[0]!, /Landed PR \\?#\d+ on main by a squash merge/);
     // The landed issue's PR carries its one validation note (checks, commits, files).
-    const goodPulls = ((await api(forge, "GET", repoPath(forge, "/pulls?state=all&per_page=100"))).body as { number: number; head: { ref: string } }[]).filter((p) => p.head.ref.startsWith(`afk/${good}-`));
+    const goodPulls = ((await api(forge, "GET", repoPath(forge, "/pulls?state=all&per_page=100"))).body as { number: number; head: { ref: string } }[]).filter(
+      (p) => p.head.ref.startsWith(`afk/${good}-`),
+    );
     assert.equal(goodPulls.length, 1);
     const onGoodPr = await comments(goodPulls[0]!.number);
     assert.ok(onGoodPr.length === 1 && onGoodPr[0]!.includes(VALIDATION_MARKER), onGoodPr.join("\n---\n"));
-    assert.equal(total("POST /repos/{owner}/{repo}/issues/{issue_number}/comments"), 3, "the escalation's comment, the landed issue's final board and its PR's validation note are the run's only ones");
+    assert.equal(
+      total("POST /repos/{owner}/{repo}/issues/{issue_number}/comments"),
+      3,
+      "the escalation's comment, the landed issue's final board and its PR's validation note are the run's only ones",
+    );
   });
 });
 
@@ -127,15 +149,32 @@ describe("closing a landed issue (counted on the forge)", () => {
     const worker = join(dir, "worker.sh");
     await writeFile(worker, workScript());
     await requireCi(forge);
-    const ci = startCiRunner({ apiUrl: forge.apiUrl, token: forge.users.ci ?? forge.token, repo: REPO, gitUrl: forge.gitUrl, workDir: join(dir, "ci"), intervalMs: 200 });
+    const ci = startCiRunner({
+      apiUrl: forge.apiUrl,
+      token: forge.users.ci ?? forge.token,
+      repo: REPO,
+      gitUrl: forge.gitUrl,
+      workDir: join(dir, "ci"),
+      intervalMs: 200,
+    });
     cleanups.push(() => ci.stop());
     const host = fleetHost(forge, dir, cleanups);
-    await host.start({ repo: REPO, worker_command: `sh ${worker}`, target: 2, auto_merge: true, config: { gate: { ci: "required" }, landing: { strategy: "squash" }, pacing: SLOW } });
+    await host.start({
+      repo: REPO,
+      worker_command: `sh ${worker}`,
+      target: 2,
+      auto_merge: true,
+      config: { gate: { ci: "required" }, landing: { strategy: "squash" }, pacing: SLOW },
+    });
 
     // The test watches with a login of its own, so the fleet's routes are the fleet's alone.
     const watcher = forge.users.watcher!;
-    const issue = async (n: number): Promise<{ state: string; state_reason: string | null }> => (await api(forge, "GET", repoPath(forge, `/issues/${n}`), undefined, { token: watcher })).body as { state: string; state_reason: string | null };
-    await waitFor("both issues closed", async () => (await Promise.all(issues.map(issue))).every((i) => i.state === "closed"), { deadlineMs: 20 * 60_000, intervalMs: 250 });
+    const issue = async (n: number): Promise<{ state: string; state_reason: string | null }> =>
+      (await api(forge, "GET", repoPath(forge, `/issues/${n}`), undefined, { token: watcher })).body as { state: string; state_reason: string | null };
+    await waitFor("both issues closed", async () => (await Promise.all(issues.map(issue))).every((i) => i.state === "closed"), {
+      deadlineMs: 20 * 60_000,
+      intervalMs: 250,
+    });
     // The stop's tick sees them unlisted and lets the claims go (the next tick would, whenever it came).
     await host.stop({ repo: REPO, stop_workers: true });
     assert.deepEqual(await claimsLeft(forge), [], "no claim left");
@@ -147,8 +186,13 @@ describe("closing a landed issue (counted on the forge)", () => {
     assert.equal(total("PATCH /repos/{owner}/{repo}/issues/{issue_number}"), 0, "no request of the fleet closed an issue: the merges did");
     assert.equal(total("GET /repos/{owner}/{repo}/issues/{issue_number}"), 0, "an unlisted issue whose PR merged is not read on its own");
     for (const n of issues) {
-      const comments = ((await api(forge, "GET", repoPath(forge, `/issues/${n}/comments`), undefined, { token: watcher })).body as { body: string }[]).map((c) => c.body);
-      assert.ok(comments.some((c) => /Landed PR \\?#\d+ on main by a squash merge/.test(c)), `#${n}'s final board names its PR`);
+      const comments = ((await api(forge, "GET", repoPath(forge, `/issues/${n}/comments`), undefined, { token: watcher })).body as { body: string }[]).map(
+        (c) => c.body,
+      );
+      assert.ok(
+        comments.some((c) => /Landed PR \\?#\d+ on main by a squash merge/.test(c)),
+        `#${n}'s final board names its PR`,
+      );
     }
   });
 });
@@ -185,10 +229,21 @@ describe("MergeCloses (real forge, real claim refs)", () => {
     assert.equal(closes.pending(), true);
 
     now += 30_000;
-    const later = await closes.settle(claims.filter((c) => c.issue === open), new Set([open]), false);
+    const later = await closes.settle(
+      claims.filter((c) => c.issue === open),
+      new Set([open]),
+      false,
+    );
     assert.deepEqual([...later], [open]);
-    assert.equal(((await fleetRoutes(forge))["PATCH /repos/{owner}/{repo}/issues/{issue_number}"]?.total ?? 0) - before, 1, "one close, for the one GitHub left open");
-    assert.equal(((await api(forge, "GET", repoPath(forge, `/issues/${open}`), undefined, { token: forge.users.watcher! })).body as { state: string }).state, "closed");
+    assert.equal(
+      ((await fleetRoutes(forge))["PATCH /repos/{owner}/{repo}/issues/{issue_number}"]?.total ?? 0) - before,
+      1,
+      "one close, for the one GitHub left open",
+    );
+    assert.equal(
+      ((await api(forge, "GET", repoPath(forge, `/issues/${open}`), undefined, { token: forge.users.watcher! })).body as { state: string }).state,
+      "closed",
+    );
     assert.deepEqual(await claimsLeft(forge), [], "no claim left");
     assert.equal(closes.pending(), false);
     assert.deepEqual(logged, ["closed_after_merge"]);

@@ -21,11 +21,19 @@ describe("a restart after a crash between a merge and its wrap-up", () => {
   it("closes the landed issue and releases its claim with no worker; a claim with no PR is continued", async () => {
     const forge = await startTestForge();
     cleanups.push(() => forge.dispose());
-    const [landed, coding, peers] = (await readyIssues(forge, ["landed before the crash", "coding at the crash", "landed by a dead peer"])) as [number, number, number];
+    const [landed, coding, peers] = (await readyIssues(forge, ["landed before the crash", "coding at the crash", "landed by a dead peer"])) as [
+      number,
+      number,
+      number,
+    ];
     const dir = await tempDir("afk-restart-landed-");
     const refs = new GitRefStore({ controlDir: join(dir, "control"), remoteUrl: forge.gitUrl, token: forge.token });
     // The dead peer's claim is three hours old (past the default 75 min lease) and it left no heartbeat: stale at once.
-    for (const [n, instance, ago] of [[landed, INSTANCE, 0], [coding, INSTANCE, 0], [peers, "dead0001", 3 * 3_600_000]] as const) {
+    for (const [n, instance, ago] of [
+      [landed, INSTANCE, 0],
+      [coding, INSTANCE, 0],
+      [peers, "dead0001", 3 * 3_600_000],
+    ] as const) {
       assert.equal((await refs.create(`refs/afk/claim/${n}`, formatClaimMessage({ instance, host: "box", at: new Date(Date.now() - ago) }))).won, true);
     }
     // The landing the crash cut short: the fleet's PR (its login, its branch) merged onto the base;
@@ -37,8 +45,12 @@ describe("a restart after a crash between a merge and its wrap-up", () => {
       assert.equal(merged.status, 200, JSON.stringify(merged.body));
       return pr.number;
     };
-    const prs = new Map([[landed, await land(landed, "landed-before-the-crash")], [peers, await land(peers, "landed-by-a-dead-peer")]]);
-    const issue = async (n: number): Promise<{ state: string; state_reason: string | null }> => (await api(forge, "GET", repoPath(forge, `/issues/${n}`))).body as { state: string; state_reason: string | null };
+    const prs = new Map([
+      [landed, await land(landed, "landed-before-the-crash")],
+      [peers, await land(peers, "landed-by-a-dead-peer")],
+    ]);
+    const issue = async (n: number): Promise<{ state: string; state_reason: string | null }> =>
+      (await api(forge, "GET", repoPath(forge, `/issues/${n}`))).body as { state: string; state_reason: string | null };
     for (const n of prs.keys()) assert.equal((await issue(n)).state, "open");
 
     // The restart: the same instance, a worker that leaves a mark for each issue it is started on.
@@ -52,22 +64,38 @@ describe("a restart after a crash between a merge and its wrap-up", () => {
       worker_command: `sh ${worker}`,
       target: 3,
       auto_merge: true,
-      config: { gate: { ci: "local", local_command: "true" }, landing: { strategy: "push" }, pacing: { busy_seconds: 5, idle_seconds: 5, long_idle_seconds: 5 } },
+      config: {
+        gate: { ci: "local", local_command: "true" },
+        landing: { strategy: "push" },
+        pacing: { busy_seconds: 5, idle_seconds: 5, long_idle_seconds: 5 },
+      },
     });
 
-    const supervisor = async (): Promise<Array<{ event?: unknown; issue?: unknown; msg?: unknown }>> => (await host.logs({ repo: forge.repo, lane: "supervisor", tail_lines: 500 })).records;
-    await waitFor(`#${landed}, #${coding} and #${peers} closed`, async () => (await Promise.all([landed, coding, peers].map(issue))).every((i) => i.state === "closed"), {
-      deadlineMs: 5 * 60_000,
-      intervalMs: 250,
-      explain: async () => (await supervisor()).map((r) => `${String(r.event)} #${String(r.issue)} ${String(r.msg)}`).join("\n"),
-    });
+    const supervisor = async (): Promise<Array<{ event?: unknown; issue?: unknown; msg?: unknown }>> =>
+      (await host.logs({ repo: forge.repo, lane: "supervisor", tail_lines: 500 })).records;
+    await waitFor(
+      `#${landed}, #${coding} and #${peers} closed`,
+      async () => (await Promise.all([landed, coding, peers].map(issue))).every((i) => i.state === "closed"),
+      {
+        deadlineMs: 5 * 60_000,
+        intervalMs: 250,
+        explain: async () => (await supervisor()).map((r) => `${String(r.event)} #${String(r.issue)} ${String(r.msg)}`).join("\n"),
+      },
+    );
     await host.stop({ repo: forge.repo, stop_workers: true });
 
     assert.deepEqual((await readdir(marks)).sort(), [`spawned-${coding}`], "a worker continued the claim with no PR; none redid the landed work");
     const records = await supervisor();
     const settled = records.filter((r) => r.event === "landed_unsettled");
-    assert.deepEqual(settled.map((r) => r.issue).sort((a, b) => Number(a) - Number(b)), [landed, peers], "each landing is settled once");
-    assert.ok(records.some((r) => r.event === "reclaimed" && r.issue === peers), "the dead peer's claim was reclaimed first");
+    assert.deepEqual(
+      settled.map((r) => r.issue).sort((a, b) => Number(a) - Number(b)),
+      [landed, peers],
+      "each landing is settled once",
+    );
+    assert.ok(
+      records.some((r) => r.event === "reclaimed" && r.issue === peers),
+      "the dead peer's claim was reclaimed first",
+    );
     const pulls = (await api(forge, "GET", repoPath(forge, "/pulls?state=all"))).body as Array<{ head: { ref: string } }>;
     for (const [n, pr] of prs) {
       assert.equal((await issue(n)).state_reason, "completed");
@@ -75,7 +103,10 @@ describe("a restart after a crash between a merge and its wrap-up", () => {
       // The board says what landed it.
       const comments = (await api(forge, "GET", repoPath(forge, `/issues/${n}/comments`))).body as Array<{ body: string }>;
       const said = new RegExp(`### afk-mcp: Merged[\\s\\S]*PR \\\\?#${pr} landed before its host stopped`);
-      assert.ok(comments.some((c) => said.test(c.body)), comments.map((c) => c.body).join("\n---\n"));
+      assert.ok(
+        comments.some((c) => said.test(c.body)),
+        comments.map((c) => c.body).join("\n---\n"),
+      );
       // Only the one PR for the landed issue.
       assert.equal(pulls.filter((p) => p.head.ref.startsWith(`afk/${n}-`)).length, 1);
     }
@@ -83,6 +114,12 @@ describe("a restart after a crash between a merge and its wrap-up", () => {
     const branches = (await git(clone, "ls-remote", "origin", "refs/heads/afk/*")).stdout;
     for (const n of prs.keys()) assert.doesNotMatch(branches, new RegExp(`refs/heads/afk/${n}-`), `the branch of #${n} is gone: ${branches}`);
     // No claim left behind.
-    assert.equal((await git(clone, "ls-remote", "origin", "refs/afk/*")).stdout.split("\n").filter((l) => l.includes("/claim/")).join("\n"), "");
+    assert.equal(
+      (await git(clone, "ls-remote", "origin", "refs/afk/*")).stdout
+        .split("\n")
+        .filter((l) => l.includes("/claim/"))
+        .join("\n"),
+      "",
+    );
   });
 });

@@ -51,7 +51,16 @@ async function issues(titles: string[], bodies: string[] = []): Promise<number[]
 
 async function startFleet(config: Record<string, unknown>, target: number, autoMerge = true): Promise<void> {
   host = new FleetHost({
-    env: { GITHUB_API_URL: forge.apiUrl, GITHUB_TOKEN: forge.token, AFK_STATE_DIR: await tempDir("afk-review-state-"), AFK_USER_PLAN: planDir, PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: process.env.HOME ?? "/tmp" },
+    env: {
+      GITHUB_API_URL: forge.apiUrl,
+      GITHUB_TOKEN: forge.token,
+      // The suite runs workers unconfined (scripts/test-run.mjs); a process started with this env does too.
+      AFK_RUNTIME: process.env.AFK_RUNTIME ?? "local",
+      AFK_STATE_DIR: await tempDir("afk-review-state-"),
+      AFK_USER_PLAN: planDir,
+      PATH: process.env.PATH ?? "/usr/bin:/bin",
+      HOME: process.env.HOME ?? "/tmp",
+    },
     timeScale: 0.05,
   });
   await host.start({
@@ -59,7 +68,13 @@ async function startFleet(config: Record<string, unknown>, target: number, autoM
     worker_command: `sh ${WORKER}`,
     target,
     auto_merge: autoMerge,
-    config: { gate: { ci: "local", local_command: "true" }, landing: { strategy: "squash", allow_untested_race: true }, pacing: { busy_seconds: 10, idle_seconds: 10, long_idle_seconds: 10 }, board: { settle_seconds: 0 }, ...config },
+    config: {
+      gate: { ci: "local", local_command: "true" },
+      landing: { strategy: "squash", allow_untested_race: true },
+      pacing: { busy_seconds: 10, idle_seconds: 10, long_idle_seconds: 10 },
+      board: { settle_seconds: 0 },
+      ...config,
+    },
   });
 }
 
@@ -80,7 +95,8 @@ function until<T>(what: string, probe: () => Promise<T | null | undefined | fals
   return waitFor(what, probe, {
     deadlineMs: timeoutMs,
     intervalMs: 250,
-    explain: async () => (await host.logs({ repo: REPO, lane: "supervisor", tail_lines: 30 })).records.map((r) => `  ${String(r.event)}: ${String(r.msg)}`).join("\n"),
+    explain: async () =>
+      (await host.logs({ repo: REPO, lane: "supervisor", tail_lines: 30 })).records.map((r) => `  ${String(r.event)}: ${String(r.msg)}`).join("\n"),
   });
 }
 
@@ -117,7 +133,10 @@ describe("required approvals", () => {
     });
     assert.match(report, new RegExp(`#${approved}`));
     const board = await api(forge, "GET", repoPath(forge, `/issues/${approved}/comments`));
-    assert.ok((board.body as Json[]).some((c) => c.body.includes("waiting for a human's approving review")), "the board says why it waits");
+    assert.ok(
+      (board.body as Json[]).some((c) => c.body.includes("waiting for a human's approving review")),
+      "the board says why it waits",
+    );
     assert.equal((await api(forge, "GET", repoPath(forge, `/issues/${approved}`))).body.state, "open");
 
     // Alice approves the first: it lands.
@@ -128,7 +147,10 @@ describe("required approvals", () => {
 
     // Bob asks for changes on the second: the attempt ends and his words reach the next brief.
     const second = (await pullFor(refused, "open"))!;
-    assert.equal((await api(forge, "POST", repoPath(forge, `/pulls/${second.number}/reviews`), { event: "REQUEST_CHANGES", body: ASK }, as("bob"))).status, 200);
+    assert.equal(
+      (await api(forge, "POST", repoPath(forge, `/pulls/${second.number}/reviews`), { event: "REQUEST_CHANGES", body: ASK }, as("bob"))).status,
+      200,
+    );
     const brief = join(planDir, `${refused}.2.brief`);
     await until("the retry's brief", async () => existsSync(brief) && (await readFile(brief, "utf8")).includes(ASK));
     const old = await api(forge, "GET", repoPath(forge, `/pulls/${second.number}`));
@@ -149,7 +171,10 @@ describe("required approvals", () => {
     // The fleet never reviewed anything itself, and left no claim behind.
     for (const pr of [first.number, second.number, next.number]) {
       const reviews = await api(forge, "GET", repoPath(forge, `/pulls/${pr}/reviews`));
-      assert.ok((reviews.body as Json[]).every((r) => r.user.login !== "afk-bot"), `PR #${pr}: no review by the fleet's login`);
+      assert.ok(
+        (reviews.body as Json[]).every((r) => r.user.login !== "afk-bot"),
+        `PR #${pr}: no review by the fleet's login`,
+      );
     }
     const notes = await api(forge, "GET", repoPath(forge, `/issues/${first.number}/comments`));
     assert.equal((notes.body as Json[]).filter((c) => c.body.includes(NOTE)).length, 1, "one note per PR, not one per tick");
@@ -161,52 +186,59 @@ describe("the review stage", () => {
   // The "fix" round's marks are exactly ["fix"]: a reviewer's commits reach the branch only with
   // its verdict (the workers' exit checkpoint once pushed them first, so the verdict found the
   // head moved and recorded "none").
-  it("approve lands, fix lands the reviewer's commit, refute retries with the findings, a hung reviewer is killed and the review runs again", { timeout: 300_000 }, async () => {
-    const [ok, fixed, refuted, hung] = (await issues(["approve me", "fix me", "refute me", "hang on me"])) as [number, number, number, number];
-    await writeFile(join(planDir, `${fixed}.review`), "fix\n");
-    await writeFile(join(planDir, `${refuted}.review.1`), "refute The greeting must say hello, not hi\n");
-    await writeFile(join(planDir, `${hung}.review.1`), "hang\n");
-    // A stall after 3 s quiet and a kill after 6 s (60 s and 120 s, scaled).
-    await startFleet({ review: { command: `sh ${REVIEWER}`, max_rounds: 2 }, retry: 1, stall: { quiet_seconds: 60, kill_seconds: 120 } }, 4);
+  it(
+    "approve lands, fix lands the reviewer's commit, refute retries with the findings, a hung reviewer is killed and the review runs again",
+    { timeout: 300_000 },
+    async () => {
+      const [ok, fixed, refuted, hung] = (await issues(["approve me", "fix me", "refute me", "hang on me"])) as [number, number, number, number];
+      await writeFile(join(planDir, `${fixed}.review`), "fix\n");
+      await writeFile(join(planDir, `${refuted}.review.1`), "refute The greeting must say hello, not hi\n");
+      await writeFile(join(planDir, `${hung}.review.1`), "hang\n");
+      // A stall after 3 s quiet and a kill after 6 s (60 s and 120 s, scaled).
+      await startFleet({ review: { command: `sh ${REVIEWER}`, max_rounds: 2 }, retry: 1, stall: { quiet_seconds: 60, kill_seconds: 120 } }, 4);
 
-    for (const n of [ok, fixed, refuted, hung]) await until(`#${n} closed`, () => closed(n));
+      for (const n of [ok, fixed, refuted, hung]) await until(`#${n} closed`, () => closed(n));
 
-    const reviewsOf = async (pr: number): Promise<Json[]> => (await api(forge, "GET", repoPath(forge, `/pulls/${pr}/reviews`))).body as Json[];
-    const marks = async (n: number): Promise<string[]> => {
-      const all: string[] = [];
-      const prs = (await api(forge, "GET", repoPath(forge, "/pulls?state=all&per_page=100"))).body as Json[];
-      for (const p of prs.filter((x) => x.head.ref.startsWith(`afk/${n}-`)).sort((a, b) => a.number - b.number)) {
-        for (const r of await reviewsOf(p.number)) {
-          const m = /afk:review (\{.*?\}) -->/.exec(r.body);
-          assert.equal(r.user.login, "afk-bot", "reviews are posted by the fleet's login");
-          assert.equal(r.state, "COMMENTED", "the fleet comments, it never approves its own PR");
-          if (m) all.push((JSON.parse(m[1]!) as { verdict: string }).verdict);
+      const reviewsOf = async (pr: number): Promise<Json[]> => (await api(forge, "GET", repoPath(forge, `/pulls/${pr}/reviews`))).body as Json[];
+      const marks = async (n: number): Promise<string[]> => {
+        const all: string[] = [];
+        const prs = (await api(forge, "GET", repoPath(forge, "/pulls?state=all&per_page=100"))).body as Json[];
+        for (const p of prs.filter((x) => x.head.ref.startsWith(`afk/${n}-`)).sort((a, b) => a.number - b.number)) {
+          for (const r of await reviewsOf(p.number)) {
+            const m = /afk:review (\{.*?\}) -->/.exec(r.body);
+            assert.equal(r.user.login, "afk-bot", "reviews are posted by the fleet's login");
+            assert.equal(r.state, "COMMENTED", "the fleet comments, it never approves its own PR");
+            if (m) all.push((JSON.parse(m[1]!) as { verdict: string }).verdict);
+          }
         }
-      }
-      return all;
-    };
-    assert.deepEqual(await marks(ok), ["approve"]);
-    assert.deepEqual(await marks(fixed), ["fix"]);
-    assert.deepEqual(await marks(refuted), ["refute", "approve"]);
-    assert.deepEqual(await marks(hung), ["approve"], "the killed round left no verdict");
+        return all;
+      };
+      assert.deepEqual(await marks(ok), ["approve"]);
+      assert.deepEqual(await marks(fixed), ["fix"]);
+      assert.deepEqual(await marks(refuted), ["refute", "approve"]);
+      assert.deepEqual(await marks(hung), ["approve"], "the killed round left no verdict");
 
-    // Each reviewer got a review brief with the diff; the fix landed on the base.
-    const brief = await readFile(join(planDir, `${ok}.review.1.brief`), "utf8");
-    assert.match(brief, /# Review PR #\d+ for issue/);
-    assert.match(brief, new RegExp(`\\+done ${ok}`), "the diff is in the brief");
-    const inspect = await tempDir("afk-review-inspect-");
-    await git(inspect, "clone", "--quiet", forge.gitUrl, "repo");
-    assert.equal(existsSync(join(inspect, "repo", `review-fix-${fixed}.txt`)), true, "the reviewer's fix landed");
-    // The refutation's findings reached the next attempt's worker.
-    assert.match(await readFile(join(planDir, `${refuted}.2.brief`), "utf8"), /The greeting must say hello, not hi/);
-    // The hung reviewer was killed, and its lanes say so.
-    const killed = await host.logs({ repo: REPO, lane: "liveness", tail_lines: 500 });
-    assert.ok(killed.records.some((r) => r.event === "killed" && r.issue === hung), "the hung reviewer was killed");
-    const sup = await host.logs({ repo: REPO, lane: "supervisor", tail_lines: 2000 });
-    assert.equal(sup.records.filter((r) => r.event === "reviewer_born" && r.issue === hung).length, 2);
-    assert.ok(sup.records.some((r) => r.event === "reviewer_exited" && r.issue === ok));
-    await until("no claim left", async () => (await git(planDir, "ls-remote", forge.gitUrl, "refs/afk/claim/*")).stdout === "");
-  });
+      // Each reviewer got a review brief with the diff; the fix landed on the base.
+      const brief = await readFile(join(planDir, `${ok}.review.1.brief`), "utf8");
+      assert.match(brief, /# Review PR #\d+ for issue/);
+      assert.match(brief, new RegExp(`\\+done ${ok}`), "the diff is in the brief");
+      const inspect = await tempDir("afk-review-inspect-");
+      await git(inspect, "clone", "--quiet", forge.gitUrl, "repo");
+      assert.equal(existsSync(join(inspect, "repo", `review-fix-${fixed}.txt`)), true, "the reviewer's fix landed");
+      // The refutation's findings reached the next attempt's worker.
+      assert.match(await readFile(join(planDir, `${refuted}.2.brief`), "utf8"), /The greeting must say hello, not hi/);
+      // The hung reviewer was killed, and its lanes say so.
+      const killed = await host.logs({ repo: REPO, lane: "liveness", tail_lines: 500 });
+      assert.ok(
+        killed.records.some((r) => r.event === "killed" && r.issue === hung),
+        "the hung reviewer was killed",
+      );
+      const sup = await host.logs({ repo: REPO, lane: "supervisor", tail_lines: 2000 });
+      assert.equal(sup.records.filter((r) => r.event === "reviewer_born" && r.issue === hung).length, 2);
+      assert.ok(sup.records.some((r) => r.event === "reviewer_exited" && r.issue === ok));
+      await until("no claim left", async () => (await git(planDir, "ls-remote", forge.gitUrl, "refs/afk/claim/*")).stdout === "");
+    },
+  );
 
   it("pins the reviewed head: a commit pushed after the approval is reviewed again, never taken as approved", { timeout: 240_000 }, async () => {
     const [n] = (await issues(["pin me"])) as [number];
@@ -215,7 +247,10 @@ describe("the review stage", () => {
     const pr = await until("the PR", () => pullFor(n, "open"));
     const mark = async (): Promise<Array<{ verdict: string; head: string; round: number }>> => {
       const reviews = (await api(forge, "GET", repoPath(forge, `/pulls/${pr.number}/reviews`))).body as Json[];
-      return reviews.map((r) => /afk:review (\{.*?\}) -->/.exec(r.body)).filter((m) => m !== null).map((m) => JSON.parse(m[1]!));
+      return reviews
+        .map((r) => /afk:review (\{.*?\}) -->/.exec(r.body))
+        .filter((m) => m !== null)
+        .map((m) => JSON.parse(m[1]!));
     };
     // (Under load a round may end without a verdict first; the approval is what matters.)
     const first = await until("the first approval", async () => (await mark()).find((m) => m.verdict === "approve"));
@@ -249,7 +284,10 @@ describe("conflicts seen early", () => {
     await writeFile(join(planDir, `${two}.2`), "commit\n");
     await startFleet({ gate: { ci: "required" } }, 2);
     const green = async (sha: string) =>
-      assert.equal((await api(forge, "POST", repoPath(forge, "/check-runs"), { name: "ci", head_sha: sha, status: "completed", conclusion: "success" })).status, 201);
+      assert.equal(
+        (await api(forge, "POST", repoPath(forge, "/check-runs"), { name: "ci", head_sha: sha, status: "completed", conclusion: "success" })).status,
+        201,
+      );
 
     const first = await until("#1's PR", () => pullFor(one, "open"));
     const second = await until("#2's PR", () => pullFor(two, "open"));
@@ -275,52 +313,71 @@ describe("conflicts seen early", () => {
     await until(`#${two} closed`, () => closed(two));
   });
 
-  it("three PRs editing one file: the pairs show in status and on the boards; after the first lands, the second retries and the third waits for it, then retries once", { timeout: 360_000 }, async () => {
-    const [one, two, three] = (await issues(["edit the shared file", "edit it too", "and once more"])) as [number, number, number];
-    for (const n of [one, two, three]) await writeFile(join(planDir, String(n)), "shared shared.txt\n");
-    await startFleet({ gate: { ci: "required" }, conflicts: { hold_max_seconds: 86_400 } }, 3);
-    const green = async (sha: string) =>
-      assert.equal((await api(forge, "POST", repoPath(forge, "/check-runs"), { name: "ci", head_sha: sha, status: "completed", conclusion: "success" })).status, 201);
-    const plan = async () => (await host.status({ repo: REPO, scope: "project" })).plan!;
-    const sup = async () => (await host.logs({ repo: REPO, lane: "supervisor", tail_lines: 5000 })).records;
+  it(
+    "three PRs editing one file: the pairs show in status and on the boards; after the first lands, the second retries and the third waits for it, then retries once",
+    { timeout: 360_000 },
+    async () => {
+      const [one, two, three] = (await issues(["edit the shared file", "edit it too", "and once more"])) as [number, number, number];
+      for (const n of [one, two, three]) await writeFile(join(planDir, String(n)), "shared shared.txt\n");
+      await startFleet({ gate: { ci: "required" }, conflicts: { hold_max_seconds: 86_400 } }, 3);
+      const green = async (sha: string) =>
+        assert.equal(
+          (await api(forge, "POST", repoPath(forge, "/check-runs"), { name: "ci", head_sha: sha, status: "completed", conclusion: "success" })).status,
+          201,
+        );
+      const plan = async () => (await host.status({ repo: REPO, scope: "project" })).plan!;
+      const sup = async () => (await host.logs({ repo: REPO, lane: "supervisor", tail_lines: 5000 })).records;
 
-    const first = await until("#1's PR", () => pullFor(one, "open"));
-    const old2 = await until("#2's PR", () => pullFor(two, "open"));
-    const old3 = await until("#3's PR", () => pullFor(three, "open"));
-    // Each pair of the three heads conflicts in shared.txt, merge-tested locally.
-    const pairs = await until("three conflicting pairs", async () => ((await plan()).conflicting_pairs.length === 3 ? (await plan()).conflicting_pairs : null));
-    assert.deepEqual(pairs.map((p) => [p.a, p.b, p.files]), [[one, two, ["shared.txt"]], [one, three, ["shared.txt"]], [two, three, ["shared.txt"]]]);
-    const board = async (n: number) => ((await api(forge, "GET", repoPath(forge, `/issues/${n}/comments`))).body as Json[]).map((c) => String(c.body)).join("\n");
-    await until("#1's board names the conflicts", async () => /Conflicts with in-flight work: #\d+ in shared\.txt; #\d+ in shared\.txt/.test(await board(one)));
+      const first = await until("#1's PR", () => pullFor(one, "open"));
+      const old2 = await until("#2's PR", () => pullFor(two, "open"));
+      const old3 = await until("#3's PR", () => pullFor(three, "open"));
+      // Each pair of the three heads conflicts in shared.txt, merge-tested locally.
+      const pairs = await until("three conflicting pairs", async () =>
+        (await plan()).conflicting_pairs.length === 3 ? (await plan()).conflicting_pairs : null,
+      );
+      assert.deepEqual(
+        pairs.map((p) => [p.a, p.b, p.files]),
+        [
+          [one, two, ["shared.txt"]],
+          [one, three, ["shared.txt"]],
+          [two, three, ["shared.txt"]],
+        ],
+      );
+      const board = async (n: number) =>
+        ((await api(forge, "GET", repoPath(forge, `/issues/${n}/comments`))).body as Json[]).map((c) => String(c.body)).join("\n");
+      await until("#1's board names the conflicts", async () =>
+        /Conflicts with in-flight work: #\d+ in shared\.txt; #\d+ in shared\.txt/.test(await board(one)),
+      );
 
-    await green(first.head.sha);
-    await until(`#${one} closed`, () => closed(one));
-    // #2 retries at once; #3 waits for #2's retry to land, and says so in status.
-    const hold = await until("#3's conflict hold", async () => (await plan()).conflict_holds.find((h) => h.issue === three));
-    assert.deepEqual([hold.pr, hold.files, hold.waiting_for], [old3.number, ["shared.txt"], [two]]);
-    assert.match(await board(three), /its retry waits until #\d+ landed or was abandoned/);
-    const next2 = await until("#2's retry PR", async () => {
-      const p = await pullFor(two, "open");
-      return p && p.number !== old2.number ? p : null;
-    });
-    assert.equal((await api(forge, "GET", repoPath(forge, `/pulls/${old3.number}`))).body.state, "open", "#3's PR waits, not closed yet");
-    await green(next2.head.sha);
-    await until(`#${two} closed`, () => closed(two));
-    const next3 = await until("#3's retry PR", async () => {
-      const p = await pullFor(three, "open");
-      return p && p.number !== old3.number ? p : null;
-    });
-    await green(next3.head.sha);
-    await until(`#${three} closed`, () => closed(three));
+      await green(first.head.sha);
+      await until(`#${one} closed`, () => closed(one));
+      // #2 retries at once; #3 waits for #2's retry to land, and says so in status.
+      const hold = await until("#3's conflict hold", async () => (await plan()).conflict_holds.find((h) => h.issue === three));
+      assert.deepEqual([hold.pr, hold.files, hold.waiting_for], [old3.number, ["shared.txt"], [two]]);
+      assert.match(await board(three), /its retry waits until #\d+ landed or was abandoned/);
+      const next2 = await until("#2's retry PR", async () => {
+        const p = await pullFor(two, "open");
+        return p && p.number !== old2.number ? p : null;
+      });
+      assert.equal((await api(forge, "GET", repoPath(forge, `/pulls/${old3.number}`))).body.state, "open", "#3's PR waits, not closed yet");
+      await green(next2.head.sha);
+      await until(`#${two} closed`, () => closed(two));
+      const next3 = await until("#3's retry PR", async () => {
+        const p = await pullFor(three, "open");
+        return p && p.number !== old3.number ? p : null;
+      });
+      await green(next3.head.sha);
+      await until(`#${three} closed`, () => closed(three));
 
-    const records = await sup();
-    const at = (event: string, n: number) => records.findIndex((r) => r.event === event && r.issue === n);
-    assert.equal(records.filter((r) => r.event === "retry" && r.issue === two).length, 1, "#2 was redone once");
-    assert.equal(records.filter((r) => r.event === "retry" && r.issue === three).length, 1, "#3 was redone once, on top of #2");
-    assert.ok(at("retry", three) > at("merged", two), "#3's retry came after #2 landed");
-    assert.equal(records.filter((r) => r.event === "conflict_held" && r.issue === three).length, 1, "one record of the hold");
-    assert.equal(records.filter((r) => r.event === "escalated").length, 0);
-  });
+      const records = await sup();
+      const at = (event: string, n: number) => records.findIndex((r) => r.event === event && r.issue === n);
+      assert.equal(records.filter((r) => r.event === "retry" && r.issue === two).length, 1, "#2 was redone once");
+      assert.equal(records.filter((r) => r.event === "retry" && r.issue === three).length, 1, "#3 was redone once, on top of #2");
+      assert.ok(at("retry", three) > at("merged", two), "#3's retry came after #2 landed");
+      assert.equal(records.filter((r) => r.event === "conflict_held" && r.issue === three).length, 1, "one record of the hold");
+      assert.equal(records.filter((r) => r.event === "escalated").length, 0);
+    },
+  );
 
   it("dispatch prefers an issue whose named paths no in-flight PR changes, and the plan says so until it no longer holds", { timeout: 240_000 }, async () => {
     const bodies = ["Reword `README.md`.", "Reword the intro of `README.md` too.", "Add a changelog."];
@@ -351,18 +408,31 @@ describe("conflicts seen early", () => {
     await until("#2's worker", async () => existsSync(join(planDir, `${two}.1.pid`)));
     await until("the hold cleared", async () => ((await host.status({ repo: REPO, scope: "project" })).plan?.held_for_overlap.length ?? 1) === 0);
     const sup = (await host.logs({ repo: REPO, lane: "supervisor", tail_lines: 2000 })).records;
-    assert.deepEqual(sup.filter((r) => r.event === "worker_born").map((r) => r.issue), [one, three, two], "dispatch order");
+    assert.deepEqual(
+      sup.filter((r) => r.event === "worker_born").map((r) => r.issue),
+      [one, three, two],
+      "dispatch order",
+    );
     assert.equal(sup.filter((r) => r.event === "overlap_held" && r.issue === two).length, 1, "one record of the hold, not one per pass");
   });
 
   it("with conflicts.overlap_dispatch off, dispatch keeps the plain order", { timeout: 240_000 }, async () => {
-    const [one, two, three] = (await issues(["reword the readme", "reword the readme again", "add a changelog"], ["Reword `README.md`.", "Reword `README.md` too.", "Add a changelog."])) as [number, number, number];
+    const [one, two, three] = (await issues(
+      ["reword the readme", "reword the readme again", "add a changelog"],
+      ["Reword `README.md`.", "Reword `README.md` too.", "Add a changelog."],
+    )) as [number, number, number];
     await writeFile(join(planDir, String(one)), "shared README.md\n");
     await writeFile(join(planDir, String(two)), "shared README.md\n");
     await startFleet({ gate: { ci: "required" }, conflicts: { overlap_dispatch: false } }, 1);
-    await until("three workers born", async () => (await host.logs({ repo: REPO, lane: "supervisor", tail_lines: 2000 })).records.filter((r) => r.event === "worker_born").length >= 3);
+    await until(
+      "three workers born",
+      async () => (await host.logs({ repo: REPO, lane: "supervisor", tail_lines: 2000 })).records.filter((r) => r.event === "worker_born").length >= 3,
+    );
     const sup = (await host.logs({ repo: REPO, lane: "supervisor", tail_lines: 2000 })).records;
-    assert.deepEqual(sup.filter((r) => r.event === "worker_born").map((r) => r.issue), [one, two, three]);
+    assert.deepEqual(
+      sup.filter((r) => r.event === "worker_born").map((r) => r.issue),
+      [one, two, three],
+    );
     assert.equal(sup.filter((r) => r.event === "overlap_held").length, 0);
   });
 });

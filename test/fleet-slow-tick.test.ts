@@ -31,7 +31,10 @@ describe("a slow tick", () => {
     await api(forge, "POST", "/_forge/faults", { latency_ms: 1500 });
     await host.start({ repo: REPO, worker_command: `sh ${worker}`, target: 1, config: { pacing: { slow_tick_seconds: 1 } } });
     const lane = async (name: "supervisor" | "monitor") => (await host.logs({ repo: REPO, lane: name, tail_lines: 5000 })).records as unknown as Rec[];
-    const slow = await waitFor("a tick_slow warning", async () => (await lane("supervisor")).filter((r) => r.event === "tick_slow").at(0), { deadlineMs: 10 * 60_000, intervalMs: 250 });
+    const slow = await waitFor("a tick_slow warning", async () => (await lane("supervisor")).filter((r) => r.event === "tick_slow").at(0), {
+      deadlineMs: 10 * 60_000,
+      intervalMs: 250,
+    });
     assert.equal(slow.level, "warn");
     assert.match(slow.msg, /^a tick has been under way for \d+s, now in /);
     assert.ok((slow.data?.seconds ?? 0) >= 1, JSON.stringify(slow.data));

@@ -52,15 +52,25 @@ async function overtaken(mode: "slow" | "live_peer"): Promise<void> {
   if (mode === "live_peer") {
     // Another host's lease, fresh: it holds no claim, and may take any issue of the frontier.
     const refs = new GitRefStore({ controlDir: join(dir, "peer"), remoteUrl: forge.gitUrl, token: forge.token });
-    assert.equal((await refs.create("refs/afk/heartbeat/peer0001", formatHeartbeatMessage({ instance: "peer0001", host: "elsewhere", at: new Date() }))).won, true);
+    assert.equal(
+      (await refs.create("refs/afk/heartbeat/peer0001", formatHeartbeatMessage({ instance: "peer0001", host: "elsewhere", at: new Date() }))).won,
+      true,
+    );
   }
   // The peer's close must land before the fleet reads the issue again: that read waits 1 s.
   await api(forge, "POST", "/_forge/faults", { route: "GET /repos/{owner}/{repo}/issues/{issue_number}", latency_ms: 1000 });
 
   const host = fleetHost(forge, dir, cleanups, {}, { clock: () => new Date(Date.now() + skew) });
-  await host.start({ repo: forge.repo, worker_command: `sh ${worker}`, target: 2, auto_merge: false, config: { gate: { ci: "local", local_command: "true" } } });
+  await host.start({
+    repo: forge.repo,
+    worker_command: `sh ${worker}`,
+    target: 2,
+    auto_merge: false,
+    config: { gate: { ci: "local", local_command: "true" } },
+  });
 
-  const supervisor = async (): Promise<Array<{ event?: unknown; issue?: unknown; msg?: unknown }>> => (await host.logs({ repo: forge.repo, lane: "supervisor", tail_lines: 500 })).records;
+  const supervisor = async (): Promise<Array<{ event?: unknown; issue?: unknown; msg?: unknown }>> =>
+    (await host.logs({ repo: forge.repo, lane: "supervisor", tail_lines: 500 })).records;
   const stale = await waitFor(
     `#${gone} let go as changed since the snapshot, and #${kept}'s worker started`,
     async () => {
@@ -79,6 +89,8 @@ async function overtaken(mode: "slow" | "live_peer"): Promise<void> {
 }
 
 describe("a dispatch on a snapshot a peer overtook", () => {
-  it("reads the issue again on a slow tick, lets a closed one go with no worker, and dispatches an unchanged one", { timeout: 300_000 }, () => overtaken("slow"));
+  it("reads the issue again on a slow tick, lets a closed one go with no worker, and dispatches an unchanged one", { timeout: 300_000 }, () =>
+    overtaken("slow"),
+  );
   it("reads the issue again whenever a peer's lease is live, however quick the dispatch", { timeout: 300_000 }, () => overtaken("live_peer"));
 });

@@ -26,7 +26,8 @@ const cleanups = cleanupsAfterFile();
 
 describe("landing trains through the fleet", { concurrency: true }, () => {
   for (const mode of ["local", "required"] as const) {
-    it(`${mode === "local" ? "local gate" : "required CI (the demo's CI runner)"}: four green PRs land in trains; boards name the train, issues close, the base holds gated trees only`, () => fleetTrains(mode));
+    it(`${mode === "local" ? "local gate" : "required CI (the demo's CI runner)"}: four green PRs land in trains; boards name the train, issues close, the base holds gated trees only`, () =>
+      fleetTrains(mode));
   }
 });
 
@@ -43,7 +44,15 @@ async function fleetTrains(mode: "local" | "required"): Promise<void> {
   const gate = await gateScript();
   if (mode === "required") {
     await protectBranch(forge, { contexts: ["test"], enforceAdmins: true });
-    const ci = startCiRunner({ apiUrl: forge.apiUrl, token: forge.token, repo: REPO, gitUrl: forge.gitUrl, workDir: join(dir, "ci"), intervalMs: 200, testCommand: gate.argv });
+    const ci = startCiRunner({
+      apiUrl: forge.apiUrl,
+      token: forge.token,
+      repo: REPO,
+      gitUrl: forge.gitUrl,
+      workDir: join(dir, "ci"),
+      intervalMs: 200,
+      testCommand: gate.argv,
+    });
     cleanups.push(() => ci.stop());
   }
   const gateConfig = mode === "local" ? { ci: "local", local_command: gate.command } : { ci: "required" };
@@ -54,7 +63,11 @@ async function fleetTrains(mode: "local" | "required"): Promise<void> {
     worker_command: `sh ${worker}`,
     target: ISSUES,
     auto_merge: true,
-    config: { gate: gateConfig, landing: { strategy: "push", train: { max: 8 } }, pacing: { busy_seconds: 5, idle_seconds: 5, long_idle_seconds: 5, watch_seconds: 1 } },
+    config: {
+      gate: gateConfig,
+      landing: { strategy: "push", train: { max: 8 } },
+      pacing: { busy_seconds: 5, idle_seconds: 5, long_idle_seconds: 5, watch_seconds: 1 },
+    },
   });
 
   const records = async (): Promise<Rec[]> => (await host.logs({ repo: REPO, lane: "supervisor", tail_lines: 5000 })).records as unknown as Rec[];
@@ -71,7 +84,10 @@ async function fleetTrains(mode: "local" | "required"): Promise<void> {
   assert.ok(rode.length >= 1, `at least one train carried two or more PRs: ${JSON.stringify(trains)}`);
   for (const n of rode[0]!.issues) {
     const comments = (await api(forge, "GET", repoPath(forge, `/issues/${n}/comments`))).body as Array<{ body: string }>;
-    assert.ok(comments.some((c) => c.body.includes(`Landed in train ${rode[0]!.train}`)), `#${n}'s board names its train`);
+    assert.ok(
+      comments.some((c) => c.body.includes(`Landed in train ${rode[0]!.train}`)),
+      `#${n}'s board names its train`,
+    );
     assert.equal((await api(forge, "GET", repoPath(forge, `/issues/${n}`))).body.state, "closed");
   }
   const pulls = (await api(forge, "GET", repoPath(forge, "/pulls?state=all&per_page=100"))).body as Array<{ merged_at: string | null; head: { ref: string } }>;

@@ -28,16 +28,29 @@ describe("escalation keeps the worker's uncommitted work", () => {
     const n = (await api(forge, "POST", repoPath(forge, "/issues"), { title: "Half done", labels: ["ready-for-agent"] })).body.number as number;
     const planDir = await tempDir("afk-plan-");
     await writeFile(join(planDir, String(n)), "dirty\n");
-    const env = { GITHUB_API_URL: forge.apiUrl, GITHUB_TOKEN: forge.token, AFK_STATE_DIR: await tempDir("afk-wip-"), AFK_USER_PLAN: planDir, PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: process.env.HOME ?? "/tmp" };
+    const env = {
+      GITHUB_API_URL: forge.apiUrl,
+      GITHUB_TOKEN: forge.token,
+      // The suite runs workers unconfined (scripts/test-run.mjs); a process started with this env does too.
+      AFK_RUNTIME: process.env.AFK_RUNTIME ?? "local",
+      AFK_STATE_DIR: await tempDir("afk-wip-"),
+      AFK_USER_PLAN: planDir,
+      PATH: process.env.PATH ?? "/usr/bin:/bin",
+      HOME: process.env.HOME ?? "/tmp",
+    };
     const host = new FleetHost({ env, instance: "wiphost", timeScale: 0.05 });
     cleanup.push(() => host.close());
     await host.start({ repo: forge.repo, worker_command: `sh ${WORKER}`, target: 1, config: { retry: 0, gate: { ci: "local", local_command: "true" } } });
 
     // The comment is the escalation's last request: the label is on by then.
-    const escalation = await waitFor("the escalation comment", async () => {
-      const comments = (await api(forge, "GET", repoPath(forge, `/issues/${n}/comments`))).body as Array<{ body: string }>;
-      return comments.map((c) => c.body).find((b) => b.includes("keeps the last attempt's work"));
-    }, { deadlineMs: 180_000 });
+    const escalation = await waitFor(
+      "the escalation comment",
+      async () => {
+        const comments = (await api(forge, "GET", repoPath(forge, `/issues/${n}/comments`))).body as Array<{ body: string }>;
+        return comments.map((c) => c.body).find((b) => b.includes("keeps the last attempt's work"));
+      },
+      { deadlineMs: 180_000 },
+    );
     const labels = ((await api(forge, "GET", repoPath(forge, `/issues/${n}`))).body.labels as Array<{ name: string }>).map((l) => l.name);
     assert.ok(labels.includes("ready-for-human"), labels.join(", "));
 

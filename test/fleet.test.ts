@@ -112,6 +112,8 @@ async function scenario(t: TestContext, issues: IssueSpec[], options: { instance
   const env = {
     GITHUB_API_URL: forge.apiUrl,
     GITHUB_TOKEN: forge.token,
+    // The suite runs workers unconfined (scripts/test-run.mjs); a process started with this env does too.
+    AFK_RUNTIME: process.env.AFK_RUNTIME ?? "local",
     AFK_STATE_DIR: stateDir,
     AFK_USER_PLAN: planDir,
     PATH: process.env.PATH ?? "/usr/bin:/bin",
@@ -209,7 +211,13 @@ async function laneViaTool(s: Scenario, name: LaneName, issue?: number): Promise
   const pages: LaneRecord[][] = [];
   let cursor: string | null = null;
   do {
-    const out = await call(s.client, "logs", { repo: REPO, lane: name, tail_lines: 5000, ...(issue !== undefined ? { issue } : {}), ...(cursor ? { cursor } : {}) });
+    const out = await call(s.client, "logs", {
+      repo: REPO,
+      lane: name,
+      tail_lines: 5000,
+      ...(issue !== undefined ? { issue } : {}),
+      ...(cursor ? { cursor } : {}),
+    });
     pages.unshift(out.records as LaneRecord[]);
     cursor = out.next_cursor as string | null;
   } while (cursor);
@@ -343,7 +351,13 @@ async function until<T>(
         lastTickAt = now;
       }
       const why =
-        seen - baseline >= maxTicks ? `${seen - baseline} ticks passed without it` : now - lastTickAt > stuckMs ? `the loop did not tick for ${Math.round((now - lastTickAt) / 1000)}s` : now - started > capMs ? "the overall cap" : null;
+        seen - baseline >= maxTicks
+          ? `${seen - baseline} ticks passed without it`
+          : now - lastTickAt > stuckMs
+            ? `the loop did not tick for ${Math.round((now - lastTickAt) / 1000)}s`
+            : now - started > capMs
+              ? "the overall cap"
+              : null;
       if (why) {
         const tail = (await lane(s, "supervisor").catch(() => [] as LaneRecord[])).slice(-25).map((r) => `  ${r.event}: ${r.msg}`);
         const tick = (await lane(s, "monitor").catch(() => [] as LaneRecord[])).slice(-3).map((r) => `  tick: ${r.msg}`);
@@ -481,7 +495,10 @@ describe("the fleet on a local forge, through MCP, with scripted workers", { con
     const closed = await issue(s, done);
     assert.equal(closed.state_reason, "completed");
     const doneNotes = await comments(s, done);
-    assert.ok(doneNotes.some((c) => /already satisfied/i.test(c) && c.includes("The behaviour already exists.")), doneNotes.join("\n---\n"));
+    assert.ok(
+      doneNotes.some((c) => /already satisfied/i.test(c) && c.includes("The behaviour already exists.")),
+      doneNotes.join("\n---\n"),
+    );
     assert.equal((await pullFor(s, done)) ?? null, null);
 
     // giving-up: attempt 1, a retry labelled afk-attempt/1, attempt 2, then the human.
@@ -549,7 +566,9 @@ describe("the fleet on a local forge, through MCP, with scripted workers", { con
     const seen = await until(s, `#${busy} seen busy`, async () => (await events(s, "busy", busy))[0]);
     assert.match(seen.msg, /process tree used|running and using CPU/);
     const born = Date.parse((await events(s, "worker_born", busy))[0]!.ts);
-    await until(s, `#${busy} quiet past the kill threshold`, async () => (await events(s, "tick")).some((r) => Date.parse(r.ts) > born + 2 * killSeconds * 1000));
+    await until(s, `#${busy} quiet past the kill threshold`, async () =>
+      (await events(s, "tick")).some((r) => Date.parse(r.ts) > born + 2 * killSeconds * 1000),
+    );
     await ticks(s, 2);
     assert.equal((await lane(s, "liveness", busy)).at(-1)!.event, "busy", "still busy, never killed, while quiet past the kill threshold");
     await writeFile(join(s.planDir, `${busy}.1.go`), "");
@@ -676,7 +695,8 @@ describe("the fleet on a local forge, through MCP, with scripted workers", { con
   });
 
   it("pauses on a runtime's login, root refusal or lost network: no attempt spent, no breaker, the fix said", { timeout: 900_000 }, async (t) => {
-    const text = (runtime: string, kind: string, situation: RegExp) => RUNTIME_TEXTS.find((r) => r.runtime === runtime && r.kind === kind && situation.test(r.situation))!.line;
+    const text = (runtime: string, kind: string, situation: RegExp) =>
+      RUNTIME_TEXTS.find((r) => r.runtime === runtime && r.kind === kind && situation.test(r.situation))!.line;
     const s = await scenario(t, [
       { title: "Codex without a valid login", plan: "await print codex-401.out 1" },
       { title: "Claude Code as root", plan: "await print claude-root.out 1" },
@@ -708,7 +728,11 @@ describe("the fleet on a local forge, through MCP, with scripted workers", { con
     assert.equal(status.births.paused, true);
     assert.match(status.births.reason, /project_reset/);
     assert.deepEqual(await events(s, "breaker_tripped"), [], "pauses are not fast deaths");
-    assert.deepEqual(await claims(s), [...s.issues].sort((a, b) => a - b), "every claim kept");
+    assert.deepEqual(
+      await claims(s),
+      [...s.issues].sort((a, b) => a - b),
+      "every claim kept",
+    );
     for (const n of s.issues) {
       assert.deepEqual(labelsOf(await issue(s, n)), [READY], `#${n}: no attempt spent, not escalated`);
       assert.equal((await events(s, "worker_born", n)).length, 1, `#${n}: not restarted while paused`);
@@ -796,7 +820,11 @@ describe("the fleet on a local forge, through MCP, with scripted workers", { con
     const mid = await call(s.client, "status", { repo: REPO, scope: "worker" });
     assert.notEqual(mid.registration, null, "still registered while it drains");
     assert.deepEqual(mid.births, { paused: true, reason: "stopping", until: null });
-    const again = await s.client.callTool({ name: "project_start", arguments: { repo: REPO, worker_command: `sh ${WORKER}`, config: BASE_CONFIG } }, undefined, CALL_OPTIONS);
+    const again = await s.client.callTool(
+      { name: "project_start", arguments: { repo: REPO, worker_command: `sh ${WORKER}`, config: BASE_CONFIG } },
+      undefined,
+      CALL_OPTIONS,
+    );
     assert.equal(again.isError, true, "no second project beside a draining one");
     assert.match((again.content as { text: string }[])[0]!.text, /still stopping/);
 
@@ -894,4 +922,3 @@ function spawnHost(env: Record<string, string>, instance: string, input: Record<
   children.push(child);
   return child;
 }
-

@@ -52,17 +52,23 @@ test("slugs: owner/name and remote URLs parse; everything else is refused naming
     "https://github.com/onlyowner",
   ];
   for (const input of bad) {
-    assert.throws(() => parseSlug(input), (error: unknown) => {
-      assert.ok(error instanceof UsageError, `${JSON.stringify(input)} → UsageError`);
-      assert.match(error.message, /"owner\/name"/, "names the expected form");
-      return true;
-    });
+    assert.throws(
+      () => parseSlug(input),
+      (error: unknown) => {
+        assert.ok(error instanceof UsageError, `${JSON.stringify(input)} → UsageError`);
+        assert.match(error.message, /"owner\/name"/, "names the expected form");
+        return true;
+      },
+    );
   }
-  assert.throws(() => parseSlug(`https://x-access-token:${TOKEN}@github.com/-bad/n`), (error: unknown) => {
-    assert.ok(error instanceof UsageError);
-    assert.ok(!error.message.includes(TOKEN), "a token in a URL is never echoed");
-    return true;
-  });
+  assert.throws(
+    () => parseSlug(`https://x-access-token:${TOKEN}@github.com/-bad/n`),
+    (error: unknown) => {
+      assert.ok(error instanceof UsageError);
+      assert.ok(!error.message.includes(TOKEN), "a token in a URL is never echoed");
+      return true;
+    },
+  );
 });
 
 test("token: GITHUB_TOKEN, then GH_TOKEN, then `gh auth token`, else a refusal naming all three", async (t) => {
@@ -96,7 +102,10 @@ test("GITHUB_API_URL: default, trailing slash stripped, bad values refused", () 
   assert.equal(apiBaseUrl({ GITHUB_API_URL: "http://127.0.0.1:3000" }), "http://127.0.0.1:3000");
   assert.throws(() => apiBaseUrl({ GITHUB_API_URL: "not a url" }), UsageError);
   assert.throws(() => apiBaseUrl({ GITHUB_API_URL: "ftp://x" }), UsageError);
-  assert.throws(() => apiBaseUrl({ GITHUB_API_URL: `https://u:${TOKEN}@x` }), (error: unknown) => error instanceof UsageError && !error.message.includes(TOKEN));
+  assert.throws(
+    () => apiBaseUrl({ GITHUB_API_URL: `https://u:${TOKEN}@x` }),
+    (error: unknown) => error instanceof UsageError && !error.message.includes(TOKEN),
+  );
 });
 
 test("redact removes the token in every form it travels in", () => {
@@ -142,12 +151,22 @@ test("error mapping: every GitHub failure becomes one typed ForgeError without t
   const { baseUrl, hits } = await scriptedGitHub(t, (req, res) => {
     const url = req.url ?? "";
     if (url.startsWith("/401")) return json(res, 401, { message: "Bad credentials", documentation_url: "https://docs.github.com/rest" });
-    if (url.startsWith("/403-primary")) return json(res, 403, { message: "API rate limit exceeded for user ID 1." }, { "x-ratelimit-remaining": "0", "x-ratelimit-limit": "5000", "x-ratelimit-reset": String(reset), "x-ratelimit-used": "5000" });
+    if (url.startsWith("/403-primary"))
+      return json(
+        res,
+        403,
+        { message: "API rate limit exceeded for user ID 1." },
+        { "x-ratelimit-remaining": "0", "x-ratelimit-limit": "5000", "x-ratelimit-reset": String(reset), "x-ratelimit-used": "5000" },
+      );
     if (url.startsWith("/403-perm")) return json(res, 403, { message: "Resource not accessible by personal access token" });
     if (url.startsWith("/404")) return json(res, 404, { message: "Not Found" });
     if (url.startsWith("/405")) return json(res, 405, { message: "Pull Request is not mergeable" });
     if (url.startsWith("/409")) return json(res, 409, { message: "Head branch was modified. Review and try the merge again." });
-    if (url.startsWith("/422")) return json(res, 422, { message: "Validation Failed", errors: [{ resource: "Label", code: "invalid", field: "color" }, { message: "name is too long" }] });
+    if (url.startsWith("/422"))
+      return json(res, 422, {
+        message: "Validation Failed",
+        errors: [{ resource: "Label", code: "invalid", field: "color" }, { message: "name is too long" }],
+      });
     if (url.startsWith("/502")) return json(res, 502, { message: "Server Error" });
     return json(res, 200, {});
   });
@@ -213,7 +232,11 @@ test("conditional fetch: one ETag per URL (query included) and per credential; a
   await (await get("/items?page=2", "tokenAAAA")).json();
   await (await get("/items?page=1", "tokenBBBB")).json();
 
-  assert.deepEqual(seen.map((s) => s.inm ?? null), [null, 'W/"page-1"', null, null], "page 2 and another token start unconditional");
+  assert.deepEqual(
+    seen.map((s) => s.inm ?? null),
+    [null, 'W/"page-1"', null, null],
+    "page 2 and another token start unconditional",
+  );
   assert.deepEqual(cf.stats(), { total: 4, notModified: 1, counted: 3, failed: 0, cached: 3 });
   assert.equal(cf.rateLimit()?.remaining, 4004);
 });

@@ -54,7 +54,9 @@ describe("claims on the forge", () => {
   it("two instances claiming the same issues concurrently: exactly one wins each", async () => {
     const [a, b] = await Promise.all([leaseFor("alpha"), leaseFor("bravo")]);
     const issues = [101, 102, 103, 104, 105, 106, 107, 108];
-    const results = await Promise.all(issues.flatMap((n) => [a.claim(n).then((r) => ({ n, who: "alpha", r })), b.claim(n).then((r) => ({ n, who: "bravo", r }))]));
+    const results = await Promise.all(
+      issues.flatMap((n) => [a.claim(n).then((r) => ({ n, who: "alpha", r })), b.claim(n).then((r) => ({ n, who: "bravo", r }))]),
+    );
     for (const n of issues) {
       const winners = results.filter((x) => x.n === n && x.r.won);
       assert.equal(winners.length, 1, `issue ${n}: ${winners.length} winners`);
@@ -78,8 +80,14 @@ describe("claims on the forge", () => {
     await live.heartbeat(true);
 
     const set = rebuild(snapshotOf(await observedRefs(), [201, 202]), CONFIG, "mine", new Date());
-    assert.deepEqual(set.stale.map((s) => s.issue).filter((n) => n >= 200 && n < 300), [201]);
-    assert.deepEqual(set.peer_live.map((p) => p.issue).filter((n) => n >= 200 && n < 300), [202]);
+    assert.deepEqual(
+      set.stale.map((s) => s.issue).filter((n) => n >= 200 && n < 300),
+      [201],
+    );
+    assert.deepEqual(
+      set.peer_live.map((p) => p.issue).filter((n) => n >= 200 && n < 300),
+      [202],
+    );
 
     const stale = set.stale.find((s) => s.issue === 201)!;
     const reclaimed = await me.reclaim(201, stale.sha);
@@ -89,8 +97,14 @@ describe("claims on the forge", () => {
     assert.equal((await late.reclaim(201, stale.sha)).won, false);
 
     const after = rebuild(snapshotOf(await observedRefs(), [201, 202]), CONFIG, "mine", new Date());
-    assert.ok(after.mine.some((m) => m.issue === 201), "the reclaimed claim is mine");
-    assert.ok(after.peer_live.some((p) => p.issue === 202), "the live peer keeps its claim");
+    assert.ok(
+      after.mine.some((m) => m.issue === 201),
+      "the reclaimed claim is mine",
+    );
+    assert.ok(
+      after.peer_live.some((p) => p.issue === 202),
+      "the live peer keeps its claim",
+    );
   });
 
   it("takeover refuses a fresh lease without confirmation, then takes it with it", async () => {
@@ -103,13 +117,23 @@ describe("claims on the forge", () => {
     const refused = await me.takeover("freshpeer", refs.claims, refs.heartbeats, false);
     assert.equal(refused.action, "confirm");
     refs = await observedRefs();
-    assert.deepEqual(refs.claims.filter((c) => c.instance === "freshpeer").map((c) => c.issue), [301, 302], "nothing was taken");
+    assert.deepEqual(
+      refs.claims.filter((c) => c.instance === "freshpeer").map((c) => c.issue),
+      [301, 302],
+      "nothing was taken",
+    );
 
     const taken = await me.takeover("freshpeer", refs.claims, refs.heartbeats, true);
     assert.equal(taken.action, "taken");
     assert.deepEqual(taken.action === "taken" ? taken.taken.map((t) => t.issue) : [], [301, 302]);
     refs = await observedRefs();
-    assert.deepEqual(refs.claims.filter((c) => c.instance === "taker").map((c) => c.issue).sort(), [301, 302]);
+    assert.deepEqual(
+      refs.claims
+        .filter((c) => c.instance === "taker")
+        .map((c) => c.issue)
+        .sort(),
+      [301, 302],
+    );
   });
 
   it("a fenced operation with a superseded claim sha is refused", async () => {
@@ -126,7 +150,11 @@ describe("claims on the forge", () => {
     await rescuer.fence(401, reclaimed.sha);
     assert.equal(await rescuer.release(401, reclaimed.sha), true);
     const refs = await observedRefs();
-    assert.equal(refs.claims.some((c) => c.issue === 401), false, "released: no phantom lock");
+    assert.equal(
+      refs.claims.some((c) => c.issue === 401),
+      false,
+      "released: no phantom lock",
+    );
   });
 
   it("the heartbeat is written only when due", async () => {
@@ -172,6 +200,9 @@ describe("claims on the forge", () => {
     assert.deepEqual(failures, []);
     // Stopped: nothing writes the heartbeat again after the retire.
     await new Promise((r) => setTimeout(r, 2_500));
-    assert.equal((await observedRefs()).heartbeats.find((h) => h.instance === "alive"), undefined);
+    assert.equal(
+      (await observedRefs()).heartbeats.find((h) => h.instance === "alive"),
+      undefined,
+    );
   });
 });

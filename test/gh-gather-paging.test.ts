@@ -30,10 +30,19 @@ before(async () => {
 after(() => forge?.dispose());
 
 type Tally = { total: number; counted: number; not_modified: number };
-const route = async (key: string): Promise<Tally> => ((await api(forge, "GET", "/_forge/accounting")).body as { by_route: Record<string, Tally> }).by_route[key] ?? { total: 0, counted: 0, not_modified: 0 };
+const route = async (key: string): Promise<Tally> =>
+  ((await api(forge, "GET", "/_forge/accounting")).body as { by_route: Record<string, Tally> }).by_route[key] ?? { total: 0, counted: 0, not_modified: 0 };
 const reads = async (): Promise<number> => (await route(READ_ONE)).total;
 const client = (): GitHubForge => createGitHubForge({ repo: forge.repo, token: forge.token, baseUrl: forge.apiUrl, fast: true, logger: silentLogger });
-const options = (instance?: string): GatherOptions => ({ login: "afk-bot", defaultBranch: "main", base: "main", namespace: NS, gateMode: "local", now: new Date(), ...(instance ? { instance } : {}) });
+const options = (instance?: string): GatherOptions => ({
+  login: "afk-bot",
+  defaultBranch: "main",
+  base: "main",
+  namespace: NS,
+  gateMode: "local",
+  now: new Date(),
+  ...(instance ? { instance } : {}),
+});
 
 /** An issue with the fleet's PR for it (its login, its branch); returns both numbers. */
 async function issueWithPull(work: string, title: string): Promise<{ issue: number; pr: number }> {
@@ -59,7 +68,8 @@ describe("gather: the fleet's PR a paged listing missed", () => {
     assert.equal(first.pulls.length, 4, "the first listing has every PR (the memo of the fleet's PRs)");
 
     // A human closes one claimed issue's PR; a retry closes another (and says so); a peer's closes.
-    for (const pr of [humanClosed.pr, retried.pr, peers.pr]) assert.equal((await api(forge, "PATCH", repoPath(forge, `/pulls/${pr}`), { state: "closed" })).status, 200);
+    for (const pr of [humanClosed.pr, retried.pr, peers.pr])
+      assert.equal((await api(forge, "PATCH", repoPath(forge, `/pulls/${pr}`), { state: "closed" })).status, 200);
     forgetFleetPull(gh, retried.pr);
     // The race: the listing lacks the open PR of a claim of ours.
     const list = gh.listOpenPulls.bind(gh);
@@ -75,7 +85,10 @@ describe("gather: the fleet's PR a paged listing missed", () => {
     // The next listing, the race over: nothing is read again (a PR that really closed is read once).
     gh.listOpenPulls = list;
     const again = await reads();
-    assert.deepEqual((await gatherSnapshot(gh, refs, options(ME))).pulls.map((p) => p.number), [missed.pr]);
+    assert.deepEqual(
+      (await gatherSnapshot(gh, refs, options(ME))).pulls.map((p) => p.number),
+      [missed.pr],
+    );
     assert.equal((await reads()) - again, 0, "a PR that really closed is read once, not on every tick");
 
     // A gather for no instance (the plan, status) reads nothing on its own.
@@ -89,7 +102,11 @@ describe("gather: the fleet's PR a paged listing missed", () => {
     const lease = new Lease(refs, { namespace: NS, ttlSeconds: 600, heartbeatSeconds: 60 }, ME, "box");
     const drained = await releaseClaimsWithoutPr({ refs, forge: gh, lease, namespace: NS, login: "afk-bot", branchPrefix: "afk/" });
     assert.deepEqual(drained.kept, [missed.issue], "kept: its PR is open");
-    assert.deepEqual(drained.released, [humanClosed.issue, retried.issue].sort((a, b) => a - b), "released: their PRs are closed");
+    assert.deepEqual(
+      drained.released,
+      [humanClosed.issue, retried.issue].sort((a, b) => a - b),
+      "released: their PRs are closed",
+    );
     for (const entry of await refs.list(`${NS}/`)) await refs.remove(entry.ref, entry.sha);
   });
 
@@ -98,7 +115,8 @@ describe("gather: the fleet's PR a paged listing missed", () => {
     const hidden = await issueWithPull(work, "hidden-at-restart");
     const shown = await issueWithPull(work, "shown-at-restart");
     const refs = new GitRefStore({ controlDir: join(dir, "control-fresh"), remoteUrl: forge.gitUrl, token: forge.token });
-    for (const n of [hidden.issue, shown.issue]) assert.equal((await refs.create(`${NS}/claim/${n}`, formatClaimMessage({ instance: ME, host: "box", at: new Date() }))).won, true);
+    for (const n of [hidden.issue, shown.issue])
+      assert.equal((await refs.create(`${NS}/claim/${n}`, formatClaimMessage({ instance: ME, host: "box", at: new Date() }))).won, true);
 
     // A restart's first gather: its first listing raced (the hidden PR moved across a page
     // boundary); the listing read again, with no merge under way, has it.
@@ -109,7 +127,14 @@ describe("gather: the fleet's PR a paged listing missed", () => {
     const before = await route(LIST);
     const snap = await gatherSnapshot(gh, refs, options(ME));
     const claimed = new Set([hidden.pr, shown.pr]);
-    assert.deepEqual(snap.pulls.map((p) => p.number).filter((n) => claimed.has(n)).sort((a, b) => a - b), [hidden.pr, shown.pr], "the hidden PR is in the snapshot: its claim is carried by it");
+    assert.deepEqual(
+      snap.pulls
+        .map((p) => p.number)
+        .filter((n) => claimed.has(n))
+        .sort((a, b) => a - b),
+      [hidden.pr, shown.pr],
+      "the hidden PR is in the snapshot: its claim is carried by it",
+    );
     assert.equal(listings, 2, "listed once more, for the claim that looked bare");
     const after = await route(LIST);
     assert.equal(after.total - before.total, 2, "each listing is one page here");
@@ -127,7 +152,11 @@ describe("gather: the fleet's PR a paged listing missed", () => {
     fresh.listOpenPulls = async () => ((calls += 1) === 1 ? (await freshList()).filter((p) => p.number !== hidden.pr) : freshList());
     const lease = new Lease(refs, { namespace: NS, ttlSeconds: 600, heartbeatSeconds: 60 }, ME, "box");
     const drained = await releaseClaimsWithoutPr({ refs, forge: fresh, lease, namespace: NS, login: "afk-bot", branchPrefix: "afk/" });
-    assert.deepEqual(drained.kept.sort((a, b) => a - b), [hidden.issue, shown.issue], "kept: both PRs are open");
+    assert.deepEqual(
+      drained.kept.sort((a, b) => a - b),
+      [hidden.issue, shown.issue],
+      "kept: both PRs are open",
+    );
     assert.deepEqual(drained.released, []);
     for (const entry of await refs.list(`${NS}/`)) await refs.remove(entry.ref, entry.sha);
   });

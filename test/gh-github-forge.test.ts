@@ -166,7 +166,10 @@ describe("GitHubForge over the local forge", () => {
     assert.equal(pull.head.sha, head);
     assert.equal(pull.state, "open");
     const raw = await api<{ number: number; pull_request?: unknown }[]>("GET", `/repos/${REPO}/issues?state=open&per_page=100&sort=created&direction=desc`);
-    assert.ok(raw.some((item) => item.number === pull.number && item.pull_request), "the raw list does carry the pull request");
+    assert.ok(
+      raw.some((item) => item.number === pull.number && item.pull_request),
+      "the raw list does carry the pull request",
+    );
     const after = await forge.listOpenIssues();
     assert.ok(!after.some((issue) => issue.number === pull.number), "the pull request is not an issue");
     assert.equal(after.length, before.length);
@@ -194,10 +197,14 @@ describe("GitHubForge over the local forge", () => {
     const { make, epic, child, blocker } = await linkedIssues("gather ");
     const client = fastForge();
     const refs = new GitRefStore({ controlDir: join(root, "gather-control"), remoteUrl: handle.gitUrl, token: handle.token });
-    const gather = () => gatherSnapshot(client, refs, { login: "afk-bot", defaultBranch: "main", base: "main", namespace: "refs/afk", gateMode: "local", now: new Date() });
+    const gather = () =>
+      gatherSnapshot(client, refs, { login: "afk-bot", defaultBranch: "main", base: "main", namespace: "refs/afk", gateMode: "local", now: new Date() });
     const reads = async (): Promise<[number, number]> => {
       const a = await accounting();
-      return [routeTotal(a, "GET /repos/{owner}/{repo}/issues/{issue_number}/sub_issues"), routeTotal(a, "GET /repos/{owner}/{repo}/issues/{issue_number}/dependencies/blocked_by")];
+      return [
+        routeTotal(a, "GET /repos/{owner}/{repo}/issues/{issue_number}/sub_issues"),
+        routeTotal(a, "GET /repos/{owner}/{repo}/issues/{issue_number}/dependencies/blocked_by"),
+      ];
     };
     const links = (s: Awaited<ReturnType<typeof gather>>) => ({
       subs: s.issues.find((i) => i.number === epic.number)?.subIssues,
@@ -231,7 +238,10 @@ describe("GitHubForge over the local forge", () => {
     await forge.ensureLabel(label);
     await forge.ensureLabel(label); // 422 already_exists is the goal
     const labels = await forge.listLabels();
-    assert.deepEqual(labels.find((l) => l.name === label.name), { name: label.name, color: "ededed", description: "first attempt" });
+    assert.deepEqual(
+      labels.find((l) => l.name === label.name),
+      { name: label.name, color: "ededed", description: "first attempt" },
+    );
     // A client that listed the labels creates none it saw there.
     const fresh = fastForge();
     await fresh.listLabels();
@@ -254,7 +264,10 @@ describe("GitHubForge over the local forge", () => {
     const listed = await forge.listComments(1);
     assert.equal(listed.find((c) => c.id === created.id)?.body, `${body}\ndone`);
 
-    await assert.rejects(forge.addLabels(999_999, ["x"]), (error: unknown) => error instanceof ForgeError && error.kind === "not_found" && /#999999/.test(error.message));
+    await assert.rejects(
+      forge.addLabels(999_999, ["x"]),
+      (error: unknown) => error instanceof ForgeError && error.kind === "not_found" && /#999999/.test(error.message),
+    );
   });
 
   test("merge: 409 (head moved) and 405 (not mergeable) are typed and sent once; then it merges", async () => {
@@ -312,7 +325,10 @@ describe("GitHubForge over the local forge", () => {
     assert.deepEqual([job0?.status, job0?.conclusion], ["in_progress", null], "the latest run of a name");
     assert.equal(checks.checkRuns.filter((run) => run.conclusion === "success").length, 101);
     assert.equal(checks.statuses.length, 103, "statuses across two pages");
-    assert.deepEqual(checks.statuses.find((s) => s.context === "ci/0"), { context: "ci/0", state: "pending", description: "status 0", targetUrl: null });
+    assert.deepEqual(
+      checks.statuses.find((s) => s.context === "ci/0"),
+      { context: "ci/0", state: "pending", description: "status 0", targetUrl: null },
+    );
     await assert.rejects(forge.checksFor("HEAD"), UsageError);
   });
 
@@ -355,7 +371,10 @@ describe("GitHubForge over the local forge", () => {
     const pull = await forge.createPull({ title: "reviewed", body: "", head: "afk/reviewed", base: "main" });
     const note = await forge.createReview(pull.number, { event: "COMMENT", body: "the fleet's review", commitId: head });
     assert.deepEqual([note.state, note.commitId, note.body], ["COMMENTED", head, "the fleet's review"]);
-    await assert.rejects(forge.createReview(pull.number, { event: "APPROVE", body: "" }), (error: unknown) => error instanceof ForgeError && error.kind === "validation");
+    await assert.rejects(
+      forge.createReview(pull.number, { event: "APPROVE", body: "" }),
+      (error: unknown) => error instanceof ForgeError && error.kind === "validation",
+    );
     const peer = createGitHubForge({ repo: REPO, token: handle.users.peer!, baseUrl: handle.apiUrl, fast: true, logger: silentLogger });
     await peer.createReview(pull.number, { event: "APPROVE", body: "lgtm" });
     const reviews = await forge.listReviews(pull.number);
@@ -372,7 +391,11 @@ describe("GitHubForge over the local forge", () => {
     await pushBranch("afk/discussed", "discussed.txt", "one\ntwo\n");
     const pull = await forge.createPull({ title: "discussed", body: "", head: "afk/discussed", base: "main" });
     const asPeer = async (path: string, body: unknown) => {
-      const response = await fetch(`${handle.apiUrl}${path}`, { method: "POST", headers: { authorization: `token ${handle.users.peer!}`, "content-type": "application/json" }, body: JSON.stringify(body) });
+      const response = await fetch(`${handle.apiUrl}${path}`, {
+        method: "POST",
+        headers: { authorization: `token ${handle.users.peer!}`, "content-type": "application/json" },
+        body: JSON.stringify(body),
+      });
       assert.equal(response.status, 201, await response.clone().text());
     };
     const issue = await api("POST", `/repos/${REPO}/issues`, { title: "discussed issue" });
@@ -381,9 +404,18 @@ describe("GitHubForge over the local forge", () => {
     await forge.createComment(issue.number, "A note by the token's own login, no marker.");
     await asPeer(`/repos/${REPO}/pulls/${pull.number}/comments`, { body: "Rename this.", path: "discussed.txt", line: 2 });
     const kept = discussion(await forge.listComments(issue.number), "afk-bot");
-    assert.deepEqual(kept.map((c) => [c.author, c.body]), [["peer", "Use the existing parser, please."], ["afk-bot", "A note by the token's own login, no marker."]]);
+    assert.deepEqual(
+      kept.map((c) => [c.author, c.body]),
+      [
+        ["peer", "Use the existing parser, please."],
+        ["afk-bot", "A note by the token's own login, no marker."],
+      ],
+    );
     const lines = await forge.listReviewComments(pull.number);
-    assert.deepEqual(lines.map((c) => [c.author, c.path, c.line, c.body]), [["peer", "discussed.txt", 2, "Rename this."]]);
+    assert.deepEqual(
+      lines.map((c) => [c.author, c.path, c.line, c.body]),
+      [["peer", "discussed.txt", 2, "Rename this."]],
+    );
     const before = await accounting();
     await forge.listReviewComments(pull.number);
     const after = await accounting();
@@ -405,7 +437,12 @@ describe("GitHubForge over the local forge", () => {
       target: "branch",
       enforcement: "active",
       conditions: { ref_name: { include: ["refs/heads/release"], exclude: [] } },
-      rules: [{ type: "required_status_checks", parameters: { strict_required_status_checks_policy: false, required_status_checks: [{ context: "lint" }, { context: "ci/build" }] } }],
+      rules: [
+        {
+          type: "required_status_checks",
+          parameters: { strict_required_status_checks_policy: false, required_status_checks: [{ context: "lint" }, { context: "ci/build" }] },
+        },
+      ],
     });
     assert.deepEqual(await forge.requiredChecks("release"), { contexts: ["ci/build", "lint"], strict: true, source: "both", readable: true, ...none });
 
@@ -491,18 +528,32 @@ describe("GitHubForge over the local forge", () => {
     const listOpen = client.listOpenIssues.bind(client);
     client.listOpenIssues = async () => (await listOpen()).filter((issue) => issue.number !== open.number);
     const before = routeTotal(await accounting(), "GET /repos/{owner}/{repo}/issues/{issue_number}");
-    const snap = await gatherSnapshot(client, refs, { login: "afk-bot", defaultBranch: "main", base: "main", namespace: "refs/afk-missed", gateMode: "local", now: new Date() });
+    const snap = await gatherSnapshot(client, refs, {
+      login: "afk-bot",
+      defaultBranch: "main",
+      base: "main",
+      namespace: "refs/afk-missed",
+      gateMode: "local",
+      now: new Date(),
+    });
     const numbers = new Set(snap.issues.map((i) => i.number));
     assert.ok(numbers.has(open.number), "the open claimed issue is in the snapshot");
     assert.ok(!numbers.has(shut.number), "the closed one is not");
-    assert.equal(routeTotal(await accounting(), "GET /repos/{owner}/{repo}/issues/{issue_number}") - before, 2, "one read per claimed issue the listing lacked, none for the rest");
+    assert.equal(
+      routeTotal(await accounting(), "GET /repos/{owner}/{repo}/issues/{issue_number}") - before,
+      2,
+      "one read per claimed issue the listing lacked, none for the rest",
+    );
     for (const entry of await refs.list("refs/afk-missed/")) await refs.remove(entry.ref, entry.sha);
   });
 });
 
 describe("refusals", () => {
   test("an invalid slug is a UsageError naming the expected form", () => {
-    assert.throws(() => createGitHubForge({ repo: "not a slug", token: "t", baseUrl: handle.apiUrl }), (error: unknown) => error instanceof UsageError && /"owner\/name"/.test(error.message));
+    assert.throws(
+      () => createGitHubForge({ repo: "not a slug", token: "t", baseUrl: handle.apiUrl }),
+      (error: unknown) => error instanceof UsageError && /"owner\/name"/.test(error.message),
+    );
   });
 
   test("no token: the refusal names GITHUB_TOKEN, GH_TOKEN and `gh auth login`", async () => {
@@ -517,7 +568,14 @@ describe("refusals", () => {
 
   test("an unreachable API is a clear unreachable error naming the URL and GITHUB_API_URL", async () => {
     const port = await closedPort();
-    const dead = createGitHubForge({ repo: REPO, token: handle.token, baseUrl: `http://127.0.0.1:${port}`, fast: true, logger: silentLogger, client: { retries: 1 } });
+    const dead = createGitHubForge({
+      repo: REPO,
+      token: handle.token,
+      baseUrl: `http://127.0.0.1:${port}`,
+      fast: true,
+      logger: silentLogger,
+      client: { retries: 1 },
+    });
     await assert.rejects(dead.listOpenIssues(), (error: unknown) => {
       assert.ok(error instanceof ForgeError);
       assert.equal(error.kind, "unreachable");
@@ -550,7 +608,10 @@ describe("GitRefStore over HTTP with the token as an extraHeader", () => {
     assert.ok(created.won);
     assert.deepEqual(await store.create(ref, "instance: other"), { won: false, current: created.sha });
     const listed = await store.list("refs/afk/");
-    assert.deepEqual(listed.find((entry) => entry.ref === ref), { ref, sha: created.sha, message: "instance: http\nhost: here" });
+    assert.deepEqual(
+      listed.find((entry) => entry.ref === ref),
+      { ref, sha: created.sha, message: "instance: http\nhost: here" },
+    );
     const swapped = await store.swap(ref, created.sha, "instance: http\nrenewed");
     assert.ok(swapped.won);
     assert.deepEqual(await store.remove(ref, created.sha), { won: false, current: swapped.sha });
@@ -581,7 +642,10 @@ describe("GitRefStore over HTTP with the token as an extraHeader", () => {
     // 4 rounds by default (each ~35 git processes over HTTP); test/gh-gitrefs.test.ts races 12 on a
     // path remote. AFK_HTTP_RACE_ROUNDS=100 for a soak.
     const rounds = Number(process.env.AFK_HTTP_RACE_ROUNDS ?? 4);
-    const claimers = Array.from({ length: 8 }, (_, i) => new GitRefStore({ controlDir: join(root, `ctl-race-${i}`), remoteUrl: handle.gitUrl, token: handle.token }));
+    const claimers = Array.from(
+      { length: 8 },
+      (_, i) => new GitRefStore({ controlDir: join(root, `ctl-race-${i}`), remoteUrl: handle.gitUrl, token: handle.token }),
+    );
     const result = await raceRounds(claimers, rounds, "refs/afk/claim/777");
     t.diagnostic(
       `http remote: ${rounds} rounds x ${claimers.length} claimers: create winners per round ${JSON.stringify(result.createWinnerCounts)}, ` +

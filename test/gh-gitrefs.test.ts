@@ -22,7 +22,12 @@ async function tempRemote(t: { after(fn: () => Promise<void>): void }): Promise<
 
 function remoteRefs(remote: string): Map<string, string> {
   const out = execFileSync("git", ["for-each-ref", "--format=%(refname) %(objectname)"], { cwd: remote, encoding: "utf8" });
-  return new Map(out.split("\n").filter(Boolean).map((line) => line.split(" ") as [string, string]));
+  return new Map(
+    out
+      .split("\n")
+      .filter(Boolean)
+      .map((line) => line.split(" ") as [string, string]),
+  );
 }
 
 test("create, swap and remove are compare-and-swap operations", async (t) => {
@@ -70,7 +75,7 @@ test("messages round-trip through list, and list covers only the prefix", async 
   const store = new GitRefStore({ controlDir: join(root, "ctl"), remoteUrl: remote });
   const messages: Record<string, string> = {
     "refs/afk/claim/1": "instance: V1StGXR8_Z5jdHi6B-myT\nhost: box-1\nat: 2026-11-30T09:00:00.000Z",
-    "refs/afk/claim/2": "--upload-pack=touch /tmp/pwned\n\nbody with \"quotes\", $HOME, `ticks` and ünïcödé ✓",
+    "refs/afk/claim/2": '--upload-pack=touch /tmp/pwned\n\nbody with "quotes", $HOME, `ticks` and ünïcödé ✓',
     "refs/afk/heartbeat/V1StGXR8_Z5jdHi6B-myT": "at: 2026-11-30T09:00:05.000Z",
   };
   for (const [ref, message] of Object.entries(messages)) {
@@ -87,7 +92,10 @@ test("messages round-trip through list, and list covers only the prefix", async 
   for (const entry of all) assert.match(entry.sha, /^[0-9a-f]{40}$/);
 
   const claims = await store.list("refs/afk/claim/");
-  assert.deepEqual(claims.map((entry) => entry.ref), ["refs/afk/claim/1", "refs/afk/claim/2"]);
+  assert.deepEqual(
+    claims.map((entry) => entry.ref),
+    ["refs/afk/claim/1", "refs/afk/claim/2"],
+  );
   const commit = execFileSync("git", ["cat-file", "-p", claims[0]!.sha], { cwd: remote, encoding: "utf8" });
   assert.match(commit, /^tree 4b825dc642cb6eb9a060e54bf8d69288fbee4904$/m, "claims are empty-tree commits");
   assert.doesNotMatch(commit, /^parent /m, "claims carry no history");
@@ -100,7 +108,9 @@ test("an idle namespace is listed with one ls-remote: no fetch while nothing mov
   const shims = join(root, "bin");
   const log = join(root, "git.log");
   await mkdir(shims);
-  await writeFile(join(shims, "git"), `#!/bin/sh\nprintf '%s %s\\n' "$PWD" "$*" >>${JSON.stringify(log)}\nexec ${JSON.stringify(real)} "$@"\n`, { mode: 0o755 });
+  await writeFile(join(shims, "git"), `#!/bin/sh\nprintf '%s %s\\n' "$PWD" "$*" >>${JSON.stringify(log)}\nexec ${JSON.stringify(real)} "$@"\n`, {
+    mode: 0o755,
+  });
   const path = process.env.PATH;
   process.env.PATH = `${shims}:${path ?? ""}`;
   t.after(() => {
@@ -160,7 +170,17 @@ test("an idle namespace is listed with one ls-remote: no fetch while nothing mov
 test("ref names and prefixes that git could misread are refused before git runs", async (t) => {
   const { root, remote } = await tempRemote(t);
   const store = new GitRefStore({ controlDir: join(root, "ctl"), remoteUrl: remote });
-  for (const bad of ["refs/afk/../heads/main", "-refs/afk/claim/1", "refs/afk/-claim/1", "--force", "refs/x", "refs/afk/claim/1 ", "refs/afk/claim/1:refs/heads/main", "refs/afk/claim/.x", "heads/main"]) {
+  for (const bad of [
+    "refs/afk/../heads/main",
+    "-refs/afk/claim/1",
+    "refs/afk/-claim/1",
+    "--force",
+    "refs/x",
+    "refs/afk/claim/1 ",
+    "refs/afk/claim/1:refs/heads/main",
+    "refs/afk/claim/.x",
+    "heads/main",
+  ]) {
     await assert.rejects(store.create(bad, "m"), RefNameError, `create ${JSON.stringify(bad)}`);
     await assert.rejects(store.read(bad), RefNameError, `read ${JSON.stringify(bad)}`);
   }
@@ -192,7 +212,9 @@ test("race: of 8 concurrent claimers exactly one wins, every round", async (t) =
   const rounds = Number(process.env.AFK_RACE_ROUNDS ?? 12);
   const claimers = Array.from({ length: 8 }, (_, i) => new GitRefStore({ controlDir: join(root, `ctl-${i}`), remoteUrl: remote }));
   const result = await raceRounds(claimers, rounds, "refs/afk/claim/7");
-  t.diagnostic(`path remote: ${result.rounds} rounds x ${claimers.length} claimers: create winners per round ${JSON.stringify(result.createWinnerCounts)}, swap winners per round ${JSON.stringify(result.swapWinnerCounts)}, wins by claimer ${JSON.stringify(result.winsByClaimer)}, ${result.ms} ms`);
+  t.diagnostic(
+    `path remote: ${result.rounds} rounds x ${claimers.length} claimers: create winners per round ${JSON.stringify(result.createWinnerCounts)}, swap winners per round ${JSON.stringify(result.swapWinnerCounts)}, wins by claimer ${JSON.stringify(result.winsByClaimer)}, ${result.ms} ms`,
+  );
   assert.deepEqual(result.createWinnerCounts, { 1: rounds }, "exactly one create wins every round");
   assert.deepEqual(result.swapWinnerCounts, { 1: rounds }, "exactly one swap (reclaim) wins every round");
 });

@@ -22,7 +22,14 @@ function place(origin: string | null, running: string[]): CallPlace & { asked: s
 
 describe("a call without a repository", () => {
   const cases: { name: string; given?: string; origin: string | null; running: string[]; want: string | null; why?: string }[] = [
-    { name: "a given repository wins, normalised", given: "https://github.com/Octo/Hello.git", origin: "a/b", running: ["c/d"], want: "Octo/Hello", why: "given" },
+    {
+      name: "a given repository wins, normalised",
+      given: "https://github.com/Octo/Hello.git",
+      origin: "a/b",
+      running: ["c/d"],
+      want: "Octo/Hello",
+      why: "given",
+    },
     { name: "the directory's origin comes before the only project", origin: "a/b", running: ["c/d"], want: "a/b", why: "origin" },
     { name: "the origin, when several run", origin: "a/b", running: ["c/d", "e/f"], want: "a/b", why: "origin" },
     { name: "no origin: the only project", origin: null, running: ["c/d"], want: "c/d", why: "only" },
@@ -42,7 +49,12 @@ describe("a call without a repository", () => {
   }
 
   it("a tool that needs one names the directory and what runs", async () => {
-    await assert.rejects(needRepo("project_resize", undefined, place(null, ["c/d", "e/f"]), "/some/dir"), (e: unknown) => e instanceof UsageError && /project_resize: pass repo \("owner\/name"\): \/some\/dir has no GitHub "origin" remote, and this host runs c\/d, e\/f/.test(e.message));
+    await assert.rejects(
+      needRepo("project_resize", undefined, place(null, ["c/d", "e/f"]), "/some/dir"),
+      (e: unknown) =>
+        e instanceof UsageError &&
+        /project_resize: pass repo \("owner\/name"\): \/some\/dir has no GitHub "origin" remote, and this host runs c\/d, e\/f/.test(e.message),
+    );
     await assert.rejects(needRepo("takeover", undefined, place(null, []), "/x"), /no project is running on this host/);
     assert.equal((await needRepo("project_stop", undefined, place(null, ["c/d"]), "/x")).repo, "c/d");
   });

@@ -205,9 +205,15 @@ describe("doctor: node and git versions", () => {
 describe("afk-mcp doctor (the CLI process)", () => {
   it("prints one line per check and `fix:` under each problem, never the token; exit 0 when nothing fails", async () => {
     const token = await userWithScopes("classic-cli", ["repo", "workflow"]);
-    const { stdout } = await pexec(process.execPath, [BIN, "doctor"], { env: { ...env({ GITHUB_API_URL: forge.apiUrl, GITHUB_TOKEN: token }), PATH: process.env.PATH ?? "" } });
+    const { stdout } = await pexec(process.execPath, [BIN, "doctor"], {
+      env: { ...env({ GITHUB_API_URL: forge.apiUrl, GITHUB_TOKEN: token }), PATH: process.env.PATH ?? "" },
+    });
     const lines = stdout.trimEnd().split("\n");
-    for (const name of ["node", "git", "api_url", "token", "scopes", "state_dir"]) assert.ok(lines.some((l) => new RegExp(`^(ok|WARN)\\s+${name}\\s`).test(l)), `${name} in:\n${stdout}`);
+    for (const name of ["node", "git", "api_url", "token", "scopes", "state_dir"])
+      assert.ok(
+        lines.some((l) => new RegExp(`^(ok|WARN)\\s+${name}\\s`).test(l)),
+        `${name} in:\n${stdout}`,
+      );
     assert.match(lines.at(-1)!, /^ready/);
     assert.ok(!stdout.includes(token));
   });
@@ -239,7 +245,11 @@ describe("doctor: a Codex config that gives afk-mcp too little time to start", (
     ["afk-mcp given 15 s: warned", afk("startup_timeout_sec = 15\n"), "warn"],
     ["afk-mcp given enough: fine", afk(`startup_timeout_sec = ${NEEDED_STARTUP_SECONDS}  # first npx start\n`), "ok"],
     ["the older startup_timeout_ms key, enough: fine", afk(`startup_timeout_ms = ${NEEDED_STARTUP_SECONDS * 1000}\n`), "ok"],
-    ["a quoted server name, a timeout set for another server only: warned", `[mcp_servers."afk fleet"]\ncommand = "afk-mcp"\n\n[mcp_servers.x]\nstartup_timeout_sec = 60\n`, "warn"],
+    [
+      "a quoted server name, a timeout set for another server only: warned",
+      `[mcp_servers."afk fleet"]\ncommand = "afk-mcp"\n\n[mcp_servers.x]\nstartup_timeout_sec = 60\n`,
+      "warn",
+    ],
   ];
   for (const [name, toml, status] of cases) {
     it(name, () => assert.equal(codexFinding("/c/config.toml", toml).status, status));
@@ -249,7 +259,11 @@ describe("doctor: a Codex config that gives afk-mcp too little time to start", (
     const finding = codexFinding("/c/config.toml", afk("startup_timeout_sec = 12\n"));
     assert.match(finding.detail, /mcp_servers\.afk gives afk-mcp 12 s to start/);
     assert.match(finding.detail, new RegExp(`up to ${NEEDED_STARTUP_SECONDS} s`));
-    assert.equal(finding.fix?.startsWith(`set \`startup_timeout_sec = ${NEEDED_STARTUP_SECONDS}\` under [mcp_servers.afk] in /c/config.toml`), true, finding.fix ?? "");
+    assert.equal(
+      finding.fix?.startsWith(`set \`startup_timeout_sec = ${NEEDED_STARTUP_SECONDS}\` under [mcp_servers.afk] in /c/config.toml`),
+      true,
+      finding.fix ?? "",
+    );
   });
 
   it("runDoctor reads $CODEX_HOME/config.toml", async () => {

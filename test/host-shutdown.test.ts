@@ -39,7 +39,9 @@ function watch(child: ChildProcess): Watched {
   let text = "";
   child.stdout?.setEncoding("utf8").on("data", (chunk: string) => (text += chunk));
   child.stderr?.setEncoding("utf8").on("data", (chunk: string) => (text += chunk));
-  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => child.once("exit", (code, signal) => resolve({ code, signal })));
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
+    child.once("exit", (code, signal) => resolve({ code, signal })),
+  );
   return { child, output: () => text, exited };
 }
 
@@ -126,6 +128,8 @@ describe("afk-mcp run on a signal", () => {
     const env = {
       GITHUB_API_URL: forge.apiUrl,
       GITHUB_TOKEN: forge.token,
+      // The suite runs workers unconfined (scripts/test-run.mjs); a process started with this env does too.
+      AFK_RUNTIME: process.env.AFK_RUNTIME ?? "local",
       AFK_STATE_DIR: join(dir, "state"),
       AFK_TIME_SCALE: "0.05",
       AFK_USER_DIR: dir,
@@ -137,7 +141,22 @@ describe("afk-mcp run on a signal", () => {
   }
 
   function run(env: Record<string, string>, dir: string): Watched {
-    const args = [BIN, "run", "--repo", "afk/demo", "--worker", `sh ${join(dir, "worker.sh")}`, "--target", "2", "--set", "gate.ci=local", "--set", 'gate.local_command="true"', "--set", "board.settle_seconds=0"];
+    const args = [
+      BIN,
+      "run",
+      "--repo",
+      "afk/demo",
+      "--worker",
+      `sh ${join(dir, "worker.sh")}`,
+      "--target",
+      "2",
+      "--set",
+      "gate.ci=local",
+      "--set",
+      'gate.local_command="true"',
+      "--set",
+      "board.settle_seconds=0",
+    ];
     return watch(spawn(process.execPath, args, { cwd: dir, env, stdio: ["ignore", "pipe", "pipe"] }));
   }
 
@@ -180,7 +199,10 @@ describe("afk-mcp run on a signal", () => {
     const s = await setup(["cat > /dev/null", 'echo $$ > "$AFK_USER_DIR/$AFK_ISSUE.pid"', "sleep 600 &", "wait", ""].join("\n"));
     // Garbage of earlier hosts: a dead instance's heartbeat and a probe of a host killed mid-probe.
     const refStore = new GitRefStore({ controlDir: join(s.dir, "control.git"), remoteUrl: s.forge.gitUrl, token: s.forge.token });
-    await refStore.create("refs/afk/heartbeat/deadhost", formatHeartbeatMessage({ instance: "deadhost", host: "gone", at: new Date(Date.now() - 3 * 4_500_000) }));
+    await refStore.create(
+      "refs/afk/heartbeat/deadhost",
+      formatHeartbeatMessage({ instance: "deadhost", host: "gone", at: new Date(Date.now() - 3 * 4_500_000) }),
+    );
     await refStore.create("refs/afk/probe/killedhost", "afk-probe\ninstance=killedhost\n");
     const { w, pids } = await runUntilWorkers(s);
     assert.equal((await refs(s.forge)).filter((r) => r.startsWith("refs/afk/claim/")).length, 2);
@@ -208,7 +230,11 @@ describe("afk-mcp run on a signal", () => {
     w.child.kill("SIGINT");
     const end = await w.exited;
     assert.equal(end.code, 130, w.output());
-    const line = w.output().split("\n").find((l) => l.includes("exiting at once")) ?? "";
+    const line =
+      w
+        .output()
+        .split("\n")
+        .find((l) => l.includes("exiting at once")) ?? "";
     // The fleet runs in the daemon: the session exits, the daemon goes on draining.
     assert.match(line, /the daemon \(pid \d+\) finishes the drain/);
     await until("the workers to be gone", () => pids.every((pid) => !alive(pid)), 60_000);

@@ -58,7 +58,11 @@ describe("the house", () => {
 
   it("has no import cycle between files, type imports included", () => {
     const index = new Map(files.map((f, i) => [f, i]));
-    const edges = files.map((f) => importsOf(f).map((t) => index.get(t)!).filter((t) => t !== undefined));
+    const edges = files.map((f) =>
+      importsOf(f)
+        .map((t) => index.get(t)!)
+        .filter((t) => t !== undefined),
+    );
     const cycles = stronglyConnected(
       files.map((_, i) => i),
       (n) => edges[n]!,
@@ -69,7 +73,9 @@ describe("the house", () => {
   });
 
   it("keeps only entry points directly in server/", () => {
-    const loose = readdirSync(join(ROOT, "server")).filter((name) => name.endsWith(".ts")).sort();
+    const loose = readdirSync(join(ROOT, "server"))
+      .filter((name) => name.endsWith(".ts"))
+      .sort();
     assert.deepEqual(loose, LOOSE);
   });
 
@@ -93,34 +99,64 @@ describe("the house", () => {
   it("tests wait through test/support/wait.ts, never a hand-rolled deadline loop", () => {
     const loops = sources(join(ROOT, "test"))
       .filter((file) => !file.endsWith(join("support", "wait.ts")))
-      .flatMap((file) => readFileSync(file, "utf8").split("\n").map((line, i) => ({ where: `${relative(ROOT, file)}:${i + 1}`, line })))
+      .flatMap((file) =>
+        readFileSync(file, "utf8")
+          .split("\n")
+          .map((line, i) => ({ where: `${relative(ROOT, file)}:${i + 1}`, line })),
+      )
       .filter(({ line }) => /Date\.now\(\)\s*[<>]=?\s*(deadline|cap)\b/.test(line));
-    assert.deepEqual(loops.map((l) => l.where), [], "use waitFor(what, probe, { deadlineMs }) instead");
+    assert.deepEqual(
+      loops.map((l) => l.where),
+      [],
+      "use waitFor(what, probe, { deadlineMs }) instead",
+    );
   });
 
   it("waitFor returns the probe's answer, and fails naming what it waited for, at the deadline or a stall", async () => {
     let calls = 0;
     assert.equal(await waitFor("the third call", () => (++calls >= 3 ? `call ${calls}` : null), { deadlineMs: 60_000, intervalMs: 1 }), "call 3");
-    await assert.rejects(waitFor("a thing that never comes", () => false, { deadlineMs: 20, intervalMs: 5, explain: () => "the scene" }), (e: Error) => {
-      assert.match(e.message, /^timed out waiting for a thing that never comes \(gave up after \d+s\)\nthe scene$/);
-      return true;
-    });
-    await assert.rejects(waitFor("progress", () => false, { deadlineMs: 60_000, intervalMs: 5, stall: { ms: 30, signature: () => "same" } }), /timed out waiting for progress \(nothing moved for \d+s\)/);
+    await assert.rejects(
+      waitFor("a thing that never comes", () => false, { deadlineMs: 20, intervalMs: 5, explain: () => "the scene" }),
+      (e: Error) => {
+        assert.match(e.message, /^timed out waiting for a thing that never comes \(gave up after \d+s\)\nthe scene$/);
+        return true;
+      },
+    );
+    await assert.rejects(
+      waitFor("progress", () => false, { deadlineMs: 60_000, intervalMs: 5, stall: { ms: 30, signature: () => "same" } }),
+      /timed out waiting for progress \(nothing moved for \d+s\)/,
+    );
   });
 
   it("lint zones: the core, the tools, GitHub and processes each stay in their room", { timeout: 120_000 }, async () => {
     const eslint = new ESLint({ cwd: ROOT });
     const cases: ZoneCase[] = [
       { path: "server/state/zone-probe.ts", code: `import type { Forge } from "../gh/forge.js";\nexport type X = Forge;\n`, allowed: false },
-      { path: "server/state/zone-probe.ts", code: `import type { FleetConfig } from "../../schemas/config.js";\nexport type X = FleetConfig;\n`, allowed: true },
+      {
+        path: "server/state/zone-probe.ts",
+        code: `import type { FleetConfig } from "../../schemas/config.js";\nexport type X = FleetConfig;\n`,
+        allowed: true,
+      },
       { path: "server/state/zone-probe.ts", code: `import { readFile } from "node:fs/promises";\nexport const x = readFile;\n`, allowed: false },
       { path: "server/tools/zone-probe.ts", code: `import { rebuild } from "../state/rebuild.js";\nexport const x = rebuild;\n`, allowed: false },
       { path: "server/tools/zone-probe.ts", code: `import type { Host } from "../host/api.js";\nexport type X = Host;\n`, allowed: true },
       { path: "server/fleet/zone-probe.ts", code: `import { Octokit } from "@octokit/rest";\nexport const x = Octokit;\n`, allowed: false },
       { path: "server/fleet/zone-probe.ts", code: `import { spawn } from "node:child_process";\nexport const x = spawn;\n`, allowed: false },
-      { path: "server/fleet/zone-probe.ts", code: `import { startWorker } from "../runtimes/local/spawn.js";\nexport const x = startWorker;\n`, allowed: false },
-      { path: "server/host/zone-probe.ts", code: `import { readProcTable } from "../runtimes/local/proc.js";\nexport const x = readProcTable;\n`, allowed: false },
-      { path: "server/fleet/zone-probe.ts", code: `import { workerRuntime } from "../runtimes/registry.js";\nexport const x = workerRuntime;\n`, allowed: true },
+      {
+        path: "server/fleet/zone-probe.ts",
+        code: `import { startWorker } from "../runtimes/local/spawn.js";\nexport const x = startWorker;\n`,
+        allowed: false,
+      },
+      {
+        path: "server/host/zone-probe.ts",
+        code: `import { readProcTable } from "../runtimes/local/proc.js";\nexport const x = readProcTable;\n`,
+        allowed: false,
+      },
+      {
+        path: "server/fleet/zone-probe.ts",
+        code: `import { workerRuntime } from "../runtimes/registry.js";\nexport const x = workerRuntime;\n`,
+        allowed: true,
+      },
       { path: "server/landing/zone-probe.ts", code: `import { execa } from "execa";\nexport const x = execa;\n`, allowed: false },
       { path: "server/runtimes/local/zone-probe.ts", code: `import { execa } from "execa";\nexport const x = execa;\n`, allowed: true },
       { path: "server/gh/zone-probe.ts", code: `import { spawn } from "child_process";\nexport const x = spawn;\n`, allowed: false },
@@ -136,11 +172,24 @@ describe("the house", () => {
     const { ROOMS, roomOf } = await rooms();
     const found = new Set(files.map((f) => roomOf(f)).filter((r): r is string => r !== null));
     assert.deepEqual([...found].filter((r) => !(r in ROOMS)).sort(), [], "folders of server/ missing from scripts/rooms.mjs");
-    assert.deepEqual(Object.keys(ROOMS).filter((r) => !found.has(r)).sort(), [], "rooms in scripts/rooms.mjs with no file");
-    const up = Object.entries(ROOMS).flatMap(([room, { floor, may }]) => may.filter((m) => !(m in ROOMS) || ROOMS[m]!.floor >= floor).map((m) => `${room} (floor ${floor}) → ${m} (floor ${ROOMS[m]?.floor})`));
+    assert.deepEqual(
+      Object.keys(ROOMS)
+        .filter((r) => !found.has(r))
+        .sort(),
+      [],
+      "rooms in scripts/rooms.mjs with no file",
+    );
+    const up = Object.entries(ROOMS).flatMap(([room, { floor, may }]) =>
+      may.filter((m) => !(m in ROOMS) || ROOMS[m]!.floor >= floor).map((m) => `${room} (floor ${floor}) → ${m} (floor ${ROOMS[m]?.floor})`),
+    );
     assert.deepEqual(up, [], "an arrow that does not run down a floor");
     // And what the files import is what the table allows (the linter says the same, file by file).
-    const arrows = new Set(files.flatMap((f) => importsOf(f).map((t) => [roomOf(f), roomOf(t)] as const)).filter(([a, b]) => a !== b && b !== "leaf").map(([a, b]) => `${a} → ${b}`));
+    const arrows = new Set(
+      files
+        .flatMap((f) => importsOf(f).map((t) => [roomOf(f), roomOf(t)] as const))
+        .filter(([a, b]) => a !== b && b !== "leaf")
+        .map(([a, b]) => `${a} → ${b}`),
+    );
     const refused = [...arrows].filter((arrow) => {
       const [from, to] = arrow.split(" → ") as [string, string];
       return !ROOMS[from]!.may.includes(to);
@@ -156,13 +205,23 @@ describe("the house", () => {
     for (const line of section.split("\n").filter((l) => l.startsWith("| `"))) {
       const cells = line.split(" | ");
       const first = cells[0]!.slice(2);
-      const room = first.startsWith("`schemas/`") ? "schemas" : first.startsWith("`server/server.ts`") ? "mcp" : first.startsWith("`server/bin.ts`") ? "entry" : /^`server\/([a-z-]+)\/`/.exec(first)?.[1];
+      const room = first.startsWith("`schemas/`")
+        ? "schemas"
+        : first.startsWith("`server/server.ts`")
+          ? "mcp"
+          : first.startsWith("`server/bin.ts`")
+            ? "entry"
+            : /^`server\/([a-z-]+)\/`/.exec(first)?.[1];
       if (room === undefined) continue;
       const cell = /^floor (\d+): ([^;|]*)/.exec(cells.at(-1)!);
       assert.ok(cell, `the rooms table's row for ${room} gives no "floor N: rooms"`);
       said[room] = { floor: Number(cell[1]), may: [...cell[2]!.matchAll(/`([a-z-]+)`/g)].map((m) => m[1]!) };
     }
-    const want = Object.fromEntries(Object.entries(ROOMS).filter(([r]) => r !== "leaf").map(([r, v]) => [r, { floor: v.floor, may: [...v.may] }]));
+    const want = Object.fromEntries(
+      Object.entries(ROOMS)
+        .filter(([r]) => r !== "leaf")
+        .map(([r, v]) => [r, { floor: v.floor, may: [...v.may] }]),
+    );
     assert.deepEqual(said, want);
   });
 
@@ -176,7 +235,11 @@ describe("the house", () => {
       { path: "server/gh/zone-probe.ts", code: `export { laneDir } from "../lanes/index.js";\n`, allowed: false },
       { path: "server/fleet/effects/zone-probe.ts", code: `import { landPull } from "../../landing/land.js";\nexport const x = landPull;\n`, allowed: true },
       { path: "server/landing/zone-probe.ts", code: `import { version } from "../version.js";\nexport const x = version;\n`, allowed: true },
-      { path: "server/runtime/zone-probe.ts", code: `import { LocalRuntime } from "../runtimes/local/runtime.js";\nexport const x = LocalRuntime;\n`, allowed: false },
+      {
+        path: "server/runtime/zone-probe.ts",
+        code: `import { LocalRuntime } from "../runtimes/local/runtime.js";\nexport const x = LocalRuntime;\n`,
+        allowed: false,
+      },
       { path: "server/fleet/zone-probe.ts", code: `import type { WorkerRuntime } from "../runtime/port.js";\nexport type X = WorkerRuntime;\n`, allowed: true },
     ];
     await probe(eslint, "afk/rooms", cases);

@@ -36,77 +36,84 @@ describe("the landing's git beside the tick's, on one work repository", () => {
     assert.deepEqual((await workRepo.git.refs("refs/afk-train/")).length + (await workRepo.git.refs("refs/afk-landing/")).length, 0);
   });
 
-  it(`${ROUNDS} rounds of landing fetches and of births and removals overlap local gates, a worker's fetch and base moves: no fleet call fails on a lock`, { timeout: 300_000 }, async () => {
-    const { workRepo, auth, clone, branches } = await scene();
-    const lg = new LandingGit(workRepo, auth);
-    const config = structuredClone(DEFAULT_CONFIG) as FleetConfig;
-    config.gate.ci = "local";
-    config.gate.local_command = "true";
-    await workRepo.prepare({ issue: 9, title: "worker", base: "main" });
-    const failures: string[] = [];
-    const done = { landing: 0, gate: 0, tick: 0, moves: 0, workerFetches: 0 };
-    let stop = false;
-    const fail = (who: string) => (error: unknown) => void failures.push(`${who}: ${String((error as Error).message).split("\n")[0]}`);
+  it(
+    `${ROUNDS} rounds of landing fetches and of births and removals overlap local gates, a worker's fetch and base moves: no fleet call fails on a lock`,
+    { timeout: 300_000 },
+    async () => {
+      const { workRepo, auth, clone, branches } = await scene();
+      const lg = new LandingGit(workRepo, auth);
+      const config = structuredClone(DEFAULT_CONFIG) as FleetConfig;
+      config.gate.ci = "local";
+      config.gate.local_command = "true";
+      await workRepo.prepare({ issue: 9, title: "worker", base: "main" });
+      const failures: string[] = [];
+      const done = { landing: 0, gate: 0, tick: 0, moves: 0, workerFetches: 0 };
+      let stop = false;
+      const fail = (who: string) => (error: unknown) => void failures.push(`${who}: ${String((error as Error).message).split("\n")[0]}`);
 
-    const landing = (async () => {
-      for (let r = 0; r < ROUNDS; r += 1) {
-        await (async () => {
-          await lg.fetchBranches("main", branches, `s${r}`);
-          await lg.fetchTips("main", branches[r % branches.length]!, 1);
-          await lg.fetchBase("main", `s${r}`);
-          await lg.dropPrivateRefs(1);
-          await lg.dropScope(`s${r}`);
-          done.landing += 1;
-        })().catch(fail("landing"));
-      }
-    })();
-    // The gate runs as often as it can meanwhile (each run ends the command's process group).
-    const gate = (async () => {
-      while (!stop) {
-        await (async () => {
-          const sha = (await workRepo.git.revParse("refs/remotes/origin/main"))!;
-          const run = await runLocalGate({ workRepo, config, auth }, sha, null);
-          assert.ok(run.passed, run.excerpt);
-          done.gate += 1;
-        })().catch(fail("local gate"));
-      }
-    })();
-    const tick = (async () => {
-      for (let r = 0; r < ROUNDS; r += 1) {
-        const n = 1 + (r % 4);
-        await (async () => {
-          await workRepo.prepare({ issue: n, title: `issue ${n}`, base: "main" });
-          await workRepo.progress(n, "main");
-          if (r % 3 === 0) await workRepo.remove(n);
-          done.tick += 1;
-        })().catch(fail("tick"));
-      }
-    })();
-    // A human pushing to the base, and a worker fetching in its worktree: other processes,
-    // whose lock holds the fleet can only outwait.
-    const mover = (async () => {
-      while (!stop) {
-        await moveBase(clone, done.moves);
-        done.moves += 1;
-        await sleep(20);
-      }
-    })();
-    const worker = (async () => {
-      while (!stop) {
-        await git(workRepo.worktreePath(9), "fetch", "--quiet", "origin").catch(() => undefined);
-        done.workerFetches += 1;
-        await sleep(50);
-      }
-    })();
-    await Promise.all([landing, tick]);
-    stop = true;
-    await Promise.all([gate, mover, worker]);
+      const landing = (async () => {
+        for (let r = 0; r < ROUNDS; r += 1) {
+          await (async () => {
+            await lg.fetchBranches("main", branches, `s${r}`);
+            await lg.fetchTips("main", branches[r % branches.length]!, 1);
+            await lg.fetchBase("main", `s${r}`);
+            await lg.dropPrivateRefs(1);
+            await lg.dropScope(`s${r}`);
+            done.landing += 1;
+          })().catch(fail("landing"));
+        }
+      })();
+      // The gate runs as often as it can meanwhile (each run ends the command's process group).
+      const gate = (async () => {
+        while (!stop) {
+          await (async () => {
+            const sha = (await workRepo.git.revParse("refs/remotes/origin/main"))!;
+            const run = await runLocalGate({ workRepo, config, auth }, sha, null);
+            assert.ok(run.passed, run.excerpt);
+            done.gate += 1;
+          })().catch(fail("local gate"));
+        }
+      })();
+      const tick = (async () => {
+        for (let r = 0; r < ROUNDS; r += 1) {
+          const n = 1 + (r % 4);
+          await (async () => {
+            await workRepo.prepare({ issue: n, title: `issue ${n}`, base: "main" });
+            await workRepo.progress(n, "main");
+            if (r % 3 === 0) await workRepo.remove(n);
+            done.tick += 1;
+          })().catch(fail("tick"));
+        }
+      })();
+      // A human pushing to the base, and a worker fetching in its worktree: other processes,
+      // whose lock holds the fleet can only outwait.
+      const mover = (async () => {
+        while (!stop) {
+          await moveBase(clone, done.moves);
+          done.moves += 1;
+          await sleep(20);
+        }
+      })();
+      const worker = (async () => {
+        while (!stop) {
+          await git(workRepo.worktreePath(9), "fetch", "--quiet", "origin").catch(() => undefined);
+          done.workerFetches += 1;
+          await sleep(50);
+        }
+      })();
+      await Promise.all([landing, tick]);
+      stop = true;
+      await Promise.all([gate, mover, worker]);
 
-    assert.deepEqual(failures, []);
-    assert.deepEqual({ landing: done.landing, tick: done.tick }, { landing: ROUNDS, tick: ROUNDS });
-    assert.ok(done.gate >= 2 && done.moves >= 3 && done.workerFetches >= 3, `meanwhile ${done.gate} gate runs, ${done.moves} base moves, ${done.workerFetches} worker fetches`);
-    assert.deepEqual((await workRepo.git.refs("refs/afk-train/")).length, 0, "every train scope dropped");
-  });
+      assert.deepEqual(failures, []);
+      assert.deepEqual({ landing: done.landing, tick: done.tick }, { landing: ROUNDS, tick: ROUNDS });
+      assert.ok(
+        done.gate >= 2 && done.moves >= 3 && done.workerFetches >= 3,
+        `meanwhile ${done.gate} gate runs, ${done.moves} base moves, ${done.workerFetches} worker fetches`,
+      );
+      assert.deepEqual((await workRepo.git.refs("refs/afk-train/")).length, 0, "every train scope dropped");
+    },
+  );
 
   it("the tick's fetch waits out a remote-tracking ref lock another process holds for seconds", async () => {
     const { workRepo, clone } = await scene();

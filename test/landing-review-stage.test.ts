@@ -89,8 +89,29 @@ function green(marks: ReviewMark[], head = A): MineClaim {
 }
 
 function input(claim: MineClaim, local: LocalClaim = { worker: "none" }, over: Partial<DecideInput> = {}): DecideInput {
-  const set = { repo: "o/r", instance: "me", now: "", frontier: { dispatch: [], excluded: [] }, mine: [claim], peer_live: [], stale: [], lease: { fresh: true, heartbeatAt: null }, cycles: [] } as unknown as WorkingSet;
-  return { set, local: new Map([[1, local]]), target: 2, retry: 1, autoMerge: true, birthsPaused: false, stopping: false, idleGraceSeconds: 60, review: { maxRounds: 2 }, ...over };
+  const set = {
+    repo: "o/r",
+    instance: "me",
+    now: "",
+    frontier: { dispatch: [], excluded: [] },
+    mine: [claim],
+    peer_live: [],
+    stale: [],
+    lease: { fresh: true, heartbeatAt: null },
+    cycles: [],
+  } as unknown as WorkingSet;
+  return {
+    set,
+    local: new Map([[1, local]]),
+    target: 2,
+    retry: 1,
+    autoMerge: true,
+    birthsPaused: false,
+    stopping: false,
+    idleGraceSeconds: 60,
+    review: { maxRounds: 2 },
+    ...over,
+  };
 }
 
 const approveA: ReviewMark = { verdict: "approve", head: A, round: 1 };
@@ -101,10 +122,22 @@ const rows: { name: string; in: DecideInput; kinds: string[] }[] = [
   { name: "approved, the head is a clean sync of it: land", in: input(green([approveA], B), { worker: "none", pinHolds: true }), kinds: ["land"] },
   { name: "approved, a head pushed after the review: review again", in: input(green([approveA], B), { worker: "none", pinHolds: false }), kinds: ["review"] },
   { name: "fixed at this head: land", in: input(green([{ verdict: "fix", head: A, round: 1 }])), kinds: ["land"] },
-  { name: "max rounds spent without a pass at this head: escalate", in: input(green([approveA, { verdict: "none", head: B, round: 2 }], B)), kinds: ["escalate"] },
+  {
+    name: "max rounds spent without a pass at this head: escalate",
+    in: input(green([approveA, { verdict: "none", head: B, round: 2 }], B)),
+    kinds: ["escalate"],
+  },
   { name: "reviewer running: wait", in: input(green([]), { worker: "running", reviewer: "running", liveness: "active" }), kinds: [] },
-  { name: "reviewer hung: kill it (and review again next pass)", in: input(green([]), { worker: "running", reviewer: "running", liveness: "kill" }), kinds: ["kill"] },
-  { name: "reviewer hung again: kill, and the attempt fails", in: input(green([]), { worker: "running", reviewer: "running", liveness: "kill", kills: 1 }), kinds: ["kill", "retry"] },
+  {
+    name: "reviewer hung: kill it (and review again next pass)",
+    in: input(green([]), { worker: "running", reviewer: "running", liveness: "kill" }),
+    kinds: ["kill"],
+  },
+  {
+    name: "reviewer hung again: kill, and the attempt fails",
+    in: input(green([]), { worker: "running", reviewer: "running", liveness: "kill", kills: 1 }),
+    kinds: ["kill", "retry"],
+  },
   { name: "reviewer exited: take its result", in: input(green([]), { worker: "exited", reviewer: "exited" }), kinds: ["review_result"] },
   { name: "births paused: the review waits", in: input(green([]), { worker: "none" }, { birthsPaused: true }), kinds: [] },
 ];

@@ -23,13 +23,20 @@ async function firstParents(forge: TestForge, from: string, to: string): Promise
 }
 
 function merged(result: TrainResult): number[] {
-  return result.members.filter((m) => m.outcome === "merged").map((m) => m.member.issue).sort((a, b) => a - b);
+  return result.members
+    .filter((m) => m.outcome === "merged")
+    .map((m) => m.member.issue)
+    .sort((a, b) => a - b);
 }
 
 /** Asserts every member landed in one train: one first-parent commit, each PR merged, each issue closed. */
 async function assertOneTrain(h: TrainHost, members: TrainMember[], result: TrainResult, before: string): Promise<void> {
   assert.equal(result.outcome, "ran", result.why);
-  assert.deepEqual(merged(result), members.map((m) => m.issue).sort((a, b) => a - b), JSON.stringify(result.members.map((m) => [m.member.issue, m.outcome, "why" in m ? m.why : ""])));
+  assert.deepEqual(
+    merged(result),
+    members.map((m) => m.issue).sort((a, b) => a - b),
+    JSON.stringify(result.members.map((m) => [m.member.issue, m.outcome, "why" in m ? m.why : ""])),
+  );
   assert.equal(result.gateRuns, 1, "one gate run for the whole train");
   assert.equal(result.landings.length, 1);
   const tip = await mainTip(h.forge);
@@ -70,7 +77,11 @@ async function until(what: string, ok: () => Promise<boolean> | boolean): Promis
 }
 
 function prs(h: TrainHost, n: number, tag: string, bad: number | null = null): Promise<Array<TrainMember & { branch: string }>> {
-  return Promise.all(Array.from({ length: n }, (_, i) => fleetPr(h, `${tag} ${i + 1}`, i === bad ? { BAD: "bad\n", [`${tag}-${i}.txt`]: "x\n" } : { [`${tag}-${i}.txt`]: `${tag} ${i}\n` })));
+  return Promise.all(
+    Array.from({ length: n }, (_, i) =>
+      fleetPr(h, `${tag} ${i + 1}`, i === bad ? { BAD: "bad\n", [`${tag}-${i}.txt`]: "x\n" } : { [`${tag}-${i}.txt`]: `${tag} ${i}\n` }),
+    ),
+  );
 }
 
 describe("landing trains under required CI (the demo's CI runner tests each train's draft PR)", () => {
@@ -88,7 +99,15 @@ describe("landing trains under required CI (the demo's CI runner tests each trai
     gate = await gateScript();
     seed = await mainTip(forge);
     clone = await cloneRepo(forge, forge.users.human);
-    ci = startCiRunner({ apiUrl: forge.apiUrl, token: forge.token, repo: forge.repo, gitUrl: forge.gitUrl, workDir: await tempDir("afk-train-ci-"), intervalMs: 100, testCommand: gate.argv });
+    ci = startCiRunner({
+      apiUrl: forge.apiUrl,
+      token: forge.token,
+      repo: forge.repo,
+      gitUrl: forge.gitUrl,
+      workDir: await tempDir("afk-train-ci-"),
+      intervalMs: 100,
+      testCommand: gate.argv,
+    });
     // The base requires the check, for admins too: only a pushed commit CI passed may land.
     await protectBranch(forge, { contexts: ["test"], enforceAdmins: true, branch: BASE });
   });
@@ -109,7 +128,9 @@ describe("landing trains under required CI (the demo's CI runner tests each trai
       const before = await mainTip(forge);
       const result = await landTrain(ctx(), members, { pollMs: 100 });
       await assertOneTrain(h, members, result, before);
-      const draft = (await api(forge, "GET", repoPath(forge, "/pulls?state=all&per_page=100"))).body.find((p: { head: { ref: string } }) => p.head.ref === result.landings[0]!.train);
+      const draft = (await api(forge, "GET", repoPath(forge, "/pulls?state=all&per_page=100"))).body.find(
+        (p: { head: { ref: string } }) => p.head.ref === result.landings[0]!.train,
+      );
       assert.ok(draft, "CI ran on a draft PR of the train branch");
       assert.equal(draft.draft, true);
     });
@@ -120,7 +141,13 @@ describe("landing trains under required CI (the demo's CI runner tests each trai
     const before = await mainTip(forge);
     const result = await landTrain(ctx(), members, { pollMs: 100 });
     const bad = members[3]!;
-    assert.deepEqual(merged(result), members.filter((m) => m !== bad).map((m) => m.issue).sort((a, b) => a - b));
+    assert.deepEqual(
+      merged(result),
+      members
+        .filter((m) => m !== bad)
+        .map((m) => m.issue)
+        .sort((a, b) => a - b),
+    );
     const red = result.members.find((m) => m.outcome === "gate_red");
     assert.ok(red && red.outcome === "gate_red");
     assert.equal(red.member.issue, bad.issue);
@@ -130,7 +157,11 @@ describe("landing trains under required CI (the demo's CI runner tests each trai
     assert.ok(red.gateRuns <= 4, `found after ${red.gateRuns} gate runs`);
     assert.equal((await api(forge, "GET", repoPath(forge, `/pulls/${bad.pr}`))).body.state, "open", "the bad PR stays open for its retry");
     assert.equal((await h.gh.getIssue(bad.issue)).state, "open");
-    assert.deepEqual(await firstParents(forge, before, await mainTip(forge)), result.landings.map((l) => l.sha).reverse(), "one first-parent commit per landed train");
+    assert.deepEqual(
+      await firstParents(forge, before, await mainTip(forge)),
+      result.landings.map((l) => l.sha).reverse(),
+      "one first-parent commit per landed train",
+    );
   });
 
   it("a base a human moves while the train's CI runs restarts the train on the new tip", async () => {
@@ -138,13 +169,23 @@ describe("landing trains under required CI (the demo's CI runner tests each trai
     assert.equal(del.status, 204);
     const members = await prs(h, 2, "moved");
     await writeFile(gate.hold, "1");
-    const landing = landTrain(trainContext(h, trainConfig("required"), { requiredChecks: { contexts: ["test"], strict: false, source: "protection", readable: true } }), members, { pollMs: 100 });
-    await until("CI to start on the train", async () => existsSync(`${gate.hold}.seen`) && (await git(forge.bareRepo, "for-each-ref", `refs/heads/${TRAIN_BRANCH_PREFIX}`)).stdout !== "");
+    const landing = landTrain(
+      trainContext(h, trainConfig("required"), { requiredChecks: { contexts: ["test"], strict: false, source: "protection", readable: true } }),
+      members,
+      { pollMs: 100 },
+    );
+    await until(
+      "CI to start on the train",
+      async () => existsSync(`${gate.hold}.seen`) && (await git(forge.bareRepo, "for-each-ref", `refs/heads/${TRAIN_BRANCH_PREFIX}`)).stdout !== "",
+    );
     const human = await humanPush(forge, clone, "human-while-ci.txt");
     await rm(gate.hold);
     const result = await landing;
     assert.equal(result.restarts, 1, "the train was rebuilt once");
-    assert.deepEqual(merged(result), members.map((m) => m.issue).sort((a, b) => a - b));
+    assert.deepEqual(
+      merged(result),
+      members.map((m) => m.issue).sort((a, b) => a - b),
+    );
     const tip = await mainTip(forge);
     assert.equal((await git(forge.bareRepo, "rev-parse", `${tip}^1`)).stdout, human, "the train landed on the human's commit");
     humans.add(human);
@@ -219,9 +260,15 @@ describe("landing trains under the local gate", () => {
     assert.match(busy.why, /fleet-one/);
     assert.equal(busy.gateRuns, 0);
     await rm(gate.hold);
-    assert.deepEqual(merged(await first), mine.map((m) => m.issue).sort((a, b) => a - b));
+    assert.deepEqual(
+      merged(await first),
+      mine.map((m) => m.issue).sort((a, b) => a - b),
+    );
     const second = await landTrain(trainContext(two, trainConfig("local", gate.command)), theirs);
-    assert.deepEqual(merged(second), theirs.map((m) => m.issue).sort((a, b) => a - b));
+    assert.deepEqual(
+      merged(second),
+      theirs.map((m) => m.issue).sort((a, b) => a - b),
+    );
     assert.equal(second.gateRuns, 1);
   });
 });
@@ -233,12 +280,23 @@ describe("landing trains where CI does not run on drafts", () => {
       const h = await trainHost(forge, "fleet-one");
       const members = await prs(h, 2, "silent");
       const before = await mainTip(forge);
-      const result = await landTrain(trainContext(h, trainConfig("required"), { requiredChecks: { contexts: ["test"], strict: false, source: "protection", readable: true } }), members, { pollMs: 50, silentMs: 500 });
+      const result = await landTrain(
+        trainContext(h, trainConfig("required"), { requiredChecks: { contexts: ["test"], strict: false, source: "protection", readable: true } }),
+        members,
+        { pollMs: 50, silentMs: 500 },
+      );
       assert.equal(result.ciSilent, true);
-      assert.deepEqual(result.members.map((m) => m.outcome), ["retry_later", "retry_later"]);
+      assert.deepEqual(
+        result.members.map((m) => m.outcome),
+        ["retry_later", "retry_later"],
+      );
       assert.match((result.members[0] as { why: string }).why, /draft pull requests/);
       assert.equal(await mainTip(forge), before, "nothing landed");
-      const pulls = (await api(forge, "GET", repoPath(forge, "/pulls?state=all&per_page=100"))).body as Array<{ state: string; draft: boolean; head: { ref: string } }>;
+      const pulls = (await api(forge, "GET", repoPath(forge, "/pulls?state=all&per_page=100"))).body as Array<{
+        state: string;
+        draft: boolean;
+        head: { ref: string };
+      }>;
       const drafts = pulls.filter((p) => p.head.ref.startsWith(TRAIN_BRANCH_PREFIX));
       assert.equal(drafts.length, 1);
       assert.equal(drafts[0]!.state, "closed", "the train's draft PR is closed");

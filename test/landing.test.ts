@@ -19,7 +19,6 @@ import { GateCache, gateEnv, runGate } from "../server/runtimes/local/gate-comma
 import { api, cloneRepo, commitFile, git, protectBranch, repoPath, startTestForge, tempDir } from "./support/forge-fixtures.js";
 import { BASE, NS, fleetPr, trainContext, trainHost, type TrainHost } from "./support/train-fixtures.js";
 
-
 interface Fleet extends TrainHost {
   gateCache: GateCache;
   human: string;
@@ -173,7 +172,16 @@ describe("landPull against the local forge", () => {
   it("(b) lands with a merge commit", async () => {
     const w = await workerPr(f, "Add beta", { "beta.txt": "beta\n" });
     const before = await mainTip(f);
-    const merged = await assertLanded(f, w, await land(f, w, config((c) => (c.landing.strategy = "merge"))), "merge");
+    const merged = await assertLanded(
+      f,
+      w,
+      await land(
+        f,
+        w,
+        config((c) => (c.landing.strategy = "merge")),
+      ),
+      "merge",
+    );
     const parents = (await bare(f, "rev-list", "--parents", "-n", "1", merged.mergeSha)).split(" ").slice(1);
     assert.deepEqual(parents, [before, w.head]);
   });
@@ -181,7 +189,16 @@ describe("landPull against the local forge", () => {
   it("(c) push strategy fast-forwards the base to a landing commit of the gated head's tree", async () => {
     const w = await workerPr(f, "Add gamma", { "gamma.txt": "gamma\n" });
     const before = await mainTip(f);
-    const merged = await assertLanded(f, w, await land(f, w, config((c) => (c.landing.strategy = "push"))), "push");
+    const merged = await assertLanded(
+      f,
+      w,
+      await land(
+        f,
+        w,
+        config((c) => (c.landing.strategy = "push")),
+      ),
+      "push",
+    );
     const parents = (await bare(f, "rev-list", "--parents", "-n", "1", merged.mergeSha)).split(" ").slice(1);
     assert.deepEqual(parents, [before, w.head], "first parent the old base, second the gated head: the base's first-parent line holds gated trees only");
   });
@@ -215,9 +232,13 @@ describe("landPull against the local forge", () => {
   it("(d2) with the tick's listing, a turn that only syncs reads no PR; the turn that lands reads it first, and a PR a human closed meanwhile lands nothing", async () => {
     const prReads = async (): Promise<number> => {
       const acc = (await (await fetch(`${f.forge.apiUrl}/_forge/accounting`)).json()) as { by_route: Record<string, { total: number }> };
-      return ["GET /repos/{owner}/{repo}/pulls", "GET /repos/{owner}/{repo}/pulls/{pull_number}"].reduce((sum, route) => sum + (acc.by_route[route]?.total ?? 0), 0);
+      return ["GET /repos/{owner}/{repo}/pulls", "GET /repos/{owner}/{repo}/pulls/{pull_number}"].reduce(
+        (sum, route) => sum + (acc.by_route[route]?.total ?? 0),
+        0,
+      );
     };
-    const listedLand = (w: Work, head: string): Promise<LandResult> => landPull(context(f), { issue: w.issue, title: w.title, claimSha: w.claimSha, pr: w.pr, head, listed: { headRef: w.branch } });
+    const listedLand = (w: Work, head: string): Promise<LandResult> =>
+      landPull(context(f), { issue: w.issue, title: w.title, claimSha: w.claimSha, pr: w.pr, head, listed: { headRef: w.branch } });
     const w = await workerPr(f, "Add delta two", { "delta-two.txt": "delta two\n" });
     const moved = await humanCommit(f, "human-d2.txt", "human\n");
     const before = await prReads();
@@ -252,12 +273,16 @@ describe("landPull against the local forge", () => {
       read: (ref) => f.refs.read(ref),
     };
     const ctx = context(f, config(), { refs, requiredChecks: await f.gh.requiredChecks(BASE) });
-    const listedLand = (w: Work, head: string): Promise<LandResult> => landPull(ctx, { issue: w.issue, title: w.title, claimSha: w.claimSha, pr: w.pr, head, listed: { headRef: w.branch } });
+    const listedLand = (w: Work, head: string): Promise<LandResult> =>
+      landPull(ctx, { issue: w.issue, title: w.title, claimSha: w.claimSha, pr: w.pr, head, listed: { headRef: w.branch } });
     const w = await workerPr(f, "Add delta four", { "delta-four.txt": "delta four\n" });
     const moved = await humanCommit(f, "human-d3.txt", "human\n");
 
     const other = new GitRefStore({ controlDir: join(await tempDir("afk-lock-"), "control.git"), remoteUrl: f.forge.gitUrl, token: f.forge.token });
-    const held = await other.create(landingLockRef(NS), formatLandingLock({ instance: "fleet-two", host: "host-two", at: new Date().toISOString(), issue: 999, ttlSeconds: 600 }));
+    const held = await other.create(
+      landingLockRef(NS),
+      formatLandingLock({ instance: "fleet-two", host: "host-two", at: new Date().toISOString(), issue: 999, ttlSeconds: 600 }),
+    );
     assert.ok(held.won);
     assert.match(expectOutcome(await listedLand(w, w.head), "busy").why, /fleet-two on host-two/);
     assert.equal(await bare(f, "rev-parse", `refs/heads/${w.branch}`), w.head, "nothing was pushed while another host lands");
@@ -302,11 +327,18 @@ describe("landPull against the local forge", () => {
     assert.equal(evidence.kind, "ci");
     assert.ok(Buffer.byteLength(evidence.excerpt) <= 300);
     assert.match(evidence.excerpt, /AssertionError/);
-    assert.deepEqual(evidence.checks.map((c) => c.name), ["ci"]);
+    assert.deepEqual(
+      evidence.checks.map((c) => c.name),
+      ["ci"],
+    );
     assert.equal(await statusReads(), statusesBefore, "every named check failed as a run: no status list read");
     await api(f.forge, "POST", repoPath(f.forge, `/statuses/${w.head}`), { state: "failure", context: "lint", description: "3 lint errors" });
     const both = await readCheckEvidence(f.gh, w.head, ["ci", "lint"], 300);
-    assert.deepEqual(both.checks.map((c) => c.name), ["ci", "lint"], "a name without a failed run: the statuses are read for it");
+    assert.deepEqual(
+      both.checks.map((c) => c.name),
+      ["ci", "lint"],
+      "a name without a failed run: the statuses are read for it",
+    );
     assert.match(both.summary, /3 lint errors/);
     await f.lease.release(w.issue, w.claimSha);
   });
@@ -355,7 +387,13 @@ describe("landPull against the local forge", () => {
     await git(f.human, "checkout", "--quiet", "-B", `afk/${issue}-human`, `origin/${BASE}`);
     const humanHead = await commitFile(f.human, "human-pr.txt", "human\n");
     await git(f.human, "push", "--quiet", "origin", `HEAD:refs/heads/afk/${issue}-human`);
-    const humanPr = await api(f.forge, "POST", repoPath(f.forge, "/pulls"), { title: "mine", body: `Closes #${issue}`, head: `afk/${issue}-human`, base: BASE }, { token: f.forge.users.human });
+    const humanPr = await api(
+      f.forge,
+      "POST",
+      repoPath(f.forge, "/pulls"),
+      { title: "mine", body: `Closes #${issue}`, head: `afk/${issue}-human`, base: BASE },
+      { token: f.forge.users.human },
+    );
     assert.equal(humanPr.status, 201);
     await green(f, humanHead);
     const ctx = context(f);
@@ -484,21 +522,31 @@ describe("landPull against the local forge", () => {
     const before = await mainTip(f);
     const otherRefs = new GitRefStore({ controlDir: join(await tempDir("afk-lock-"), "control.git"), remoteUrl: f.forge.gitUrl, token: f.forge.token });
     const ref = landingLockRef(NS);
-    const fresh = await otherRefs.create(ref, formatLandingLock({ instance: "fleet-two", host: "host-two", at: new Date().toISOString(), issue: 999, ttlSeconds: 600 }));
+    const fresh = await otherRefs.create(
+      ref,
+      formatLandingLock({ instance: "fleet-two", host: "host-two", at: new Date().toISOString(), issue: 999, ttlSeconds: 600 }),
+    );
     assert.ok(fresh.won);
     const busy = expectOutcome(await land(f, w), "busy");
     assert.match(busy.why, /fleet-two on host-two/);
     await assertNothingLanded(f, w, before);
 
     const old = new Date(Date.now() - 3_600_000).toISOString();
-    const stale = await otherRefs.swap(ref, fresh.won ? fresh.sha : "", formatLandingLock({ instance: "fleet-two", host: "host-two", at: old, issue: 999, ttlSeconds: 600 }));
+    const stale = await otherRefs.swap(
+      ref,
+      fresh.won ? fresh.sha : "",
+      formatLandingLock({ instance: "fleet-two", host: "host-two", at: old, issue: 999, ttlSeconds: 600 }),
+    );
     assert.ok(stale.won);
     await assertLanded(f, w, await land(f, w), "squash");
     assert.equal(await f.refs.read(ref), null, "the taken-over lock is released too");
 
     // A fresh lock of our own instance on our own host is a leftover of a crash: taken over.
     const w2 = await workerPr(f, "Add lambda", { "lambda.txt": "lambda\n" });
-    const leftover = await otherRefs.create(ref, formatLandingLock({ instance: "fleet-one", host: "host-one", at: new Date().toISOString(), issue: 1, ttlSeconds: 600 }));
+    const leftover = await otherRefs.create(
+      ref,
+      formatLandingLock({ instance: "fleet-one", host: "host-one", at: new Date().toISOString(), issue: 1, ttlSeconds: 600 }),
+    );
     assert.ok(leftover.won);
     await assertLanded(f, w2, await land(f, w2), "squash");
     assert.equal(await f.refs.read(ref), null);
@@ -525,7 +573,13 @@ describe("landPull against the local forge", () => {
       await git(f.human, "push", "--quiet", "origin", `${sha}:refs/heads/${branch}`);
     };
     const draft = async (branch: string, token?: string): Promise<number> => {
-      const r = await api(f.forge, "POST", repoPath(f.forge, "/pulls"), { title: `train ${branch}`, head: branch, base: BASE, draft: true }, token ? { token } : {});
+      const r = await api(
+        f.forge,
+        "POST",
+        repoPath(f.forge, "/pulls"),
+        { title: `train ${branch}`, head: branch, base: BASE, draft: true },
+        token ? { token } : {},
+      );
       assert.equal(r.status, 201, JSON.stringify(r.body));
       return r.body.number as number;
     };

@@ -27,8 +27,20 @@ function issueLife(n: number): LedgerEntry[] {
   return [
     { event: "queued", issue: n, msg: `#${n} queued` },
     { event: "dispatch", issue: n, attempt: 1, msg: `#${n} claimed`, data: { claim_sha: "c".repeat(40) } },
-    { event: "attempt_start", issue: n, attempt: 1, msg: "worker", data: { role: "worker", mode: "continue", engine: "unknown", model: "unknown", transcript: { lane: "worker", issue: n, attempt: 1 } } },
-    { event: "attempt_end", issue: n, attempt: 1, msg: "ended", data: { role: "worker", duration_ms: 4000, outcome: "commits", spend: { usd: 0.5, tokens: { total: 1000 } } } },
+    {
+      event: "attempt_start",
+      issue: n,
+      attempt: 1,
+      msg: "worker",
+      data: { role: "worker", mode: "continue", engine: "unknown", model: "unknown", transcript: { lane: "worker", issue: n, attempt: 1 } },
+    },
+    {
+      event: "attempt_end",
+      issue: n,
+      attempt: 1,
+      msg: "ended",
+      data: { role: "worker", duration_ms: 4000, outcome: "commits", spend: { usd: 0.5, tokens: { total: 1000 } } },
+    },
     { event: "pr_opened", issue: n, msg: "PR", data: { pr: 100 + n } },
     { event: "retry", issue: n, msg: "red CI" },
     { event: "attempt_start", issue: n, attempt: 2, msg: "worker", data: { role: "worker", mode: "fresh", engine: "unknown", model: "unknown" } },
@@ -51,7 +63,10 @@ describe("ledger", () => {
     for (const e of issueLife(1).slice(4)) second.record(e, "inst-b");
     const records = second.read();
     assert.equal(records.length, 11);
-    assert.deepEqual(records.map((r) => r.event), ["queued", "dispatch", "attempt_start", "attempt_end", "fault", "pr_opened", "retry", "attempt_start", "attempt_end", "landing_start", "landing"]);
+    assert.deepEqual(
+      records.map((r) => r.event),
+      ["queued", "dispatch", "attempt_start", "attempt_end", "fault", "pr_opened", "retry", "attempt_start", "attempt_end", "landing_start", "landing"],
+    );
     assert.deepEqual([...new Set(records.map((r) => r.instance))], ["inst-a", "inst-b"]);
     assert.ok(!readFileSync(join(dir, LEDGER_FILE), "utf8").includes(SECRET), "the token never reaches the file");
     assert.equal(statSync(join(dir, LEDGER_FILE)).mode & 0o777, 0o600);
@@ -72,11 +87,17 @@ describe("ledger", () => {
     writeFileSync(path, [lines[0], "{not json", lines[2], ""].join("\n"));
     appendFileSync(path, lines[1]!.slice(0, 30));
     const b = ledgerIn(dir, clock, warnings);
-    assert.deepEqual(b.read().map((r) => r.event), ["queued", "attempt_start"]);
+    assert.deepEqual(
+      b.read().map((r) => r.event),
+      ["queued", "attempt_start"],
+    );
     b.record(issueLife(7)[3]!);
     b.record(issueLife(7)[4]!);
     const c = ledgerIn(dir, clock, warnings);
-    assert.deepEqual(c.read().map((r) => r.event), ["queued", "attempt_start", "attempt_end", "pr_opened"]);
+    assert.deepEqual(
+      c.read().map((r) => r.event),
+      ["queued", "attempt_start", "attempt_end", "pr_opened"],
+    );
     assert.equal(warnings.length, 1, warnings.join("\n"));
     assert.match(warnings[0]!, /2 torn or corrupt line\(s\) \(the last one cut short\): dropped them and kept the 2 good record\(s\)/);
     assert.equal(b.stats().repaired, 2);
@@ -106,7 +127,10 @@ describe("ledger", () => {
     const report = buildReport(after, { repo: "acme/widget", reason: "on_demand", now });
     assert.deepEqual(report.totals, before.totals);
     assert.deepEqual(report.requests, before.requests);
-    assert.deepEqual(report.issues.map((i) => [i.issue, i.outcome, i.attempts, i.worker_ms, i.pr]), before.issues.map((i) => [i.issue, i.outcome, i.attempts, i.worker_ms, i.pr]));
+    assert.deepEqual(
+      report.issues.map((i) => [i.issue, i.outcome, i.attempts, i.worker_ms, i.pr]),
+      before.issues.map((i) => [i.issue, i.outcome, i.attempts, i.worker_ms, i.pr]),
+    );
     assert.equal(report.totals.outcomes.merged, 60);
     assert.equal(report.totals.attempts, 120);
     assert.deepEqual(report.totals.spend, { usd: 30, tokens: { total: 60000 } });
@@ -133,14 +157,26 @@ describe("ledger", () => {
     // 100 days after the first issue: its records are past the 90-day bound, the second's are not.
     const c = ledgerIn(dir, steppingClock(Date.parse("2025-04-11T00:00:00Z")), warnings);
     const records = c.read();
-    assert.deepEqual(records.filter((r) => r.issue === 1).map((r) => r.event), ["summary"]);
+    assert.deepEqual(
+      records.filter((r) => r.issue === 1).map((r) => r.event),
+      ["summary"],
+    );
     assert.equal(records.filter((r) => r.issue === 2).length, 10);
     const report = buildReport(records, { repo: "acme/widget", reason: "on_demand", now: new Date("2025-04-11T00:00:00Z") });
-    assert.deepEqual(report.issues.map((i) => [i.issue, i.outcome, i.attempts]), [[1, "merged", 2], [2, "merged", 2]]);
+    assert.deepEqual(
+      report.issues.map((i) => [i.issue, i.outcome, i.attempts]),
+      [
+        [1, "merged", 2],
+        [2, "merged", 2],
+      ],
+    );
     // Four times the age bound on, nothing of either is kept.
     const d = ledgerIn(dir, steppingClock(Date.parse("2026-04-01T00:00:00Z")), warnings);
     d.compact();
-    assert.deepEqual(d.read().filter((r) => r.issue !== undefined), []);
+    assert.deepEqual(
+      d.read().filter((r) => r.issue !== undefined),
+      [],
+    );
   });
 
   it("is the lane writer's `ledger()`, which the rotating lanes refuse to write to", () => {
@@ -162,11 +198,29 @@ describe("timeline and report", () => {
     for (const e of issueLife(6).slice(0, 3)) l.record(e);
     const records = l.read();
     const t = buildTimeline(records, "acme/widget", 5, new Date("2026-01-02T00:00:00Z"));
-    assert.deepEqual(t.phases.map((p) => p.phase), ["queued", "claimed", "worker", "ci", "queued", "worker", "landing", "merged"]);
-    assert.ok(t.phases.every((p) => p.end !== null), "every phase of a merged issue has ended");
-    assert.deepEqual(t.phases.map((p) => p.duration_ms), [1000, 1000, 1000, 1000, 1000, 1000, 1000, 0]);
-    assert.deepEqual(t.phases.filter((p) => p.phase === "worker").map((p) => p.spend), [{ usd: 0.5, tokens: { total: 1000 } }, "unknown"]);
-    assert.deepEqual(t.attempts.map((a) => [a.attempt, a.duration_ms, a.outcome, a.engine]), [[1, 4000, "commits", "unknown"], [2, 6000, "commits", "unknown"]]);
+    assert.deepEqual(
+      t.phases.map((p) => p.phase),
+      ["queued", "claimed", "worker", "ci", "queued", "worker", "landing", "merged"],
+    );
+    assert.ok(
+      t.phases.every((p) => p.end !== null),
+      "every phase of a merged issue has ended",
+    );
+    assert.deepEqual(
+      t.phases.map((p) => p.duration_ms),
+      [1000, 1000, 1000, 1000, 1000, 1000, 1000, 0],
+    );
+    assert.deepEqual(
+      t.phases.filter((p) => p.phase === "worker").map((p) => p.spend),
+      [{ usd: 0.5, tokens: { total: 1000 } }, "unknown"],
+    );
+    assert.deepEqual(
+      t.attempts.map((a) => [a.attempt, a.duration_ms, a.outcome, a.engine]),
+      [
+        [1, 4000, "commits", "unknown"],
+        [2, 6000, "commits", "unknown"],
+      ],
+    );
     assert.deepEqual(t.attempts[0]!.transcript, { lane: "worker", issue: 5, attempt: 1 });
     assert.deepEqual([t.outcome, t.pr, t.gated_sha, t.merge_sha], ["merged", 105, "h".repeat(40), "m".repeat(40)]);
     assert.deepEqual(t.spend, { usd: 0.5, tokens: { total: 1000 } });
@@ -187,8 +241,19 @@ describe("timeline and report", () => {
     l.record({ event: "pause", msg: "usage limit", data: { kind: "quota" } });
     l.record({ event: "breaker_trip", msg: "tripped" });
     l.record({ event: "stop", msg: "stopped", data: { requests: { total: 12, counted: 9, not_modified: 3 } } });
-    const r = buildReport(l.read(), { repo: "acme/widget", reason: "stop", now: new Date("2026-01-02T00:00:00Z"), live: { total: 5, counted: 4, notModified: 1 } });
-    assert.deepEqual(r.issues.map((i) => [i.issue, i.outcome, i.attempts, i.time_ms]), [[1, "merged", 2, 9000], [2, "escalated", 0, 2000]]);
+    const r = buildReport(l.read(), {
+      repo: "acme/widget",
+      reason: "stop",
+      now: new Date("2026-01-02T00:00:00Z"),
+      live: { total: 5, counted: 4, notModified: 1 },
+    });
+    assert.deepEqual(
+      r.issues.map((i) => [i.issue, i.outcome, i.attempts, i.time_ms]),
+      [
+        [1, "merged", 2, 9000],
+        [2, "escalated", 0, 2000],
+      ],
+    );
     assert.deepEqual(r.totals.outcomes, { merged: 1, escalated: 1, closed_done: 0, released: 0, in_flight: 0, queued: 0 });
     assert.deepEqual([r.totals.pauses, r.totals.breaker_trips, r.totals.stops], [1, 1, 1]);
     assert.deepEqual(r.requests, { total: 17, counted: 13, not_modified: 4 });

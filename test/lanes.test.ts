@@ -105,7 +105,10 @@ describe("append and query", () => {
       warnings.records.map((r) => r.level),
       ["error"],
     );
-    assert.deepEqual((await queryLane({ dir, lane: "supervisor" })).records.map((r) => r.msg), ["tick 1"]);
+    assert.deepEqual(
+      (await queryLane({ dir, lane: "supervisor" })).records.map((r) => r.msg),
+      ["tick 1"],
+    );
     assert.deepEqual((await queryLane({ dir, lane: "liveness" })).records, []);
   });
 
@@ -284,7 +287,10 @@ describe("rotation", () => {
       Date.now = realNow;
     }
     lanes.close();
-    assert.deepEqual((await queryLane({ dir, lane: "worker" })).records.map((r) => r.msg), ["after"]);
+    assert.deepEqual(
+      (await queryLane({ dir, lane: "worker" })).records.map((r) => r.msg),
+      ["after"],
+    );
   });
 });
 
@@ -401,12 +407,12 @@ describe("truncation", () => {
   test("multi-byte text is cut on character boundaries and within the byte bound", async () => {
     const dir = tempDir();
     const lanes = writer(dir, { maxLineBytes: 1024 });
-    lanes.append("worker", { event: "emoji", msg: "😀é\"\n".repeat(5000) });
+    lanes.append("worker", { event: "emoji", msg: '😀é"\n'.repeat(5000) });
     lanes.close();
     const line = readFileSync(laneFile(dir, "worker"), "utf8").trimEnd();
     assert.ok(Buffer.byteLength(line) <= 1024);
     const [record] = (await queryLane({ dir, lane: "worker" })).records;
-    assert.ok(record!.msg.startsWith("😀é\"\n😀"));
+    assert.ok(record!.msg.startsWith('😀é"\n😀'));
     assert.ok(!/[\ud800-\udbff](?![\udc00-\udfff])/.test(record!.msg), "no lone high surrogate");
   });
 });
@@ -443,7 +449,10 @@ describe("damaged files", () => {
       Array.from({ length: 2000 }, (_, i) => i),
     );
     const one = await queryLane({ dir, lane: "worker", issue: 99 });
-    assert.deepEqual(one.records.map((r) => r.msg), ["r3 www"]);
+    assert.deepEqual(
+      one.records.map((r) => r.msg),
+      ["r3 www"],
+    );
   });
 });
 

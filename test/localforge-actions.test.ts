@@ -121,7 +121,14 @@ forgeForFile({ secrets: { API_KEY: "sk-very-secret-value" } }, async (f, work) =
   pids = await tempDir("afk-actions-pids-");
   const secret = await api(forge, "POST", "/_forge/secrets", { name: "PIDS", value: pids });
   assert.equal(secret.status, 201);
-  for (const [file, text] of Object.entries({ "agent.yml": AGENT, "failing.yml": FAILING, "refused.yaml": REFUSED, "foreign.yml": FOREIGN, "push-only.yml": PUSH_ONLY, "slow.yml": SLOW })) {
+  for (const [file, text] of Object.entries({
+    "agent.yml": AGENT,
+    "failing.yml": FAILING,
+    "refused.yaml": REFUSED,
+    "foreign.yml": FOREIGN,
+    "push-only.yml": PUSH_ONLY,
+    "slow.yml": SLOW,
+  })) {
     await commitFile(work, `.github/workflows/${file}`, text);
   }
   await git(work, "push", "--quiet", "origin", "HEAD:main");
@@ -187,7 +194,17 @@ describe("workflows and dispatch", () => {
   it("lists the workflow files of the default branch, by id and by file name", async () => {
     const list = await api(forge, "GET", actions("/workflows"));
     assert.equal(list.status, 200);
-    assert.deepEqual(list.body.workflows.map((w: { path: string }) => w.path), [".github/workflows/agent.yml", ".github/workflows/failing.yml", ".github/workflows/foreign.yml", ".github/workflows/push-only.yml", ".github/workflows/refused.yaml", ".github/workflows/slow.yml"]);
+    assert.deepEqual(
+      list.body.workflows.map((w: { path: string }) => w.path),
+      [
+        ".github/workflows/agent.yml",
+        ".github/workflows/failing.yml",
+        ".github/workflows/foreign.yml",
+        ".github/workflows/push-only.yml",
+        ".github/workflows/refused.yaml",
+        ".github/workflows/slow.yml",
+      ],
+    );
     const agent = list.body.workflows[0];
     assert.equal(agent.name, "agent");
     assert.equal((await api(forge, "GET", actions(`/workflows/${agent.id}`))).body.path, agent.path);
@@ -224,7 +241,10 @@ describe("the local runner", () => {
     assert.equal(run.head_sha, await branchTip(forge, "main"));
     const jobs = await api(forge, "GET", actions(`/runs/${id}/jobs`));
     assert.equal(jobs.body.total_count, 1);
-    assert.deepEqual(jobs.body.jobs[0].steps.map((s: { conclusion: string }) => s.conclusion), ["success", "success", "success", "success", "success"]);
+    assert.deepEqual(
+      jobs.body.jobs[0].steps.map((s: { conclusion: string }) => s.conclusion),
+      ["success", "success", "success", "success", "success"],
+    );
     const log = await jobLog(id);
     assert.match(log, new RegExp(`issue=42 engine=claude where=${forge.repo}@main run=${id} key=\\*\\*\\*`));
     assert.ok(!log.includes("sk-very-secret-value"), "a secret is masked in the log");
@@ -244,8 +264,14 @@ describe("the local runner", () => {
     const run = await completed(id);
     assert.equal(run.conclusion, "failure");
     const jobs = (await api(forge, "GET", actions(`/runs/${id}/jobs`))).body.jobs;
-    assert.deepEqual(jobs.map((j: { conclusion: string }) => j.conclusion), ["failure", "skipped"]);
-    assert.deepEqual(jobs[0].steps.map((s: { conclusion: string }) => s.conclusion), ["success", "failure", "skipped", "success", "success"]);
+    assert.deepEqual(
+      jobs.map((j: { conclusion: string }) => j.conclusion),
+      ["failure", "skipped"],
+    );
+    assert.deepEqual(
+      jobs[0].steps.map((s: { conclusion: string }) => s.conclusion),
+      ["success", "failure", "skipped", "success", "success"],
+    );
     const log = await jobLog(id);
     assert.match(log, /about to fail[\s\S]*Process completed with exit code 1/);
     assert.match(log, /cleanup runs after a failure[\s\S]*failure\(\) sees the failure/);
@@ -266,7 +292,10 @@ describe("the local runner", () => {
     const run = await completed(id);
     assert.equal(run.conclusion, "timed_out");
     const steps = (await api(forge, "GET", actions(`/runs/${id}/jobs`))).body.jobs[0].steps;
-    assert.deepEqual(steps.map((s: { conclusion: string }) => s.conclusion), ["timed_out", "skipped"]);
+    assert.deepEqual(
+      steps.map((s: { conclusion: string }) => s.conclusion),
+      ["timed_out", "skipped"],
+    );
   });
 
   it("cancels mid-step: 202, the run concludes cancelled, the step's process group is gone", async () => {
@@ -278,7 +307,10 @@ describe("the local runner", () => {
     assert.equal(run.conclusion, "cancelled");
     assert.equal(alive(pid), false, "the held process was killed with its group");
     const steps = (await api(forge, "GET", actions(`/runs/${id}/jobs`))).body.jobs[0].steps;
-    assert.deepEqual(steps.map((s: { conclusion: string }) => s.conclusion), ["success", "success", "success", "cancelled", "skipped"]);
+    assert.deepEqual(
+      steps.map((s: { conclusion: string }) => s.conclusion),
+      ["success", "success", "success", "cancelled", "skipped"],
+    );
     assert.equal((await api(forge, "POST", actions(`/runs/${id}/cancel`))).status, 409);
     await assert.rejects(git(forge.bareRepo, "rev-parse", "--verify", "refs/heads/afk/issue-7"), "a cancelled run pushed nothing");
   });
@@ -323,7 +355,12 @@ describe("closing the forge", () => {
       await commitFile(work, ".github/workflows/agent.yml", AGENT);
       await git(work, "push", "--quiet", "origin", "HEAD:main");
       await api(other, "POST", "/_forge/secrets", { name: "PIDS", value: pids });
-      const post = (issue: string) => api(other, "POST", repoPath(other, "/actions/workflows/agent.yml/dispatches"), { ref: "main", inputs: { issue, hold: "true" }, return_run_details: true });
+      const post = (issue: string) =>
+        api(other, "POST", repoPath(other, "/actions/workflows/agent.yml/dispatches"), {
+          ref: "main",
+          inputs: { issue, hold: "true" },
+          return_run_details: true,
+        });
       const a = (await post("100")).body.workflow_run_id as number;
       const b = (await post("101")).body.workflow_run_id as number;
       const pid = await heldPid(a);
@@ -333,7 +370,10 @@ describe("closing the forge", () => {
       closed = true;
       assert.equal(alive(pid), false);
       const state = JSON.parse(await readFile(join(other.dir, "forge-state.json"), "utf8"));
-      assert.deepEqual(state.actions.runs.map((r: { status: string; conclusion: string }) => `${r.status}/${r.conclusion}`), ["completed/cancelled", "completed/cancelled"]);
+      assert.deepEqual(
+        state.actions.runs.map((r: { status: string; conclusion: string }) => `${r.status}/${r.conclusion}`),
+        ["completed/cancelled", "completed/cancelled"],
+      );
     } finally {
       if (!closed) await other.close();
       await other.dispose();

@@ -83,7 +83,13 @@ test("the local forge conforms to GitHub's OpenAPI description on every operatio
     }
 
     /** Calls and notes (without stopping the scenario) when the status is not the expected one. */
-    async function step(expected: number | number[], method: string, path: string, body?: unknown, opts?: { auth?: boolean; headers?: Record<string, string> }): Promise<Reply> {
+    async function step(
+      expected: number | number[],
+      method: string,
+      path: string,
+      body?: unknown,
+      opts?: { auth?: boolean; headers?: Record<string, string> },
+    ): Promise<Reply> {
       const r = await call(method, path, body, opts);
       const ok = Array.isArray(expected) ? expected.includes(r.status) : r.status === expected;
       if (!ok) {
@@ -290,7 +296,11 @@ test("the local forge conforms to GitHub's OpenAPI description on every operatio
       await step(200, "GET", `${repo}/commits/${encodeURIComponent("feature/x")}/status`);
       await step(200, "GET", `${repo}/commits/${featureSha}/statuses`);
       const run1 = obj((await step(201, "POST", `${repo}/check-runs`, { name: "ci/checks", head_sha: featureSha, status: "in_progress" })).body);
-      await step(200, "PATCH", `${repo}/check-runs/${String(run1.id)}`, { status: "completed", conclusion: "success", output: { title: "OK", summary: "All green" } });
+      await step(200, "PATCH", `${repo}/check-runs/${String(run1.id)}`, {
+        status: "completed",
+        conclusion: "success",
+        output: { title: "OK", summary: "All green" },
+      });
       await step(201, "POST", `${repo}/check-runs`, { name: "lint", head_sha: featureSha, status: "completed", conclusion: "neutral" });
       await step(200, "GET", `${repo}/commits/${featureSha}/check-runs?filter=latest`);
       await step(200, "GET", `${repo}/commits/${encodeURIComponent("feature/x")}/check-runs`);
@@ -355,7 +365,9 @@ test("the local forge conforms to GitHub's OpenAPI description on every operatio
     const statuses = [...recorder.seenStatuses()];
     const neverSucceeded = LISTED_OPERATIONS.filter((op) => seen.has(op) && !statuses.some((s) => s.startsWith(`${op} 2`)));
     const elapsed = ((performance.now() - started) / 1000).toFixed(1);
-    t.diagnostic(`${recorder.count()} responses, ${seen.size}/${LISTED_OPERATIONS.length} operations, ${recorder.validator.compiledCount()} schemas compiled, ${elapsed}s`);
+    t.diagnostic(
+      `${recorder.count()} responses, ${seen.size}/${LISTED_OPERATIONS.length} operations, ${recorder.validator.compiledCount()} schemas compiled, ${elapsed}s`,
+    );
     await writeReport(violations, unseen, neverSucceeded, expectations, statuses.sort(), aborted);
     assert.equal(aborted, null, `the scenario stopped early:\n${aborted}\n${expectations.join("\n")}`);
     assert.deepEqual(unseen, [], "operations the scenario did not reach");
@@ -368,7 +380,14 @@ test("the local forge conforms to GitHub's OpenAPI description on every operatio
   }
 });
 
-async function writeReport(violations: string[], unseen: string[], neverSucceeded: string[], expectations: string[], statuses: string[], aborted: string | null): Promise<void> {
+async function writeReport(
+  violations: string[],
+  unseen: string[],
+  neverSucceeded: string[],
+  expectations: string[],
+  statuses: string[],
+  aborted: string | null,
+): Promise<void> {
   const root = new URL("../", import.meta.url);
   // Only from the sources (tsx), never from dist/test.
   if (root.pathname.endsWith("/dist/")) return;

@@ -46,9 +46,15 @@ describe("refs API", () => {
     assert.equal(plain.body.object.sha, mainSha);
     assert.equal((await api(forge, "GET", refs("/ref/afk%2Fclaim%2F404"))).status, 404);
     const ns = await api(forge, "GET", refs("/matching-refs/afk%2Fclaim%2F"));
-    assert.deepEqual(ns.body.map((r: { ref: string }) => r.ref), ["refs/afk/claim/42", "refs/afk/claim/race"]);
+    assert.deepEqual(
+      ns.body.map((r: { ref: string }) => r.ref),
+      ["refs/afk/claim/42", "refs/afk/claim/race"],
+    );
     const prefix = await api(forge, "GET", refs("/matching-refs/heads/ma"));
-    assert.deepEqual(prefix.body.map((r: { ref: string }) => r.ref), ["refs/heads/main"]);
+    assert.deepEqual(
+      prefix.body.map((r: { ref: string }) => r.ref),
+      ["refs/heads/main"],
+    );
     assert.deepEqual((await api(forge, "GET", refs("/matching-refs/afk%2Fnothing%2F"))).body, []);
   });
 
@@ -103,7 +109,10 @@ describe("git smart HTTP", () => {
     await git(work, "push", "--quiet", "--force", "origin", "HEAD:refs/afk/claim/lease");
     await git(work, "reset", "--quiet", "--hard", "HEAD~1");
     await commitFile(work, "mine.txt", "y\n");
-    await assert.rejects(git(work, "push", "--quiet", `--force-with-lease=refs/afk/claim/lease:${lease}`, "origin", "HEAD:refs/afk/claim/lease"), /stale info|rejected/);
+    await assert.rejects(
+      git(work, "push", "--quiet", `--force-with-lease=refs/afk/claim/lease:${lease}`, "origin", "HEAD:refs/afk/claim/lease"),
+      /stale info|rejected/,
+    );
   });
 });
 

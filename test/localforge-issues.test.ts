@@ -67,7 +67,10 @@ describe("issues", () => {
     assert.equal(created.status, 201);
     const n = created.body.number;
     assert.equal(created.body.state, "open");
-    assert.deepEqual(created.body.labels.map((l: { name: string }) => l.name), ["bug"]);
+    assert.deepEqual(
+      created.body.labels.map((l: { name: string }) => l.name),
+      ["bug"],
+    );
     assert.equal(created.body.assignees[0].login, "alice");
     assert.match(created.body.created_at, /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$/);
     assert.match(created.body.html_url, new RegExp(`^${forge.apiUrl}/${forge.repo}/issues/${n}$`));
@@ -93,12 +96,18 @@ describe("issues", () => {
   it("filters by state, labels and creator", async () => {
     await api(forge, "POST", issues(), { title: "alice's", labels: ["ready", "bug"] }, { token: forge.users.alice });
     const ready = await api(forge, "GET", issues("?labels=ready,BUG"));
-    assert.deepEqual(ready.body.map((i: { title: string }) => i.title), ["alice's"]);
+    assert.deepEqual(
+      ready.body.map((i: { title: string }) => i.title),
+      ["alice's"],
+    );
     const byAlice = await api(forge, "GET", issues("?creator=alice&state=all"));
     assert.ok(byAlice.body.every((i: { user: { login: string } }) => i.user.login === "alice"));
     const all = await api(forge, "GET", issues("?state=all&direction=asc"));
     const numbers = all.body.map((i: { number: number }) => i.number);
-    assert.deepEqual(numbers, [...numbers].sort((a, b) => a - b));
+    assert.deepEqual(
+      numbers,
+      [...numbers].sort((a, b) => a - b),
+    );
   });
 
   it("paginates with Link headers on the host the client used", async () => {
@@ -174,7 +183,10 @@ describe("labels", () => {
     assert.deepEqual(added.body.map((l: { name: string }) => l.name).sort(), ["afk-attempt/1", "ready-for-agent"]);
     const removed = await api(forge, "DELETE", issues(`/${n}/labels/afk-attempt%2F1`));
     assert.equal(removed.status, 200);
-    assert.deepEqual(removed.body.map((l: { name: string }) => l.name), ["ready-for-agent"]);
+    assert.deepEqual(
+      removed.body.map((l: { name: string }) => l.name),
+      ["ready-for-agent"],
+    );
     const again = await api(forge, "DELETE", issues(`/${n}/labels/afk-attempt%2F1`));
     assert.equal(again.status, 404);
     assert.equal(again.body.message, "Label does not exist");
@@ -191,7 +203,10 @@ describe("comments", () => {
     const edited = await api(forge, "PATCH", issues(`/comments/${c.body.id}`), { body: "hello again" });
     assert.equal(edited.body.body, "hello again");
     const list = await api(forge, "GET", issues(`/${n}/comments`));
-    assert.deepEqual(list.body.map((x: { body: string }) => x.body), ["hello again"]);
+    assert.deepEqual(
+      list.body.map((x: { body: string }) => x.body),
+      ["hello again"],
+    );
     assert.equal((await api(forge, "GET", issues(`/${n}`))).body.comments, 1);
     assert.equal((await api(forge, "GET", issues(`/comments/${c.body.id}`))).body.id, c.body.id);
   });
@@ -210,7 +225,10 @@ describe("dependencies and sub-issues", () => {
     assert.equal(dep.body.number, a.number);
     let bNow = (await api(forge, "GET", issues(`/${b.number}`))).body;
     assert.deepEqual(bNow.issue_dependencies_summary, { blocked_by: 1, blocking: 0, total_blocked_by: 1, total_blocking: 0 });
-    assert.deepEqual((await api(forge, "GET", issues(`/${a.number}/dependencies/blocking`))).body.map((i: { number: number }) => i.number), [b.number]);
+    assert.deepEqual(
+      (await api(forge, "GET", issues(`/${a.number}/dependencies/blocking`))).body.map((i: { number: number }) => i.number),
+      [b.number],
+    );
     await api(forge, "PATCH", issues(`/${a.number}`), { state: "closed" });
     bNow = (await api(forge, "GET", issues(`/${b.number}`))).body;
     assert.equal(bNow.issue_dependencies_summary.blocked_by, 0);
@@ -230,6 +248,9 @@ describe("dependencies and sub-issues", () => {
     const rm = await api(forge, "DELETE", issues(`/${epic.number}/sub_issue`), { sub_issue_id: a.id });
     assert.equal(rm.status, 200);
     assert.equal((await api(forge, "GET", issues(`/${a.number}/parent`))).status, 404);
-    assert.deepEqual((await api(forge, "GET", issues(`/${epic.number}/sub_issues`))).body.map((i: { number: number }) => i.number), [b.number]);
+    assert.deepEqual(
+      (await api(forge, "GET", issues(`/${epic.number}/sub_issues`))).body.map((i: { number: number }) => i.number),
+      [b.number],
+    );
   });
 });

@@ -47,7 +47,13 @@ forgeForFile({ users: ["alice"] }, (f, w) => {
 
 describe("the merge_queue rule", () => {
   it("refuses a rule without GitHub's required parameters, then serves it in the branch's rules", async () => {
-    const bad = await api(forge, "POST", repoPath(forge, "/rulesets"), { name: "q-bad", enforcement: "active", target: "branch", conditions: { ref_name: { include: ["~DEFAULT_BRANCH"], exclude: [] } }, rules: [{ type: "merge_queue", parameters: { merge_method: "MERGE" } }] });
+    const bad = await api(forge, "POST", repoPath(forge, "/rulesets"), {
+      name: "q-bad",
+      enforcement: "active",
+      target: "branch",
+      conditions: { ref_name: { include: ["~DEFAULT_BRANCH"], exclude: [] } },
+      rules: [{ type: "merge_queue", parameters: { merge_method: "MERGE" } }],
+    });
     assert.equal(bad.status, 422);
     assert.match(bad.body.message, /Invalid rule 'merge_queue': check_response_timeout_minutes/);
     const ok = await api(forge, "POST", repoPath(forge, "/rulesets"), {
@@ -55,7 +61,10 @@ describe("the merge_queue rule", () => {
       enforcement: "active",
       target: "branch",
       conditions: { ref_name: { include: ["~DEFAULT_BRANCH"], exclude: [] } },
-      rules: [QUEUE_RULE, { type: "required_status_checks", parameters: { strict_required_status_checks_policy: false, required_status_checks: [{ context: "ci" }] } }],
+      rules: [
+        QUEUE_RULE,
+        { type: "required_status_checks", parameters: { strict_required_status_checks_policy: false, required_status_checks: [{ context: "ci" }] } },
+      ],
     });
     assert.equal(ok.status, 201);
     const rules = (await api(forge, "GET", repoPath(forge, "/rules/branches/main"))).body as Array<{ type: string; parameters?: Record<string, unknown> }>;
@@ -86,8 +95,17 @@ describe("GraphQL", () => {
     const rest = (await api(forge, "GET", repoPath(forge, `/pulls/${pr.number}`))).body;
     assert.equal(read.id, rest.node_id, "the GraphQL id is the REST node_id");
 
-    const queue = await gql(forge, `query($o: String!, $n: String!) { repository(owner: $o, name: $n) { mergeQueue(branch: "main") { configuration { mergeMethod mergingStrategy checkResponseTimeout maximumEntriesToBuild } entries(first: 10) { totalCount nodes { position } } } } }`, { o: owner(), n: name() });
-    assert.deepEqual(queue.body.data.repository.mergeQueue.configuration, { mergeMethod: "MERGE", mergingStrategy: "ALLGREEN", checkResponseTimeout: 60, maximumEntriesToBuild: 5 });
+    const queue = await gql(
+      forge,
+      `query($o: String!, $n: String!) { repository(owner: $o, name: $n) { mergeQueue(branch: "main") { configuration { mergeMethod mergingStrategy checkResponseTimeout maximumEntriesToBuild } entries(first: 10) { totalCount nodes { position } } } } }`,
+      { o: owner(), n: name() },
+    );
+    assert.deepEqual(queue.body.data.repository.mergeQueue.configuration, {
+      mergeMethod: "MERGE",
+      mergingStrategy: "ALLGREEN",
+      checkResponseTimeout: 60,
+      maximumEntriesToBuild: 5,
+    });
 
     const unknown = await gql(forge, `{ repository(owner: "${owner()}", name: "${name()}") { pullRequest(number: ${pr.number}) { autoMergeRequest } } }`);
     assert.equal(unknown.status, 200);
@@ -100,10 +118,17 @@ describe("GraphQL", () => {
     assert.deepEqual(missing.body.errors[0].path, ["repository", "pullRequest"]);
     assert.deepEqual(missing.body.data, { repository: { pullRequest: null } });
 
-    assert.equal((await api(forge, "POST", "/graphql", { query: "{ repository(owner: \"a\", name: \"b\") { id } }" }, { token: null })).status, 401);
+    assert.equal((await api(forge, "POST", "/graphql", { query: '{ repository(owner: "a", name: "b") { id } }' }, { token: null })).status, 401);
     // The checker itself catches a wrong answer.
-    assert.deepEqual(graphqlProblems(`{ repository(owner: "a", name: "b") { id } }`, { repository: { id: "x", extra: 1 } }), ["data.repository.extra: not selected"]);
-    assert.deepEqual(graphqlProblems(`query($n: Int!) { repository(owner: "a", name: "b") { pullRequest(number: $n) { state } } }`, { repository: { pullRequest: { state: "DONE" } } }), ['data.repository.pullRequest.state: "DONE" is not a PullRequestState']);
+    assert.deepEqual(graphqlProblems(`{ repository(owner: "a", name: "b") { id } }`, { repository: { id: "x", extra: 1 } }), [
+      "data.repository.extra: not selected",
+    ]);
+    assert.deepEqual(
+      graphqlProblems(`query($n: Int!) { repository(owner: "a", name: "b") { pullRequest(number: $n) { state } } }`, {
+        repository: { pullRequest: { state: "DONE" } },
+      }),
+      ['data.repository.pullRequest.state: "DONE" is not a PullRequestState'],
+    );
     await api(forge, "PATCH", repoPath(forge, `/pulls/${pr.number}`), { state: "closed" });
   });
 });

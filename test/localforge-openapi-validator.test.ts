@@ -110,7 +110,10 @@ test("the committed subset describes every operation the forge serves", () => {
   for (const op of LISTED_OPERATIONS) {
     const [method, template] = op.split(" ") as [string, string];
     const statuses = Object.keys(subset.paths[template]?.[method.toLowerCase()]?.responses ?? {});
-    assert.ok(statuses.some((s) => s.startsWith("2")), `${op} has no 2xx response`);
+    assert.ok(
+      statuses.some((s) => s.startsWith("2")),
+      `${op} has no 2xx response`,
+    );
   }
   // The nullable rewrite left nothing ajv cannot read.
   const text = JSON.stringify({ paths: subset.paths, components: subset.components });
@@ -122,10 +125,27 @@ test("accepts a realistic GitHub issue", () => {
   const v = createResponseValidator();
   assert.deepEqual(v.validate("GET", "/repos/octo/fleet/issues/42", 200, realisticIssue()), []);
   // Pull requests come back from the issues endpoints too, with a pull_request key.
-  const pr = { ...realisticIssue(), pull_request: { url: `${API}/repos/octo/fleet/pulls/42`, html_url: "https://github.com/octo/fleet/pull/42", diff_url: null, patch_url: null, merged_at: null } };
+  const pr = {
+    ...realisticIssue(),
+    pull_request: {
+      url: `${API}/repos/octo/fleet/pulls/42`,
+      html_url: "https://github.com/octo/fleet/pull/42",
+      diff_url: null,
+      patch_url: null,
+      merged_at: null,
+    },
+  };
   assert.deepEqual(v.validate("GET", "/repos/octo/fleet/issues", 200, [realisticIssue(), pr]), []);
   // Nullable fields accept null and their type (milestone, assignee, body, state_reason).
-  const closed = { ...realisticIssue(), state: "closed", state_reason: "completed", closed_at: "2026-11-04T08:00:00Z", assignee: user("hubot", 7), body: null, closed_by: user("hubot", 7) };
+  const closed = {
+    ...realisticIssue(),
+    state: "closed",
+    state_reason: "completed",
+    closed_at: "2026-11-04T08:00:00Z",
+    assignee: user("hubot", 7),
+    body: null,
+    closed_by: user("hubot", 7),
+  };
   assert.deepEqual(v.validate("PATCH", "/repos/octo/fleet/issues/42", 200, closed), []);
   // A label may also be a bare string.
   assert.deepEqual(v.validate("GET", "/repos/octo/fleet/issues/42", 200, { ...realisticIssue(), labels: ["afk:ready"] }), []);
@@ -141,23 +161,41 @@ test("rejects an issue with a missing required field or a wrong type", () => {
 
   const wrongType = { ...realisticIssue(), comments: "2" };
   const errs2 = v.validate("GET", "/repos/octo/fleet/issues/42", 200, wrongType);
-  assert.ok(errs2.some((e) => /\/comments must be integer, got string "2"/.test(e)), errs2.join("\n"));
+  assert.ok(
+    errs2.some((e) => /\/comments must be integer, got string "2"/.test(e)),
+    errs2.join("\n"),
+  );
 
   const badNested = realisticIssue();
   badNested.user = { ...user("octocat", 1), site_admin: "no" };
   badNested.sub_issues_summary = { total: 1, completed: 0 };
   badNested.created_at = "yesterday";
   const errs3 = v.validate("GET", "/repos/octo/fleet/issues/42", 200, badNested);
-  assert.ok(errs3.some((e) => e.includes("/user/site_admin must be boolean")), errs3.join("\n"));
-  assert.ok(errs3.some((e) => e.includes("/sub_issues_summary must have required property 'percent_completed'")), errs3.join("\n"));
-  assert.ok(errs3.some((e) => e.includes('/created_at must match format "date-time"')), errs3.join("\n"));
+  assert.ok(
+    errs3.some((e) => e.includes("/user/site_admin must be boolean")),
+    errs3.join("\n"),
+  );
+  assert.ok(
+    errs3.some((e) => e.includes("/sub_issues_summary must have required property 'percent_completed'")),
+    errs3.join("\n"),
+  );
+  assert.ok(
+    errs3.some((e) => e.includes('/created_at must match format "date-time"')),
+    errs3.join("\n"),
+  );
 
   // null where the description does not allow it
   const errs4 = v.validate("GET", "/repos/octo/fleet/issues/42", 200, { ...realisticIssue(), title: null });
-  assert.ok(errs4.some((e) => /\/title must be string, got null/.test(e)), errs4.join("\n"));
+  assert.ok(
+    errs4.some((e) => /\/title must be string, got null/.test(e)),
+    errs4.join("\n"),
+  );
   // enum with null added by the nullable rewrite
   const errs5 = v.validate("GET", "/repos/octo/fleet/issues/42", 200, { ...realisticIssue(), state_reason: "fixed" });
-  assert.ok(errs5.some((e) => e.includes("/state_reason must be equal to one of the allowed values")), errs5.join("\n"));
+  assert.ok(
+    errs5.some((e) => e.includes("/state_reason must be equal to one of the allowed values")),
+    errs5.join("\n"),
+  );
   // A list must be an array of issues.
   assert.ok(v.validate("GET", "/repos/octo/fleet/issues", 200, realisticIssue()).length > 0);
 });
@@ -169,11 +207,22 @@ test("error statuses, statuses without a body schema, undocumented statuses", ()
   assert.ok(v.validate("GET", "/repos/octo/fleet/issues/999", 404, { message: 404 }).length > 0);
   assert.ok(v.validate("GET", "/repos/octo/fleet/issues/999", 404, undefined)[0]?.includes("expected a JSON body"));
   // 422 validation-failed requires documentation_url.
-  const v422 = { message: "Validation Failed", errors: [{ resource: "Label", code: "already_exists", field: "name" }], documentation_url: "https://docs.github.com/rest/issues/labels#create-a-label", status: "422" };
+  const v422 = {
+    message: "Validation Failed",
+    errors: [{ resource: "Label", code: "already_exists", field: "name" }],
+    documentation_url: "https://docs.github.com/rest/issues/labels#create-a-label",
+    status: "422",
+  };
   assert.deepEqual(v.validate("POST", "/repos/octo/fleet/labels", 422, v422), []);
   assert.ok(v.validate("POST", "/repos/octo/fleet/labels", 422, { message: "Validation Failed" }).some((e) => e.includes("documentation_url")));
   // 409 on the merge: basic-error.
-  assert.deepEqual(v.validate("PUT", "/repos/octo/fleet/pulls/3/merge", 409, { message: "Head branch was modified. Review and try the merge again.", documentation_url: "https://docs.github.com/rest/pulls/pulls#merge-a-pull-request" }), []);
+  assert.deepEqual(
+    v.validate("PUT", "/repos/octo/fleet/pulls/3/merge", 409, {
+      message: "Head branch was modified. Review and try the merge again.",
+      documentation_url: "https://docs.github.com/rest/pulls/pulls#merge-a-pull-request",
+    }),
+    [],
+  );
   // Documented without a body schema: anything goes.
   assert.deepEqual(v.validate("DELETE", "/repos/octo/fleet/git/refs/afk/claim/42", 204, undefined), []);
   assert.deepEqual(v.validate("GET", "/repos/octo/fleet/issues/42", 304, undefined), []);
@@ -216,7 +265,11 @@ test("maps concrete paths to the most specific template, with slashes in {ref} a
     ["GET", "/repos/octo/fleet/branches/release/2.x", "GET /repos/{owner}/{repo}/branches/{branch}"],
     ["GET", "/repos/octo/fleet/rules/branches/feature/x", "GET /repos/{owner}/{repo}/rules/branches/{branch}"],
     ["DELETE", "/repos/octo/fleet/issues/5/sub_issue", "DELETE /repos/{owner}/{repo}/issues/{issue_number}/sub_issue"],
-    ["DELETE", "/repos/octo/fleet/issues/5/dependencies/blocked_by/3412345678", "DELETE /repos/{owner}/{repo}/issues/{issue_number}/dependencies/blocked_by/{issue_id}"],
+    [
+      "DELETE",
+      "/repos/octo/fleet/issues/5/dependencies/blocked_by/3412345678",
+      "DELETE /repos/{owner}/{repo}/issues/{issue_number}/dependencies/blocked_by/{issue_id}",
+    ],
     ["PUT", "/repos/octo/fleet/pulls/3/update-branch", "PUT /repos/{owner}/{repo}/pulls/{pull_number}/update-branch"],
     ["PATCH", "/repos/octo/fleet/check-runs/9", "PATCH /repos/{owner}/{repo}/check-runs/{check_run_id}"],
     // method not listed for a known template, and paths that are not there at all
@@ -245,8 +298,20 @@ test("unknown operations are errors, forge control and git smart-HTTP paths are 
 
   const rec = conformanceRecorder({ validator: v });
   rec.onResponse({ method: "GET", path: "/repos/octo/fleet/issues/42", rawPath: "/repos/octo/fleet/issues/42?x=1", status: 200, body: realisticIssue() });
-  rec.onResponse({ method: "GET", path: "/repos/octo/fleet/labels/area/ui", rawPath: "/repos/octo/fleet/labels/area%2Fui", status: 404, body: { message: "Not Found", documentation_url: "https://docs.github.com/rest" } });
-  rec.onResponse({ method: "GET", path: "/octo/fleet.git/info/refs", rawPath: "/octo/fleet.git/info/refs?service=git-upload-pack", status: 200, body: undefined });
+  rec.onResponse({
+    method: "GET",
+    path: "/repos/octo/fleet/labels/area/ui",
+    rawPath: "/repos/octo/fleet/labels/area%2Fui",
+    status: 404,
+    body: { message: "Not Found", documentation_url: "https://docs.github.com/rest" },
+  });
+  rec.onResponse({
+    method: "GET",
+    path: "/octo/fleet.git/info/refs",
+    rawPath: "/octo/fleet.git/info/refs?service=git-upload-pack",
+    status: 200,
+    body: undefined,
+  });
   rec.onResponse({ method: "PUT", path: "/repos/octo/fleet/issues/42/lock", status: 204, body: undefined });
   assert.deepEqual([...rec.seen()].sort(), [ISSUE_OP, "GET /repos/{owner}/{repo}/labels/{name}"]);
   assert.equal(rec.count(), 3);

@@ -4,7 +4,20 @@
 // protection and rulesets, and the one-shot merge faults.
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { api, branchTip, cloneRepo, commitFile, forgeForFile, git, openPull, postCheck, protectBranch, pushBranch, repoPath, type TestForge } from "./support/forge-fixtures.js";
+import {
+  api,
+  branchTip,
+  cloneRepo,
+  commitFile,
+  forgeForFile,
+  git,
+  openPull,
+  postCheck,
+  protectBranch,
+  pushBranch,
+  repoPath,
+  type TestForge,
+} from "./support/forge-fixtures.js";
 
 let forge: TestForge;
 let work: string;
@@ -41,7 +54,10 @@ describe("creating and listing", () => {
   it("lists with head=owner:branch, base and state filters", async () => {
     const other = await openPull(forge, work, "listed");
     const byHead = await api(forge, "GET", pulls("?head=afk:listed"));
-    assert.deepEqual(byHead.body.map((p: { number: number }) => p.number), [other.number]);
+    assert.deepEqual(
+      byHead.body.map((p: { number: number }) => p.number),
+      [other.number],
+    );
     assert.equal(byHead.body[0].head.sha, other.head);
     assert.equal(byHead.body[0].head.ref, "listed");
     assert.equal(byHead.body[0].base.repo.full_name, forge.repo);
@@ -123,7 +139,10 @@ describe("mergeability", () => {
       await git(alice, "fetch", "--quiet", "origin");
       await git(alice, "checkout", "--quiet", "-B", "direct", "origin/main");
       const sha = await commitFile(alice, "direct.txt", "direct\n");
-      await assert.rejects(git(alice, "push", "--quiet", "origin", "HEAD:main"), /protected branch hook declined[\s\S]*|Required status check "ci" is expected/);
+      await assert.rejects(
+        git(alice, "push", "--quiet", "origin", "HEAD:main"),
+        /protected branch hook declined[\s\S]*|Required status check "ci" is expected/,
+      );
       assert.notEqual(await mainTip(), sha, "a refused push changes nothing");
       // CI sees the commit on a branch (unprotected), then the same commit may land on main.
       await git(alice, "push", "--quiet", "origin", "HEAD:refs/heads/direct");
@@ -219,7 +238,10 @@ describe("checks and statuses", () => {
     const first = await api(forge, "POST", repoPath(forge, "/check-runs"), { name: "ci", head_sha: pr.head, status: "in_progress" });
     assert.equal(first.body.status, "in_progress");
     assert.equal(first.body.conclusion, null);
-    assert.deepEqual(first.body.pull_requests.map((p: { number: number }) => p.number), [pr.number]);
+    assert.deepEqual(
+      first.body.pull_requests.map((p: { number: number }) => p.number),
+      [pr.number],
+    );
     const done = await api(forge, "PATCH", repoPath(forge, `/check-runs/${first.body.id}`), {
       conclusion: "failure",
       output: { title: "1 failed", summary: "see log" },

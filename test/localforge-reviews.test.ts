@@ -43,7 +43,11 @@ describe("reviews", () => {
     const b = await review(pr.number, "APPROVE", "", asBob);
     assert.equal(b.body.state, "APPROVED");
     const seenByAlice = await api(forge, "GET", pulls(`/${pr.number}/reviews`), undefined, asAlice());
-    assert.deepEqual(seenByAlice.body.map((r: { state: string }) => r.state), ["COMMENTED", "APPROVED"], "a pending review is its author's only");
+    assert.deepEqual(
+      seenByAlice.body.map((r: { state: string }) => r.state),
+      ["COMMENTED", "APPROVED"],
+      "a pending review is its author's only",
+    );
     const seenByBob = await api(forge, "GET", pulls(`/${pr.number}/reviews`), undefined, asBob());
     assert.equal(seenByBob.body.length, 3);
   });

@@ -32,7 +32,10 @@ describe("restart persistence", () => {
       const issue = await api(second, "GET", repoPath(second, "/issues/1"));
       assert.equal(issue.body.title, "survives");
       assert.equal(issue.body.comments, 1);
-      assert.deepEqual(issue.body.labels.map((l: { name: string }) => l.name), ["kept"]);
+      assert.deepEqual(
+        issue.body.labels.map((l: { name: string }) => l.name),
+        ["kept"],
+      );
       const pr = await api(second, "GET", repoPath(second, `/pulls/${prNumber}`));
       assert.equal(pr.body.head.ref, "persisted");
       assert.equal(pr.body.mergeable_state, "clean");
@@ -99,7 +102,10 @@ describe("seed", () => {
       const label = await api(forge, "GET", repoPath(forge, "/labels/ready-for-agent"));
       assert.equal(label.body.description, "pick me");
       const list = await api(forge, "GET", repoPath(forge, "/issues?labels=ready-for-agent&direction=asc"));
-      assert.deepEqual(list.body.map((i: { title: string }) => i.title), ["first", "second"]);
+      assert.deepEqual(
+        list.body.map((i: { title: string }) => i.title),
+        ["first", "second"],
+      );
       assert.equal(list.body[0].user.login, "human");
       assert.equal(list.body[1].issue_dependencies_summary.blocked_by, 1);
       const epic = await api(forge, "GET", repoPath(forge, "/issues/1"));
@@ -220,7 +226,11 @@ describe("forgeMain", () => {
 describe("a large backlog", () => {
   it("lists 1,000 issues page by page quickly", async () => {
     const seedFile = join(await tempDir("afk-seed-"), "seed.json");
-    const issues = Array.from({ length: 1000 }, (_, i) => ({ title: `issue ${i + 1}`, labels: i % 2 ? ["ready-for-agent"] : [], blocked_by: i > 0 && i % 10 === 0 ? [i] : [] }));
+    const issues = Array.from({ length: 1000 }, (_, i) => ({
+      title: `issue ${i + 1}`,
+      labels: i % 2 ? ["ready-for-agent"] : [],
+      blocked_by: i > 0 && i % 10 === 0 ? [i] : [],
+    }));
     await writeFile(seedFile, JSON.stringify({ issues }));
     const forge = await startTestForge({ seed: seedFile });
     try {

@@ -90,10 +90,13 @@ before(async () => {
   proxy = http.createServer((req, res) => {
     const own = new Set([`127.0.0.1:${proxyPort}`, `localhost:${proxyPort}`]);
     const host = own.has(req.headers.host ?? "") ? `127.0.0.1:${port}` : req.headers.host;
-    const up = http.request({ host: "127.0.0.1", port, path: req.url, method: req.method, headers: { ...req.headers, host, authorization: `Bearer ${token}` } }, (r) => {
-      res.writeHead(r.statusCode ?? 502, r.headers);
-      r.pipe(res);
-    });
+    const up = http.request(
+      { host: "127.0.0.1", port, path: req.url, method: req.method, headers: { ...req.headers, host, authorization: `Bearer ${token}` } },
+      (r) => {
+        res.writeHead(r.statusCode ?? 502, r.headers);
+        r.pipe(res);
+      },
+    );
     up.on("error", () => {
       if (!res.headersSent) res.writeHead(502);
       res.end();
@@ -123,31 +126,42 @@ async function outcomes(dir: string): Promise<Map<string, { passed: boolean; fai
     const m = /^server-(.+)-\d{4}-\d{2}-\d{2}T[\d-]+Z$/.exec(name);
     if (!m) continue;
     const checks = JSON.parse(await readFile(join(dir, name, "checks.json"), "utf8")) as { id: string; status: string; errorMessage?: string }[];
-    const failures = checks.filter((c) => c.status !== "SUCCESS" && c.status !== "INFO").map((c) => `${c.id}: ${c.status}${c.errorMessage ? ` (${c.errorMessage})` : ""}`);
+    const failures = checks
+      .filter((c) => c.status !== "SUCCESS" && c.status !== "INFO")
+      .map((c) => `${c.id}: ${c.status}${c.errorMessage ? ` (${c.errorMessage})` : ""}`);
     result.set(m[1]!, { passed: checks.length > 0 && failures.length === 0, failures });
   }
   return result;
 }
 
-test("the MCP conformance suite: every scenario afk-mcp can pass passes, and each failure needs a reference-server fixture", { timeout: 10 * 60_000 }, async () => {
-  const run = await new Promise<{ code: number | null; log: string }>((resolve, reject) => {
-    const child = spawn(NODE22, [SUITE, "server", "--url", `http://127.0.0.1:${proxyPort}/mcp`, "-o", out], { stdio: ["ignore", "pipe", "pipe"], env: { ...process.env, NO_COLOR: "1" } });
-    let log = "";
-    child.stdout.on("data", (d: Buffer) => (log += d.toString()));
-    child.stderr.on("data", (d: Buffer) => (log += d.toString()));
-    child.once("error", reject);
-    child.once("exit", (code) => resolve({ code, log }));
-  });
-  const seen = await outcomes(out);
-  const tail = `\n(suite output tail:\n${run.log.slice(-3000)})`;
-  assert.ok(seen.size > 0, `the suite saved no results (exit ${run.code})${tail}`);
-  const unknown = [...seen.keys()].filter((s) => !(s in MUST_PASS) && !(s in NEEDS_FIXTURE));
-  assert.deepEqual(unknown, [], `scenarios this test does not know: sort each into MUST_PASS or NEEDS_FIXTURE${tail}`);
-  const missing = [...Object.keys(MUST_PASS), ...Object.keys(NEEDS_FIXTURE)].filter((s) => !seen.has(s));
-  assert.deepEqual(missing, [], `scenarios the suite no longer ran${tail}`);
-  const failedMustPass = Object.keys(MUST_PASS).filter((s) => !seen.get(s)!.passed).map((s) => `${s}: ${seen.get(s)!.failures.join("; ")}`);
-  assert.deepEqual(failedMustPass, [], `scenarios afk-mcp must pass failed${tail}`);
-  const passedFixture = Object.keys(NEEDS_FIXTURE).filter((s) => seen.get(s)!.passed);
-  assert.deepEqual(passedFixture, [], "scenarios listed as needing a fixture passed: move them to MUST_PASS");
-  assert.equal(server.exitCode, null, `the server exited during the suite; its stderr:\n${stderr}`);
-});
+test(
+  "the MCP conformance suite: every scenario afk-mcp can pass passes, and each failure needs a reference-server fixture",
+  { timeout: 10 * 60_000 },
+  async () => {
+    const run = await new Promise<{ code: number | null; log: string }>((resolve, reject) => {
+      const child = spawn(NODE22, [SUITE, "server", "--url", `http://127.0.0.1:${proxyPort}/mcp`, "-o", out], {
+        stdio: ["ignore", "pipe", "pipe"],
+        env: { ...process.env, NO_COLOR: "1" },
+      });
+      let log = "";
+      child.stdout.on("data", (d: Buffer) => (log += d.toString()));
+      child.stderr.on("data", (d: Buffer) => (log += d.toString()));
+      child.once("error", reject);
+      child.once("exit", (code) => resolve({ code, log }));
+    });
+    const seen = await outcomes(out);
+    const tail = `\n(suite output tail:\n${run.log.slice(-3000)})`;
+    assert.ok(seen.size > 0, `the suite saved no results (exit ${run.code})${tail}`);
+    const unknown = [...seen.keys()].filter((s) => !(s in MUST_PASS) && !(s in NEEDS_FIXTURE));
+    assert.deepEqual(unknown, [], `scenarios this test does not know: sort each into MUST_PASS or NEEDS_FIXTURE${tail}`);
+    const missing = [...Object.keys(MUST_PASS), ...Object.keys(NEEDS_FIXTURE)].filter((s) => !seen.has(s));
+    assert.deepEqual(missing, [], `scenarios the suite no longer ran${tail}`);
+    const failedMustPass = Object.keys(MUST_PASS)
+      .filter((s) => !seen.get(s)!.passed)
+      .map((s) => `${s}: ${seen.get(s)!.failures.join("; ")}`);
+    assert.deepEqual(failedMustPass, [], `scenarios afk-mcp must pass failed${tail}`);
+    const passedFixture = Object.keys(NEEDS_FIXTURE).filter((s) => seen.get(s)!.passed);
+    assert.deepEqual(passedFixture, [], "scenarios listed as needing a fixture passed: move them to MUST_PASS");
+    assert.equal(server.exitCode, null, `the server exited during the suite; its stderr:\n${stderr}`);
+  },
+);

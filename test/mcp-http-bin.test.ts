@@ -72,7 +72,12 @@ describe("afk-mcp --http, the binary", () => {
     // Workers that die at once trip the breaker (an error); the sweep that follows is a warning.
     const started = await quiet.client.callTool({
       name: "project_start",
-      arguments: { repo: REPO, worker_command: "exit 3", target: 3, config: { ...BASE_CONFIG, circuit: { k: 3, fast_death_seconds: 600, window_seconds: 3600 } } },
+      arguments: {
+        repo: REPO,
+        worker_command: "exit 3",
+        target: 3,
+        config: { ...BASE_CONFIG, circuit: { k: 3, fast_death_seconds: 600, window_seconds: 3600 } },
+      },
     });
     assert.notEqual(started.isError, true, JSON.stringify(started.content));
     const deadline = { deadlineMs: 180_000, intervalMs: 100 };
@@ -85,7 +90,11 @@ describe("afk-mcp --http, the binary", () => {
     assert.equal(warning.logger, `afk/${REPO}/supervisor`);
     await waitFor("a board update", () => quiet.updated.includes(`afk://${REPO}/board`), deadline);
     // Same events, same order of delivery per session: the errors-only session got none of the warnings.
-    assert.deepEqual(quiet.logs.filter((l) => l.level !== "error"), [], "logging/setLevel error on this session: no warnings pushed to it");
+    assert.deepEqual(
+      quiet.logs.filter((l) => l.level !== "error"),
+      [],
+      "logging/setLevel error on this session: no warnings pushed to it",
+    );
     const status = await chatty.client.callTool({ name: "status", arguments: { repo: REPO } });
     const births = (status.structuredContent as { births: { paused: boolean; reason: string } }).births;
     assert.equal(births.paused, true);

@@ -38,7 +38,15 @@ before(async () => {
   forge = await startTestForge();
   await api(forge, "POST", "/repos/afk/demo/labels", { name: "ready-for-agent", color: "0e8a16" });
   await api(forge, "POST", "/repos/afk/demo/issues", { title: "one", labels: ["ready-for-agent"] });
-  const env = { GITHUB_API_URL: forge.apiUrl, GITHUB_TOKEN: forge.token, AFK_STATE_DIR: await tempDir("afk-http-state-"), PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: process.env.HOME ?? "/tmp" };
+  const env = {
+    GITHUB_API_URL: forge.apiUrl,
+    GITHUB_TOKEN: forge.token,
+    // The suite runs workers unconfined (scripts/test-run.mjs); a process started with this env does too.
+    AFK_RUNTIME: process.env.AFK_RUNTIME ?? "local",
+    AFK_STATE_DIR: await tempDir("afk-http-state-"),
+    PATH: process.env.PATH ?? "/usr/bin:/bin",
+    HOME: process.env.HOME ?? "/tmp",
+  };
   serving = await serveHttp(counted(new FleetHost({ env, instance: "httptest" })), 0);
 });
 
@@ -65,14 +73,25 @@ describe("MCP over Streamable HTTP", () => {
   it("refuses a request without the token, or with a foreign Host header, and keeps nothing of a refused initialize", async () => {
     const before = listening;
     assert.equal(before, serving.sessionCount(), "one host subscription per open session");
-    const init = { jsonrpc: "2.0", id: 1, method: "initialize", params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "x", version: "0" } } };
+    const init = {
+      jsonrpc: "2.0",
+      id: 1,
+      method: "initialize",
+      params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "x", version: "0" } },
+    };
     const headers = { "content-type": "application/json", accept: "application/json, text/event-stream" };
     const noToken = await fetch(serving.url, { method: "POST", headers, body: JSON.stringify(init) });
     assert.equal(noToken.status, 401);
     // The challenge names the bearer token (and no OAuth resource metadata), so a client says what to send instead of trying OAuth.
     const challenge = noToken.headers.get("www-authenticate") ?? "";
-    assert.match(challenge, /^Bearer realm="afk-mcp", error_description="afk-mcp takes the bearer token it printed at start \(or AFK_HTTP_TOKEN\): send Authorization: Bearer <token>; it uses no OAuth"$/);
-    assert.match(((await noToken.json()) as { error: { message: string } }).error.message, /^missing bearer token: send the header "Authorization: Bearer <token>"/);
+    assert.match(
+      challenge,
+      /^Bearer realm="afk-mcp", error_description="afk-mcp takes the bearer token it printed at start \(or AFK_HTTP_TOKEN\): send Authorization: Bearer <token>; it uses no OAuth"$/,
+    );
+    assert.match(
+      ((await noToken.json()) as { error: { message: string } }).error.message,
+      /^missing bearer token: send the header "Authorization: Bearer <token>"/,
+    );
     const wrong = await fetch(serving.url, { method: "POST", headers: { ...headers, authorization: "Bearer nope" }, body: JSON.stringify(init) });
     assert.equal(wrong.status, 401);
     assert.match(wrong.headers.get("www-authenticate") ?? "", /^Bearer realm="afk-mcp", error="invalid_token", error_description="/);
@@ -80,22 +99,39 @@ describe("MCP over Streamable HTTP", () => {
     for (const path of ["/.well-known/oauth-protected-resource/mcp", "/.well-known/oauth-authorization-server", "/register"]) {
       const probe = await fetch(new URL(path, serving.url), { method: path === "/register" ? "POST" : "GET" });
       assert.equal(probe.status, 404, path);
-      assert.match(((await probe.json()) as { error: { message: string } }).error.message, /^afk-mcp uses no OAuth: send the header "Authorization: Bearer <token>"/, path);
+      assert.match(
+        ((await probe.json()) as { error: { message: string } }).error.message,
+        /^afk-mcp uses no OAuth: send the header "Authorization: Bearer <token>"/,
+        path,
+      );
     }
     // A page on evil.example resolving to 127.0.0.1 sends its own name as Host.
     const { request } = await import("node:http");
     const port = Number(new URL(serving.url).port);
     const status = await new Promise<number>((resolve, reject) => {
-      const req = request({ host: "127.0.0.1", port, path: "/mcp", method: "POST", headers: { ...headers, host: `evil.example:${port}`, authorization: `Bearer ${serving.token}` } }, (res) => {
-        res.resume();
-        resolve(res.statusCode ?? 0);
-      });
+      const req = request(
+        {
+          host: "127.0.0.1",
+          port,
+          path: "/mcp",
+          method: "POST",
+          headers: { ...headers, host: `evil.example:${port}`, authorization: `Bearer ${serving.token}` },
+        },
+        (res) => {
+          res.resume();
+          resolve(res.statusCode ?? 0);
+        },
+      );
       req.on("error", reject);
       req.end(JSON.stringify(init));
     });
     assert.equal(status, 403);
     // An initialize the transport refuses (here: an Accept without text/event-stream) makes no session either.
-    const notAcceptable = await fetch(serving.url, { method: "POST", headers: { ...headers, accept: "application/json", authorization: `Bearer ${serving.token}` }, body: JSON.stringify(init) });
+    const notAcceptable = await fetch(serving.url, {
+      method: "POST",
+      headers: { ...headers, accept: "application/json", authorization: `Bearer ${serving.token}` },
+      body: JSON.stringify(init),
+    });
     assert.equal(notAcceptable.status, 406);
     // The refused initializes each made a server for the session they asked for; none is left listening.
     assert.equal(serving.sessionCount(), before);
@@ -108,8 +144,18 @@ describe("MCP over Streamable HTTP: a dropped SSE stream resumes with Last-Event
     const auth = { authorization: `Bearer ${serving.token}` };
     const version = "2025-11-25";
     const post = (body: unknown, extra: Record<string, string> = {}, signal?: AbortSignal) =>
-      fetch(serving.url, { method: "POST", signal, headers: { ...auth, ...extra, "content-type": "application/json", accept: "application/json, text/event-stream" }, body: JSON.stringify(body) });
-    const init = await post({ jsonrpc: "2.0", id: 1, method: "initialize", params: { protocolVersion: version, capabilities: {}, clientInfo: { name: "resumer", version: "0" } } });
+      fetch(serving.url, {
+        method: "POST",
+        signal,
+        headers: { ...auth, ...extra, "content-type": "application/json", accept: "application/json, text/event-stream" },
+        body: JSON.stringify(body),
+      });
+    const init = await post({
+      jsonrpc: "2.0",
+      id: 1,
+      method: "initialize",
+      params: { protocolVersion: version, capabilities: {}, clientInfo: { name: "resumer", version: "0" } },
+    });
     assert.equal(init.status, 200);
     const sid = init.headers.get("mcp-session-id")!;
     await init.text();
@@ -127,11 +173,15 @@ describe("MCP over Streamable HTTP: a dropped SSE stream resumes with Last-Event
     drop.abort();
     // Resumed: everything after the priming event, the call's result among it.
     // (409 until the server has seen the drop: the stream still counts as connected.)
-    const resumed = await waitFor("the resumed stream", async () => {
-      const r = await fetch(serving.url, { headers: { ...auth, ...session, accept: "text/event-stream", "last-event-id": primed } });
-      if (r.status === 409) await r.text();
-      return r.status === 409 ? null : r;
-    }, { deadlineMs: 60_000, intervalMs: 100 });
+    const resumed = await waitFor(
+      "the resumed stream",
+      async () => {
+        const r = await fetch(serving.url, { headers: { ...auth, ...session, accept: "text/event-stream", "last-event-id": primed } });
+        if (r.status === 409) await r.text();
+        return r.status === 409 ? null : r;
+      },
+      { deadlineMs: 60_000, intervalMs: 100 },
+    );
     assert.equal(resumed.status, 200);
     const replay = resumed.body!.getReader();
     let text = "";
@@ -152,7 +202,15 @@ describe("MCP over Streamable HTTP: a dropped SSE stream resumes with Last-Event
 
 describe("MCP over Streamable HTTP: sessions left behind", () => {
   it("a session its client left without a DELETE is closed once idle; one listening on its stream lives on; an expired id gets 404", async (t) => {
-    const env = { GITHUB_API_URL: forge.apiUrl, GITHUB_TOKEN: forge.token, AFK_STATE_DIR: await tempDir("afk-http-idle-"), PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: process.env.HOME ?? "/tmp" };
+    const env = {
+      GITHUB_API_URL: forge.apiUrl,
+      GITHUB_TOKEN: forge.token,
+      // The suite runs workers unconfined (scripts/test-run.mjs); a process started with this env does too.
+      AFK_RUNTIME: process.env.AFK_RUNTIME ?? "local",
+      AFK_STATE_DIR: await tempDir("afk-http-idle-"),
+      PATH: process.env.PATH ?? "/usr/bin:/bin",
+      HOME: process.env.HOME ?? "/tmp",
+    };
     const host = new FleetHost({ env, instance: "httpidle" });
     const idle = await serveHttp(host, 0, { sessionIdleMs: 1_000 });
     t.after(async () => {
@@ -170,7 +228,11 @@ describe("MCP over Streamable HTTP: sessions left behind", () => {
     // The client goes away without terminating its session (as a crashed client does).
     await leaving.close();
     // The staying client listens on its event stream all along, which keeps its session open.
-    await waitFor("the abandoned session closed", () => idle.sessionCount() === 1, { deadlineMs: 60_000, intervalMs: 200, explain: () => `${idle.sessionCount()} session(s) open` });
+    await waitFor("the abandoned session closed", () => idle.sessionCount() === 1, {
+      deadlineMs: 60_000,
+      intervalMs: 200,
+      explain: () => `${idle.sessionCount()} session(s) open`,
+    });
     // Well past the idle time, the listening session still answers.
     await new Promise((resolve) => setTimeout(resolve, 2_500));
     assert.equal(idle.sessionCount(), 1);

@@ -36,11 +36,18 @@ describe("input limits", () => {
       assert.match(issues, /a selector lists at most 1000 issue numbers \(MAX_SELECTOR_ISSUES\)[^\n]* at selectors\[0\]\.issues/, what);
       const bytes = await refusal(session, "project_start", { ...start, dry_run, config: { ...BASE_CONFIG, note: "x".repeat(MAX_CALL_BYTES) } });
       assert.match(bytes, /the arguments are \d+ bytes of JSON, over the limit of 262144 bytes \(256 KiB\) for one call: send fewer or shorter values/, what);
-      const keys = await refusal(session, "project_start", { ...start, dry_run, config: Object.fromEntries(range(MAX_CALL_KEYS + 1).map((n) => [`k${n}`, 1])) });
+      const keys = await refusal(session, "project_start", {
+        ...start,
+        dry_run,
+        config: Object.fromEntries(range(MAX_CALL_KEYS + 1).map((n) => [`k${n}`, 1])),
+      });
       assert.match(keys, /the arguments hold more than 2000 keys, the limit of one call/, what);
     }
     // The 2.1 MB selector of the report, and 100,000 issue numbers: refused by the byte limit, not passed on.
-    assert.match(await refusal(session, "project_start", { ...start, dry_run: true, selectors: [{ issues: range(100_000) }] }), /over the limit of 262144 bytes/);
+    assert.match(
+      await refusal(session, "project_start", { ...start, dry_run: true, selectors: [{ issues: range(100_000) }] }),
+      /over the limit of 262144 bytes/,
+    );
     // 1,500 unknown keys (under the key limit): the first 10 named, the valid keys once, the rest counted.
     const unknown = await refusal(session, "project_start", { ...start, dry_run: true, ...Object.fromEntries(range(1_500).map((n) => [`zz${n}`, 1])) });
     assert.equal((unknown.match(/unknown key "zz/g) ?? []).length, 10, unknown.slice(0, 400));
@@ -56,10 +63,20 @@ describe("input limits", () => {
     const w = await daemonWorld([]);
     worlds.push(w);
     const session = rawSession(w.env);
-    for (const [args, got] of [[[1, 2], "an array of 2 element\\(s\\)"], ["x", "a string"], [7, "a number"], [null, "null"]] as const) {
+    for (const [args, got] of [
+      [[1, 2], "an array of 2 element\\(s\\)"],
+      ["x", "a string"],
+      [7, "a number"],
+      [null, "null"],
+    ] as const) {
       const answer = await session.answer(session.send("tools/call", { name: "status", arguments: args }));
       assert.equal(answer.error?.code, -32602, JSON.stringify(answer));
-      assert.match(answer.error!.message, new RegExp(`^MCP error -32602: Invalid params: tools/call status: "arguments" must be an object of named arguments \\(e\\.g\\. \\{"repo": "owner/name"\\}\\), got ${got}$`));
+      assert.match(
+        answer.error!.message,
+        new RegExp(
+          `^MCP error -32602: Invalid params: tools/call status: "arguments" must be an object of named arguments \\(e\\.g\\. \\{"repo": "owner/name"\\}\\), got ${got}$`,
+        ),
+      );
     }
     // The session goes on answering.
     const ok = await session.answer(session.send("tools/call", { name: "logs", arguments: { lane: "daemon" } }));
@@ -75,8 +92,14 @@ describe("input limits", () => {
     clients.push(plain);
     await plain.takeover({ repo: REPO, list: true });
     // The daemon's own check, for a session that skips the MCP server's.
-    await assert.rejects(plain.start({ repo: REPO, worker_command: "true", config: { note: "x".repeat(MAX_CALL_BYTES) } }), /^UsageError: start: the arguments are \d+ bytes of JSON, over the limit of 262144 bytes/);
-    await assert.rejects(plain.start({ repo: REPO, worker_command: "true", selectors: [{ issues: range(MAX_SELECTOR_ISSUES + 1) }] } as never), /at most 1000 issue numbers/);
+    await assert.rejects(
+      plain.start({ repo: REPO, worker_command: "true", config: { note: "x".repeat(MAX_CALL_BYTES) } }),
+      /^UsageError: start: the arguments are \d+ bytes of JSON, over the limit of 262144 bytes/,
+    );
+    await assert.rejects(
+      plain.start({ repo: REPO, worker_command: "true", selectors: [{ issues: range(MAX_SELECTOR_ISSUES + 1) }] } as never),
+      /at most 1000 issue numbers/,
+    );
     // A session whose environment alone is over the cap: refused before sending, naming its parts.
     const big = new DaemonClient({ env: { ...w.env, AFK_BIG: "x".repeat(1_100_000) } });
     clients.push(big);
@@ -84,7 +107,10 @@ describe("input limits", () => {
       () => assert.fail("the start was sent"),
       (error: Error) => error.message,
     );
-    assert.match(refused, /^the start request to the afk-mcp daemon is over 1048576 bytes \(1 MiB\), the limit of one message between a session and the daemon \(its arguments \d+ bytes, this session's environment \d+ bytes\): .*a smaller environment/);
+    assert.match(
+      refused,
+      /^the start request to the afk-mcp daemon is over 1048576 bytes \(1 MiB\), the limit of one message between a session and the daemon \(its arguments \d+ bytes, this session's environment \d+ bytes\): .*a smaller environment/,
+    );
     assert.doesNotMatch(refused, /went away|crashed/);
     assert.equal((await big.status({ repo: REPO })).registration, null, "its connection still answers, and nothing was registered");
     // A peer that sends an oversized line anyway hears the reason before the daemon closes the connection.

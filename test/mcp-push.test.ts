@@ -96,7 +96,10 @@ describe("what the server pushes", () => {
     const codex = await client.getPrompt({ name: "launch", arguments: { repo: REPO, runtime: "codex" } });
     assert.match((codex.messages[0]!.content as { text: string }).text, /codex exec/);
     const notANumber = await client.readResource({ uri: `afk://${REPO}/issue/abc` });
-    assert.match((notANumber.contents[0] as { text: string }).text, /^cannot read afk:\/\/afk\/demo\/issue\/abc: no issue "abc": the URI ends in an issue number/);
+    assert.match(
+      (notANumber.contents[0] as { text: string }).text,
+      /^cannot read afk:\/\/afk\/demo\/issue\/abc: no issue "abc": the URI ends in an issue number/,
+    );
     const monitor = await client.getPrompt({ name: "monitor", arguments: { repo: REPO } });
     assert.match((monitor.messages[0]!.content as { text: string }).text, /read-only/);
   });
@@ -114,7 +117,11 @@ describe("what the server pushes", () => {
     assert.notEqual(started.isError, true, JSON.stringify(started.content));
     // Each preflight stage as it passed, through the daemon, counting up.
     const said = progress.map((p) => p.message ?? "");
-    assert.deepEqual(progress.map((p) => p.progress), said.map((_, i) => i), said.join("\n"));
+    assert.deepEqual(
+      progress.map((p) => p.progress),
+      said.map((_, i) => i),
+      said.join("\n"),
+    );
     assert.match(said[0]!, /^preflight: /);
     assert.match(said[1]!, new RegExp(`^connected to ${REPO} as \\S+: base main, config from .*claims under refs/afk`));
     assert.match(said[2]!, /^preconditions: (\d+) of \1 pass/);
@@ -192,7 +199,11 @@ describe("what the server pushes", () => {
     assert.notEqual(stopped.isError, true, JSON.stringify(stopped.content));
     const said = progress.map((p) => p.message ?? "");
     const story = said.join("\n");
-    assert.deepEqual(progress.map((p) => p.progress), said.map((_, i) => i), story);
+    assert.deepEqual(
+      progress.map((p) => p.progress),
+      said.map((_, i) => i),
+      story,
+    );
     assert.match(said[0]!, new RegExp(`^stopping ${REPO}: no new workers; ending 2 running worker\\(s\\)`), story);
     for (const n of running) {
       const exited = said.findIndex((m) => new RegExp(`^#${n}: worker exited .*`).test(m));
@@ -209,7 +220,10 @@ describe("what the server pushes", () => {
     const board = async () => ((await client.readResource({ uri })).contents[0] as { text: string }).text;
     const started = await client.callTool({ name: "project_start", arguments: { repo: REPO, worker_command: world.worker, target: 1, config: BASE_CONFIG } });
     assert.notEqual(started.isError, true, JSON.stringify(started.content));
-    const issue = await until("a running worker on the board", async () => /^workers \(1\):\n {2}#(\d+) {2}running {2}pid \d+ {2}attempt \d+$/m.exec(await board())?.[1]);
+    const issue = await until(
+      "a running worker on the board",
+      async () => /^workers \(1\):\n {2}#(\d+) {2}running {2}pid \d+ {2}attempt \d+$/m.exec(await board())?.[1],
+    );
     // A second session, opened once the fleet runs, as a monitor would be: it subscribes and asks nothing else.
     const monitor = new Client({ name: "monitor", version: "0.0.0" });
     const seen: string[] = [];

@@ -71,7 +71,12 @@ describe("a stdio session exits once its stdin closes", () => {
     worlds.push(w);
     // A registration that lapses 2 s after its last renewal, and a read still under way at the close.
     const session = rawSession(w.env);
-    const started = await session.answer(session.send("tools/call", { name: "project_start", arguments: { repo: REPO, worker_command: `sh ${w.worker}`, target: 1, config: { ...BASE_CONFIG, registration: { ttl_seconds: 2 } } } }));
+    const started = await session.answer(
+      session.send("tools/call", {
+        name: "project_start",
+        arguments: { repo: REPO, worker_command: `sh ${w.worker}`, target: 1, config: { ...BASE_CONFIG, registration: { ttl_seconds: 2 } } },
+      }),
+    );
     assert.notEqual(started.result?.isError, true, JSON.stringify(started.result));
     const pid = (await daemonPid(w.env))!;
     assert.ok(alive(pid), "the start started a daemon");

@@ -64,7 +64,15 @@ before(async () => {
   }
   out.end();
   await once(out, "finish");
-  env = { GITHUB_API_URL: forge.apiUrl, GITHUB_TOKEN: forge.token, AFK_STATE_DIR: state, PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: process.env.HOME ?? "/tmp" };
+  env = {
+    GITHUB_API_URL: forge.apiUrl,
+    GITHUB_TOKEN: forge.token,
+    // The suite runs workers unconfined (scripts/test-run.mjs); a process started with this env does too.
+    AFK_RUNTIME: process.env.AFK_RUNTIME ?? "local",
+    AFK_STATE_DIR: state,
+    PATH: process.env.PATH ?? "/usr/bin:/bin",
+    HOME: process.env.HOME ?? "/tmp",
+  };
   client = new Client({ name: "afk-surface-test", version: "0.0.0" });
   await client.connect(new StdioClientTransport({ command: process.execPath, args: [BIN], env, stderr: "pipe" }));
 });
@@ -92,7 +100,11 @@ function textOf(result: Result): string {
   return (result.content as { text: string }[])[0]!.text;
 }
 
-type ChangeAnswer = { message: string; plan: unknown; registration: { repo: string; instance: string; target: number; worker_command: string; base: string; merges: string } | null };
+type ChangeAnswer = {
+  message: string;
+  plan: unknown;
+  registration: { repo: string; instance: string; target: number; worker_command: string; base: string; merges: string } | null;
+};
 
 /** The text says what the structured content says: the message, and the registration field by field, the worker command in full. */
 function saysStructured(name: string, result: Result): ChangeAnswer {
@@ -102,7 +114,10 @@ function saysStructured(name: string, result: Result): ChangeAnswer {
   assert.ok(text.startsWith(out.message), `${name}: the text opens with the message`);
   const r = out.registration;
   assert.ok(r, `${name}: a running fleet's registration`);
-  assert.ok(text.includes(`registration: ${r.repo}, instance ${r.instance}, target ${r.target}, base ${r.base}, merges ${r.merges}`), `${name}: ${text.slice(0, 300)}`);
+  assert.ok(
+    text.includes(`registration: ${r.repo}, instance ${r.instance}, target ${r.target}, base ${r.base}, merges ${r.merges}`),
+    `${name}: ${text.slice(0, 300)}`,
+  );
   assert.ok(text.includes(`worker: ${r.worker_command}`), `${name}: the worker command in full`);
   return out;
 }
@@ -114,7 +129,11 @@ async function accounting(): Promise<{ writes: number; git: { pushes: number } }
 describe("the MCP surface at scale", () => {
   it("status pages through all 1,500 issues by cursor, each once, within the budget; the summary counts them", async () => {
     const summary = await call("status", { repo: REPO });
-    const plan = (summary.structuredContent as { plan: { totals: { dispatch: number; excluded: number }; excluded_by_reason: Record<string, number>; dispatch: unknown[]; needs_human: unknown[] } }).plan;
+    const plan = (
+      summary.structuredContent as {
+        plan: { totals: { dispatch: number; excluded: number }; excluded_by_reason: Record<string, number>; dispatch: unknown[]; needs_human: unknown[] };
+      }
+    ).plan;
     assert.equal(plan.totals.dispatch + plan.totals.excluded, ISSUES);
     assert.equal(plan.dispatch.length, 10);
     assert.equal(plan.excluded_by_reason.not_selected, 150);
@@ -134,7 +153,8 @@ describe("the MCP surface at scale", () => {
     let pages = 0;
     do {
       const page = await call("status", { repo: REPO, detail: true, ...(cursor ? { cursor } : {}) });
-      const p = (page.structuredContent as { plan: { dispatch: { number: number }[]; excluded: { number: number }[]; page: { next_cursor: string | null } } }).plan;
+      const p = (page.structuredContent as { plan: { dispatch: { number: number }[]; excluded: { number: number }[]; page: { next_cursor: string | null } } })
+        .plan;
       for (const row of [...p.dispatch.map((d) => d.number), ...p.excluded.map((e) => e.number)]) {
         assert.ok(!seen.has(row), `#${row} listed twice`);
         seen.add(row);
@@ -155,12 +175,20 @@ describe("the MCP surface at scale", () => {
     let cut = 0;
     for (let page = 0; page < 5; page++) {
       const result = await call("logs", { repo: REPO, lane: "worker", tail_lines: 5000, ...(cursor ? { cursor } : {}) });
-      const out = result.structuredContent as { records: { msg: string; truncated?: boolean }[]; next_cursor: string | null; truncated: boolean; held_back: number };
+      const out = result.structuredContent as {
+        records: { msg: string; truncated?: boolean }[];
+        next_cursor: string | null;
+        truncated: boolean;
+        held_back: number;
+      };
       assert.ok(out.records.length > 0);
       assert.equal(out.truncated, true);
       // The budget, not tail_lines, ended the page: the rest of the 5,000 asked for is counted, and the text says so.
       assert.equal(out.held_back, 5000 - out.records.length);
-      assert.match((result.content as { text: string }[])[0]!.text, new RegExp(`^\\(${out.records.length} of the records asked for fit in about 48 KB; the other ${out.held_back} and any older: logs \\{cursor: `));
+      assert.match(
+        (result.content as { text: string }[])[0]!.text,
+        new RegExp(`^\\(${out.records.length} of the records asked for fit in about 48 KB; the other ${out.held_back} and any older: logs \\{cursor: `),
+      );
       for (const r of out.records) {
         assert.ok(Buffer.byteLength(JSON.stringify(r)) <= LOGS_RECORD_BYTES + 200, "one record stays within its share");
         const key = /^line (\d+) /.exec(r.msg)?.[1] ?? r.msg.slice(0, 40);
@@ -177,7 +205,10 @@ describe("the MCP surface at scale", () => {
     }
     assert.ok(cut > 0, "the huge records came back cut, with the marker");
     // The pages are consecutive: the newest record is the lane's last, and no line number is skipped.
-    const numbers = [...seen].map(Number).filter((n) => Number.isInteger(n)).sort((a, b) => a - b);
+    const numbers = [...seen]
+      .map(Number)
+      .filter((n) => Number.isInteger(n))
+      .sort((a, b) => a - b);
     assert.equal(numbers.at(-1), laneRecords - 1);
     const missing = numbers.filter((n, i) => i > 0 && n - numbers[i - 1]! > 1 && !((n - 1) % 500 === 7));
     assert.deepEqual(missing, []);
@@ -197,7 +228,10 @@ describe("the MCP surface at scale", () => {
       const refused = await call(name, { repo: REPO, ...(name === "project_start" ? { dry_run: true } : {}), selectors: bad });
       assert.equal(refused.isError, true);
       const lines = textOf(refused).split("\n");
-      assert.match(lines[0]!, new RegExp(`^Input validation error: Invalid arguments for tool ${name}: Too small: expected number to be >0 at selectors\\[0\\]\\.issues\\[0\\]$`));
+      assert.match(
+        lines[0]!,
+        new RegExp(`^Input validation error: Invalid arguments for tool ${name}: Too small: expected number to be >0 at selectors\\[0\\]\\.issues\\[0\\]$`),
+      );
       assert.equal(lines.length, 11, textOf(refused).slice(0, 2000));
       assert.equal(lines.at(-1), "… and 19990 more problem(s), 20000 in all");
     }
@@ -213,7 +247,10 @@ describe("the MCP surface at scale", () => {
   it("the change tools at their largest inputs against a running fleet: within the budget, and the text says what the structured content says", async () => {
     // The largest valid inputs: 20 selectors of 1,000 issue numbers each (numbers past the
     // backlog, so the fleet runs with nothing to dispatch), a worker command of 4,000 characters.
-    const selectors = Array.from({ length: 20 }, (_, i) => ({ issues: Array.from({ length: 1000 }, (_, j) => ISSUES + i * 1000 + j + 1), ...(i === 0 ? { tags: ["api"], user: "bob" } : {}) }));
+    const selectors = Array.from({ length: 20 }, (_, i) => ({
+      issues: Array.from({ length: 1000 }, (_, j) => ISSUES + i * 1000 + j + 1),
+      ...(i === 0 ? { tags: ["api"], user: "bob" } : {}),
+    }));
     const command = (n: number) => `true # worker ${n} ${"x".repeat(4000)}`.slice(0, 4000);
     const started = await call("project_start", { repo: REPO, worker_command: command(1), target: 1, selectors, config: BASE_CONFIG });
     assert.notEqual(started.isError, true, textOf(started));
@@ -237,7 +274,10 @@ describe("the MCP surface at scale", () => {
     const out = saysStructured("project_resize", resized);
     assert.equal(out.registration!.target, 64);
     assert.equal(out.registration!.worker_command, command(2));
-    assert.match(out.message, /^resized afk\/demo: target from 1 to 64; worker command replaced; selectors now \[label ready-for-agent, issues 1501,1502,1503,1504,1505,1506,1507,1508 \+992 more \(1000\), tags api, user bob\] then .* then 15 more selector\(s\) \(20 in all\); applied at the next birth/);
+    assert.match(
+      out.message,
+      /^resized afk\/demo: target from 1 to 64; worker command replaced; selectors now \[label ready-for-agent, issues 1501,1502,1503,1504,1505,1506,1507,1508 \+992 more \(1000\), tags api, user bob\] then .* then 15 more selector\(s\) \(20 in all\); applied at the next birth/,
+    );
     assert.ok(Buffer.byteLength(out.message) < 2000, `the selectors are summarized: ${Buffer.byteLength(out.message)} bytes`);
     const same = saysStructured("project_resize", await call("project_resize", { repo: REPO }));
     assert.match(same.message, /^nothing to change for afk\/demo: pass target, worker_command or selectors/);

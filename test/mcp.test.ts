@@ -34,6 +34,8 @@ before(async () => {
   env = {
     GITHUB_API_URL: forge.apiUrl,
     GITHUB_TOKEN: forge.token,
+    // The suite runs workers unconfined (scripts/test-run.mjs); a process started with this env does too.
+    AFK_RUNTIME: process.env.AFK_RUNTIME ?? "local",
     AFK_STATE_DIR: await tempDir("afk-state-"),
     PATH: process.env.PATH ?? "/usr/bin:/bin",
     HOME: process.env.HOME ?? "/tmp",
@@ -69,11 +71,12 @@ describe("the MCP server through a real client (in memory, or over stdio where t
     const problems: string[] = [];
     for (const t of tools) {
       const file = join(SNAPSHOTS, `${t.name}.snap`);
-      const snapshot = JSON.stringify(
-        { name: t.name, title: t.title, description: t.description, annotations: t.annotations, inputSchema: t.inputSchema, outputSchema: t.outputSchema },
-        null,
-        2,
-      ) + "\n";
+      const snapshot =
+        JSON.stringify(
+          { name: t.name, title: t.title, description: t.description, annotations: t.annotations, inputSchema: t.inputSchema, outputSchema: t.outputSchema },
+          null,
+          2,
+        ) + "\n";
       if (update) await writeFile(file, snapshot);
       // A missing snapshot fails like a changed one: it is written only on request, never silently.
       else if (!existsSync(file)) problems.push(`${t.name}: no snapshot at test/__toolsnaps__/${t.name}.snap`);
@@ -132,7 +135,10 @@ describe("the MCP server through a real client (in memory, or over stdio where t
     assert.equal(config.additionalProperties, false);
     assert.ok(config.properties?.concurrency, "the config argument advertises the config's keys");
     // The config argument is the real config schema: every key path of it, and no other.
-    assert.deepEqual(keyPaths(config as SchemaNode), keyPaths(fleetConfigJsonSchema() as SchemaNode).filter((k) => k !== "$schema"));
+    assert.deepEqual(
+      keyPaths(config as SchemaNode),
+      keyPaths(fleetConfigJsonSchema() as SchemaNode).filter((k) => k !== "$schema"),
+    );
     // additionalProperties: false at every level a client sends, in every tool.
     for (const t of tools) assert.deepEqual(looseObjects(t.inputSchema), [], `${t.name}: objects that accept unknown keys`);
     await client.close();
@@ -147,7 +153,12 @@ describe("the MCP server through a real client (in memory, or over stdio where t
 
   it("status returns the dry-run plan as structured content: a summary by default, every row with detail", async () => {
     const client = await inMemoryClient();
-    type Plan = { dispatch: { number: number }[]; excluded: { number: number; reason: string; text: string }[]; excluded_by_reason: Record<string, number>; ready: boolean };
+    type Plan = {
+      dispatch: { number: number }[];
+      excluded: { number: number; reason: string; text: string }[];
+      excluded_by_reason: Record<string, number>;
+      ready: boolean;
+    };
     const result = await client.callTool({ name: "status", arguments: { repo: "afk/demo", scope: "project" } });
     assert.notEqual(result.isError, true, JSON.stringify(result.content));
     const plan = (result.structuredContent as { plan: Plan }).plan;
@@ -259,7 +270,10 @@ describe("MCP server over stdio (the built binary)", () => {
         const tool = TOOLS.find((t) => t.name === listed.name)!;
         assert.doesNotMatch(JSON.stringify(listed), /9007199254740991/, `${listed.name}: an implicit integer bound is listed`);
         // What the SDK would have listed, less what was dropped on purpose: nothing else differs.
-        for (const [io, mine, zod] of [["input", listed.inputSchema, tool.listing.input], ["output", listed.outputSchema, tool.listing.output]] as const) {
+        for (const [io, mine, zod] of [
+          ["input", listed.inputSchema, tool.listing.input],
+          ["output", listed.outputSchema, tool.listing.output],
+        ] as const) {
           const sdk = toJsonSchemaCompat(zod, { strictUnions: true, pipeStrategy: io }) as Record<string, unknown>;
           assert.deepEqual(inlined(mine as Record<string, unknown>), inlined(withoutSafeBounds(sdk)), `${listed.name} ${io}`);
         }
@@ -321,7 +335,11 @@ function inlined(schema: Record<string, unknown>): Record<string, unknown> {
     if (node === null || typeof node !== "object") return node;
     const ref = (node as { $ref?: string }).$ref;
     if (ref?.startsWith("#/definitions/")) return walk(defs[ref.slice("#/definitions/".length)]);
-    return Object.fromEntries(Object.entries(node).filter(([k]) => k !== "definitions").map(([k, v]) => [k, walk(v)]));
+    return Object.fromEntries(
+      Object.entries(node)
+        .filter(([k]) => k !== "definitions")
+        .map(([k, v]) => [k, walk(v)]),
+    );
   };
   return walk(schema) as Record<string, unknown>;
 }

@@ -13,14 +13,23 @@ import { ROOT } from "./support/paths.js";
 type AddFormats = (ajv: Ajv) => Ajv;
 const addFormats: AddFormats = (addFormatsModule as unknown as { default?: AddFormats }).default ?? (addFormatsModule as unknown as AddFormats);
 
-interface EnvVar { name: string; isSecret?: boolean; isRequired?: boolean }
+interface EnvVar {
+  name: string;
+  isSecret?: boolean;
+  isRequired?: boolean;
+}
 interface ServerJson {
   $schema: string;
   name: string;
   version: string;
   packages: Array<{ registryType: string; identifier: string; version: string; transport: { type: string }; environmentVariables?: EnvVar[] }>;
 }
-interface PackageJson { name: string; version: string; mcpName?: string; files: string[] }
+interface PackageJson {
+  name: string;
+  version: string;
+  mcpName?: string;
+  files: string[];
+}
 
 const read = <T>(path: string): T => JSON.parse(readFileSync(join(ROOT, path), "utf8")) as T;
 const schema = read<{ $id: string }>("test/registry/server.schema.json");

@@ -84,7 +84,8 @@ describe("npm pack", () => {
         }
       } else if (path.endsWith(".js")) {
         const ref = /\/\/# sourceMappingURL=(\S+)\s*$/.exec(text)?.[1];
-        if (ref && !ref.startsWith("data:") && !paths.has(join(path.slice(0, path.lastIndexOf("/") + 1), ref))) problems.push(`${path} points at ${ref}, which is not in the package`);
+        if (ref && !ref.startsWith("data:") && !paths.has(join(path.slice(0, path.lastIndexOf("/") + 1), ref)))
+          problems.push(`${path} points at ${ref}, which is not in the package`);
       }
     }
     assert.deepEqual(problems, []);
@@ -101,10 +102,23 @@ describe("npm pack", () => {
 
   it("ships the binary, the schemas it loads, a LICENSE with the MIT text, and the README", async () => {
     const paths = new Set(packed.files.map((f) => f.path));
-    for (const required of ["package.json", "LICENSE", "README.md", "dist/server/bin.js", "dist/server/server.js", "dist/schemas/config.js", "schemas/config.schema.json", "server.json"]) {
+    for (const required of [
+      "package.json",
+      "LICENSE",
+      "README.md",
+      "dist/server/bin.js",
+      "dist/server/server.js",
+      "dist/schemas/config.js",
+      "schemas/config.schema.json",
+      "server.json",
+    ]) {
       assert.ok(paths.has(required), `${required} is missing from the package`);
     }
-    const pkg = JSON.parse(await readFile(join(unpacked, "package", "package.json"), "utf8")) as { bin: Record<string, string>; license: string; engines: { node: string } };
+    const pkg = JSON.parse(await readFile(join(unpacked, "package", "package.json"), "utf8")) as {
+      bin: Record<string, string>;
+      license: string;
+      engines: { node: string };
+    };
     assert.equal(pkg.license, "MIT");
     assert.ok(paths.has(pkg.bin["afk-mcp"]!), `the bin ${pkg.bin["afk-mcp"]} is not shipped`);
     assert.match(await readFile(join(unpacked, "package", pkg.bin["afk-mcp"]!), "utf8"), /^#!\/usr\/bin\/env node\n/);
@@ -123,7 +137,15 @@ describe("npm pack", () => {
   it("starts the stdio MCP server from the unpacked tarball", async () => {
     const bin = join(unpacked, "package", "dist", "server", "bin.js");
     const state = join(unpacked, "state");
-    const env: Record<string, string> = { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: unpacked, AFK_STATE_DIR: state, GITHUB_TOKEN: "unused", GITHUB_API_URL: "http://127.0.0.1:9" };
+    const env: Record<string, string> = {
+      PATH: process.env.PATH ?? "/usr/bin:/bin",
+      HOME: unpacked,
+      // The suite runs workers unconfined (scripts/test-run.mjs); a process started with this env does too.
+      AFK_RUNTIME: process.env.AFK_RUNTIME ?? "local",
+      AFK_STATE_DIR: state,
+      GITHUB_TOKEN: "unused",
+      GITHUB_API_URL: "http://127.0.0.1:9",
+    };
     const client = new Client({ name: "afk-pack-test", version: "0.0.0" });
     await client.connect(new StdioClientTransport({ command: process.execPath, args: [bin], env, stderr: "pipe" }));
     try {
@@ -132,7 +154,10 @@ describe("npm pack", () => {
       assert.equal(info?.name, "afk-mcp");
       assert.equal(info?.version, pkg.version);
       const { tools } = await client.listTools();
-      assert.ok(tools.some((t) => t.name === "status"), `tools: ${tools.map((t) => t.name).join(", ")}`);
+      assert.ok(
+        tools.some((t) => t.name === "status"),
+        `tools: ${tools.map((t) => t.name).join(", ")}`,
+      );
     } finally {
       await client.close();
     }

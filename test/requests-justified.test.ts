@@ -72,7 +72,10 @@ describe("requests: every one accounted for", () => {
 
   it("each call of a request-making Forge method in server/ says why, where it is made", () => {
     const methods = requestMethods();
-    assert.ok(methods.includes("mergePull") && methods.includes("listOpenIssues") && !methods.includes("rateLimit"), `methods read from the Forge interface: ${methods.join(", ")}`);
+    assert.ok(
+      methods.includes("mergePull") && methods.includes("listOpenIssues") && !methods.includes("rateLimit"),
+      `methods read from the Forge interface: ${methods.join(", ")}`,
+    );
     let sites = 0;
     const bare: string[] = [];
     for (const file of sources(join(ROOT, "server"))) {

@@ -37,7 +37,16 @@ describe("the local runtime through the WorkerRuntime port", () => {
     const { runDir, slot, worktree, briefPath } = await scene(7);
     const runtime = new LocalRuntime();
     const lines: string[] = [];
-    const handle = await runtime.start({ ...facts(slot), slot, attempt: 2, command: "cat; echo done; sleep 60", worktree, env: { PATH: process.env.PATH ?? "/usr/bin:/bin" }, briefPath, output: sink(lines) });
+    const handle = await runtime.start({
+      ...facts(slot),
+      slot,
+      attempt: 2,
+      command: "cat; echo done; sleep 60",
+      worktree,
+      env: { PATH: process.env.PATH ?? "/usr/bin:/bin" },
+      briefPath,
+      output: sink(lines),
+    });
     const pid = Number(handle.id);
     assert.deepEqual(handle.tags, { pid });
     assert.equal(handle.label, `pid ${pid}`);
@@ -52,12 +61,18 @@ describe("the local runtime through the WorkerRuntime port", () => {
     await new Promise((resolve) => setTimeout(resolve, 50)); // two samples need time between them to compare
     const second = await handle.observe();
     assert.notEqual(second.busy, "unknown", second.why);
-    assert.deepEqual((await runtime.recorded(runDir)).map((r) => ({ issue: r.issue, attempt: r.attempt, tags: r.tags })), [{ issue: 7, attempt: 2, tags: { pid } }]);
+    assert.deepEqual(
+      (await runtime.recorded(runDir)).map((r) => ({ issue: r.issue, attempt: r.attempt, tags: r.tags })),
+      [{ issue: 7, attempt: 2, tags: { pid } }],
+    );
     const exit = await handle.stop("the test is over");
     assert.equal(exit.killReason, "the test is over");
     assert.equal(handle.running(), false);
     assert.equal(alive(pid), false);
-    assert.deepEqual(handle.tail().map((t) => t.line), ["the brief", "done"]);
+    assert.deepEqual(
+      handle.tail().map((t) => t.line),
+      ["the brief", "done"],
+    );
     await runtime.forget(slot);
     assert.equal(await readPidFile(pidFilePath(slot.dir)), null);
     assert.deepEqual(await runtime.recorded(runDir), []);
@@ -67,7 +82,16 @@ describe("the local runtime through the WorkerRuntime port", () => {
     const { slot, worktree, briefPath } = await scene(3);
     const first = new LocalRuntime();
     const env = { PATH: process.env.PATH ?? "/usr/bin:/bin" };
-    const started = await first.start({ ...facts(slot), slot, attempt: 1, command: "cat >/dev/null; while true; do echo tick; sleep 1; done", worktree, env, briefPath, output: sink([]) });
+    const started = await first.start({
+      ...facts(slot),
+      slot,
+      attempt: 1,
+      command: "cat >/dev/null; while true; do echo tick; sleep 1; done",
+      worktree,
+      env,
+      briefPath,
+      output: sink([]),
+    });
     const next = new LocalRuntime();
     assert.equal(await next.adopt({ issue: 4, dir: slot.dir }, () => sink([])), null, "a record for issue 3 is not adopted for issue 4");
     const lines: string[] = [];

@@ -42,8 +42,15 @@ describe("the sandbox's allowlist and runtime choice", () => {
     assert.equal(parseHostRule("x:99999"), null);
   });
   it("engine hosts, a custom base URL's host:port, the user's hosts", () => {
-    assert.deepEqual(baseUrlHosts({ ANTHROPIC_BASE_URL: "http://127.0.0.1:4010/v1", OPENAI_BASE_URL: "https://gw.example.com", OTHER: "http://x" }), ["127.0.0.1:4010", "gw.example.com:443"]);
-    assert.deepEqual(allowlistFor("claude", { ANTHROPIC_BASE_URL: "http://127.0.0.1:4010" }, ["registry.npmjs.org"]), ["api.anthropic.com", "127.0.0.1:4010", "registry.npmjs.org"]);
+    assert.deepEqual(baseUrlHosts({ ANTHROPIC_BASE_URL: "http://127.0.0.1:4010/v1", OPENAI_BASE_URL: "https://gw.example.com", OTHER: "http://x" }), [
+      "127.0.0.1:4010",
+      "gw.example.com:443",
+    ]);
+    assert.deepEqual(allowlistFor("claude", { ANTHROPIC_BASE_URL: "http://127.0.0.1:4010" }, ["registry.npmjs.org"]), [
+      "api.anthropic.com",
+      "127.0.0.1:4010",
+      "registry.npmjs.org",
+    ]);
     assert.ok(allowlistFor(null, {}, []).includes("api.openai.com"), "an opaque command gets every engine's API host");
     assert.deepEqual(outermost(["/root/.local/state/afk-mcp", "/root", "/srv/wt", "/srv/wt/a", "/"]), ["/root", "/srv/wt"]);
   });
@@ -108,78 +115,121 @@ describe("workers under the sandbox runtime (real bubblewrap)", () => {
     cleanups.push(() => forge.dispose());
     const dir = await tempDir("afk-sbx-refuse-");
     const host = fleetHost(forge, dir, cleanups, { AFK_RUNTIME: "sandbox", PATH: join(dir, "no-programs-here") });
-    await assert.rejects(host.start({ repo: forge.repo, worker_command: "true", target: 1 }), /project_start refused: runtime sandbox cannot run here: bwrap \(bubblewrap\) and socat not found on PATH: install bubblewrap and socat \(Debian, Ubuntu: `sudo apt-get install bubblewrap socat`.*or choose runtime "local" explicitly/);
+    await assert.rejects(
+      host.start({ repo: forge.repo, worker_command: "true", target: 1 }),
+      /project_start refused: runtime sandbox cannot run here: bwrap \(bubblewrap\) and socat not found on PATH: install bubblewrap and socat \(Debian, Ubuntu: `sudo apt-get install bubblewrap socat`.*or choose runtime "local" explicitly/,
+    );
     const local = fleetHost(forge, dir, cleanups, { AFK_RUNTIME: "local", PATH: join(dir, "no-programs-here") });
     const steps: string[] = [];
     await local.start({ repo: forge.repo, worker_command: "true", target: 1, dry_run: true }, (s) => steps.push(s));
-    assert.ok(steps.some((s) => s.startsWith("runtime local: workers run as this user, unconfined")), steps.join("\n"));
-  });
-
-  it("hostile workers get nothing — no credential, no write outside, no other branch, no port off the allowlist — and both issues land", { timeout: 300_000 }, async () => {
-    const available = await sandboxAvailability();
-    assert.ok(available.ok, `the sandbox must run on this machine for this test (.ci/run installs bubblewrap and socat): ${available.detail}`);
-    const forge = await startTestForge();
-    cleanups.push(() => forge.dispose());
-    const [a, b] = (await readyIssues(forge, ["Alpha", "Beta"])) as [number, number];
-    const dir = await tempDir("afk-sbx-");
-    const home = join(dir, "home");
-    await mkdir(join(home, ".config", "gh"), { recursive: true });
-    const cred = join(home, ".config", "gh", "hosts.yml");
-    await writeFile(cred, "github.com:\n  oauth_token: planted-secret-token\n");
-    const outside = join(dir, "outside");
-    await mkdir(outside);
-    let knocks = 0;
-    const listener = createServer((socket) => {
-      knocks += 1;
-      socket.destroy();
-    });
-    await new Promise<void>((done) => listener.listen(0, "127.0.0.1", done));
-    cleanups.push(() => new Promise<void>((done) => listener.close(() => done())));
-    const port = (listener.address() as AddressInfo).port;
-    const state = join(dir, "state");
-    const [owner, name] = forge.repo.split("/") as [string, string];
-    const branches = [`afk/${a}-alpha`, `afk/${b}-beta`];
-    const command = ["sh", WORKER, cred, outside, String(port), state, defaultWorkRepoDir(state, owner, name), ...branches].map(shellQuote).join(" ");
-    const host = fleetHost(forge, dir, cleanups, { AFK_RUNTIME: "sandbox", HOME: home });
-    const steps: string[] = [];
-    await host.start(
-      { repo: forge.repo, worker_command: command, target: 2, auto_merge: true, config: { retry: 0, gate: { ci: "local", local_command: "true" }, landing: { strategy: "push" }, pacing: { busy_seconds: 5, idle_seconds: 5, long_idle_seconds: 5 } } },
-      (s) => steps.push(s),
+    assert.ok(
+      steps.some((s) => s.startsWith("runtime local: workers run as this user, unconfined")),
+      steps.join("\n"),
     );
-    assert.ok(steps.some((s) => /^runtime sandbox \(bubblewrap \d/.test(s)), steps.join("\n"));
-    const supervisor = async () => ((await host.logs({ repo: forge.repo, lane: "supervisor", tail_lines: 500 })).records as Array<{ event?: unknown; msg?: unknown }>).map((r) => `${String(r.event)}: ${String(r.msg)}`).join("\n");
-    for (const n of [a, b]) {
-      await waitFor(`#${n} landed and closed`, async () => ((await api(forge, "GET", repoPath(forge, `/issues/${n}`))).body as { state: string }).state === "closed", { deadlineMs: 4 * 60_000, intervalMs: 250, explain: supervisor });
-    }
-    await host.stop({ repo: forge.repo, stop_workers: true });
-
-    for (const n of [a, b]) {
-      const report = (await git(forge.bareRepo, "show", `main:sandbox-report-${n}.txt`)).stdout;
-      const got = Object.fromEntries(report.trim().split("\n").map((line) => [line.slice(0, line.indexOf(": ")), line.slice(line.indexOf(": ") + 2)]));
-      assert.deepEqual(got, {
-        credential: "denied",
-        outside: "denied",
-        "state files": "0",
-        "sibling worktrees": "0",
-        "work repository refs moved": "0",
-        direct: "ECONNREFUSED",
-        proxied: "HTTP/1.1 403 Forbidden",
-        "proxied name": "HTTP/1.1 403 Forbidden",
-      }, `#${n}'s report:\n${report}`);
-      assert.equal((await git(forge.bareRepo, "show", `main:work-${n}.txt`)).stdout.trim(), `work for ${n}`);
-    }
-    // Each issue's commit is its own worker's, once: neither moved the other's branch.
-    const subjects = (await git(forge.bareRepo, "log", "--format=%s", "main")).stdout.split("\n").filter((s) => s.startsWith("work for"));
-    assert.deepEqual(subjects.sort(), [`work for #${a}`, `work for #${b}`].sort());
-    for (const n of [a, b]) {
-      const files = (await git(forge.bareRepo, "log", "--format=", "--name-only", "main", "--grep", `^work for #${n}$`)).stdout.split("\n").filter(Boolean).sort();
-      assert.deepEqual(files, [`sandbox-report-${n}.txt`, `work-${n}.txt`]);
-    }
-    assert.deepEqual(await readdir(outside), [], "nothing was written outside the worktrees");
-    assert.equal(knocks, 0, "the listener off the allowlist was never reached");
-    const lines = ((await host.logs({ repo: forge.repo, lane: "worker", tail_lines: 500 })).records as Array<{ msg?: unknown }>).map((r) => String(r.msg));
-    assert.equal(lines.filter((l) => l.startsWith("afk-mcp sandbox: bubblewrap;")).length, 2, "each worker ran in the sandbox");
-    assert.equal(lines.filter((l) => l.includes("refused a connection to example.com:443")).length, 2, "each refusal is named in the worker lane");
-    assert.ok(!lines.some((l) => l.includes("planted-secret-token")));
   });
+
+  it(
+    "hostile workers get nothing — no credential, no write outside, no other branch, no port off the allowlist — and both issues land",
+    { timeout: 300_000 },
+    async () => {
+      const available = await sandboxAvailability();
+      assert.ok(available.ok, `the sandbox must run on this machine for this test (.ci/run installs bubblewrap and socat): ${available.detail}`);
+      const forge = await startTestForge();
+      cleanups.push(() => forge.dispose());
+      const [a, b] = (await readyIssues(forge, ["Alpha", "Beta"])) as [number, number];
+      const dir = await tempDir("afk-sbx-");
+      const home = join(dir, "home");
+      await mkdir(join(home, ".config", "gh"), { recursive: true });
+      const cred = join(home, ".config", "gh", "hosts.yml");
+      await writeFile(cred, "github.com:\n  oauth_token: planted-secret-token\n");
+      const outside = join(dir, "outside");
+      await mkdir(outside);
+      let knocks = 0;
+      const listener = createServer((socket) => {
+        knocks += 1;
+        socket.destroy();
+      });
+      await new Promise<void>((done) => listener.listen(0, "127.0.0.1", done));
+      cleanups.push(() => new Promise<void>((done) => listener.close(() => done())));
+      const port = (listener.address() as AddressInfo).port;
+      const state = join(dir, "state");
+      const [owner, name] = forge.repo.split("/") as [string, string];
+      const branches = [`afk/${a}-alpha`, `afk/${b}-beta`];
+      const command = ["sh", WORKER, cred, outside, String(port), state, defaultWorkRepoDir(state, owner, name), ...branches].map(shellQuote).join(" ");
+      const host = fleetHost(forge, dir, cleanups, { AFK_RUNTIME: "sandbox", HOME: home });
+      const steps: string[] = [];
+      await host.start(
+        {
+          repo: forge.repo,
+          worker_command: command,
+          target: 2,
+          auto_merge: true,
+          config: {
+            retry: 0,
+            gate: { ci: "local", local_command: "true" },
+            landing: { strategy: "push" },
+            pacing: { busy_seconds: 5, idle_seconds: 5, long_idle_seconds: 5 },
+          },
+        },
+        (s) => steps.push(s),
+      );
+      assert.ok(
+        steps.some((s) => /^runtime sandbox \(bubblewrap \d/.test(s)),
+        steps.join("\n"),
+      );
+      const supervisor = async () =>
+        ((await host.logs({ repo: forge.repo, lane: "supervisor", tail_lines: 500 })).records as Array<{ event?: unknown; msg?: unknown }>)
+          .map((r) => `${String(r.event)}: ${String(r.msg)}`)
+          .join("\n");
+      for (const n of [a, b]) {
+        await waitFor(
+          `#${n} landed and closed`,
+          async () => ((await api(forge, "GET", repoPath(forge, `/issues/${n}`))).body as { state: string }).state === "closed",
+          { deadlineMs: 4 * 60_000, intervalMs: 250, explain: supervisor },
+        );
+      }
+      await host.stop({ repo: forge.repo, stop_workers: true });
+
+      for (const n of [a, b]) {
+        const report = (await git(forge.bareRepo, "show", `main:sandbox-report-${n}.txt`)).stdout;
+        const got = Object.fromEntries(
+          report
+            .trim()
+            .split("\n")
+            .map((line) => [line.slice(0, line.indexOf(": ")), line.slice(line.indexOf(": ") + 2)]),
+        );
+        assert.deepEqual(
+          got,
+          {
+            credential: "denied",
+            outside: "denied",
+            "state files": "0",
+            "sibling worktrees": "0",
+            "work repository refs moved": "0",
+            direct: "ECONNREFUSED",
+            proxied: "HTTP/1.1 403 Forbidden",
+            "proxied name": "HTTP/1.1 403 Forbidden",
+          },
+          `#${n}'s report:\n${report}`,
+        );
+        assert.equal((await git(forge.bareRepo, "show", `main:work-${n}.txt`)).stdout.trim(), `work for ${n}`);
+      }
+      // Each issue's commit is its own worker's, once: neither moved the other's branch.
+      const subjects = (await git(forge.bareRepo, "log", "--format=%s", "main")).stdout.split("\n").filter((s) => s.startsWith("work for"));
+      assert.deepEqual(subjects.sort(), [`work for #${a}`, `work for #${b}`].sort());
+      for (const n of [a, b]) {
+        const files = (await git(forge.bareRepo, "log", "--format=", "--name-only", "main", "--grep", `^work for #${n}$`)).stdout
+          .split("\n")
+          .filter(Boolean)
+          .sort();
+        assert.deepEqual(files, [`sandbox-report-${n}.txt`, `work-${n}.txt`]);
+      }
+      assert.deepEqual(await readdir(outside), [], "nothing was written outside the worktrees");
+      assert.equal(knocks, 0, "the listener off the allowlist was never reached");
+      const lines = ((await host.logs({ repo: forge.repo, lane: "worker", tail_lines: 500 })).records as Array<{ msg?: unknown }>).map((r) => String(r.msg));
+      assert.equal(lines.filter((l) => l.startsWith("afk-mcp sandbox: bubblewrap;")).length, 2, "each worker ran in the sandbox");
+      assert.equal(lines.filter((l) => l.includes("refused a connection to example.com:443")).length, 2, "each refusal is named in the worker lane");
+      assert.ok(!lines.some((l) => l.includes("planted-secret-token")));
+    },
+  );
 });

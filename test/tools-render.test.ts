@@ -56,7 +56,11 @@ describe("status text", () => {
   it("says each state the structured content can hold: a usage-limit pause with its end, merges authorized, births open, a plan read now, no fleet", () => {
     const quota = renderStatusHead({ ...paused, births: { paused: true, reason: "usage limit reached", until: "2026-12-01T20:00:00.000Z" } }).join("\n");
     assert.match(quota, /^births: PAUSED: usage limit reached \(until 2026-12-01T20:00:00.000Z\)$/m);
-    const authorized = renderStatusHead({ ...paused, registration: { ...paused.registration!, auto_merge: true, merges: "authorized" }, births: { paused: false, reason: null, until: null } }).join("\n");
+    const authorized = renderStatusHead({
+      ...paused,
+      registration: { ...paused.registration!, auto_merge: true, merges: "authorized" },
+      births: { paused: false, reason: null, until: null },
+    }).join("\n");
     assert.match(authorized, /^merges: authorized/m);
     assert.match(authorized, /^births: open$/m);
     const gathered = renderStatusHead({ ...paused, source: { from: "gathered", at: "2026-12-01T19:00:00.000Z", age_seconds: 0 } }).join("\n");
@@ -67,9 +71,29 @@ describe("status text", () => {
 });
 
 describe("takeover text", () => {
-  const row = { instance: "abc123", host: "laptop", claims: [3, 7], claim_count: 2, heartbeat_at: "2026-12-01T19:00:00.000Z", heartbeat_age_seconds: 12, fresh: true, is_me: true, this_daemon: true };
+  const row = {
+    instance: "abc123",
+    host: "laptop",
+    claims: [3, 7],
+    claim_count: 2,
+    heartbeat_at: "2026-12-01T19:00:00.000Z",
+    heartbeat_age_seconds: 12,
+    fresh: true,
+    is_me: true,
+    this_daemon: true,
+  };
   it("marks this machine's daemon and lists each instance's claims, as the structured rows do", () => {
-    const text = renderTakeover({ action: "list", instances: [row, { ...row, instance: "peer9", host: null, claims: [], claim_count: 0, heartbeat_age_seconds: null, fresh: false, is_me: false, this_daemon: false }], from: null, taken: [], lost: [], message: "2 instance(s)" });
+    const text = renderTakeover({
+      action: "list",
+      instances: [
+        row,
+        { ...row, instance: "peer9", host: null, claims: [], claim_count: 0, heartbeat_age_seconds: null, fresh: false, is_me: false, this_daemon: false },
+      ],
+      from: null,
+      taken: [],
+      lost: [],
+      message: "2 instance(s)",
+    });
     assert.equal(
       text,
       [
@@ -92,11 +116,15 @@ describe("plan text: every section", () => {
   // A running fleet's plan with something in every list: the text says each row the structured
   // content holds (a summary page: 2 of 3 dispatchable, the excluded rows counted by reason).
   const plan: PlanOutput = {
-    repo: "afk/demo", instance: "i1", login: "afk-bot", base: "main", now: "2026-12-02T00:00:00.000Z",
+    repo: "afk/demo",
+    instance: "i1",
+    login: "afk-bot",
+    base: "main",
+    now: "2026-12-02T00:00:00.000Z",
     preconditions: [
       { name: "repository", ok: true, severity: "ok", message: "afk/demo is reachable (default branch main)" },
-      { name: "gate", ok: true, severity: "warn", message: "no checks are required on \"main\"" },
-      { name: "ready_label", ok: false, severity: "error", message: "label \"ready-for-agent\" is missing: create it" },
+      { name: "gate", ok: true, severity: "warn", message: 'no checks are required on "main"' },
+      { name: "ready_label", ok: false, severity: "error", message: 'label "ready-for-agent" is missing: create it' },
     ],
     ready: false,
     dispatch: [
@@ -110,7 +138,17 @@ describe("plan text: every section", () => {
     mine: [
       { issue: 13, sha: "a1", status: "awaiting_ci", review: null, pr: 41, attempt: 1, failing: [], pending: ["build", "test"], issue_open: true },
       { issue: 15, sha: "a2", status: "failure", review: null, pr: 43, attempt: 3, failing: ["test"], pending: [], issue_open: true },
-      { issue: 16, sha: "a3", status: "awaiting_review", review: "a human must approve PR #44", pr: 44, attempt: 1, failing: [], pending: [], issue_open: true },
+      {
+        issue: 16,
+        sha: "a3",
+        status: "awaiting_review",
+        review: "a human must approve PR #44",
+        pr: 44,
+        attempt: 1,
+        failing: [],
+        pending: [],
+        issue_open: true,
+      },
     ],
     peers_live: [{ issue: 20, instance: "peer1", host: "box", sha: "b1", alive_at: "2026-12-02T00:00:00.000Z", stale_reason: null }],
     peers_stale: [{ issue: 21, instance: "peer2", host: null, sha: "b2", alive_at: null, stale_reason: "no heartbeat for 2h" }],
@@ -179,12 +217,28 @@ describe("plan text: the needs-a-human list", () => {
   // detailed pages reach every one of them as an excluded row.
   const reserved = Array.from({ length: 60 }, (_, i) => ({ number: i + 1, reason: "human_reserved", text: "labelled ready-for-human" }));
   const plan: PlanOutput = {
-    repo: "afk/demo", instance: "i1", login: "afk-bot", base: "main", now: "2026-12-02T00:00:00.000Z",
-    preconditions: [], ready: true, dispatch: [], held_for_overlap: [], conflict_holds: [], conflicting_pairs: [],
-    excluded: reserved, mine: [], peers_live: [], peers_stale: [], cycles: [],
-    stragglers: { unlabelled: 0, needs_triage: 0, needs_info: 0 }, rate_limit: null,
-    requests: { total: 0, counted: 0, not_modified: 0 }, fingerprint: "f",
-    totals: { dispatch: 0, excluded: 60, needs_human: 60 }, excluded_by_reason: { human_reserved: 60 },
+    repo: "afk/demo",
+    instance: "i1",
+    login: "afk-bot",
+    base: "main",
+    now: "2026-12-02T00:00:00.000Z",
+    preconditions: [],
+    ready: true,
+    dispatch: [],
+    held_for_overlap: [],
+    conflict_holds: [],
+    conflicting_pairs: [],
+    excluded: reserved,
+    mine: [],
+    peers_live: [],
+    peers_stale: [],
+    cycles: [],
+    stragglers: { unlabelled: 0, needs_triage: 0, needs_info: 0 },
+    rate_limit: null,
+    requests: { total: 0, counted: 0, not_modified: 0 },
+    fingerprint: "f",
+    totals: { dispatch: 0, excluded: 60, needs_human: 60 },
+    excluded_by_reason: { human_reserved: 60 },
     needs_human: reserved.map((r) => ({ number: r.number, why: r.text })),
     page: { detail: true, offset: 0, next_cursor: null },
   };
@@ -232,11 +286,28 @@ describe("plan text: the needs-a-human list", () => {
     const links = "\n\ntimelines: afk://afk/demo/issue/{n}/timeline · final report: afk://afk/demo/report";
     const workerLinks = "\n\ntimelines: afk://afk/demo/issue/12/timeline afk://afk/demo/issue/15/timeline · final report: afk://afk/demo/report";
     assert.equal(renderBoard(paused, paused), `${head}\n\nworkers: none running${links}`);
-    const two = { ...paused, workers: [12, 15].map((issue) => ({ issue, state: "running", pid: 100 + issue, attempt: 1, started_at: "2026-12-01T18:57:30.000Z", engine: "command", model: null })) } as unknown as StatusResult;
+    const two = {
+      ...paused,
+      workers: [12, 15].map((issue) => ({
+        issue,
+        state: "running",
+        pid: 100 + issue,
+        attempt: 1,
+        started_at: "2026-12-01T18:57:30.000Z",
+        engine: "command",
+        model: null,
+      })),
+    } as unknown as StatusResult;
     // Each worker's issue has its timeline linked (afk://{owner}/{repo}/issue/{n}/timeline).
     assert.equal(renderBoard(paused, two), `${head}\n\nworkers (2):\n  #12  running  pid 112  attempt 1\n  #15  running  pid 115  attempt 1${workerLinks}`);
     // An engine's workers say which engine and model run the attempt.
-    const routed = { ...paused, workers: [{ issue: 12, state: "running", pid: 112, attempt: 2, started_at: "2026-12-01T18:57:30.000Z", engine: "claude", model: "claude-opus-4-1" }] } as unknown as StatusResult;
-    assert.equal(renderBoard(paused, routed), `${head}\n\nworkers (1):\n  #12  running  pid 112  attempt 2  claude claude-opus-4-1\n\ntimelines: afk://afk/demo/issue/12/timeline · final report: afk://afk/demo/report`);
+    const routed = {
+      ...paused,
+      workers: [{ issue: 12, state: "running", pid: 112, attempt: 2, started_at: "2026-12-01T18:57:30.000Z", engine: "claude", model: "claude-opus-4-1" }],
+    } as unknown as StatusResult;
+    assert.equal(
+      renderBoard(paused, routed),
+      `${head}\n\nworkers (1):\n  #12  running  pid 112  attempt 2  claude claude-opus-4-1\n\ntimelines: afk://afk/demo/issue/12/timeline · final report: afk://afk/demo/report`,
+    );
   });
 });

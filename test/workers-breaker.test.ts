@@ -8,7 +8,13 @@ import { CircuitBreaker, type ExitRecord } from "../server/agent/breaker.js";
 const T0 = Date.UTC(2026, 5, 5, 10, 0, 0);
 const at = (seconds: number) => T0 + seconds * 1000;
 const opts = { k: 3, windowSeconds: 600, fastDeathSeconds: 60 };
-const fast = (issue: number, seconds: number, extra: Partial<ExitRecord> = {}): ExitRecord => ({ issue, at: at(seconds), durationMs: 5_000, quota: false, ...extra });
+const fast = (issue: number, seconds: number, extra: Partial<ExitRecord> = {}): ExitRecord => ({
+  issue,
+  at: at(seconds),
+  durationMs: 5_000,
+  quota: false,
+  ...extra,
+});
 
 interface Row {
   name: string;
@@ -21,13 +27,29 @@ const rows: Row[] = [
   { name: "K fast deaths inside the window trip on the K-th", exits: [fast(1, 0), fast(2, 100), fast(3, 200)], tripsAt: 2 },
   { name: "K-1 fast deaths do not trip", exits: [fast(1, 0), fast(2, 100)], tripsAt: null },
   { name: "deaths spread wider than the window do not trip", exits: [fast(1, 0), fast(2, 400), fast(3, 700), fast(4, 1100)], tripsAt: null },
-  { name: "the window slides: the old death falls out, two new ones and one recent trip", exits: [fast(1, 0), fast(2, 500), fast(3, 900), fast(4, 1000)], tripsAt: 3 },
+  {
+    name: "the window slides: the old death falls out, two new ones and one recent trip",
+    exits: [fast(1, 0), fast(2, 500), fast(3, 900), fast(4, 1000)],
+    tripsAt: 3,
+  },
   { name: "exactly at the window edge still counts", exits: [fast(1, 0), fast(2, 300), fast(3, 600)], tripsAt: 2 },
-  { name: "quota deaths never count", exits: [fast(1, 0, { quota: true }), fast(2, 10, { quota: true }), fast(3, 20, { quota: true }), fast(4, 30)], tripsAt: null },
-  { name: "slow deaths never count", exits: [fast(1, 0, { durationMs: 60_000 }), fast(2, 10, { durationMs: 3_600_000 }), fast(3, 20), fast(4, 30)], tripsAt: null },
+  {
+    name: "quota deaths never count",
+    exits: [fast(1, 0, { quota: true }), fast(2, 10, { quota: true }), fast(3, 20, { quota: true }), fast(4, 30)],
+    tripsAt: null,
+  },
+  {
+    name: "slow deaths never count",
+    exits: [fast(1, 0, { durationMs: 60_000 }), fast(2, 10, { durationMs: 3_600_000 }), fast(3, 20), fast(4, 30)],
+    tripsAt: null,
+  },
   { name: "a quick productive exit (verdict, commits) is not a death", exits: [fast(1, 0, { productive: true }), fast(2, 10), fast(3, 20)], tripsAt: null },
   { name: "fleet kills are not the command's fault", exits: [fast(1, 0, { killed: true }), fast(2, 10), fast(3, 20)], tripsAt: null },
-  { name: "mixed: quota deaths in between do not stop fast deaths from counting", exits: [fast(1, 0), fast(2, 5, { quota: true }), fast(3, 10), fast(4, 15)], tripsAt: 3 },
+  {
+    name: "mixed: quota deaths in between do not stop fast deaths from counting",
+    exits: [fast(1, 0), fast(2, 5, { quota: true }), fast(3, 10), fast(4, 15)],
+    tripsAt: 3,
+  },
   { name: "exits recorded out of order still count by time", exits: [fast(1, 200), fast(2, 0), fast(3, 100)], tripsAt: 2 },
 ];
 
@@ -71,7 +93,10 @@ describe("CircuitBreaker", () => {
     const breaker = new CircuitBreaker(opts);
     breaker.recordExit(fast(1, 0));
     breaker.recordExit(fast(2, 300));
-    assert.deepEqual(breaker.recentDeaths(at(700)).map((d) => d.issue), [2]);
+    assert.deepEqual(
+      breaker.recentDeaths(at(700)).map((d) => d.issue),
+      [2],
+    );
   });
 
   it("k = 1 trips on the first fast death", () => {

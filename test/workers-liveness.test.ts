@@ -52,7 +52,12 @@ const rows: Row[] = [
   { name: "kill: no output ever, past the kill threshold", input: { now: s(1800), activityAt: null }, state: "kill", cause: "quiet" },
   { name: "busy: quiet past the kill threshold, but a descendant is busy", input: { activityAt: s(3600 - 5000), busyDescendant: true }, state: "busy" },
   { name: "kill: past max runtime even while active", input: { now: s(10_800), activityAt: s(10_799) }, state: "kill", cause: "max_runtime" },
-  { name: "kill: past max runtime even while busy", input: { now: s(20_000), activityAt: s(10_000), busyDescendant: true }, state: "kill", cause: "max_runtime" },
+  {
+    name: "kill: past max runtime even while busy",
+    input: { now: s(20_000), activityAt: s(10_000), busyDescendant: true },
+    state: "kill",
+    cause: "max_runtime",
+  },
   { name: "active: activity stamped in the future (clock skew)", input: { activityAt: s(4000) }, state: "active" },
 ];
 
@@ -75,7 +80,8 @@ describe("assessLiveness", () => {
 
 describe("parseProcStat", () => {
   it("reads a name with spaces and parentheses", () => {
-    const line = "4242 (my (evil) proc) S 4000 4001 4001 0 -1 4194304 100 0 0 0 120 30 5 7 20 0 1 0 987654 3133440 359 18446744073709551615 0 0 0 0 0 0 0 0 0 0 0 0 17 1 0 0 0 0 0";
+    const line =
+      "4242 (my (evil) proc) S 4000 4001 4001 0 -1 4194304 100 0 0 0 120 30 5 7 20 0 1 0 987654 3133440 359 18446744073709551615 0 0 0 0 0 0 0 0 0 0 0 0 17 1 0 0 0 0 0";
     assert.deepEqual(parseProcStat(line), { pid: 4242, ppid: 4000, pgrp: 4001, state: "S", comm: "my (evil) proc", ticks: 162, startTicks: 987654 });
   });
 
@@ -248,7 +254,10 @@ describe("descendantCpu and busy detection on real processes", () => {
     assert.notEqual(snap, "unknown");
     const procs = (snap as CpuSample).procs;
     // Node 24 names its main thread, and so /proc's comm, "MainThread"; earlier lines say "node".
-    assert.ok(procs.some((p) => p.comm === "node" || p.comm === "MainThread"), `procs: ${procs.map((p) => p.comm).join(",")}`);
+    assert.ok(
+      procs.some((p) => p.comm === "node" || p.comm === "MainThread"),
+      `procs: ${procs.map((p) => p.comm).join(",")}`,
+    );
     const orphan = procs.find((p) => p.comm === "sleep");
     assert.ok(orphan, "the reparented sleep is found through the process group");
     assert.equal(orphan.pgrp, handle.pgid);

@@ -7,7 +7,15 @@ import { mkdtemp, rm, symlink, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { Verdict } from "../server/state/markers.js";
-import { readVerdictFile, VerdictFileError, VERDICT_FILE_MAX_BYTES, workerOutcome, type VerdictFileProblem, type WorkerOutcomeInput, type WorkerOutcomeKind } from "../server/agent/outcome.js";
+import {
+  readVerdictFile,
+  VerdictFileError,
+  VERDICT_FILE_MAX_BYTES,
+  workerOutcome,
+  type VerdictFileProblem,
+  type WorkerOutcomeInput,
+  type WorkerOutcomeKind,
+} from "../server/agent/outcome.js";
 
 const satisfied: Verdict = { kind: "already-satisfied", reason: "exists already" };
 const blocked: Verdict = { kind: "blocked", reason: "needs #4", blockedBy: [4] };
@@ -28,12 +36,34 @@ const rows: Row[] = [
   { name: "nothing at all → nothing (idle_failed)", input: {}, kind: "nothing" },
   { name: "only uncommitted changes → nothing, noted", input: { dirty: true }, kind: "nothing", note: /uncommitted/ },
   { name: "already-satisfied, no changes → verdict", input: { verdict: satisfied }, kind: "verdict", verdict: satisfied },
-  { name: "already-satisfied refuted by commits → commits win", input: { verdict: satisfied, commitsAhead: 1 }, kind: "commits", verdict: null, note: /refuted/ },
-  { name: "already-satisfied with only dirty files → verdict (the fleet verifies the empty diff)", input: { verdict: satisfied, dirty: true }, kind: "verdict", note: /uncommitted/ },
+  {
+    name: "already-satisfied refuted by commits → commits win",
+    input: { verdict: satisfied, commitsAhead: 1 },
+    kind: "commits",
+    verdict: null,
+    note: /refuted/,
+  },
+  {
+    name: "already-satisfied with only dirty files → verdict (the fleet verifies the empty diff)",
+    input: { verdict: satisfied, dirty: true },
+    kind: "verdict",
+    note: /uncommitted/,
+  },
   { name: "blocked → verdict", input: { verdict: blocked }, kind: "verdict", verdict: blocked },
-  { name: "blocked wins over commits (not done: not landed)", input: { verdict: blocked, commitsAhead: 3 }, kind: "verdict", verdict: blocked, note: /wins over 3 commit/ },
+  {
+    name: "blocked wins over commits (not done: not landed)",
+    input: { verdict: blocked, commitsAhead: 3 },
+    kind: "verdict",
+    verdict: blocked,
+    note: /wins over 3 commit/,
+  },
   { name: "giving-up wins over commits", input: { verdict: givingUp, commitsAhead: 1 }, kind: "verdict", verdict: givingUp, note: /kept for the next attempt/ },
-  { name: "giving-up with a PR the worker opened → verdict, noted", input: { verdict: givingUp, prOpened: true, commitsAhead: 1 }, kind: "verdict", note: /opened a PR/ },
+  {
+    name: "giving-up with a PR the worker opened → verdict, noted",
+    input: { verdict: givingUp, prOpened: true, commitsAhead: 1 },
+    kind: "verdict",
+    note: /opened a PR/,
+  },
   { name: "PR opened by the worker, no verdict → commits", input: { prOpened: true, commitsAhead: 1 }, kind: "commits" },
   { name: "PR opened but no commits ahead → commits, noted", input: { prOpened: true }, kind: "commits", note: /no commits ahead/ },
 ];
@@ -44,7 +74,11 @@ describe("workerOutcome", () => {
       const outcome = workerOutcome({ ...none, ...row.input });
       assert.equal(outcome.kind, row.kind);
       if (row.verdict !== undefined) assert.deepEqual(outcome.verdict, row.verdict);
-      if (row.note) assert.ok(outcome.notes.some((n) => row.note!.test(n)), outcome.notes.join(" | "));
+      if (row.note)
+        assert.ok(
+          outcome.notes.some((n) => row.note!.test(n)),
+          outcome.notes.join(" | "),
+        );
       if (outcome.kind !== "verdict") assert.equal(outcome.verdict, null);
     });
   }
@@ -67,9 +101,21 @@ describe("readVerdictFile", () => {
 
   const valid: Array<[string, string, Verdict]> = [
     ["already-satisfied", '{"verdict":"already-satisfied","reason":"Done in #3."}', { kind: "already-satisfied", reason: "Done in #3." }],
-    ["blocked with blocked_by (deduplicated, sorted)", '{"verdict":"blocked","reason":"waits","blocked_by":[9,4,9]}', { kind: "blocked", reason: "waits", blockedBy: [4, 9] }],
-    ["giving-up, reason trimmed, controls stripped", '{"verdict":"giving-up","reason":"  tried\\u0000 A\\r\\nthen B  "}', { kind: "giving-up", reason: "tried A\nthen B" }],
-    ["the marker's own key `kind`, a BOM, and unknown keys ignored", '\uFEFF{"kind":"blocked","reason":"x","confidence":0.9}', { kind: "blocked", reason: "x" }],
+    [
+      "blocked with blocked_by (deduplicated, sorted)",
+      '{"verdict":"blocked","reason":"waits","blocked_by":[9,4,9]}',
+      { kind: "blocked", reason: "waits", blockedBy: [4, 9] },
+    ],
+    [
+      "giving-up, reason trimmed, controls stripped",
+      '{"verdict":"giving-up","reason":"  tried\\u0000 A\\r\\nthen B  "}',
+      { kind: "giving-up", reason: "tried A\nthen B" },
+    ],
+    [
+      "the marker's own key `kind`, a BOM, and unknown keys ignored",
+      '\uFEFF{"kind":"blocked","reason":"x","confidence":0.9}',
+      { kind: "blocked", reason: "x" },
+    ],
     ["unicode reason", '{"verdict":"giving-up","reason":"naïve 🚀"}', { kind: "giving-up", reason: "naïve 🚀" }],
   ];
   for (const [name, content, want] of valid) {

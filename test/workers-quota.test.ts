@@ -5,7 +5,16 @@
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { DEFAULT_AUTH_PATTERNS, DEFAULT_QUOTA_PATTERNS } from "../schemas/config.js";
-import { detectQuota, parseDuration, parseResetTime, QuotaScanner, quotaPause, type AgentRuntime, type QuotaDetection, type QuotaKind } from "../server/agent/quota.js";
+import {
+  detectQuota,
+  parseDuration,
+  parseResetTime,
+  QuotaScanner,
+  quotaPause,
+  type AgentRuntime,
+  type QuotaDetection,
+  type QuotaKind,
+} from "../server/agent/quota.js";
 
 // Friday 2026-06-05 10:00 UTC = 06:00 in New York (EDT), 12:00 in Warsaw/Rome (CEST),
 // 11:00 in Lisbon (WEST), 02:00 PST.
@@ -36,7 +45,12 @@ const rows: Row[] = [
   { line: "You've hit your limit · resets 1:30pm (Mars/Olympus_Mons)", kind: "quota", runtime: "claude", resetAt: "2026-06-05T17:30:00.000Z" }, // unknown zone → local
   // measured: the real CLI (2.1.197) answered a plan-limit 429 (RUNTIMES.md): subscriber login, then API key (no reset time: back off)
   { line: "You've hit your session limit · resets 4:19pm (UTC)", kind: "quota", runtime: "claude", resetAt: "2026-06-05T16:19:00.000Z" },
-  { line: "API Error: Request rejected (429) · This request would exceed your account's rate limit. Please try again later.", kind: "quota", runtime: "claude", resetAt: null },
+  {
+    line: "API Error: Request rejected (429) · This request would exceed your account's rate limit. Please try again later.",
+    kind: "quota",
+    runtime: "claude",
+    resetAt: null,
+  },
   {
     line: '{"type":"rate_limit_event","rate_limit_info":{"status":"rejected","resetsAt":1774447200,"rateLimitType":"five_hour"},"session_id":"x"}',
     kind: "quota",
@@ -51,29 +65,64 @@ const rows: Row[] = [
     resetAt: "2026-06-05T16:00:00.000Z",
   },
   // ---- Codex
-  { line: "You've hit your usage limit. Upgrade to Pro (https://openai.com/chatgpt/pricing) or try again at 7:10 AM.", kind: "quota", runtime: "codex", resetAt: "2026-06-05T11:10:00.000Z" },
+  {
+    line: "You've hit your usage limit. Upgrade to Pro (https://openai.com/chatgpt/pricing) or try again at 7:10 AM.",
+    kind: "quota",
+    runtime: "codex",
+    resetAt: "2026-06-05T11:10:00.000Z",
+  },
   {
     line: "You've hit your usage limit. Upgrade to Pro (https://chatgpt.com/explore/pro), visit https://chatgpt.com/codex/settings/usage to purchase more credits or try again at Sep 19th, 2026 7:10 AM.",
     kind: "quota",
     runtime: "codex",
     resetAt: "2026-09-19T11:10:00.000Z",
   },
-  { line: "You've hit your usage limit. Upgrade to Plus to continue using Codex, or try again in 5 days 22 hours 11 minutes.", kind: "quota", runtime: "codex", resetAt: plus(5 * 86_400 + 22 * 3600 + 11 * 60) },
+  {
+    line: "You've hit your usage limit. Upgrade to Plus to continue using Codex, or try again in 5 days 22 hours 11 minutes.",
+    kind: "quota",
+    runtime: "codex",
+    resetAt: plus(5 * 86_400 + 22 * 3600 + 11 * 60),
+  },
   { line: "You've hit your usage limit. Try again later.", kind: "quota", runtime: "codex", resetAt: null },
   { line: "Quota exceeded. Check your plan and billing details.", kind: "quota", runtime: "codex", resetAt: null },
   { line: "Model gpt-5-codex is at capacity. Please try a different model. Try again in 5m.", kind: "quota", runtime: "codex", resetAt: plus(300) },
   { line: '{"type":"error","message":"You\'ve hit your usage limit. Try again in 1h 30m."}', kind: "quota", runtime: "codex", resetAt: plus(5400) },
   // ---- Gemini CLI
-  { line: "You have exhausted your capacity on this model. Your quota will reset after 8h44m7s.", kind: "quota", runtime: "gemini", resetAt: plus(8 * 3600 + 44 * 60 + 7) },
-  { line: "Usage limit reached for gemini-2.5-flash-lite. Access resets at 2:55 PM PST.", kind: "quota", runtime: "gemini", resetAt: "2026-06-05T22:55:00.000Z" },
+  {
+    line: "You have exhausted your capacity on this model. Your quota will reset after 8h44m7s.",
+    kind: "quota",
+    runtime: "gemini",
+    resetAt: plus(8 * 3600 + 44 * 60 + 7),
+  },
+  {
+    line: "Usage limit reached for gemini-2.5-flash-lite. Access resets at 2:55 PM PST.",
+    kind: "quota",
+    runtime: "gemini",
+    resetAt: "2026-06-05T22:55:00.000Z",
+  },
   { line: "You have exhausted your daily quota on this model.", kind: "quota", runtime: "gemini", resetAt: null },
-  { line: '[API Error: {"error":{"code":429,"message":"Resource has been exhausted","status":"RESOURCE_EXHAUSTED"}}]', kind: "quota", runtime: "gemini", resetAt: null },
+  {
+    line: '[API Error: {"error":{"code":429,"message":"Resource has been exhausted","status":"RESOURCE_EXHAUSTED"}}]',
+    kind: "quota",
+    runtime: "gemini",
+    resetAt: null,
+  },
   // ---- cursor-agent
   { line: "You've hit your usage limit", kind: "quota", runtime: "unknown", resetAt: null }, // codex and cursor both print it
   { line: "Your usage limits will reset when your monthly cycle ends on 11/17/2025.", kind: "quota", runtime: "cursor", resetAt: "2025-11-17T05:00:00.000Z" },
   // ---- aider (litellm)
-  { line: "litellm.RateLimitError: VertexAIException - Resource has been exhausted (e.g. check quota). RESOURCE_EXHAUSTED", kind: "quota", runtime: "aider", resetAt: null },
-  { line: "litellm.RateLimitError: RateLimitError: OpenAIException - You exceeded your current quota, please check your plan and billing details.", kind: "quota", runtime: "aider", resetAt: null },
+  {
+    line: "litellm.RateLimitError: VertexAIException - Resource has been exhausted (e.g. check quota). RESOURCE_EXHAUSTED",
+    kind: "quota",
+    runtime: "aider",
+    resetAt: null,
+  },
+  {
+    line: "litellm.RateLimitError: RateLimitError: OpenAIException - You exceeded your current quota, please check your plan and billing details.",
+    kind: "quota",
+    runtime: "aider",
+    resetAt: null,
+  },
   {
     line: 'litellm.RateLimitError: geminiException - {"error": {"code": 429, "status": "RESOURCE_EXHAUSTED", "details": [{"@type": "type.googleapis.com/google.rpc.RetryInfo", "retryDelay": "44s"}]}}',
     kind: "quota",
@@ -81,7 +130,12 @@ const rows: Row[] = [
     resetAt: plus(44),
   },
   // ---- expired logins
-  { line: 'API Error: 401 {"type":"error","error":{"type":"authentication_error","message":"OAuth token has expired. Please obtain a new token or refresh your existing token."}}', kind: "auth", runtime: "unknown", resetAt: null },
+  {
+    line: 'API Error: 401 {"type":"error","error":{"type":"authentication_error","message":"OAuth token has expired. Please obtain a new token or refresh your existing token."}}',
+    kind: "auth",
+    runtime: "unknown",
+    resetAt: null,
+  },
   { line: "Not logged in · Please run /login", kind: "auth", runtime: "claude", resetAt: null },
   { line: "Invalid API key · Please run /login", kind: "auth", runtime: "claude", resetAt: null },
 ];
@@ -123,8 +177,14 @@ describe("detectQuota: every message the agent runtimes print", () => {
       "a tool result quoting a limit message (the agent read a file)",
       '{"type":"user","message":{"role":"user","content":[{"type":"tool_result","content":"const line = \\"Claude AI usage limit reached|1755615600\\";"}]}}',
     ],
-    ["model text quoting one", '{"type":"assistant","message":{"model":"claude-opus-4","content":[{"type":"text","text":"The test checks You\'ve hit your usage limit."}]}}'],
-    ["codex command output quoting one", '{"type":"item.completed","item":{"type":"command_execution","aggregated_output":"Quota exceeded. Check your plan and billing details."}}'],
+    [
+      "model text quoting one",
+      '{"type":"assistant","message":{"model":"claude-opus-4","content":[{"type":"text","text":"The test checks You\'ve hit your usage limit."}]}}',
+    ],
+    [
+      "codex command output quoting one",
+      '{"type":"item.completed","item":{"type":"command_execution","aggregated_output":"Quota exceeded. Check your plan and billing details."}}',
+    ],
   ];
   for (const [name, line] of negatives) {
     it(`no detection: ${name}`, () => assert.equal(detectQuota(line, matchers, NOW), null));
@@ -169,7 +229,12 @@ describe("reset-time helpers", () => {
 });
 
 describe("quotaPause", () => {
-  const detection = (resetAt: string | null, kind: QuotaKind = "quota"): QuotaDetection => ({ kind, runtime: "claude", resetAt: resetAt ? new Date(resetAt) : null, text: "x" });
+  const detection = (resetAt: string | null, kind: QuotaKind = "quota"): QuotaDetection => ({
+    kind,
+    runtime: "claude",
+    resetAt: resetAt ? new Date(resetAt) : null,
+    text: "x",
+  });
 
   it("waits for a future reset plus a minute of slack", () => {
     const p = quotaPause(detection("2026-06-05T15:00:00Z"), NOW, { backoffSeconds: 900 });

@@ -14,7 +14,15 @@ import { workerEnv } from "../server/agent/env.js";
 import { processGroupMembers, readProcTable } from "../server/runtimes/local/proc.js";
 import { existsSync } from "node:fs";
 import { liveOrphan, pidFilePath, processStartTimeSync, writePidFileSync } from "../server/runtimes/local/pid-files.js";
-import { expandCommand, resolveShell, shellQuote, startWorker, WorkerSpawnError, type OutputStream, type WorkerHandle } from "../server/runtimes/local/spawn.js";
+import {
+  expandCommand,
+  resolveShell,
+  shellQuote,
+  startWorker,
+  WorkerSpawnError,
+  type OutputStream,
+  type WorkerHandle,
+} from "../server/runtimes/local/spawn.js";
 
 let root: string;
 
@@ -98,7 +106,9 @@ function firstLine(handle: { onLine: (cb: (s: OutputStream, l: string) => void) 
 }
 
 /** Starts a worker and exposes a promise for a given output line. */
-async function start(opts: Parameters<typeof startWorker>[0] & { waitFor?: string }): Promise<{ handle: WorkerHandle; lines: Array<[OutputStream, string]>; seen: Promise<void> }> {
+async function start(
+  opts: Parameters<typeof startWorker>[0] & { waitFor?: string },
+): Promise<{ handle: WorkerHandle; lines: Array<[OutputStream, string]>; seen: Promise<void> }> {
   const lines: Array<[OutputStream, string]> = [];
   const listeners: Array<(s: OutputStream, l: string) => void> = [];
   const seen = opts.waitFor === undefined ? Promise.resolve() : firstLine({ onLine: (cb) => listeners.push(cb) }, opts.waitFor);
@@ -179,7 +189,10 @@ describe("startWorker: stdin, env and the brief", () => {
     assert.equal(exit.code, 0);
     const want = await readFile(briefPath, "utf8");
     for (const name of ["one.txt", "two.txt", "three.txt", "four.txt"]) assert.equal(await readFile(join(dir, name), "utf8"), want, name);
-    assert.deepEqual((await readdir(dir)).filter((n) => n.startsWith("PWNED")), []);
+    assert.deepEqual(
+      (await readdir(dir)).filter((n) => n.startsWith("PWNED")),
+      [],
+    );
   });
 
   it("hostile issue text is never executed, through any runtime template shape", async () => {
@@ -205,19 +218,20 @@ describe("startWorker: stdin, env and the brief", () => {
         kind: "review",
         summary: `$(touch ${marker}-summary)`,
         excerpt: "",
-        reviewComments: commentCorpus.map((body, i) => ({ author: "alice", createdAt: `2026-12-01T11:0${i}:00Z`, body, path: `$(touch ${marker}-path${i}).ts`, line: i + 1 })),
+        reviewComments: commentCorpus.map((body, i) => ({
+          author: "alice",
+          createdAt: `2026-12-01T11:0${i}:00Z`,
+          body,
+          path: `$(touch ${marker}-path${i}).ts`,
+          line: i + 1,
+        })),
       },
     };
     const briefPath = await writeBrief(join(dir, "briefs"), input);
     const brief = renderBrief(input);
     const { handle } = await start({
       // The shapes of the README's worker command templates: "$(cat "$AFK_BRIEF")", < "$AFK_BRIEF", {brief}, stdin.
-      command: [
-        'printf "%s" "$(cat "$AFK_BRIEF")" > a.txt',
-        "cat < \"$AFK_BRIEF\" > b.txt",
-        "cat {brief} > c.txt",
-        "cat > d.txt",
-      ].join("; "),
+      command: ['printf "%s" "$(cat "$AFK_BRIEF")" > a.txt', 'cat < "$AFK_BRIEF" > b.txt', "cat {brief} > c.txt", "cat > d.txt"].join("; "),
       cwd: dir,
       env: envFor(dir, briefPath),
       briefPath,
@@ -227,7 +241,8 @@ describe("startWorker: stdin, env and the brief", () => {
     assert.equal(await readFile(join(dir, "a.txt"), "utf8"), brief.replace(/\n+$/, ""));
     for (const name of ["b.txt", "c.txt", "d.txt"]) assert.equal(await readFile(join(dir, name), "utf8"), brief, name);
     assert.ok(brief.includes(`$(touch ${marker}-1)`), "the hostile text is in the brief, verbatim");
-    for (const line of commentCorpus.filter((l) => l.trim() !== "")) assert.ok(brief.split(line).length - 1 >= 3, `in the body and both comment sections: ${line}`);
+    for (const line of commentCorpus.filter((l) => l.trim() !== ""))
+      assert.ok(brief.split(line).length - 1 >= 3, `in the body and both comment sections: ${line}`);
     const created = (await readdir(dir)).filter((n) => n.startsWith("pwned"));
     assert.deepEqual(created, [], "nothing from the issue ran");
   });
@@ -262,37 +277,41 @@ describe("startWorker: stdin, env and the brief", () => {
 
 describe("startWorker: output", () => {
   for (const files of [false, true]) {
-  it(`delivers stdout and stderr line by line, splits long lines, keeps a bounded tail (${files ? "through files, which outlive us" : "through pipes"})`, async () => {
-    const dir = await freshDir(files ? "lines-files" : "lines");
-    const briefPath = join(dir, "b.md");
-    await writeFile(briefPath, "");
-    const { handle, lines } = await start({
-      command: "echo one; echo two >&2; printf 'crlf\\r\\n'; head -c 250 /dev/zero | tr '\\0' x; echo; for i in 1 2 3 4 5; do echo n$i; done; printf 'no newline'",
-      cwd: dir,
-      env: { PATH: process.env.PATH ?? "/usr/bin:/bin" },
-      briefPath,
-      maxLineChars: 100,
-      tailLines: 3,
-      ...(files ? { outputDir: dir } : {}),
+    it(`delivers stdout and stderr line by line, splits long lines, keeps a bounded tail (${files ? "through files, which outlive us" : "through pipes"})`, async () => {
+      const dir = await freshDir(files ? "lines-files" : "lines");
+      const briefPath = join(dir, "b.md");
+      await writeFile(briefPath, "");
+      const { handle, lines } = await start({
+        command:
+          "echo one; echo two >&2; printf 'crlf\\r\\n'; head -c 250 /dev/zero | tr '\\0' x; echo; for i in 1 2 3 4 5; do echo n$i; done; printf 'no newline'",
+        cwd: dir,
+        env: { PATH: process.env.PATH ?? "/usr/bin:/bin" },
+        briefPath,
+        maxLineChars: 100,
+        tailLines: 3,
+        ...(files ? { outputDir: dir } : {}),
+      });
+      const exit = await withTimeout(handle.exited, 10_000, "lines");
+      assert.equal(exit.code, 0);
+      const out = lines.filter(([s]) => s === "stdout").map(([, l]) => l);
+      assert.deepEqual(out, ["one", "crlf", "x".repeat(100), "x".repeat(100), "x".repeat(50), "n1", "n2", "n3", "n4", "n5", "no newline"]);
+      assert.deepEqual(
+        lines.filter(([s]) => s === "stderr"),
+        [["stderr", "two"]],
+      );
+      // The tail is the last lines in order of arrival (stdout and stderr interleave freely).
+      assert.deepEqual(
+        handle.tail().map((t) => [t.stream, t.line]),
+        lines.slice(-3),
+      );
+      assert.ok(handle.lastOutputAt() >= handle.startedAt);
+      if (files) {
+        // The worker wrote files, owner-only, that a daemon restarted after a crash follows again.
+        assert.equal(await readFile(join(dir, "stderr.log"), "utf8"), "two\n");
+        assert.match(await readFile(join(dir, "stdout.log"), "utf8"), /^one\ncrlf\r\nx{250}\nn1\n/);
+        assert.equal((await stat(join(dir, "stdout.log"))).mode & 0o777, 0o600);
+      }
     });
-    const exit = await withTimeout(handle.exited, 10_000, "lines");
-    assert.equal(exit.code, 0);
-    const out = lines.filter(([s]) => s === "stdout").map(([, l]) => l);
-    assert.deepEqual(out, ["one", "crlf", "x".repeat(100), "x".repeat(100), "x".repeat(50), "n1", "n2", "n3", "n4", "n5", "no newline"]);
-    assert.deepEqual(lines.filter(([s]) => s === "stderr"), [["stderr", "two"]]);
-    // The tail is the last lines in order of arrival (stdout and stderr interleave freely).
-    assert.deepEqual(
-      handle.tail().map((t) => [t.stream, t.line]),
-      lines.slice(-3),
-    );
-    assert.ok(handle.lastOutputAt() >= handle.startedAt);
-    if (files) {
-      // The worker wrote files, owner-only, that a daemon restarted after a crash follows again.
-      assert.equal(await readFile(join(dir, "stderr.log"), "utf8"), "two\n");
-      assert.match(await readFile(join(dir, "stdout.log"), "utf8"), /^one\ncrlf\r\nx{250}\nn1\n/);
-      assert.equal((await stat(join(dir, "stdout.log"))).mode & 0o777, 0o600);
-    }
-  });
   }
 
   it("caps the output files: a worker writing far past the cap loses no line, the files are cut with a marker", async () => {
@@ -322,7 +341,10 @@ describe("startWorker: output", () => {
     // Every line once, whole and in order: nothing was written into the cut.
     assert.equal(worker.length, count);
     worker.forEach((line, i) => assert.equal(line, `line ${i} of the worker's long and chatty output`));
-    assert.deepEqual(lines.filter(([s]) => s === "stderr"), [["stderr", "done"]]);
+    assert.deepEqual(
+      lines.filter(([s]) => s === "stderr"),
+      [["stderr", "done"]],
+    );
     // Cut about once per cap (a poll may read well past it first), each reported, each marked.
     const written = worker.reduce((sum, l) => sum + l.length + 1, 0);
     assert.ok(cuts.length >= 2 && cuts.length <= Math.ceil(written / cap), `cuts: ${cuts.length}`);
@@ -495,7 +517,7 @@ describe("shell and quoting", () => {
     assert.equal(shellQuote("a b"), "'a b'");
     assert.equal(shellQuote("it's"), "'it'\\''s'");
     assert.equal(expandCommand("agent --file {brief}", "/p q"), "agent --file '/p q'");
-    assert.equal(expandCommand('agent "{brief}" \'{brief}\' {brief}', "/x"), "agent '/x' '/x' '/x'");
+    assert.equal(expandCommand("agent \"{brief}\" '{brief}' {brief}", "/x"), "agent '/x' '/x' '/x'");
     assert.equal(expandCommand("agent $AFK_BRIEF", "/x"), "agent $AFK_BRIEF");
     assert.equal(expandCommand("a {brief}", "$&"), "a '$&'");
   });

@@ -10,7 +10,10 @@ import { join } from "node:path";
 // A hostile global config: signing on with a gpg that always fails, and no identity. The
 // fleet's commits and a worker's plain `git commit` must still work without a prompt.
 const CONFIG_ROOT = await mkdtemp(join(tmpdir(), "afk-wt-config-"));
-await writeFile(join(CONFIG_ROOT, "gitconfig"), "[commit]\n\tgpgSign = true\n[tag]\n\tgpgSign = true\n[gpg]\n\tprogram = false\n[init]\n\tdefaultBranch = main\n");
+await writeFile(
+  join(CONFIG_ROOT, "gitconfig"),
+  "[commit]\n\tgpgSign = true\n[tag]\n\tgpgSign = true\n[gpg]\n\tprogram = false\n[init]\n\tdefaultBranch = main\n",
+);
 process.env.GIT_CONFIG_GLOBAL = join(CONFIG_ROOT, "gitconfig");
 process.env.GIT_CONFIG_NOSYSTEM = "1";
 for (const name of ["GIT_AUTHOR_NAME", "GIT_AUTHOR_EMAIL", "GIT_COMMITTER_NAME", "GIT_COMMITTER_EMAIL", "EMAIL"]) delete process.env[name];
@@ -65,7 +68,10 @@ async function originTip(fx: Fixture, branch: string): Promise<string | null> {
 }
 
 async function isAncestor(cwd: string, a: string, b: string): Promise<boolean> {
-  return (await git(["merge-base", "--is-ancestor", a, b], { cwd }).then(() => true, () => false));
+  return await git(["merge-base", "--is-ancestor", a, b], { cwd }).then(
+    () => true,
+    () => false,
+  );
 }
 
 async function fixture(t: TestContext, name = "n"): Promise<Fixture> {
@@ -270,7 +276,12 @@ describe("worktrees", { concurrency: 4 }, () => {
     for (const [title, slug] of table) assert.equal(safeSlug(title), slug, title);
     assert.equal(issueBranchName(7, "🔥🚀🎉"), "afk/7");
 
-    for (const [issue, title] of [[20, hostile[0]!], [21, hostile[1]!], [22, hostile[2]!], [23, "x".repeat(100_000)]] as const) {
+    for (const [issue, title] of [
+      [20, hostile[0]!],
+      [21, hostile[1]!],
+      [22, hostile[2]!],
+      [23, "x".repeat(100_000)],
+    ] as const) {
       const p = await fx.wr.prepare({ issue, title, base: "main" });
       assert.equal(p.tier, 3);
       assert.equal(p.path, join(fx.wr.worktreeRoot, `issue-${issue}`));
@@ -281,7 +292,10 @@ describe("worktrees", { concurrency: 4 }, () => {
   test("progress reports commits ahead, dirtiness, the last commit and the newest mtime", async (t) => {
     const fx = await fixture(t);
     const none = await fx.wr.progress(8, "main");
-    assert.deepEqual({ ...none, path: "" }, { worktree: false, path: "", branch: null, head: null, commitsAhead: 0, dirty: false, lastCommitAt: null, worktreeMtime: null });
+    assert.deepEqual(
+      { ...none, path: "" },
+      { worktree: false, path: "", branch: null, head: null, commitsAhead: 0, dirty: false, lastCommitAt: null, worktreeMtime: null },
+    );
 
     const p = await fx.wr.prepare({ issue: 8, title: "Progress", base: "main" });
     const fresh = await fx.wr.progress(8, "main");
@@ -503,6 +517,9 @@ describe("worktrees", { concurrency: 4 }, () => {
     await assert.rejects(fx.wr.prepare({ issue: 16, title: "x", base: "--upload-pack=evil" }), /invalid branch name/);
     await assert.rejects(fx.wr.prepare({ issue: 0, title: "x", base: "main" }), /invalid issue number/);
     await assert.rejects(fx.wr.syncWithBase(16, "main"), /has no worktree/);
-    assert.throws(() => new WorkRepo({ repoDir: join(fx.root, "r.git"), worktreeRoot: join(fx.root, "w"), remoteUrl: "https://user:secret@example.com/o/n.git" }), /carries credentials/);
+    assert.throws(
+      () => new WorkRepo({ repoDir: join(fx.root, "r.git"), worktreeRoot: join(fx.root, "w"), remoteUrl: "https://user:secret@example.com/o/n.git" }),
+      /carries credentials/,
+    );
   });
 });

@@ -50,14 +50,22 @@ export interface Verdict {
   peerBaseCommits: number;
   untestedBaseTrees: string[];
   refsLeft: { claim: number; lock: number; probe: number; heartbeat: number; names: string[] };
-  commitsContinued: { continued: number; total: number; pushedAtKill: number; lostWithMachine: number; byKind: Record<string, { continued: number; total: number; pushed_at_kill: number; lost_with_machine: number }> };
+  commitsContinued: {
+    continued: number;
+    total: number;
+    pushedAtKill: number;
+    lostWithMachine: number;
+    byKind: Record<string, { continued: number; total: number; pushed_at_kill: number; lost_with_machine: number }>;
+  };
   hostileExecuted: boolean;
 }
 
 async function all<T>(world: World, path: string): Promise<T[]> {
   const out: T[] = [];
   for (let page = 1; page < 100; page += 1) {
-    const r = await api<T[]>(world.forge, "GET", `${path}${path.includes("?") ? "&" : "?"}per_page=100&page=${page}`, undefined, { token: world.forge.users[OBSERVER_USER] ?? world.forge.token });
+    const r = await api<T[]>(world.forge, "GET", `${path}${path.includes("?") ? "&" : "?"}per_page=100&page=${page}`, undefined, {
+      token: world.forge.users[OBSERVER_USER] ?? world.forge.token,
+    });
     if (r.status !== 200) throw new Error(`chaos: GET ${path} answered ${r.status}`);
     out.push(...r.body);
     if (r.body.length < 100) break;
@@ -65,7 +73,8 @@ async function all<T>(world: World, path: string): Promise<T[]> {
   return out;
 }
 
-const git = async (world: World, ...args: string[]): Promise<string> => (await pexec("git", ["--git-dir", world.forge.bareRepo, ...args], { maxBuffer: 64 * 1024 * 1024 })).stdout.trim();
+const git = async (world: World, ...args: string[]): Promise<string> =>
+  (await pexec("git", ["--git-dir", world.forge.bareRepo, ...args], { maxBuffer: 64 * 1024 * 1024 })).stdout.trim();
 
 /**
  * Whether the forge already holds a commit. A commit pushed before a kill (a checkpoint, an open
@@ -81,7 +90,13 @@ export async function onForge(world: World, sha: string): Promise<boolean> {
 }
 
 async function passed(world: World, sha: string): Promise<boolean> {
-  const r = await api<{ check_runs: { name: string; status: string; conclusion: string | null }[] }>(world.forge, "GET", `/repos/${REPO}/commits/${sha}/check-runs?per_page=100`, undefined, { token: world.forge.users[OBSERVER_USER] ?? world.forge.token });
+  const r = await api<{ check_runs: { name: string; status: string; conclusion: string | null }[] }>(
+    world.forge,
+    "GET",
+    `/repos/${REPO}/commits/${sha}/check-runs?per_page=100`,
+    undefined,
+    { token: world.forge.users[OBSERVER_USER] ?? world.forge.token },
+  );
   return r.status === 200 && r.body.check_runs.some((c) => c.name === "test" && c.status === "completed" && c.conclusion === "success");
 }
 
@@ -91,7 +106,9 @@ function fleetPullsFor(pulls: PullView[], n: number): PullView[] {
 }
 
 export async function verdict(world: World, orphans: OrphanCommits[]): Promise<Verdict> {
-  const issues = new Map((await all<IssueView & { pull_request?: unknown }>(world, `/repos/${REPO}/issues?state=all`)).filter((i) => !i.pull_request).map((i) => [i.number, i]));
+  const issues = new Map(
+    (await all<IssueView & { pull_request?: unknown }>(world, `/repos/${REPO}/issues?state=all`)).filter((i) => !i.pull_request).map((i) => [i.number, i]),
+  );
   const pulls = await all<PullView>(world, `/repos/${REPO}/pulls?state=all`);
 
   const ends: Verdict["ends"] = [];

@@ -51,18 +51,37 @@ export function startHost(world: World, opts: HostOptions): Host {
   stateDirs.add(opts.stateDir);
   const worker = workerShellCommand({ AFK_DEMO_DELAY_MS: String(opts.workerDelayMs), AFK_DEMO_RECIPES: world.recipesPath });
   const args = [
-    BIN, "run", "--repo", REPO, "--worker", worker, "--target", String(opts.target), "--auto-merge",
-    "--set", "retry=1",
+    BIN,
+    "run",
+    "--repo",
+    REPO,
+    "--worker",
+    worker,
+    "--target",
+    String(opts.target),
+    "--auto-merge",
+    "--set",
+    "retry=1",
     // A 5-minute lease (the shortest allowed; 15 s at the harness's time scale): with the default
     // 75 minutes, a host restarted without its identity waits that long for its own claims.
-    "--set", "lease.ttl_seconds=300", "--set", "lease.heartbeat_seconds=120",
-    "--set", "pacing.busy_seconds=10", "--set", "pacing.idle_seconds=10", "--set", "pacing.long_idle_seconds=20",
+    "--set",
+    "lease.ttl_seconds=300",
+    "--set",
+    "lease.heartbeat_seconds=120",
+    "--set",
+    "pacing.busy_seconds=10",
+    "--set",
+    "pacing.idle_seconds=10",
+    "--set",
+    "pacing.long_idle_seconds=20",
   ];
   const env: Record<string, string> = {
     PATH: process.env.PATH ?? "/usr/bin:/bin",
     HOME: process.env.HOME ?? "/tmp",
     GITHUB_API_URL: world.forge.apiUrl,
     GITHUB_TOKEN: world.forge.token,
+    // The suite runs workers unconfined (scripts/test-run.mjs); a process started with this env does too.
+    AFK_RUNTIME: process.env.AFK_RUNTIME ?? "local",
     AFK_STATE_DIR: opts.stateDir,
     AFK_TIME_SCALE: String(opts.timeScale),
   };
@@ -182,7 +201,10 @@ export async function endDaemonsUnder(root: string): Promise<DaemonProc[]> {
  * Ctrl-C of the session, then a stop of the daemon (SIGTERM: its one shutdown path drains), and
  * wait for both; what is still there after `graceMs` is killed and reported as forced.
  */
-export async function interrupt(host: Host, graceMs: number): Promise<{ code: number | null; signal: NodeJS.Signals | null; forced: boolean; daemon: "none" | "stopped" | "forced" }> {
+export async function interrupt(
+  host: Host,
+  graceMs: number,
+): Promise<{ code: number | null; signal: NodeJS.Signals | null; forced: boolean; daemon: "none" | "stopped" | "forced" }> {
   const daemon = await daemonPid(host.stateDir);
   try {
     process.kill(host.pid, "SIGINT");

@@ -37,7 +37,8 @@ const PLANS: Record<Plan["mode"], Plan> = {
   full: { mode: "full", issues: 40, kills: 20, gap: [3, 15], twoHostIssues: 100, drainSeconds: 1500 },
 };
 
-const USAGE = "usage: npm run chaos -- [--quick] [--seed N] [--keep]  (--quick: 10 issues, 5 kills and a 30-issue two-host drain; default: 40 issues, 20 kills and a 100-issue two-host drain; --keep leaves the temp dir)";
+const USAGE =
+  "usage: npm run chaos -- [--quick] [--seed N] [--keep]  (--quick: 10 issues, 5 kills and a 30-issue two-host drain; default: 40 issues, 20 kills and a 100-issue two-host drain; --keep leaves the temp dir)";
 const TIME_SCALE = 0.05;
 const say = (line: string) => process.stderr.write(`chaos: ${line}\n`);
 const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
@@ -45,7 +46,9 @@ const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 async function main(): Promise<number> {
   let values: { quick?: boolean; seed?: string; keep?: boolean; help?: boolean };
   try {
-    ({ values } = parseArgs({ options: { quick: { type: "boolean" }, seed: { type: "string" }, keep: { type: "boolean" }, help: { type: "boolean", short: "h" } } }));
+    ({ values } = parseArgs({
+      options: { quick: { type: "boolean" }, seed: { type: "string" }, keep: { type: "boolean" }, help: { type: "boolean", short: "h" } },
+    }));
   } catch (error) {
     say(`${(error as Error).message}; ${USAGE}`);
     return 2;
@@ -70,7 +73,14 @@ async function main(): Promise<number> {
     say(`kills phase: ${JSON.stringify(killPhase)}`);
     const twoHost = plan.twoHostIssues > 0 ? await twoHostDrain(root, plan, seed + 1) : null;
     if (twoHost) say(`two-host phase: ${JSON.stringify(twoHost)}`);
-    result = { mode: plan.mode, seed, seconds: Math.round((Date.now() - started) / 1000), ...killPhase, ok: killPhase.ok === true && (twoHost?.ok ?? true) === true, two_host: twoHost };
+    result = {
+      mode: plan.mode,
+      seed,
+      seconds: Math.round((Date.now() - started) / 1000),
+      ...killPhase,
+      ok: killPhase.ok === true && (twoHost?.ok ?? true) === true,
+      two_host: twoHost,
+    };
   } finally {
     // Pass or fail: every host was stopped or killed, so a daemon of any state dir the run used
     // that still runs has outlived its session. Each is ended and fails the run.
@@ -91,10 +101,16 @@ function hostOptions(root: string, name: string, stateDir: string): HostOptions 
 
 /** Every issue the fleet should finish is closed or escalated. */
 async function drained(world: World): Promise<boolean> {
-  const open = await api<{ number: number; labels: { name: string }[]; pull_request?: unknown }[]>(world.forge, "GET", `/repos/${REPO}/issues?state=open&per_page=100`, undefined, {
-    // Polled every 2 s: on the fleet's token it would eat a third of the fleet's hourly budget.
-    token: world.forge.users[OBSERVER_USER] ?? world.forge.token,
-  });
+  const open = await api<{ number: number; labels: { name: string }[]; pull_request?: unknown }[]>(
+    world.forge,
+    "GET",
+    `/repos/${REPO}/issues?state=open&per_page=100`,
+    undefined,
+    {
+      // Polled every 2 s: on the fleet's token it would eat a third of the fleet's hourly budget.
+      token: world.forge.users[OBSERVER_USER] ?? world.forge.token,
+    },
+  );
   if (open.status !== 200) return false;
   const waiting = new Set(world.issues.filter((i) => i.end !== "human").map((i) => i.number));
   return !open.body.some((i) => !i.pull_request && waiting.has(i.number) && !i.labels.some((l) => l.name === ESCALATE_LABEL));

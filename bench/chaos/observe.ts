@@ -117,7 +117,10 @@ export class Observer {
     }
     for (const [issue, list] of byIssue) {
       if (list.length < 2) continue;
-      const key = `${issue}:${list.map((w) => w.pgid).sort().join(",")}`;
+      const key = `${issue}:${list
+        .map((w) => w.pgid)
+        .sort()
+        .join(",")}`;
       if (this.overlapKeys.has(key)) continue;
       this.overlapKeys.add(key);
       this.overlaps.push({ issue, stateDirs: [...new Set(list.map((w) => w.stateDir))], pgids: list.map((w) => w.pgid) });

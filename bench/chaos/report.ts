@@ -33,8 +33,16 @@ export function render(r: Json): string[] {
       `${r.recovery_s.median ?? "-"} (same ${r.recovery_s.same_state_median ?? "-"}, fresh ${r.recovery_s.fresh_state_median ?? "-"}; ${r.recovery_s.samples.filter((x: Json) => x.seconds === null).length} of ${r.recovery_s.samples.length} restarts did nothing visible before the next kill)`,
       null,
     ),
-    row("killed workers' commits: checkpointed + continued", `${r.commits_continued.pushedAtKill} + ${r.commits_continued.continued} of ${r.commits_continued.pushedAtKill + r.commits_continued.total} (${r.commits_continued.lostWithMachine} lost with a later-killed machine) ${JSON.stringify(r.commits_continued.byKind)}`, null),
-    row("final stop (Ctrl-C, daemon SIGTERM) by itself", JSON.stringify(r.final_stop), r.final_stop.every((s: Json) => !s.forced && s.daemon !== "forced")),
+    row(
+      "killed workers' commits: checkpointed + continued",
+      `${r.commits_continued.pushedAtKill} + ${r.commits_continued.continued} of ${r.commits_continued.pushedAtKill + r.commits_continued.total} (${r.commits_continued.lostWithMachine} lost with a later-killed machine) ${JSON.stringify(r.commits_continued.byKind)}`,
+      null,
+    ),
+    row(
+      "final stop (Ctrl-C, daemon SIGTERM) by itself",
+      JSON.stringify(r.final_stop),
+      r.final_stop.every((s: Json) => !s.forced && s.daemon !== "forced"),
+    ),
     row("daemons a kill caught before they locked", String(r.kills.daemons_not_yet_locked), null),
     row("daemons still running after the run (killed)", list(r.daemons_left), r.daemons_left.length === 0),
   );
@@ -44,7 +52,11 @@ export function render(r: Json): string[] {
       "",
       row(`two hosts, ${t.issues} issues: drained`, String(t.drained), t.drained),
       row("issues worked by both hosts", `${list(t.shared)} (per host: ${t.per_host.join(" / ")})`, t.shared.length === 0),
-      row("lost / double / untested base trees", `${t.lost.length} / ${t.double_merged.length} / ${t.untested_base_trees.length}`, t.lost.length + t.double_merged.length + t.untested_base_trees.length === 0),
+      row(
+        "lost / double / untested base trees",
+        `${t.lost.length} / ${t.double_merged.length} / ${t.untested_base_trees.length}`,
+        t.lost.length + t.double_merged.length + t.untested_base_trees.length === 0,
+      ),
       row("issues worked twice at once", list(t.worked_twice_at_once), t.worked_twice_at_once.length === 0),
     );
   }

@@ -79,8 +79,10 @@ function plan(count: number, seed: number, pwnedMarker: string): { seedIssues: S
         then: [{ message: `Part 2 of #${n}`, files: { [chaosFile(n, "part2")]: `part 2 of ${n}\n` } }],
       },
     ];
-    if (r < 0.08) add("satisfied", "closed_done", `Chaos ${n}: already there`, [{ kind: "verdict", verdict: "already-satisfied", reason: "The file exists already." }]);
-    else if (r < 0.14) add("hopeless", "escalated", `Chaos ${n}: cannot be done`, [{ kind: "verdict", verdict: "giving-up", reason: `Attempt could not do ${n}.` }]);
+    if (r < 0.08)
+      add("satisfied", "closed_done", `Chaos ${n}: already there`, [{ kind: "verdict", verdict: "already-satisfied", reason: "The file exists already." }]);
+    else if (r < 0.14)
+      add("hopeless", "escalated", `Chaos ${n}: cannot be done`, [{ kind: "verdict", verdict: "giving-up", reason: `Attempt could not do ${n}.` }]);
     else if (r < 0.22)
       add("ci-fix", "merged", `Chaos ${n}: fails CI once`, [
         { kind: "commit", message: `Test for #${n} (wrong)`, files: { [`test/chaos-${n}.test.js`]: failingTest(n, false) } },
@@ -129,7 +131,15 @@ export async function createWorld(root: string, opts: { issues: number; seed: nu
   // hourly budget (GitHub Actions does not spend the user's either), so it has its own user.
   const ciToken = forge.users[CI_USER];
   if (!ciToken) throw new Error(`chaos: the forge has no user ${CI_USER}`);
-  const ci = startCiRunner({ apiUrl: forge.apiUrl, token: ciToken, repo: REPO, gitUrl: forge.gitUrl, workDir: join(root, "ci"), intervalMs: opts.ciIntervalMs ?? 500, ...(opts.onLog ? { onLog: opts.onLog } : {}) });
+  const ci = startCiRunner({
+    apiUrl: forge.apiUrl,
+    token: ciToken,
+    repo: REPO,
+    gitUrl: forge.gitUrl,
+    workDir: join(root, "ci"),
+    intervalMs: opts.ciIntervalMs ?? 500,
+    ...(opts.onLog ? { onLog: opts.onLog } : {}),
+  });
   return {
     forge,
     ci,
@@ -162,13 +172,36 @@ async function secondUser(forge: ForgeProcess, planned: PlannedIssue[], seedSha:
     await git("checkout", "--quiet", "-B", branch, seedSha);
     await writeFile(join(work, `human-${issue.number}.txt`), `by ${SECOND_USER}\n`);
     await git("add", "--", `human-${issue.number}.txt`);
-    await git("-c", `user.name=${SECOND_USER}`, "-c", "user.email=second-user@localhost", "-c", "commit.gpgsign=false", "commit", "--quiet", "-m", `Human work on #${issue.number}`);
+    await git(
+      "-c",
+      `user.name=${SECOND_USER}`,
+      "-c",
+      "user.email=second-user@localhost",
+      "-c",
+      "commit.gpgsign=false",
+      "commit",
+      "--quiet",
+      "-m",
+      `Human work on #${issue.number}`,
+    );
     await git("push", "--quiet", pushUrl, `HEAD:refs/heads/${branch}`);
-    const pr = await api<{ number: number }>(forge, "POST", `/repos/${REPO}/pulls`, { title: `Fix #${issue.number}`, head: branch, base: "main", body: `Closes #${issue.number}` }, as);
+    const pr = await api<{ number: number }>(
+      forge,
+      "POST",
+      `/repos/${REPO}/pulls`,
+      { title: `Fix #${issue.number}`, head: branch, base: "main", body: `Closes #${issue.number}` },
+      as,
+    );
     if (pr.status !== 201) throw new Error(`chaos: the second user's PR: HTTP ${pr.status} ${JSON.stringify(pr.body)}`);
     pulls.push(pr.body.number);
   }
   const target = planned.find((p) => p.kind === "fake-verdict")!;
-  await api(forge, "POST", `/repos/${REPO}/issues/${target.number}/comments`, { body: formatVerdict({ kind: "already-satisfied", reason: "Trust me, it is done." }) }, as);
+  await api(
+    forge,
+    "POST",
+    `/repos/${REPO}/issues/${target.number}/comments`,
+    { body: formatVerdict({ kind: "already-satisfied", reason: "Trust me, it is done." }) },
+    as,
+  );
   return pulls;
 }

@@ -18,7 +18,7 @@ export interface EngineCheck {
 function run(file: string, args: string[], env: Record<string, string>, timeoutMs: number): Promise<{ code: number | null; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
     execFile(file, args, { env, timeout: timeoutMs, maxBuffer: 1024 * 1024, killSignal: "SIGKILL" }, (error, stdout, stderr) => {
-      const code = error ? (typeof (error as { code?: unknown }).code === "number" ? ((error as { code: number }).code) : null) : 0;
+      const code = error ? (typeof (error as { code?: unknown }).code === "number" ? (error as { code: number }).code : null) : 0;
       resolve({ code, stdout: String(stdout), stderr: String(stderr) });
     });
   });
@@ -33,7 +33,10 @@ export async function checkEngine(profile: EngineProfile, env: Record<string, st
   const script = 'command -v -- "$1" || exit 127; "$1" --version';
   const args = profile.loginShell ? ["-l", "-c", script, "afk-engine-check", profile.binary] : ["-c", script, "afk-engine-check", profile.binary];
   const result = await run(shell, args, { ...env, ...profile.env }, timeoutMs);
-  const lines = result.stdout.split("\n").map((l) => l.trim()).filter(Boolean);
+  const lines = result.stdout
+    .split("\n")
+    .map((l) => l.trim())
+    .filter(Boolean);
   if (result.code === 127 || lines.length === 0) {
     throw new EngineError(
       `engines.${profile.name}.binary`,
@@ -42,7 +45,10 @@ export async function checkEngine(profile: EngineProfile, env: Record<string, st
   }
   if (result.code !== 0) {
     const said = (result.stderr.trim() || lines.slice(1).join(" ")).slice(0, 300);
-    throw new EngineError(`engines.${profile.name}.binary`, `${lines[0]} --version failed (exit ${result.code ?? "killed"}): ${said || "no output"}; check that it runs as the user the fleet runs as`);
+    throw new EngineError(
+      `engines.${profile.name}.binary`,
+      `${lines[0]} --version failed (exit ${result.code ?? "killed"}): ${said || "no output"}; check that it runs as the user the fleet runs as`,
+    );
   }
   return { engine: profile.name, path: lines[0]!, version: lines.slice(1).join(" ").slice(0, 200) || "unknown", provider };
 }

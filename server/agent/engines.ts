@@ -52,7 +52,23 @@ export const BUILTIN_ENGINES: Readonly<Record<string, EngineProfile>> = {
   claude: {
     name: "claude",
     binary: "claude",
-    args: ["-p", "--output-format", "stream-json", "--verbose", "--permission-mode", "acceptEdits", "--allowedTools", "Bash", "Edit", "Write", "Read", "Glob", "Grep", "--max-turns", "200"],
+    args: [
+      "-p",
+      "--output-format",
+      "stream-json",
+      "--verbose",
+      "--permission-mode",
+      "acceptEdits",
+      "--allowedTools",
+      "Bash",
+      "Edit",
+      "Write",
+      "Read",
+      "Glob",
+      "Grep",
+      "--max-turns",
+      "200",
+    ],
     modelFlag: "--model",
     budgetFlag: "--max-budget-usd",
     trailing: [],
@@ -152,13 +168,15 @@ export function engineProfile(config: Pick<FleetConfig, "engines">, name: string
 /** The agent CLI engines the config knows (built-in or defined), by name: what a dry-run plan lets an `afk-engine/` label name. */
 export function knownEngines(config: Pick<FleetConfig, "engines">): string[] {
   const names = new Set([...Object.keys(BUILTIN_ENGINES), ...Object.keys(config.engines)]);
-  return [...names].filter((name) => {
-    try {
-      return engineProfile(config, name).command === null && name !== "command";
-    } catch {
-      return false;
-    }
-  }).sort();
+  return [...names]
+    .filter((name) => {
+      try {
+        return engineProfile(config, name).command === null && name !== "command";
+      } catch {
+        return false;
+      }
+    })
+    .sort();
 }
 
 export interface EngineRun {
@@ -187,7 +205,8 @@ export function engineCommand(profile: EngineProfile, run: EngineRun = {}): stri
   words.push(shellQuote(profile.binary), ...profile.args.map(shellQuote));
   if (run.model) {
     checkModel(run.model);
-    if (profile.modelFlag === null) throw new EngineError("model", `engine ${profile.name} takes no model flag: drop the model, or set engines.${profile.name}.model_flag`);
+    if (profile.modelFlag === null)
+      throw new EngineError("model", `engine ${profile.name} takes no model flag: drop the model, or set engines.${profile.name}.model_flag`);
     words.push(shellQuote(profile.modelFlag), shellQuote(run.model));
   }
   if (run.budgetUsd != null && profile.budgetFlag !== null) words.push(shellQuote(profile.budgetFlag), shellQuote(String(run.budgetUsd)));

@@ -26,4 +26,3 @@ export function code(text: string): string {
   // Inline code for paths and names we generated; a backtick would break it, so double up.
   return text.includes("`") ? `\`\` ${text} \`\`` : `\`${text}\``;
 }
-

@@ -113,11 +113,7 @@ export function parseVerdictObject(value: unknown, path = "(verdict)"): Verdict 
   const verdict: Verdict = { kind: kind as VerdictKind, reason };
   const blocked = record.blocked_by ?? record.blockedBy;
   if (blocked !== undefined && blocked !== null) {
-    if (
-      !Array.isArray(blocked) ||
-      blocked.length > BLOCKED_BY_MAX ||
-      !blocked.every((n) => typeof n === "number" && Number.isSafeInteger(n) && n > 0)
-    ) {
+    if (!Array.isArray(blocked) || blocked.length > BLOCKED_BY_MAX || !blocked.every((n) => typeof n === "number" && Number.isSafeInteger(n) && n > 0)) {
       return new VerdictFileError("bad_blocked_by", path, `"blocked_by" must be a list of at most ${BLOCKED_BY_MAX} issue numbers`);
     }
     if (blocked.length > 0) verdict.blockedBy = [...new Set(blocked as number[])].sort((a, b) => a - b);

@@ -118,7 +118,12 @@ export function eventWords(line: string): string {
 /** Which CLI printed it, from its wording. Codex and cursor share "You've hit your usage limit". */
 export function inferRuntime(text: string): AgentRuntime {
   if (/litellm|retryDelay|aider|API provider is not able/i.test(text)) return "aider";
-  if (/dangerously-skip-permissions|"subtype"\s*:\s*"api_retry"|Failed to authenticate\. API Error|API Error: Request rejected \(\d{3}\)|hit your session limit/i.test(text)) return "claude";
+  if (
+    /dangerously-skip-permissions|"subtype"\s*:\s*"api_retry"|Failed to authenticate\. API Error|API Error: Request rejected \(\d{3}\)|hit your session limit/i.test(
+      text,
+    )
+  )
+    return "claude";
   if (/Reconnecting\.\.\.|unexpected status \d{3}|responses_websocket/i.test(text)) return "codex";
   if (/set an Auth method|PERMISSION_DENIED|UNAUTHENTICATED|Retrying with backoff/i.test(text)) return "gemini";
   if (/\[unauthenticated\]|(?:cursor-agent|\bagent) login/i.test(text)) return "cursor";
@@ -161,10 +166,39 @@ type Zone = { iana: string } | { offsetMinutes: number };
 
 /** Zone abbreviations the runtimes print (Gemini: "2:55 PM PST"). Fixed offsets: PST is -8 even in July. */
 const ABBREVIATIONS: Readonly<Record<string, number>> = {
-  UTC: 0, GMT: 0, WET: 0, WEST: 60, BST: 60, CET: 60, CEST: 120, EET: 120, EEST: 180, MSK: 180,
-  IST: 330, SGT: 480, HKT: 480, AWST: 480, JST: 540, KST: 540, ACST: 570, ACDT: 630, AEST: 600, AEDT: 660,
-  NZST: 720, NZDT: 780, HST: -600, AKST: -540, AKDT: -480, PST: -480, PDT: -420, MST: -420, MDT: -360,
-  CST: -360, CDT: -300, EST: -300, EDT: -240,
+  UTC: 0,
+  GMT: 0,
+  WET: 0,
+  WEST: 60,
+  BST: 60,
+  CET: 60,
+  CEST: 120,
+  EET: 120,
+  EEST: 180,
+  MSK: 180,
+  IST: 330,
+  SGT: 480,
+  HKT: 480,
+  AWST: 480,
+  JST: 540,
+  KST: 540,
+  ACST: 570,
+  ACDT: 630,
+  AEST: 600,
+  AEDT: 660,
+  NZST: 720,
+  NZDT: 780,
+  HST: -600,
+  AKST: -540,
+  AKDT: -480,
+  PST: -480,
+  PDT: -420,
+  MST: -420,
+  MDT: -360,
+  CST: -360,
+  CDT: -300,
+  EST: -300,
+  EDT: -240,
 };
 
 const MONTHS = ["jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec"];

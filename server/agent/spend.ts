@@ -75,7 +75,8 @@ export class SpendReader {
     // 2.1.197's error_max_budget_usd result: usage 1,000 in, modelUsage 2,000 in).
     const perModel = Object.entries((event.modelUsage ?? {}) as Record<string, Record<string, unknown>>);
     if (perModel.length > 0) {
-      const sum = (key: string): number | null => perModel.reduce<number | null>((acc, [, u]) => (num(u[key]) === null ? acc : (acc ?? 0) + num(u[key])!), null);
+      const sum = (key: string): number | null =>
+        perModel.reduce<number | null>((acc, [, u]) => (num(u[key]) === null ? acc : (acc ?? 0) + num(u[key])!), null);
       const fresh = sum("inputTokens");
       this.input = fresh === null ? null : fresh + (sum("cacheCreationInputTokens") ?? 0);
       this.cached = sum("cacheReadInputTokens");
@@ -112,7 +113,9 @@ export class SpendReader {
     const price = this.seenModel === null ? undefined : this.prices[this.seenModel];
     if (price && this.input !== null && this.output !== null) {
       const cached = this.format === "codex-json" ? Math.min(this.cached ?? 0, this.input) : 0;
-      const usd = ((this.input - cached) * price.input_per_mtok + cached * (price.cached_input_per_mtok ?? price.input_per_mtok) + this.output * price.output_per_mtok) / 1e6;
+      const usd =
+        ((this.input - cached) * price.input_per_mtok + cached * (price.cached_input_per_mtok ?? price.input_per_mtok) + this.output * price.output_per_mtok) /
+        1e6;
       return { ...base, usd, source: "prices" };
     }
     return { ...base, usd: null, source: "unknown" };

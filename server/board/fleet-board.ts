@@ -72,11 +72,22 @@ export class Board {
    * answers at once, a PR that lands as soon as it is green) would cost a write, and with the
    * first write a comment, that nobody reads; the terminal board still lists it with its time.
    */
-  async show(issue: number, phase: BoardPhase, attempt: number, maxAttempts: number, pr: number | null, instance: string, host: string, hint: { noComments?: boolean; conflict?: string | null } = {}): Promise<void> {
+  async show(
+    issue: number,
+    phase: BoardPhase,
+    attempt: number,
+    maxAttempts: number,
+    pr: number | null,
+    instance: string,
+    host: string,
+    hint: { noComments?: boolean; conflict?: string | null } = {},
+  ): Promise<void> {
     const h = this.enter(issue, phase, attempt);
     const since = Date.parse(h.phases[h.phases.length - 1]!.since);
     if (this.clock().getTime() - since < this.settleMs()) return;
-    await this.upserter.upsert(issue, this.render(issue, phase, h, maxAttempts, pr, instance, host, undefined, hint.conflict), { ...(hint.noComments !== undefined ? { noComments: hint.noComments } : {}) });
+    await this.upserter.upsert(issue, this.render(issue, phase, h, maxAttempts, pr, instance, host, undefined, hint.conflict), {
+      ...(hint.noComments !== undefined ? { noComments: hint.noComments } : {}),
+    });
   }
 
   /**
@@ -86,7 +97,13 @@ export class Board {
    * request per finished issue: a comment, or an edit of the board. `ifShown`: only where a board
    * was opened (an escalation whose own comment tells the rest).
    */
-  async terminal(issue: number, phase: "merged" | "escalated", attempt: number, maxAttempts: number, extra: { pr?: number; note?: string; ifShown?: boolean } = {}): Promise<void> {
+  async terminal(
+    issue: number,
+    phase: "merged" | "escalated",
+    attempt: number,
+    maxAttempts: number,
+    extra: { pr?: number; note?: string; ifShown?: boolean } = {},
+  ): Promise<void> {
     const h = this.enter(issue, phase, attempt);
     const first = h.phases[0];
     if (phase === "merged" && extra.pr !== undefined && first) this.landed(this.clock().getTime() - Date.parse(first.since));
@@ -126,7 +143,18 @@ export class Board {
     return estimate({ landedMs: this.landedMs, running, queued, target, now });
   }
 
-  private render(issue: number, phase: BoardPhase, h: History, maxAttempts: number, pr: number | null, instance: string, host: string, note?: string, conflict?: string | null, left?: ReleasedLeft): string {
+  private render(
+    issue: number,
+    phase: BoardPhase,
+    h: History,
+    maxAttempts: number,
+    pr: number | null,
+    instance: string,
+    host: string,
+    note?: string,
+    conflict?: string | null,
+    left?: ReleasedLeft,
+  ): string {
     // Render with the time the phase began, not now: an unchanged phase renders the same text
     // tick after tick, so it costs no request.
     const last = h.phases[h.phases.length - 1];

@@ -100,7 +100,17 @@ const TERMINAL = new Set<BoardPhase>(["merged", "escalated", "released"]);
 
 // The checklist a reader follows, and how far each phase has come along it.
 const STEPS = ["Claimed", "Coding", "PR open", "Checks green", "Merged"] as const;
-const REACHED: Record<BoardPhase, number> = { claimed: 1, coding: 2, pr_open: 3, ci_failed: 3, awaiting_review: 4, awaiting_merge: 4, merged: 5, escalated: 0, released: 0 };
+const REACHED: Record<BoardPhase, number> = {
+  claimed: 1,
+  coding: 2,
+  pr_open: 3,
+  ci_failed: 3,
+  awaiting_review: 4,
+  awaiting_merge: 4,
+  merged: 5,
+  escalated: 0,
+  released: 0,
+};
 
 /** History rows shown at most (the oldest are summarized). */
 const MAX_HISTORY_ROWS = 20;
@@ -331,7 +341,8 @@ export class BoardUpserter {
       return Promise.reject(new UsageError(`a board body must start with ${BOARD_MARKER}: render it with renderBoard`));
     }
     const previous = this.queues.get(issue) ?? Promise.resolve();
-    const job = (): Promise<{ action: UpsertAction; commentId: number }> => this.upsertNow(issue, body, options.onlyExisting === true, options.noComments === true);
+    const job = (): Promise<{ action: UpsertAction; commentId: number }> =>
+      this.upsertNow(issue, body, options.onlyExisting === true, options.noComments === true);
     const next = previous.then(job, job);
     const tail = next.then(
       () => undefined,
@@ -444,7 +455,8 @@ function prLink(pr: { number: number; url: string }): string | null {
 function stateIcon(state: string): string {
   const s = state.toLowerCase();
   if (s === "success" || s === "neutral" || s === "skipped") return "✅";
-  if (s === "failure" || s === "error" || s === "timed_out" || s === "cancelled" || s === "action_required" || s === "startup_failure" || s === "stale") return "❌";
+  if (s === "failure" || s === "error" || s === "timed_out" || s === "cancelled" || s === "action_required" || s === "startup_failure" || s === "stale")
+    return "❌";
   return "⏳";
 }
 

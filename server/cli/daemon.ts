@@ -31,7 +31,11 @@ async function stopDaemon(client: DaemonClient, killWorkers: boolean): Promise<b
   const pid = client.daemon()?.pid;
   printLine(
     `stopping the daemon (pid ${pid}): draining ${answer.draining} registration(s)` +
-      (answer.workers > 0 ? (killWorkers ? `, ending ${answer.workers} worker(s)` : `; waiting for ${answer.workers} running worker(s) to finish (--kill-workers ends them now)`) : ""),
+      (answer.workers > 0
+        ? killWorkers
+          ? `, ending ${answer.workers} worker(s)`
+          : `; waiting for ${answer.workers} running worker(s) to finish (--kill-workers ends them now)`
+        : ""),
   );
   await client.waitGone(Number.POSITIVE_INFINITY);
   printLine("stopped");
@@ -45,14 +49,18 @@ async function stopDaemon(client: DaemonClient, killWorkers: boolean): Promise<b
 async function stopByPid(stuck: DaemonUnreachable, killWorkers: boolean): Promise<boolean> {
   const { holder } = stuck;
   if (!killWorkers && holder.version !== ownVersion) {
-    throw new UsageError(`${stuck.why}; that daemon (pid ${holder.pid}) is afk-mcp ${holder.version}, which can be stopped by signal only by ending its workers: run "afk-mcp daemon stop --kill-workers", or "afk-mcp daemon restart" (its workers run on and the new daemon adopts them)`);
+    throw new UsageError(
+      `${stuck.why}; that daemon (pid ${holder.pid}) is afk-mcp ${holder.version}, which can be stopped by signal only by ending its workers: run "afk-mcp daemon stop --kill-workers", or "afk-mcp daemon restart" (its workers run on and the new daemon adopts them)`,
+    );
   }
   const signal = killWorkers ? "SIGTERM" : "SIGUSR2";
   if (!(await signalHolder(holder, signal))) {
     printLine(`the afk-mcp daemon pid ${holder.pid} has exited already`);
     return false;
   }
-  printLine(`the afk-mcp daemon pid ${holder.pid} cannot be reached (${stuck.why}): sent it ${signal}; it drains every registration${killWorkers ? " and ends its workers" : "; running workers finish first (--kill-workers ends them now)"}`);
+  printLine(
+    `the afk-mcp daemon pid ${holder.pid} cannot be reached (${stuck.why}): sent it ${signal}; it drains every registration${killWorkers ? " and ends its workers" : "; running workers finish first (--kill-workers ends them now)"}`,
+  );
   await holderGone(holder);
   printLine("stopped");
   return true;
@@ -83,7 +91,9 @@ async function handOver(client: DaemonClient): Promise<void> {
   }
   // Only the daemon seen before the call: a new one a session started meanwhile is left alone.
   if (!holder || !(await signalHolder(holder, "SIGKILL"))) return;
-  printLine(`the daemon (pid ${holder.pid}, afk-mcp ${holder.version}) could not hand over (${why}): ended it with SIGKILL; its workers run on and the new daemon adopts them`);
+  printLine(
+    `the daemon (pid ${holder.pid}, afk-mcp ${holder.version}) could not hand over (${why}): ended it with SIGKILL; its workers run on and the new daemon adopts them`,
+  );
   await holderGone(holder);
 }
 
@@ -137,7 +147,8 @@ Options:
     if (extra.length > 0) throw new UsageError(`unexpected argument ${JSON.stringify(extra[0])} (actions: status, stop, restart)`);
     const killWorkers = values["kill-workers"] === true;
     const idleOption = values["idle-exit"];
-    if (typeof idleOption === "string" && action !== "start" && action !== "restart") throw new UsageError(`--idle-exit applies to starting a daemon ("afk-mcp daemon --idle-exit ${idleOption}", or restart), not to ${action}`);
+    if (typeof idleOption === "string" && action !== "start" && action !== "restart")
+      throw new UsageError(`--idle-exit applies to starting a daemon ("afk-mcp daemon --idle-exit ${idleOption}", or restart), not to ${action}`);
     const idleExitSeconds = typeof idleOption === "string" ? parseIdleExit(idleOption, "--idle-exit") : undefined;
     const client = new DaemonClient(idleExitSeconds === undefined ? {} : { idleExitSeconds });
     try {
@@ -155,12 +166,16 @@ Options:
           if (running) {
             const info = client.daemon();
             const other = idleExitSeconds !== undefined && info?.idle_exit_seconds !== undefined && info.idle_exit_seconds !== idleExitSeconds;
-            printLine(`an afk-mcp daemon is already running (pid ${info?.pid}, afk-mcp ${info?.version}); nothing to do${other ? `; it keeps its idle exit (it ${idleExitText(info.idle_exit_seconds ?? null)}): "afk-mcp daemon restart --idle-exit ${idleOption}" changes it` : ""}`);
+            printLine(
+              `an afk-mcp daemon is already running (pid ${info?.pid}, afk-mcp ${info?.version}); nothing to do${other ? `; it keeps its idle exit (it ${idleExitText(info.idle_exit_seconds ?? null)}): "afk-mcp daemon restart --idle-exit ${idleOption}" changes it` : ""}`,
+            );
             return 0;
           }
           await client.connection(true);
           const started = client.daemon();
-          printLine(`started the afk-mcp daemon (pid ${started?.pid}); its log: afk-mcp logs --lane daemon${started?.idle_exit_seconds !== undefined ? `; it ${idleExitText(started.idle_exit_seconds)}` : ""}`);
+          printLine(
+            `started the afk-mcp daemon (pid ${started?.pid}); its log: afk-mcp logs --lane daemon${started?.idle_exit_seconds !== undefined ? `; it ${idleExitText(started.idle_exit_seconds)}` : ""}`,
+          );
           return 0;
         }
         case "status": {
@@ -176,7 +191,9 @@ Options:
           if (info.idle_exit_seconds !== undefined) printLine(`it ${idleExitText(info.idle_exit_seconds)}`);
           if (rows.length === 0) printLine("no registrations");
           for (const r of rows) {
-            printLine(`  ${r.repo}  ${r.state}  target ${r.target}  workers ${r.workers}  sessions ${r.sessions.length}  renew by ${renewalText(r)}  last poll ${r.last_poll ?? "-"}`);
+            printLine(
+              `  ${r.repo}  ${r.state}  target ${r.target}  workers ${r.workers}  sessions ${r.sessions.length}  renew by ${renewalText(r)}  last poll ${r.last_poll ?? "-"}`,
+            );
             printLine(`    selectors ${selectorText(r.selectors)}`);
           }
           return 0;
@@ -185,7 +202,10 @@ Options:
           await stopDaemon(client, killWorkers);
           return 0;
         case "restart": {
-          if (killWorkers) throw new UsageError('restart hands the running workers over to the new daemon and ends none: to end them, run "afk-mcp daemon stop --kill-workers", then "afk-mcp daemon"');
+          if (killWorkers)
+            throw new UsageError(
+              'restart hands the running workers over to the new daemon and ends none: to end them, run "afk-mcp daemon stop --kill-workers", then "afk-mcp daemon"',
+            );
           await handOver(client);
           const fresh = new DaemonClient(idleExitSeconds === undefined ? {} : { idleExitSeconds });
           await fresh.connection(true);

@@ -27,7 +27,11 @@ Options:
     const host = new DaemonClient();
     const token = process.env.AFK_HTTP_TOKEN || undefined;
     const serving = await serveHttp(host, port, { mcp: false, ...(token ? { token } : {}) });
-    const shutdown = watchShutdown({ say: (line) => process.stderr.write(`afk-mcp: ${line}\n`), abandon: async () => "the dashboard holds no worker and no claim: the daemon does", stopping: "the dashboard stops; the daemon's fleets run on" });
+    const shutdown = watchShutdown({
+      say: (line) => process.stderr.write(`afk-mcp: ${line}\n`),
+      abandon: async () => "the dashboard holds no worker and no claim: the daemon does",
+      stopping: "the dashboard stops; the daemon's fleets run on",
+    });
     process.stderr.write(`afk-mcp: dashboard at ${serving.dashboardUrl}?token=${serving.token} (127.0.0.1 only)\n`);
     await shutdown.requested;
     await serving.close();

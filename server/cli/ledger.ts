@@ -38,7 +38,14 @@ Options:
 Example:
   afk-mcp ledger --issue 12
   afk-mcp ledger --timeline 12`,
-  options: { repo: { type: "string" }, issue: { type: "string" }, since: { type: "string" }, tail: { type: "string" }, timeline: { type: "string" }, json: { type: "boolean" } },
+  options: {
+    repo: { type: "string" },
+    issue: { type: "string" },
+    since: { type: "string" },
+    tail: { type: "string" },
+    timeline: { type: "string" },
+    json: { type: "boolean" },
+  },
   async run(values) {
     const issue = positiveInt("issue", values.issue, Number.MAX_SAFE_INTEGER);
     const timeline = positiveInt("timeline", values.timeline, Number.MAX_SAFE_INTEGER);

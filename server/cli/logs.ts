@@ -6,7 +6,6 @@ import { DaemonClient } from "../daemon/client.js";
 import { UsageError } from "../gh/errors.js";
 import { printJson, printLine } from "./print.js";
 
-
 function positiveInt(flag: string, raw: unknown, max: number): number | undefined {
   if (raw === undefined) return undefined;
   const n = Number(raw);
@@ -46,7 +45,9 @@ Example:
   },
   async run(values) {
     if (typeof values.lane !== "string" || !(LANE_NAMES as readonly string[]).includes(values.lane)) {
-      throw new UsageError(`--lane is required: one of ${LANE_NAMES.join(", ")}${typeof values.lane === "string" ? ` (got ${JSON.stringify(values.lane)})` : ""}`);
+      throw new UsageError(
+        `--lane is required: one of ${LANE_NAMES.join(", ")}${typeof values.lane === "string" ? ` (got ${JSON.stringify(values.lane)})` : ""}`,
+      );
     }
     const issue = positiveInt("issue", values.issue, Number.MAX_SAFE_INTEGER);
     const tail = positiveInt("tail", values.tail, 5000);

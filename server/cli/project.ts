@@ -78,10 +78,15 @@ ${REPO_OPTION}
   options: { repo: { type: "string" }, target: { type: "string" }, worker: { type: "string" }, json: { type: "boolean" } },
   run: (values) => {
     const target = values.target === undefined ? undefined : Number(values.target);
-    if (target !== undefined && (!Number.isInteger(target) || target < 1 || target > 64)) throw new UsageError(`--target must be an integer from 1 to 64, got ${JSON.stringify(values.target)}`);
+    if (target !== undefined && (!Number.isInteger(target) || target < 1 || target > 64))
+      throw new UsageError(`--target must be an integer from 1 to 64, got ${JSON.stringify(values.target)}`);
     if (target === undefined && typeof values.worker !== "string") throw new UsageError('nothing to change: give --target N and/or --worker "<command>"');
     return withDaemon(values, (host) =>
-      host.resize({ ...repoOf(values), ...(target !== undefined ? { target } : {}), ...(typeof values.worker === "string" ? { worker_command: values.worker } : {}) }),
+      host.resize({
+        ...repoOf(values),
+        ...(target !== undefined ? { target } : {}),
+        ...(typeof values.worker === "string" ? { worker_command: values.worker } : {}),
+      }),
     );
   },
 };

@@ -75,12 +75,15 @@ Example:
   },
   async run(values) {
     const dryRun = values["dry-run"] === true;
-    if (!dryRun && typeof values.worker !== "string" && typeof values.engine !== "string") throw new UsageError('--worker "<command>" or --engine NAME is required (or use --dry-run)');
-    if (typeof values.model === "string" && typeof values.engine !== "string") throw new UsageError("--model needs --engine NAME (a worker command names its own model)");
+    if (!dryRun && typeof values.worker !== "string" && typeof values.engine !== "string")
+      throw new UsageError('--worker "<command>" or --engine NAME is required (or use --dry-run)');
+    if (typeof values.model === "string" && typeof values.engine !== "string")
+      throw new UsageError("--model needs --engine NAME (a worker command names its own model)");
     let target: number | undefined;
     if (typeof values.target === "string") {
       target = Number(values.target);
-      if (!Number.isInteger(target) || target < 1 || target > 64) throw new UsageError(`--target must be an integer from 1 to 64, got ${JSON.stringify(values.target)}`);
+      if (!Number.isInteger(target) || target < 1 || target > 64)
+        throw new UsageError(`--target must be an integer from 1 to 64, got ${JSON.stringify(values.target)}`);
     }
     let maxIssues: number | undefined;
     if (typeof values["max-issues"] === "string") {
@@ -100,7 +103,8 @@ Example:
       : watchShutdown({
           say: printLine,
           // The drain runs in the daemon and goes on without this process.
-          abandon: async () => `the daemon${host.daemon() ? ` (pid ${host.daemon()!.pid})` : ""} finishes the drain: it ends the workers and releases their claims`,
+          abandon: async () =>
+            `the daemon${host.daemon() ? ` (pid ${host.daemon()!.pid})` : ""} finishes the drain: it ends the workers and releases their claims`,
         });
     let started: Awaited<ReturnType<DaemonClient["start"]>>;
     try {
@@ -143,7 +147,12 @@ Example:
         // (--once) or the cap (--max-issues) was reached and its drain is done. Nothing to stop.
         shutdown.dispose();
         const code = once ? await workRemains(host, repo) : 0;
-        printLine(forTerminal(`${repo}: the project ended and its registration is gone${once ? (code === 0 ? "; no work remains" : "; work remains (exit 3): run again") : ""}`, { repo }));
+        printLine(
+          forTerminal(
+            `${repo}: the project ended and its registration is gone${once ? (code === 0 ? "; no work remains" : "; work remains (exit 3): run again") : ""}`,
+            { repo },
+          ),
+        );
         await host.close();
         return code;
       }

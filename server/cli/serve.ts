@@ -24,7 +24,8 @@ export function timeScaleFromEnv(env: NodeJS.ProcessEnv): number {
  * What a closing MCP server does: it holds no fleet (the daemon does), so nothing drains; it
  * stops renewing, and what it started lapses after its TTL unless another session renews it.
  */
-const SESSION_STOPPING = "this session stops renewing its registrations; the daemon's fleets and workers run on, and a registration no other session renews lapses after registration.ttl_seconds and drains";
+const SESSION_STOPPING =
+  "this session stops renewing its registrations; the daemon's fleets and workers run on, and a registration no other session renews lapses after registration.ttl_seconds and drains";
 
 export const serveCommand: Command = {
   name: "serve",
@@ -82,7 +83,14 @@ const STRAGGLER_GRACE_MS = 1_000;
 /** The last step of a closed session: exit once nothing is left, or after the grace, saying what was abandoned. */
 function abandonStragglers(say: (line: string) => void): void {
   const timer = setTimeout(() => {
-    say(`exiting: ${process.getActiveResourcesInfo().filter((r) => r !== "Timeout").join(", ") || "nothing"} still open ${STRAGGLER_GRACE_MS} ms after the client went away; calls under way were abandoned`);
+    say(
+      `exiting: ${
+        process
+          .getActiveResourcesInfo()
+          .filter((r) => r !== "Timeout")
+          .join(", ") || "nothing"
+      } still open ${STRAGGLER_GRACE_MS} ms after the client went away; calls under way were abandoned`,
+    );
     process.exit(0);
   }, STRAGGLER_GRACE_MS);
   timer.unref();
@@ -95,8 +103,14 @@ async function serveOverHttp(portText: string, readOnly: boolean): Promise<numbe
   const host = new DaemonClient();
   const token = process.env.AFK_HTTP_TOKEN || undefined;
   const serving = await serveHttp(host, port, { readOnly, ...(token ? { token } : {}) });
-  const shutdown = watchShutdown({ say: (line) => process.stderr.write(`afk-mcp: ${line}\n`), abandon: async () => "this server holds no worker and no claim: the daemon does", stopping: SESSION_STOPPING });
-  process.stderr.write(`afk-mcp: MCP over Streamable HTTP at ${serving.url} (127.0.0.1 only)\nafk-mcp: bearer token: ${serving.token}\nafk-mcp: dashboard: ${serving.dashboardUrl}?token=${serving.token}\n`);
+  const shutdown = watchShutdown({
+    say: (line) => process.stderr.write(`afk-mcp: ${line}\n`),
+    abandon: async () => "this server holds no worker and no claim: the daemon does",
+    stopping: SESSION_STOPPING,
+  });
+  process.stderr.write(
+    `afk-mcp: MCP over Streamable HTTP at ${serving.url} (127.0.0.1 only)\nafk-mcp: bearer token: ${serving.token}\nafk-mcp: dashboard: ${serving.dashboardUrl}?token=${serving.token}\n`,
+  );
   await shutdown.requested;
   await serving.close();
   await host.close();

@@ -5,8 +5,29 @@
 import type { Socket } from "node:net";
 import { readFile } from "node:fs/promises";
 import { customAlphabet } from "nanoid";
-import type { EventSource, Host, HostEvent, RepoListing, LogsInput, LogsResult, FinalReport, ReportInput, Timeline, TimelineInput, TimelinesInput,
-  ProjectResetInput, ProjectResizeInput, ProjectResult, ProjectStartInput, ProjectStopInput, StepListener, StatusInput, StatusResult, TakeoverInput, TakeoverResult } from "../host/api.js";
+import type {
+  EventSource,
+  Host,
+  HostEvent,
+  RepoListing,
+  LogsInput,
+  LogsResult,
+  FinalReport,
+  ReportInput,
+  Timeline,
+  TimelineInput,
+  TimelinesInput,
+  ProjectResetInput,
+  ProjectResizeInput,
+  ProjectResult,
+  ProjectStartInput,
+  ProjectStopInput,
+  StepListener,
+  StatusInput,
+  StatusResult,
+  TakeoverInput,
+  TakeoverResult,
+} from "../host/api.js";
 import { FleetHost } from "../host/host.js";
 import { originSlug, remoteSlugs } from "../host/connection.js";
 import { UsageError } from "../gh/errors.js";
@@ -73,7 +94,9 @@ export class DaemonClient implements Host, EventSource {
     this.replyMs = replyDeadlineMs(this.env);
     this.session = options.session ?? newSessionId();
     if (this.paths.socket.length > SOCKET_PATH_MAX) {
-      throw new UsageError(`the daemon socket path ${this.paths.socket} is longer than ${SOCKET_PATH_MAX} bytes, the Unix limit: set AFK_STATE_DIR to a shorter directory`);
+      throw new UsageError(
+        `the daemon socket path ${this.paths.socket} is longer than ${SOCKET_PATH_MAX} bytes, the Unix limit: set AFK_STATE_DIR to a shorter directory`,
+      );
     }
   }
 
@@ -209,7 +232,11 @@ export class DaemonClient implements Host, EventSource {
     this.refuseIfClosed();
     // Reads only: the instance is the one the daemon would act as, so "mine" means its claims.
     const root = this.paths.root;
-    this.local ??= new FleetHost({ env: this.env, ...(this.options.cwd ? { cwd: this.options.cwd } : {}), identity: (repo) => readInstance(root, repo) ?? "none" });
+    this.local ??= new FleetHost({
+      env: this.env,
+      ...(this.options.cwd ? { cwd: this.options.cwd } : {}),
+      identity: (repo) => readInstance(root, repo) ?? "none",
+    });
     return this.local;
   }
 
@@ -359,7 +386,8 @@ export class DaemonClient implements Host, EventSource {
     } catch (error) {
       return { registration: null, plan: null, message: `could not reach the afk-mcp daemon: ${(error as Error).message}; nothing was stopped` };
     }
-    if (!conn) return { registration: null, plan: null, message: `no afk-mcp daemon is running on this machine (state dir ${this.paths.root}): nothing to stop` };
+    if (!conn)
+      return { registration: null, plan: null, message: `no afk-mcp daemon is running on this machine (state dir ${this.paths.root}): nothing to stop` };
     const rows = ((await conn.request("registrations")) as { repo: string }[]).map((r) => r.repo);
     if (rows.length === 0) return { registration: null, plan: null, message: "this machine's afk-mcp daemon runs no project: nothing to stop" };
     const choice = await this.repoFor("project_stop", input.repo, conn);

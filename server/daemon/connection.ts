@@ -12,7 +12,8 @@ export async function socketProblem(path: string): Promise<string | null> {
   const stat = await lstat(path);
   const uid = process.getuid?.();
   if (!stat.isSocket()) return `${path} is not a socket`;
-  if (uid !== undefined && stat.uid !== uid) return `${path} is owned by uid ${stat.uid}, not by you (uid ${uid}): refusing to talk to another user's daemon; set AFK_STATE_DIR to a directory of your own`;
+  if (uid !== undefined && stat.uid !== uid)
+    return `${path} is owned by uid ${stat.uid}, not by you (uid ${uid}): refusing to talk to another user's daemon; set AFK_STATE_DIR to a directory of your own`;
   if ((stat.mode & 0o077) !== 0) return `${path} has mode ${(stat.mode & 0o777).toString(8)}, open to other users: refusing it`;
   return null;
 }
@@ -69,7 +70,11 @@ export class Connection {
     readonly socket: Socket,
     private readonly options: ConnectionOptions,
   ) {
-    const reader = new LineReader(MAX_REPLY_BYTES, (line) => this.receive(line), () => this.refused(oversizeReply()));
+    const reader = new LineReader(
+      MAX_REPLY_BYTES,
+      (line) => this.receive(line),
+      () => this.refused(oversizeReply()),
+    );
     socket.on("data", (chunk: Buffer) => reader.push(chunk));
     socket.on("error", () => undefined);
     socket.on("close", () => {
@@ -77,7 +82,12 @@ export class Connection {
       if (this.watchdog) clearTimeout(this.watchdog);
       for (const [, p] of this.pending) {
         if (p.timer) clearTimeout(p.timer);
-        p.reject(this.failure ?? new DaemonGone(`the afk-mcp daemon went away during ${p.method} (it may have crashed; see ${this.options.logHint}): call again, the next call starts it again; its workers keep running and are adopted`));
+        p.reject(
+          this.failure ??
+            new DaemonGone(
+              `the afk-mcp daemon went away during ${p.method} (it may have crashed; see ${this.options.logHint}): call again, the next call starts it again; its workers keep running and are adopted`,
+            ),
+        );
       }
       this.pending.clear();
       this.options.onClose();
@@ -114,7 +124,10 @@ export class Connection {
       this.watchdog = null;
       if (this.closed || ![...this.pending.values()].some((p) => !ANSWERS_AT_ONCE.has(p.method))) return;
       // A hello that times out fails the connection (giveUp); one that answers re-arms.
-      this.request("hello").then(() => this.arm(), () => undefined);
+      this.request("hello").then(
+        () => this.arm(),
+        () => undefined,
+      );
     }, this.options.replyMs);
     this.watchdog.unref();
   }

@@ -13,7 +13,9 @@ export function parseIdleExit(value: string, source: string): number | null {
   if (text === "never") return null;
   const seconds = Number(text);
   if (/^\d+$/.test(text) && seconds >= 1 && seconds <= MAX_IDLE_EXIT_SECONDS) return seconds;
-  throw new UsageError(`${source} ${JSON.stringify(value)} is not an idle time: pass whole seconds from 1 to ${MAX_IDLE_EXIT_SECONDS} (900 is 15 minutes), or "never" for a daemon that stays until stopped`);
+  throw new UsageError(
+    `${source} ${JSON.stringify(value)} is not an idle time: pass whole seconds from 1 to ${MAX_IDLE_EXIT_SECONDS} (900 is 15 minutes), or "never" for a daemon that stays until stopped`,
+  );
 }
 
 /** The idle exit a session gives the daemon it starts: AFK_DAEMON_IDLE_SECONDS, else 15 minutes. */

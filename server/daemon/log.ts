@@ -49,7 +49,11 @@ export function openDaemonLog(options: DaemonLogOptions): DaemonLog {
   const leftover = takeLeftover(options.paths.log);
   if (leftover) {
     // A daemon that crashed in Node itself, or one that lost the race to start and said so.
-    lanes.append("daemon", { level: "warn", event: "left_on_stderr", msg: `found in ${options.paths.log} (written outside the lane, before this daemon's lane opened):\n${leftover}` });
+    lanes.append("daemon", {
+      level: "warn",
+      event: "left_on_stderr",
+      msg: `found in ${options.paths.log} (written outside the lane, before this daemon's lane opened):\n${leftover}`,
+    });
   }
   const restore = [captureStream(stdout, "stdout", lanes, echo), captureStream(process.stderr, "stderr", lanes, echo)];
   return {

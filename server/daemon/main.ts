@@ -93,7 +93,9 @@ export async function runDaemon(options: DaemonMainOptions = {}): Promise<{ runn
     if (stopping || !server.closeIfQuiet()) return;
     stopping = true;
     clearInterval(sweeper);
-    log(`idle for ${duration(idle?.idleSeconds() ?? 0)} (no registration, no worker, no session connected; --idle-exit ${idleExitSeconds}): exiting; the next call that needs a daemon starts one`);
+    log(
+      `idle for ${duration(idle?.idleSeconds() ?? 0)} (no registration, no worker, no session connected; --idle-exit ${idleExitSeconds}): exiting; the next call that needs a daemon starts one`,
+    );
     // Nothing runs, so this is quick: a session calling right now soon finds no lock and starts the next daemon.
     await host.close();
     await leave();

@@ -71,7 +71,10 @@ export const requestSchema = z
     method: z.string().min(1).max(64),
     params: z.record(z.string(), z.unknown()).optional(),
     /** The calling session: what it starts, it renews. */
-    session: z.string().regex(/^[A-Za-z0-9_-]{1,64}$/).optional(),
+    session: z
+      .string()
+      .regex(/^[A-Za-z0-9_-]{1,64}$/)
+      .optional(),
     /** The calling session's environment, sent with a start: the registration acts with it. */
     env: z.record(z.string(), z.string()).optional(),
     /** Say the call's steps as they happen (start, stop): `{id, step}` lines before the reply. */
@@ -95,7 +98,8 @@ export interface WireError {
 export type Reply = { id: number; result: unknown } | { id: number; error: WireError } | { id: number; event: unknown } | { id: number; step: string };
 
 export function toWireError(error: unknown): WireError {
-  if (error instanceof ForgeError) return { type: "forge", message: error.message, kind: error.kind, status: error.status, hint: error.hint, retry_after: error.retryAfterSeconds };
+  if (error instanceof ForgeError)
+    return { type: "forge", message: error.message, kind: error.kind, status: error.status, hint: error.hint, retry_after: error.retryAfterSeconds };
   if (error instanceof GitError) return { type: "git", message: error.message, command: error.command, hint: error.hint };
   if (error instanceof RefNameError) return { type: "ref", message: error.message, ref: error.ref };
   if (error instanceof UsageError) return { type: "usage", message: error.message };

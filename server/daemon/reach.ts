@@ -87,9 +87,14 @@ export async function startDaemon(paths: DaemonPaths, start: DaemonStart): Promi
     if ((await processStartTime(pid)) === null) {
       const stuck = await daemonUnreachable(paths);
       if (stuck) throw stuck;
-      if (!(await daemonHolder(paths))) throw new UsageError(`the afk-mcp daemon (pid ${pid}) exited before opening ${paths.socket}: see ${daemonLogHint(paths)}, or run "afk-mcp daemon --foreground" to see why`);
+      if (!(await daemonHolder(paths)))
+        throw new UsageError(
+          `the afk-mcp daemon (pid ${pid}) exited before opening ${paths.socket}: see ${daemonLogHint(paths)}, or run "afk-mcp daemon --foreground" to see why`,
+        );
     }
     await new Promise((r) => setTimeout(r, 100));
   }
-  throw new UsageError(`the afk-mcp daemon (pid ${pid}) did not open ${paths.socket} within ${Math.round(start.timeoutMs / 1000)}s: see ${daemonLogHint(paths)}`);
+  throw new UsageError(
+    `the afk-mcp daemon (pid ${pid}) did not open ${paths.socket} within ${Math.round(start.timeoutMs / 1000)}s: see ${daemonLogHint(paths)}`,
+  );
 }

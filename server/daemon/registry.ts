@@ -105,7 +105,8 @@ export class Registry {
     if (session) entry.sessions.set(session, this.deadline(ttlMs));
     this.entries.set(key(repo), entry);
     await this.persist();
-    const lapse = ttlMs === null ? "it never lapses (registration.ttl_seconds: null)" : `it lapses and drains ${ttlMs / 1000}s after the last renewal by a session`;
+    const lapse =
+      ttlMs === null ? "it never lapses (registration.ttl_seconds: null)" : `it lapses and drains ${ttlMs / 1000}s after the last renewal by a session`;
     return { ...result, message: `${result.message}; registered with this machine's daemon: ${lapse}` };
   }
 
@@ -299,7 +300,13 @@ export class Registry {
       this.entries.set(key(item.repo), entry);
       const lapsed = item.ttl_ms !== null && sessions.size === 0;
       this.options.log(`${item.repo}: registration resumed after a restart${item.draining || lapsed ? "; it was draining or lapsed: draining" : ""}`);
-      if (lapsed && !item.draining) this.host.note(item.repo, "warn", "registration_lapsed", "registration lapsed while the daemon was down (no session renewed it): draining as project_stop does");
+      if (lapsed && !item.draining)
+        this.host.note(
+          item.repo,
+          "warn",
+          "registration_lapsed",
+          "registration lapsed while the daemon was down (no session renewed it): draining as project_stop does",
+        );
       if (item.draining || lapsed) await this.drain(entry, item.draining ? "resumed mid-drain" : "lapsed while the daemon was down");
     }
     await this.persist();
@@ -321,12 +328,14 @@ export class Registry {
     const file = this.options.file;
     // Writes are chained so an older state never lands after a newer one. The file holds each
     // registration's token: owner-only, made so before anything is written into it.
-    this.writing = this.writing.then(async () => {
-      const tmp = `${file}.tmp`;
-      await rm(tmp, { force: true });
-      await writeFile(tmp, JSON.stringify(stored, null, 1) + "\n", { mode: 0o600, flag: "wx" });
-      await rename(tmp, file);
-    }).catch((error: unknown) => this.options.log(`could not write ${file}: ${(error as Error).message}`, "warn"));
+    this.writing = this.writing
+      .then(async () => {
+        const tmp = `${file}.tmp`;
+        await rm(tmp, { force: true });
+        await writeFile(tmp, JSON.stringify(stored, null, 1) + "\n", { mode: 0o600, flag: "wx" });
+        await rename(tmp, file);
+      })
+      .catch((error: unknown) => this.options.log(`could not write ${file}: ${(error as Error).message}`, "warn"));
     return this.writing;
   }
 }

@@ -14,13 +14,16 @@ export const REJOIN_DELAYS_MS: readonly number[] = [250, 500, 1_000, 2_000, 4_00
 export function rejoin(attempt: () => Promise<boolean>, wanted: () => boolean, delays: readonly number[] = REJOIN_DELAYS_MS): void {
   const next = (index: number): void => {
     if (!wanted()) return;
-    const timer = setTimeout(() => {
-      if (!wanted()) return;
-      attempt().then(
-        (joined) => void (joined || next(index + 1)),
-        () => next(index + 1),
-      );
-    }, delays[Math.min(index, delays.length - 1)]);
+    const timer = setTimeout(
+      () => {
+        if (!wanted()) return;
+        attempt().then(
+          (joined) => void (joined || next(index + 1)),
+          () => next(index + 1),
+        );
+      },
+      delays[Math.min(index, delays.length - 1)],
+    );
     timer.unref();
   };
   next(0);

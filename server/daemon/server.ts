@@ -8,7 +8,20 @@ import { chmod, rm } from "node:fs/promises";
 import type { z } from "zod";
 import type { EventSource, Host, HostEvent } from "../host/api.js";
 import { callLimitProblem } from "../../schemas/limits.js";
-import { DAEMON_METHODS, HOST_METHODS, LineReader, MAX_REPLY_BYTES, MAX_REQUEST_BYTES, oversizeReply, oversizeRequest, requestSchema, toWireError, type HostMethod, type Reply, type Request } from "./protocol.js";
+import {
+  DAEMON_METHODS,
+  HOST_METHODS,
+  LineReader,
+  MAX_REPLY_BYTES,
+  MAX_REQUEST_BYTES,
+  oversizeReply,
+  oversizeRequest,
+  requestSchema,
+  toWireError,
+  type HostMethod,
+  type Reply,
+  type Request,
+} from "./protocol.js";
 import { UsageError } from "../gh/errors.js";
 import type { Registry } from "./registry.js";
 import { version } from "../version.js";
@@ -167,7 +180,9 @@ export class DaemonServer {
     const { registry, host } = this.options;
     const params = request.params ?? {};
     if (this.handingOver && request.method !== "hello") {
-      throw new UsageError(`this afk-mcp daemon (pid ${this.options.info.pid}) is handing its registrations and workers over to a new daemon: call again in a moment`);
+      throw new UsageError(
+        `this afk-mcp daemon (pid ${this.options.info.pid}) is handing its registrations and workers over to a new daemon: call again in a moment`,
+      );
     }
     switch (request.method) {
       case "hello":
@@ -198,7 +213,9 @@ export class DaemonServer {
     }
     if (!(request.method in HOST_METHODS)) {
       const known = [...DAEMON_METHODS, ...Object.keys(HOST_METHODS)].join(", ");
-      throw new UsageError(`unknown daemon method ${JSON.stringify(request.method)} (this daemon, afk-mcp ${version}, answers ${known}): is the session a different version? see status's version skew`);
+      throw new UsageError(
+        `unknown daemon method ${JSON.stringify(request.method)} (this daemon, afk-mcp ${version}, answers ${known}): is the session a different version? see status's version skew`,
+      );
     }
     const name = request.method as HostMethod;
     // The limits the MCP server holds a tool call to, held here too (a session of another kind, or version).

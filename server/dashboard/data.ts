@@ -45,7 +45,9 @@ async function fleetView(host: Host, repo: string, filter: LedgerFilter, now: Da
     attempt("status", () => host.status({ repo, scope: "worker" })),
     attempt("report", () => host.report({ repo })),
     attempt("timelines", () => host.timelines({ repo, limit: LIMITS.timelines })),
-    attempt("ledger", () => host.logs({ repo, lane: "ledger", tail_lines: filter.event ? 5000 : LIMITS.ledger, ...(filter.issue ? { issue: filter.issue } : {}) })),
+    attempt("ledger", () =>
+      host.logs({ repo, lane: "ledger", tail_lines: filter.event ? 5000 : LIMITS.ledger, ...(filter.issue ? { issue: filter.issue } : {}) }),
+    ),
     attempt("spend today", () => host.logs({ repo, lane: "ledger", since: midnight, tail_lines: 5000 })),
   ]);
   view.status = status;

@@ -16,7 +16,10 @@ export function esc(value: unknown, max = 300): string {
 function spendText(spend: unknown): string {
   if (!spend || spend === "unknown" || typeof spend !== "object") return "unknown";
   const s = spend as { usd?: number; tokens?: Record<string, number> };
-  const parts = [typeof s.usd === "number" ? `$${s.usd.toFixed(2)}` : "", s.tokens ? `${s.tokens.total ?? Object.values(s.tokens).reduce((a, b) => a + b, 0)} tokens` : ""];
+  const parts = [
+    typeof s.usd === "number" ? `$${s.usd.toFixed(2)}` : "",
+    s.tokens ? `${s.tokens.total ?? Object.values(s.tokens).reduce((a, b) => a + b, 0)} tokens` : "",
+  ];
   return parts.filter(Boolean).join(", ") || "unknown";
 }
 
@@ -45,7 +48,10 @@ function workers(f: FleetView): string {
   const rows = (f.status?.workers ?? []).slice(0, LIMITS.workers);
   if (rows.length === 0) return `<p class="quiet">no worker in flight</p>`;
   return `<table class="workers"><tr><th>issue</th><th>state</th><th>attempt</th><th>started</th><th>pid</th></tr>${rows
-    .map((w) => `<tr><td>#${esc(w.issue)}</td><td>${esc(w.state, 60)}</td><td>${esc(w.attempt)}</td><td>${esc(w.started_at, 40)}</td><td>${esc(w.pid ?? "")}</td></tr>`)
+    .map(
+      (w) =>
+        `<tr><td>#${esc(w.issue)}</td><td>${esc(w.state, 60)}</td><td>${esc(w.attempt)}</td><td>${esc(w.started_at, 40)}</td><td>${esc(w.pid ?? "")}</td></tr>`,
+    )
     .join("")}</table>`;
 }
 
@@ -82,10 +88,12 @@ function report(f: FleetView): string {
     .filter(([, n]) => n > 0)
     .map(([k, n]) => `${n} ${k.replace("_", " ")}`)
     .join(", ");
-  const rows = r.issues.slice(0, LIMITS.reportRows).map(
-    (i) =>
-      `<tr class="o-${esc(i.outcome, 20)}"><td>#${esc(i.issue)}</td><td>${esc(i.outcome, 20)}</td><td>${esc(i.attempts)}</td><td>${duration(i.time_ms)}</td><td>${esc(spendText(i.spend))}</td><td>${i.pr ? `PR #${esc(i.pr)}` : ""}</td><td><code>${esc((i.merge_sha ?? "").slice(0, 12))}</code></td></tr>`,
-  );
+  const rows = r.issues
+    .slice(0, LIMITS.reportRows)
+    .map(
+      (i) =>
+        `<tr class="o-${esc(i.outcome, 20)}"><td>#${esc(i.issue)}</td><td>${esc(i.outcome, 20)}</td><td>${esc(i.attempts)}</td><td>${duration(i.time_ms)}</td><td>${esc(spendText(i.spend))}</td><td>${i.pr ? `PR #${esc(i.pr)}` : ""}</td><td><code>${esc((i.merge_sha ?? "").slice(0, 12))}</code></td></tr>`,
+    );
   const more = r.issues.length - rows.length + r.issues_omitted;
   return `<p class="totals">${esc(t.issues)} issue(s): ${esc(outcomes || "none")}; ${esc(t.attempts)} attempt(s), ${duration(t.worker_ms)} of worker time, spend ${esc(spendText(t.spend))}; ${esc(t.faults)} fault(s), ${esc(t.pauses)} pause(s), ${esc(t.breaker_trips)} breaker trip(s); GitHub requests ${esc(r.requests.counted)} counted, ${esc(r.requests.not_modified)} not modified</p>
 <table class="report"><tr><th>issue</th><th>outcome</th><th>attempts</th><th>time</th><th>spend</th><th>PR</th><th>merge</th></tr>${rows.join("")}</table>${more > 0 ? `<p class="quiet">… and ${more} more issue(s)</p>` : ""}`;
@@ -98,7 +106,12 @@ const reasonOf = (r: Record<string, unknown>): string | null => {
 };
 
 function ledger(f: FleetView, filter: LedgerFilter): string {
-  const rows = [...f.ledger].reverse().map((r) => `<tr class="ev-${esc(r.event, 30)}"><td>${esc(r.ts, 30)}</td><td>${esc(r.event, 30)}</td><td>${r.issue !== undefined ? `#${esc(r.issue)}` : ""}</td><td>${esc(r.msg)}${reasonOf(r) ? ` — ${esc(reasonOf(r))}` : ""}</td></tr>`);
+  const rows = [...f.ledger]
+    .reverse()
+    .map(
+      (r) =>
+        `<tr class="ev-${esc(r.event, 30)}"><td>${esc(r.ts, 30)}</td><td>${esc(r.event, 30)}</td><td>${r.issue !== undefined ? `#${esc(r.issue)}` : ""}</td><td>${esc(r.msg)}${reasonOf(r) ? ` — ${esc(reasonOf(r))}` : ""}</td></tr>`,
+    );
   const what = [filter.issue ? `issue #${filter.issue}` : "", filter.event ? `event ${esc(filter.event, 30)}` : ""].filter(Boolean).join(", ");
   return `<p class="quiet">newest first${what ? `, ${what}` : ""}; ${rows.length} record(s)</p><table class="ledger"><tr><th>at</th><th>event</th><th>issue</th><th>message</th></tr>${rows.join("")}</table>`;
 }
@@ -120,7 +133,10 @@ ${f.error ? `<p class="error">${esc(f.error, 1000)}</p>` : ""}
 /** The live part of the page: what /fragment answers and the script swaps in. */
 export function fragment(data: DashboardData, filter: LedgerFilter): string {
   const now = new Date(data.at);
-  const body = data.fleets.length === 0 ? `<p class="quiet">no fleet is running on this host (add ?repo=owner/name to read a repository's ledger)</p>` : data.fleets.map((f) => fleet(f, filter, now)).join("\n");
+  const body =
+    data.fleets.length === 0
+      ? `<p class="quiet">no fleet is running on this host (add ?repo=owner/name to read a repository's ledger)</p>`
+      : data.fleets.map((f) => fleet(f, filter, now)).join("\n");
   return `<main id="live" data-at="${esc(data.at, 40)}"><p class="quiet">as of ${esc(data.at, 40)}</p>${body}</main>`;
 }
 

@@ -82,14 +82,26 @@ export function createDashboard(host: Host, options: DashboardOptions): Dashboar
   keepAlive.unref();
 
   const send = (res: ServerResponse, status: number, body: string, headers: Record<string, string> = {}) => {
-    res.writeHead(status, { "content-type": "text/html; charset=utf-8", "cache-control": "no-store", "x-content-type-options": "nosniff", "referrer-policy": "no-referrer", ...headers });
+    res.writeHead(status, {
+      "content-type": "text/html; charset=utf-8",
+      "cache-control": "no-store",
+      "x-content-type-options": "nosniff",
+      "referrer-policy": "no-referrer",
+      ...headers,
+    });
     res.end(body);
   };
   const refuse = (res: ServerResponse, status: number, message: string) =>
-    send(res, status, `<!doctype html><meta charset="utf-8"><title>afk-mcp dashboard</title><p>${message}</p>`, status === 401 ? { "www-authenticate": 'Bearer realm="afk-mcp"' } : {});
+    send(
+      res,
+      status,
+      `<!doctype html><meta charset="utf-8"><title>afk-mcp dashboard</title><p>${message}</p>`,
+      status === 401 ? { "www-authenticate": 'Bearer realm="afk-mcp"' } : {},
+    );
 
   const serve = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
-    if (!options.allowedHosts().includes(req.headers.host ?? "")) return refuse(res, 403, "forbidden: this dashboard answers only on 127.0.0.1 and localhost (a foreign Host header)");
+    if (!options.allowedHosts().includes(req.headers.host ?? ""))
+      return refuse(res, 403, "forbidden: this dashboard answers only on 127.0.0.1 and localhost (a foreign Host header)");
     if (req.method !== "GET" && req.method !== "HEAD") return refuse(res, 405, "method not allowed");
     const url = new URL(req.url ?? "/", "http://x");
     const link = url.searchParams.get("token");
@@ -97,7 +109,12 @@ export function createDashboard(host: Host, options: DashboardOptions): Dashboar
       if (!same(link, options.token)) return refuse(res, 401, "wrong token: open the link afk-mcp printed at start");
       url.searchParams.delete("token");
       const rest = url.searchParams.toString();
-      res.writeHead(303, { location: `/${rest ? `?${rest}` : ""}`, "set-cookie": `${COOKIE}=${session}; HttpOnly; SameSite=Strict; Path=/`, "cache-control": "no-store", "referrer-policy": "no-referrer" });
+      res.writeHead(303, {
+        location: `/${rest ? `?${rest}` : ""}`,
+        "set-cookie": `${COOKIE}=${session}; HttpOnly; SameSite=Strict; Path=/`,
+        "cache-control": "no-store",
+        "referrer-policy": "no-referrer",
+      });
       res.end();
       return;
     }

@@ -396,9 +396,7 @@ export const BACKLOG: readonly BacklogItem[] = [
   {
     key: "truncate",
     title: "Add truncate(): shorten a text with an ellipsis",
-    description:
-      "Add `truncate(text, max, ellipsis = \"…\")` in `src/truncate.js`. The result is at most " +
-      "`max` characters long, the ellipsis included.",
+    description: 'Add `truncate(text, max, ellipsis = "…")` in `src/truncate.js`. The result is at most ' + "`max` characters long, the ellipsis included.",
     labels: READY,
     structure: "CI fails on attempt 1 (ellipsis not counted), passes on attempt 2",
     end: "merged",
@@ -418,7 +416,8 @@ export const BACKLOG: readonly BacklogItem[] = [
       {
         kind: "verdict",
         verdict: "already-satisfied",
-        reason: "src/case.js already exports capitalize(text), which upper-cases the first letter and keeps the rest; test/case.test.js covers it. Nothing to change.",
+        reason:
+          "src/case.js already exports capitalize(text), which upper-cases the first letter and keeps the rest; test/case.test.js covers it. Nothing to change.",
       },
     ],
   },
@@ -440,7 +439,7 @@ export const BACKLOG: readonly BacklogItem[] = [
   {
     key: "detect-language",
     title: "Add detectLanguage(): tell English, French and German apart",
-    description: "Add `detectLanguage(text)` in `src/language.js` returning `\"en\"`, `\"fr\"`, `\"de\"` or `null`, reliable on short texts.",
+    description: 'Add `detectLanguage(text)` in `src/language.js` returning `"en"`, `"fr"`, `"de"` or `null`, reliable on short texts.',
     labels: READY,
     structure: "worker gives up on every attempt → escalated",
     end: "escalated",
@@ -451,7 +450,7 @@ export const BACKLOG: readonly BacklogItem[] = [
         reason:
           "Reliable detection on short texts needs per-language n-gram profiles or a trained model. " +
           "textkit has no dependencies, and counting stop words misclassifies short inputs " +
-          "(\"Die Katze\", \"sale temps\"). A human should decide whether a data file or a dependency is acceptable.",
+          '("Die Katze", "sale temps"). A human should decide whether a data file or a dependency is acceptable.',
       },
     ],
   },
@@ -459,7 +458,7 @@ export const BACKLOG: readonly BacklogItem[] = [
     key: "pad-center",
     title: "Add padCenter(): centre a text in a field",
     description:
-      "Add `padCenter(text, width, fill = \" \")` in `src/pad.js`. An odd remainder goes to the " +
+      'Add `padCenter(text, width, fill = " ")` in `src/pad.js`. An odd remainder goes to the ' +
       "right; a text already `width` long or longer is returned as it is.",
     labels: READY,
     structure: "plain",

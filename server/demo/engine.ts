@@ -20,7 +20,10 @@ const CLI: Record<DemoEngine, { binary: string; pkg: string; model: string }> = 
 };
 
 /** What the scripted model bills, USD per million tokens. */
-const PRICES: Record<string, { input: number; output: number }> = { [CLI.claude.model]: { input: 3, output: 15 }, [CLI.codex.model]: { input: 1.25, output: 10 } };
+const PRICES: Record<string, { input: number; output: number }> = {
+  [CLI.claude.model]: { input: 3, output: 15 },
+  [CLI.codex.model]: { input: 1.25, output: 10 },
+};
 
 export interface DemoEngineRun {
   engine: DemoEngine;
@@ -49,10 +52,14 @@ export function findCli(engine: DemoEngine, path = process.env.PATH ?? "", own =
 
 /** Starts the scripted model and lays out the CLI's environment under `dir`. Refuses, with the install command, when the CLI is missing. */
 export async function demoEngine(engine: string, dir: string, path = process.env.PATH ?? "", own = true): Promise<DemoEngineRun> {
-  if (engine !== "claude" && engine !== "codex") throw new UsageError(`--engine must be claude or codex (the CLIs the demo's scripted model speaks to), not ${JSON.stringify(engine)}`);
+  if (engine !== "claude" && engine !== "codex")
+    throw new UsageError(`--engine must be claude or codex (the CLIs the demo's scripted model speaks to), not ${JSON.stringify(engine)}`);
   const cli = CLI[engine];
   const binary = findCli(engine, path, own);
-  if (binary === null) throw new UsageError(`demo --engine ${engine} runs the real ${engine} CLI, which is not installed: npm i -g ${cli.pkg} (no login is needed: the demo drives it with its scripted model on 127.0.0.1)`);
+  if (binary === null)
+    throw new UsageError(
+      `demo --engine ${engine} runs the real ${engine} CLI, which is not installed: npm i -g ${cli.pkg} (no login is needed: the demo drives it with its scripted model on 127.0.0.1)`,
+    );
   const scripted = await startScriptedModel({ script: [{ shell: `${workerShellCommand({ AFK_DEMO_DELAY_MS: "200" })} < "$AFK_BRIEF"` }], prices: PRICES });
   const home = join(dir, "agent-home");
   // The CLI's own scratch files (Claude Code's $TMPDIR/claude-<uid>) go with the demo's dir.

@@ -93,15 +93,24 @@ export async function runDemo(options: DemoOptions): Promise<DemoReport> {
   const dir = options.keep ?? (await mkdtemp(join(tmpdir(), "afk-demo-")));
   await mkdir(dir, { recursive: true });
   // Refused (with the install command) before anything starts when the CLI is missing.
-  const agent = options.engine === undefined ? null : await demoEngine(options.engine, dir).catch(async (error: unknown) => {
-    if (!options.keep) await rm(dir, { recursive: true, force: true }).catch(() => undefined);
-    throw error;
-  });
+  const agent =
+    options.engine === undefined
+      ? null
+      : await demoEngine(options.engine, dir).catch(async (error: unknown) => {
+          if (!options.keep) await rm(dir, { recursive: true, force: true }).catch(() => undefined);
+          throw error;
+        });
   const seedPath = join(dir, "seed.json");
   await writeFile(seedPath, JSON.stringify(buildSeed()));
   // The CI runner and the demo's own watching use a user of their own, so the fleet's rate
   // limit counts the fleet alone.
-  const forge = await startForge({ dir: join(dir, "forge"), repo: REPO, seed: seedPath, users: ["ci"], ...(options.onResponse ? { onResponse: options.onResponse } : {}) });
+  const forge = await startForge({
+    dir: join(dir, "forge"),
+    repo: REPO,
+    seed: seedPath,
+    users: ["ci"],
+    ...(options.onResponse ? { onResponse: options.onResponse } : {}),
+  });
   const api = client(forge, forge.token);
   const watcher = client(forge, forge.users.ci ?? forge.token);
   // Required checks make the gate real: a PR lands only once CI passed on its head.
@@ -183,8 +192,33 @@ export async function runDemo(options: DemoOptions): Promise<DemoReport> {
       const settled = done && status.workers.every((w) => w.state !== "running");
       if (settled || now > deadline) {
         const recorded = agent ? (await host.status({ repo: REPO, scope: "worker" })).spend?.today : undefined;
-        const engine = agent ? { name: agent.engine, model: agent.model, turns: agent.scripted.turns.length, billed_usd: agent.scripted.billedUsd(), recorded_usd: recorded && recorded.unknown_attempts === 0 ? recorded.usd : null } : undefined;
-        report = { fleetLogin, ...(engine ? { engine } : {}), ...(await finalReport(expectations, issues, maxAttempt, firstSeen, endedAt, started, forge, api, ci, options.keep !== undefined, setupUsed, (routes) => routesSince(routes[fleetLogin] ?? {}, setupRoutes))) };
+        const engine = agent
+          ? {
+              name: agent.engine,
+              model: agent.model,
+              turns: agent.scripted.turns.length,
+              billed_usd: agent.scripted.billedUsd(),
+              recorded_usd: recorded && recorded.unknown_attempts === 0 ? recorded.usd : null,
+            }
+          : undefined;
+        report = {
+          fleetLogin,
+          ...(engine ? { engine } : {}),
+          ...(await finalReport(
+            expectations,
+            issues,
+            maxAttempt,
+            firstSeen,
+            endedAt,
+            started,
+            forge,
+            api,
+            ci,
+            options.keep !== undefined,
+            setupUsed,
+            (routes) => routesSince(routes[fleetLogin] ?? {}, setupRoutes),
+          )),
+        };
         break;
       }
     }
@@ -276,7 +310,13 @@ function reached(e: Expectation, issue: IssueView): boolean {
   }
 }
 
-function board(expectations: readonly Expectation[], issues: Map<number, IssueView>, workers: { issue: number; state: string }[], lastTick: string | null, ci: CiRunner): string[] {
+function board(
+  expectations: readonly Expectation[],
+  issues: Map<number, IssueView>,
+  workers: { issue: number; state: string }[],
+  lastTick: string | null,
+  ci: CiRunner,
+): string[] {
   const lines = ["afk-mcp demo — a local forge, a sample project, scripted workers (or the real CLI of --engine), concurrency 3", ""];
   for (const e of expectations) {
     const issue = issues.get(e.number);
@@ -317,7 +357,14 @@ async function finalReport(
       number: e.number,
       title: e.title,
       expected: e.end,
-      actual: actual === "closed" ? (e.end === "closed_done" || e.end === "epic_done" ? e.end : "merged") : actual === "open" && e.end === "open_epic" ? "open_epic" : actual,
+      actual:
+        actual === "closed"
+          ? e.end === "closed_done" || e.end === "epic_done"
+            ? e.end
+            : "merged"
+          : actual === "open" && e.end === "open_epic"
+            ? "open_epic"
+            : actual,
       attempts: e.end === "open_epic" || e.end === "epic_done" ? 0 : (maxAttempt.get(e.number) ?? 0) + 1,
       seconds: from !== undefined && to !== undefined ? Math.round((to - from) / 100) / 10 : null,
       ok: issue !== undefined && reached(e, issue) && (e.attempts === undefined || (maxAttempt.get(e.number) ?? 0) + 1 === e.attempts),
@@ -370,7 +417,11 @@ export function renderReport(report: DemoReport): string[] {
     const landed = report.merged > 0 ? ` (${Math.round((report.fleetCounted / report.merged) * 10) / 10} per landed issue)` : "";
     lines.push(`  of which the fleet's own, counted: ${report.fleetCounted}${landed}; the rest are the CI runner's and the demo's watching`);
   }
-  if (report.engine) lines.push(`engine: the real ${report.engine.name} (model ${report.engine.model}) against the demo's scripted model on 127.0.0.1: ${report.engine.turns} model turns, billed $${report.engine.billed_usd.toFixed(4)}, recorded ${report.engine.recorded_usd === null ? "unknown" : `$${report.engine.recorded_usd.toFixed(4)}`}`);
-  if (report.forge) lines.push(`forge: GITHUB_API_URL=${report.forge.apiUrl} GITHUB_TOKEN=${report.forge.token} (git ${report.forge.gitUrl}, dir ${report.forge.dir})`);
+  if (report.engine)
+    lines.push(
+      `engine: the real ${report.engine.name} (model ${report.engine.model}) against the demo's scripted model on 127.0.0.1: ${report.engine.turns} model turns, billed $${report.engine.billed_usd.toFixed(4)}, recorded ${report.engine.recorded_usd === null ? "unknown" : `$${report.engine.recorded_usd.toFixed(4)}`}`,
+    );
+  if (report.forge)
+    lines.push(`forge: GITHUB_API_URL=${report.forge.apiUrl} GITHUB_TOKEN=${report.forge.token} (git ${report.forge.gitUrl}, dir ${report.forge.dir})`);
   return lines;
 }

@@ -76,26 +76,52 @@ export async function startScriptedModel(initial: ScriptedModelOptions): Promise
         "anthropic-ratelimit-unified-5h-reset": String(reset),
         "anthropic-ratelimit-unified-representative-claim": "five_hour",
       });
-      res.end(JSON.stringify({ type: "error", error: { type: "rate_limit_error", message: "This request would exceed your account's rate limit. Please try again later." } }));
+      res.end(
+        JSON.stringify({
+          type: "error",
+          error: { type: "rate_limit_error", message: "This request would exceed your account's rate limit. Please try again later." },
+        }),
+      );
       return;
     }
     const tools = ((body.tools as { name: string }[] | undefined) ?? []).map((t) => t.name);
     const messages = (body.messages as { role: string; content: unknown }[] | undefined) ?? [];
-    const done = messages.flatMap((m) => (m.role === "assistant" && Array.isArray(m.content) ? (m.content as { type: string }[]) : [])).filter((c) => c.type === "tool_use").length;
+    const done = messages
+      .flatMap((m) => (m.role === "assistant" && Array.isArray(m.content) ? (m.content as { type: string }[]) : []))
+      .filter((c) => c.type === "tool_use").length;
     // Side requests (titles, summaries) offer no tools: a short text answers them.
     const step: ScriptStep = tools.length === 0 ? { text: "ok" } : stepFor(done, model);
     const usage = options.usage ?? DEFAULT_USAGE;
     const id = String(++counter).padStart(4, "0");
     const block =
-      "shell" in step ? { type: "tool_use", id: `toolu_${id}`, name: "Bash", input: { command: step.shell, description: "scripted step" } } : { type: "text", text: step.text };
+      "shell" in step
+        ? { type: "tool_use", id: `toolu_${id}`, name: "Bash", input: { command: step.shell, description: "scripted step" } }
+        : { type: "text", text: step.text };
     turns.push({ api: "anthropic", model, reply: "shell" in step ? step.shell : "text", usage, status: 200 });
     const send = (event: string, data: Record<string, unknown>) => res.write(`event: ${event}\ndata: ${JSON.stringify({ type: event, ...data })}\n\n`);
     res.writeHead(200, { "content-type": "text/event-stream", "cache-control": "no-cache" });
-    send("message_start", { message: { id: `msg_${id}`, type: "message", role: "assistant", model, content: [], stop_reason: null, stop_sequence: null, usage: { input_tokens: usage.input_tokens, output_tokens: 0 } } });
+    send("message_start", {
+      message: {
+        id: `msg_${id}`,
+        type: "message",
+        role: "assistant",
+        model,
+        content: [],
+        stop_reason: null,
+        stop_sequence: null,
+        usage: { input_tokens: usage.input_tokens, output_tokens: 0 },
+      },
+    });
     send("content_block_start", { index: 0, content_block: block.type === "tool_use" ? { ...block, input: {} } : { type: "text", text: "" } });
-    send("content_block_delta", { index: 0, delta: block.type === "tool_use" ? { type: "input_json_delta", partial_json: JSON.stringify(block.input) } : { type: "text_delta", text: block.text } });
+    send("content_block_delta", {
+      index: 0,
+      delta: block.type === "tool_use" ? { type: "input_json_delta", partial_json: JSON.stringify(block.input) } : { type: "text_delta", text: block.text },
+    });
     send("content_block_stop", { index: 0 });
-    send("message_delta", { delta: { stop_reason: block.type === "tool_use" ? "tool_use" : "end_turn", stop_sequence: null }, usage: { output_tokens: usage.output_tokens } });
+    send("message_delta", {
+      delta: { stop_reason: block.type === "tool_use" ? "tool_use" : "end_turn", stop_sequence: null },
+      usage: { output_tokens: usage.output_tokens },
+    });
     send("message_stop", {});
     res.end();
   };
@@ -123,7 +149,13 @@ export async function startScriptedModel(initial: ScriptedModelOptions): Promise
     send("response.output_item.added", { output_index: 0, item });
     if (!("shell" in step)) send("response.output_text.delta", { item_id: item.id, output_index: 0, content_index: 0, delta: step.text });
     send("response.output_item.done", { output_index: 0, item });
-    const wireUsage = { input_tokens: usage.input_tokens, input_tokens_details: { cached_tokens: 0 }, output_tokens: usage.output_tokens, output_tokens_details: { reasoning_tokens: 0 }, total_tokens: usage.input_tokens + usage.output_tokens };
+    const wireUsage = {
+      input_tokens: usage.input_tokens,
+      input_tokens_details: { cached_tokens: 0 },
+      output_tokens: usage.output_tokens,
+      output_tokens_details: { reasoning_tokens: 0 },
+      total_tokens: usage.input_tokens + usage.output_tokens,
+    };
     send("response.completed", { response: { ...response, status: "completed", output: [item], usage: wireUsage } });
     res.end();
   };
@@ -153,7 +185,10 @@ export async function startScriptedModel(initial: ScriptedModelOptions): Promise
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
   const port = (server.address() as AddressInfo).port;
   const billed = (): TurnUsage =>
-    turns.reduce((sum, t) => (t.usage ? { input_tokens: sum.input_tokens + t.usage.input_tokens, output_tokens: sum.output_tokens + t.usage.output_tokens } : sum), { input_tokens: 0, output_tokens: 0 });
+    turns.reduce(
+      (sum, t) => (t.usage ? { input_tokens: sum.input_tokens + t.usage.input_tokens, output_tokens: sum.output_tokens + t.usage.output_tokens } : sum),
+      { input_tokens: 0, output_tokens: 0 },
+    );
   return {
     url: `http://127.0.0.1:${port}`,
     turns,

@@ -55,13 +55,21 @@ export class BirthGuard {
     /** Worker output bound for GitHub or status: the fleet's token and every known key shape removed. */
     private readonly redacted: (lines: readonly string[]) => string[],
   ) {
-    this.breaker = new CircuitBreaker({ k: circuit.k, windowSeconds: circuit.window_seconds * timeScale, fastDeathSeconds: circuit.fast_death_seconds * timeScale });
+    this.breaker = new CircuitBreaker({
+      k: circuit.k,
+      windowSeconds: circuit.window_seconds * timeScale,
+      fastDeathSeconds: circuit.fast_death_seconds * timeScale,
+    });
   }
 
   /** Why births are held now (a stop, a trip, a pause not yet over), or null. */
   paused(stopping: boolean): Pause | null {
     if (stopping) return { until: null, reason: "stopping" };
-    if (this.trip) return { until: null, reason: `circuit breaker tripped after ${this.trip.deaths.length} fast worker deaths${this.tripQuote()}: fix the worker command, then project_reset` };
+    if (this.trip)
+      return {
+        until: null,
+        reason: `circuit breaker tripped after ${this.trip.deaths.length} fast worker deaths${this.tripQuote()}: fix the worker command, then project_reset`,
+      };
     if (this.quota) {
       if (this.quota.until && this.quota.until.getTime() <= this.clock().getTime()) {
         this.quota = null;
@@ -114,9 +122,15 @@ export class BirthGuard {
     if (!trip || this.trip) return false;
     this.trip = trip;
     for (const death of trip.deaths) this.unswept.add(death.issue);
-    this.log("error", "breaker_tripped", `circuit breaker tripped: ${trip.deaths.length} fast worker deaths${this.tripQuote()}; births parked until project_reset`, trip.deaths.at(-1)?.issue, {
-      last_output: Object.fromEntries(trip.deaths.map((d) => [d.issue, this.deathLines.get(d.issue) ?? []])),
-    });
+    this.log(
+      "error",
+      "breaker_tripped",
+      `circuit breaker tripped: ${trip.deaths.length} fast worker deaths${this.tripQuote()}; births parked until project_reset`,
+      trip.deaths.at(-1)?.issue,
+      {
+        last_output: Object.fromEntries(trip.deaths.map((d) => [d.issue, this.deathLines.get(d.issue) ?? []])),
+      },
+    );
     return true;
   }
 
@@ -125,13 +139,21 @@ export class BirthGuard {
     const backoffSeconds = detection.kind === "network" ? 300 : 900;
     const pause = quotaPause(detection, this.clock(), { backoffSeconds: backoffSeconds * this.timeScale });
     const reason = pauseReason({ ...detection, text: this.redacted([detection.text])[0]! }, pause.until);
-    const own = engine !== undefined && this.failover.length >= 2 && this.failover.includes(engine) && (detection.kind === "quota" || detection.kind === "auth");
+    const own =
+      engine !== undefined && this.failover.length >= 2 && this.failover.includes(engine) && (detection.kind === "quota" || detection.kind === "auth");
     if (own) {
       // That engine only: births go on with the next healthy engine of each route (births.ts).
       const was = this.enginePaused(engine);
-      if (!was || (pause.until && was.until && pause.until > was.until) || pause.until === null) this.enginePauses.set(engine, { until: pause.until, reason: `engine ${engine}: ${reason}` });
+      if (!was || (pause.until && was.until && pause.until > was.until) || pause.until === null)
+        this.enginePauses.set(engine, { until: pause.until, reason: `engine ${engine}: ${reason}` });
       const healthy = this.failover.filter((name) => this.enginePaused(name) === null);
-      this.log("warn", "engine_paused", `#${issue}: engine ${engine} paused (${reason}); ${healthy.length > 0 ? `births go on with ${healthy.join(", ")}` : "no engine is healthy: births paused"}`, issue, { engine, kind: detection.kind, healthy });
+      this.log(
+        "warn",
+        "engine_paused",
+        `#${issue}: engine ${engine} paused (${reason}); ${healthy.length > 0 ? `births go on with ${healthy.join(", ")}` : "no engine is healthy: births paused"}`,
+        issue,
+        { engine, kind: detection.kind, healthy },
+      );
       if (healthy.length > 0) return;
     }
     if (!this.quota || (pause.until && this.quota.until && pause.until > this.quota.until) || pause.until === null) {
@@ -176,7 +198,9 @@ export class BirthGuard {
             n,
             `The fleet stopped starting workers: the worker command died within seconds ${deaths} times in a row ` +
               `(circuit breaker). This issue goes back to the backlog untouched by this run; fix the command, then reset the breaker (\`afk-mcp reset\` in a terminal, the project_reset tool in an MCP session).` +
-              (lines.length > 0 ? `\n\nThe last lines its worker printed:\n\n${fenced(lines.map((l) => neutralizeMarkers(l)))}` : "\n\nIts worker printed nothing."),
+              (lines.length > 0
+                ? `\n\nThe last lines its worker printed:\n\n${fenced(lines.map((l) => neutralizeMarkers(l)))}`
+                : "\n\nIts worker printed nothing."),
           );
           const before = this.attemptsBeforeDeaths.get(n) ?? 0;
           for (const label of issue.labels) {
@@ -196,7 +220,8 @@ export class BirthGuard {
     } catch (error) {
       deps.log("error", "sweep_failed", `breaker sweep failed (retried next tick): ${(error as Error).message}`, undefined, errorData(error));
     }
-    if (swept.length > 0) deps.log("warn", "breaker_swept", `swept ${swept.length} issue(s) after the breaker tripped: ${swept.map((n) => `#${n}`).join(", ")}`);
+    if (swept.length > 0)
+      deps.log("warn", "breaker_swept", `swept ${swept.length} issue(s) after the breaker tripped: ${swept.map((n) => `#${n}`).join(", ")}`);
   }
 
   hasUnswept(): boolean {

@@ -97,7 +97,9 @@ export class Births {
   async checkpoint(issue: number, claimSha: string): Promise<void> {
     await this.checkpoints
       .push(issue, claimSha, "periodic")
-      .catch((error: unknown) => this.host.log("warn", "checkpoint_failed", `#${issue}: checkpoint not pushed (tried again next period): ${errorText(error)}`, issue, errorData(error)));
+      .catch((error: unknown) =>
+        this.host.log("warn", "checkpoint_failed", `#${issue}: checkpoint not pushed (tried again next period): ${errorText(error)}`, issue, errorData(error)),
+      );
   }
 
   /** Starts a worker for a claim we hold. Returns false when it could not start. */
@@ -111,7 +113,12 @@ export class Births {
     // cannot both take the last one. None free: no worker, no death counted; a later tick recovers the claim.
     const slot = this.budgets.reserve();
     if (slot === null) {
-      log("info", "birth_held", `#${issue.number}: not started: ${this.host.deps.hostBudget?.workersHold()?.reason ?? "the host's max_workers is reached"}`, issue.number);
+      log(
+        "info",
+        "birth_held",
+        `#${issue.number}: not started: ${this.host.deps.hostBudget?.workersHold()?.reason ?? "the host's max_workers is reached"}`,
+        issue.number,
+      );
       return false;
     }
     const cfg = registration.config;
@@ -123,7 +130,13 @@ export class Births {
       const run = await birth(
         {
           repo: registration.repo,
-          issue: { number: issue.number, title: issue.title, body: issue.body, url: `${deps.conn.info.htmlUrl.replace(/\/$/, "")}/issues/${issue.number}`, labels: issue.labels },
+          issue: {
+            number: issue.number,
+            title: issue.title,
+            body: issue.body,
+            url: `${deps.conn.info.htmlUrl.replace(/\/$/, "")}/issues/${issue.number}`,
+            labels: issue.labels,
+          },
           base: registration.base,
           attempt,
           maxAttempts: cfg.retry + 1,
@@ -140,7 +153,13 @@ export class Births {
       record.run = run;
       if (!review) this.host.board.enter(issue.number, "coding");
       const engine = review ? null : (routed?.engine ?? registration.engine);
-      this.host.ledger.attemptStart(issue.number, attempt, review ? "reviewer" : "worker", mode, engine ? { engine: engine.name, model: engine.model } : undefined);
+      this.host.ledger.attemptStart(
+        issue.number,
+        attempt,
+        review ? "reviewer" : "worker",
+        mode,
+        engine ? { engine: engine.name, model: engine.model } : undefined,
+      );
       return true;
     } catch (error) {
       if (error instanceof FencedError) {
@@ -149,7 +168,13 @@ export class Births {
         return false;
       }
       // A worker that cannot even start is a fast death: the breaker counts it.
-      log("error", "birth_failed", `#${issue.number}: could not start a ${review ? "reviewer" : "worker"}: ${(error as Error).message}`, issue.number, errorData(error));
+      log(
+        "error",
+        "birth_failed",
+        `#${issue.number}: could not start a ${review ? "reviewer" : "worker"}: ${(error as Error).message}`,
+        issue.number,
+        errorData(error),
+      );
       if (this.host.guard.recordDeath(issue.number, attempt, 0, false, false, [(error as Error).message])) this.host.nudge();
       return false;
     } finally {
@@ -174,14 +199,22 @@ export class Births {
       const order = [...new Set([start.name, ...ladder.map((r) => r.engine ?? start.name), ...Object.keys(registration.engines ?? {})])];
       const next = order.find((name) => name !== route.engine && registration.engines?.[name] && this.host.guard.enginePaused(name) === null);
       if (next !== undefined) {
-        log("info", "failover", `#${issue.number}: attempt ${attempt} fails over from ${route.engine} to ${next}: ${paused.reason}`, issue.number, { from: route.engine, to: next });
+        log("info", "failover", `#${issue.number}: attempt ${attempt} fails over from ${route.engine} to ${next}: ${paused.reason}`, issue.number, {
+          from: route.engine,
+          to: next,
+        });
         route = { engine: next, model: next === start.name ? start.model : null, from: `failover from ${route.engine}` };
       }
     }
     if (route.engine === start.name && route.model === start.model) return null;
     const verified = registration.engines?.[route.engine];
     if (!verified) {
-      log("warn", "route_ignored", `#${issue.number}: ${route.from} names engine ${JSON.stringify(route.engine)}, which this start did not verify: running ${start.name}; define it under config "engines" and add it to routing.ladder (verified at start), or fix the label`, issue.number);
+      log(
+        "warn",
+        "route_ignored",
+        `#${issue.number}: ${route.from} names engine ${JSON.stringify(route.engine)}, which this start did not verify: running ${start.name}; define it under config "engines" and add it to routing.ladder (verified at start), or fix the label`,
+        issue.number,
+      );
       return null;
     }
     const model = route.model ?? verified.model;
@@ -209,7 +242,13 @@ export class Births {
       const all = await deps.conn.forge.listComments(issue.number);
       return discussion(all, deps.conn.login).map((c) => ({ author: c.author, createdAt: c.createdAt, body: c.body }));
     } catch (error) {
-      this.host.log("warn", "comments_unreadable", `#${issue.number}: the brief goes without the issue's comments: ${errorText(error)}`, issue.number, errorData(error));
+      this.host.log(
+        "warn",
+        "comments_unreadable",
+        `#${issue.number}: the brief goes without the issue's comments: ${errorText(error)}`,
+        issue.number,
+        errorData(error),
+      );
       return [];
     }
   }
@@ -257,7 +296,14 @@ export class Births {
         engine: facts.spend.engine,
         ...(facts.spend.model ? { model: facts.spend.model } : {}),
       });
-      this.host.guard.recordDeath(issue, run.attempt, facts.exit.durationMs, facts.quota, facts.exit.killReason !== null || facts.outcome.kind !== "nothing", facts.lastLines);
+      this.host.guard.recordDeath(
+        issue,
+        run.attempt,
+        facts.exit.durationMs,
+        facts.quota,
+        facts.exit.killReason !== null || facts.outcome.kind !== "nothing",
+        facts.lastLines,
+      );
     }
     this.host.nudge();
   }

@@ -18,7 +18,16 @@ export async function renderBoards(fleet: FleetRuntime, tick: TickScope): Promis
     // again: one "PR open" board for that whole stretch, not two writes per landing round.
     if (phase === "awaiting_merge" && registration.autoMerge) phase = "pr_open";
     await fleet.board
-      .show(claim.issue, phase, claim.attempt, registration.config.retry + 1, pushed.get(claim.issue) ?? claim.pr, registration.instance, fleet.deps.conn.hostName, { noComments: issues.get(claim.issue)?.comments === 0, conflict: fleet.conflicts.boardNote(claim.issue) })
+      .show(
+        claim.issue,
+        phase,
+        claim.attempt,
+        registration.config.retry + 1,
+        pushed.get(claim.issue) ?? claim.pr,
+        registration.instance,
+        fleet.deps.conn.hostName,
+        { noComments: issues.get(claim.issue)?.comments === 0, conflict: fleet.conflicts.boardNote(claim.issue) },
+      )
       .catch((error: unknown) => fleet.log("warn", "board_failed", `#${claim.issue}: board not updated: ${(error as Error).message}`, claim.issue));
   }
 }

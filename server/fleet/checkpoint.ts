@@ -46,11 +46,17 @@ export class Checkpoints {
     const pushed = await this.deps.workRepo.push(issue);
     this.last.set(issue, { at: this.deps.clock().getTime(), sha: pushed.sha });
     if (!pushed.pushed) return null;
-    this.deps.log("info", "checkpoint", `#${issue}: pushed ${progress.commitsAhead} commit(s) to ${pushed.branch} at ${pushed.sha.slice(0, 12)} (${why === "exit" ? "the worker exited" : "periodic checkpoint"})`, issue, {
-      sha: pushed.sha,
-      branch: pushed.branch,
-      why,
-    });
+    this.deps.log(
+      "info",
+      "checkpoint",
+      `#${issue}: pushed ${progress.commitsAhead} commit(s) to ${pushed.branch} at ${pushed.sha.slice(0, 12)} (${why === "exit" ? "the worker exited" : "periodic checkpoint"})`,
+      issue,
+      {
+        sha: pushed.sha,
+        branch: pushed.branch,
+        why,
+      },
+    );
     return pushed.sha;
   }
 

@@ -29,9 +29,7 @@ export function unreported(pull: SnapshotPull, required: RequiredChecks): string
 export class CiSilence {
   private readonly watched = new Map<number, { head: string; since: number; warned: boolean }>();
 
-  constructor(
-    private readonly deps: { clock: () => Date; silentMs: number; branchPrefix: string; log: Log },
-  ) {}
+  constructor(private readonly deps: { clock: () => Date; silentMs: number; branchPrefix: string; log: Log }) {}
 
   /** One look per tick at the claims waiting for CI; the rest are forgotten. */
   observe(mine: readonly MineClaim[], pulls: readonly SnapshotPull[], required: RequiredChecks): void {

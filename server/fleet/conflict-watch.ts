@@ -121,7 +121,13 @@ export class ConflictWatch {
           const conflicts = await this.merge(baseSha, m.head);
           if (conflicts && conflicts.length > 0) {
             this.note(m.issue, m.pr, m.head, conflicts, "base");
-            this.o.log("info", "early_conflict", `#${m.issue}: PR #${m.pr} no longer merges with ${this.o.base}: conflicts in ${conflicts.join(", ")}`, m.issue, { pr: m.pr, files: conflicts, source: "base" });
+            this.o.log(
+              "info",
+              "early_conflict",
+              `#${m.issue}: PR #${m.pr} no longer merges with ${this.o.base}: conflicts in ${conflicts.join(", ")}`,
+              m.issue,
+              { pr: m.pr, files: conflicts, source: "base" },
+            );
           }
         }
       }
@@ -152,13 +158,26 @@ export class ConflictWatch {
       if (!h) this.pending.delete(n);
       else if (this.pending.get(n)!.blockers === null) this.hold(n, h.waitingFor);
     }
-    this.shown.conflict_held = decision.conflictHolds.map((h) => ({ issue: h.issue, pr: h.pr, files: h.files, waiting_for: h.waitingFor, held_seconds: Math.round(h.heldSeconds), max_seconds: Math.round(h.maxSeconds) }));
+    this.shown.conflict_held = decision.conflictHolds.map((h) => ({
+      issue: h.issue,
+      pr: h.pr,
+      files: h.files,
+      waiting_for: h.waitingFor,
+      held_seconds: Math.round(h.heldSeconds),
+      max_seconds: Math.round(h.maxSeconds),
+    }));
     report.conflict_held = this.shown.conflict_held;
     report.conflict_pairs = this.shown.conflict_pairs;
     this.overlapHolds = standingHolds(this.overlapHolds, decision.overlapHolds, set.frontier.dispatch, overlap);
     report.overlap_held = this.overlapHolds.map((h) => ({ ...h }));
     for (const h of decision.overlapHolds) {
-      this.o.log("info", "overlap_held", `#${h.issue}: started #${h.instead} first: in-flight work changes ${h.paths.join(", ")}, which #${h.issue} names`, h.issue, { ...h });
+      this.o.log(
+        "info",
+        "overlap_held",
+        `#${h.issue}: started #${h.instead} first: in-flight work changes ${h.paths.join(", ")}, which #${h.issue} names`,
+        h.issue,
+        { ...h },
+      );
     }
   }
 
@@ -175,7 +194,9 @@ export class ConflictWatch {
 
   private view(): Map<number, PendingConflict> {
     const now = this.o.clock().getTime();
-    return new Map([...this.pending].map(([n, s]) => [n, { pr: s.pr, files: s.files, source: s.source, heldSeconds: (now - s.sinceMs) / 1000, blockers: s.blockers }]));
+    return new Map(
+      [...this.pending].map(([n, s]) => [n, { pr: s.pr, files: s.files, source: s.source, heldSeconds: (now - s.sinceMs) / 1000, blockers: s.blockers }]),
+    );
   }
 
   private waitInput(): ConflictWaitInput {
@@ -186,7 +207,13 @@ export class ConflictWatch {
     const seen = this.pending.get(issue)!;
     seen.blockers = waitingFor;
     const max = this.o.settings().hold_max_seconds * this.o.timeScale;
-    this.o.log("info", "conflict_held", `#${issue}: PR #${seen.pr} conflicts with ${this.o.base} in ${seen.files.join(", ")}; its retry waits until ${waitingFor.map((n) => `#${n}`).join(", ")} landed or was abandoned (at most ${Math.round(max)} s)`, issue, { pr: seen.pr, files: seen.files, waiting_for: waitingFor, source: seen.source, max_seconds: max });
+    this.o.log(
+      "info",
+      "conflict_held",
+      `#${issue}: PR #${seen.pr} conflicts with ${this.o.base} in ${seen.files.join(", ")}; its retry waits until ${waitingFor.map((n) => `#${n}`).join(", ")} landed or was abandoned (at most ${Math.round(max)} s)`,
+      issue,
+      { pr: seen.pr, files: seen.files, waiting_for: waitingFor, source: seen.source, max_seconds: max },
+    );
   }
 
   private async pairs(heads: ReadonlyArray<{ issue: number; pr: number | null; head: string; files: string[] }>): Promise<PairConflict[]> {
@@ -199,7 +226,13 @@ export class ConflictWatch {
       if (this.pairsSeen.has(key)) continue;
       if (this.pairsSeen.size >= CACHE) this.pairsSeen.clear();
       this.pairsSeen.add(key);
-      this.o.log("info", "pair_conflict", `#${x.issue} and #${y.issue}: their work does not merge (conflicts in ${files.join(", ")}); whichever lands second is redone`, x.issue, { a: x.issue, b: y.issue, files });
+      this.o.log(
+        "info",
+        "pair_conflict",
+        `#${x.issue} and #${y.issue}: their work does not merge (conflicts in ${files.join(", ")}); whichever lands second is redone`,
+        x.issue,
+        { a: x.issue, b: y.issue, files },
+      );
     }
     return out;
   }

@@ -41,7 +41,12 @@ export async function releaseClaimsWithoutPr(deps: DrainDeps, busy: ReadonlySet<
   const listed = await deps.forge.listOpenPulls();
   // A PR the paged listing missed (one closed on an earlier page moved it) is read on its own:
   // releasing its claim would leave the PR with none.
-  const missed = await missedFleetPulls(deps.forge, listed, mine.map((c) => c.issue), issueOf);
+  const missed = await missedFleetPulls(
+    deps.forge,
+    listed,
+    mine.map((c) => c.issue),
+    issueOf,
+  );
   const proposed = new Set<number>();
   for (const pull of [...listed, ...missed]) {
     const issue = issueOf(pull);

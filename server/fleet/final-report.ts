@@ -26,7 +26,11 @@ export async function finalReport(fleet: FleetRuntime, reason: FinalReport["reas
   const text = renderReport(report);
   writeReport(fleet.deps.lanes.dir, report, text);
   const t = report.totals.outcomes;
-  fleet.ledger.record({ event: "report", msg: `final report: ${report.totals.issues} issue(s), ${t.merged} merged, ${t.escalated} escalated`, data: { reason, issues: report.totals.issues, merged: t.merged, escalated: t.escalated, file: join(fleet.deps.lanes.dir, REPORT_JSON) } });
+  fleet.ledger.record({
+    event: "report",
+    msg: `final report: ${report.totals.issues} issue(s), ${t.merged} merged, ${t.escalated} escalated`,
+    data: { reason, issues: report.totals.issues, merged: t.merged, escalated: t.escalated, file: join(fleet.deps.lanes.dir, REPORT_JSON) },
+  });
   const target = fleet.registration.config.notify.report_issue;
   if (target > 0) {
     // One request per stop, only when configured.
@@ -39,7 +43,10 @@ export async function finalReport(fleet: FleetRuntime, reason: FinalReport["reas
 
 /** report.json and report.txt, each replaced whole (a reader never sees half of one). */
 export function writeReport(dir: string, report: FinalReport, text: string): void {
-  for (const [name, body] of [[REPORT_JSON, JSON.stringify(report, null, 2) + "\n"], [REPORT_TEXT, text + "\n"]] as const) {
+  for (const [name, body] of [
+    [REPORT_JSON, JSON.stringify(report, null, 2) + "\n"],
+    [REPORT_TEXT, text + "\n"],
+  ] as const) {
     const tmp = join(dir, `${name}.${process.pid}.tmp`);
     writeFileSync(tmp, body, { mode: 0o600 });
     renameSync(tmp, join(dir, name));

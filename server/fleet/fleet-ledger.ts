@@ -80,7 +80,12 @@ export class FleetLedger {
   /** Issues in the frontier, each recorded once (the first time this ledger sees it queued). */
   queuedNow(issues: readonly number[]): void {
     if (issues.length === 0) return;
-    this.queued ??= new Set(this.ledger.read().filter((r) => r.event === "queued" && r.issue !== undefined).map((r) => r.issue!));
+    this.queued ??= new Set(
+      this.ledger
+        .read()
+        .filter((r) => r.event === "queued" && r.issue !== undefined)
+        .map((r) => r.issue!),
+    );
     for (const n of issues) {
       if (this.queued.has(n)) continue;
       this.queued.add(n);
@@ -98,13 +103,37 @@ export class FleetLedger {
     });
   }
 
-  attemptEnd(issue: number, attempt: number, role: "worker" | "reviewer", end: { durationMs: number; code: number | null; killReason: string | null; outcome: string; quota: boolean; spend?: Spend; engine?: string; model?: string }): void {
+  attemptEnd(
+    issue: number,
+    attempt: number,
+    role: "worker" | "reviewer",
+    end: {
+      durationMs: number;
+      code: number | null;
+      killReason: string | null;
+      outcome: string;
+      quota: boolean;
+      spend?: Spend;
+      engine?: string;
+      model?: string;
+    },
+  ): void {
     this.record({
       event: "attempt_end",
       issue,
       attempt,
       msg: `#${issue}: ${role} of attempt ${attempt} ended after ${Math.round(end.durationMs / 1000)} s: ${end.outcome}${end.killReason ? ` (killed: ${end.killReason})` : ""}`,
-      data: { role, duration_ms: end.durationMs, exit_code: end.code, kill_reason: end.killReason, outcome: end.outcome, quota: end.quota, engine: end.engine ?? "unknown", model: end.model ?? "unknown", spend: end.spend ?? "unknown" },
+      data: {
+        role,
+        duration_ms: end.durationMs,
+        exit_code: end.code,
+        kill_reason: end.killReason,
+        outcome: end.outcome,
+        quota: end.quota,
+        engine: end.engine ?? "unknown",
+        model: end.model ?? "unknown",
+        spend: end.spend ?? "unknown",
+      },
     });
   }
 
@@ -115,12 +144,22 @@ export class FleetLedger {
   }
 
   verdict(issue: number, attempt: number, verdict: { kind: string; reason?: string }): void {
-    this.record({ event: "verdict", issue, attempt, msg: `#${issue}: the worker's verdict: ${verdict.kind}`, data: { verdict: verdict.kind, ...(verdict.reason ? { reason: verdict.reason.slice(0, 500) } : {}) } });
+    this.record({
+      event: "verdict",
+      issue,
+      attempt,
+      msg: `#${issue}: the worker's verdict: ${verdict.kind}`,
+      data: { verdict: verdict.kind, ...(verdict.reason ? { reason: verdict.reason.slice(0, 500) } : {}) },
+    });
   }
 }
 
 /** Where an attempt's transcript is: the worker lane's records for it, and its output files while the run dir keeps them. */
-export function transcriptOf(runDir: string, issue: number, attempt: number): { lane: "worker"; issue: number; attempt: number; logs: string; files: { stdout: string; stderr: string } } {
+export function transcriptOf(
+  runDir: string,
+  issue: number,
+  attempt: number,
+): { lane: "worker"; issue: number; attempt: number; logs: string; files: { stdout: string; stderr: string } } {
   return { lane: "worker", issue, attempt, logs: `afk-mcp logs --lane worker --issue ${issue}`, files: outputFiles(join(runDir, `issue-${issue}`)) };
 }
 

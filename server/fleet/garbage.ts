@@ -39,7 +39,14 @@ export class GarbageCollector {
     this.lastAt = now.getTime();
     const entries = await this.deps.refs.list(`${this.deps.namespace}/`);
     const deleted: string[] = [];
-    for (const dead of findGarbage({ namespace: this.deps.namespace, entries, now, ttlSeconds: this.deps.ttlSeconds, me: this.deps.instance, probeMaxAgeSeconds: this.deps.probeMaxAgeSeconds })) {
+    for (const dead of findGarbage({
+      namespace: this.deps.namespace,
+      entries,
+      now,
+      ttlSeconds: this.deps.ttlSeconds,
+      me: this.deps.instance,
+      probeMaxAgeSeconds: this.deps.probeMaxAgeSeconds,
+    })) {
       const outcome = await this.deps.refs.remove(dead.ref, dead.sha);
       if (!outcome.won) continue; // it moved: somebody uses it after all
       deleted.push(dead.ref);

@@ -5,7 +5,12 @@ import { gatherSnapshot } from "../gh/gather.js";
 import type { FleetConfig } from "../../schemas/config.js";
 import type { FleetDeps } from "./registration.js";
 
-export function gatherFor(deps: Pick<FleetDeps, "conn" | "namespace" | "lease">, registration: { base: string; config: FleetConfig }, now: Date, expectClosed?: ReadonlySet<number>): Promise<Snapshot> {
+export function gatherFor(
+  deps: Pick<FleetDeps, "conn" | "namespace" | "lease">,
+  registration: { base: string; config: FleetConfig },
+  now: Date,
+  expectClosed?: ReadonlySet<number>,
+): Promise<Snapshot> {
   const { conn } = deps;
   return gatherSnapshot(conn.forge, conn.refs, {
     login: conn.login,

@@ -65,7 +65,10 @@ export class HostBudget {
     if (cap === null) return null;
     const spent = this.spentOn(now);
     if (spent.usd < cap) return null;
-    return { reason: `host budget usd_per_day reached (host.json): ${usdText(spent.usd)} spent today (UTC ${utcDay(now)}) by this host's ${this.fleets.size} registration(s), of ${usdText(cap)}`, until: nextUtcMidnight(now) };
+    return {
+      reason: `host budget usd_per_day reached (host.json): ${usdText(spent.usd)} spent today (UTC ${utcDay(now)}) by this host's ${this.fleets.size} registration(s), of ${usdText(cap)}`,
+      until: nextUtcMidnight(now),
+    };
   }
 
   /** The host's max_workers reached, or null. No reset time: a slot frees when any worker exits. */
@@ -74,7 +77,10 @@ export class HostBudget {
     if (cap === null) return null;
     const alive = this.alive();
     if (alive < cap) return null;
-    return { reason: `host max_workers reached (host.json): ${alive} worker(s) alive across this host's registrations, of ${cap}; births resume as workers exit`, until: null };
+    return {
+      reason: `host max_workers reached (host.json): ${alive} worker(s) alive across this host's registrations, of ${cap}; births resume as workers exit`,
+      until: null,
+    };
   }
 
   /** The first host budget holding births, or null. */
@@ -108,7 +114,8 @@ export class HostBudget {
   /** The host's budgets in words, for status: "" when none is set. */
   text(now: Date): string {
     const parts: string[] = [];
-    if (this.limits.usd_per_day !== null) parts.push(`${usdText(this.limits.usd_per_day)} a day (UTC) for the host, ${usdText(this.spentOn(now).usd)} spent today`);
+    if (this.limits.usd_per_day !== null)
+      parts.push(`${usdText(this.limits.usd_per_day)} a day (UTC) for the host, ${usdText(this.spentOn(now).usd)} spent today`);
     if (this.limits.max_workers !== null) parts.push(`${this.limits.max_workers} workers for the host, ${this.alive()} alive`);
     return parts.join(", ");
   }

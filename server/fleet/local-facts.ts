@@ -98,7 +98,13 @@ export async function localFacts(ctx: FactsContext, set: WorkingSet, snapshot: S
         facts.verdict = exit.verdict ? { kind: exit.verdict.kind, reason: exit.verdict.reason } : null;
         facts.idleSeconds = Number.POSITIVE_INFINITY;
         verdict = exit.verdict;
-        if (exit.verdict) ctx.verdicts?.push({ issue: claim.issue, attempt: run.attempt, verdict: exit.verdict, posted: memory.of(claim.issue).verdictsPosted.has(run.attempt) });
+        if (exit.verdict)
+          ctx.verdicts?.push({
+            issue: claim.issue,
+            attempt: run.attempt,
+            verdict: exit.verdict,
+            posted: memory.of(claim.issue).verdictsPosted.has(run.attempt),
+          });
       }
     } else if (claim.status === "no_pr") {
       // No worker here (a restart, a reclaim, a takeover): a verdict this fleet posted earlier

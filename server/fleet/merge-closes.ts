@@ -42,7 +42,14 @@ export class MergeCloses {
    * releases the claim, and no tick sends a worker to redo landed work. Returns the issues taken.
    */
   recover(landed: readonly LandedPull[], mine: ReadonlyArray<{ issue: number; sha: string; attempt?: number }>): LandedPull[] {
-    const taken = recoveredLandings({ landed, mine: mine.map((m) => ({ attempt: 0, ...m })), breakerOwned: new Set(), closing: this.waiting, now: this.deps.clock().getTime(), graceMs: this.deps.graceMs });
+    const taken = recoveredLandings({
+      landed,
+      mine: mine.map((m) => ({ attempt: 0, ...m })),
+      breakerOwned: new Set(),
+      closing: this.waiting,
+      now: this.deps.clock().getTime(),
+      graceMs: this.deps.graceMs,
+    });
     for (const r of taken) this.recovered(r.landed, r.claimSha, r.mergedAt);
     return taken.map((r) => r.landed);
   }
@@ -50,7 +57,13 @@ export class MergeCloses {
   /** One landing a crash kept from its wrap-up (see recover): its claim waits from `mergedAt`. */
   recovered(l: LandedPull, claimSha: string, mergedAt: number): void {
     this.waiting.set(l.issue, { pr: l.pr, claimSha, mergedAt });
-    this.deps.log("info", "landed_unsettled", `#${l.issue}: its PR #${l.pr} merged at ${l.mergedAt}, but the issue is still open and its claim held (a host stopped between the merge and its wrap-up): closing it and releasing the claim (no worker)`, l.issue, { pr: l.pr });
+    this.deps.log(
+      "info",
+      "landed_unsettled",
+      `#${l.issue}: its PR #${l.pr} merged at ${l.mergedAt}, but the issue is still open and its claim held (a host stopped between the merge and its wrap-up): closing it and releasing the claim (no worker)`,
+      l.issue,
+      { pr: l.pr },
+    );
   }
 
   /** The claims waiting for GitHub's close, in the order they began to wait. */
@@ -91,12 +104,19 @@ export class MergeCloses {
         // One request, only when GitHub did not close the issue within the grace (see above).
         await this.deps.forge.closeIssue(n, "completed");
       } catch (error) {
-        this.deps.log("warn", "close_failed", `#${n}: still open after PR #${pr} merged, and closing it failed${force ? "" : " (tried again next tick)"}: ${errorText(error)}`, n);
+        this.deps.log(
+          "warn",
+          "close_failed",
+          `#${n}: still open after PR #${pr} merged, and closing it failed${force ? "" : " (tried again next tick)"}: ${errorText(error)}`,
+          n,
+        );
         // A stop tries once: the claim stays, and lapses with the lease.
         if (force) this.waiting.delete(n);
         return;
       }
-      this.deps.log("info", "closed_after_merge", `#${n}: GitHub had not closed it ${Math.round(s.waitedMs / 1000)} s after PR #${pr} merged: closed it`, n, { pr });
+      this.deps.log("info", "closed_after_merge", `#${n}: GitHub had not closed it ${Math.round(s.waitedMs / 1000)} s after PR #${pr} merged: closed it`, n, {
+        pr,
+      });
     }
     try {
       await this.deps.lease.release(n, claimSha);

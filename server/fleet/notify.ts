@@ -84,7 +84,14 @@ export class Notifier {
     const s = this.o.settings();
     if (s.mention.length === 0 && s.webhook_url === null) return;
     const issue = entry.issue ?? null;
-    const event: NotifyEvent = { event: entry.event, repo: this.o.repo, issue, text: `afk-mcp ${this.o.repo}: ${entry.msg}`, at: this.o.clock().toISOString(), mention: [...s.mention] };
+    const event: NotifyEvent = {
+      event: entry.event,
+      repo: this.o.repo,
+      issue,
+      text: `afk-mcp ${this.o.repo}: ${entry.msg}`,
+      at: this.o.clock().toISOString(),
+      mention: [...s.mention],
+    };
     // A pause is one event per kind (every worker of a usage limit reports it); an escalation one per issue.
     const key = entry.event === "escalation" ? `escalation:${issue}` : entry.event === "pause" ? `pause:${String(entry.data?.kind ?? "")}` : "breaker_trip";
     if (s.webhook_url !== null && this.admit(`webhook:${key}`)) {
@@ -97,7 +104,9 @@ export class Notifier {
       const comment = this.o.comment;
       this.counters.comments += 1;
       this.enqueue(async () => {
-        await comment(issue, body).catch((error: unknown) => this.o.log?.("warn", "notify_failed", `the mention comment on #${issue} was not posted: ${(error as Error).message}`));
+        await comment(issue, body).catch((error: unknown) =>
+          this.o.log?.("warn", "notify_failed", `the mention comment on #${issue} was not posted: ${(error as Error).message}`),
+        );
       });
     }
   }
@@ -123,7 +132,8 @@ export class Notifier {
     while (this.sent.length > 0 && now - this.sent[0]! >= 3_600_000) this.sent.shift();
     if (this.sent.length >= s.max_per_hour) {
       this.counters.rate_limited += 1;
-      if (this.counters.rate_limited === 1 || this.counters.rate_limited % 10 === 0) this.o.log?.("warn", "notify_rate_limited", `notifications: ${this.counters.rate_limited} dropped so far by notify.max_per_hour (${s.max_per_hour})`);
+      if (this.counters.rate_limited === 1 || this.counters.rate_limited % 10 === 0)
+        this.o.log?.("warn", "notify_rate_limited", `notifications: ${this.counters.rate_limited} dropped so far by notify.max_per_hour (${s.max_per_hour})`);
       return false;
     }
     this.seen.set(key, now);
@@ -152,7 +162,13 @@ export class Notifier {
         await sleep(backoff[attempt - 1]!);
       }
       try {
-        const res = await fetcher(url, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(event), signal: AbortSignal.timeout(this.o.timeoutMs ?? 5000), redirect: "error" });
+        const res = await fetcher(url, {
+          method: "POST",
+          headers: { "content-type": "application/json" },
+          body: JSON.stringify(event),
+          signal: AbortSignal.timeout(this.o.timeoutMs ?? 5000),
+          redirect: "error",
+        });
         await res.arrayBuffer().catch(() => undefined);
         if (res.ok) {
           this.counters.webhook_ok += 1;
@@ -166,7 +182,11 @@ export class Notifier {
       }
     }
     this.counters.webhook_failed += 1;
-    this.o.log?.("warn", "notify_failed", `the webhook (notify.webhook_url) ${why}; the ${event.event} notification${event.issue ? ` for #${event.issue}` : ""} was given up after retries`);
+    this.o.log?.(
+      "warn",
+      "notify_failed",
+      `the webhook (notify.webhook_url) ${why}; the ${event.event} notification${event.issue ? ` for #${event.issue}` : ""} was given up after retries`,
+    );
   }
 }
 

@@ -11,7 +11,9 @@ export async function wrapUpRecovered(fleet: FleetRuntime, landed: LandedPull, a
   const { issue, pr } = landed;
   const cfg = fleet.registration.config;
   const note = `PR #${pr} landed before its host stopped`;
-  await fleet.board.terminal(issue, "merged", attempt, cfg.retry + 1, { pr, note }).catch((error: unknown) => fleet.log("warn", "board_failed", `#${issue}: board not updated: ${errorText(error)}`, issue));
+  await fleet.board
+    .terminal(issue, "merged", attempt, cfg.retry + 1, { pr, note })
+    .catch((error: unknown) => fleet.log("warn", "board_failed", `#${issue}: board not updated: ${errorText(error)}`, issue));
   if (cfg.worktree.cleanup) await fleet.deps.workRepo.remove(issue, { deleteBranch: true }).catch(() => undefined);
   const head = landed.head;
   // Only the fleet's own branch for this very issue, and only at the head that merged (a compare-and-swap).

@@ -8,13 +8,13 @@
 // crash loses nothing.
 import type { FleetConfig } from "../../schemas/config.js";
 import { gatherFor } from "./gather-for.js";
-import { ConflictWatch } from "./conflict-watch.js";
+import type { ConflictWatch } from "./conflict-watch.js";
 import { FencedError } from "../state/claims.js";
 import { decide, type Action } from "../state/decide.js";
 import { loopPacing, pace } from "../state/pace.js";
 import type { WorkingSet } from "../state/rebuild.js";
 import type { Snapshot, SnapshotIssue } from "../state/snapshot.js";
-import { Board } from "../board/fleet-board.js";
+import type { Board } from "../board/fleet-board.js";
 import { renderBoards } from "./boards.js";
 import { Landing } from "../landing/fleet-landing.js";
 import { BirthGuard } from "./birth-guard.js";
@@ -32,14 +32,13 @@ import { Births } from "./births.js";
 import type { SpendView } from "./spend-ledger.js";
 import { RunLimits } from "./run-limits.js";
 import { drainClaims } from "./drain.js";
-import { GarbageCollector } from "./garbage.js";
-import { PROBE_MAX_AGE_SECONDS } from "../state/garbage.js";
+import type { GarbageCollector } from "./garbage.js";
+import { boardFor, ciSilenceFor, conflictWatchFor, garbageFor, mergeClosesFor, notifierFor } from "./fleet-parts.js";
 import { redactText } from "../text/redact.js";
-import { MERGE_CLOSE_GRACE_SECONDS, MergeCloses } from "./merge-closes.js";
-import { CI_SILENT_SECONDS, CiSilence } from "./ci-silence.js";
+import { MERGE_CLOSE_GRACE_SECONDS, type MergeCloses } from "./merge-closes.js";
+import type { CiSilence } from "./ci-silence.js";
 import { FleetLedger } from "./fleet-ledger.js";
-import { Notifier } from "./notify.js";
-import { NOTIFY_DEDUPE_SECONDS, NOTIFY_MAX_PER_HOUR } from "../../schemas/config-notify.js";
+import type { Notifier } from "./notify.js";
 import { finalReport } from "./final-report.js";
 import { decideInput, gatherTick, type GatherParts } from "./tick-gather.js";
 
@@ -60,7 +59,14 @@ export class RepoFleet implements FleetRuntime {
   readonly inFlight = new LandingsInFlight<TickScope>({
     inline: () => this.stopping,
     wake: () => this.nudge(),
-    failed: (issues, error) => this.log("error", "action_failed", `${issues.map((n) => `#${n}`).join(", ") || "a landing"}: landing failed (tried again later): ${errorText(error)}`, issues[0], errorData(error)),
+    failed: (issues, error) =>
+      this.log(
+        "error",
+        "action_failed",
+        `${issues.map((n) => `#${n}`).join(", ") || "a landing"}: landing failed (tried again later): ${errorText(error)}`,
+        issues[0],
+        errorData(error),
+      ),
   });
   readonly conflicts: ConflictWatch;
   readonly closes: MergeCloses;
@@ -96,24 +102,36 @@ export class RepoFleet implements FleetRuntime {
   ) {
     this.registration = registration;
     const log = supervisorLog(deps.lanes, registration.instance);
-    // The notifier's comments (an @mention of notify.mention for a pause or a breaker trip): one
-    // request each (POST issues/{n}/comments), deduplicated and rate-limited (notify.ts).
-    this.notifier = new Notifier({ repo: registration.repo, settings: () => ({ ...this.registration.config.notify, webhook_url: this.registration.config.notify.webhook_url || null, dedupe_seconds: NOTIFY_DEDUPE_SECONDS, max_per_hour: NOTIFY_MAX_PER_HOUR }), clock: deps.clock, comment: async (n, body) => void (await deps.conn.forge.createComment(n, body)), log: (level, event, msg) => log(level, event, msg) });
-    this.ledger = new FleetLedger(deps.lanes.ledger(), { instance: registration.instance, runDir: deps.runDir, notify: (entry) => this.notifier.notify(entry) });
+    const config = () => this.registration.config;
+    this.notifier = notifierFor(registration, deps, config, (level, event, msg) => log(level, event, msg));
+    this.ledger = new FleetLedger(deps.lanes.ledger(), {
+      instance: registration.instance,
+      runDir: deps.runDir,
+      notify: (entry) => this.notifier.notify(entry),
+    });
     this.log = this.ledger.tap(log);
-    this.guard = new BirthGuard(registration.config.circuit, deps.timeScale, deps.clock, this.log, (lines) => lines.map((line) => redactText(line, [deps.conn.token])));
+    this.guard = new BirthGuard(registration.config.circuit, deps.timeScale, deps.clock, this.log, (lines) =>
+      lines.map((line) => redactText(line, [deps.conn.token])),
+    );
     this.guard.failoverAmong(Object.keys(registration.engines ?? {}));
     this.landing = new Landing(deps, () => this.registration.config);
-    // Its durations scaled like every duration of the loop (a compressed time scale is for tests and chaos).
-    const { ttl_seconds: ttlSeconds, heartbeat_seconds: heartbeatSeconds } = registration.config.lease;
-    this.garbage = new GarbageCollector({ refs: deps.conn.refs, namespace: deps.namespace, instance: registration.instance, ttlSeconds, probeMaxAgeSeconds: PROBE_MAX_AGE_SECONDS * deps.timeScale, everyMs: heartbeatSeconds * 1000 * deps.timeScale, clock: deps.clock, log: this.log });
-    const settings = () => this.registration.config.conflicts;
-    this.conflicts = new ConflictWatch({ repoDir: deps.workRepo.repoDir, base: registration.base, worktreeOf: (n) => deps.workRepo.worktreePath(n), settings, timeScale: deps.timeScale, clock: deps.clock, log: this.log });
-    this.closes = new MergeCloses({ forge: deps.conn.forge, lease: deps.lease, clock: deps.clock, graceMs: MERGE_CLOSE_GRACE_SECONDS * 1000 * deps.timeScale, log: this.log });
-    this.silence = new CiSilence({ clock: deps.clock, silentMs: CI_SILENT_SECONDS * 1000 * deps.timeScale, branchPrefix: registration.config.worktree.branch_prefix, log: this.log });
-    this.board = new Board(deps.conn.forge, deps.conn.login, deps.clock, { instance: registration.instance, host: deps.conn.hostName }, () => this.registration.config.board.settle_seconds * 1000);
+    this.garbage = garbageFor(registration, deps, this.log);
+    this.conflicts = conflictWatchFor(registration, deps, config, this.log);
+    this.closes = mergeClosesFor(deps, this.log);
+    this.silence = ciSilenceFor(registration, deps, this.log);
+    this.board = boardFor(registration, deps, config);
     this.limits = new RunLimits({ once: registration.once === true, maxIssues: registration.maxIssues ?? null });
-    this.birthing = new Births({ registration, deps, memory: this.memory, board: this.board, log: this.log, ledger: this.ledger, guard: this.guard, stopping: () => this.stopping, nudge: () => this.nudge() });
+    this.birthing = new Births({
+      registration,
+      deps,
+      memory: this.memory,
+      board: this.board,
+      log: this.log,
+      ledger: this.ledger,
+      guard: this.guard,
+      stopping: () => this.stopping,
+      nudge: () => this.nudge(),
+    });
   }
 
   // ---- lifecycle ------------------------------------------------------------------------------
@@ -126,7 +144,9 @@ export class RepoFleet implements FleetRuntime {
 
   private async loop(): Promise<void> {
     await this.birthing.restoreSpend(this.deps.clock());
-    const stopBeating = this.deps.lease.keepAlive((error) => this.log("warn", "heartbeat_failed", `heartbeat failed (tried again within a period): ${errorText(error)}`, undefined, errorData(error)));
+    const stopBeating = this.deps.lease.keepAlive((error) =>
+      this.log("warn", "heartbeat_failed", `heartbeat failed (tried again within a period): ${errorText(error)}`, undefined, errorData(error)),
+    );
     await this.run().finally(stopBeating);
     this.stopped = true;
     try {
@@ -170,7 +190,12 @@ export class RepoFleet implements FleetRuntime {
    */
   private async finish(): Promise<void> {
     await this.closes.flush().catch(() => undefined);
-    const busy = new Set(this.memory.runs().filter((run) => !run.exitFacts).map((run) => run.issue));
+    const busy = new Set(
+      this.memory
+        .runs()
+        .filter((run) => !run.exitFacts)
+        .map((run) => run.issue),
+    );
     const kept = await drainClaims(this, busy, (n) => {
       this.drained.add(n);
       this.held.delete(n);
@@ -183,7 +208,9 @@ export class RepoFleet implements FleetRuntime {
   /** A run limit was reached (run-limits.ts): drain as a stop without ending workers does. */
   private drainFor(why: string): void {
     this.stopping = true;
-    this.log("info", "limit_reached", `${why}: nothing more is born; the project ends once its workers and landings under way are done`, undefined, { ended: this.limits.endedCount() });
+    this.log("info", "limit_reached", `${why}: nothing more is born; the project ends once its workers and landings under way are done`, undefined, {
+      ended: this.limits.endedCount(),
+    });
   }
 
   /** Wakes the loop now (a worker exited, a resize, a stop). */
@@ -194,9 +221,17 @@ export class RepoFleet implements FleetRuntime {
   /** Sleeps until the next tick is due or an event the wake plan watches comes first. */
   private async waitForEvent(seconds: number): Promise<void> {
     const { conn, timeScale, lanes } = this.deps;
-    const source = { forge: conn.forge, refs: conn.refs, base: this.registration.base, required: this.required, pacing: this.registration.config.pacing, timeScale };
+    const source = {
+      forge: conn.forge,
+      refs: conn.refs,
+      base: this.registration.base,
+      required: this.required,
+      pacing: this.registration.config.pacing,
+      timeScale,
+    };
     const cause = await this.waiter.wait(seconds * 1000 * timeScale, this.wakePlan, source);
-    if (cause === "checks" || cause === "base") lanes.append("monitor", { event: "wake", msg: cause === "checks" ? "a watched check concluded" : "the base moved", data: { cause } });
+    if (cause === "checks" || cause === "base")
+      lanes.append("monitor", { event: "wake", msg: cause === "checks" ? "a watched check concluded" : "the base moved", data: { cause } });
   }
 
   resize(change: { target?: number | undefined; workerCommand?: string | undefined; selectors?: FleetConfig["selectors"] | undefined }): void {
@@ -249,7 +284,9 @@ export class RepoFleet implements FleetRuntime {
   }
 
   /** Workers a stopping fleet still waits for (0 once it has ended, or when it is not stopping). */
-  draining(): number { return this.stopping && !this.stopped ? this.memory.runs().length : 0; }
+  draining(): number {
+    return this.stopping && !this.stopped ? this.memory.runs().length : 0;
+  }
 
   /** A hand-over to the next daemon: the loop ends after its tick under way; nothing is released, workers run on. */
   async suspend(): Promise<void> {
@@ -260,28 +297,40 @@ export class RepoFleet implements FleetRuntime {
     await this.closes.flush().catch(() => undefined);
   }
 
-  isStopped(): boolean { return this.stopped; }
+  isStopped(): boolean {
+    return this.stopped;
+  }
 
   /**
    * Stopping and not yet ended: its loop may be over, but the end of the stop (claims released,
    * the lease retired) still talks to GitHub, so the project is still listed, as draining.
    */
-  finishing(): boolean { return this.stopping && !this.ended; }
+  finishing(): boolean {
+    return this.stopping && !this.ended;
+  }
 
   // ---- views ----------------------------------------------------------------------------------
 
-  mergesHeld(): boolean { return !this.registration.autoMerge; }
+  mergesHeld(): boolean {
+    return !this.registration.autoMerge;
+  }
 
-  workerRows(): WorkerRow[] { return workerRows(this.memory.runs()); }
+  workerRows(): WorkerRow[] {
+    return workerRows(this.memory.runs());
+  }
 
   births(): { paused: boolean; reason: string | null; until: string | null } {
     const paused = this.guard.paused(this.stopping) ?? this.birthing.budgets.hold(this.deps.clock());
     return { paused: paused !== null, reason: paused?.reason ?? null, until: paused?.until?.toISOString() ?? null };
   }
 
-  spend(): SpendView { return this.birthing.budgets.view(this.deps.clock()); }
+  spend(): SpendView {
+    return this.birthing.budgets.view(this.deps.clock());
+  }
 
-  report(): TickReport | null { return this.lastReport; }
+  report(): TickReport | null {
+    return this.lastReport;
+  }
 
   /** The last tick's working set and when it was gathered; when the next tick is due. */
   view(): { set: WorkingSet; at: Date; nextTickAt: Date | null } | null {
@@ -317,7 +366,13 @@ export class RepoFleet implements FleetRuntime {
     const report = emptyReport(now);
     const timer = new PhaseTimer();
     timer.watchdog((this.registration.config.pacing.slow_tick_seconds ?? 120) * 1000, (seconds, doing) =>
-      this.log("warn", "tick_slow", `a tick has been under way for ${seconds}s, now in ${doing}: a git or GitHub call may be hanging until its timeout; the loop goes on when it returns`, undefined, { seconds, doing }),
+      this.log(
+        "warn",
+        "tick_slow",
+        `a tick has been under way for ${seconds}s, now in ${doing}: a git or GitHub call may be hanging until its timeout; the loop goes on when it returns`,
+        undefined,
+        { seconds, doing },
+      ),
     );
     try {
       // 1. The heartbeat: our claims stay ours while we work on them.
@@ -346,7 +401,9 @@ export class RepoFleet implements FleetRuntime {
       // 4. Apply: the housekeeping sweeps, then the actions, one handler each (server/fleet/effects).
       for (const sweep of decision.sweeps) {
         timer.doing(sweep.kind);
-        await applySweep(this, scope, sweep).catch((error: unknown) => this.actionFailed({ kind: sweep.kind, issue: "issue" in sweep ? sweep.issue : 0 }, error));
+        await applySweep(this, scope, sweep).catch((error: unknown) =>
+          this.actionFailed({ kind: sweep.kind, issue: "issue" in sweep ? sweep.issue : 0 }, error),
+        );
       }
       timer.mark("sweeps");
       for (const action of decision.actions) {
@@ -369,7 +426,14 @@ export class RepoFleet implements FleetRuntime {
       // Status reads this tick's set until the next: as the tick left it, not as its snapshot found it.
       this.lastSet = { set: afterTick(set, report), at: now };
       this.held = new Set([...set.mine.map((m) => m.issue), ...report.dispatched, ...report.reclaimed].filter((n) => !ended.has(n)));
-      report.in_flight = set.mine.length + report.dispatched.length + report.reclaimed.length - report.merged.length - report.escalated.length - report.closed.length - report.released.length;
+      report.in_flight =
+        set.mine.length +
+        report.dispatched.length +
+        report.reclaimed.length -
+        report.merged.length -
+        report.escalated.length -
+        report.closed.length -
+        report.released.length;
       report.frontier_remaining = Math.max(0, set.frontier.dispatch.length - report.dispatched.length);
       report.workers = this.memory.runs().filter((r) => !r.exitFacts).length;
       report.moved =

@@ -52,7 +52,8 @@ export const nextUtcMidnight = (at: Date): Date => new Date(Date.UTC(at.getUTCFu
 /** "$0.0180 over 2 attempts (1 of unknown cost)". */
 export function sumText(sum: SpendSum): string {
   if (sum.attempts === 0) return "nothing spent";
-  const unknown = sum.unknown_attempts === 0 ? "" : sum.unknown_attempts === sum.attempts ? " (cost unknown)" : ` (${sum.unknown_attempts} of unknown cost: at least this)`;
+  const unknown =
+    sum.unknown_attempts === 0 ? "" : sum.unknown_attempts === sum.attempts ? " (cost unknown)" : ` (${sum.unknown_attempts} of unknown cost: at least this)`;
   const usd = sum.unknown_attempts === sum.attempts ? "unknown" : usdText(sum.usd);
   return `${usd} over ${sum.attempts} attempt${sum.attempts === 1 ? "" : "s"}${unknown}, ${sum.input_tokens} input and ${sum.output_tokens} output tokens`;
 }
@@ -81,7 +82,9 @@ export class SpendLedger {
 
   view(at: Date, budget: string): SpendView {
     const today = this.day(at);
-    const issues = [...this.byIssue.entries()].sort(([a], [b]) => a - b).map(([issue, sum]) => ({ issue, usd: sum.usd, attempts: sum.attempts, unknown_attempts: sum.unknown_attempts }));
+    const issues = [...this.byIssue.entries()]
+      .sort(([a], [b]) => a - b)
+      .map(([issue, sum]) => ({ issue, usd: sum.usd, attempts: sum.attempts, unknown_attempts: sum.unknown_attempts }));
     return { day: utcDay(at), today, issues, budget, text: `spend today (${utcDay(at)}, UTC): ${sumText(today)}; budget: ${budget}` };
   }
 }
@@ -97,16 +100,24 @@ export function dayBudgetHold(budget: { usd_per_day: number | null }, ledger: Sp
   if (budget.usd_per_day === null) return null;
   const today = ledger.day(now);
   if (today.usd < budget.usd_per_day) return null;
-  return { reason: `budget.usd_per_day reached: ${usdText(today.usd)} spent today (UTC ${utcDay(now)}) of ${usdText(budget.usd_per_day)}`, until: nextUtcMidnight(now) };
+  return {
+    reason: `budget.usd_per_day reached: ${usdText(today.usd)} spent today (UTC ${utcDay(now)}) of ${usdText(budget.usd_per_day)}`,
+    until: nextUtcMidnight(now),
+  };
 }
 
 /** The budget facts of decide (server/state/decide.ts): the day hold, and each issue past its budget. */
-export function budgetFacts(budget: { usd_per_day: number | null; usd_per_issue: number | null }, ledger: SpendLedger, now: Date): { dayHold: string | null; issuesOver: Map<number, string> } {
+export function budgetFacts(
+  budget: { usd_per_day: number | null; usd_per_issue: number | null },
+  ledger: SpendLedger,
+  now: Date,
+): { dayHold: string | null; issuesOver: Map<number, string> } {
   const hold = dayBudgetHold(budget, ledger, now);
   const issuesOver = new Map<number, string>();
   if (budget.usd_per_issue !== null) {
     for (const row of ledger.view(now, "").issues) {
-      if (row.usd >= budget.usd_per_issue) issuesOver.set(row.issue, `${sumText(ledger.issue(row.issue))} (budget.usd_per_issue ${usdText(budget.usd_per_issue)})`);
+      if (row.usd >= budget.usd_per_issue)
+        issuesOver.set(row.issue, `${sumText(ledger.issue(row.issue))} (budget.usd_per_issue ${usdText(budget.usd_per_issue)})`);
     }
   }
   return { dayHold: hold ? `${hold.reason}; births resume at ${hold.until!.toISOString()}` : null, issuesOver };

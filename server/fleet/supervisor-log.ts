@@ -26,4 +26,3 @@ export function errorData(error: unknown): Record<string, unknown> {
 export function errorText(error: unknown): string {
   return error instanceof ForgeError ? `${error.message} (${error.hint})` : error instanceof Error ? error.message : String(error);
 }
-

@@ -44,7 +44,13 @@ export async function gatherTick(fleet: FleetRuntime, parts: GatherParts, snapsh
   const full = rebuild(snapshot, registration.config, registration.instance, now, routableEngines(registration));
   fleet.ledger.queuedNow(full.frontier.dispatch.map((d) => d.number));
   const checkpoints = parts.birthing.checkpointFacts();
-  const runs: HostRun[] = memory.runs().map((run) => ({ issue: run.issue, role: run.role, exited: Boolean(run.exitFacts), startedAt: run.startedAt, lastCheckpointAt: checkpoints.lastAt(run.issue) }));
+  const runs: HostRun[] = memory.runs().map((run) => ({
+    issue: run.issue,
+    role: run.role,
+    exited: Boolean(run.exitFacts),
+    startedAt: run.startedAt,
+    lastCheckpointAt: checkpoints.lastAt(run.issue),
+  }));
   const verdicts: SweepFacts["verdicts"][number][] = [];
   const sweeps: SweepFacts = {
     now: now.getTime(),

@@ -84,7 +84,9 @@ export function summaryLine(r: TickReport): string {
     r.landing_waits ? `landing waits: ${r.landing_waits}` : "",
     r.awaiting_review.length ? `awaiting review: ${r.awaiting_review.map((n) => `#${n}`).join(" ")}` : "",
     r.overlap_held.length ? `held back for overlap: ${r.overlap_held.map((h) => `#${h.issue} (${h.paths.join(", ")})`).join(" ")}` : "",
-    r.conflict_held.length ? `conflict retries waiting: ${r.conflict_held.map((h) => `#${h.issue} (for ${h.waiting_for.map((n) => `#${n}`).join(" ")})`).join(" ")}` : "",
+    r.conflict_held.length
+      ? `conflict retries waiting: ${r.conflict_held.map((h) => `#${h.issue} (for ${h.waiting_for.map((n) => `#${n}`).join(" ")})`).join(" ")}`
+      : "",
     r.conflict_pairs.length ? `conflicting pairs: ${r.conflict_pairs.map((p) => `#${p.a}/#${p.b}`).join(" ")}` : "",
     r.error ? `error: ${r.error}` : "",
   ];

@@ -73,6 +73,8 @@ async function look(plan: WakePlan, source: WatchSource, baseTip: string | null 
     if (now !== baseTip) return "base";
   }
   // Conditional requests per head (check runs; the status list once the runs pass): 304s while nothing changed.
-  const verdicts = await Promise.all(plan.heads.map(async (watched) => evaluateGate(await source.forge.checksFor(watched.head, source.required), source.required).state));
+  const verdicts = await Promise.all(
+    plan.heads.map(async (watched) => evaluateGate(await source.forge.checksFor(watched.head, source.required), source.required).state),
+  );
   return verdicts.some((state) => state !== "pending") ? "checks" : null;
 }

@@ -109,7 +109,13 @@ export async function birth(input: BirthInput, deps: RunDeps): Promise<WorkerRun
   // A worker that outlived an earlier host process may still be in this worktree: never two.
   const ended = await deps.runtime.evict(slot);
   if (ended !== null) {
-    deps.lanes.append("supervisor", { level: "warn", event: "orphan_ended", msg: `#${n}: ended orphan worker ${ended.label} left by an earlier host process before reusing its worktree`, issue: n, ...ended.tags });
+    deps.lanes.append("supervisor", {
+      level: "warn",
+      event: "orphan_ended",
+      msg: `#${n}: ended orphan worker ${ended.label} left by an earlier host process before reusing its worktree`,
+      issue: n,
+      ...ended.tags,
+    });
   }
   let prepared = input.mode === "fresh" ? await deps.workRepo.fresh(prepare) : await deps.workRepo.prepare(prepare);
   if (input.review && prepared.head !== input.review.head) {
@@ -175,27 +181,49 @@ export async function birth(input: BirthInput, deps: RunDeps): Promise<WorkerRun
     output: {
       maxBytes: deps.config.worker.output_max_bytes,
       onTruncated: truncationSink(n, input.attempt, deps),
-      onLine: lineSink(n, input.attempt, deps, tail, spend, budget, (reason) => {
-        // Past the per-attempt budget (an engine whose CLI takes no budget flag): checkpoint what
-        // it committed, then stop it. The attempt ends as over budget (decide), its spend in the comment.
-        if (endFor !== null) return;
-        endFor = reason;
-        overBudget = reason;
-        if (run) run.overBudget = reason;
-        const stop = (): void => void run?.handle.stop(reason).catch(() => undefined);
-        if (run) void Promise.resolve(deps.checkpoint?.(n)).catch(() => undefined).then(stop);
-      }, (detection) => {
-        quotaSeen = true;
-        if (run) run.quota = true;
-        deps.onQuota(n, detection, engine?.name);
-        if (detection.kind === "network" && endFor === null) {
-          endFor = "the agent cannot reach its API";
-          if (run) void run.handle.stop(endFor).catch(() => undefined);
-        }
-      }),
+      onLine: lineSink(
+        n,
+        input.attempt,
+        deps,
+        tail,
+        spend,
+        budget,
+        (reason) => {
+          // Past the per-attempt budget (an engine whose CLI takes no budget flag): checkpoint what
+          // it committed, then stop it. The attempt ends as over budget (decide), its spend in the comment.
+          if (endFor !== null) return;
+          endFor = reason;
+          overBudget = reason;
+          if (run) run.overBudget = reason;
+          const stop = (): void => void run?.handle.stop(reason).catch(() => undefined);
+          if (run)
+            void Promise.resolve(deps.checkpoint?.(n))
+              .catch(() => undefined)
+              .then(stop);
+        },
+        (detection) => {
+          quotaSeen = true;
+          if (run) run.quota = true;
+          deps.onQuota(n, detection, engine?.name);
+          if (detection.kind === "network" && endFor === null) {
+            endFor = "the agent cannot reach its API";
+            if (run) void run.handle.stop(endFor).catch(() => undefined);
+          }
+        },
+      ),
     },
   });
-  run = new WorkerRun(n, input.attempt, prepared, handle, verdictPath, tail, role, input.review ? { head: input.review.head, round: input.review.round } : null, spend);
+  run = new WorkerRun(
+    n,
+    input.attempt,
+    prepared,
+    handle,
+    verdictPath,
+    tail,
+    role,
+    input.review ? { head: input.review.head, round: input.review.round } : null,
+    spend,
+  );
   run.quota = quotaSeen;
   run.overBudget = overBudget;
   if (endFor !== null) void handle.stop(endFor).catch(() => undefined);
@@ -216,7 +244,13 @@ export async function birth(input: BirthInput, deps: RunDeps): Promise<WorkerRun
 /** A cut output file is a supervisor fact: its lines are all in the worker lane already. */
 function truncationSink(n: number, attempt: number, deps: RunDeps): (stream: OutputStream, dropped: number) => void {
   return (stream, dropped) =>
-    deps.lanes.append("supervisor", { event: "worker_output_truncated", msg: `#${n}: ${stream}.log passed worker.output_max_bytes and was cut by ${dropped} bytes, all of them already in the worker lane`, issue: n, attempt, data: { stream, dropped } });
+    deps.lanes.append("supervisor", {
+      event: "worker_output_truncated",
+      msg: `#${n}: ${stream}.log passed worker.output_max_bytes and was cut by ${dropped} bytes, all of them already in the worker lane`,
+      issue: n,
+      attempt,
+      data: { stream, dropped },
+    });
 }
 
 /**
@@ -235,14 +269,22 @@ function lineSink(
   onDetection: (detection: QuotaDetection) => void,
 ): (stream: OutputStream, line: string) => void {
   const w = deps.config.worker;
-  const scanner = new QuotaScanner({ quotaPatterns: w.quota_patterns, authPatterns: w.auth_patterns, refusalPatterns: w.refusal_patterns, networkPatterns: w.network_patterns });
+  const scanner = new QuotaScanner({
+    quotaPatterns: w.quota_patterns,
+    authPatterns: w.auth_patterns,
+    refusalPatterns: w.refusal_patterns,
+    networkPatterns: w.network_patterns,
+  });
   return (stream, line) => {
     deps.lanes.append("worker", { event: "output", msg: line, issue: n, attempt, data: { stream } });
     tail.push(line);
     if (stream === "stdout") {
       spend.push(line);
       const usd = budgetUsd === null ? null : spend.spend().usd;
-      if (usd !== null && budgetUsd !== null && usd > budgetUsd) end(`over budget: the attempt spent ${usdText(usd)} (${spend.spend().input_tokens ?? "unknown"} input and ${spend.spend().output_tokens ?? "unknown"} output tokens), past budget.usd_per_attempt (${usdText(budgetUsd)}); the fleet stopped it after a checkpoint`);
+      if (usd !== null && budgetUsd !== null && usd > budgetUsd)
+        end(
+          `over budget: the attempt spent ${usdText(usd)} (${spend.spend().input_tokens ?? "unknown"} input and ${spend.spend().output_tokens ?? "unknown"} output tokens), past budget.usd_per_attempt (${usdText(budgetUsd)}); the fleet stopped it after a checkpoint`,
+        );
     }
     const detection = scanner.push(line, new Date());
     if (detection) onDetection(detection);
@@ -258,7 +300,12 @@ function settle(run: WorkerRun, deps: RunDeps, base: string, slot: WorkerSlot): 
     // under the verdict, which then speaks for a head nobody reviewed).
     if (run.role === "worker" && facts.commitsAhead > 0 && deps.checkpoint) {
       await deps.checkpoint(run.issue).catch((error: unknown) =>
-        deps.lanes.append("supervisor", { level: "warn", event: "checkpoint_failed", msg: `#${run.issue}: the exit checkpoint failed: ${(error as Error).message}`, issue: run.issue }),
+        deps.lanes.append("supervisor", {
+          level: "warn",
+          event: "checkpoint_failed",
+          msg: `#${run.issue}: the exit checkpoint failed: ${(error as Error).message}`,
+          issue: run.issue,
+        }),
       );
     }
     run.exitFacts = facts;
@@ -280,18 +327,47 @@ export async function adopt(issue: number, base: string, deps: RunDeps): Promise
   const output = (attempt: number): OutputSink => ({
     maxBytes: deps.config.worker.output_max_bytes,
     onTruncated: truncationSink(issue, attempt, deps),
-    onLine: lineSink(issue, attempt, deps, tail, new SpendReader("command", "none", null, {}), null, () => undefined, (detection) => {
-      if (run) run.quota = true;
-      deps.onQuota(issue, detection);
-    }),
+    onLine: lineSink(
+      issue,
+      attempt,
+      deps,
+      tail,
+      new SpendReader("command", "none", null, {}),
+      null,
+      () => undefined,
+      (detection) => {
+        if (run) run.quota = true;
+        deps.onQuota(issue, detection);
+      },
+    ),
   });
   const adopted = await deps.runtime.adopt(slot, output);
   if (!adopted) return null;
   const { handle, attempt } = adopted;
-  const branch = await deps.workRepo.progress(issue, base).then((p) => p.branch ?? "", () => "");
-  const prepared: PreparedWorktree = { path: adopted.worktree, branch, tier: 1, head: "", baseSha: "", baseContained: true, remoteSha: null, remoteContained: null, backupRefs: [], displaced: null };
+  const branch = await deps.workRepo.progress(issue, base).then(
+    (p) => p.branch ?? "",
+    () => "",
+  );
+  const prepared: PreparedWorktree = {
+    path: adopted.worktree,
+    branch,
+    tier: 1,
+    head: "",
+    baseSha: "",
+    baseContained: true,
+    remoteSha: null,
+    remoteContained: null,
+    backupRefs: [],
+    displaced: null,
+  };
   run = new WorkerRun(issue, attempt, prepared, handle, join(dir, "verdict.json"), tail);
-  deps.lanes.append("supervisor", { event: "worker_adopted", msg: `#${issue}: adopted worker ${handle.label} (attempt ${attempt}) left running by an earlier host process`, issue, attempt, ...handle.tags });
+  deps.lanes.append("supervisor", {
+    event: "worker_adopted",
+    msg: `#${issue}: adopted worker ${handle.label} (attempt ${attempt}) left running by an earlier host process`,
+    issue,
+    attempt,
+    ...handle.tags,
+  });
   settle(run, deps, base, slot);
   return run;
 }
@@ -343,7 +419,18 @@ async function readExit(run: WorkerRun, exit: WorkerExit, deps: RunDeps, base: s
     attempt: run.attempt,
     data: { ...spent },
   });
-  return { exit, outcome, verdict, commitsAhead, changes, quota: run.quota, lastLines: run.tail.last(), spend: spent, overBudget: run.overBudget, ...(review !== undefined ? { review } : {}) };
+  return {
+    exit,
+    outcome,
+    verdict,
+    commitsAhead,
+    changes,
+    quota: run.quota,
+    lastLines: run.tail.last(),
+    spend: spent,
+    overBudget: run.overBudget,
+    ...(review !== undefined ? { review } : {}),
+  };
 }
 
 export interface WorkerRow {

@@ -28,8 +28,7 @@ export async function resolveToken(options: ResolveTokenOptions = {}): Promise<R
   const fromGh = await tokenFromGh(env, options.ghTimeoutMs ?? 5_000);
   if (fromGh) return { token: checkToken(fromGh, "gh auth token"), source: "gh auth token" };
   throw new UsageError(
-    "no GitHub token: set GITHUB_TOKEN (or GH_TOKEN) to a token with repo access, " +
-      "or sign in with `gh auth login` so that `gh auth token` prints one",
+    "no GitHub token: set GITHUB_TOKEN (or GH_TOKEN) to a token with repo access, " + "or sign in with `gh auth login` so that `gh auth token` prints one",
   );
 }
 

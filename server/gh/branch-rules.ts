@@ -48,10 +48,12 @@ export async function readRequiredChecks(io: BranchIo, branch: string, protectio
   const fromProtection = new Set<string>();
   let protectionReadable = true;
   const readProtection = (): Promise<RawProtection | null> =>
-    io.get<RawProtection>("GET /repos/{owner}/{repo}/branches/{branch}/protection", { branch }, `read the protection of branch ${branch}`).catch((error: unknown) => {
-      if (error instanceof ForgeError && (error.kind === "not_found" || error.kind === "forbidden")) return null;
-      throw error;
-    });
+    io
+      .get<RawProtection>("GET /repos/{owner}/{repo}/branches/{branch}/protection", { branch }, `read the protection of branch ${branch}`)
+      .catch((error: unknown) => {
+        if (error instanceof ForgeError && (error.kind === "not_found" || error.kind === "forbidden")) return null;
+        throw error;
+      });
   const useDetail = (detail: RawProtection, withContexts: boolean): void => {
     const required = detail.required_status_checks;
     if (withContexts) {
@@ -97,7 +99,15 @@ export async function readRequiredChecks(io: BranchIo, branch: string, protectio
 
   const contexts = [...new Set([...fromRules, ...fromProtection])].sort();
   const source = fromRules.size > 0 && fromProtection.size > 0 ? "both" : fromRules.size > 0 ? "rulesets" : fromProtection.size > 0 ? "protection" : "none";
-  return { contexts, strict, source, readable: rulesReadable && protectionReadable, approvals, dismissStaleApprovals: dismissStale, ...(mergeQueue ? { mergeQueue } : {}) };
+  return {
+    contexts,
+    strict,
+    source,
+    readable: rulesReadable && protectionReadable,
+    approvals,
+    dismissStaleApprovals: dismissStale,
+    ...(mergeQueue ? { mergeQueue } : {}),
+  };
 }
 
 export async function readDirectPush(io: BranchIo, branch: string): Promise<DirectPush> {
@@ -112,7 +122,11 @@ export async function readDirectPush(io: BranchIo, branch: string): Promise<Dire
   const raw = await io.get<RawBranch>("GET /repos/{owner}/{repo}/branches/{branch}", { branch }, `read branch ${branch}`);
   if (raw.protected) {
     try {
-      const detail = await io.get<RawProtection>("GET /repos/{owner}/{repo}/branches/{branch}/protection", { branch }, `read the protection of branch ${branch}`);
+      const detail = await io.get<RawProtection>(
+        "GET /repos/{owner}/{repo}/branches/{branch}/protection",
+        { branch },
+        `read the protection of branch ${branch}`,
+      );
       if (detail.required_pull_request_reviews) refusing.push("branch protection requiring pull request reviews");
       if (detail.restrictions) refusing.push("branch protection restricting who may push");
     } catch (error) {

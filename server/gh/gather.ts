@@ -52,10 +52,22 @@ export async function gatherSnapshot(forge: Forge, refs: RefStore, options: Gath
     // A claim waiting for GitHub to close its issue has its PR merged: missing from the list, as expected.
     const ours = claims.filter((c) => c.instance === options.instance && open.has(c.issue) && !options.expectClosed?.has(c.issue));
     const fresh = !fleetPullMemos.has(forge);
-    pulls.push(...(await missedFleetPulls(forge, pulls, ours.map((c) => c.issue), fleetIssueOf)));
+    pulls.push(
+      ...(await missedFleetPulls(
+        forge,
+        pulls,
+        ours.map((c) => c.issue),
+        fleetIssueOf,
+      )),
+    );
     if (fresh) {
       const covered = new Set(pulls.map(fleetIssueOf));
-      landed = await landedPulls(forge, ours.filter((c) => !covered.has(c.issue)), fleetIssueOf, options.login);
+      landed = await landedPulls(
+        forge,
+        ours.filter((c) => !covered.has(c.issue)),
+        fleetIssueOf,
+        options.login,
+      );
     }
     rememberFleetPulls(forge, pulls, fleetIssueOf);
   }
@@ -113,7 +125,12 @@ export async function gatherSnapshot(forge: Forge, refs: RefStore, options: Gath
 /** GitHub's times have whole seconds, and the claim's is the claiming host's clock: a merge this much "before" its claim still counts. */
 const MERGE_CLAIM_SKEW_MS = 10_000;
 
-export async function landedPulls(forge: Forge, bareClaims: ReadonlyArray<Pick<ClaimRef, "issue" | "at">>, issueOf: (pull: PullRequest) => number | null, login: string): Promise<LandedPull[]> {
+export async function landedPulls(
+  forge: Forge,
+  bareClaims: ReadonlyArray<Pick<ClaimRef, "issue" | "at">>,
+  issueOf: (pull: PullRequest) => number | null,
+  login: string,
+): Promise<LandedPull[]> {
   const bare = new Map(bareClaims.filter((c) => c.at !== null).map((c) => [c.issue, Date.parse(c.at!)]));
   if (bare.size === 0) return [];
   const landed = new Map<number, LandedPull>();
@@ -136,7 +153,12 @@ export async function landedPulls(forge: Forge, bareClaims: ReadonlyArray<Pick<C
  * (seen in the chaos run's two-host drain). Costs one request per claim on an issue that really
  * closed, once: its claim is released in the same tick. A deleted or transferred issue is closed.
  */
-async function claimedButUnlisted(forge: Forge, listed: readonly Issue[], claims: readonly { issue: number }[], expectClosed?: ReadonlySet<number>): Promise<Issue[]> {
+async function claimedButUnlisted(
+  forge: Forge,
+  listed: readonly Issue[],
+  claims: readonly { issue: number }[],
+  expectClosed?: ReadonlySet<number>,
+): Promise<Issue[]> {
   const seen = new Set(listed.map((issue) => issue.number));
   const missing = [...new Set(claims.map((c) => c.issue))].filter((n) => !seen.has(n) && !expectClosed?.has(n));
   // One request per claimed issue the listing lacks (see above), usually none.
@@ -183,13 +205,20 @@ export function forgetFleetPull(forge: Forge, number: number): void {
  * the memo forgets it with the listing. A PR merged by a landing is not read again (its issue
  * closes and its claim is released), nor one a retry closed (`forgetFleetPull`).
  */
-export async function missedFleetPulls(forge: Forge, listed: readonly PullRequest[], claimed: readonly number[], issueOf: (pull: PullRequest) => number | null): Promise<PullRequest[]> {
+export async function missedFleetPulls(
+  forge: Forge,
+  listed: readonly PullRequest[],
+  claimed: readonly number[],
+  issueOf: (pull: PullRequest) => number | null,
+): Promise<PullRequest[]> {
   const memo = fleetPullMemos.get(forge);
   const covered = new Set(listed.map(issueOf).filter((n): n is number => n !== null));
   if (!memo) return relisted(forge, listed, claimed, issueOf, covered);
   if (memo.size === 0) return [];
   const numbers = new Set(listed.map((p) => p.number));
-  const missing = [...new Set(claimed)].filter((n) => !covered.has(n) && memo.has(n) && !numbers.has(memo.get(n)!)).map((n) => ({ issue: n, pr: memo.get(n)! }));
+  const missing = [...new Set(claimed)]
+    .filter((n) => !covered.has(n) && memo.has(n) && !numbers.has(memo.get(n)!))
+    .map((n) => ({ issue: n, pr: memo.get(n)! }));
   // One request per PR the listing lacks (see above): without it a claim would look PR-less and be released.
   const read = await Promise.all(
     missing.map(({ pr }) =>
@@ -199,7 +228,9 @@ export async function missedFleetPulls(forge: Forge, listed: readonly PullReques
       }),
     ),
   );
-  return read.filter((pull, i): pull is NonNullable<typeof pull> => pull !== null && pull.state === "open" && !pull.merged && issueOf(pull) === missing[i]!.issue).map(pullOnly);
+  return read
+    .filter((pull, i): pull is NonNullable<typeof pull> => pull !== null && pull.state === "open" && !pull.merged && issueOf(pull) === missing[i]!.issue)
+    .map(pullOnly);
 }
 
 /**
@@ -210,7 +241,13 @@ export async function missedFleetPulls(forge: Forge, listed: readonly PullReques
  * each unchanged page answers 304 at no rate-limit cost, and the page a merge changed is read anew,
  * after that merge, with the hidden PR on it. The fleet's PRs for such claims it adds are returned.
  */
-async function relisted(forge: Forge, listed: readonly PullRequest[], claimed: readonly number[], issueOf: (pull: PullRequest) => number | null, covered: ReadonlySet<number>): Promise<PullRequest[]> {
+async function relisted(
+  forge: Forge,
+  listed: readonly PullRequest[],
+  claimed: readonly number[],
+  issueOf: (pull: PullRequest) => number | null,
+  covered: ReadonlySet<number>,
+): Promise<PullRequest[]> {
   const bare = new Set(claimed.filter((n) => !covered.has(n)));
   if (bare.size === 0) return [];
   const numbers = new Set(listed.map((p) => p.number));

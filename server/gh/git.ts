@@ -34,7 +34,8 @@ export interface GitResult {
 const DEFAULT_TIMEOUT_MS = 120_000;
 
 // Inherited variables that would redirect git to another repository or config, or prompt.
-const SCRUBBED = /^(GIT_DIR|GIT_WORK_TREE|GIT_INDEX_FILE|GIT_OBJECT_DIRECTORY|GIT_ALTERNATE_OBJECT_DIRECTORIES|GIT_NAMESPACE|GIT_COMMON_DIR|GIT_PREFIX|GIT_CONFIG_PARAMETERS|GIT_CONFIG_COUNT|GIT_CONFIG_KEY_\d+|GIT_CONFIG_VALUE_\d+|GIT_ASKPASS|SSH_ASKPASS|GIT_TRACE\w*|GIT_CURL_VERBOSE)$/;
+const SCRUBBED =
+  /^(GIT_DIR|GIT_WORK_TREE|GIT_INDEX_FILE|GIT_OBJECT_DIRECTORY|GIT_ALTERNATE_OBJECT_DIRECTORIES|GIT_NAMESPACE|GIT_COMMON_DIR|GIT_PREFIX|GIT_CONFIG_PARAMETERS|GIT_CONFIG_COUNT|GIT_CONFIG_KEY_\d+|GIT_CONFIG_VALUE_\d+|GIT_ASKPASS|SSH_ASKPASS|GIT_TRACE\w*|GIT_CURL_VERBOSE)$/;
 
 /** The environment for one git call; exported so tests can check what git receives. */
 export function gitEnv(auth?: GitAuth | null, extra: Record<string, string> = {}): Record<string, string> {
@@ -124,7 +125,13 @@ export async function gitRaw(args: string[], options: GitRunOptions): Promise<Gi
     result = { stdout, stderr: Buffer.concat(stderr).toString("utf8"), exitCode: 0 };
   } catch (error) {
     if (deadline.aborted) {
-      throw new GitError(`${command}: timed out after ${Math.round(timeoutMs / 1000)}s`, command, null, redact(Buffer.concat(stderr).toString("utf8"), secrets), "the remote did not answer in time: check the network and the remote URL");
+      throw new GitError(
+        `${command}: timed out after ${Math.round(timeoutMs / 1000)}s`,
+        command,
+        null,
+        redact(Buffer.concat(stderr).toString("utf8"), secrets),
+        "the remote did not answer in time: check the network and the remote URL",
+      );
     }
     if (!(error instanceof GitExit) || error.exitCode < 0) throw notRun(command, error, secrets);
     result = { stdout: error.stdout, stderr: error.stderr, exitCode: error.exitCode };
@@ -187,7 +194,13 @@ function notRun(command: string, error: unknown, secrets: string[]): GitError {
     return new GitError(`${command}: ${cause}`, command, null, "", "install git (2.31 or newer) and make sure it is on PATH");
   }
   if (error instanceof GitConstructError) {
-    return new GitError(`${command}: the working directory does not exist`, command, null, "", "the repository's directory was removed: start the project again to recreate it");
+    return new GitError(
+      `${command}: the working directory does not exist`,
+      command,
+      null,
+      "",
+      "the repository's directory was removed: start the project again to recreate it",
+    );
   }
   const reason = redact(error instanceof Error ? error.message : String(error), secrets);
   return new GitError(`${command}: refused before git ran: ${reason}`, command, null, "", "");
@@ -205,13 +218,19 @@ export function gitFailure(args: string[], result: GitResult, auth?: GitAuth | n
 /** Recognises the usual failures of talking to a remote. */
 export function hintFor(stderr: string): string {
   const text = stderr.toLowerCase();
-  if (/authentication failed|could not read username|could not read password|invalid username or password|http 401|returned error: 401|bad credentials/.test(text)) {
+  if (
+    /authentication failed|could not read username|could not read password|invalid username or password|http 401|returned error: 401|bad credentials/.test(text)
+  ) {
     return "the remote refused the credentials: check GITHUB_TOKEN (or GH_TOKEN, or `gh auth login`)";
   }
   if (/http 403|returned error: 403|permission to .* denied|write access .* not granted|forbidden/.test(text)) {
     return "the token may not push to this repository: it needs contents write access";
   }
-  if (/could not resolve host|failed to connect|connection refused|couldn't connect|connection timed out|operation timed out|network is unreachable|ssl|unable to access/.test(text)) {
+  if (
+    /could not resolve host|failed to connect|connection refused|couldn't connect|connection timed out|operation timed out|network is unreachable|ssl|unable to access/.test(
+      text,
+    )
+  ) {
     return "the remote is unreachable: check the remote URL, GITHUB_API_URL and the network";
   }
   if (/repository not found|does not appear to be a git repository|not found|returned error: 404/.test(text)) {
@@ -221,7 +240,10 @@ export function hintFor(stderr: string): string {
 }
 
 function firstMeaningfulLine(stderr: string): string | null {
-  const lines = stderr.split("\n").map((line) => line.trim()).filter((line) => line !== "" && !/^hint:/.test(line));
+  const lines = stderr
+    .split("\n")
+    .map((line) => line.trim())
+    .filter((line) => line !== "" && !/^hint:/.test(line));
   const important = lines.find((line) => /^(fatal|error):/.test(line));
   return (important ?? lines[0] ?? null)?.slice(0, 400) ?? null;
 }

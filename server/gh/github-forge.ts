@@ -31,8 +31,25 @@ import { formatSlug, parseSlug } from "./slug.js";
 import { DEFAULT_API_URL } from "./auth.js";
 import { runsSettleNotGreen } from "../state/gate.js";
 import { readDirectPush, readRequiredChecks, type BranchIo } from "./branch-rules.js";
-import { toCheckRun, toComment, toIssue, toLink, toPull, toReview, toReviewComment, toStatus, type RawCheckRun, type RawComment, type RawIssue, type RawLabel, type RawPull, type RawRepo, type RawReview, type RawStatus, type RawUser } from "./github-wire.js";
-
+import {
+  toCheckRun,
+  toComment,
+  toIssue,
+  toLink,
+  toPull,
+  toReview,
+  toReviewComment,
+  toStatus,
+  type RawCheckRun,
+  type RawComment,
+  type RawIssue,
+  type RawLabel,
+  type RawPull,
+  type RawRepo,
+  type RawReview,
+  type RawStatus,
+  type RawUser,
+} from "./github-wire.js";
 
 type Params = Record<string, unknown>;
 
@@ -109,13 +126,21 @@ export class GitHubForge implements Forge {
 
   async listSubIssues(number: number): Promise<IssueLink[]> {
     checkNumber(number, "issue");
-    const raw = await this.all<RawIssue>("GET /repos/{owner}/{repo}/issues/{issue_number}/sub_issues", { issue_number: number }, `list the sub-issues of #${number}`);
+    const raw = await this.all<RawIssue>(
+      "GET /repos/{owner}/{repo}/issues/{issue_number}/sub_issues",
+      { issue_number: number },
+      `list the sub-issues of #${number}`,
+    );
     return raw.map(toLink);
   }
 
   async closeIssue(number: number, reason: "completed" | "not_planned"): Promise<void> {
     checkNumber(number, "issue");
-    await this.call("PATCH /repos/{owner}/{repo}/issues/{issue_number}", { issue_number: number, state: "closed", state_reason: reason }, `close issue #${number}`);
+    await this.call(
+      "PATCH /repos/{owner}/{repo}/issues/{issue_number}",
+      { issue_number: number, state: "closed", state_reason: reason },
+      `close issue #${number}`,
+    );
   }
 
   async listLabels(): Promise<Label[]> {
@@ -145,13 +170,21 @@ export class GitHubForge implements Forge {
   async addLabels(number: number, labels: string[]): Promise<void> {
     checkNumber(number, "issue");
     if (labels.length === 0) return;
-    await this.call("POST /repos/{owner}/{repo}/issues/{issue_number}/labels", { issue_number: number, labels }, `label issue #${number} with ${labels.join(", ")}`);
+    await this.call(
+      "POST /repos/{owner}/{repo}/issues/{issue_number}/labels",
+      { issue_number: number, labels },
+      `label issue #${number} with ${labels.join(", ")}`,
+    );
   }
 
   async removeLabel(number: number, label: string): Promise<void> {
     checkNumber(number, "issue");
     try {
-      await this.call("DELETE /repos/{owner}/{repo}/issues/{issue_number}/labels/{name}", { issue_number: number, name: label }, `remove label ${JSON.stringify(label)} from #${number}`);
+      await this.call(
+        "DELETE /repos/{owner}/{repo}/issues/{issue_number}/labels/{name}",
+        { issue_number: number, name: label },
+        `remove label ${JSON.stringify(label)} from #${number}`,
+      );
     } catch (error) {
       if (error instanceof ForgeError && error.kind === "not_found") return; // it was not there
       throw error;
@@ -160,19 +193,31 @@ export class GitHubForge implements Forge {
 
   async listComments(number: number): Promise<Comment[]> {
     checkNumber(number, "issue");
-    const raw = await this.all<RawComment>("GET /repos/{owner}/{repo}/issues/{issue_number}/comments", { issue_number: number }, `list the comments of #${number}`);
+    const raw = await this.all<RawComment>(
+      "GET /repos/{owner}/{repo}/issues/{issue_number}/comments",
+      { issue_number: number },
+      `list the comments of #${number}`,
+    );
     return raw.map(toComment);
   }
 
   async createComment(number: number, body: string): Promise<Comment> {
     checkNumber(number, "issue");
-    const raw = await this.call<RawComment>("POST /repos/{owner}/{repo}/issues/{issue_number}/comments", { issue_number: number, body }, `comment on #${number}`);
+    const raw = await this.call<RawComment>(
+      "POST /repos/{owner}/{repo}/issues/{issue_number}/comments",
+      { issue_number: number, body },
+      `comment on #${number}`,
+    );
     return toComment(raw);
   }
 
   async updateComment(commentId: number, body: string): Promise<Comment> {
     checkNumber(commentId, "comment");
-    const raw = await this.call<RawComment>("PATCH /repos/{owner}/{repo}/issues/comments/{comment_id}", { comment_id: commentId, body }, `update comment ${commentId}`);
+    const raw = await this.call<RawComment>(
+      "PATCH /repos/{owner}/{repo}/issues/comments/{comment_id}",
+      { comment_id: commentId, body },
+      `update comment ${commentId}`,
+    );
     return toComment(raw);
   }
 
@@ -183,7 +228,11 @@ export class GitHubForge implements Forge {
 
   // Read by a restarted fleet only, once, when claims of its own have no open PR (gather.ts, landedUnsettled).
   async listRecentlyClosedPulls(): Promise<Array<PullRequest & { mergedAt: string | null }>> {
-    const raw = await this.get<RawPull[]>("GET /repos/{owner}/{repo}/pulls", { state: "closed", sort: "updated", direction: "desc", per_page: 100 }, `list recently closed pull requests of ${this.slug}`);
+    const raw = await this.get<RawPull[]>(
+      "GET /repos/{owner}/{repo}/pulls",
+      { state: "closed", sort: "updated", direction: "desc", per_page: 100 },
+      `list recently closed pull requests of ${this.slug}`,
+    );
     return raw.map((r) => ({ ...toPull(r), mergedAt: r.merged_at ?? null }));
   }
 
@@ -225,7 +274,11 @@ export class GitHubForge implements Forge {
 
   async closePull(number: number, body?: string): Promise<void> {
     checkNumber(number, "pull request");
-    await this.call("PATCH /repos/{owner}/{repo}/pulls/{pull_number}", { pull_number: number, state: "closed", ...(body !== undefined ? { body } : {}) }, `close pull request #${number}`);
+    await this.call(
+      "PATCH /repos/{owner}/{repo}/pulls/{pull_number}",
+      { pull_number: number, state: "closed", ...(body !== undefined ? { body } : {}) },
+      `close pull request #${number}`,
+    );
   }
 
   async updatePullBranch(number: number, expectedHeadSha: string): Promise<void> {
@@ -254,7 +307,9 @@ export class GitHubForge implements Forge {
     // pushed_at), so every push anywhere in the repository changes its ETag and a watch of an
     // unchanged head would pay for a 200. The list is newest first, as the gate expects.
     const statusesRead = (): Promise<CommitStatus[]> =>
-      this.pages<RawStatus[]>("GET /repos/{owner}/{repo}/commits/{ref}/statuses", { ref: sha }, `list the commit statuses of ${sha.slice(0, 12)}`).then((pages) => pages.flat().map(toStatus));
+      this.pages<RawStatus[]>("GET /repos/{owner}/{repo}/commits/{ref}/statuses", { ref: sha }, `list the commit statuses of ${sha.slice(0, 12)}`).then(
+        (pages) => pages.flat().map(toStatus),
+      );
     if (gate) {
       // For a gate verdict, a head whose runs failed or still run is not green whatever its
       // statuses say: the status list (a 200 on each new head, where most CI reports check runs
@@ -290,13 +345,21 @@ export class GitHubForge implements Forge {
 
   async listReviewComments(number: number): Promise<ReviewComment[]> {
     checkNumber(number, "pull request");
-    const raw = await this.all<RawComment>("GET /repos/{owner}/{repo}/pulls/{pull_number}/comments", { pull_number: number }, `list the review comments of pull request #${number}`);
+    const raw = await this.all<RawComment>(
+      "GET /repos/{owner}/{repo}/pulls/{pull_number}/comments",
+      { pull_number: number },
+      `list the review comments of pull request #${number}`,
+    );
     return raw.map(toReviewComment);
   }
 
   async listReviews(number: number): Promise<PullReview[]> {
     checkNumber(number, "pull request");
-    const raw = await this.all<RawReview>("GET /repos/{owner}/{repo}/pulls/{pull_number}/reviews", { pull_number: number }, `list the reviews of pull request #${number}`);
+    const raw = await this.all<RawReview>(
+      "GET /repos/{owner}/{repo}/pulls/{pull_number}/reviews",
+      { pull_number: number },
+      `list the reviews of pull request #${number}`,
+    );
     return raw.map(toReview);
   }
 

@@ -184,7 +184,6 @@ export function toStatus(raw: RawStatus): CommitStatus {
   return { context: raw.context ?? "", state: raw.state ?? "pending", description: raw.description ?? null, targetUrl: raw.target_url ?? null };
 }
 
-
 const REVIEW_STATES = new Set<PullReviewState>(["APPROVED", "CHANGES_REQUESTED", "COMMENTED", "DISMISSED", "PENDING"]);
 
 export function toReview(raw: RawReview): PullReview {

@@ -35,7 +35,8 @@ const IDENTITY = {
 
 // Rejections that mean "somebody else changed the ref first": the client-side lease check
 // (stale info), or the server's re-check under its lock (the others, wording varies by host).
-const LOST_RACE = /stale info|fetch first|non-fast-forward|already exists|cannot lock ref|failed to update ref|failed to lock|incorrect old value|but expected|ref has changed/i;
+const LOST_RACE =
+  /stale info|fetch first|non-fast-forward|already exists|cannot lock ref|failed to update ref|failed to lock|incorrect old value|but expected|ref has changed/i;
 
 export interface GitRefStoreOptions {
   /** Where the private bare control repository lives (created if absent). */
@@ -210,7 +211,10 @@ export class GitRefStore implements RefStore {
   }
 
   private async initRepo(): Promise<void> {
-    const exists = await stat(resolve(this.dir, "HEAD")).then(() => true, () => false);
+    const exists = await stat(resolve(this.dir, "HEAD")).then(
+      () => true,
+      () => false,
+    );
     if (!exists) {
       await mkdir(this.dir, { recursive: true });
       await this.run(["init", "--bare", "--quiet", this.dir]);
@@ -222,7 +226,13 @@ export class GitRefStore implements RefStore {
     await this.run(["config", "gc.autoDetach", "false"]);
     const { stdout } = await this.run(["hash-object", "-t", "tree", "-w", "--stdin"], { input: "" });
     if (stdout.trim() !== EMPTY_TREE) {
-      throw new GitError(`unexpected empty tree ${stdout.trim()}`, "git hash-object -t tree -w --stdin", 0, "", "this git uses a non-SHA-1 object format; use a SHA-1 repository");
+      throw new GitError(
+        `unexpected empty tree ${stdout.trim()}`,
+        "git hash-object -t tree -w --stdin",
+        0,
+        "",
+        "this git uses a non-SHA-1 object format; use a SHA-1 repository",
+      );
     }
   }
 
@@ -240,7 +250,6 @@ export class GitRefStore implements RefStore {
     return gitRaw(args, { cwd: this.dir, auth: this.auth, ...(this.timeoutMs ? { timeoutMs: this.timeoutMs } : {}) });
   }
 }
-
 
 function parseForEachRef(stdout: string): RefEntry[] {
   const fields = stdout.split("\0");

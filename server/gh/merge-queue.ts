@@ -56,14 +56,24 @@ async function graphql<T>(client: GitHubClient, query: string, variables: Record
     if (Array.isArray(errors) && errors.length > 0) {
       const first = errors[0]!;
       const kind = first.type === "NOT_FOUND" ? "not_found" : first.type === "FORBIDDEN" ? "forbidden" : "validation";
-      throw new ForgeError(kind, `${what}: ${errors.map((e) => e.message ?? "").join("; ")}`, 200, "read the pull request and the branch's merge queue again before retrying");
+      throw new ForgeError(
+        kind,
+        `${what}: ${errors.map((e) => e.message ?? "").join("; ")}`,
+        200,
+        "read the pull request and the branch's merge queue again before retrying",
+      );
     }
     throw client.toError(error, what);
   }
 }
 
 export async function queueStatus(client: GitHubClient, repo: RepoSlug, number: number): Promise<QueueStatus & { nodeId: string }> {
-  const raw = await graphql<RawStatus>(client, QUEUE_STATUS_QUERY, { owner: repo.owner, name: repo.name, number }, `read the merge queue entry of pull request #${number}`);
+  const raw = await graphql<RawStatus>(
+    client,
+    QUEUE_STATUS_QUERY,
+    { owner: repo.owner, name: repo.name, number },
+    `read the merge queue entry of pull request #${number}`,
+  );
   const pr = raw.repository.pullRequest;
   const last = pr.timelineItems.nodes.filter((n) => n !== null).at(-1) ?? null;
   return {

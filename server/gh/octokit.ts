@@ -248,7 +248,9 @@ export function toForgeError(error: unknown, context: ErrorContext): ForgeError 
   const network = networkFailure(error);
   if (network !== null) {
     const env = context.env ?? process.env;
-    const configured = env.GITHUB_API_URL ? `GITHUB_API_URL is ${JSON.stringify(env.GITHUB_API_URL)}` : `GITHUB_API_URL is unset, so ${DEFAULT_API_URL} is used`;
+    const configured = env.GITHUB_API_URL
+      ? `GITHUB_API_URL is ${JSON.stringify(env.GITHUB_API_URL)}`
+      : `GITHUB_API_URL is unset, so ${DEFAULT_API_URL} is used`;
     return new ForgeError(
       "unreachable",
       `${what}: cannot reach the GitHub API at ${context.baseUrl} (${clean(network)})`,

@@ -9,8 +9,8 @@ const OWNER = /^[A-Za-z0-9][A-Za-z0-9-]{0,38}$/;
 // Repository names: letters, digits, ".", "_", "-", at most 100; "." and ".." are reserved.
 const NAME = /^[A-Za-z0-9._-]{1,100}$/;
 
-const EXPECTED = `expected "owner/name" (e.g. "octocat/hello-world") or a GitHub remote URL ` +
-  `(https://github.com/owner/name.git, git@github.com:owner/name.git)`;
+const EXPECTED =
+  `expected "owner/name" (e.g. "octocat/hello-world") or a GitHub remote URL ` + `(https://github.com/owner/name.git, git@github.com:owner/name.git)`;
 
 /** Parses "owner/name" or a remote URL; throws a UsageError naming the expected form. */
 export function parseSlug(input: string): RepoSlug {
@@ -30,8 +30,7 @@ export function parseSlug(input: string): RepoSlug {
   }
   if (!NAME.test(name) || name === "." || name === "..") {
     throw new UsageError(
-      `invalid repository name ${JSON.stringify(name)} in ${shown}: a name is 1-100 of ` +
-        `A-Z a-z 0-9 . _ - and not "." or ".."; ${EXPECTED}`,
+      `invalid repository name ${JSON.stringify(name)} in ${shown}: a name is 1-100 of ` + `A-Z a-z 0-9 . _ - and not "." or ".."; ${EXPECTED}`,
     );
   }
   return { owner, name };

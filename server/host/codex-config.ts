@@ -71,8 +71,16 @@ export function codexFinding(path: string, toml: string | null, needed = NEEDED_
   const entries = afkEntries(toml);
   if (entries.length === 0) return { status: "skip", detail: `${path} starts no afk-mcp server`, fix: null };
   const short = entries.filter((e) => (e.timeoutSeconds ?? CODEX_DEFAULT_STARTUP_SECONDS) < needed);
-  if (short.length === 0) return { status: "ok", detail: `${path}: ${entries.map((e) => `mcp_servers.${e.name} startup_timeout_sec ${e.timeoutSeconds}`).join(", ")} (a first npx start needs up to ${needed} s)`, fix: null };
-  const said = short.map((e) => `mcp_servers.${e.name} gives afk-mcp ${e.timeoutSeconds ?? CODEX_DEFAULT_STARTUP_SECONDS} s to start${e.timeoutSeconds === null ? " (Codex's default)" : ""}`);
+  if (short.length === 0)
+    return {
+      status: "ok",
+      detail: `${path}: ${entries.map((e) => `mcp_servers.${e.name} startup_timeout_sec ${e.timeoutSeconds}`).join(", ")} (a first npx start needs up to ${needed} s)`,
+      fix: null,
+    };
+  const said = short.map(
+    (e) =>
+      `mcp_servers.${e.name} gives afk-mcp ${e.timeoutSeconds ?? CODEX_DEFAULT_STARTUP_SECONDS} s to start${e.timeoutSeconds === null ? " (Codex's default)" : ""}`,
+  );
   return {
     status: "warn",
     detail: `${path}: ${said.join("; ")}, and a first \`npx -y afk-mcp\` (downloading the package) can need up to ${needed} s`,

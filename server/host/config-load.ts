@@ -63,11 +63,7 @@ export function parseConfig(raw: unknown, source?: string): FleetConfig {
  * `config`, or `--set` flags): a deep merge in which overrides win and lists replace.
  * Problems are blamed on the file when the file alone is broken, else on the overrides.
  */
-export function mergeConfig(
-  fileConfig: unknown,
-  overrides: unknown,
-  sources: { file?: string; overrides?: string } = {},
-): FleetConfig {
+export function mergeConfig(fileConfig: unknown, overrides: unknown, sources: { file?: string; overrides?: string } = {}): FleetConfig {
   const fileSource = sources.file ?? CONFIG_FILE_PATH;
   const overrideSource = sources.overrides ?? "overrides";
   const file = fileConfig === undefined ? {} : fileConfig; // a file that says `null` is wrong, not absent
@@ -101,7 +97,8 @@ export async function readConfigJson(path: string, label: string = displayPath(p
     text = await readFile(path, "utf8");
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;
-    const why = code === "ENOENT" ? "file not found" : code === "EISDIR" ? "is a directory, not a file" : `cannot read the file (${code ?? (err as Error).message})`;
+    const why =
+      code === "ENOENT" ? "file not found" : code === "EISDIR" ? "is a directory, not a file" : `cannot read the file (${code ?? (err as Error).message})`;
     throw configError(label, [why]);
   }
   return parseConfigText(text, label);
@@ -258,7 +255,8 @@ function coerceByType(text: string, node: SchemaNode | undefined): unknown {
   if (!node) return parsed;
   const types = new Set([...[node.type ?? []].flat(), ...(node.anyOf ?? []).flatMap((n) => [n.type ?? []].flat())]);
   if (types.size === 0) return parsed;
-  const jsonType = parsed === null ? "null" : Array.isArray(parsed) ? "array" : typeof parsed === "number" ? (Number.isInteger(parsed) ? "integer" : "number") : typeof parsed;
+  const jsonType =
+    parsed === null ? "null" : Array.isArray(parsed) ? "array" : typeof parsed === "number" ? (Number.isInteger(parsed) ? "integer" : "number") : typeof parsed;
   const fits = types.has(jsonType) || (jsonType === "integer" && types.has("number"));
   return fits || !types.has("string") ? parsed : text;
 }

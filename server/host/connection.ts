@@ -29,7 +29,6 @@ export interface ConnectOptions {
   logger?: Logger;
 }
 
-
 export async function connect(options: ConnectOptions): Promise<RepoConnection> {
   const env = options.env ?? process.env;
   const logger = options.logger ?? stderrLogger;
@@ -76,9 +75,7 @@ export async function originSlug(cwd: string): Promise<string> {
     const { stdout } = await git(["remote", "get-url", "origin"], { cwd });
     return formatSlug(parseSlug(stdout.trim()));
   } catch {
-    throw new UsageError(
-      `no repository given and ${cwd} has no GitHub "origin" remote: pass repo as "owner/name"`,
-    );
+    throw new UsageError(`no repository given and ${cwd} has no GitHub "origin" remote: pass repo as "owner/name"`);
   }
 }
 
@@ -143,7 +140,10 @@ export function isLoopback(url: string): boolean {
 export function withScaledLease(conn: RepoConnection, scale: number): RepoConnection {
   if (scale === 1) return conn;
   const lease = conn.config.lease;
-  return { ...conn, config: { ...conn.config, lease: { ...lease, ttl_seconds: lease.ttl_seconds * scale, heartbeat_seconds: lease.heartbeat_seconds * scale } } };
+  return {
+    ...conn,
+    config: { ...conn.config, lease: { ...lease, ttl_seconds: lease.ttl_seconds * scale, heartbeat_seconds: lease.heartbeat_seconds * scale } },
+  };
 }
 
 export type { Forge };

@@ -73,7 +73,12 @@ export async function runDoctor(options: DoctorOptions = {}): Promise<DoctorChec
   checks.push({ name: "codex", ...(await readCodexFinding(env)) });
   // Which runtime a start with the default config would run (a repository's `runtime` may choose "local").
   const runtime = await runtimeStep(DEFAULT_CONFIG, env, false).catch((error: unknown) => `fail: ${(error as Error).message}`);
-  checks.push({ name: "runtime", status: runtime.startsWith("fail: ") ? "fail" : runtime.includes("cannot run") ? "warn" : "ok", detail: runtime.replace(/^fail: /, ""), fix: runtime.includes("cannot run") ? "apt-get install bubblewrap socat, or set runtime \"local\" in .github/afk.json" : null });
+  checks.push({
+    name: "runtime",
+    status: runtime.startsWith("fail: ") ? "fail" : runtime.includes("cannot run") ? "warn" : "ok",
+    detail: runtime.replace(/^fail: /, ""),
+    fix: runtime.includes("cannot run") ? 'apt-get install bubblewrap socat, or set runtime "local" in .github/afk.json' : null,
+  });
   return checks;
 }
 
@@ -87,7 +92,8 @@ export function nodeCheck(version: string): DoctorCheck {
   const detail = `Node ${version.replace(/^v/, "")}`;
   if (major >= SUPPORTED_NODE_MAJOR) return { name: "node", status: "ok", detail: `${detail} (the suite runs on ${TESTED_NODE})`, fix: null };
   const fix = `install Node ${SUPPORTED_NODE_MAJOR} or newer, e.g. \`nvm install 24\` (https://nodejs.org)`;
-  if (major >= 20) return { name: "node", status: "warn", detail: `${detail} is past its end of life; afk-mcp supports Node ${SUPPORTED_NODE_MAJOR} and newer`, fix };
+  if (major >= 20)
+    return { name: "node", status: "warn", detail: `${detail} is past its end of life; afk-mcp supports Node ${SUPPORTED_NODE_MAJOR} and newer`, fix };
   return { name: "node", status: "fail", detail: `${detail} is too old: afk-mcp needs Node ${SUPPORTED_NODE_MAJOR} or newer`, fix };
 }
 
@@ -97,14 +103,25 @@ async function gitCheck(): Promise<DoctorCheck> {
     text = (await git(["--version"], { cwd: homedir(), timeoutMs: 15_000 })).stdout.trim();
   } catch (error) {
     const reason = error instanceof GitError ? error.message.replace(/^git --version: /, "") : String(error);
-    return { name: "git", status: "fail", detail: reason, fix: `install git ${FORGE_GIT.join(".")} or newer (https://git-scm.com/downloads) and put it on PATH` };
+    return {
+      name: "git",
+      status: "fail",
+      detail: reason,
+      fix: `install git ${FORGE_GIT.join(".")} or newer (https://git-scm.com/downloads) and put it on PATH`,
+    };
   }
   return gitVersionCheck(text);
 }
 
 export function gitVersionCheck(versionLine: string): DoctorCheck {
   const m = /git version (\d+)\.(\d+)/.exec(versionLine);
-  if (!m) return { name: "git", status: "warn", detail: `cannot read the version from "${versionLine}"`, fix: `make sure \`git\` on PATH is git ${FORGE_GIT.join(".")} or newer` };
+  if (!m)
+    return {
+      name: "git",
+      status: "warn",
+      detail: `cannot read the version from "${versionLine}"`,
+      fix: `make sure \`git\` on PATH is git ${FORGE_GIT.join(".")} or newer`,
+    };
   const [major, minor] = [Number(m[1]), Number(m[2])];
   if (major > FORGE_GIT[0] || (major === FORGE_GIT[0] && minor >= FORGE_GIT[1])) return { name: "git", status: "ok", detail: versionLine, fix: null };
   return {
@@ -120,7 +137,12 @@ function apiUrlCheck(env: NodeJS.ProcessEnv, baseUrl: string | null, problem: st
   const fix = `set GITHUB_API_URL to the REST API root (GitHub Enterprise: https://HOST/api/v3), or unset it for ${DEFAULT_API_URL}`;
   if (baseUrl === null) return { name: "api_url", status: "fail", detail: problem ?? "not a URL", fix };
   if (failure !== null && failure.kind === "unreachable") {
-    return { name: "api_url", status: "fail", detail: `${baseUrl} (${origin}) did not answer: ${failure.message.replace(/^.*?: cannot reach/, "cannot reach")}`, fix: `check the network and the proxy, or ${fix}` };
+    return {
+      name: "api_url",
+      status: "fail",
+      detail: `${baseUrl} (${origin}) did not answer: ${failure.message.replace(/^.*?: cannot reach/, "cannot reach")}`,
+      fix: `check the network and the proxy, or ${fix}`,
+    };
   }
   // A root that is not GitHub's REST API answers GET /user with a 404 or a page that is not JSON.
   if (failure !== null && apiIsWrong(failure)) {
@@ -145,17 +167,26 @@ function tokenCheck(token: ResolvedToken | null, problem: string | null, info: T
     };
   }
   if (info !== null) {
-    const rate = info.rateLimit ? `; ${info.rateLimit.remaining} of ${info.rateLimit.limit} requests left until ${new Date(info.rateLimit.reset * 1000).toISOString().slice(11, 16)} UTC` : "";
+    const rate = info.rateLimit
+      ? `; ${info.rateLimit.remaining} of ${info.rateLimit.limit} requests left until ${new Date(info.rateLimit.reset * 1000).toISOString().slice(11, 16)} UTC`
+      : "";
     return { name: "token", status: "ok", detail: `from ${token.source}, signed in as ${info.login}${rate}`, fix: null };
   }
-  if (failure === null || apiIsWrong(failure)) return { name: "token", status: "skip", detail: `from ${token.source}; not checked: the API URL did not answer as GitHub's`, fix: null };
-  if (failure.kind === "rate_limited") return { name: "token", status: "warn", detail: `from ${token.source}: ${failure.message}`, fix: "wait for the reset, or use a token with a higher limit (a GitHub App installation)" };
+  if (failure === null || apiIsWrong(failure))
+    return { name: "token", status: "skip", detail: `from ${token.source}; not checked: the API URL did not answer as GitHub's`, fix: null };
+  if (failure.kind === "rate_limited")
+    return {
+      name: "token",
+      status: "warn",
+      detail: `from ${token.source}: ${failure.message}`,
+      fix: "wait for the reset, or use a token with a higher limit (a GitHub App installation)",
+    };
   const fix =
     failure.kind === "forbidden"
       ? failure.hint
       : token.source === "gh auth token"
-      ? "sign in again with `gh auth login` (or `gh auth refresh`)"
-      : `set ${token.source} to a valid token (e.g. export ${token.source}=$(gh auth token)), or unset it to use \`gh auth token\``;
+        ? "sign in again with `gh auth login` (or `gh auth refresh`)"
+        : `set ${token.source} to a valid token (e.g. export ${token.source}=$(gh auth token)), or unset it to use \`gh auth token\``;
   return { name: "token", status: "fail", detail: `from ${token.source}: ${failure.message}`, fix };
 }
 
@@ -175,13 +206,28 @@ export function scopesCheck(info: TokenInfo | null): DoctorCheck {
   const scopes = new Set(info.scopes);
   const listed = info.scopes.length ? info.scopes.join(", ") : "none";
   if (!scopes.has("repo") && !scopes.has("public_repo")) {
-    return { name: "scopes", status: "fail", detail: `classic token scopes: ${listed}; the fleet needs "repo" to push branches, open PRs and label issues`, fix: "gh auth refresh -s repo (or create a token with the repo scope)" };
+    return {
+      name: "scopes",
+      status: "fail",
+      detail: `classic token scopes: ${listed}; the fleet needs "repo" to push branches, open PRs and label issues`,
+      fix: "gh auth refresh -s repo (or create a token with the repo scope)",
+    };
   }
   if (!scopes.has("repo")) {
-    return { name: "scopes", status: "warn", detail: `classic token scopes: ${listed}; "public_repo" reaches public repositories only`, fix: "gh auth refresh -s repo, for private repositories" };
+    return {
+      name: "scopes",
+      status: "warn",
+      detail: `classic token scopes: ${listed}; "public_repo" reaches public repositories only`,
+      fix: "gh auth refresh -s repo, for private repositories",
+    };
   }
   if (!scopes.has("workflow")) {
-    return { name: "scopes", status: "warn", detail: `classic token scopes: ${listed}; without "workflow", a worker's change to .github/workflows/ cannot be pushed`, fix: "gh auth refresh -s workflow" };
+    return {
+      name: "scopes",
+      status: "warn",
+      detail: `classic token scopes: ${listed}; without "workflow", a worker's change to .github/workflows/ cannot be pushed`,
+      fix: "gh auth refresh -s workflow",
+    };
   }
   return { name: "scopes", status: "ok", detail: `classic token scopes: ${listed}`, fix: null };
 }
@@ -197,15 +243,32 @@ async function stateDirCheck(env: NodeJS.ProcessEnv): Promise<DoctorCheck> {
   } catch {
     const parent = await nearestExisting(dir);
     if (parent !== null && (await writable(parent))) return { name: "state_dir", status: "ok", detail: `${where} will be created on first use`, fix: null };
-    return { name: "state_dir", status: "fail", detail: `${where} cannot be created: ${parent ?? "no parent"} is not writable`, fix: `mkdir -p -m 700 ${shellWord(dir)}, ${elsewhere}` };
+    return {
+      name: "state_dir",
+      status: "fail",
+      detail: `${where} cannot be created: ${parent ?? "no parent"} is not writable`,
+      fix: `mkdir -p -m 700 ${shellWord(dir)}, ${elsewhere}`,
+    };
   }
   if (!info.isDirectory()) return { name: "state_dir", status: "fail", detail: `${where} is not a directory`, fix: `remove ${shellWord(dir)}, ${elsewhere}` };
-  if (!(await writable(dir))) return { name: "state_dir", status: "fail", detail: `${where} is not writable`, fix: `chmod u+rwx ${shellWord(dir)}, ${elsewhere}` };
+  if (!(await writable(dir)))
+    return { name: "state_dir", status: "fail", detail: `${where} is not writable`, fix: `chmod u+rwx ${shellWord(dir)}, ${elsewhere}` };
   const uid = process.getuid?.();
-  if (uid !== undefined && info.uid !== uid) return { name: "state_dir", status: "fail", detail: `${where} belongs to uid ${info.uid}, not to you (uid ${uid})`, fix: `set AFK_STATE_DIR to a directory of yours` };
+  if (uid !== undefined && info.uid !== uid)
+    return {
+      name: "state_dir",
+      status: "fail",
+      detail: `${where} belongs to uid ${info.uid}, not to you (uid ${uid})`,
+      fix: `set AFK_STATE_DIR to a directory of yours`,
+    };
   if ((info.mode & 0o077) !== 0) {
     const mode = (info.mode & 0o777).toString(8);
-    return { name: "state_dir", status: "warn", detail: `${where} is open to other users (mode ${mode}); it holds logs and worker briefs`, fix: `chmod 700 ${shellWord(dir)}` };
+    return {
+      name: "state_dir",
+      status: "warn",
+      detail: `${where} is open to other users (mode ${mode}); it holds logs and worker briefs`,
+      fix: `chmod 700 ${shellWord(dir)}`,
+    };
   }
   return { name: "state_dir", status: "ok", detail: where, fix: null };
 }

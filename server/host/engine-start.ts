@@ -28,23 +28,41 @@ export async function engineForStart(
     throw error;
   };
   if (input.engine === undefined || input.engine === "command") {
-    if (input.model !== undefined) throw new UsageError('project_start refused: model: the "command" engine (worker_command) takes no model; name an engine such as "claude" or "codex", or drop model');
+    if (input.model !== undefined)
+      throw new UsageError(
+        'project_start refused: model: the "command" engine (worker_command) takes no model; name an engine such as "claude" or "codex", or drop model',
+      );
     const profile = input.engine === "command" ? engineProfile(config, "command") : null;
     const command = input.worker_command ?? profile?.command ?? null;
-    if (command === null) throw new UsageError('project_start: worker_command is required (the shell command that starts one agent in its worktree), or engine (e.g. "claude", "codex"), unless dry_run is true');
+    if (command === null)
+      throw new UsageError(
+        'project_start: worker_command is required (the shell command that starts one agent in its worktree), or engine (e.g. "claude", "codex"), unless dry_run is true',
+      );
     const routed = config.selectors.findIndex((sel) => sel.engine !== undefined || sel.model !== undefined);
-    if (routed >= 0) throw new UsageError(`project_start refused: selectors.${routed}: a selector's engine and model route an engine start; start with engine (e.g. "claude"), or drop them from the selector`);
-    if (config.routing.ladder.length > 0) throw new UsageError('project_start refused: routing.ladder: the ladder routes an engine start; start with engine (e.g. "claude"), or set routing.ladder to []');
+    if (routed >= 0)
+      throw new UsageError(
+        `project_start refused: selectors.${routed}: a selector's engine and model route an engine start; start with engine (e.g. "claude"), or drop them from the selector`,
+      );
+    if (config.routing.ladder.length > 0)
+      throw new UsageError(
+        'project_start refused: routing.ladder: the ladder routes an engine start; start with engine (e.g. "claude"), or set routing.ladder to []',
+      );
     return { command, engine: null, engines: {}, step: null };
   }
-  if (input.worker_command !== undefined) throw new UsageError(`project_start refused: pass engine or worker_command, not both (engine ${JSON.stringify(input.engine)} builds its own command line; to run a command of your own use engine "command")`);
+  if (input.worker_command !== undefined)
+    throw new UsageError(
+      `project_start refused: pass engine or worker_command, not both (engine ${JSON.stringify(input.engine)} builds its own command line; to run a command of your own use engine "command")`,
+    );
   try {
     const profile = engineProfile(config, input.engine);
     const model = input.model ?? profile.defaultModel;
     if (model !== null) checkModel(model);
     const priced = (usage: string, m: string | null, key: string): void => {
       if ((usage === "codex-json" || usage === "gemini-json") && m !== null && Object.keys(config.prices).length > 0 && config.prices[m] === undefined) {
-        throw new EngineError(key, `no price for model ${JSON.stringify(m)} (it reports tokens only): add prices.${m} {input_per_mtok, output_per_mtok}, or pick a priced model (${Object.keys(config.prices).join(", ")})`);
+        throw new EngineError(
+          key,
+          `no price for model ${JSON.stringify(m)} (it reports tokens only): add prices.${m} {input_per_mtok, output_per_mtok}, or pick a priced model (${Object.keys(config.prices).join(", ")})`,
+        );
       }
     };
     priced(profile.usage, model, "prices");
@@ -56,7 +74,15 @@ export async function engineForStart(
       facts: { AFK_ISSUE: 0, AFK_BRIEF: "", AFK_BRANCH: "", AFK_BASE: "", AFK_WORKTREE: "", AFK_REPO: "", AFK_ATTEMPT: 0, AFK_VERDICT_FILE: "" },
     });
     const check = await checkEngine(profile, probeEnv);
-    const engine: EngineChoice = { name: profile.name, model, usage: profile.usage, loginShell: profile.loginShell, path: check.path, version: check.version, provider: check.provider };
+    const engine: EngineChoice = {
+      name: profile.name,
+      model,
+      usage: profile.usage,
+      loginShell: profile.loginShell,
+      path: check.path,
+      version: check.version,
+      provider: check.provider,
+    };
     const engines: Record<string, EngineChoice> = { [profile.name]: engine };
     // Every engine a route may take is verified now, not at its first birth: each ladder rung's,
     // each selector's, and each agent CLI defined under "engines" (an afk-engine/ label may name it).
@@ -72,7 +98,15 @@ export async function engineForStart(
       })();
       if (other.command !== null) throw new EngineError(key, `${name} is an opaque command: a route names an agent CLI engine`);
       const seen = await checkEngine(other, probeEnv);
-      return (engines[name] = { name, model: other.defaultModel, usage: other.usage, loginShell: other.loginShell, path: seen.path, version: seen.version, provider: seen.provider });
+      return (engines[name] = {
+        name,
+        model: other.defaultModel,
+        usage: other.usage,
+        loginShell: other.loginShell,
+        path: seen.path,
+        version: seen.version,
+        provider: seen.provider,
+      });
     };
     const routes: Array<{ key: string; engine: string | undefined; model: string | undefined; words: string }> = [
       ...config.routing.ladder.map((rung, i) => ({ key: `routing.ladder.${i}`, engine: rung.engine, model: rung.model, words: `attempt ${i + 2}` })),
@@ -98,11 +132,23 @@ export async function engineForStart(
       const chosen = await verify(name, `engines.${name}`);
       priced(chosen.usage, chosen.model, `engines.${name}.default_model`);
     }
-    const budget = config.budget.usd_per_attempt === null ? "" : profile.budgetFlag ? `, per-attempt budget $${config.budget.usd_per_attempt} passed as ${profile.budgetFlag}` : `, per-attempt budget $${config.budget.usd_per_attempt} enforced by the fleet`;
+    const budget =
+      config.budget.usd_per_attempt === null
+        ? ""
+        : profile.budgetFlag
+          ? `, per-attempt budget $${config.budget.usd_per_attempt} passed as ${profile.budgetFlag}`
+          : `, per-attempt budget $${config.budget.usd_per_attempt} enforced by the fleet`;
     const provider = check.provider.length > 0 ? `, custom provider ${check.provider.join(" ")}` : "";
     const others = Object.keys(engines).filter((n) => n !== profile.name);
-    const ladder = (rungs.length > 0 ? `; routes ${rungs.join(", ")}` : "") + (others.length > 0 ? `; also verified: ${others.map((n) => `${n} (${engines[n]!.version})`).join(", ")}` : "");
-    return { command, engine, engines, step: `engine ${profile.name}${model ? ` (model ${model})` : ""}: ${check.path}, version ${check.version}${provider}${budget}${ladder}` };
+    const ladder =
+      (rungs.length > 0 ? `; routes ${rungs.join(", ")}` : "") +
+      (others.length > 0 ? `; also verified: ${others.map((n) => `${n} (${engines[n]!.version})`).join(", ")}` : "");
+    return {
+      command,
+      engine,
+      engines,
+      step: `engine ${profile.name}${model ? ` (model ${model})` : ""}: ${check.path}, version ${check.version}${provider}${budget}${ladder}`,
+    };
   } catch (error) {
     return refuse(error);
   }

@@ -66,7 +66,14 @@ export class HostEvents {
       }
     }
     if (lane === "supervisor" && (record.level === "warn" || record.level === "error")) {
-      this.emit({ kind: "log", repo, level: record.level === "warn" ? "warning" : "error", lane, message: String(record.msg ?? ""), at: String(record.ts ?? "") });
+      this.emit({
+        kind: "log",
+        repo,
+        level: record.level === "warn" ? "warning" : "error",
+        lane,
+        message: String(record.msg ?? ""),
+        at: String(record.ts ?? ""),
+      });
     }
     if (lane === "monitor" && record.event === "tick") {
       const key = this.boardKey(repo);

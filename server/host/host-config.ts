@@ -39,13 +39,15 @@ export async function readHostConfig(stateDir: string): Promise<HostLimits> {
   try {
     raw = JSON.parse(text);
   } catch (error) {
-    throw new UsageError(`project_start refused: ${path} is not JSON (${(error as Error).message}): write it as {"budget": {"usd_per_day": 20}, "max_workers": 6}, or remove it`);
+    throw new UsageError(
+      `project_start refused: ${path} is not JSON (${(error as Error).message}): write it as {"budget": {"usd_per_day": 20}, "max_workers": 6}, or remove it`,
+    );
   }
   const parsed = HostConfigSchema.safeParse(raw);
   if (!parsed.success) {
     const issue = parsed.error.issues[0]!;
     const key = issue.path.join(".") || (issue.code === "unrecognized_keys" ? issue.keys.join(", ") : "(top level)");
-    const fix = FIX[key] ?? 'keys are budget.usd_per_day and max_workers: remove the others';
+    const fix = FIX[key] ?? "keys are budget.usd_per_day and max_workers: remove the others";
     throw new UsageError(`project_start refused: ${path}: ${key}: ${issue.message}: expected ${fix}`);
   }
   return { usd_per_day: parsed.data.budget.usd_per_day, max_workers: parsed.data.max_workers };

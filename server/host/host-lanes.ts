@@ -23,7 +23,11 @@ export class HostLanes {
     if (!lanes) {
       const slug = parseSlug(repo);
       const held = secrets;
-      lanes = openLanes({ dir: laneDir(stateDir(this.env), slug.owner, slug.name), secrets: () => held, onRecord: (lane, line) => this.observe(repo, lane, line) });
+      lanes = openLanes({
+        dir: laneDir(stateDir(this.env), slug.owner, slug.name),
+        secrets: () => held,
+        onRecord: (lane, line) => this.observe(repo, lane, line),
+      });
       this.lanes.set(key, lanes);
     }
     return lanes;

@@ -4,8 +4,31 @@
 import { createHash } from "node:crypto";
 import { hostname } from "node:os";
 import { runtimePreflight as runtimeStep } from "../runtimes/registry.js";
-import type { CallerAccess, FinalReport, Host, HostEvent, LogsInput, LogsResult, ProjectResetInput, ProjectResizeInput, ProjectResult, ProjectStartInput, ProjectStopInput } from "./api.js";
-import type { ReportInput, RepoListing, StepListener, StatusInput, StatusResult, TakeoverInput, TakeoverResult, Timeline, TimelineInput, TimelinesInput } from "./api.js";
+import type {
+  CallerAccess,
+  FinalReport,
+  Host,
+  HostEvent,
+  LogsInput,
+  LogsResult,
+  ProjectResetInput,
+  ProjectResizeInput,
+  ProjectResult,
+  ProjectStartInput,
+  ProjectStopInput,
+} from "./api.js";
+import type {
+  ReportInput,
+  RepoListing,
+  StepListener,
+  StatusInput,
+  StatusResult,
+  TakeoverInput,
+  TakeoverResult,
+  Timeline,
+  TimelineInput,
+  TimelinesInput,
+} from "./api.js";
 import type { PlanOutput } from "../../schemas/tools.js";
 import { connect, newInstanceId, originSlug, remoteSlugs, withScaledLease, type ConnectOptions } from "./connection.js";
 import { chooseRepo } from "./default-repo.js";
@@ -16,7 +39,7 @@ import { fleetRows, pagePlan, planView } from "./plan.js";
 import { Lease } from "../gh/lease.js";
 import { assertInstanceId } from "../state/snapshot.js";
 import { probeNamespace, type NamespaceProbe } from "./namespace-probe.js";
-import { RepoFleet, summaryLine, type Registration } from "../fleet/repo-fleet.js";
+import { RepoFleet, summaryLine } from "../fleet/repo-fleet.js";
 import { runningWorkerCount } from "../fleet/worker-runs.js";
 import { daemonDir, stateDir } from "../paths.js";
 import { runDirFor, withOrphans } from "./views.js";
@@ -28,11 +51,11 @@ import { assessedSteps, connectedStep, followDrain } from "./steps.js";
 import { locateIssue, registrationView, resizeMessage } from "./views.js";
 import { takeoverOn } from "./takeover.js";
 import { assess, planFor, type RepoAccess } from "./repo-access.js";
-import { workRepoFor } from "../worktrees/worktrees.js";
 import { parseSlug, formatSlug, repoKey } from "../gh/slug.js";
 import { preconditionsPass } from "./preconditions.js";
 import { abandon, handOver } from "./leaving.js";
 import { engineForStart } from "./engine-start.js";
+import { newFleet, refuseIfRunning, registrationRow, type RegistrationRow } from "./new-fleet.js";
 import { readHostConfig } from "./host-config.js";
 import { HostBudget } from "../fleet/host-budget.js";
 
@@ -141,7 +164,11 @@ export class FleetHost implements Host {
     }
     const lease = new Lease(
       conn.refs,
-      { namespace: namespace?.namespace ?? conn.config.namespace, ttlSeconds: conn.config.lease.ttl_seconds, heartbeatSeconds: conn.config.lease.heartbeat_seconds },
+      {
+        namespace: namespace?.namespace ?? conn.config.namespace,
+        ttlSeconds: conn.config.lease.ttl_seconds,
+        heartbeatSeconds: conn.config.lease.heartbeat_seconds,
+      },
       instance,
       this.hostName,
       this.clock,
@@ -180,7 +207,8 @@ export class FleetHost implements Host {
       return { scope, registration, plan: null, issue: null, workers, source: null, ...extra };
     }
     const { plan, source } = await this.currentPlan(input.repo, as);
-    if (scope === "project") return { scope, registration, plan: pagePlan(plan, input.detail === true, input.cursor), issue: null, workers: [], source, ...extra };
+    if (scope === "project")
+      return { scope, registration, plan: pagePlan(plan, input.detail === true, input.cursor), issue: null, workers: [], source, ...extra };
     return { scope, registration, plan: null, issue: locateIssue(plan, input.issue!), workers: [], source, ...extra };
   }
 
@@ -222,7 +250,10 @@ export class FleetHost implements Host {
   private async resolved<T extends { repo?: string | undefined }>(input: T): Promise<T> {
     if (input.repo !== undefined) return input;
     const origin = async () => (this.options.daemon ? null : originSlug(this.options.cwd ?? process.cwd()).catch(() => null));
-    const choice = await chooseRepo(undefined, { origin, running: () => [...this.running.values()].filter((p) => !p.isStopped()).map((p) => p.registration.repo) });
+    const choice = await chooseRepo(undefined, {
+      origin,
+      running: () => [...this.running.values()].filter((p) => !p.isStopped()).map((p) => p.registration.repo),
+    });
     return choice ? { ...input, repo: choice.repo } : input;
   }
 
@@ -238,7 +269,9 @@ export class FleetHost implements Host {
   /** `as.env`: the registering session's environment (token, API URL, worker variables); the state dir stays ours. */
   async start(input: ProjectStartInput, onStep: StepListener = () => undefined, as: CallerAccess = {}): Promise<ProjectResult> {
     if (!input.dry_run && !input.worker_command && !input.engine) {
-      throw new UsageError('project_start: worker_command is required (the shell command that starts one agent in its worktree), or engine (e.g. "claude", "codex"), unless dry_run is true');
+      throw new UsageError(
+        'project_start: worker_command is required (the shell command that starts one agent in its worktree), or engine (e.g. "claude", "codex"), unless dry_run is true',
+      );
     }
     const overrides: Record<string, unknown> = { ...(input.config ?? {}) };
     if (input.selectors) overrides.selectors = input.selectors;
@@ -248,13 +281,7 @@ export class FleetHost implements Host {
     const { conn } = connected;
     onStep(connectedStep(connected));
     const key = repoKey(conn.repo);
-    const existing = this.running.get(key);
-    if (existing && existing.draining() > 0) {
-      throw new UsageError(`project_start: ${conn.repo} is still stopping on this host: ${existing.draining()} worker(s) have yet to exit; wait, or end them with project_stop {stop_workers: true}`);
-    }
-    if (existing && !existing.isStopped()) {
-      throw new UsageError(`project_start: ${conn.repo} is already running on this host (instance ${connected.instance}): use project_resize to change it, or project_stop first`);
-    }
+    refuseIfRunning(this.running.get(key), conn.repo, connected.instance);
     // Two starts at once (a resumed registration, a session's) would both pass: two fleets, two workers per issue.
     if (this.starting.has(key)) throw new UsageError(`project_start: ${conn.repo} is being started on this host right now: wait for that start to answer`);
     this.starting.add(key);
@@ -269,43 +296,21 @@ export class FleetHost implements Host {
       onStep(await runtimeStep(conn.config, env, !input.dry_run));
       this.hostBudget.set(await readHostConfig(stateDir(hostEnv)));
       if (input.dry_run || chosen === null) {
-        return { registration: null, plan: pagePlan(plan, false), message: failed.length ? `dry run: ${failed.length} precondition(s) fail: ${failed.map((p) => p.message).join("; ")}` : "dry run: a start would be accepted; nothing was done" };
+        return {
+          registration: null,
+          plan: pagePlan(plan, false),
+          message: failed.length
+            ? `dry run: ${failed.length} precondition(s) fail: ${failed.map((p) => p.message).join("; ")}`
+            : "dry run: a start would be accepted; nothing was done",
+        };
       }
       if (!preconditionsPass(plan.preconditions)) {
         throw new UsageError(`project_start refused: ${failed.map((p) => `${p.name}: ${p.message}`).join("; ")}`);
       }
-      const root = stateDir(hostEnv);
-      const slug = parseSlug(conn.repo);
       const lanes = this.lanes.of(conn.repo, conn.token);
-      const registration: Registration = {
-        repo: conn.repo,
-        instance: connected.instance,
-        workerCommand: chosen.command,
-        engine: chosen.engine,
-        engines: chosen.engines,
-        target: input.target ?? conn.config.concurrency,
-        // "auto" becomes the landing chosen for the base as it is protected now.
-        config: landing.method ? { ...conn.config, landing: { ...conn.config.landing, strategy: landing.method } } : conn.config,
-        base: conn.base,
-        autoMerge: input.auto_merge === true,
-        startedAt: this.clock().toISOString(),
-        ...(input.once === true ? { once: true } : {}), ...(input.max_issues !== undefined ? { maxIssues: input.max_issues } : {}),
-      };
-      const project = new RepoFleet(registration, {
-        conn,
-        lease: connected.lease,
-        namespace: connected.namespace?.namespace ?? conn.config.namespace,
-        workRepo: workRepoFor({
-          stateDir: root,
-          owner: slug.owner,
-          name: slug.name,
-          remoteUrl: conn.info.cloneUrl,
-          worktreeRoot: conn.config.worktree.root,
-          branchPrefix: conn.config.worktree.branch_prefix,
-          auth: { token: conn.token, url: conn.info.cloneUrl },
-        }),
+      const { project, registration } = newFleet(connected, input, chosen, landing.method, {
+        root: stateDir(hostEnv),
         lanes,
-        runDir: runDirFor(root, conn.repo),
         clock: this.clock,
         timeScale: this.options.timeScale ?? 1,
         env,
@@ -340,7 +345,19 @@ export class FleetHost implements Host {
       target: input.target,
       workerCommand: input.worker_command,
       ...(input.selectors
-        ? { selectors: input.selectors.map((sel) => ({ label: sel.label === undefined ? running.project.registration.config.labels.ready : sel.label, issues: sel.issues ?? null, tags: sel.tags ?? [], user: sel.user ?? null, epic: sel.epic ?? null, milestone: sel.milestone ?? null, blockers: sel.blockers ?? true, ...(sel.engine ? { engine: sel.engine } : {}), ...(sel.model ? { model: sel.model } : {}) })) }
+        ? {
+            selectors: input.selectors.map((sel) => ({
+              label: sel.label === undefined ? running.project.registration.config.labels.ready : sel.label,
+              issues: sel.issues ?? null,
+              tags: sel.tags ?? [],
+              user: sel.user ?? null,
+              epic: sel.epic ?? null,
+              milestone: sel.milestone ?? null,
+              blockers: sel.blockers ?? true,
+              ...(sel.engine ? { engine: sel.engine } : {}),
+              ...(sel.model ? { model: sel.model } : {}),
+            })),
+          }
         : {}),
     });
     return { registration: registrationView(running.project), plan: null, message: resizeMessage(running.project, was, input) };
@@ -353,7 +370,9 @@ export class FleetHost implements Host {
       return { registration: null, plan: null, message: `no project is running for ${input.repo ?? "this repository"} on this host: nothing to stop` };
     }
     const workers = runningWorkerCount(running.project.workerRows());
-    onStep?.(`stopping ${running.project.registration.repo}: no new workers; ${input.stop_workers ? `ending ${workers} running worker(s)` : `${workers} running worker(s) finish first`}, then claims without a PR are released`);
+    onStep?.(
+      `stopping ${running.project.registration.repo}: no new workers; ${input.stop_workers ? `ending ${workers} running worker(s)` : `${workers} running worker(s) finish first`}, then claims without a PR are released`,
+    );
     const unfollow = followDrain(this.events, running.project.registration.repo, onStep);
     const report = await running.project.stop(input.stop_workers === true).finally(unfollow);
     const view = registrationView(running.project);
@@ -382,8 +401,14 @@ export class FleetHost implements Host {
     const input = await this.resolved(given);
     const running = this.requireRunning(input.repo, "project_reset");
     const was = running.project.reset();
-    const cleared = [was.breaker ? "the tripped circuit breaker" : null, was.quota ? "the runtime pause (a usage limit, a login, a refusal or the network)" : null].filter((c) => c !== null);
-    const message = cleared.length > 0 ? `births resumed: cleared ${cleared.join(" and ")}` : "births were not paused (no circuit breaker trip, no runtime pause): nothing to clear";
+    const cleared = [
+      was.breaker ? "the tripped circuit breaker" : null,
+      was.quota ? "the runtime pause (a usage limit, a login, a refusal or the network)" : null,
+    ].filter((c) => c !== null);
+    const message =
+      cleared.length > 0
+        ? `births resumed: cleared ${cleared.join(" and ")}`
+        : "births were not paused (no circuit breaker trip, no runtime pause): nothing to clear";
     return { registration: registrationView(running.project), plan: null, message };
   }
 
@@ -429,27 +454,7 @@ export class FleetHost implements Host {
 
   /** Every project this host runs (draining ones included), as status shows them. */
   registrations(): RegistrationRow[] {
-    const rows: RegistrationRow[] = [];
-    for (const project of this.running.values()) {
-      if (project.isStopped() && !project.finishing()) continue;
-      const r = project.registration;
-      const report = project.report();
-      rows.push({
-        repo: r.repo,
-        instance: r.instance,
-        state: project.draining() > 0 || project.finishing() ? "draining" : "running",
-        target: r.target,
-        selectors: r.config.selectors.map((sel) => ({ ...sel })),
-        sessions: [],
-        sessions_gone: 0,
-        ttl_seconds: null,
-        renew_by: null,
-        last_poll: report?.at ?? null,
-        workers: runningWorkerCount(project.workerRows()),
-        idle: report !== null && report.error === null && report.frontier_remaining === 0 && report.in_flight === 0 && report.workers === 0,
-      });
-    }
-    return rows;
+    return [...this.running.values()].map(registrationRow).filter((row) => row !== null);
   }
 
   /** The registration TTL settings of a running project's config. */
@@ -491,7 +496,4 @@ export class FleetHost implements Host {
   }
 }
 
-export type RegistrationRow = StatusResult["registrations"][number] & {
-  /** Nothing ready, nothing in flight, no worker at the last poll. */
-  idle: boolean;
-};
+export type { RegistrationRow };

@@ -12,7 +12,8 @@ import { runningWorkerCount } from "../fleet/worker-runs.js";
 
 export async function handOver(fleets: Iterable<RepoFleet>, lanes: Iterable<LaneWriter>): Promise<string> {
   const running = [...fleets].filter((f) => !f.isStopped());
-  for (const fleet of running) fleet.log("info", "handed_over", "handed over to the next daemon (afk-mcp daemon restart): workers run on and are adopted; claims kept");
+  for (const fleet of running)
+    fleet.log("info", "handed_over", "handed over to the next daemon (afk-mcp daemon restart): workers run on and are adopted; claims kept");
   await Promise.all(running.map((f) => f.suspend()));
   const workers = running.reduce((n, f) => n + runningWorkerCount(f.workerRows()), 0);
   const claims = running.reduce((n, f) => n + f.heldClaims().length, 0);
@@ -39,5 +40,9 @@ async function releaseLocks(lanes: Iterable<LaneWriter>): Promise<string> {
   const locking = heldLandingLocks();
   const unlocked = locking > 0 ? await releaseHeldLandingLocks() : 0;
   for (const lane of lanes) lane.close();
-  return locking === 0 ? "no landing was in progress" : unlocked === locking ? "released the landing lock" : "could not release the landing lock: it lapses after landing.lock_ttl_seconds";
+  return locking === 0
+    ? "no landing was in progress"
+    : unlocked === locking
+      ? "released the landing lock"
+      : "could not release the landing lock: it lapses after landing.lock_ttl_seconds";
 }

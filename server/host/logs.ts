@@ -45,7 +45,10 @@ export function fitRecord(record: LaneRecord): Record<string, unknown> {
   if (size <= LOGS_RECORD_BYTES) return record as Record<string, unknown>;
   const { data: _data, ...rest } = record;
   const room = Math.max(256, LOGS_RECORD_BYTES - Buffer.byteLength(JSON.stringify({ ...rest, msg: "" })) - 120);
-  const msg = record.msg.length > room ? `${record.msg.slice(0, room)}… [record cut: ${size} bytes in the lane]` : `${record.msg} [record cut: data dropped, ${size} bytes in the lane]`;
+  const msg =
+    record.msg.length > room
+      ? `${record.msg.slice(0, room)}… [record cut: ${size} bytes in the lane]`
+      : `${record.msg} [record cut: data dropped, ${size} bytes in the lane]`;
   return { ...rest, msg, truncated: true };
 }
 
@@ -61,7 +64,9 @@ function parseCursor(cursor: string): { ts: number; skip: number } {
   const match = /^(\d{4}-\d{2}-\d{2}T[\d:.]+Z)~(\d{1,6})$/.exec(cursor);
   const ts = match ? Date.parse(match[1]!) : Number.NaN;
   if (!match || Number.isNaN(ts)) {
-    throw new UsageError(`logs: cursor ${JSON.stringify(cursor)} is not one logs gave: pass the next_cursor of the previous answer, or omit cursor for the newest records`);
+    throw new UsageError(
+      `logs: cursor ${JSON.stringify(cursor)} is not one logs gave: pass the next_cursor of the previous answer, or omit cursor for the newest records`,
+    );
   }
   return { ts, skip: Number(match[2]) };
 }

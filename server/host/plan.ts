@@ -37,8 +37,12 @@ export function planView(facts: PlanFacts): PlanOutput {
   const excludedByReason: Record<string, number> = {};
   for (const e of set.frontier.excluded) excludedByReason[e.reason.kind] = (excludedByReason[e.reason.kind] ?? 0) + 1;
   const needsHuman = [
-    ...set.frontier.excluded.filter((e) => e.reason.kind === "human_reserved" || e.reason.kind === "cycle" || e.reason.kind === "engine_unknown").map((e) => ({ number: e.number, why: e.text })),
-    ...set.mine.filter((m) => m.status === "failure").map((m) => ({ number: m.issue, why: `PR #${m.pr ?? "?"} failed: ${m.failing.join(", ") || "checks failed"}` })),
+    ...set.frontier.excluded
+      .filter((e) => e.reason.kind === "human_reserved" || e.reason.kind === "cycle" || e.reason.kind === "engine_unknown")
+      .map((e) => ({ number: e.number, why: e.text })),
+    ...set.mine
+      .filter((m) => m.status === "failure")
+      .map((m) => ({ number: m.issue, why: `PR #${m.pr ?? "?"} failed: ${m.failing.join(", ") || "checks failed"}` })),
   ];
   return {
     repo: set.repo,
@@ -48,7 +52,14 @@ export function planView(facts: PlanFacts): PlanOutput {
     now: set.now,
     preconditions: facts.preconditions,
     ready: preconditionsPass(facts.preconditions),
-    dispatch: set.frontier.dispatch.map((d) => ({ number: d.number, title: d.title, selector: d.selector, high: d.high, attempt: d.attempt, ...(d.blocks ? { blocks: d.blocks } : {}) })),
+    dispatch: set.frontier.dispatch.map((d) => ({
+      number: d.number,
+      title: d.title,
+      selector: d.selector,
+      high: d.high,
+      attempt: d.attempt,
+      ...(d.blocks ? { blocks: d.blocks } : {}),
+    })),
     ...fleetRows(facts.fleet, set.frontier.dispatch),
     excluded: set.frontier.excluded.map((e) => ({ number: e.number, reason: e.reason.kind, text: e.text })),
     mine: set.mine.map((m) => ({
@@ -91,12 +102,20 @@ export function pagePlan(plan: PlanOutput, detail: boolean, cursor?: string): Pl
   const needsHuman = plan.needs_human.slice(0, SUMMARY_NEEDS_HUMAN);
   if (!detail) {
     if (cursor !== undefined) throw new UsageError("status: cursor pages the detailed listing: pass detail: true with it");
-    return { ...plan, dispatch: plan.dispatch.slice(0, SUMMARY_ROWS), excluded: [], needs_human: needsHuman, page: { detail: false, offset: 0, next_cursor: null } };
+    return {
+      ...plan,
+      dispatch: plan.dispatch.slice(0, SUMMARY_ROWS),
+      excluded: [],
+      needs_human: needsHuman,
+      page: { detail: false, offset: 0, next_cursor: null },
+    };
   }
   const total = plan.dispatch.length + plan.excluded.length;
   const offset = cursor === undefined ? 0 : Number(cursor);
   if (!/^\d{1,9}$/.test(cursor ?? "0") || offset > total) {
-    throw new UsageError(`status: cursor ${JSON.stringify(cursor)} is not one this listing gave (rows 0-${total}): pass the next_cursor of the previous answer, or omit cursor to start over`);
+    throw new UsageError(
+      `status: cursor ${JSON.stringify(cursor)} is not one this listing gave (rows 0-${total}): pass the next_cursor of the previous answer, or omit cursor to start over`,
+    );
   }
   const end = Math.min(total, offset + PAGE_ROWS);
   const d = plan.dispatch.length;
@@ -123,11 +142,17 @@ export function renderPlan(plan: PlanOutput, running = false): string {
   const pageNote = plan.page.detail ? (plan.page.offset > 0 ? `, from row ${plan.page.offset + 1}` : "") : "";
   lines.push("", `dispatch (${of(plan.dispatch.length, plan.totals.dispatch)}, in order${pageNote}):`);
   for (const d of plan.dispatch) {
-    lines.push(`  #${d.number}  ${d.title}${d.high ? "  [high]" : ""}${d.selector > 0 ? `  [selector ${d.selector + 1}]` : ""}${d.attempt > 0 ? `  [attempt ${d.attempt}]` : ""}${d.blocks ? `  [an open blocker of ${d.blocks.map((n) => `#${n}`).join(", ")}]` : ""}`);
+    lines.push(
+      `  #${d.number}  ${d.title}${d.high ? "  [high]" : ""}${d.selector > 0 ? `  [selector ${d.selector + 1}]` : ""}${d.attempt > 0 ? `  [attempt ${d.attempt}]` : ""}${d.blocks ? `  [an open blocker of ${d.blocks.map((n) => `#${n}`).join(", ")}]` : ""}`,
+    );
   }
   if (plan.totals.dispatch === 0) lines.push("  (nothing to dispatch)");
-  for (const h of plan.held_for_overlap) lines.push(`  held back for overlap: #${h.issue} (in-flight work changes ${h.paths.join(", ")}); #${h.instead} started first`);
-  for (const h of plan.conflict_holds) lines.push(`  conflict retry waiting: #${h.issue} (PR #${h.pr} conflicts in ${h.files.join(", ")}) until ${h.waiting_for.map((n) => `#${n}`).join(", ")} landed, at most ${h.max_seconds} s (${h.held_seconds} s so far)`);
+  for (const h of plan.held_for_overlap)
+    lines.push(`  held back for overlap: #${h.issue} (in-flight work changes ${h.paths.join(", ")}); #${h.instead} started first`);
+  for (const h of plan.conflict_holds)
+    lines.push(
+      `  conflict retry waiting: #${h.issue} (PR #${h.pr} conflicts in ${h.files.join(", ")}) until ${h.waiting_for.map((n) => `#${n}`).join(", ")} landed, at most ${h.max_seconds} s (${h.held_seconds} s so far)`,
+    );
   for (const p of plan.conflicting_pairs) lines.push(`  conflicting pair: #${p.a} and #${p.b} in ${p.files.join(", ")}`);
   const reasons = Object.entries(plan.excluded_by_reason).map(([k, n]) => `${n} ${k}`);
   lines.push("", `excluded (${plan.totals.excluded}${reasons.length ? `: ${reasons.join(", ")}` : ""}):`);
@@ -137,12 +162,15 @@ export function renderPlan(plan: PlanOutput, running = false): string {
     lines.push("", `needs a human (${of(plan.needs_human.length, plan.totals.needs_human)}):`);
     for (const h of plan.needs_human) lines.push(`  #${h.number}  ${h.why}`);
     // The list is capped; every row of it is also an excluded row (paged by detail) or in mine.
-    if (plan.needs_human.length < plan.totals.needs_human) lines.push("  (the rest: the human_reserved and cycle rows of status {detail: true}, and the failed PRs under mine)");
+    if (plan.needs_human.length < plan.totals.needs_human)
+      lines.push("  (the rest: the human_reserved and cycle rows of status {detail: true}, and the failed PRs under mine)");
   }
   if (plan.mine.length > 0) {
     lines.push("", `mine (${plan.mine.length}):`);
     for (const m of plan.mine) {
-      lines.push(`  #${m.issue}  ${m.status}${m.pr ? `  PR #${m.pr}` : ""}${m.failing.length ? `  failing: ${m.failing.join(", ")}` : ""}${waitingFor(m)}${m.review ? `  ${m.review}` : ""}`);
+      lines.push(
+        `  #${m.issue}  ${m.status}${m.pr ? `  PR #${m.pr}` : ""}${m.failing.length ? `  failing: ${m.failing.join(", ")}` : ""}${waitingFor(m)}${m.review ? `  ${m.review}` : ""}`,
+      );
     }
   }
   if (plan.peers_live.length + plan.peers_stale.length > 0) {

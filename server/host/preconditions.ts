@@ -50,7 +50,10 @@ export function evaluatePreconditions(facts: PreconditionFacts): Precondition[] 
   out.push(
     facts.labels.some((l) => sameLabel(l.name, ready))
       ? ok("ready_label", `label "${ready}" exists`)
-      : fail("ready_label", `label "${ready}" does not exist in ${facts.repo}: create it (gh label create "${ready}") and put it on the issues the fleet may take`),
+      : fail(
+          "ready_label",
+          `label "${ready}" does not exist in ${facts.repo}: create it (gh label create "${ready}") and put it on the issues the fleet may take`,
+        ),
   );
 
   out.push(
@@ -62,9 +65,16 @@ export function evaluatePreconditions(facts: PreconditionFacts): Precondition[] 
   const ns = facts.namespace;
   if (ns) {
     if (!ns.writable) {
-      out.push(fail("claim_namespace", `cannot write refs under ${ns.namespace}/: ${ns.detail}. Allow pushes of refs/afk/* or set "namespace" to "refs/heads/afk"`));
+      out.push(
+        fail("claim_namespace", `cannot write refs under ${ns.namespace}/: ${ns.detail}. Allow pushes of refs/afk/* or set "namespace" to "refs/heads/afk"`),
+      );
     } else if (ns.fallback) {
-      out.push(warn("claim_namespace", `refs/afk/* is refused (${ns.detail}); claims use ${ns.namespace}/, which are branches: pushes there may trigger "on: push" CI`));
+      out.push(
+        warn(
+          "claim_namespace",
+          `refs/afk/* is refused (${ns.detail}); claims use ${ns.namespace}/, which are branches: pushes there may trigger "on: push" CI`,
+        ),
+      );
     } else {
       out.push(ok("claim_namespace", `claim refs can be written under ${ns.namespace}/`));
     }
@@ -73,7 +83,12 @@ export function evaluatePreconditions(facts: PreconditionFacts): Precondition[] 
   const required = facts.requiredChecks;
   if (config.gate.ci === "local") {
     if (required === null || !required.readable) {
-      out.push(warn("gate", `gate.ci is "local" but the protection of "${facts.base}" could not be read (no admin rights?): if it requires status checks, merges will be refused`));
+      out.push(
+        warn(
+          "gate",
+          `gate.ci is "local" but the protection of "${facts.base}" could not be read (no admin rights?): if it requires status checks, merges will be refused`,
+        ),
+      );
     } else if (required.contexts.length > 0) {
       out.push(
         fail(
@@ -101,7 +116,8 @@ export function evaluatePreconditions(facts: PreconditionFacts): Precondition[] 
   const approvals = required?.approvals ?? 0;
   if (approvals > 0) {
     const needs = `"${facts.base}" requires ${approvals} approving review${approvals === 1 ? "" : "s"}: the fleet never approves its own PRs, so each green PR waits as awaiting_review until a human with write access approves it`;
-    if (config.landing.strategy === "push") out.push(warn("reviews", `${needs}, and direct pushes to "${facts.base}" are refused: set landing.strategy to "squash" or "merge"`));
+    if (config.landing.strategy === "push")
+      out.push(warn("reviews", `${needs}, and direct pushes to "${facts.base}" are refused: set landing.strategy to "squash" or "merge"`));
     else out.push(ok("reviews", needs));
   }
   return out;

@@ -11,7 +11,9 @@ import type { RepoAccess } from "./repo-access.js";
 const DRAIN_EVENTS = new Set(["worker_exited", "reviewer_exited", "checkpoint", "released", "draining", "stopped"]);
 
 export function connectedStep({ conn, namespace }: RepoAccess): string {
-  const claims = namespace ? `claims under ${namespace.namespace}${namespace.fallback ? " (the fallback: the hidden namespace is not writable)" : ""}` : "claim namespace not probed";
+  const claims = namespace
+    ? `claims under ${namespace.namespace}${namespace.fallback ? " (the fallback: the hidden namespace is not writable)" : ""}`
+    : "claim namespace not probed";
   return `connected to ${conn.repo} as ${conn.login}: base ${conn.base}, config from ${conn.configSource}, ${claims}`;
 }
 

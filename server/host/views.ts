@@ -29,7 +29,18 @@ export async function withOrphans(rows: StatusResult["workers"], runDir: string)
   // By issue and pid: a runtime whose workers have no pid (null) still tells its issues apart.
   const known = new Set(rows.map((r) => `${r.issue}:${r.pid}`));
   const orphans = (await recordedWorkers(runDir)).filter((r) => !known.has(`${r.issue}:${displayPid(r.tags)}`));
-  return [...rows, ...orphans.map((r) => ({ issue: r.issue, state: ORPHAN_STATE, pid: displayPid(r.tags), attempt: r.attempt, started_at: new Date(r.startedAt).toISOString(), engine: "unknown", model: null }))];
+  return [
+    ...rows,
+    ...orphans.map((r) => ({
+      issue: r.issue,
+      state: ORPHAN_STATE,
+      pid: displayPid(r.tags),
+      attempt: r.attempt,
+      started_at: new Date(r.startedAt).toISOString(),
+      engine: "unknown",
+      model: null,
+    })),
+  ];
 }
 
 export function registrationView(project: RepoFleet): NonNullable<StatusResult["registration"]> {
@@ -64,7 +75,12 @@ export function resizeMessage(project: RepoFleet, was: { target: number; command
 export function locateIssue(plan: PlanOutput, number: number): NonNullable<StatusResult["issue"]> {
   // A claim says more than the exclusion it causes, so claims are looked up first.
   const mine = plan.mine.find((m) => m.issue === number);
-  if (mine) return { number, where: "mine", detail: `claimed by this instance: ${mine.status}${mine.pr ? ` (PR #${mine.pr})` : ""}${waitingFor(mine, "; ")}${mine.review ? `: ${mine.review}` : ""}` };
+  if (mine)
+    return {
+      number,
+      where: "mine",
+      detail: `claimed by this instance: ${mine.status}${mine.pr ? ` (PR #${mine.pr})` : ""}${waitingFor(mine, "; ")}${mine.review ? `: ${mine.review}` : ""}`,
+    };
   const live = plan.peers_live.find((p) => p.issue === number);
   if (live) return { number, where: "peer_live", detail: `claimed by live instance ${live.instance ?? "?"} on ${live.host ?? "?"}` };
   const stale = plan.peers_stale.find((p) => p.issue === number);

@@ -24,7 +24,8 @@ export async function readCheckEvidence(forge: Forge, headSha: string, failingNa
   // Named checks that all failed as check runs need no status list (a 200 on a head that most CI
   // reports on with runs only): the runs are read alone first, the statuses only when a name lacks a failed run.
   const runs = failingNames.length > 0 ? await forge.checksFor(headSha, { contexts: [...failingNames], strict: false, source: "none", readable: true }) : null;
-  const failedRun = (name: string): boolean => runs?.checkRuns.some((r) => r.name === name && r.status === "completed" && !PASSING_CONCLUSION.has(r.conclusion ?? "")) === true;
+  const failedRun = (name: string): boolean =>
+    runs?.checkRuns.some((r) => r.name === name && r.status === "completed" && !PASSING_CONCLUSION.has(r.conclusion ?? "")) === true;
   const checks = runs && failingNames.every(failedRun) ? runs : await forge.checksFor(headSha);
   return checkEvidence(checks, failingNames, excerptBytes, []);
 }
@@ -99,4 +100,3 @@ export function checkEvidence(checks: Checks, failingNames: readonly string[], e
 function short(sha: string): string {
   return sha.slice(0, 12);
 }
-

@@ -11,7 +11,14 @@ export async function conflictingFiles(repoDir: string, base: string, head: stri
   // Conflicts: exit 1 and the tree id first. Anything else (an object missing here because it was
   // pushed from elsewhere) is no opinion.
   if (r.exitCode !== 1 || !/^[0-9a-f]{40,64}$/.test(lines[0]?.trim() ?? "")) return null;
-  return [...new Set(lines.slice(1).map((l) => l.trim()).filter(Boolean))].sort();
+  return [
+    ...new Set(
+      lines
+        .slice(1)
+        .map((l) => l.trim())
+        .filter(Boolean),
+    ),
+  ].sort();
 }
 
 /** Files `head` changes against its merge base with `base`; null when unknown here. */

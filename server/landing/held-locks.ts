@@ -29,7 +29,11 @@ export function holdLandingLock(refs: RefStore, ref: string, sha: string): () =>
  * Like holdLandingLock, for a lock its holder renews (a train's long gate): `moved` records the
  * lock's new sha after each renewal, so release and shutdown remove the current one.
  */
-export function holdRenewableLandingLock(refs: RefStore, ref: string, sha: string): { release: () => Promise<void>; moved: (sha: string) => void; sha: () => string } {
+export function holdRenewableLandingLock(
+  refs: RefStore,
+  ref: string,
+  sha: string,
+): { release: () => Promise<void>; moved: (sha: string) => void; sha: () => string } {
   const lock: HeldLock = { refs, ref, sha };
   held.add(lock);
   return {

@@ -138,7 +138,8 @@ async function fence(ctx: LandingContext, input: LandInput): Promise<LandResult 
 function lockTtl(ctx: LandingContext): number {
   if (ctx.lockTtlSeconds !== undefined) return ctx.lockTtlSeconds;
   // A local gate runs under the lock, up to MAX_SYNC_ROUNDS times.
-  const gate = ctx.config.gate.ci === "local" ? ctx.config.gate.timeout_seconds * MAX_SYNC_ROUNDS : ctx.requiredChecks?.mergeQueue ? ctx.config.gate.timeout_seconds : 0;
+  const gate =
+    ctx.config.gate.ci === "local" ? ctx.config.gate.timeout_seconds * MAX_SYNC_ROUNDS : ctx.requiredChecks?.mergeQueue ? ctx.config.gate.timeout_seconds : 0;
   return (ctx.config.landing.lock_ttl_seconds ?? DEFAULT_LOCK_TTL_SECONDS) + gate;
 }
 
@@ -167,7 +168,13 @@ type Round = LandResult | { outcome: "lands" };
  * `release`: the landing lock's, held by this landing (once the base moved, it goes while the
  * rest is tidied up). Null: no lock is held, so the rounds may sync the branch but never move the base.
  */
-async function landRounds(ctx: LandingContext, lg: LandingGit, input: LandInput, read: PullRequest | null, release: (() => Promise<void>) | null): Promise<Round> {
+async function landRounds(
+  ctx: LandingContext,
+  lg: LandingGit,
+  input: LandInput,
+  read: PullRequest | null,
+  release: (() => Promise<void>) | null,
+): Promise<Round> {
   const headRef = read?.head.ref ?? input.listed!.headRef;
   // Only our own work lands (invariant 3): before the base may move, the PR as GitHub has it now
   // (the tick's listing may be a human's close or retarget behind).
@@ -223,7 +230,12 @@ async function landRounds(ctx: LandingContext, lg: LandingGit, input: LandInput,
           return { outcome: "retry_later", why: `checks on ${short(expected)} are not finished: ${verdict.pending.join(", ")}` };
         }
         if (verdict.state === "red") {
-          const evidence = checkEvidence(checks, verdict.failing.map((f) => f.name), ctx.config.gate.excerpt_bytes, secretsOf(ctx));
+          const evidence = checkEvidence(
+            checks,
+            verdict.failing.map((f) => f.name),
+            ctx.config.gate.excerpt_bytes,
+            secretsOf(ctx),
+          );
           return gateRed(expected, evidence);
         }
       }
@@ -327,7 +339,15 @@ async function landHead(ctx: LandingContext, lg: LandingGit, input: LandInput, h
     }
     throw error;
   }
-  return { kind: "merged", mergeSha, method: strategy, verified: false, verifyNote: null, at, verify: () => lg.verifyLanded(ctx.base, mergeSha, head, baseTip) };
+  return {
+    kind: "merged",
+    mergeSha,
+    method: strategy,
+    verified: false,
+    verifyNote: null,
+    at,
+    verify: () => lg.verifyLanded(ctx.base, mergeSha, head, baseTip),
+  };
 }
 
 async function finish(

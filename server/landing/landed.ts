@@ -11,7 +11,11 @@ import type { LandingContext } from "./land-types.js";
  * moment after the merge. `pull` is the PR as read for this landing (a human may have edited the
  * fleet's "Closes #n" away). A push, a train or a merge queue is not counted on.
  */
-export function closedByMerge(ctx: Pick<LandingContext, "forge" | "base" | "defaultBranch">, pull: Pick<PullRequest, "title" | "body"> | null, issue: number): boolean {
+export function closedByMerge(
+  ctx: Pick<LandingContext, "forge" | "base" | "defaultBranch">,
+  pull: Pick<PullRequest, "title" | "body"> | null,
+  issue: number,
+): boolean {
   if (pull === null || ctx.defaultBranch === undefined || ctx.base !== ctx.defaultBranch) return false;
   return parseClosingRefs(`${pull.title}\n${pull.body}`, `${ctx.forge.repo.owner}/${ctx.forge.repo.name}`).includes(issue);
 }
@@ -21,7 +25,14 @@ export function closedByMerge(ctx: Pick<LandingContext, "forge" | "base" | "defa
  * claim until a listing shows the issue closed, and closes it itself should it stay open
  * (server/fleet/merge-closes.ts).
  */
-export async function wrapUpLanded(ctx: LandingContext, lg: LandingGit, issue: number, headRef: string, head: string, byMerge = false): Promise<{ issueClosed: boolean; branchDeleted: boolean }> {
+export async function wrapUpLanded(
+  ctx: LandingContext,
+  lg: LandingGit,
+  issue: number,
+  headRef: string,
+  head: string,
+  byMerge = false,
+): Promise<{ issueClosed: boolean; branchDeleted: boolean }> {
   // Otherwise (a push, a train, another base, no keyword) close it ourselves: one request
   // whatever GitHub did (closing a closed issue changes nothing), where reading its state first
   // costs one, two when open.

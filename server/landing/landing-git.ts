@@ -41,7 +41,8 @@ export class LandingGit {
     const withHead = [...args, `+refs/heads/${headRef}:${headLocal}`];
     const result = await this.networkRaw(withHead);
     if (result.exitCode !== 0) {
-      if (!/couldn't find remote ref/i.test(result.stderr)) throw new GitError(`fetch of ${base} and ${headRef} failed: ${result.stderr.trim()}`, "git fetch", result.exitCode, result.stderr);
+      if (!/couldn't find remote ref/i.test(result.stderr))
+        throw new GitError(`fetch of ${base} and ${headRef} failed: ${result.stderr.trim()}`, "git fetch", result.exitCode, result.stderr);
       // Which one is missing? The base must exist; the head may be gone.
       await this.network(args);
       await this.deleteRef(headLocal);
@@ -112,7 +113,8 @@ export class LandingGit {
     const fetch = PRIVATE_FETCH;
     const all = await this.networkRaw([...fetch, `+refs/heads/${base}:${baseRef}`, ...branches.map((b, i) => `+refs/heads/${b}:${local(i)}`)]);
     if (all.exitCode !== 0) {
-      if (!/couldn't find remote ref/i.test(all.stderr)) throw new GitError(`fetch of ${base} and the train's branches failed: ${all.stderr.trim()}`, "git fetch", all.exitCode, all.stderr);
+      if (!/couldn't find remote ref/i.test(all.stderr))
+        throw new GitError(`fetch of ${base} and the train's branches failed: ${all.stderr.trim()}`, "git fetch", all.exitCode, all.stderr);
       await this.network([...fetch, `+refs/heads/${base}:${baseRef}`]);
       for (const [i, b] of branches.entries()) {
         const one = await this.networkRaw([...fetch, `+refs/heads/${b}:${local(i)}`]);
@@ -162,7 +164,11 @@ export class LandingGit {
    * in the base once it lands (each PR is merged). A head that conflicts with the ones before it
    * is left out with its files.
    */
-  async trainCommit(baseTip: string, heads: ReadonlyArray<{ key: number; sha: string }>, message: string): Promise<{ sha: string | null; merged: number[]; conflicts: Map<number, string[]> }> {
+  async trainCommit(
+    baseTip: string,
+    heads: ReadonlyArray<{ key: number; sha: string }>,
+    message: string,
+  ): Promise<{ sha: string | null; merged: number[]; conflicts: Map<number, string[]> }> {
     let current = baseTip;
     let tree: string | null = await this.tree(baseTip);
     const merged: number[] = [];
@@ -172,7 +178,17 @@ export class LandingGit {
       const r = await this.git.runRaw(["merge-tree", "--write-tree", "--name-only", "--no-messages", current, head.sha]);
       const lines = r.stdout.split("\n");
       if (r.exitCode !== 0) {
-        conflicts.set(head.key, [...new Set(lines.slice(1).map((l) => l.trim()).filter(Boolean))].sort());
+        conflicts.set(
+          head.key,
+          [
+            ...new Set(
+              lines
+                .slice(1)
+                .map((l) => l.trim())
+                .filter(Boolean),
+            ),
+          ].sort(),
+        );
         continue;
       }
       tree = lines[0]!.trim();
@@ -202,7 +218,11 @@ export class LandingGit {
     if (result.exitCode === 0) return { ok: true };
     const verdict = pushRejection(result.stdout, ref);
     const why = verdict ?? (result.stderr.trim().split("\n").pop() || `exit code ${result.exitCode}`);
-    return { ok: false, lostRace: verdict !== null && /stale info|fetch first|non-fast-forward|already exists|incorrect old value|but expected|cannot lock ref/i.test(verdict), why };
+    return {
+      ok: false,
+      lostRace: verdict !== null && /stale info|fetch first|non-fast-forward|already exists|incorrect old value|but expected|cannot lock ref/i.test(verdict),
+      why,
+    };
   }
 
   /**
@@ -222,7 +242,10 @@ export class LandingGit {
     const [mergedTree, headTree] = await Promise.all([this.tree(mergeSha), this.tree(head)]);
     const parent = await this.revParse(`${mergeSha}^1`);
     if (mergedTree !== null && mergedTree === headTree) {
-      return { verified: true, note: parent === baseTip ? null : `the merge commit's parent is ${short(parent ?? "?")}, not ${short(baseTip)}, but its tree is the gated one` };
+      return {
+        verified: true,
+        note: parent === baseTip ? null : `the merge commit's parent is ${short(parent ?? "?")}, not ${short(baseTip)}, but its tree is the gated one`,
+      };
     }
     return {
       verified: false,
@@ -252,7 +275,6 @@ export class LandingGit {
     return this.alone(() => this.git.deleteRef(ref));
   }
 }
-
 
 function short(sha: string): string {
   return sha.slice(0, 12);

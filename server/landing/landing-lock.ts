@@ -28,7 +28,11 @@ export function formatLandingLock(lock: LandingLockMessage): string {
 
 /** The lock's facts, or null when the message is not a landing lock we can read. */
 export function parseLandingLock(message: string): LandingLockMessage | null {
-  const lines = message.replace(/\r\n/g, "\n").split("\n").map((l) => l.trim()).filter((l) => l !== "");
+  const lines = message
+    .replace(/\r\n/g, "\n")
+    .split("\n")
+    .map((l) => l.trim())
+    .filter((l) => l !== "");
   if (lines[0] !== LANDING_LOCK_HEADER) return null;
   const fields = new Map<string, string>();
   for (const line of lines.slice(1)) {

@@ -5,7 +5,11 @@ import { gateCommit, gateEnv, type GateCommitResult } from "../runtimes/local/ga
 import type { LandingContext, LocalGateEvidence } from "./land-types.js";
 
 /** Gates `sha`; `worktree`: the issue's worktree when it may be at that commit (saves a checkout). */
-export function runLocalGate(ctx: Pick<LandingContext, "config" | "workRepo" | "auth" | "gateEnv" | "gateCache">, sha: string, worktree: string | null): Promise<GateCommitResult> {
+export function runLocalGate(
+  ctx: Pick<LandingContext, "config" | "workRepo" | "auth" | "gateEnv" | "gateCache">,
+  sha: string,
+  worktree: string | null,
+): Promise<GateCommitResult> {
   const gate = ctx.config.gate;
   return gateCommit({
     repoDir: ctx.workRepo.repoDir,

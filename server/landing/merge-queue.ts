@@ -46,7 +46,16 @@ export async function landThroughQueue(w: QueueWatch): Promise<QueueStep> {
   const checks = await w.forge.checksFor(w.head);
   const verdict = evaluateGate(checks, w.gate.required);
   if (verdict.state === "pending") return { kind: "wait", why: `checks on ${w.head.slice(0, 12)} are not finished: ${verdict.pending.join(", ")}` };
-  if (verdict.state === "red") return { kind: "red", evidence: checkEvidence(checks, verdict.failing.map((f) => f.name), w.gate.excerptBytes, w.gate.secrets) };
+  if (verdict.state === "red")
+    return {
+      kind: "red",
+      evidence: checkEvidence(
+        checks,
+        verdict.failing.map((f) => f.name),
+        w.gate.excerptBytes,
+        w.gate.secrets,
+      ),
+    };
   const now = w.now ?? Date.now;
   const sleep = w.sleep ?? ((ms: number) => new Promise<void>((ok) => setTimeout(ok, ms)));
   const until = now() + w.deadlineMs;
@@ -69,7 +78,8 @@ export async function landThroughQueue(w: QueueWatch): Promise<QueueStep> {
       }
       if (enqueued && status.lastEvent?.kind !== "added") return removed(w.pr, "removed from the merge queue (GitHub gave no reason)");
       if (!enqueued) {
-        if (status.head !== w.head) return { kind: "wait", why: `PR #${w.pr}'s head moved to ${status.head.slice(0, 12)}: the new head must pass the gate first` };
+        if (status.head !== w.head)
+          return { kind: "wait", why: `PR #${w.pr}'s head moved to ${status.head.slice(0, 12)}: the new head must pass the gate first` };
         try {
           // One GraphQL request per PR and head: the REST merge is refused on a queue-ruled base.
           await w.forge.enqueuePull(w.pr, w.head);

@@ -19,7 +19,11 @@ export async function readPull(forge: Forge, number: number): Promise<PullReques
 }
 
 /** Why a PR is not ours to land, or null when it is. */
-export function notOurs(ctx: Pick<LandingContext, "forge" | "login" | "base" | "config">, input: Pick<LandInput, "issue" | "pr">, pull: PullRequest): string | null {
+export function notOurs(
+  ctx: Pick<LandingContext, "forge" | "login" | "base" | "config">,
+  input: Pick<LandInput, "issue" | "pr">,
+  pull: PullRequest,
+): string | null {
   const repo = `${ctx.forge.repo.owner}/${ctx.forge.repo.name}`;
   const prefix = ctx.config.worktree.branch_prefix;
   if (pull.merged) return `PR #${input.pr} is already merged`;
@@ -66,7 +70,8 @@ export async function screenPulls(ctx: LandingContext, members: readonly LandInp
     if (foreign !== null) screened.refused.push({ outcome: "not_ours", member, why: foreign });
     else if (lost !== null) screened.refused.push({ outcome: "fenced", member, why: lost });
     else if (pull.draft) screened.refused.push({ outcome: "retry_later", member, why: `PR #${member.pr} is a draft` });
-    else if (pull.head.sha !== member.head) screened.refused.push({ outcome: "retry_later", member, why: `PR #${member.pr}'s head moved to ${pull.head.sha.slice(0, 12)} since it was gated` });
+    else if (pull.head.sha !== member.head)
+      screened.refused.push({ outcome: "retry_later", member, why: `PR #${member.pr}'s head moved to ${pull.head.sha.slice(0, 12)} since it was gated` });
     else screened.riders.push({ member, branch: pull.head.ref });
   }
   return screened;

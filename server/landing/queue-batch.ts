@@ -22,7 +22,16 @@ export function landQueuedBatch(ctx: LandingContext, members: readonly TrainMemb
 }
 
 async function batch(ctx: LandingContext, members: readonly TrainMember[]): Promise<TrainResult> {
-  const result: TrainResult = { id: `queue-${randomBytes(3).toString("hex")}`, outcome: "ran", why: "", members: [], gateRuns: 0, restarts: 0, ciSilent: false, landings: [] };
+  const result: TrainResult = {
+    id: `queue-${randomBytes(3).toString("hex")}`,
+    outcome: "ran",
+    why: "",
+    members: [],
+    gateRuns: 0,
+    restarts: 0,
+    ciSilent: false,
+    landings: [],
+  };
   // No request under the fleet (its tick's rules are in ctx).
   const required = ctx.requiredChecks ?? (await ctx.forge.requiredChecks(ctx.base));
   const { riders, refused } = await screenPulls(ctx, members);
@@ -45,7 +54,9 @@ async function batch(ctx: LandingContext, members: readonly TrainMember[]): Prom
     }
     // Each entry is enqueued and watched on its own; they wait side by side, in claim order.
     const steps = await Promise.all(
-      enqueued.map(({ member }) => landThroughQueue({ forge: ctx.forge, pr: member.pr, head: member.head, gate, deadlineMs: ctx.config.gate.timeout_seconds * 1000, beat })),
+      enqueued.map(({ member }) =>
+        landThroughQueue({ forge: ctx.forge, pr: member.pr, head: member.head, gate, deadlineMs: ctx.config.gate.timeout_seconds * 1000, beat }),
+      ),
     );
     for (const [i, { member, branch }] of enqueued.entries()) result.members.push(await outcomeOf(ctx, lg, member, branch, steps[i]!));
   } finally {

@@ -29,7 +29,16 @@ export type TrainMember = LandInput;
 
 export type TrainMemberOutcome =
   /** `queue`: GitHub's merge queue merged it (queue-batch.ts), not a train. */
-  | { outcome: "merged"; member: TrainMember; train: string; mergeSha: string; issueClosed: boolean; branchDeleted: boolean; queue?: true; /** When the base moved (ISO). */ mergedAt?: string }
+  | {
+      outcome: "merged";
+      member: TrainMember;
+      train: string;
+      mergeSha: string;
+      issueClosed: boolean;
+      branchDeleted: boolean;
+      queue?: true;
+      /** When the base moved (ISO). */ mergedAt?: string;
+    }
   /** Gated alone (after bisection) and red: its own evidence. `gateRuns`: the train's gate runs when it was found. */
   | { outcome: "gate_red"; member: TrainMember; evidence: GateEvidence; gateRuns: number; why: string }
   | { outcome: "conflict"; member: TrainMember; files: string[]; why: string }
@@ -117,7 +126,12 @@ class Train {
       // No request under the fleet (its tick's rules are in ctx).
       this.required = this.ctx.requiredChecks ?? (await this.ctx.forge.requiredChecks(this.ctx.base));
       if (this.required.mergeQueue === true) {
-        for (const member of members) this.decided({ outcome: "retry_later", member, why: `${this.ctx.base} requires GitHub's merge queue: its PRs land through the queue, not in trains` });
+        for (const member of members)
+          this.decided({
+            outcome: "retry_later",
+            member,
+            why: `${this.ctx.base} requires GitHub's merge queue: its PRs land through the queue, not in trains`,
+          });
         return this.done("the base requires a merge queue");
       }
     }
@@ -136,7 +150,9 @@ class Train {
       await this.cleanUp().catch(() => undefined);
       await this.lock.release().catch(() => undefined);
     }
-    return this.done(`${this.result.landings.reduce((n, l) => n + l.issues.length, 0)} of ${members.length} landed in ${this.result.landings.length} train(s) after ${this.result.gateRuns} gate run(s)`);
+    return this.done(
+      `${this.result.landings.reduce((n, l) => n + l.issues.length, 0)} of ${members.length} landed in ${this.result.landings.length} train(s) after ${this.result.gateRuns} gate run(s)`,
+    );
   }
 
   private done(why: string): TrainResult {
@@ -163,12 +179,20 @@ class Train {
   }
 
   private async ride(riders: TrainMember[]): Promise<void> {
-    const fetched = await this.lg.fetchBranches(this.ctx.base, riders.map((m) => this.branchOf.get(m.issue)!), this.id);
+    const fetched = await this.lg.fetchBranches(
+      this.ctx.base,
+      riders.map((m) => this.branchOf.get(m.issue)!),
+      this.id,
+    );
     let baseTip = fetched.base;
     const ready = riders.filter((m) => {
       const tip = fetched.heads.get(this.branchOf.get(m.issue)!);
       if (tip === m.head) return true;
-      this.decided({ outcome: "retry_later", member: m, why: tip ? `${this.branchOf.get(m.issue)} moved to ${short(tip)} since it was gated` : `the branch ${this.branchOf.get(m.issue)} is gone` });
+      this.decided({
+        outcome: "retry_later",
+        member: m,
+        why: tip ? `${this.branchOf.get(m.issue)} moved to ${short(tip)} since it was gated` : `the branch ${this.branchOf.get(m.issue)} is gone`,
+      });
       return false;
     });
     // Groups still to gate, in order: the whole train first, then halves of a red one.
@@ -182,10 +206,19 @@ class Train {
         else queue.unshift(...halves(next.members, next.implied));
         continue;
       }
-      const built = await this.lg.trainCommit(baseTip, next.members.map((m) => ({ key: m.issue, sha: m.head })), this.message(next.members));
+      const built = await this.lg.trainCommit(
+        baseTip,
+        next.members.map((m) => ({ key: m.issue, sha: m.head })),
+        this.message(next.members),
+      );
       for (const [issue, files] of built.conflicts) {
         const member = next.members.find((m) => m.issue === issue)!;
-        this.decided({ outcome: "conflict", member, files, why: `PR #${member.pr} conflicts with ${this.ctx.base} and the PRs before it in the train in ${files.join(", ")}` });
+        this.decided({
+          outcome: "conflict",
+          member,
+          files,
+          why: `PR #${member.pr} conflicts with ${this.ctx.base} and the PRs before it in the train in ${files.join(", ")}`,
+        });
       }
       const group = next.members.filter((m) => built.merged.includes(m.issue));
       if (group.length !== next.members.length) next.parentRed = null; // no longer the same candidate
@@ -228,7 +261,9 @@ class Train {
           baseTip = await this.restart(queue);
           continue;
         }
-        for (const g of queue) for (const m of g.members) this.decided({ outcome: "retry_later", member: m, why: `the push of the train to ${this.ctx.base} was refused: ${pushed.why}` });
+        for (const g of queue)
+          for (const m of g.members)
+            this.decided({ outcome: "retry_later", member: m, why: `the push of the train to ${this.ctx.base} was refused: ${pushed.why}` });
         return;
       }
       queue.shift();
@@ -304,20 +339,32 @@ class Train {
     const pollMs = this.options.pollMs ?? 10_000;
     const deadline = Date.now() + (this.options.ciTimeoutMs ?? this.ctx.config.gate.timeout_seconds * 1000);
     // CI that skips drafts (or train branches) never reports anything: found out sooner.
-    const silentDeadline = Date.now() + Math.min(this.options.ciTimeoutMs ?? Infinity, this.options.silentMs ?? 600_000, this.ctx.config.gate.timeout_seconds * 1000);
+    const silentDeadline =
+      Date.now() + Math.min(this.options.ciTimeoutMs ?? Infinity, this.options.silentMs ?? 600_000, this.ctx.config.gate.timeout_seconds * 1000);
     for (let poll = 0; ; poll += 1) {
       // Conditional requests every pollMs while the train's CI runs: a 200 only when it reported something.
       const checks = await this.ctx.forge.checksFor(sha);
       const verdict = evaluateGate(checks, this.required);
       if (verdict.state === "green") return { state: "green" };
       if (verdict.state === "red") {
-        return { state: "red", evidence: checkEvidence(checks, verdict.failing.map((f) => f.name), this.ctx.config.gate.excerpt_bytes, secrets) };
+        return {
+          state: "red",
+          evidence: checkEvidence(
+            checks,
+            verdict.failing.map((f) => f.name),
+            this.ctx.config.gate.excerpt_bytes,
+            secrets,
+          ),
+        };
       }
       if ((await this.ctx.refs.read(`refs/heads/${this.ctx.base}`)) !== baseTip) return { state: "moved" };
       const silent = checks.checkRuns.length === 0 && checks.statuses.length === 0;
       if (silent && Date.now() > silentDeadline) {
         this.result.ciSilent = true;
-        return { state: "stuck", why: `no CI reported any check on the train's draft PR #${this.draft} (${short(sha)}): CI must run on draft pull requests from afk/train/ branches (see the README, "Landing trains"); PRs land one at a time until then` };
+        return {
+          state: "stuck",
+          why: `no CI reported any check on the train's draft PR #${this.draft} (${short(sha)}): CI must run on draft pull requests from afk/train/ branches (see the README, "Landing trains"); PRs land one at a time until then`,
+        };
       }
       if (Date.now() > deadline) return { state: "stuck", why: `the checks on the train ${short(sha)} did not finish in time: ${verdict.pending.join(", ")}` };
       await sleep(this.options.pollDelayMs?.(poll) ?? pollMs);

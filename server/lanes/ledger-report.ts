@@ -91,7 +91,13 @@ export function buildReport(records: readonly LaneRecord[], o: ReportOptions): F
   }
   if (o.live) addRequests(requests, { total: o.live.total, counted: o.live.counted, not_modified: o.live.notModified });
   const max = o.maxIssues ?? 1000;
-  const listed = summaries.length > max ? [...summaries].sort((a, b) => (a.last_at < b.last_at ? 1 : -1)).slice(0, max).sort((a, b) => a.issue - b.issue) : summaries;
+  const listed =
+    summaries.length > max
+      ? [...summaries]
+          .sort((a, b) => (a.last_at < b.last_at ? 1 : -1))
+          .slice(0, max)
+          .sort((a, b) => a.issue - b.issue)
+      : summaries;
   return {
     repo: o.repo,
     generated_at: o.now.toISOString(),
@@ -135,7 +141,10 @@ function reportIssue(repo: string, s: IssueSummary, now: Date): ReportIssue {
 
 export function spendText(spend: Spend): string {
   if (spend === "unknown") return "spend unknown";
-  const parts = [spend.usd !== undefined ? `$${spend.usd.toFixed(2)}` : "", spend.tokens?.total !== undefined ? `${spend.tokens.total} tokens` : spend.tokens ? `${Object.values(spend.tokens).reduce((a, b) => a + b, 0)} tokens` : ""];
+  const parts = [
+    spend.usd !== undefined ? `$${spend.usd.toFixed(2)}` : "",
+    spend.tokens?.total !== undefined ? `${spend.tokens.total} tokens` : spend.tokens ? `${Object.values(spend.tokens).reduce((a, b) => a + b, 0)} tokens` : "",
+  ];
   return parts.filter(Boolean).join(", ") || "spend unknown";
 }
 
@@ -151,12 +160,19 @@ export function renderReport(r: FinalReport, maxLines = 400): string {
   const t = r.totals;
   const head = [
     `afk-mcp report for ${r.repo} (${r.reason === "stop" ? "the drain or stop ended" : r.reason === "run_exit" ? "afk-mcp run exited" : "on demand"}, ${r.generated_at})${r.since ? `, ledger since ${r.since}` : ""}`,
-    `${t.issues} issue(s): ${OUTCOMES.filter((k) => t.outcomes[k] > 0).map((k) => `${t.outcomes[k]} ${k.replace("_", " ")}`).join(", ") || "none"}`,
+    `${t.issues} issue(s): ${
+      OUTCOMES.filter((k) => t.outcomes[k] > 0)
+        .map((k) => `${t.outcomes[k]} ${k.replace("_", " ")}`)
+        .join(", ") || "none"
+    }`,
     `${t.attempts} attempt(s), ${durationText(t.worker_ms)} of worker time, ${spendText(t.spend)}; ${t.faults} fault(s), ${t.pauses} pause(s), ${t.breaker_trips} breaker trip(s)`,
     `GitHub requests: ${r.requests.counted} counted against the rate limit, ${r.requests.not_modified} answered 304, ${r.requests.total} sent${t.stops > 0 ? ` (over ${t.stops} run(s))` : ""}`,
     "",
   ];
-  const rows = r.issues.map((i) => `#${i.issue}  ${i.outcome}  ${i.attempts} attempt(s)  ${durationText(i.time_ms)}  ${spendText(i.spend)}${i.pr ? `  PR #${i.pr}` : ""}${i.merge_sha ? ` as ${i.merge_sha.slice(0, 12)}` : ""}`);
+  const rows = r.issues.map(
+    (i) =>
+      `#${i.issue}  ${i.outcome}  ${i.attempts} attempt(s)  ${durationText(i.time_ms)}  ${spendText(i.spend)}${i.pr ? `  PR #${i.pr}` : ""}${i.merge_sha ? ` as ${i.merge_sha.slice(0, 12)}` : ""}`,
+  );
   const shown = rows.slice(0, maxLines);
   const more = rows.length - shown.length + r.issues_omitted;
   return [...head, ...shown, ...(more > 0 ? [`… and ${more} more issue(s) (the JSON report lists ${r.issues.length})`] : [])].join("\n");

@@ -99,7 +99,9 @@ export function buildTimeline(all: readonly LaneRecord[], repo: string, issue: n
   };
   for (const r of records) {
     if (r.event === "attempt_end") {
-      const a = [...attempts].reverse().find((x) => x.attempt === r.attempt && x.end === null && x.role === (r.data?.role === "reviewer" ? "reviewer" : "worker"));
+      const a = [...attempts]
+        .reverse()
+        .find((x) => x.attempt === r.attempt && x.end === null && x.role === (r.data?.role === "reviewer" ? "reviewer" : "worker"));
       if (a) {
         a.end = r.ts;
         a.duration_ms = typeof r.data?.duration_ms === "number" ? r.data.duration_ms : Math.max(0, Date.parse(r.ts) - Date.parse(a.start));
@@ -120,7 +122,14 @@ export function buildTimeline(all: readonly LaneRecord[], repo: string, issue: n
     if (last && last.phase === phase && last.end === null && phase !== "worker" && phase !== "reviewer") continue;
     close(r.ts);
     const attempt = r.attempt ?? null;
-    phases.push({ phase, start: r.ts, end: INSTANT.has(phase) ? r.ts : null, duration_ms: INSTANT.has(phase) ? 0 : null, attempt, spend: phase === "worker" || phase === "reviewer" ? "unknown" : null });
+    phases.push({
+      phase,
+      start: r.ts,
+      end: INSTANT.has(phase) ? r.ts : null,
+      duration_ms: INSTANT.has(phase) ? 0 : null,
+      attempt,
+      spend: phase === "worker" || phase === "reviewer" ? "unknown" : null,
+    });
     if (r.event === "attempt_start") {
       attempts.push({
         attempt: r.attempt ?? 0,

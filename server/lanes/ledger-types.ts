@@ -63,7 +63,21 @@ export interface IssueSummary {
 }
 
 export function emptySummary(issue: number, at: string): IssueSummary {
-  return { issue, outcome: "queued", first_at: at, last_at: at, ended_at: null, attempts: 0, worker_ms: 0, spend: "unknown", pr: null, merge_sha: null, gated_sha: null, faults: 0, records: 0 };
+  return {
+    issue,
+    outcome: "queued",
+    first_at: at,
+    last_at: at,
+    ended_at: null,
+    attempts: 0,
+    worker_ms: 0,
+    spend: "unknown",
+    pr: null,
+    merge_sha: null,
+    gated_sha: null,
+    faults: 0,
+    records: 0,
+  };
 }
 
 /** Two spends added: anything known beats "unknown"; unknown parts stay absent. */
@@ -89,7 +103,8 @@ export function readSpend(value: unknown): Spend {
   if (typeof v.usd === "number" && Number.isFinite(v.usd) && v.usd >= 0) out.usd = v.usd;
   if (typeof v.tokens === "object" && v.tokens !== null) {
     const tokens: Record<string, number> = {};
-    for (const [k, n] of Object.entries(v.tokens)) if (["input", "output", "cache_read", "cache_write", "total"].includes(k) && typeof n === "number" && Number.isFinite(n) && n >= 0) tokens[k] = n;
+    for (const [k, n] of Object.entries(v.tokens))
+      if (["input", "output", "cache_read", "cache_write", "total"].includes(k) && typeof n === "number" && Number.isFinite(n) && n >= 0) tokens[k] = n;
     if (Object.keys(tokens).length > 0) out.tokens = tokens;
   }
   return out.usd === undefined && out.tokens === undefined ? "unknown" : out;

@@ -73,7 +73,15 @@ export class Ledger {
     const line =
       encodeRecord(
         "ledger",
-        { event: entry.event, msg: entry.msg, level: entry.level ?? "info", ...(entry.issue !== undefined ? { issue: entry.issue } : {}), ...(entry.attempt !== undefined ? { attempt: entry.attempt } : {}), ...(instance ? { instance } : {}), ...(entry.data ? { data: entry.data } : {}) },
+        {
+          event: entry.event,
+          msg: entry.msg,
+          level: entry.level ?? "info",
+          ...(entry.issue !== undefined ? { issue: entry.issue } : {}),
+          ...(entry.attempt !== undefined ? { attempt: entry.attempt } : {}),
+          ...(instance ? { instance } : {}),
+          ...(entry.data ? { data: entry.data } : {}),
+        },
         ts,
         { redactor: this.options.redactor, maxLineBytes: this.maxLineBytes },
       ) + "\n";
@@ -135,10 +143,23 @@ export class Ledger {
     }
     const kept = records.slice(i);
     const lines: string[] = [];
-    if (fleet) lines.push(JSON.stringify({ ts: String(fleet.last_at), lane: "ledger", level: "info", event: "summary", msg: "fleet records folded by compaction", data: fleet }));
+    if (fleet)
+      lines.push(
+        JSON.stringify({ ts: String(fleet.last_at), lane: "ledger", level: "info", event: "summary", msg: "fleet records folded by compaction", data: fleet }),
+      );
     for (const s of [...summaries.values()].sort((a, b) => a.issue - b.issue)) {
       if (s.last_at < forgotten && !kept.some((r) => r.issue === s.issue)) continue;
-      lines.push(JSON.stringify({ ts: s.last_at, lane: "ledger", level: "info", event: "summary", msg: `#${s.issue}: ${s.outcome}, ${s.attempts} attempt(s) (compacted)`, issue: s.issue, data: { ...s } }));
+      lines.push(
+        JSON.stringify({
+          ts: s.last_at,
+          lane: "ledger",
+          level: "info",
+          event: "summary",
+          msg: `#${s.issue}: ${s.outcome}, ${s.attempts} attempt(s) (compacted)`,
+          issue: s.issue,
+          data: { ...s },
+        }),
+      );
     }
     for (const r of kept) lines.push(JSON.stringify(r));
     this.rewrite(lines);
@@ -188,7 +209,9 @@ export class Ledger {
     }
     this.counters.repaired += parsed.malformed;
     this.rewrite(parsed.records.map((r) => JSON.stringify(r)));
-    this.onWarn(`ledger: ${this.path} had ${parsed.malformed} torn or corrupt line(s)${torn ? " (the last one cut short)" : ""}: dropped them and kept the ${parsed.records.length} good record(s)`);
+    this.onWarn(
+      `ledger: ${this.path} had ${parsed.malformed} torn or corrupt line(s)${torn ? " (the last one cut short)" : ""}: dropped them and kept the ${parsed.records.length} good record(s)`,
+    );
   }
 
   /** Replaces the file whole (a temporary file, fsynced, renamed over it): a crash leaves the old or the new one. */
@@ -216,7 +239,13 @@ function foldFleet(prev: Record<string, unknown> | null, r: LaneRecord): Record<
   if (r.event === "summary" && r.data) {
     const events = { ...(out.events as Record<string, number>) };
     for (const [k, v] of Object.entries((r.data.events as Record<string, number>) ?? {})) events[k] = (events[k] ?? 0) + (typeof v === "number" ? v : 0);
-    return { ...out, events, records: Number(out.records) + Number(r.data.records ?? 0), requests: Number(out.requests) + Number(r.data.requests ?? 0), last_at: r.ts };
+    return {
+      ...out,
+      events,
+      records: Number(out.records) + Number(r.data.records ?? 0),
+      requests: Number(out.requests) + Number(r.data.requests ?? 0),
+      last_at: r.ts,
+    };
   }
   const events = { ...(out.events as Record<string, number>) };
   events[r.event] = (events[r.event] ?? 0) + 1;

@@ -11,11 +11,12 @@ const SEGMENT = /^[A-Za-z0-9_.-]{1,100}$/;
  * plain path segments: they come from user input and end up in a path.
  */
 export function laneDir(stateDir: string, owner: string, name: string): string {
-  for (const [what, value] of [["owner", owner], ["name", name]] as const) {
+  for (const [what, value] of [
+    ["owner", owner],
+    ["name", name],
+  ] as const) {
     if (!SEGMENT.test(value) || value === "." || value === "..") {
-      throw new Error(
-        `lanes: repository ${what} ${JSON.stringify(value)} is not a plain name: expected letters, digits, "-", "_" or "." (e.g. "acme/widget")`,
-      );
+      throw new Error(`lanes: repository ${what} ${JSON.stringify(value)} is not a plain name: expected letters, digits, "-", "_" or "." (e.g. "acme/widget")`);
     }
   }
   return join(stateDir, "lanes", owner.toLowerCase(), name.toLowerCase());

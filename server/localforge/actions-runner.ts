@@ -185,7 +185,8 @@ export class ActionsRunner {
     const now = isoNow();
     for (const job of run.jobs) {
       if (job.status === "completed") continue;
-      for (const s of job.steps) if (s.status !== "completed") Object.assign(s, { status: "completed", conclusion: s.status === "queued" ? "skipped" : conclusion, completedAt: now });
+      for (const s of job.steps)
+        if (s.status !== "completed") Object.assign(s, { status: "completed", conclusion: s.status === "queued" ? "skipped" : conclusion, completedAt: now });
       // A job that never started after a failing one is skipped (jobs run in file order).
       Object.assign(job, { status: "completed", conclusion: job.status === "queued" && conclusion === "failure" ? "skipped" : conclusion, completedAt: now });
       if (note) this.logs.set(job.id, `${this.logs.get(job.id) ?? ""}${note}\n`);
@@ -295,7 +296,12 @@ export class ActionsRunner {
     }
     const script = join(env.temp, `step-${number}.sh`);
     await writeFile(script, step.run);
-    const shell = step.shell === "bash" ? ["bash", "--noprofile", "--norc", "-eo", "pipefail", script] : step.shell === "sh" ? ["sh", "-e", script] : ["bash", "-e", script];
+    const shell =
+      step.shell === "bash"
+        ? ["bash", "--noprofile", "--norc", "-eo", "pipefail", script]
+        : step.shell === "sh"
+          ? ["sh", "-e", script]
+          : ["bash", "-e", script];
     const cwd = step.workingDirectory ? join(env.workspace, step.workingDirectory) : env.workspace;
     const code = await this.spawnLogged(l, shell, stepEnv, cwd, log);
     await collectExports(env, number);

@@ -40,7 +40,10 @@ export async function collectExports(where: JobEnv, number: number): Promise<voi
       i = stop;
     } else if (one) where.exported[one[1]!] = one[2]!;
   }
-  const added = (await readFile(files.path, "utf8").catch(() => "")).split("\n").map((p) => p.trim()).filter(Boolean);
+  const added = (await readFile(files.path, "utf8").catch(() => ""))
+    .split("\n")
+    .map((p) => p.trim())
+    .filter(Boolean);
   where.paths.unshift(...added.reverse());
 }
 
@@ -92,7 +95,16 @@ export function contexts(forge: LocalForge, run: RunRecord, token: string, works
 }
 
 /** The environment of a `run:` step: base, GITHUB_*, then workflow, job and step `env:` evaluated. */
-export function runEnvironment(forge: LocalForge, run: RunRecord, wf: Workflow, job: WorkflowJob, step: WorkflowStep, number: number, where: JobEnv, token: string): Record<string, string> {
+export function runEnvironment(
+  forge: LocalForge,
+  run: RunRecord,
+  wf: Workflow,
+  job: WorkflowJob,
+  step: WorkflowStep,
+  number: number,
+  where: JobEnv,
+  token: string,
+): Record<string, string> {
   const files = stepFiles(where, number);
   const ctx = contexts(forge, run, token, where.workspace, {});
   const github = ctx.github as Record<string, string>;

@@ -115,7 +115,7 @@ function applyRunFields(ctx: RequestContext, run: CheckRunRecord, creating: bool
     run.status = "completed";
   } else if (status !== undefined) {
     if (status === "completed" && run.conclusion === null) {
-      throw validationFailed([{ resource: "CheckRun", field: "conclusion", code: "missing_field" }], "Invalid request.\n\n\"conclusion\" wasn't supplied.");
+      throw validationFailed([{ resource: "CheckRun", field: "conclusion", code: "missing_field" }], 'Invalid request.\n\n"conclusion" wasn\'t supplied.');
     }
     run.status = status;
     if (status !== "completed") run.conclusion = null;

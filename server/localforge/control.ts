@@ -48,7 +48,8 @@ export async function handleControl(forge: LocalForge, method: string, path: str
       if (scopes !== undefined && scopes !== null && !(Array.isArray(scopes) && scopes.every((s) => typeof s === "string" && /^[a-z:_]+$/.test(s)))) {
         throw new HttpError(422, 'scopes must be a list of classic OAuth scope names (e.g. ["repo", "workflow"]), or null for a fine-grained token');
       }
-      if (body.push !== undefined && typeof body.push !== "boolean") throw new HttpError(422, "push must be true (write access, the default) or false (a read-only collaborator)");
+      if (body.push !== undefined && typeof body.push !== "boolean")
+        throw new HttpError(422, "push must be true (write access, the default) or false (a read-only collaborator)");
       const existed = forge.state.user(body.login) !== undefined;
       const user = forge.addUser(body.login, false);
       if (scopes !== undefined) {

@@ -2,7 +2,18 @@
 // resolver objects: the document is validated first (unknown fields, arguments and types are
 // refused with GitHub's messages), then every value is completed by its declared type, so an
 // answer can never carry a field or an enum value GitHub's schema does not have.
-import { namedType, parseDocument, printType, GraphQLSyntaxError, type ExecutableDocument, type Location, type Selection, type TypeDef, type TypeRef, type Value } from "./graphql-parse.js";
+import {
+  namedType,
+  parseDocument,
+  printType,
+  GraphQLSyntaxError,
+  type ExecutableDocument,
+  type Location,
+  type Selection,
+  type TypeDef,
+  type TypeRef,
+  type Value,
+} from "./graphql-parse.js";
 
 /** A resolver object: `__typename` for abstract types, fields as values or functions of the arguments. */
 export type Resolved = { __typename?: string; [field: string]: unknown };
@@ -51,14 +62,33 @@ function applies(schema: Schema, on: string | null, concrete: string): boolean {
   return false;
 }
 
-function validate(schema: Schema, doc: ExecutableDocument, opName: string, typeName: string, selections: Selection[], path: string[], errors: GraphQLErrorEntry[]): void {
+function validate(
+  schema: Schema,
+  doc: ExecutableDocument,
+  opName: string,
+  typeName: string,
+  selections: Selection[],
+  path: string[],
+  errors: GraphQLErrorEntry[],
+): void {
   const def = typeOf(schema, typeName);
   if (!def) return;
   for (const s of selections) {
     if (s.kind === "spread") {
       const frag = doc.fragments.get(s.name);
-      if (!frag) errors.push({ message: `Fragment ${s.name} was used, but not defined`, locations: [s.loc], path, extensions: { code: "useAndDefineFragment", fragmentName: s.name } });
-      else if (!schema.has(frag.on)) errors.push({ message: `No such type ${frag.on}, so it can't be a fragment condition`, path, extensions: { code: "undefinedType", typeName: frag.on } });
+      if (!frag)
+        errors.push({
+          message: `Fragment ${s.name} was used, but not defined`,
+          locations: [s.loc],
+          path,
+          extensions: { code: "useAndDefineFragment", fragmentName: s.name },
+        });
+      else if (!schema.has(frag.on))
+        errors.push({
+          message: `No such type ${frag.on}, so it can't be a fragment condition`,
+          path,
+          extensions: { code: "undefinedType", typeName: frag.on },
+        });
       else validate(schema, doc, opName, frag.on, frag.selections, path, errors);
       continue;
     }
@@ -74,25 +104,50 @@ function validate(schema: Schema, doc: ExecutableDocument, opName: string, typeN
     if (s.name === "__typename") continue;
     const field = def.kind === "object" || def.kind === "interface" ? def.fields.get(s.name) : undefined;
     if (!field) {
-      errors.push({ message: `Field '${s.name}' doesn't exist on type '${typeName}'`, path: here, locations: [s.loc], extensions: { code: "undefinedField", typeName, fieldName: s.name } });
+      errors.push({
+        message: `Field '${s.name}' doesn't exist on type '${typeName}'`,
+        path: here,
+        locations: [s.loc],
+        extensions: { code: "undefinedField", typeName, fieldName: s.name },
+      });
       continue;
     }
     for (const arg of Object.keys(s.args)) {
       if (!field.args.has(arg)) {
-        errors.push({ message: `Field '${s.name}' doesn't accept argument '${arg}'`, path: here, locations: [s.loc], extensions: { code: "argumentNotAccepted", name: s.name, typeName: "Field", argumentName: arg } });
+        errors.push({
+          message: `Field '${s.name}' doesn't accept argument '${arg}'`,
+          path: here,
+          locations: [s.loc],
+          extensions: { code: "argumentNotAccepted", name: s.name, typeName: "Field", argumentName: arg },
+        });
       }
     }
     for (const [arg, a] of field.args) {
       if (a.type.kind === "nonnull" && a.defaultValue === null && s.args[arg] === undefined) {
-        errors.push({ message: `Field '${s.name}' is missing required arguments: ${arg}`, path: here, locations: [s.loc], extensions: { code: "missingRequiredArguments", className: "Field", name: s.name, arguments: arg } });
+        errors.push({
+          message: `Field '${s.name}' is missing required arguments: ${arg}`,
+          path: here,
+          locations: [s.loc],
+          extensions: { code: "missingRequiredArguments", className: "Field", name: s.name, arguments: arg },
+        });
       }
     }
     const target = typeOf(schema, namedType(field.type));
     const leaf = target === null || target.kind === "scalar" || target.kind === "enum";
     if (leaf && s.selections) {
-      errors.push({ message: `Selections can't be made on ${target?.kind === "enum" ? "enums" : "scalars"} (field '${s.name}' returns ${namedType(field.type)} but has selections [${s.selections.map((x) => (x.kind === "field" ? x.name : "...")).join(", ")}])`, path: here, locations: [s.loc], extensions: { code: "selectionMismatch", nodeName: `field '${s.name}'` } });
+      errors.push({
+        message: `Selections can't be made on ${target?.kind === "enum" ? "enums" : "scalars"} (field '${s.name}' returns ${namedType(field.type)} but has selections [${s.selections.map((x) => (x.kind === "field" ? x.name : "...")).join(", ")}])`,
+        path: here,
+        locations: [s.loc],
+        extensions: { code: "selectionMismatch", nodeName: `field '${s.name}'` },
+      });
     } else if (!leaf && !s.selections) {
-      errors.push({ message: `Field must have selections (field '${s.name}' returns ${namedType(field.type)} but has no selections. Did you mean '${s.name} { ... }'?)`, path: here, locations: [s.loc], extensions: { code: "selectionMismatch", nodeName: `field '${s.name}'` } });
+      errors.push({
+        message: `Field must have selections (field '${s.name}' returns ${namedType(field.type)} but has no selections. Did you mean '${s.name} { ... }'?)`,
+        path: here,
+        locations: [s.loc],
+        extensions: { code: "selectionMismatch", nodeName: `field '${s.name}'` },
+      });
     } else if (!leaf && s.selections) {
       validate(schema, doc, opName, namedType(field.type), s.selections, here, errors);
     }
@@ -124,7 +179,11 @@ class Executor {
   ) {}
 
   /** Fields of `selections` that apply to the object type `typeName`, grouped by response key. */
-  private collect(typeName: string, selections: Selection[], out = new Map<string, Extract<Selection, { kind: "field" }>[]>()): Map<string, Extract<Selection, { kind: "field" }>[]> {
+  private collect(
+    typeName: string,
+    selections: Selection[],
+    out = new Map<string, Extract<Selection, { kind: "field" }>[]>(),
+  ): Map<string, Extract<Selection, { kind: "field" }>[]> {
     for (const s of selections) {
       if (s.kind === "field") {
         const key = s.alias ?? s.name;
@@ -241,7 +300,10 @@ export async function executeGraphQL(
   for (const v of op.variables) {
     const value = given[v.name] ?? (v.defaultValue ? argValue(v.defaultValue, {}) : undefined);
     if ((value === undefined || value === null) && v.type.kind === "nonnull") {
-      errors.push({ message: `Variable $${v.name} of type ${printType(v.type)} was provided invalid value`, extensions: { code: "variableMismatch", variableName: v.name, typeName: printType(v.type) } });
+      errors.push({
+        message: `Variable $${v.name} of type ${printType(v.type)} was provided invalid value`,
+        extensions: { code: "variableMismatch", variableName: v.name, typeName: printType(v.type) },
+      });
     }
     if (value !== undefined) variables[v.name] = value;
   }

@@ -159,7 +159,8 @@ class Parser {
 
   expect(value: string): Token {
     const t = this.next();
-    if (t.kind === "string" || t.value !== value) throw new GraphQLSyntaxError(`Expected "${value}", found ${t.kind === "eof" ? "end of document" : `"${t.value}"`}`, t.loc);
+    if (t.kind === "string" || t.value !== value)
+      throw new GraphQLSyntaxError(`Expected "${value}", found ${t.kind === "eof" ? "end of document" : `"${t.value}"`}`, t.loc);
     return t;
   }
 
@@ -243,7 +244,7 @@ class Parser {
     this.expect("{");
     const out: Selection[] = [];
     while (!this.peek("}")) {
-      if (!this.peek()) throw new GraphQLSyntaxError("Expected \"}\", found end of document", this.token.loc);
+      if (!this.peek()) throw new GraphQLSyntaxError('Expected "}", found end of document', this.token.loc);
       out.push(this.selection());
     }
     this.next();

@@ -102,8 +102,7 @@ function listIssues(ctx: RequestContext): Reply {
     return true;
   });
 
-  const key = (i: IssueRecord): number | string =>
-    sort === "created" ? i.createdAt : sort === "updated" ? i.updatedAt : state.commentsFor(i.number).length;
+  const key = (i: IssueRecord): number | string => (sort === "created" ? i.createdAt : sort === "updated" ? i.updatedAt : state.commentsFor(i.number).length);
   const sign = direction === "asc" ? 1 : -1;
   picked.sort((a, b) => {
     const ka = key(a);

@@ -56,7 +56,8 @@ export async function enqueue(forge: LocalForge, issue: IssueRecord, by: string,
   if (!mergeQueueFor(forge, pull.base)) throw new QueueRefusal(`Merge queue is not enabled for the base branch ${pull.base}`);
   const head = await forge.git.readRef(`refs/heads/${pull.head}`);
   if (!head) throw new QueueRefusal("Head branch does not exist");
-  if (expectedHead !== null && expectedHead !== head) throw new QueueRefusal(`Expected head oid ${expectedHead} does not match the pull request's head ${head}`);
+  if (expectedHead !== null && expectedHead !== head)
+    throw new QueueRefusal(`Expected head oid ${expectedHead} does not match the pull request's head ${head}`);
   const baseSha = await forge.git.readRef(`refs/heads/${pull.base}`);
   if (!baseSha) throw new QueueRefusal(`Base branch ${pull.base} does not exist`);
   const refusal = await protectionRefusal(forge, { issue, pull }, head, baseSha, { upToDate: false });
@@ -112,12 +113,20 @@ async function buildGroup(forge: LocalForge, entry: QueueEntryRecord, baseTip: s
   }
   const issue = forge.state.issue(entry.pr)!;
   const parents = settings.mergeMethod === "MERGE" ? [baseTip, entry.headOid] : [baseTip];
-  const subject = settings.mergeMethod === "MERGE" ? `Merge pull request #${entry.pr} from ${forge.urls.owner}/${issue.pull!.head}` : `${issue.title} (#${entry.pr})`;
+  const subject =
+    settings.mergeMethod === "MERGE" ? `Merge pull request #${entry.pr} from ${forge.urls.owner}/${issue.pull!.head}` : `${issue.title} (#${entry.pr})`;
   const author = forge.signature(entry.enqueuer);
   // Each build is a new commit (as on GitHub, where a re-queued PR gets a fresh group and fresh checks).
-  const commit = await forge.git.commitTree(merged.tree, parents, `${subject}\n\n${issue.title}\n\nMerge queue entry ${entry.id} on ${baseTip.slice(0, 12)}`, author, { ...GITHUB_COMMITTER, date: author.date });
+  const commit = await forge.git.commitTree(
+    merged.tree,
+    parents,
+    `${subject}\n\n${issue.title}\n\nMerge queue entry ${entry.id} on ${baseTip.slice(0, 12)}`,
+    author,
+    { ...GITHUB_COMMITTER, date: author.date },
+  );
   const ref = `${GROUP_PREFIX}${entry.base}/pr-${entry.pr}-${baseTip}`;
-  if (!(await forge.git.casRef(ref, commit, ZERO_SHA, "merge queue: create merge group"))) await forge.git.casRef(ref, commit, (await forge.git.readRef(ref)) ?? ZERO_SHA);
+  if (!(await forge.git.casRef(ref, commit, ZERO_SHA, "merge queue: create merge group")))
+    await forge.git.casRef(ref, commit, (await forge.git.readRef(ref)) ?? ZERO_SHA);
   Object.assign(entry, { groupRef: ref, groupSha: commit, groupBase: baseTip, groupAt: Date.now() });
   forge.state.changed();
   return true;
@@ -167,7 +176,12 @@ async function advanceOne(forge: LocalForge, base: string): Promise<boolean> {
   }
   if (!required.every((c) => outcomes.get(c) === "success")) {
     if (Date.now() - (entry.groupAt ?? Date.now()) <= settings.checkResponseTimeoutMinutes * 60_000) return false;
-    await removeEntry(forge, entry, "github-merge-queue", `The merge group's required status checks did not report within ${settings.checkResponseTimeoutMinutes} minutes`);
+    await removeEntry(
+      forge,
+      entry,
+      "github-merge-queue",
+      `The merge group's required status checks did not report within ${settings.checkResponseTimeoutMinutes} minutes`,
+    );
     return true;
   }
   if (!(await forge.git.casRef(`refs/heads/${base}`, entry.groupSha!, baseTip, `merge queue: merge #${entry.pr}`))) return true;

@@ -43,7 +43,13 @@ async function squashMessage(forge: LocalForge, baseSha: string, headSha: string
  * Why GitHub would refuse the merge because of the base branch's rules, or null. A merge queue
  * does not ask for an up-to-date head (`upToDate: false`): it tests the merge with the base.
  */
-export async function protectionRefusal(forge: LocalForge, pair: PullPair, headSha: string, baseSha: string, opts: { upToDate: boolean } = { upToDate: true }): Promise<string | null> {
+export async function protectionRefusal(
+  forge: LocalForge,
+  pair: PullPair,
+  headSha: string,
+  baseSha: string,
+  opts: { upToDate: boolean } = { upToDate: true },
+): Promise<string | null> {
   const required = requiredChecksFor(forge, pair.pull.base);
   if (required.contexts.length > 0) {
     const outcomes = checkOutcomes(forge, headSha);
@@ -90,8 +96,7 @@ async function mergePull(ctx: RequestContext): Promise<Reply> {
     if (!merged.clean) throw new HttpError(405, NOT_MERGEABLE);
 
     const n = issue.number;
-    const subject =
-      title ?? (method === "squash" ? `${issue.title} (#${n})` : `Merge pull request #${n} from ${forge.urls.owner}/${pull.head}`);
+    const subject = title ?? (method === "squash" ? `${issue.title} (#${n})` : `Merge pull request #${n} from ${forge.urls.owner}/${pull.head}`);
     const detail = message ?? (method === "squash" ? await squashMessage(forge, baseSha, headSha) : issue.title);
     const text = detail ? `${subject}\n\n${detail}` : subject;
     const parents = method === "squash" ? [baseSha] : [baseSha, headSha];
@@ -158,8 +163,5 @@ async function updateBranch(ctx: RequestContext): Promise<Reply> {
 }
 
 export function registerMergeRoutes(router: Router): void {
-  router
-    .add("PUT", `${PULL}/merge`, mergePull)
-    .add("GET", `${PULL}/merge`, isMerged)
-    .add("PUT", `${PULL}/update-branch`, updateBranch);
+  router.add("PUT", `${PULL}/merge`, mergePull).add("GET", `${PULL}/merge`, isMerged).add("PUT", `${PULL}/update-branch`, updateBranch);
 }

@@ -34,7 +34,11 @@ export function parsePushCommands(buf: Buffer): PushCommands | null {
     at += size;
     const nul = line.indexOf("\0");
     if (nul >= 0) {
-      capabilities = line.slice(nul + 1).trim().split(" ").filter(Boolean);
+      capabilities = line
+        .slice(nul + 1)
+        .trim()
+        .split(" ")
+        .filter(Boolean);
       line = line.slice(0, nul);
     }
     const [oldSha, newSha, ref] = line.trim().split(" ");

@@ -41,13 +41,15 @@ function patternMatches(pattern: string, ref: string, defaultBranch: string): bo
 /** Active branch rulesets that apply to `branch`. */
 export function rulesetsFor(forge: LocalForge, branch: string): RulesetRecord[] {
   const ref = `refs/heads/${branch}`;
-  return forge.state.rulesets().filter(
-    (r) =>
-      r.enforcement === "active" &&
-      r.target === "branch" &&
-      r.include.some((p) => patternMatches(p, ref, forge.defaultBranch)) &&
-      !r.exclude.some((p) => patternMatches(p, ref, forge.defaultBranch)),
-  );
+  return forge.state
+    .rulesets()
+    .filter(
+      (r) =>
+        r.enforcement === "active" &&
+        r.target === "branch" &&
+        r.include.some((p) => patternMatches(p, ref, forge.defaultBranch)) &&
+        !r.exclude.some((p) => patternMatches(p, ref, forge.defaultBranch)),
+    );
 }
 
 /** GitHub's REST answer for a merge on a branch that requires a merge queue (405). */
@@ -192,7 +194,8 @@ function readRequiredChecks(v: unknown): ProtectionRecord["requiredStatusChecks"
 
 function readRequiredReviews(v: unknown): RequiredReviews | null {
   if (v === null || v === undefined) return null;
-  if (typeof v !== "object" || Array.isArray(v)) throw validationFailed([{ resource: "ProtectedBranch", field: "required_pull_request_reviews", code: "invalid" }]);
+  if (typeof v !== "object" || Array.isArray(v))
+    throw validationFailed([{ resource: "ProtectedBranch", field: "required_pull_request_reviews", code: "invalid" }]);
   const o = v as Record<string, unknown>;
   const count = o.required_approving_review_count ?? 1;
   if (typeof count !== "number" || !Number.isInteger(count) || count < 0 || count > 6) {

@@ -574,7 +574,14 @@ export class Render {
     };
   }
 
-  commit(c: { sha: string; tree: string; parents: string[]; message: string; author: { name: string; email: string; date: string }; committer: { name: string; email: string; date: string } }): Json {
+  commit(c: {
+    sha: string;
+    tree: string;
+    parents: string[];
+    message: string;
+    author: { name: string; email: string; date: string };
+    committer: { name: string; email: string; date: string };
+  }): Json {
     const url = `${this.repoApi}/commits/${c.sha}`;
     return {
       url,

@@ -53,7 +53,16 @@ async function createReviewComment(ctx: RequestContext): Promise<Reply> {
   const { forge } = ctx;
   return forge.writeLock.run(async () => {
     const head = (await ctx.memo.branchTips()).get(pair.pull.head) ?? pair.pull.headSha;
-    const record: ReviewCommentRecord = { id: forge.state.nextId(), pull: pair.issue.number, author: user.login, body, path, line, commitId: commitId ?? head, createdAt: isoNow() };
+    const record: ReviewCommentRecord = {
+      id: forge.state.nextId(),
+      pull: pair.issue.number,
+      author: user.login,
+      body,
+      path,
+      line,
+      commitId: commitId ?? head,
+      createdAt: isoNow(),
+    };
     forge.state.addReviewComment(record);
     ctx.memo.invalidate();
     return { status: 201, body: render(forge, record) };

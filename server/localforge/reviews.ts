@@ -62,7 +62,8 @@ async function createReview(ctx: RequestContext): Promise<Reply> {
   const commitId = optionalString(ctx.body, "commit_id", "PullRequestReview");
   // GitHub answers review input errors with the simple validation shape: a list of sentences.
   const refuse = (sentence: string): HttpError => new HttpError(422, "Unprocessable Entity", { errors: [sentence] });
-  if (eventRaw !== undefined && !Object.hasOwn(EVENTS, eventRaw)) throw refuse(`event must be one of APPROVE, REQUEST_CHANGES, COMMENT (got ${JSON.stringify(eventRaw)})`);
+  if (eventRaw !== undefined && !Object.hasOwn(EVENTS, eventRaw))
+    throw refuse(`event must be one of APPROVE, REQUEST_CHANGES, COMMENT (got ${JSON.stringify(eventRaw)})`);
   const state: ReviewState = eventRaw === undefined ? "PENDING" : EVENTS[eventRaw]!;
   const own = user.login.toLowerCase() === pair.issue.author.toLowerCase();
   if (own && state === "APPROVED") throw refuse("Can not approve your own pull request");

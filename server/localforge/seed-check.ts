@@ -11,7 +11,8 @@ const ISSUE = ["title", "body", "labels", "author", "state", "blocked_by", "sub_
 const SHOWN = 10;
 
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null && !Array.isArray(v);
-const kind = (v: unknown) => (v === null ? "null" : Array.isArray(v) ? "a list" : typeof v === "object" ? "an object" : `${typeof v} ${JSON.stringify(v).slice(0, 40)}`);
+const kind = (v: unknown) =>
+  v === null ? "null" : Array.isArray(v) ? "a list" : typeof v === "object" ? "an object" : `${typeof v} ${JSON.stringify(v).slice(0, 40)}`;
 
 function unknownKeys(at: string, value: Record<string, unknown>, keys: readonly string[], problems: string[]): void {
   for (const key of Object.keys(value).filter((k) => !keys.includes(k))) {
@@ -38,8 +39,10 @@ function checkIssue(issue: unknown, i: number, total: number, problems: string[]
   unknownKeys(at, issue, ISSUE, problems);
   if (typeof issue.title !== "string" || issue.title.trim() === "") problems.push(`${at}.title: required, a non-empty string`);
   if (issue.body !== undefined && typeof issue.body !== "string") problems.push(`${at}.body: expected a string, got ${kind(issue.body)}`);
-  if (issue.state !== undefined && issue.state !== "open" && issue.state !== "closed") problems.push(`${at}.state: expected "open" or "closed", got ${kind(issue.state)}`);
-  if (issue.author !== undefined && !isValidLogin(issue.author)) problems.push(`${at}.author: ${JSON.stringify(issue.author)} is not a valid login (letters, digits, inner hyphens; at most 39)`);
+  if (issue.state !== undefined && issue.state !== "open" && issue.state !== "closed")
+    problems.push(`${at}.state: expected "open" or "closed", got ${kind(issue.state)}`);
+  if (issue.author !== undefined && !isValidLogin(issue.author))
+    problems.push(`${at}.author: ${JSON.stringify(issue.author)} is not a valid login (letters, digits, inner hyphens; at most 39)`);
   strings(`${at}.labels`, issue.labels, "label names", problems);
   strings(`${at}.assignees`, issue.assignees, "logins", problems, (s) => (isValidLogin(s) ? null : `${JSON.stringify(s)} is not a valid login`));
   for (const key of ["blocked_by", "sub_issues"] as const) {
@@ -50,7 +53,8 @@ function checkIssue(issue: unknown, i: number, total: number, problems: string[]
       continue;
     }
     refs.forEach((n, j) => {
-      if (!Number.isInteger(n) || (n as number) < 1 || (n as number) > total || n === i + 1) problems.push(`${at}.${key}[${j}]: ${kind(n)} is not another issue of this seed: a position from 1 to ${total}, not its own (${i + 1})`);
+      if (!Number.isInteger(n) || (n as number) < 1 || (n as number) > total || n === i + 1)
+        problems.push(`${at}.${key}[${j}]: ${kind(n)} is not another issue of this seed: a position from 1 to ${total}, not its own (${i + 1})`);
     });
   }
 }
@@ -62,7 +66,9 @@ export function seedProblems(data: unknown): string[] {
   unknownKeys("", data, TOP, problems);
   if (data.files !== undefined) {
     if (!isObject(data.files)) problems.push(`files: expected an object of path → file content, got ${kind(data.files)}`);
-    else for (const [path, content] of Object.entries(data.files)) if (typeof content !== "string") problems.push(`files.${path}: expected the file's content as a string, got ${kind(content)}`);
+    else
+      for (const [path, content] of Object.entries(data.files))
+        if (typeof content !== "string") problems.push(`files.${path}: expected the file's content as a string, got ${kind(content)}`);
   }
   if (data.labels !== undefined) {
     if (!Array.isArray(data.labels)) problems.push(`labels: expected a list of {"name", "color"?, "description"?}, got ${kind(data.labels)}`);
@@ -71,8 +77,10 @@ export function seedProblems(data: unknown): string[] {
         if (!isObject(label)) return void problems.push(`labels[${i}]: expected {"name", "color"?, "description"?}, got ${kind(label)}`);
         unknownKeys(`labels[${i}]`, label, LABEL, problems);
         if (typeof label.name !== "string" || label.name.trim() === "") problems.push(`labels[${i}].name: required, a non-empty string`);
-        if (label.color !== undefined && !(typeof label.color === "string" && /^#?[0-9a-fA-F]{6}$/.test(label.color))) problems.push(`labels[${i}].color: expected six hex digits ("0e8a16"), got ${kind(label.color)}`);
-        if (label.description !== undefined && typeof label.description !== "string") problems.push(`labels[${i}].description: expected a string, got ${kind(label.description)}`);
+        if (label.color !== undefined && !(typeof label.color === "string" && /^#?[0-9a-fA-F]{6}$/.test(label.color)))
+          problems.push(`labels[${i}].color: expected six hex digits ("0e8a16"), got ${kind(label.color)}`);
+        if (label.description !== undefined && typeof label.description !== "string")
+          problems.push(`labels[${i}].description: expected a string, got ${kind(label.description)}`);
       });
   }
   if (data.issues !== undefined) {

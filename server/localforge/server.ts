@@ -63,7 +63,9 @@ export function authenticate(forge: LocalForge, header: string | undefined): Aut
 
 function requestId(): string {
   const h = randomBytes(10).toString("hex").toUpperCase();
-  return `${h.slice(0, 4)}:${h.slice(4, 8)}:${h.slice(8, 14)}:${h.slice(14, 20)}:${Math.floor(Date.now() / 1000).toString(16).toUpperCase()}`;
+  return `${h.slice(0, 4)}:${h.slice(4, 8)}:${h.slice(8, 14)}:${h.slice(14, 20)}:${Math.floor(Date.now() / 1000)
+    .toString(16)
+    .toUpperCase()}`;
 }
 
 async function readBody(req: IncomingMessage): Promise<string> {
@@ -189,7 +191,9 @@ async function handle(forge: LocalForge, router: Router, req: IncomingMessage, r
       spend = false;
       throw new HttpError(
         403,
-        user ? `API rate limit exceeded for user ID ${user.id}.` : "API rate limit exceeded for 127.0.0.1. (But here's the good news: Authenticated requests get a higher rate limit.)",
+        user
+          ? `API rate limit exceeded for user ID ${user.id}.`
+          : "API rate limit exceeded for 127.0.0.1. (But here's the good news: Authenticated requests get a higher rate limit.)",
       );
     }
     await forge.faults.apply(routeKey, rawPath);
@@ -269,7 +273,11 @@ interface Answer {
 function finish(reply: Reply, method: string): Answer {
   const text = reply.body === undefined ? undefined : JSON.stringify(reply.body);
   const etag =
-    (method === "GET" || method === "HEAD") && reply.status === 200 ? `W/"${createHash("sha1").update(text ?? "").digest("hex")}"` : undefined;
+    (method === "GET" || method === "HEAD") && reply.status === 200
+      ? `W/"${createHash("sha1")
+          .update(text ?? "")
+          .digest("hex")}"`
+      : undefined;
   return { status: reply.status, body: reply.body, text, etag, headers: reply.headers ?? {} };
 }
 

@@ -76,7 +76,16 @@ export function evaluate(src: string, ctx: ExprContext, fns: Record<string, () =
     if (tok.v === "null") return null;
     if (isOp("(")) {
       const fn = fns[tok.v];
-      if (!fn || toks[p + 1]?.v !== ")") throw new ExpressionError(`function ${tok.v}() is outside the local forge's expression subset${Object.keys(fns).length ? ` (here: ${Object.keys(fns).map((f) => `${f}()`).join(", ")})` : ""}`);
+      if (!fn || toks[p + 1]?.v !== ")")
+        throw new ExpressionError(
+          `function ${tok.v}() is outside the local forge's expression subset${
+            Object.keys(fns).length
+              ? ` (here: ${Object.keys(fns)
+                  .map((f) => `${f}()`)
+                  .join(", ")})`
+              : ""
+          }`,
+        );
       p += 2;
       return fn();
     }

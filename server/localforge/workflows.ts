@@ -70,7 +70,8 @@ function inputsOf(spec: unknown): Record<string, WorkflowInput> {
   for (const [name, v] of Object.entries(raw)) {
     const d = isObj(v) ? v : {};
     const type = (d.type ?? "string") as WorkflowInput["type"];
-    if (!["string", "boolean", "number", "choice", "environment"].includes(type)) throw new WorkflowSyntaxError(`input ${name}: unknown type ${String(d.type)}`);
+    if (!["string", "boolean", "number", "choice", "environment"].includes(type))
+      throw new WorkflowSyntaxError(`input ${name}: unknown type ${String(d.type)}`);
     const options = Array.isArray(d.options) ? d.options.map(String) : undefined;
     if (type === "choice" && !options?.length) throw new WorkflowSyntaxError(`input ${name}: a choice needs options`);
     out[name] = { type, required: d.required === true, ...(d.default === undefined ? {} : { default: d.default as string }), ...(options ? { options } : {}) };
@@ -110,14 +111,28 @@ export function parseWorkflow(path: string, text: string): Workflow {
   const jobs = Object.entries(jobsRaw).map(([key, j]): WorkflowJob => {
     if (!isObj(j) || !Array.isArray(j.steps)) throw new WorkflowSyntaxError(`${path}: jobs.${key}.steps must be a list`);
     for (const k of ["if", "needs", "strategy", "services", "container", "uses"]) {
-      if (j[k] !== undefined) throw new WorkflowSyntaxError(`${path}: jobs.${key}.${k} is outside the local runner's subset (jobs run in file order; see server/localforge/README.md)`);
+      if (j[k] !== undefined)
+        throw new WorkflowSyntaxError(
+          `${path}: jobs.${key}.${k} is outside the local runner's subset (jobs run in file order; see server/localforge/README.md)`,
+        );
     }
     const t = j["timeout-minutes"];
     if (t !== undefined && (typeof t !== "number" || !(t > 0))) throw new WorkflowSyntaxError(`${path}: jobs.${key}.timeout-minutes must be a positive number`);
-    return { key, name: typeof j.name === "string" ? j.name : key, env: envMap(j.env, `jobs.${key}`), timeoutMinutes: t ?? null, steps: j.steps.map((s, i) => stepOf(s, i, key)) };
+    return {
+      key,
+      name: typeof j.name === "string" ? j.name : key,
+      env: envMap(j.env, `jobs.${key}`),
+      timeoutMinutes: t ?? null,
+      steps: j.steps.map((s, i) => stepOf(s, i, key)),
+    };
   });
   const c = doc.concurrency;
-  const concurrency = typeof c === "string" ? { group: c, cancelInProgress: false } : isObj(c) && typeof c.group === "string" ? { group: c.group, cancelInProgress: c["cancel-in-progress"] === true } : null;
+  const concurrency =
+    typeof c === "string"
+      ? { group: c, cancelInProgress: false }
+      : isObj(c) && typeof c.group === "string"
+        ? { group: c.group, cancelInProgress: c["cancel-in-progress"] === true }
+        : null;
   return {
     path,
     name: typeof doc.name === "string" ? doc.name : path,
@@ -138,7 +153,10 @@ export async function workflowFiles(forge: LocalForge, sha: string): Promise<{ p
   const { stdout } = await forge.git.run(["ls-tree", "--name-only", `${sha}:${WORKFLOW_DIR}`], { okCodes: [128] });
   const data = actionsData(forge);
   const out = [];
-  for (const file of stdout.split("\n").filter((f) => /\.ya?ml$/.test(f)).sort()) {
+  for (const file of stdout
+    .split("\n")
+    .filter((f) => /\.ya?ml$/.test(f))
+    .sort()) {
     const path = `${WORKFLOW_DIR}/${file}`;
     if (!data.workflows[path]) {
       data.workflows[path] = { id: forge.state.nextId(), createdAt: isoNow() };
@@ -173,7 +191,8 @@ export function checkInputs(declared: Record<string, WorkflowInput>, given: unkn
   for (const [name, d] of Object.entries(declared)) {
     const v = raw[name];
     if (v === undefined || v === "") {
-      if (d.default !== undefined) out[name] = d.type === "boolean" ? d.default === true || d.default === "true" : d.type === "number" ? Number(d.default) : String(d.default);
+      if (d.default !== undefined)
+        out[name] = d.type === "boolean" ? d.default === true || d.default === "true" : d.type === "number" ? Number(d.default) : String(d.default);
       else if (d.required) throw new HttpError(422, `Required input '${name}' not provided`);
       else out[name] = d.type === "boolean" ? false : "";
       continue;

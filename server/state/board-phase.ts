@@ -4,7 +4,17 @@ import type { MineClaim } from "./inflight.js";
 
 export type BoardPhase = "claimed" | "coding" | "pr_open" | "ci_failed" | "awaiting_review" | "awaiting_merge" | "merged" | "escalated" | "released";
 
-export const BOARD_PHASES: readonly BoardPhase[] = ["claimed", "coding", "pr_open", "ci_failed", "awaiting_review", "awaiting_merge", "merged", "escalated", "released"];
+export const BOARD_PHASES: readonly BoardPhase[] = [
+  "claimed",
+  "coding",
+  "pr_open",
+  "ci_failed",
+  "awaiting_review",
+  "awaiting_merge",
+  "merged",
+  "escalated",
+  "released",
+];
 
 export function boardPhase(claim: Pick<MineClaim, "status">, workerHere: boolean): BoardPhase {
   switch (claim.status) {

@@ -58,13 +58,7 @@ export function parseNamespace(namespace: string, entries: readonly RefEntry[]):
   return { claims, heartbeats };
 }
 
-export function listInstances(
-  claims: readonly ClaimRef[],
-  heartbeats: readonly Heartbeat[],
-  me: string,
-  now: Date,
-  ttlSeconds: number,
-): InstanceRow[] {
+export function listInstances(claims: readonly ClaimRef[], heartbeats: readonly Heartbeat[], me: string, now: Date, ttlSeconds: number): InstanceRow[] {
   const rows = new Map<string, InstanceRow>();
   const row = (instance: string): InstanceRow => {
     let found = rows.get(instance);

@@ -66,7 +66,10 @@ export function analyzeDependencies(
   // Edges between issues that themselves wait on something: only those can close a cycle.
   const edgesOf = new Map<number, number[]>();
   for (const n of nodes) {
-    edgesOf.set(n, openBlockers.get(n)!.filter((k) => openBlockers.has(k)));
+    edgesOf.set(
+      n,
+      openBlockers.get(n)!.filter((k) => openBlockers.has(k)),
+    );
   }
   const edges = (n: number): readonly number[] => edgesOf.get(n) ?? [];
   const cycles: number[][] = [];

@@ -82,7 +82,14 @@ export function estimate(input: EtaInput): Eta {
   }
   const done = remaining > 0 ? new Date(last).toISOString() : null;
   const rows = running.map((r) => ({ issue: r.issue, due_at: new Date(r.due).toISOString(), overdue: r.overdue }));
-  return { median_ms: median, samples, needed: 0, running: rows, queue: { remaining, done_at: done }, text: etaText(median, samples, rows, remaining, input.queued, done) };
+  return {
+    median_ms: median,
+    samples,
+    needed: 0,
+    running: rows,
+    queue: { remaining, done_at: done },
+    text: etaText(median, samples, rows, remaining, input.queued, done),
+  };
 }
 
 /** The line a running issue's board shows: stable while the median is (the due time is absolute). */

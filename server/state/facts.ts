@@ -42,11 +42,7 @@ export function issueFacts(issue: SnapshotIssue, repo: string, attemptPrefix: st
 }
 
 /** `issueFacts` with a prepared attempt-label parser (see `attemptLabelParser`). */
-export function issueFactsWith(
-  issue: SnapshotIssue,
-  repo: string,
-  parseAttempt: (label: string) => number | null,
-): IssueFacts {
+export function issueFactsWith(issue: SnapshotIssue, repo: string, parseAttempt: (label: string) => number | null): IssueFacts {
   // Labels are nearly always lower-case already: share the issue's own list until one differs.
   const source = issue.labels;
   let labels: string[] | null = null;

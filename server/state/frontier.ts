@@ -176,11 +176,7 @@ function reservationWith(
   return { kind: "human_reserved", via: "ready_label_removed", label: labels.ready, artefacts: found };
 }
 
-function epicReason(
-  issue: SnapshotIssue,
-  facts: IssueFacts,
-  lower: LowerLabels,
-): Extract<ExclusionReason, { kind: "epic" }> | null {
+function epicReason(issue: SnapshotIssue, facts: IssueFacts, lower: LowerLabels): Extract<ExclusionReason, { kind: "epic" }> | null {
   for (let i = 0; i < lower.epic.length; i++) {
     if (facts.labels.includes(lower.epic[i]!)) {
       return { kind: "epic", via: "label", label: lower.labels.epic[i]! };
@@ -213,7 +209,8 @@ function exclusionWith(row: IssueRow, input: FrontierInput, lower: LowerLabels):
   }
   if (input.engines !== undefined) {
     const engine = engineLabel(issue.labels);
-    if (engine !== undefined && !input.engines.includes(engine)) return { kind: "engine_unknown", label: `afk-engine/${engine}`, engine, known: [...input.engines] };
+    if (engine !== undefined && !input.engines.includes(engine))
+      return { kind: "engine_unknown", label: `afk-engine/${engine}`, engine, known: [...input.engines] };
   }
   const cycle = input.deps.cycleOf.get(issue.number);
   if (cycle) return { kind: "cycle", members: [...cycle] };

@@ -52,7 +52,11 @@ export function findGarbage(input: GarbageInput): GarbageRef[] {
     if (beat.instance === input.me || holding.has(beat.instance)) continue;
     const age = (now - Date.parse(beat.at)) / 1000;
     if (age > 2 * input.ttlSeconds) {
-      out.push({ ref: `${input.namespace}/heartbeat/${beat.instance}`, sha: beat.sha, why: `instance ${beat.instance} holds no claim and its lease expired ${Math.round(age - input.ttlSeconds)}s ago` });
+      out.push({
+        ref: `${input.namespace}/heartbeat/${beat.instance}`,
+        sha: beat.sha,
+        why: `instance ${beat.instance} holds no claim and its lease expired ${Math.round(age - input.ttlSeconds)}s ago`,
+      });
     }
   }
   const probePrefix = `${input.namespace}/probe/`;
@@ -61,7 +65,14 @@ export function findGarbage(input: GarbageInput): GarbageRef[] {
     const at = probeTime(entry.message);
     // A probe lives for a second; one without a time predates timed probes, so it is old too.
     if (at === null || (now - at) / 1000 > (input.probeMaxAgeSeconds ?? PROBE_MAX_AGE_SECONDS)) {
-      out.push({ ref: entry.ref, sha: entry.sha, why: at === null ? "a namespace probe with no time (left by a host killed mid-probe)" : `a namespace probe written ${Math.round((now - at) / 60_000)} min ago` });
+      out.push({
+        ref: entry.ref,
+        sha: entry.sha,
+        why:
+          at === null
+            ? "a namespace probe with no time (left by a host killed mid-probe)"
+            : `a namespace probe written ${Math.round((now - at) / 60_000)} min ago`,
+      });
     }
   }
   return out.sort((a, b) => (a.ref < b.ref ? -1 : a.ref > b.ref ? 1 : 0));

@@ -80,8 +80,7 @@ export const NO_CHECK_YET = "(no check has reported on this head yet)";
 export function evaluateGate(checks: Checks | undefined, required: RequiredChecks): GateResult {
   const runs = latestRuns(checks?.checkRuns ?? []);
   const statuses = latestStatuses(checks?.statuses ?? []);
-  const names =
-    required.contexts.length > 0 ? new Set(required.contexts) : new Set([...runs.keys(), ...statuses.keys()]);
+  const names = required.contexts.length > 0 ? new Set(required.contexts) : new Set([...runs.keys(), ...statuses.keys()]);
 
   const failing: GateResult["failing"] = [];
   const pending: string[] = [];

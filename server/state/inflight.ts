@@ -182,11 +182,7 @@ export function classifyClaims(claims: readonly ClaimRef[], heartbeats: readonly
   };
 }
 
-function classifyMine(
-  base: ClaimBase,
-  issue: { attempt: number; reservedByHuman: boolean } | undefined,
-  ctx: ClaimContext,
-): MineClaim {
+function classifyMine(base: ClaimBase, issue: { attempt: number; reservedByHuman: boolean } | undefined, ctx: ClaimContext): MineClaim {
   const pr = ctx.fleetPullOf.get(base.issue) ?? null;
   const classified = classifyByChecks(base, issue, ctx, pr);
   if (!pr || classified.review === null) return classified;

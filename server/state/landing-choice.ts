@@ -37,7 +37,8 @@ export function chooseLanding(f: LandingFacts): LandingChoice {
     `putting a tree no gate ran on the base`;
   const requireUpToDate = `require branches to be up to date before merging on ${base} (branch protection or a ruleset)`;
   const mergeApi = (method: "squash" | "merge"): LandingChoice => {
-    if (f.strict === true) return { method, severity: "ok", message: `${method} through the merge API; ${base} requires up-to-date branches, so only gated trees land` };
+    if (f.strict === true)
+      return { method, severity: "ok", message: `${method} through the merge API; ${base} requires up-to-date branches, so only gated trees land` };
     if (f.allowUntestedRace) return { method, severity: "warn", message: `${method} through the merge API although ${race} (accepted by ${OPT_OUT})` };
     return {
       method: null,
@@ -47,12 +48,26 @@ export function chooseLanding(f: LandingFacts): LandingChoice {
   };
   if (f.mergeQueue) {
     // The queue, not the strategy, lands: it tests each merge group and fast-forwards the base to it.
-    return { method: "merge", severity: "ok", message: `${base} requires GitHub's merge queue: each gated PR is enqueued, and the queue moves ${base} only to merge groups whose required checks passed` };
+    return {
+      method: "merge",
+      severity: "ok",
+      message: `${base} requires GitHub's merge queue: each gated PR is enqueued, and the queue moves ${base} only to merge groups whose required checks passed`,
+    };
   }
   switch (f.strategy) {
     case "push":
-      if (pushRefused) return { method: null, severity: "error", message: `strategy "push" cannot work: ${pushRefused}. Fix: use landing.strategy "auto" and ${requireUpToDate}` };
-      if (f.directPush.allowed === null) return { method: "push", severity: "warn", message: `fast-forward push to ${base}, but whether the token may push there is unknown (${f.directPush.why}); a refused push is retried, never forced` };
+      if (pushRefused)
+        return {
+          method: null,
+          severity: "error",
+          message: `strategy "push" cannot work: ${pushRefused}. Fix: use landing.strategy "auto" and ${requireUpToDate}`,
+        };
+      if (f.directPush.allowed === null)
+        return {
+          method: "push",
+          severity: "warn",
+          message: `fast-forward push to ${base}, but whether the token may push there is unknown (${f.directPush.why}); a refused push is retried, never forced`,
+        };
       return { method: "push", severity: "ok", message: `fast-forward push of each gated head to ${base}, so the base only ever moves to a gated tree` };
     case "squash":
     case "merge":
@@ -60,10 +75,26 @@ export function chooseLanding(f: LandingFacts): LandingChoice {
     case "auto":
       // A push under required checks must move the base to the head itself, whose first-parent
       // line is the branch's: where the merge API is safe too, it keeps one commit per landing.
-      if (f.directPush.allowed === true && !f.requiresChecks) return { method: "push", severity: "ok", message: `auto: fast-forward push of each gated head to ${base}, so the base only ever moves to a gated tree` };
-      if (f.strict === true) return { method: "squash", severity: "ok", message: `auto: squash through the merge API; ${base} requires up-to-date branches, so only gated trees land` };
-      if (f.directPush.allowed === true) return { method: "push", severity: "ok", message: `auto: fast-forward push of each gated head to ${base}, so the base only ever moves to a gated tree` };
-      if (f.allowUntestedRace) return { method: "squash", severity: "warn", message: `auto: squash through the merge API although ${race} (accepted by ${OPT_OUT})` };
+      if (f.directPush.allowed === true && !f.requiresChecks)
+        return {
+          method: "push",
+          severity: "ok",
+          message: `auto: fast-forward push of each gated head to ${base}, so the base only ever moves to a gated tree`,
+        };
+      if (f.strict === true)
+        return {
+          method: "squash",
+          severity: "ok",
+          message: `auto: squash through the merge API; ${base} requires up-to-date branches, so only gated trees land`,
+        };
+      if (f.directPush.allowed === true)
+        return {
+          method: "push",
+          severity: "ok",
+          message: `auto: fast-forward push of each gated head to ${base}, so the base only ever moves to a gated tree`,
+        };
+      if (f.allowUntestedRace)
+        return { method: "squash", severity: "warn", message: `auto: squash through the merge API although ${race} (accepted by ${OPT_OUT})` };
       return {
         method: null,
         severity: "error",

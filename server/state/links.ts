@@ -5,13 +5,9 @@
 const OWNER_NAME = "[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?/[A-Za-z0-9._-]+";
 // One issue reference: "#12", "owner/name#12", or an issue URL on any host (GitHub Enterprise).
 // Positional groups (named ones cost an object per match): 1 slug, 2 number | 3 slug, 4 number.
-const REF_SOURCE =
-  `(?:(${OWNER_NAME})?#([1-9]\\d{0,9})|https?://[^\\s/]+/(${OWNER_NAME})/issues/([1-9]\\d{0,9}))(?![\\w/])`;
+const REF_SOURCE = `(?:(${OWNER_NAME})?#([1-9]\\d{0,9})|https?://[^\\s/]+/(${OWNER_NAME})/issues/([1-9]\\d{0,9}))(?![\\w/])`;
 
-const CLOSING = new RegExp(
-  `(?<![\\w-])(?:close[sd]?|fix(?:e[sd])?|resolve[sd]?)(?:\\s*:\\s*|\\s+)${REF_SOURCE}`,
-  "gi",
-);
+const CLOSING = new RegExp(`(?<![\\w-])(?:close[sd]?|fix(?:e[sd])?|resolve[sd]?)(?:\\s*:\\s*|\\s+)${REF_SOURCE}`, "gi");
 
 /** The issue number a matched reference names, or null when it points at another repository. */
 function refNumber(m: RegExpExecArray, repo: string): number | null {
@@ -143,9 +139,7 @@ function firstBlockedByHeading(text: string): number {
 }
 
 function isWordOrSlash(c: number): boolean {
-  return (
-    (c >= 0x30 && c <= 0x39) || (c >= 0x41 && c <= 0x5a) || (c >= 0x61 && c <= 0x7a) || c === 0x5f || c === 0x2f
-  );
+  return (c >= 0x30 && c <= 0x39) || (c >= 0x41 && c <= 0x5a) || (c >= 0x61 && c <= 0x7a) || c === 0x5f || c === 0x2f;
 }
 
 /**

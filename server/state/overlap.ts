@@ -12,7 +12,10 @@ const PATH_WORD = /(?:^|[\s("'[])((?:[\w.-]+\/)*[\w.-]+\.[A-Za-z0-9]{1,8})(?=$|[
 export function namedPaths(body: string, tree: ReadonlySet<string>): string[] {
   const found = new Set<string>();
   const consider = (raw: string): void => {
-    const p = raw.trim().replace(/^\.\//, "").replace(/[.,:;]+$/, "");
+    const p = raw
+      .trim()
+      .replace(/^\.\//, "")
+      .replace(/[.,:;]+$/, "");
     if (tree.has(p)) found.add(p);
   };
   for (const m of body.matchAll(CODE_SPAN)) consider(m[1]!);
@@ -42,7 +45,7 @@ export function overlapOrder(
 ): { order: DispatchItem[]; holds: OverlapHold[] } {
   const overlapOf = (item: DispatchItem): string[] => (pathsOf.get(item.number) ?? []).filter((p) => inFlight.has(p));
   const order: DispatchItem[] = [];
-  for (let i = 0; i < dispatch.length; ) {
+  for (let i = 0; i < dispatch.length;) {
     let j = i;
     const rank = (x: DispatchItem): string => `${x.selector}:${x.high ? 1 : 0}`;
     while (j < dispatch.length && rank(dispatch[j]!) === rank(dispatch[i]!)) j++;

@@ -22,11 +22,7 @@ export interface PaceInput {
 export function pace({ lastSummary, emptyTicks, config }: PaceInput): number {
   const { pacing, lease } = config;
   const busy = lastSummary.moved || lastSummary.inFlight > 0;
-  let seconds = busy
-    ? pacing.busy_seconds
-    : emptyTicks >= pacing.idle_ticks_before_sleep
-      ? pacing.long_idle_seconds
-      : pacing.idle_seconds;
+  let seconds = busy ? pacing.busy_seconds : emptyTicks >= pacing.idle_ticks_before_sleep ? pacing.long_idle_seconds : pacing.idle_seconds;
   if (lastSummary.inFlight > 0) {
     // The heartbeat is refreshed by ticks: sleeping past ttl/2 (or the heartbeat cadence) risks
     // the lease lapsing under live work.

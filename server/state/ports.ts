@@ -85,8 +85,7 @@ export interface RefEntry {
 }
 
 export type CasOutcome =
-  | { won: true; sha: string }
-  | { won: false; /** What the ref holds now (null: absent), when it could be read. */ current: string | null };
+  { won: true; sha: string } | { won: false; /** What the ref holds now (null: absent), when it could be read. */ current: string | null };
 
 export interface RefStore {
   /** Every ref under `prefix` (e.g. "refs/afk/"), read in one round trip. */

@@ -88,7 +88,10 @@ function indexPulls(pulls: readonly SnapshotPull[], repo: string, base: string, 
   }
   const linkedPullsOf = new Map<number, number[]>();
   for (const [issue, set] of linked) {
-    linkedPullsOf.set(issue, [...set].sort((a, b) => a - b));
+    linkedPullsOf.set(
+      issue,
+      [...set].sort((a, b) => a - b),
+    );
   }
   return { linkedPullsOf, fleetPullOf, closes };
 }
@@ -190,16 +193,24 @@ export function rebuild(snapshot: Snapshot, config: RebuildConfig, instance: str
     if (!claimOf.has(c.issue)) claimOf.set(c.issue, { instance: c.instance, host: c.host, sha: c.sha, state });
   };
   for (const c of sets.mine) note(c, "mine");
-  const peers = [
-    ...sets.peer_live.map((c) => ({ c, state: "peer_live" as const })),
-    ...sets.stale.map((c) => ({ c, state: "stale" as const })),
-  ].sort((a, b) => a.c.issue - b.c.issue || (a.c.sha < b.c.sha ? -1 : a.c.sha > b.c.sha ? 1 : 0));
+  const peers = [...sets.peer_live.map((c) => ({ c, state: "peer_live" as const })), ...sets.stale.map((c) => ({ c, state: "stale" as const }))].sort(
+    (a, b) => a.c.issue - b.c.issue || (a.c.sha < b.c.sha ? -1 : a.c.sha > b.c.sha ? 1 : 0),
+  );
   for (const { c, state } of peers) note(c, state);
 
   const fleetPullNumberOf = new Map<number, number>();
   for (const [issue, pull] of fleetPullOf) fleetPullNumberOf.set(issue, pull.number);
 
-  const frontierInput = { rows, labels, login, claimOf, linkedPullsOf, fleetPullOf: fleetPullNumberOf, deps, ...(routing.engines ? { engines: routing.engines } : {}) };
+  const frontierInput = {
+    rows,
+    labels,
+    login,
+    claimOf,
+    linkedPullsOf,
+    fleetPullOf: fleetPullNumberOf,
+    deps,
+    ...(routing.engines ? { engines: routing.engines } : {}),
+  };
   const selectorRoutes = routesOfSelectors(rows, selectors);
   const frontier = computeFrontier(frontierInput);
   const orphans = orphanedPulls(
@@ -236,7 +247,11 @@ export function rebuild(snapshot: Snapshot, config: RebuildConfig, instance: str
 
 /** Each picked issue's selector route, when a selector names an engine or a model; null when none does. */
 function routesOfSelectors(rows: readonly IssueRow[], selectors: readonly Selector[]): Map<number, { index: number; step: RouteStep }> | null {
-  const steps = selectors.map((s) => (s.engine !== undefined || s.model !== undefined ? { ...(s.engine !== undefined ? { engine: s.engine } : {}), ...(s.model !== undefined ? { model: s.model } : {}) } : null));
+  const steps = selectors.map((s) =>
+    s.engine !== undefined || s.model !== undefined
+      ? { ...(s.engine !== undefined ? { engine: s.engine } : {}), ...(s.model !== undefined ? { model: s.model } : {}) }
+      : null,
+  );
   if (steps.every((s) => s === null)) return null;
   const out = new Map<number, { index: number; step: RouteStep }>();
   for (const row of rows) {

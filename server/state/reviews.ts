@@ -26,7 +26,12 @@ export interface ReviewGate {
  * (GitHub refuses them anyway, and the fleet must never approve its own work through a second
  * token either: that would be a human's signature the fleet forged).
  */
-export function evaluateReviews(reviews: readonly PullReview[] | undefined, required: Pick<RequiredChecks, "approvals" | "dismissStaleApprovals">, login: string, head: string): ReviewGate {
+export function evaluateReviews(
+  reviews: readonly PullReview[] | undefined,
+  required: Pick<RequiredChecks, "approvals" | "dismissStaleApprovals">,
+  login: string,
+  head: string,
+): ReviewGate {
   const count = required.approvals ?? 0;
   if (count <= 0) return { state: "not_required", required: 0, approvedBy: [], changes: [] };
   const latest = new Map<string, PullReview>();

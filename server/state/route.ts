@@ -66,7 +66,9 @@ export function routeFor(policy: RoutePolicy, labels: readonly string[], attempt
   const engine = engineLabel(labels);
   const model = labelValue(labels, MODEL_LABEL_PREFIX);
   if (engine !== undefined || model !== undefined) {
-    const names = [engine !== undefined ? `${ENGINE_LABEL_PREFIX}${engine}` : null, model !== undefined ? `${MODEL_LABEL_PREFIX}${model}` : null].filter(Boolean).join(" ");
+    const names = [engine !== undefined ? `${ENGINE_LABEL_PREFIX}${engine}` : null, model !== undefined ? `${MODEL_LABEL_PREFIX}${model}` : null]
+      .filter(Boolean)
+      .join(" ");
     route = apply(route, { engine, model }, `label ${names}`);
   }
   return route;

@@ -98,12 +98,7 @@ function tagLabel(tag: string, prefix: string): string {
 }
 
 /** Whether `selector` picks `issue`: every facet it sets must match. */
-export function selectorPicks(
-  selector: Selector,
-  issue: SnapshotIssue,
-  facts: SelectorFacts,
-  ctx: SelectorContext,
-): boolean {
+export function selectorPicks(selector: Selector, issue: SnapshotIssue, facts: SelectorFacts, ctx: SelectorContext): boolean {
   const label = selector.label === undefined ? ctx.readyLabel : selector.label;
   if (label !== null && !facts.labels.includes(label.toLowerCase())) {
     return false;
@@ -119,8 +114,7 @@ export function selectorPicks(
   }
   if (selector.epic != null) {
     const epic = selector.epic;
-    const member =
-      ctx.subIssuesOf.get(epic)?.has(issue.number) === true || issue.parent === epic || facts.prdRefs.has(epic);
+    const member = ctx.subIssuesOf.get(epic)?.has(issue.number) === true || issue.parent === epic || facts.prdRefs.has(epic);
     if (!member) {
       return false;
     }
@@ -134,12 +128,7 @@ export function selectorPicks(
 }
 
 /** Index of the first selector that picks the issue, or null when none does. */
-export function selectorPriority(
-  selectors: readonly Selector[],
-  issue: SnapshotIssue,
-  facts: SelectorFacts,
-  ctx: SelectorContext,
-): number | null {
+export function selectorPriority(selectors: readonly Selector[], issue: SnapshotIssue, facts: SelectorFacts, ctx: SelectorContext): number | null {
   for (let i = 0; i < selectors.length; i++) {
     if (selectorPicks(selectors[i]!, issue, facts, ctx)) {
       return i;
@@ -199,7 +188,8 @@ export function compileSelectors(
       epic,
       epicSubIssues: epic !== null ? ctx.subIssuesOf.get(epic) : undefined,
       milestone: selector.milestone != null ? selector.milestone.trim().toLowerCase() : null,
-      pulled: selector.issues != null && selector.blockers !== false ? pulledBlockers(selector.issues, ctx.openBlockersOf ?? new Map()) : new Map<number, number[]>(),
+      pulled:
+        selector.issues != null && selector.blockers !== false ? pulledBlockers(selector.issues, ctx.openBlockersOf ?? new Map()) : new Map<number, number[]>(),
     };
   });
   const picks = (c: CompiledSelector, issue: SnapshotIssue, facts: SelectorFacts): boolean => {
@@ -240,7 +230,8 @@ export function describeSelector(selector: Selector, readyLabel: string = DEFAUL
   const parts: string[] = [];
   const label = selector.label === undefined ? readyLabel : selector.label;
   if (label !== null) parts.push(`label ${label}`);
-  if (selector.issues != null) parts.push(`issues ${selector.issues.map((n) => `#${n}`).join(",") || "(none)"}${selector.blockers === false ? "" : " and their open blockers"}`);
+  if (selector.issues != null)
+    parts.push(`issues ${selector.issues.map((n) => `#${n}`).join(",") || "(none)"}${selector.blockers === false ? "" : " and their open blockers"}`);
   if (selector.tags != null && selector.tags.length > 0) parts.push(`tags ${selector.tags.join("+")}`);
   if (selector.user != null) parts.push(`user ${selector.user}`);
   if (selector.epic != null) parts.push(`epic #${selector.epic}`);

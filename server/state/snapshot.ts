@@ -186,9 +186,7 @@ export function heartbeatFrom(refInstance: string, sha: string, message: string)
 function formatLease(header: string, input: { instance: string; host: string; at: Date | string }): string {
   assertInstanceId(input.instance);
   if (!HOST.test(input.host)) {
-    throw new Error(
-      `invalid host ${JSON.stringify(input.host)} for a ${header} message: use 1-255 printable ASCII characters on one line`,
-    );
+    throw new Error(`invalid host ${JSON.stringify(input.host)} for a ${header} message: use 1-255 printable ASCII characters on one line`);
   }
   const at = typeof input.at === "string" ? new Date(input.at) : input.at;
   if (Number.isNaN(at.getTime())) {
@@ -298,11 +296,7 @@ export function canonicalSnapshot(snapshot: Snapshot): Snapshot {
     pulls: uniqueByNumber(snapshot.pulls),
     claims: [...claims.values()].sort((a, b) => a.issue - b.issue || compareStrings(a.sha, b.sha)),
     heartbeats: [...snapshot.heartbeats].sort(
-      (a, b) =>
-        compareStrings(a.instance, b.instance) ||
-        compareStrings(a.at, b.at) ||
-        compareStrings(a.sha, b.sha) ||
-        compareStrings(a.host, b.host),
+      (a, b) => compareStrings(a.instance, b.instance) || compareStrings(a.at, b.at) || compareStrings(a.sha, b.sha) || compareStrings(a.host, b.host),
     ),
     knownClosed: [...new Set(snapshot.knownClosed ?? [])].sort((a, b) => a - b),
   };

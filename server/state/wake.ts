@@ -68,7 +68,9 @@ export function planWake(input: WakeInput): WakePlan {
     heads.sort((a, b) => a.issue - b.issue);
   }
   const blocked = input.autoMerge && !input.stopping && input.blocked.some((n) => !settled.has(n));
-  const why = [heads.length > 0 ? `watching checks on ${heads.length} head(s)` : "", blocked ? "watching the base for a blocked landing" : ""].filter(Boolean).join("; ");
+  const why = [heads.length > 0 ? `watching checks on ${heads.length} head(s)` : "", blocked ? "watching the base for a blocked landing" : ""]
+    .filter(Boolean)
+    .join("; ");
   return { now: false, heads, base: blocked, why: why || "nothing to watch" };
 }
 

@@ -29,10 +29,7 @@ const PATTERNS: ReadonlyArray<readonly [RegExp, string | Replacer]> = [
   // git's token-in-URL user name and its basic-auth form: x-access-token:<token>@host.
   [/\b(x-access-token):[^\s@/"'`]+/gi, (_m, user: string) => `${user}:${REDACTED}`],
   // Basic credentials in any URL: scheme://user:password@host keeps the user and the host.
-  [
-    /\b([a-z][a-z0-9+.-]*:\/\/)([^\s:@/?#"'`]+):([^\s@/?#"'`]+)@/gi,
-    (_m, scheme: string, user: string) => `${scheme}${user}:${REDACTED}@`,
-  ],
+  [/\b([a-z][a-z0-9+.-]*:\/\/)([^\s:@/?#"'`]+):([^\s@/?#"'`]+)@/gi, (_m, scheme: string, user: string) => `${scheme}${user}:${REDACTED}@`],
 ];
 
 /** One scan that every shape above needs to match; most log text fails it and skips the rest. */

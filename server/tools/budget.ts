@@ -29,7 +29,12 @@ export function byteLength(text: string): number {
  * The result as it goes to the client: structured content trimmed (largest list or string
  * first) until it fits, the text rendered from what is left, then cut at a line boundary.
  */
-export function bound(structured: Record<string, unknown> | null, render: (s: Record<string, unknown>) => string, budget: Budget, isError = false): CallToolResult {
+export function bound(
+  structured: Record<string, unknown> | null,
+  render: (s: Record<string, unknown>) => string,
+  budget: Budget,
+  isError = false,
+): CallToolResult {
   const trims: Trim[] = [];
   let content = structured;
   if (content && byteLength(JSON.stringify(content)) > budget.structuredBytes) {

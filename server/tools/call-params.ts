@@ -40,5 +40,6 @@ export function argumentsProblem(tool: string, args: unknown): string | null {
 export function guardToolArguments(server: McpServer): void {
   const inner = server.server;
   const install = inner.setRequestHandler.bind(inner);
-  inner.setRequestHandler = ((schema: unknown, handler: unknown) => install((schema === CallToolRequestSchema ? GUARDED_CALL : schema) as never, handler as never)) as typeof inner.setRequestHandler;
+  inner.setRequestHandler = ((schema: unknown, handler: unknown) =>
+    install((schema === CallToolRequestSchema ? GUARDED_CALL : schema) as never, handler as never)) as typeof inner.setRequestHandler;
 }

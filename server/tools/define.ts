@@ -91,7 +91,10 @@ function progressContext(token: string | number | undefined, send: (params: Prog
     step(message) {
       if (token === undefined) return;
       const params = { progressToken: token, progress: count++, message };
-      queue = queue.then(() => send(params)).catch(() => undefined).then(() => void (lastAt = Date.now()));
+      queue = queue
+        .then(() => send(params))
+        .catch(() => undefined)
+        .then(() => void (lastAt = Date.now()));
     },
     async settled() {
       await queue;

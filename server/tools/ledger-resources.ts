@@ -21,7 +21,8 @@ export function registerLedgerResources(server: McpServer, host: Host, complete:
     new ResourceTemplate("afk://{owner}/{repo}/issue/{number}/timeline", { list: undefined, complete: completions }),
     {
       title: "One issue's timeline",
-      description: "From the fleet's ledger, as JSON: the phases (queued, claimed, worker, ci, review, landing, merged or escalated) with start, end and time; each attempt with its engine, model, spend and worker transcript reference; the PR and the gated sha.",
+      description:
+        "From the fleet's ledger, as JSON: the phases (queued, claimed, worker, ci, review, landing, merged or escalated) with start, end and time; each attempt with its engine, model, spend and worker transcript reference; the PR and the gated sha.",
       mimeType: "application/json",
     },
     async (uri, vars) =>
@@ -37,7 +38,8 @@ export function registerLedgerResources(server: McpServer, host: Host, complete:
     new ResourceTemplate("afk://{owner}/{repo}/report", { list: undefined, complete: completions }),
     {
       title: "Final report",
-      description: "What became of every issue the fleet's ledger knows: outcome, attempts, time and spend; the totals and the GitHub requests spent. As text, then the same as JSON.",
+      description:
+        "What became of every issue the fleet's ledger knows: outcome, attempts, time and spend; the totals and the GitHub requests spent. As text, then the same as JSON.",
       mimeType: "text/plain",
     },
     async (uri, vars) => {
@@ -76,7 +78,20 @@ async function guardedJson(uri: string, read: () => Promise<Record<string, unkno
     if (byteLength(text) > DEFAULT_BUDGET.structuredBytes) {
       const phases = value.phases as unknown[];
       const attempts = value.attempts as unknown[];
-      return { contents: [{ uri, mimeType: "application/json", text: JSON.stringify({ ...value, phases: phases.slice(-50), attempts: attempts.slice(-50), cut: `the newest 50 of ${phases.length} phases and ${attempts.length} attempts` }) }] };
+      return {
+        contents: [
+          {
+            uri,
+            mimeType: "application/json",
+            text: JSON.stringify({
+              ...value,
+              phases: phases.slice(-50),
+              attempts: attempts.slice(-50),
+              cut: `the newest 50 of ${phases.length} phases and ${attempts.length} attempts`,
+            }),
+          },
+        ],
+      };
     }
     return { contents: [{ uri, mimeType: "application/json", text }] };
   } catch (error) {

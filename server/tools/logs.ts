@@ -25,7 +25,11 @@ export function renderLogs(result: { lane: string; records: Record<string, unkno
   const lines = result.records.map((r) => `${String(r.ts)} ${String(r.level ?? "info")} ${issueTag(r.issue, String(r.msg ?? ""))}${String(r.msg ?? "")}`);
   if (result.next_cursor) {
     const where = `logs {cursor: "${result.next_cursor}"}`;
-    lines.unshift(result.held_back > 0 ? `(${result.records.length} of the records asked for fit in about 48 KB; the other ${result.held_back} and any older: ${where})` : `(older records: ${where})`);
+    lines.unshift(
+      result.held_back > 0
+        ? `(${result.records.length} of the records asked for fit in about 48 KB; the other ${result.held_back} and any older: ${where})`
+        : `(older records: ${where})`,
+    );
   }
   return lines.join("\n");
 }

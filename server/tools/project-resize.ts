@@ -7,7 +7,8 @@ import { changeAnswer, renderProject } from "./render.js";
 export const projectResizeTool = defineTool({
   name: "project_resize",
   title: "Resize or re-aim a running fleet",
-  description: "Changes the target width, the worker command or the ordered selectors of a running project. Applied at the next worker birth; running workers finish as they are.",
+  description:
+    "Changes the target width, the worker command or the ordered selectors of a running project. Applied at the next worker birth; running workers finish as they are.",
   kind: "update",
   idempotent: true,
   input: projectResizeInput,

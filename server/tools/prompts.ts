@@ -27,7 +27,9 @@ export function runtimeOf(clientName: string | undefined): string | null {
 
 export function registerPrompts(server: McpServer, host: Host): void {
   const repoArg = () =>
-    completable(z.string().optional().describe('The repository, "owner/name" (default: the working directory\'s origin).'), (value) => completeRepo(host, value ?? ""));
+    completable(z.string().optional().describe('The repository, "owner/name" (default: the working directory\'s origin).'), (value) =>
+      completeRepo(host, value ?? ""),
+    );
 
   server.registerPrompt(
     "launch",
@@ -36,8 +38,12 @@ export function registerPrompts(server: McpServer, host: Host): void {
       description: "How to start an unattended fleet on this repository: check the plan, then project_start with the worker command for your runtime.",
       argsSchema: {
         repo: repoArg(),
-        runtime: completable(z.string().optional().describe(`The agent CLI that runs each worker: ${Object.keys(WORKER_COMMANDS).join(", ")} (default: this client's).`), async (value) =>
-          Object.keys(WORKER_COMMANDS).filter((r) => r.startsWith(value ?? "")),
+        runtime: completable(
+          z
+            .string()
+            .optional()
+            .describe(`The agent CLI that runs each worker: ${Object.keys(WORKER_COMMANDS).join(", ")} (default: this client's).`),
+          async (value) => Object.keys(WORKER_COMMANDS).filter((r) => r.startsWith(value ?? "")),
         ),
       },
     },
@@ -61,7 +67,8 @@ export function registerPrompts(server: McpServer, host: Host): void {
     "monitor",
     {
       title: "Watch a running fleet (read-only)",
-      description: "A read-only monitor loop over the board resource: report changes, pauses and issues needing a human; never start, stop or take over anything.",
+      description:
+        "A read-only monitor loop over the board resource: report changes, pauses and issues needing a human; never start, stop or take over anything.",
       argsSchema: { repo: repoArg() },
     },
     async ({ repo }) => {

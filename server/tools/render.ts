@@ -29,19 +29,29 @@ export function renderStatusHead(result: StatusResult): string[] {
   const r = result.registration;
   if (r) {
     lines.push(`running: ${r.repo}, instance ${r.instance}, target ${r.target} worker(s), base ${r.base}, since ${r.started_at}`);
-    lines.push(r.merges === "authorized" ? "merges: authorized (green PRs land unattended)" : "merges: HELD (started without auto_merge: green PRs wait for a human)");
+    lines.push(
+      r.merges === "authorized" ? "merges: authorized (green PRs land unattended)" : "merges: HELD (started without auto_merge: green PRs wait for a human)",
+    );
   } else {
     lines.push("not running on this host (project_start starts it)");
   }
   if (result.births) {
-    lines.push(result.births.paused ? `births: PAUSED: ${result.births.reason ?? "no reason given"}${result.births.until ? ` (until ${result.births.until})` : ""}` : "births: open");
+    lines.push(
+      result.births.paused
+        ? `births: PAUSED: ${result.births.reason ?? "no reason given"}${result.births.until ? ` (until ${result.births.until})` : ""}`
+        : "births: open",
+    );
   }
   if (result.spend) lines.push(result.spend.text);
   if (result.eta) lines.push(result.eta.text);
   if (result.last_tick) lines.push(`last tick: ${result.last_tick}`);
   if (result.next_tick) lines.push(`next tick: ${result.next_tick}`);
   if (result.source) {
-    lines.push(result.source.from === "fleet_tick" ? `plan: from the fleet's last tick, ${result.source.age_seconds}s old` : `plan: read from GitHub now (${result.source.at})`);
+    lines.push(
+      result.source.from === "fleet_tick"
+        ? `plan: from the fleet's last tick, ${result.source.age_seconds}s old`
+        : `plan: read from GitHub now (${result.source.at})`,
+    );
   }
   return lines;
 }

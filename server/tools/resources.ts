@@ -17,7 +17,10 @@ export const boardUri = (repo: string): string => `afk://${repo}/board`;
 export const DAEMON_LANE_URI = "afk://daemon/lane";
 
 function renderLane(lane: string, records: Record<string, unknown>[]): string {
-  return records.map((r) => `${String(r.ts)} ${String(r.level)} ${r.issue !== undefined ? `#${String(r.issue)} ` : ""}${String(r.msg)}`).join("\n") || `no ${lane} records`;
+  return (
+    records.map((r) => `${String(r.ts)} ${String(r.level)} ${r.issue !== undefined ? `#${String(r.issue)} ` : ""}${String(r.msg)}`).join("\n") ||
+    `no ${lane} records`
+  );
 }
 
 /** Repositories that start with `value`: the running fleets, then the working directory's remotes (origin first). */
@@ -43,25 +46,41 @@ export function registerResources(server: McpServer, host: Host): void {
     }),
     {
       title: "Fleet board",
-      description: "The fleet at a glance: registration, births paused or not, merges held or authorized, last and next tick, workers, in-flight PRs, issues needing a human. Subscribe for an update at most once per tick.",
+      description:
+        "The fleet at a glance: registration, births paused or not, merges held or authorized, last and next tick, workers, in-flight PRs, issues needing a human. Subscribe for an update at most once per tick.",
       mimeType: "text/plain",
     },
-    async (uri, vars) => guarded(uri.href, async () => renderBoard(await host.status({ repo: slugOf(vars), scope: "project" }), await host.status({ repo: slugOf(vars), scope: "worker" }))),
+    async (uri, vars) =>
+      guarded(uri.href, async () =>
+        renderBoard(await host.status({ repo: slugOf(vars), scope: "project" }), await host.status({ repo: slugOf(vars), scope: "worker" })),
+      ),
   );
 
   server.registerResource(
     "issue",
     new ResourceTemplate("afk://{owner}/{repo}/issue/{number}", { list: undefined, complete: { owner: ownerComplete, repo: nameComplete } }),
-    { title: "One issue's story", description: "Where one issue stands in the plan, and the supervisor's records about it (newest last).", mimeType: "text/plain" },
+    {
+      title: "One issue's story",
+      description: "Where one issue stands in the plan, and the supervisor's records about it (newest last).",
+      mimeType: "text/plain",
+    },
     async (uri, vars) =>
       guarded(uri.href, async () => {
         const repo = slugOf(vars);
-        if (!/^[1-9]\d{0,9}$/.test(String(vars.number))) throw new UsageError(`no issue "${String(vars.number)}": the URI ends in an issue number, as in afk://${repo}/issue/12`);
+        if (!/^[1-9]\d{0,9}$/.test(String(vars.number)))
+          throw new UsageError(`no issue "${String(vars.number)}": the URI ends in an issue number, as in afk://${repo}/issue/12`);
         const issue = Number(vars.number);
         const status = await host.status({ repo, scope: "issue", issue });
         const logs = await host.logs({ repo, lane: "supervisor", issue, tail_lines: 100 });
         const story = logs.records.map((r) => `${String(r.ts)} ${String(r.level)} ${String(r.msg)}`);
-        return [`#${issue}: ${status.issue?.where ?? "?"} — ${status.issue?.detail ?? ""}`, spendLine(status, issue), `timeline: ${timelineUri(repo, issue)}`, "", story.length ? "story:" : "no supervisor records about it yet", ...story].join("\n");
+        return [
+          `#${issue}: ${status.issue?.where ?? "?"} — ${status.issue?.detail ?? ""}`,
+          spendLine(status, issue),
+          `timeline: ${timelineUri(repo, issue)}`,
+          "",
+          story.length ? "story:" : "no supervisor records about it yet",
+          ...story,
+        ].join("\n");
       }),
   );
 
@@ -71,11 +90,16 @@ export function registerResources(server: McpServer, host: Host): void {
       list: undefined,
       complete: { owner: ownerComplete, repo: nameComplete, lane: (value) => PROJECT_LANES.filter((l) => l.startsWith(value)) },
     }),
-    { title: "A log lane", description: "The newest records of one lane (supervisor, worker, monitor, liveness); the logs tool pages further back.", mimeType: "text/plain" },
+    {
+      title: "A log lane",
+      description: "The newest records of one lane (supervisor, worker, monitor, liveness); the logs tool pages further back.",
+      mimeType: "text/plain",
+    },
     async (uri, vars) =>
       guarded(uri.href, async () => {
         const lane = String(vars.lane);
-        if (!(PROJECT_LANES as readonly string[]).includes(lane)) throw new UsageError(`no lane "${lane}": use one of ${PROJECT_LANES.join(", ")} (the daemon's lane is ${DAEMON_LANE_URI})`);
+        if (!(PROJECT_LANES as readonly string[]).includes(lane))
+          throw new UsageError(`no lane "${lane}": use one of ${PROJECT_LANES.join(", ")} (the daemon's lane is ${DAEMON_LANE_URI})`);
         return renderLane(lane, (await host.logs({ repo: slugOf(vars), lane: lane as (typeof PROJECT_LANES)[number], tail_lines: 200 })).records);
       }),
   );
@@ -83,7 +107,11 @@ export function registerResources(server: McpServer, host: Host): void {
   server.registerResource(
     "daemon-lane",
     DAEMON_LANE_URI,
-    { title: "The daemon's lane", description: "The newest records of this machine's daemon: its own lines, its stdout and stderr; logs {lane: \"daemon\"} pages further back.", mimeType: "text/plain" },
+    {
+      title: "The daemon's lane",
+      description: 'The newest records of this machine\'s daemon: its own lines, its stdout and stderr; logs {lane: "daemon"} pages further back.',
+      mimeType: "text/plain",
+    },
     async (uri) => guarded(uri.href, async () => renderLane("daemon", (await host.logs({ lane: "daemon", tail_lines: 200 })).records)),
   );
 
@@ -114,7 +142,9 @@ export function registerResources(server: McpServer, host: Host): void {
       // The SDK keeps logging/setLevel per transport session (HTTP has one per client); without
       // the id it would judge every message by the default level, ignoring what the client set.
       const session = server.server.transport?.sessionId;
-      void server.sendLoggingMessage({ level: event.level, logger: `afk/${event.repo}/${event.lane}`, data: `${event.at} ${event.message}` }, session).catch(() => undefined);
+      void server
+        .sendLoggingMessage({ level: event.level, logger: `afk/${event.repo}/${event.lane}`, data: `${event.at} ${event.message}` }, session)
+        .catch(() => undefined);
     }
   };
   const unsubscribe = host.subscribe(onEvent);
@@ -130,9 +160,16 @@ export function renderBoard(project: StatusResult, workers: StatusResult): strin
   const lines = renderStatusHead(project);
   lines.push("", workers.workers.length === 0 ? "workers: none running" : `workers (${workers.workers.length}):`);
   const repo = project.registration?.repo ?? null;
-  for (const w of workers.workers) lines.push(`  #${w.issue}  ${w.state}${w.pid ? `  pid ${w.pid}` : ""}  attempt ${w.attempt}${w.engine !== "command" ? `  ${w.engine}${w.model ? ` ${w.model}` : ""}` : ""}`);
+  for (const w of workers.workers)
+    lines.push(
+      `  #${w.issue}  ${w.state}${w.pid ? `  pid ${w.pid}` : ""}  attempt ${w.attempt}${w.engine !== "command" ? `  ${w.engine}${w.model ? ` ${w.model}` : ""}` : ""}`,
+    );
   // Each issue's timeline and the report, as links (afk-mcp ledger --timeline N in a terminal).
-  if (repo) lines.push("", `timelines: ${workers.workers.length > 0 ? workers.workers.map((w) => timelineUri(repo, w.issue)).join(" ") : `afk://${repo}/issue/{n}/timeline`} · final report: afk://${repo}/report`);
+  if (repo)
+    lines.push(
+      "",
+      `timelines: ${workers.workers.length > 0 ? workers.workers.map((w) => timelineUri(repo, w.issue)).join(" ") : `afk://${repo}/issue/{n}/timeline`} · final report: afk://${repo}/report`,
+    );
   if (project.plan) lines.push("", renderPlan(project.plan, project.registration !== null));
   return lines.join("\n");
 }
@@ -155,6 +192,9 @@ function spendLine(status: StatusResult, issue: number): string {
   const engine = status.registration?.engine;
   const by = engine ? ` (engine ${engine})` : "";
   if (!row || row.attempts === 0) return `spend: nothing recorded on this host${by}`;
-  const usd = row.unknown_attempts === row.attempts ? "unknown" : `$${row.usd.toFixed(4)}${row.unknown_attempts > 0 ? ` (+${row.unknown_attempts} attempt(s) of unknown cost)` : ""}`;
+  const usd =
+    row.unknown_attempts === row.attempts
+      ? "unknown"
+      : `$${row.usd.toFixed(4)}${row.unknown_attempts > 0 ? ` (+${row.unknown_attempts} attempt(s) of unknown cost)` : ""}`;
   return `spend: ${usd} over ${row.attempts} attempt(s)${by}`;
 }

@@ -21,22 +21,51 @@ export const statusTool = defineTool({
   handler: (host, args) => host.status(args),
   render(result) {
     const head = renderStatusHead(result);
-    if (result.scope === "project" && result.plan) return [...head, ...machineLines(result), "", renderPlan(result.plan, result.registration !== null)].join("\n");
+    if (result.scope === "project" && result.plan)
+      return [...head, ...machineLines(result), "", renderPlan(result.plan, result.registration !== null)].join("\n");
     if (result.scope === "issue" && result.issue) return [...head, "", `#${result.issue.number}: ${result.issue.where} — ${result.issue.detail}`].join("\n");
     if (result.workers.length === 0) return [...head, "", "no live workers"].join("\n");
     const orphans = result.workers.filter((w) => w.state === "orphan").length;
-    const why = orphans === 0 ? [] : ["", `${orphans} orphan(s): still running, but no fleet of ${result.daemon ? "this daemon" : "a running daemon"} watches them (the daemon that started them is gone); a daemon that resumes their registration adopts them (a session's next call restarts a crashed daemon, as does afk-mcp daemon)`];
-    return [...head, "", ...result.workers.map((w) => `#${w.issue}  ${w.state}${w.pid ? `  pid ${w.pid}` : ""}  attempt ${w.attempt}  since ${w.started_at}`), ...why].join("\n");
+    const why =
+      orphans === 0
+        ? []
+        : [
+            "",
+            `${orphans} orphan(s): still running, but no fleet of ${result.daemon ? "this daemon" : "a running daemon"} watches them (the daemon that started them is gone); a daemon that resumes their registration adopts them (a session's next call restarts a crashed daemon, as does afk-mcp daemon)`,
+          ];
+    return [
+      ...head,
+      "",
+      ...result.workers.map((w) => `#${w.issue}  ${w.state}${w.pid ? `  pid ${w.pid}` : ""}  attempt ${w.attempt}  since ${w.started_at}`),
+      ...why,
+    ].join("\n");
   },
 });
 
 /** This machine's side: the daemon (and any version skew) and every registration it holds. */
-function machineLines(result: { registrations: { repo: string; state: string; target: number; workers: number; selectors: Record<string, unknown>[]; sessions: string[]; sessions_gone: number; renew_by: string | null; last_poll: string | null }[]; daemon: { pid: number; version: string; skew: string | null } | null }): string[] {
-  const lines = [result.daemon ? `daemon: pid ${result.daemon.pid}, afk-mcp ${result.daemon.version}` : "daemon: none running (this answer was read from GitHub directly)"];
+function machineLines(result: {
+  registrations: {
+    repo: string;
+    state: string;
+    target: number;
+    workers: number;
+    selectors: Record<string, unknown>[];
+    sessions: string[];
+    sessions_gone: number;
+    renew_by: string | null;
+    last_poll: string | null;
+  }[];
+  daemon: { pid: number; version: string; skew: string | null } | null;
+}): string[] {
+  const lines = [
+    result.daemon ? `daemon: pid ${result.daemon.pid}, afk-mcp ${result.daemon.version}` : "daemon: none running (this answer was read from GitHub directly)",
+  ];
   if (result.daemon?.skew) lines.push(`version skew: ${result.daemon.skew}`);
   for (const r of result.registrations) {
     const free = Math.max(0, r.target - r.workers);
-    lines.push(`registration ${r.repo}: ${r.state}, target ${r.target} (${free} slot(s) free), ${r.workers} worker(s), selectors ${selectorText(r.selectors)}, renewed by ${r.sessions.length} live session(s)${r.sessions_gone > 0 ? ` (${r.sessions_gone} gone, whose last renewal holds until it lapses)` : ""}, lapses ${renewalText(r)}, last poll ${r.last_poll ?? "-"}`);
+    lines.push(
+      `registration ${r.repo}: ${r.state}, target ${r.target} (${free} slot(s) free), ${r.workers} worker(s), selectors ${selectorText(r.selectors)}, renewed by ${r.sessions.length} live session(s)${r.sessions_gone > 0 ? ` (${r.sessions_gone} gone, whose last renewal holds until it lapses)` : ""}, lapses ${renewalText(r)}, last poll ${r.last_poll ?? "-"}`,
+    );
   }
   return lines;
 }

@@ -10,7 +10,7 @@ export const takeoverTool = defineTool({
   description:
     "With list: true, lists every fleet instance with claims or a heartbeat in the repository (host, claims, " +
     "heartbeat age, lease fresh or not). With instance, takes its claims by compare-and-swap; " +
-    "a fresh heartbeat answers action \"confirm\" and takes nothing unless confirm: true. " +
+    'a fresh heartbeat answers action "confirm" and takes nothing unless confirm: true. ' +
     "Use it when you know a fleet is dead (its host crashed or ran out of quota).",
   kind: "destructive",
   input: takeoverInput,
@@ -35,6 +35,9 @@ export function renderTakeover(result: TakeoverResult): string {
 
 /** Issue numbers for the text: the first 20, then how many more (the structured rows hold them all). */
 export function issueList(issues: number[]): string {
-  const shown = issues.slice(0, 20).map((n) => `#${n}`).join(", ");
+  const shown = issues
+    .slice(0, 20)
+    .map((n) => `#${n}`)
+    .join(", ");
   return issues.length > 20 ? `${shown} and ${issues.length - 20} more` : shown;
 }

@@ -39,7 +39,8 @@ export class IssueBranches {
     const remote = chosen.remote?.sha;
     let tip: string;
     if (local && remote) {
-      if (local === remote || (await this.git.isAncestor(remote, local))) tip = local; // unpushed commits on top
+      if (local === remote || (await this.git.isAncestor(remote, local)))
+        tip = local; // unpushed commits on top
       else if (await this.git.isAncestor(local, remote)) tip = remote;
       else {
         tip = remote;
@@ -118,5 +119,8 @@ export function newest(tips: RefTip[]): RefTip | undefined {
 
 // "20250102T030405Z": a ref-safe UTC time.
 export function stamp(date: Date): string {
-  return date.toISOString().replace(/\.\d+Z$/, "Z").replace(/[-:]/g, "");
+  return date
+    .toISOString()
+    .replace(/\.\d+Z$/, "Z")
+    .replace(/[-:]/g, "");
 }

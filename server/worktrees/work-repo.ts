@@ -80,7 +80,10 @@ export class RepoGit {
   }
 
   private async init(): Promise<void> {
-    const exists = await stat(join(this.dir, "HEAD")).then(() => true, () => false);
+    const exists = await stat(join(this.dir, "HEAD")).then(
+      () => true,
+      () => false,
+    );
     if (!exists) {
       await mkdir(this.dir, { recursive: true });
       await this.run(["init", "--bare", "--quiet", this.dir]);
@@ -176,7 +179,12 @@ export class RepoGit {
     const result = await this.runRaw(args, cwd);
     if (result.exitCode === 0) return true;
     if (result.exitCode === 1) return false;
-    throw new GitError(`git ${args.join(" ")} failed: ${result.stderr.trim() || `exit code ${result.exitCode}`}`, `git ${args.join(" ")}`, result.exitCode, result.stderr);
+    throw new GitError(
+      `git ${args.join(" ")} failed: ${result.stderr.trim() || `exit code ${result.exitCode}`}`,
+      `git ${args.join(" ")}`,
+      result.exitCode,
+      result.stderr,
+    );
   }
 
   /** Refs matching a for-each-ref pattern, with their tips. */
@@ -285,5 +293,8 @@ export async function linkedGitDir(worktree: string): Promise<string | null> {
 }
 
 export async function isDirectory(path: string): Promise<boolean> {
-  return stat(path).then((s) => s.isDirectory(), () => false);
+  return stat(path).then(
+    (s) => s.isDirectory(),
+    () => false,
+  );
 }

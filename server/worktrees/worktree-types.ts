@@ -144,3 +144,13 @@ export function validated(input: PrepareInput): { issue: number; base: string } 
 export function attemptNote(issue: number, attempt: number | undefined): string {
   return attempt === undefined ? `afk: issue ${issue}` : `afk: issue ${issue} attempt ${attempt}`;
 }
+
+/** What is at an issue's worktree path. */
+export type Inspection =
+  | { state: "absent" }
+  /** Registered, but the directory is gone. */
+  | { state: "stale" }
+  /** A registered worktree on one of the issue's branches (or rebasing one). */
+  | { state: "valid"; branch: string; gitDir: string }
+  /** Something else at the path: a worktree on another branch or detached, or a stray directory. */
+  | { state: "foreign"; registered: boolean };

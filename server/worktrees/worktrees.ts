@@ -6,44 +6,41 @@
 import { existsSync } from "node:fs";
 import { mkdir, rename, rm, unlink } from "node:fs/promises";
 import { dirname, join, resolve } from "node:path";
-import { assertSafeBranchName, gitFailure, nulSeparated, overwrittenFiles, pushRejection, type GitAuth } from "../gh/git.js";
+import { assertSafeBranchName, gitFailure, nulSeparated, overwrittenFiles, pushRejection } from "../gh/git.js";
 import { GitError } from "../gh/errors.js";
 import { FLEET_BRANCH_PREFIX, parseFleetBranch } from "../state/markers.js";
-import { newestMtime } from "./activity.js";
+import { changesAgainst, headProgress } from "./progress.js";
 import { assertIssueNumber, issueBranchName } from "./slug.js";
-import { canonicalPath, defaultWorkRepoDir, defaultWorktreeRoot, isDirectory, linkedGitDir, rebasing, RepoGit } from "./work-repo.js";
-import { attemptNote, validated, WorktreeError, PushRejectedError, type Tier, type WorkRepoOptions, type PrepareInput, type PreparedWorktree, type WorktreeProgress, type SyncResult, type PushOptions, type PushResult } from "./worktree-types.js";
+import { canonicalPath, isDirectory, linkedGitDir, rebasing, RepoGit } from "./work-repo.js";
+import {
+  attemptNote,
+  validated,
+  WorktreeError,
+  PushRejectedError,
+  type Tier,
+  type WorkRepoOptions,
+  type PrepareInput,
+  type PreparedWorktree,
+  type WorktreeProgress,
+  type SyncResult,
+  type PushOptions,
+  type PushResult,
+  type Inspection,
+} from "./worktree-types.js";
 import { IssueBranches, newest, replaceRef, short, stamp } from "./issue-branches.js";
 
-/** The WorkRepo for a project, with the state directory's defaults for anything not given. */
-export function workRepoFor(options: {
-  stateDir: string;
-  owner: string;
-  name: string;
-  remoteUrl: string;
-  worktreeRoot?: string | null;
-  branchPrefix?: string;
-  auth?: GitAuth | null;
-}): WorkRepo {
-  return new WorkRepo({
-    repoDir: defaultWorkRepoDir(options.stateDir, options.owner, options.name),
-    worktreeRoot: options.worktreeRoot ?? defaultWorktreeRoot(options.stateDir, options.owner, options.name),
-    remoteUrl: options.remoteUrl,
-    ...(options.branchPrefix ? { branchPrefix: options.branchPrefix } : {}),
-    ...(options.auth !== undefined ? { auth: options.auth } : {}),
-  });
-}
-
-type Inspection =
-  | { state: "absent" }
-  /** Registered, but the directory is gone. */
-  | { state: "stale" }
-  /** A registered worktree on one of the issue's branches (or rebasing one). */
-  | { state: "valid"; branch: string; gitDir: string }
-  /** Something else at the path: a worktree on another branch or detached, or a stray directory. */
-  | { state: "foreign"; registered: boolean };
-
-export { WorktreeError, PushRejectedError, type Tier, type WorkRepoOptions, type PrepareInput, type PreparedWorktree, type WorktreeProgress, type SyncResult, type PushOptions, type PushResult } from "./worktree-types.js";
+export {
+  WorktreeError,
+  PushRejectedError,
+  type Tier,
+  type WorkRepoOptions,
+  type PrepareInput,
+  type PreparedWorktree,
+  type WorktreeProgress,
+  type SyncResult,
+  type PushOptions,
+  type PushResult,
+} from "./worktree-types.js";
 
 export class WorkRepo {
   readonly repoDir: string;
@@ -186,21 +183,17 @@ export class WorkRepo {
         head = tip.sha;
       }
     }
-    const facts: WorktreeProgress = { worktree: found.state === "valid", path, branch, head, commitsAhead: 0, dirty: false, lastCommitAt: null, worktreeMtime: null };
-    if (head === null) return facts;
-    const baseSha = await this.git.revParse(`refs/remotes/origin/${base}`);
-    const range = baseSha ? [`${baseSha}..${head}`] : [head];
-    facts.commitsAhead = Number((await this.git.run(["rev-list", "--count", ...range])).stdout.trim()) || 0;
-    const last = (await this.git.run(["log", "-1", "--format=%ct", ...range])).stdout.trim();
-    facts.lastCommitAt = last === "" ? null : new Date(Number(last) * 1000);
-    if (found.state === "valid") {
-      // --no-optional-locks: status would otherwise refresh the index under index.lock, and a
-      // worker committing at that moment would fail.
-      const status = await this.git.run(["--no-optional-locks", "status", "--porcelain", "-z", "--untracked-files=normal"], path);
-      facts.dirty = status.stdout !== "";
-      facts.worktreeMtime = await newestMtime(path);
-    }
-    return facts;
+    const facts: WorktreeProgress = {
+      worktree: found.state === "valid",
+      path,
+      branch,
+      head,
+      commitsAhead: 0,
+      dirty: false,
+      lastCommitAt: null,
+      worktreeMtime: null,
+    };
+    return head === null ? facts : headProgress(this.git, facts, head, base, found.state === "valid");
   }
 
   /**
@@ -249,7 +242,11 @@ export class WorkRepo {
       }
       const head = await this.mustRev("HEAD", path);
       if (!(await this.git.isAncestor(baseSha, head, path))) {
-        throw new WorktreeError("base_not_contained", `issue ${issue}: after the merge, HEAD ${head} does not contain origin/${base} ${baseSha}`, "inspect the worktree's git configuration (merge settings)");
+        throw new WorktreeError(
+          "base_not_contained",
+          `issue ${issue}: after the merge, HEAD ${head} does not contain origin/${base} ${baseSha}`,
+          "inspect the worktree's git configuration (merge settings)",
+        );
       }
       return { ok: true, head, merged: head !== before };
     });
@@ -324,17 +321,7 @@ export class WorkRepo {
         found.state === "valid"
           ? await this.mustRev("HEAD", this.worktreePath(issue))
           : (newest(await this.branches.issueTips("refs/heads/", issue))?.sha ?? null);
-      if (head === null || (await this.git.isAncestor(head, baseSha))) return false;
-      const merged = await this.git.runRaw(["merge-tree", "--write-tree", "--no-messages", baseSha, head]);
-      if (merged.exitCode === 0) {
-        const baseTree = (await this.git.run(["rev-parse", `${baseSha}^{tree}`])).stdout.trim();
-        return (merged.stdout.split("\n")[0] ?? "").trim() !== baseTree;
-      }
-      if (merged.exitCode === 1) return true; // conflicts: certainly a change
-      // git older than 2.38 has no --write-tree: fall back to what the branch introduced.
-      const diff = await this.git.runRaw(["diff", "--quiet", `${baseSha}...${head}`]);
-      if (diff.exitCode > 1) throw gitFailure(["diff", "--quiet", `${baseSha}...${head}`], diff);
-      return diff.exitCode === 1;
+      return head !== null && changesAgainst(this.git, baseSha, head);
     });
   }
 
@@ -361,7 +348,13 @@ export class WorkRepo {
     if (result.exitCode === 0) return;
     const failure = gitFailure(args, result, this.git.authFor(undefined));
     if (/couldn't find remote ref/i.test(result.stderr)) {
-      throw new GitError(`base branch "${base}" does not exist on origin`, failure.command, failure.exitCode, failure.stderr, `check the project's base branch (it is "${base}")`);
+      throw new GitError(
+        `base branch "${base}" does not exist on origin`,
+        failure.command,
+        failure.exitCode,
+        failure.stderr,
+        `check the project's base branch (it is "${base}")`,
+      );
     }
     throw failure;
   }
@@ -434,7 +427,11 @@ export class WorkRepo {
     await this.addWorktree(path, branch);
     const head = await this.mustRev("HEAD", path);
     if (!(await this.git.isAncestor(baseSha, head, path))) {
-      throw new WorktreeError("base_not_contained", `issue ${issue}: the new worktree's HEAD ${head} does not contain origin/${base} ${baseSha}`, "remove the worktree and prepare again");
+      throw new WorktreeError(
+        "base_not_contained",
+        `issue ${issue}: the new worktree's HEAD ${head} does not contain origin/${base} ${baseSha}`,
+        "remove the worktree and prepare again",
+      );
     }
   }
 

@@ -89,6 +89,8 @@ export async function daemonWorld(titles: string[], plan: "await" | "commit" = "
   const env = {
     GITHUB_API_URL: forge.apiUrl,
     GITHUB_TOKEN: forge.token,
+    // The suite runs workers unconfined (scripts/test-run.mjs); a process started with this env does too.
+    AFK_RUNTIME: process.env.AFK_RUNTIME ?? "local",
     AFK_STATE_DIR: state,
     AFK_USER_PLAN: planDir,
     AFK_TIME_SCALE: "0.05",
@@ -200,7 +202,11 @@ export function until<T>(what: string, probe: () => Promise<T | null | undefined
 /** The issues the world's forge holds a claim ref for, in order. */
 export async function claims(w: DaemonWorld): Promise<number[]> {
   const { stdout } = await git(w.planDir, "ls-remote", w.forge.gitUrl, "refs/afk/claim/*");
-  return stdout.split("\n").filter(Boolean).map((l) => Number(l.split("\t")[1]!.split("/").pop())).sort((a, b) => a - b);
+  return stdout
+    .split("\n")
+    .filter(Boolean)
+    .map((l) => Number(l.split("\t")[1]!.split("/").pop()))
+    .sort((a, b) => a - b);
 }
 
 /** The issues the fleet opened a PR for (open or not), by the PR's branch, in order. */

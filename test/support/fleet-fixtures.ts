@@ -55,9 +55,24 @@ export function cleanupsAfterFile(): Cleanups {
  * closed at cleanup. `as`: the instance it acts as (a restart's), the clock it reads, a compressed
  * time scale (for what waits minutes at time scale 1).
  */
-export function fleetHost(forge: TestForge, dir: string, cleanups: Cleanups, env: Record<string, string> = {}, as: { instance?: string; clock?: () => Date; timeScale?: number } = {}): FleetHost {
+export function fleetHost(
+  forge: TestForge,
+  dir: string,
+  cleanups: Cleanups,
+  env: Record<string, string> = {},
+  as: { instance?: string; clock?: () => Date; timeScale?: number } = {},
+): FleetHost {
   const host = new FleetHost({
-    env: { GITHUB_API_URL: forge.apiUrl, GITHUB_TOKEN: forge.token, AFK_STATE_DIR: join(dir, "state"), PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: process.env.HOME ?? dir, ...env },
+    env: {
+      GITHUB_API_URL: forge.apiUrl,
+      GITHUB_TOKEN: forge.token,
+      // The suite runs workers unconfined (scripts/test-run.mjs); a process started with this env does too.
+      AFK_RUNTIME: process.env.AFK_RUNTIME ?? "local",
+      AFK_STATE_DIR: join(dir, "state"),
+      PATH: process.env.PATH ?? "/usr/bin:/bin",
+      HOME: process.env.HOME ?? dir,
+      ...env,
+    },
     timeScale: 1,
     ...as,
   });

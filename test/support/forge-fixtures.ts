@@ -46,7 +46,11 @@ process.once("exit", removeScratch);
 // A run interrupted (Ctrl-C reaches every test process; a timeout sends SIGTERM) ends without
 // "exit" hooks: clean up first, then end as the signal would have. (`on`, not `once`: see
 // server/host/shutdown.ts on execa's signal-exit.)
-for (const [signal, code] of [["SIGINT", 130], ["SIGTERM", 143], ["SIGHUP", 129]] as const) {
+for (const [signal, code] of [
+  ["SIGINT", 130],
+  ["SIGTERM", 143],
+  ["SIGHUP", 129],
+] as const) {
   process.on(signal, () => {
     removeScratch();
     process.exit(code);
@@ -99,8 +103,7 @@ export async function startTestForge(opts: Partial<ForgeOptions> = {}): Promise<
   return {
     ...forge,
     conformance,
-    violations: () =>
-      conformance.violations().filter((v) => !/ 304: /.test(v) && !v.includes("no operation in the GitHub OpenAPI subset matches")),
+    violations: () => conformance.violations().filter((v) => !/ 304: /.test(v) && !v.includes("no operation in the GitHub OpenAPI subset matches")),
     dispose: async () => {
       await forge.close();
       await rm(dir, { recursive: true, force: true });
@@ -219,7 +222,13 @@ export async function branchTip(forge: RunningForge, branch = "main"): Promise<s
 
 /** Posts a completed check run named `name` on `sha`. */
 export async function postCheck(forge: RunningForge, sha: string, conclusion: "success" | "failure" = "success", name = "ci"): Promise<void> {
-  const r = await api(forge, "POST", repoPath(forge, "/check-runs"), { name, head_sha: sha, status: "completed", conclusion, output: { title: conclusion, summary: `${name} ${conclusion}` } });
+  const r = await api(forge, "POST", repoPath(forge, "/check-runs"), {
+    name,
+    head_sha: sha,
+    status: "completed",
+    conclusion,
+    output: { title: conclusion, summary: `${name} ${conclusion}` },
+  });
   assert.equal(r.status, 201, `check run ${name} on ${sha}: ${JSON.stringify(r.body)}`);
 }
 
@@ -239,7 +248,10 @@ export interface Protection {
 
 /** Sets classic branch protection as the forge's admin (one PUT, the whole rule); asserts it took. */
 export async function protectBranch(forge: RunningForge, p: Protection): Promise<ApiResponse> {
-  const reviews = p.approvals === undefined ? null : { required_approving_review_count: p.approvals, ...(p.dismissStaleReviews === undefined ? {} : { dismiss_stale_reviews: p.dismissStaleReviews }) };
+  const reviews =
+    p.approvals === undefined
+      ? null
+      : { required_approving_review_count: p.approvals, ...(p.dismissStaleReviews === undefined ? {} : { dismiss_stale_reviews: p.dismissStaleReviews }) };
   const r = await api(forge, "PUT", repoPath(forge, `/branches/${encodeURIComponent(p.branch ?? "main")}/protection`), {
     required_status_checks: p.contexts === null ? null : { strict: p.strict ?? false, contexts: p.contexts },
     enforce_admins: p.enforceAdmins ?? null,

@@ -21,7 +21,12 @@ const SCALAR_CHECK: Record<string, (v: unknown) => boolean> = {
   URI: (v) => typeof v === "string",
 };
 
-function fieldsFor(doc: ReturnType<typeof parseDocument>, typeName: string, selections: Selection[], out: Map<string, { name: string; selections: Selection[] }>): void {
+function fieldsFor(
+  doc: ReturnType<typeof parseDocument>,
+  typeName: string,
+  selections: Selection[],
+  out: Map<string, { name: string; selections: Selection[] }>,
+): void {
   for (const s of selections) {
     if (s.kind === "field") {
       const prev = out.get(s.alias ?? s.name);
@@ -30,7 +35,11 @@ function fieldsFor(doc: ReturnType<typeof parseDocument>, typeName: string, sele
       const on = s.kind === "inline" ? s.on : (doc.fragments.get(s.name)?.on ?? null);
       const sel = s.kind === "inline" ? s.selections : (doc.fragments.get(s.name)?.selections ?? []);
       const cond = on ? SUBSET.get(on) : undefined;
-      const applies = on === null || on === typeName || (cond?.kind === "union" && cond.members.includes(typeName)) || (cond?.kind === "interface" && (SUBSET.get(typeName)?.interfaces.includes(on) ?? false));
+      const applies =
+        on === null ||
+        on === typeName ||
+        (cond?.kind === "union" && cond.members.includes(typeName)) ||
+        (cond?.kind === "interface" && (SUBSET.get(typeName)?.interfaces.includes(on) ?? false));
       if (applies) fieldsFor(doc, typeName, sel, out);
     }
   }

@@ -5,7 +5,13 @@ import { join } from "node:path";
 import { ROOT } from "./paths.js";
 
 /** Spawns the host (from the compiled dist/, beside this file); `children` collects it for the file's cleanup. */
-export function spawnHost(children: ChildProcess[], env: Record<string, string>, instance: string, input: Record<string, unknown>, timeScale: number): ChildProcess {
+export function spawnHost(
+  children: ChildProcess[],
+  env: Record<string, string>,
+  instance: string,
+  input: Record<string, unknown>,
+  timeScale: number,
+): ChildProcess {
   const hostModule = join(import.meta.dirname, "..", "..", "server", "host", "host.js");
   const script = [
     `import { FleetHost } from ${JSON.stringify(hostModule)};`,

@@ -18,8 +18,7 @@ import addFormatsModule from "ajv-formats";
 type AddFormats = (ajv: Ajv) => Ajv;
 // ajv-formats is CommonJS: under NodeNext the default import is `module.exports`, which is
 // the plugin itself at runtime but typed as the module record.
-const addFormats: AddFormats =
-  (addFormatsModule as unknown as { default?: AddFormats }).default ?? (addFormatsModule as unknown as AddFormats);
+const addFormats: AddFormats = (addFormatsModule as unknown as { default?: AddFormats }).default ?? (addFormatsModule as unknown as AddFormats);
 
 export interface OpenApiParameter {
   name: string;
@@ -151,9 +150,7 @@ function stripQuery(path: string): string {
 // ---------------------------------------------------------------------------------------
 // Template matching
 
-type Segment =
-  | { kind: "literal"; text: string }
-  | { kind: "param"; name: string; integer: boolean; multi: boolean };
+type Segment = { kind: "literal"; text: string } | { kind: "param"; name: string; integer: boolean; multi: boolean };
 
 interface Template {
   template: string;
@@ -381,8 +378,7 @@ export function createResponseValidator(options: ResponseValidatorOptions = {}):
   return {
     validate,
     operationFor,
-    operations: () =>
-      Object.entries(subset.paths).flatMap(([template, ops]) => Object.keys(ops).map((m) => `${m.toUpperCase()} ${template}`)),
+    operations: () => Object.entries(subset.paths).flatMap(([template, ops]) => Object.keys(ops).map((m) => `${m.toUpperCase()} ${template}`)),
     compiledCount: () => compiledCount,
   };
 }

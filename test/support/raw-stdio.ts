@@ -55,11 +55,15 @@ export function rawSession(env: Record<string, string>, args: string[] = []): Ra
       return id;
     },
     answer: (id, deadlineMs = 300_000) =>
-      waitFor(`the answer to request ${id}`, () => answers.get(id) ?? (exit ? Promise.reject(new Error(`the session exited (${JSON.stringify(exit)}) before answering ${id}: ${err}`)) : null), {
-        deadlineMs,
-        intervalMs: 20,
-        explain: () => err,
-      }),
+      waitFor(
+        `the answer to request ${id}`,
+        () => answers.get(id) ?? (exit ? Promise.reject(new Error(`the session exited (${JSON.stringify(exit)}) before answering ${id}: ${err}`)) : null),
+        {
+          deadlineMs,
+          intervalMs: 20,
+          explain: () => err,
+        },
+      ),
     closeStdin: () => void child.stdin!.end(),
     exited: (deadlineMs = 120_000) => waitFor("the session to exit", () => exit, { deadlineMs, intervalMs: 20, explain: () => `stderr:\n${err}` }),
     stderr: () => err,

@@ -33,7 +33,8 @@ export const RUNTIME_TEXTS: readonly RuntimeText[] = [
     runtime: "claude",
     kind: "quota",
     source: "measured",
-    situation: "API key, a plan-limit 429 (anthropic-ratelimit-unified-status: rejected) from a loopback model API, --output-format stream-json: the result line; exit 1",
+    situation:
+      "API key, a plan-limit 429 (anthropic-ratelimit-unified-status: rejected) from a loopback model API, --output-format stream-json: the result line; exit 1",
     line: '{"type":"result","subtype":"success","is_error":true,"api_error_status":429,"duration_ms":472,"duration_api_ms":0,"num_turns":1,"result":"API Error: Request rejected (429) · This request would exceed your account\'s rate limit. Please try again later.","stop_reason":"stop_sequence","session_id":"dc7a0710-753b-4802-9439-da8f3aed360d","total_cost_usd":0}',
   },
   {
@@ -57,8 +58,21 @@ export const RUNTIME_TEXTS: readonly RuntimeText[] = [
     situation: "a made-up key and no network, stream-json: a retry event with no HTTP status, 10 of them with growing delays",
     line: '{"type":"system","subtype":"api_retry","attempt":1,"max_retries":10,"retry_delay_ms":506.52847207408234,"error_status":null,"error":"unknown","session_id":"fee2de80-4465-493c-91af-e69f0d0a6f90","uuid":"492159c2-285e-4a70-a927-98b146f92ed8"}',
   },
-  { runtime: "claude", kind: "auth", source: "reported", ref: "Xuanwo/acp-claude-code#42", situation: "a key the API rejects", line: "Invalid API key · Please run /login" },
-  { runtime: "claude", kind: "auth", source: "measured", situation: "the API answers 403, text output; exit 1", line: "Failed to authenticate. API Error: 403 forbidden" },
+  {
+    runtime: "claude",
+    kind: "auth",
+    source: "reported",
+    ref: "Xuanwo/acp-claude-code#42",
+    situation: "a key the API rejects",
+    line: "Invalid API key · Please run /login",
+  },
+  {
+    runtime: "claude",
+    kind: "auth",
+    source: "measured",
+    situation: "the API answers 403, text output; exit 1",
+    line: "Failed to authenticate. API Error: 403 forbidden",
+  },
   {
     runtime: "claude",
     kind: "auth",
@@ -110,7 +124,14 @@ export const RUNTIME_TEXTS: readonly RuntimeText[] = [
     situation: "a made-up key and no network: retries with backoff, then exit 1",
     line: "Attempt 1 failed. Retrying with backoff... Error: exception TypeError: fetch failed sending request",
   },
-  { runtime: "gemini", kind: "auth", source: "reported", ref: "google-gemini/gemini-cli#25607", situation: "a 403 from Code Assist (one line of its JSON body)", line: '      "status": "PERMISSION_DENIED"' },
+  {
+    runtime: "gemini",
+    kind: "auth",
+    source: "reported",
+    ref: "google-gemini/gemini-cli#25607",
+    situation: "a 403 from Code Assist (one line of its JSON body)",
+    line: '      "status": "PERMISSION_DENIED"',
+  },
   // ---- cursor-agent
   {
     runtime: "cursor",
@@ -129,7 +150,14 @@ export const RUNTIME_TEXTS: readonly RuntimeText[] = [
     situation: "a rejected Anthropic key",
     line: `Unexpected error: litellm.AuthenticationError: AnthropicException - b'{"type":"error","error":{"type":"authentication_error","message":"invalid x-api-key"}}'`,
   },
-  { runtime: "aider", kind: "auth", source: "reported", ref: "Aider-AI/aider#3802", situation: "the summary line after any auth error", line: "The API provider is not able to authenticate you. Check your API key." },
+  {
+    runtime: "aider",
+    kind: "auth",
+    source: "reported",
+    ref: "Aider-AI/aider#3802",
+    situation: "the summary line after any auth error",
+    line: "The API provider is not able to authenticate you. Check your API key.",
+  },
 ];
 
 /** Output that must never pause the fleet: an agent's ordinary work. */

@@ -34,7 +34,12 @@ export async function trainHost(forge: TestForge, instance: string, host = `host
   const gh = createGitHubForge({ repo: forge.repo, token: forge.token, baseUrl: forge.apiUrl, fast: true });
   const refs = new GitRefStore({ controlDir: join(state, "control.git"), remoteUrl: forge.gitUrl, token: forge.token });
   const lease = new Lease(refs, { namespace: NS, ttlSeconds: 4500, heartbeatSeconds: 60 }, instance, host);
-  const workRepo = new WorkRepo({ repoDir: join(state, "work.git"), worktreeRoot: join(state, "worktrees"), remoteUrl: forge.gitUrl, auth: { token: forge.token, url: forge.gitUrl } });
+  const workRepo = new WorkRepo({
+    repoDir: join(state, "work.git"),
+    worktreeRoot: join(state, "worktrees"),
+    remoteUrl: forge.gitUrl,
+    auth: { token: forge.token, url: forge.gitUrl },
+  });
   return { forge, gh, refs, lease, workRepo, instance, host };
 }
 
@@ -65,7 +70,11 @@ export function trainContext(h: TrainHost, cfg: FleetConfig, extra: Partial<Land
 }
 
 /** Claims a new issue, commits `files` in its worktree, pushes, opens the fleet's PR. */
-export async function fleetPr(h: Pick<TrainHost, "forge" | "gh" | "lease" | "workRepo">, title: string, files: Record<string, string>): Promise<TrainMember & { branch: string }> {
+export async function fleetPr(
+  h: Pick<TrainHost, "forge" | "gh" | "lease" | "workRepo">,
+  title: string,
+  files: Record<string, string>,
+): Promise<TrainMember & { branch: string }> {
   const r = await api(h.forge, "POST", repoPath(h.forge, "/issues"), { title, body: "do the thing" });
   assert.equal(r.status, 201);
   const issue = r.body.number as number;
@@ -121,5 +130,10 @@ export async function gateScript(delayMs = 0, options: { trainsOnly?: boolean } 
     ].join("\n"),
   );
   await writeFile(trees, "");
-  return { argv: [process.execPath, script, hold, trees, String(delayMs)], command: `'${process.execPath}' '${script}' '${hold}' '${trees}' ${delayMs}`, hold, trees };
+  return {
+    argv: [process.execPath, script, hold, trees, String(delayMs)],
+    command: `'${process.execPath}' '${script}' '${hold}' '${trees}' ${delayMs}`,
+    hold,
+    trees,
+  };
 }

@@ -29,6 +29,9 @@ export const adopt = defineEffect("adopt", async (fleet, tick, action) => {
     return;
   }
   tick.report.reclaimed.push(n);
-  fleet.log("info", "pr_adopted", `#${n}: claimed again to carry the fleet's open PR #${action.pr}, which had no claim`, n, { pr: action.pr, head: pull.head.sha });
+  fleet.log("info", "pr_adopted", `#${n}: claimed again to carry the fleet's open PR #${action.pr}, which had no claim`, n, {
+    pr: action.pr,
+    head: pull.head.sha,
+  });
   fleet.board.enter(n, "pr_open");
 });

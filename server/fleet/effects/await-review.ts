@@ -17,7 +17,10 @@ export const awaitReview = defineEffect("await_review", async (fleet, tick, acti
   const comments = await forge.listComments(action.pr);
   if (!comments.some((c) => sameLogin(c.author, login) && c.body.includes(AWAITING_REVIEW_MARKER))) {
     await forge.createComment(action.pr, reviewNote(fleet.registration.base, action.required, action.approvedBy));
-    fleet.log("info", "awaiting_review", `#${action.issue}: PR #${action.pr} is green and waits for ${action.required} approving review(s)`, action.issue, { pr: action.pr, head: action.head });
+    fleet.log("info", "awaiting_review", `#${action.issue}: PR #${action.pr} is green and waits for ${action.required} approving review(s)`, action.issue, {
+      pr: action.pr,
+      head: action.head,
+    });
   }
   memory.reviewNoticePr = action.pr;
 });

@@ -5,12 +5,16 @@ import { releasedBoard } from "../drain.js";
 
 export const breakerSweep = defineSweep("breaker_sweep", async (fleet, tick, sweep) => {
   const mine = sweep.claims.flatMap((c) => (c.sha === null ? [] : [{ issue: c.issue, sha: c.sha }]));
-  await fleet.guard.sweep({ mine }, { issues: [...tick.issues.values()] }, {
-    forge: fleet.deps.conn.forge,
-    lease: fleet.deps.lease,
-    config: fleet.registration.config,
-    memory: fleet.memory,
-    log: fleet.log,
-    onReleased: (n) => releasedBoard(fleet, n, "the circuit breaker tripped: the worker command kept dying within seconds"),
-  });
+  await fleet.guard.sweep(
+    { mine },
+    { issues: [...tick.issues.values()] },
+    {
+      forge: fleet.deps.conn.forge,
+      lease: fleet.deps.lease,
+      config: fleet.registration.config,
+      memory: fleet.memory,
+      log: fleet.log,
+      onReleased: (n) => releasedBoard(fleet, n, "the circuit breaker tripped: the worker command kept dying within seconds"),
+    },
+  );
 });

@@ -13,7 +13,9 @@ export const closeDone = defineEffect("close_done", async (fleet, tick, action) 
   await forge.closeIssue(n, "completed");
   // The worker's reason goes on the final board (rendered, so neutralized and bounded; the verdict
   // comment keeps it whole): one comment, where a closing note of its own would be a second.
-  await fleet.board.terminal(n, "merged", attemptOf(fleet, tick.issues.get(n)), cfg.retry + 1, { note: `closed as already satisfied: ${oneLine(action.reason)}` });
+  await fleet.board.terminal(n, "merged", attemptOf(fleet, tick.issues.get(n)), cfg.retry + 1, {
+    note: `closed as already satisfied: ${oneLine(action.reason)}`,
+  });
   await fleet.deps.lease.release(n, action.sha);
   await fleet.deps.workRepo.remove(n, { deleteBranch: true }).catch(() => undefined);
   fleet.memory.forget(n);

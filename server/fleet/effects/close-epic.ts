@@ -14,7 +14,10 @@ export const closeEpic = defineEffect("close_epic", async (fleet, _tick, action)
   if (issue.state !== "open") return;
   const list = action.children.map((c) => `#${c}`).join(", ");
   // One request: the closing note, written before the close so a reader of the closed epic sees why.
-  await forge.createComment(n, `${EPIC_DONE_MARKER}\nAll ${action.children.length} sub-issue(s) of this epic are closed: ${list}. Closed by afk-mcp (\`epics.close_when_done\`).`);
+  await forge.createComment(
+    n,
+    `${EPIC_DONE_MARKER}\nAll ${action.children.length} sub-issue(s) of this epic are closed: ${list}. Closed by afk-mcp (\`epics.close_when_done\`).`,
+  );
   // One request: the close itself.
   await forge.closeIssue(n, "completed");
   fleet.log("info", "epic_closed", `#${n}: epic closed, its ${action.children.length} sub-issue(s) all closed (${list})`, n, { children: action.children });

@@ -33,7 +33,13 @@ export const dispatch = defineEffect("dispatch", async (fleet, tick, action) => 
     return;
   }
   tick.report.dispatched.push(action.issue);
-  fleet.ledger.record({ event: "dispatch", issue: action.issue, attempt: action.attempt + 1, msg: `#${action.issue}: claimed for attempt ${action.attempt + 1}`, data: { claim_sha: claimed.sha } });
+  fleet.ledger.record({
+    event: "dispatch",
+    issue: action.issue,
+    attempt: action.attempt + 1,
+    msg: `#${action.issue}: claimed for attempt ${action.attempt + 1}`,
+    data: { claim_sha: claimed.sha },
+  });
   fleet.board.claimed(action.issue, { noComments: issue.comments === 0 });
   await fleet.birthFor(issue, action.attempt + 1, "continue", claimed.sha);
 });
@@ -47,6 +53,10 @@ async function changedSince(fleet: FleetRuntime, listed: SnapshotIssue): Promise
     throw error;
   });
   if (now === null || now.state !== "open") return "the issue was closed";
-  const labels = (list: readonly string[]): string => [...list].map((l) => l.toLowerCase()).sort().join("\n");
+  const labels = (list: readonly string[]): string =>
+    [...list]
+      .map((l) => l.toLowerCase())
+      .sort()
+      .join("\n");
   return labels(now.labels) === labels(listed.labels) ? null : "the issue's labels changed";
 }

@@ -17,7 +17,12 @@ export function attemptOf(fleet: FleetRuntime, issue: { labels: string[] } | und
 }
 
 /** An attempt an effect found failed (a landing its gate refused, a refuted review): the core says retry or escalate. */
-export async function failedAttempt(fleet: FleetRuntime, tick: TickScope, at: { issue: number; sha: string; pr: number }, evidence: FailureEvidence): Promise<void> {
+export async function failedAttempt(
+  fleet: FleetRuntime,
+  tick: TickScope,
+  at: { issue: number; sha: string; pr: number },
+  evidence: FailureEvidence,
+): Promise<void> {
   const claim = tick.set.mine.find((m) => m.issue === at.issue) ?? { ...at, attempt: attemptOf(fleet, tick.issues.get(at.issue)) };
   const policy = { retry: fleet.registration.config.retry, birthsPaused: fleet.birthsHeld(), stopping: false };
   await fleet.apply(tick, failureAction({ ...claim, sha: at.sha, pr: at.pr }, policy, evidence));
@@ -53,7 +58,14 @@ export async function retryIssue(fleet: FleetRuntime, tick: TickScope, action: A
     // The PR closes unmerged, which frees the branch for the next attempt; the note of why heads
     // its description, written by the same request (a comment of its own would be a second one,
     // and a closed PR's subscribers hear of the close either way). The next attempt opens a new PR.
-    const note = renderRetryNote({ issue: n, attempt, maxAttempts: cfg.retry + 1, why: brief.summary, evidence: { kind: brief.kind, summary: brief.summary, excerpt: brief.excerpt }, pr: null });
+    const note = renderRetryNote({
+      issue: n,
+      attempt,
+      maxAttempts: cfg.retry + 1,
+      why: brief.summary,
+      evidence: { kind: brief.kind, summary: brief.summary, excerpt: brief.excerpt },
+      pr: null,
+    });
     const opened = tick.pulls?.find((p) => p.number === pr)?.body.trim() ?? "";
     await forge.closePull(pr, opened === "" ? note : `${note}\n\n---\n\n${opened}`);
     forgetFleetPull(forge, pr);
@@ -65,7 +77,10 @@ export async function retryIssue(fleet: FleetRuntime, tick: TickScope, action: A
   fleet.board.enter(n, "ci_failed");
   fleet.log("info", "retry", `#${n}: attempt ${attempt + 1} of ${cfg.retry + 1} after: ${brief.summary}`, n, { attempt: attempt + 1 });
   if (issue) {
-    const withLabel = { ...issue, labels: [...issue.labels.filter((l) => parseAttemptLabel(l, cfg.labels.attempt_prefix) === null), attemptLabel(attempt, cfg.labels.attempt_prefix)] };
+    const withLabel = {
+      ...issue,
+      labels: [...issue.labels.filter((l) => parseAttemptLabel(l, cfg.labels.attempt_prefix) === null), attemptLabel(attempt, cfg.labels.attempt_prefix)],
+    };
     if (action.startWorker) await fleet.birthFor(withLabel, attempt + 1, "fresh", claimSha);
   }
 }
@@ -113,7 +128,10 @@ export async function escalateIssue(
     });
     // One request, once per escalation: the human's notification.
     const branch = kept.branch ?? fleet.deps.workRepo.branchName(n, issue?.title ?? "");
-    await forge.createComment(n, `${body}\n\nBranch \`${branch}\` keeps the last attempt's work${kept.note}; logs: \`afk-mcp logs --lane supervisor --issue ${n}\` in a terminal, the logs tool (\`{lane: "supervisor", issue: ${n}}\`) in an MCP session.${fleet.notifier.escalationMention(n)}`);
+    await forge.createComment(
+      n,
+      `${body}\n\nBranch \`${branch}\` keeps the last attempt's work${kept.note}; logs: \`afk-mcp logs --lane supervisor --issue ${n}\` in a terminal, the logs tool (\`{lane: "supervisor", issue: ${n}}\`) in an MCP session.${fleet.notifier.escalationMention(n)}`,
+    );
   }
   fleet.memory.forget(n);
   fleet.log("warn", "escalated", `#${n}: escalated to ${cfg.labels.escalate}: ${why}`, n);
@@ -140,15 +158,29 @@ async function keepWorkInProgress(fleet: FleetRuntime, n: number, claimSha: stri
     if (progress.commitsAhead === 0) return { branch: progress.branch, note: "" };
     await lease.fence(n, claimSha);
     const pushed = await workRepo.push(n);
-    if (wip) fleet.log("info", "wip_checkpoint", `#${n}: committed ${wip.files.length} uncommitted file(s) as ${wip.sha.slice(0, 12)} and pushed ${pushed.branch}`, n, { sha: wip.sha, branch: pushed.branch, files: wip.files.length });
+    if (wip)
+      fleet.log(
+        "info",
+        "wip_checkpoint",
+        `#${n}: committed ${wip.files.length} uncommitted file(s) as ${wip.sha.slice(0, 12)} and pushed ${pushed.branch}`,
+        n,
+        { sha: wip.sha, branch: pushed.branch, files: wip.files.length },
+      );
     return {
       branch: pushed.branch,
-      note: wip ? `, including what the worker left uncommitted (${wip.files.length} file${wip.files.length === 1 ? "" : "s"}, committed as \`${wip.sha.slice(0, 12)}\` "${WIP_SUBJECT}", untested)` : "",
+      note: wip
+        ? `, including what the worker left uncommitted (${wip.files.length} file${wip.files.length === 1 ? "" : "s"}, committed as \`${wip.sha.slice(0, 12)}\` "${WIP_SUBJECT}", untested)`
+        : "",
     };
   } catch (error) {
     fleet.log("warn", "wip_checkpoint_failed", `#${n}: the last attempt's work was not pushed: ${(error as Error).message}`, n);
     const where = `\`${workRepo.worktreePath(n)}\` on this host`;
-    return { branch: null, note: wip ? ` in ${where} (its uncommitted files committed as \`${wip.sha.slice(0, 12)}\`, not pushed: ${oneLine((error as Error).message, 200)})` : ` in ${where} (not pushed: ${oneLine((error as Error).message, 200)})` };
+    return {
+      branch: null,
+      note: wip
+        ? ` in ${where} (its uncommitted files committed as \`${wip.sha.slice(0, 12)}\`, not pushed: ${oneLine((error as Error).message, 200)})`
+        : ` in ${where} (not pushed: ${oneLine((error as Error).message, 200)})`,
+    };
   }
 }
 
@@ -157,7 +189,11 @@ async function evidenceForBrief(fleet: FleetRuntime, evidence: FailureEvidence, 
     case "ci":
       return fleet.landing.ciEvidence(evidence.pr, evidence.failing, head);
     case "verdict":
-      return { kind: evidence.verdict === "giving-up" ? "giving-up" : evidence.verdict, summary: `the worker's verdict was ${evidence.verdict}: ${oneLine(evidence.reason)}`, excerpt: "" };
+      return {
+        kind: evidence.verdict === "giving-up" ? "giving-up" : evidence.verdict,
+        summary: `the worker's verdict was ${evidence.verdict}: ${oneLine(evidence.reason)}`,
+        excerpt: "",
+      };
     case "no_result":
       return { kind: "no-result", summary: evidence.why, excerpt: "" };
     case "hung":
@@ -171,7 +207,11 @@ async function evidenceForBrief(fleet: FleetRuntime, evidence: FailureEvidence, 
         kind: "review",
         summary: `${evidence.changes.map((c) => c.by).join(", ") || "a reviewer"} requested changes on PR #${evidence.pr}`,
         excerpt: evidence.changes.map((c) => `${c.by}:\n${c.body}`).join("\n\n"),
-        reviewComments: await reviewLineComments(fleet, evidence.pr, evidence.changes.map((c) => c.by)),
+        reviewComments: await reviewLineComments(
+          fleet,
+          evidence.pr,
+          evidence.changes.map((c) => c.by),
+        ),
       };
   }
 }

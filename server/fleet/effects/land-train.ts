@@ -14,18 +14,34 @@ export const landTrain = defineEffect("land_train", async (fleet, tick, action) 
   if (riders.length === 0) return;
   const members = riders.map((m) => ({ ...m, claimSha: m.sha, title: tick.issues.get(m.issue)?.title ?? `#${m.issue}` }));
   // A train waits for its gate: in the background, so the tick goes on; a later tick takes it.
-  await fleet.inFlight.start(tick, riders.map((m) => m.issue), async () => {
-    const result = await fleet.landing.train(members, tick.required);
-    const moved = result.members.filter((m) => m.outcome !== "retry_later" && m.outcome !== "not_ours").map((m) => m.member.issue);
-    return { moved, finish: (later) => trainEnded(fleet, later, action, riders, result) };
-  });
+  await fleet.inFlight.start(
+    tick,
+    riders.map((m) => m.issue),
+    async () => {
+      const result = await fleet.landing.train(members, tick.required);
+      const moved = result.members.filter((m) => m.outcome !== "retry_later" && m.outcome !== "not_ours").map((m) => m.member.issue);
+      return { moved, finish: (later) => trainEnded(fleet, later, action, riders, result) };
+    },
+  );
 });
 
-async function trainEnded(fleet: FleetRuntime, tick: TickScope, action: ActionOf<"land_train">, riders: ActionOf<"land_train">["members"], result: TrainResult): Promise<void> {
+async function trainEnded(
+  fleet: FleetRuntime,
+  tick: TickScope,
+  action: ActionOf<"land_train">,
+  riders: ActionOf<"land_train">["members"],
+  result: TrainResult,
+): Promise<void> {
   if (result.outcome === "busy") {
     // Another host holds the landing lock: its landing moves the base, which wakes us.
     for (const m of riders) tick.events.blocked.push(m.issue);
-    landingBusy(fleet, tick, riders.map((m) => m.issue), result.why, result.holder);
+    landingBusy(
+      fleet,
+      tick,
+      riders.map((m) => m.issue),
+      result.why,
+      result.holder,
+    );
     return;
   }
   landingFree(fleet);
@@ -57,7 +73,19 @@ async function trainEnded(fleet: FleetRuntime, tick: TickScope, action: ActionOf
 function asLandResult(o: TrainMemberOutcome): LandResult {
   switch (o.outcome) {
     case "merged":
-      return { outcome: "merged", mergeSha: o.mergeSha, baseBefore: "", head: o.member.head, method: o.queue ? "queue" : "push", verified: true, verifyNote: null, issueClosed: o.issueClosed, branchDeleted: o.branchDeleted, syncs: 0, ...(o.mergedAt ? { mergedAt: o.mergedAt } : {}) };
+      return {
+        outcome: "merged",
+        mergeSha: o.mergeSha,
+        baseBefore: "",
+        head: o.member.head,
+        method: o.queue ? "queue" : "push",
+        verified: true,
+        verifyNote: null,
+        issueClosed: o.issueClosed,
+        branchDeleted: o.branchDeleted,
+        syncs: 0,
+        ...(o.mergedAt ? { mergedAt: o.mergedAt } : {}),
+      };
     case "gate_red":
       return { outcome: "gate_red", head: o.member.head, evidence: o.evidence, why: o.why };
     case "conflict":
@@ -66,5 +94,3 @@ function asLandResult(o: TrainMemberOutcome): LandResult {
       return { outcome: o.outcome, why: o.why };
   }
 }
-
-

@@ -19,7 +19,14 @@ export const land = defineEffect("land", async (fleet, tick, action) => {
   fleet.ledger.landingStart(action.issue, action.pr, action.head);
   // The PR's branch as this tick listed it: a turn that only syncs needs no read of the PR.
   const claim = tick.set.mine.find((m) => m.issue === action.issue && m.pr === action.pr && m.head === action.head);
-  const input = { issue: action.issue, title: issue?.title ?? `#${action.issue}`, claimSha: action.sha, pr: action.pr, head: action.head, ...(claim?.headRef ? { listed: { headRef: claim.headRef } } : {}) };
+  const input = {
+    issue: action.issue,
+    title: issue?.title ?? `#${action.issue}`,
+    claimSha: action.sha,
+    pr: action.pr,
+    head: action.head,
+    ...(claim?.headRef ? { listed: { headRef: claim.headRef } } : {}),
+  };
   const required = tick.required;
   if (action.background) {
     // It waits (the local gate runs, or the merge queue decides): in the background, so the
@@ -38,7 +45,13 @@ export const land = defineEffect("land", async (fleet, tick, action) => {
 
 async function landed(fleet: FleetRuntime, tick: TickScope, action: ActionOf<"land">, outcome: LandOutcome, inline = false): Promise<void> {
   if (outcome.swept?.length) {
-    fleet.log("info", "dead_trains_swept", `deleted dead trains' branches ${outcome.swept.join(", ")} and closed their draft PRs (their hosts died mid-train)`, undefined, { swept: outcome.swept });
+    fleet.log(
+      "info",
+      "dead_trains_swept",
+      `deleted dead trains' branches ${outcome.swept.join(", ")} and closed their draft PRs (their hosts died mid-train)`,
+      undefined,
+      { swept: outcome.swept },
+    );
   }
   if (outcome.outcome === "synced") {
     fleet.landingSlot = action.issue;
@@ -58,18 +71,31 @@ async function landed(fleet: FleetRuntime, tick: TickScope, action: ActionOf<"la
  * What a landing's outcome does to the claim; `note` says on the board which train landed it.
  * `deferWrapUp`: a merged PR's board, claim and worktree wait for the tick's other actions.
  */
-export async function afterLanding(fleet: FleetRuntime, tick: TickScope, action: ActionOf<"land">, outcome: LandOutcome, { note, deferWrapUp = false }: { note?: string; deferWrapUp?: boolean } = {}): Promise<void> {
+export async function afterLanding(
+  fleet: FleetRuntime,
+  tick: TickScope,
+  action: ActionOf<"land">,
+  outcome: LandOutcome,
+  { note, deferWrapUp = false }: { note?: string; deferWrapUp?: boolean } = {},
+): Promise<void> {
   const n = action.issue;
   const cfg = fleet.registration.config;
   switch (outcome.outcome) {
     case "merged": {
       // Logged when the base moved, before the bookkeeping below (the bench times landings by it).
-      fleet.log("info", "merged", `#${n}: landed PR #${action.pr} as ${outcome.mergeSha?.slice(0, 12) ?? "?"}`, n, { ...outcome, pr: action.pr, head: action.head });
+      fleet.log("info", "merged", `#${n}: landed PR #${action.pr} as ${outcome.mergeSha?.slice(0, 12) ?? "?"}`, n, {
+        ...outcome,
+        pr: action.pr,
+        head: action.head,
+      });
       tick.report.merged.push(n);
       if (!note) await checkEarlyConflicts(fleet, tick, n, outcome.mergeSha); // a train checks once, after its last landing
       const wrapUp = async (): Promise<void> => {
         // Every landing ends with its board saying what landed it: the train, or the PR and how.
-        await fleet.board.terminal(n, "merged", tick.set.mine.find((m) => m.issue === n)?.attempt ?? 0, cfg.retry + 1, { pr: action.pr, note: note ?? landedNote(action.pr, outcome, fleet.registration.base) });
+        await fleet.board.terminal(n, "merged", tick.set.mine.find((m) => m.issue === n)?.attempt ?? 0, cfg.retry + 1, {
+          pr: action.pr,
+          note: note ?? landedNote(action.pr, outcome, fleet.registration.base),
+        });
         // GitHub closes the issue itself ("Closes #n" merged onto the default branch): the claim
         // waits for a listing to show it closed instead of a request of ours closing it.
         if (outcome.closedByMerge) fleet.closes.expect(n, action.pr, action.sha);
@@ -85,7 +111,12 @@ export async function afterLanding(fleet: FleetRuntime, tick: TickScope, action:
       if (deferWrapUp) await afterActions(tick, n, wrapUp);
       else await wrapUp();
       if (outcome.verified === false) {
-        fleet.log("error", "base_moved_during_merge", `#${n}: the base moved inside the merge call, so the landed tree was not the gated one; use landing.strategy "push" or require up-to-date branches`, n);
+        fleet.log(
+          "error",
+          "base_moved_during_merge",
+          `#${n}: the base moved inside the merge call, so the landed tree was not the gated one; use landing.strategy "push" or require up-to-date branches`,
+          n,
+        );
       }
       return;
     }
@@ -101,7 +132,10 @@ export async function afterLanding(fleet: FleetRuntime, tick: TickScope, action:
     case "gate_red":
       await failedAttempt(fleet, tick, action, {
         kind: "gate",
-        summary: outcome.evidence.kind === "ci" && outcome.evidence.queue ? outcome.evidence.summary : `${outcome.evidence.kind === "local" ? "the local gate" : "CI"} failed on the synced head: ${outcome.evidence.summary}`,
+        summary:
+          outcome.evidence.kind === "ci" && outcome.evidence.queue
+            ? outcome.evidence.summary
+            : `${outcome.evidence.kind === "local" ? "the local gate" : "CI"} failed on the synced head: ${outcome.evidence.summary}`,
         excerpt: outcome.evidence.excerpt,
       });
       return;
@@ -139,7 +173,10 @@ export function landingFree(fleet: FleetRuntime): void {
   if (!wait) return;
   fleet.landingWait = null;
   const seconds = Math.round((fleet.deps.clock().getTime() - wait.since.getTime()) / 1000);
-  fleet.log("info", "land_busy_ended", `the landing lock is ours to take again, after waiting ${seconds} s for ${wait.holder}`, undefined, { holder: wait.holder, waited_seconds: seconds });
+  fleet.log("info", "land_busy_ended", `the landing lock is ours to take again, after waiting ${seconds} s for ${wait.holder}`, undefined, {
+    holder: wait.holder,
+    waited_seconds: seconds,
+  });
 }
 
 /**
@@ -154,12 +191,23 @@ export async function checkEarlyConflicts(fleet: FleetRuntime, tick: TickScope, 
     const files = await conflictingFiles(fleet.deps.workRepo.repoDir, baseTip, m.head).catch(() => null);
     if (!files || files.length === 0) continue;
     fleet.conflicts.note(m.issue, m.pr, m.head, files, "early");
-    fleet.log("info", "early_conflict", `#${m.issue}: PR #${m.pr} no longer merges with ${fleet.registration.base} after #${landed} landed: conflicts in ${files.join(", ")}`, m.issue, { pr: m.pr, files, landed, source: "early" });
+    fleet.log(
+      "info",
+      "early_conflict",
+      `#${m.issue}: PR #${m.pr} no longer merges with ${fleet.registration.base} after #${landed} landed: conflicts in ${files.join(", ")}`,
+      m.issue,
+      { pr: m.pr, files, landed, source: "early" },
+    );
   }
 }
 
 /** The landed PR's one validation comment: checks, commits, files (validation.ts). Never fails the wrap-up. */
-async function validationNote(fleet: FleetRuntime, tick: TickScope, action: ActionOf<"land">, outcome: Extract<LandOutcome, { outcome: "merged" }>): Promise<void> {
+async function validationNote(
+  fleet: FleetRuntime,
+  tick: TickScope,
+  action: ActionOf<"land">,
+  outcome: Extract<LandOutcome, { outcome: "merged" }>,
+): Promise<void> {
   const cfg = fleet.registration.config;
   try {
     const changes = await landedChanges(fleet.deps.workRepo, outcome.baseBefore, outcome.head);
@@ -168,6 +216,11 @@ async function validationNote(fleet: FleetRuntime, tick: TickScope, action: Acti
     // Requests in upsertValidation: one listing, then one write only when the note is new or changed.
     await upsertValidation(fleet.deps.conn.forge, fleet.deps.conn.login, action.pr, body);
   } catch (error) {
-    fleet.log("warn", "validation_note_failed", `#${action.issue}: PR #${action.pr}'s validation comment was not posted: ${(error as Error).message}`, action.issue);
+    fleet.log(
+      "warn",
+      "validation_note_failed",
+      `#${action.issue}: PR #${action.pr}'s validation comment was not posted: ${(error as Error).message}`,
+      action.issue,
+    );
   }
 }

@@ -23,7 +23,9 @@ export const openPr = defineEffect("open_pr", async (fleet, tick, action) => {
       open = pr.number;
     } catch (error) {
       if (!(error instanceof ForgeError && error.kind === "validation" && /already exists/i.test(error.message))) throw error;
-      open = (await forge.listOpenPulls()).find((p) => p.head.ref === pushed.branch && p.head.repoFullName?.toLowerCase() === registration.repo.toLowerCase())?.number ?? null;
+      open =
+        (await forge.listOpenPulls()).find((p) => p.head.ref === pushed.branch && p.head.repoFullName?.toLowerCase() === registration.repo.toLowerCase())
+          ?.number ?? null;
       if (open === null) throw error;
     }
   }
@@ -53,6 +55,8 @@ async function syncBeforeOpening(fleet: FleetRuntime, n: number): Promise<void> 
     const why = result.reason === "conflict" ? `it conflicts in ${result.conflicts.join(", ")}` : `uncommitted changes in ${result.dirty.join(", ")}`;
     fleet.log("info", "presync_skipped", `#${n}: ${base} was not merged in before the PR opened: ${why}`, n, { reason: result.reason });
   } else if (result.merged) {
-    fleet.log("info", "presynced", `#${n}: ${base} moved while the worker ran; merged it in before opening the PR (one CI run instead of two)`, n, { head: result.head });
+    fleet.log("info", "presynced", `#${n}: ${base} moved while the worker ran; merged it in before opening the PR (one CI run instead of two)`, n, {
+      head: result.head,
+    });
   }
 }

@@ -32,7 +32,11 @@ export const reclaim = defineEffect("reclaim", async (fleet, tick, action) => {
   // landing is settled (the issue closed, the claim released), not redone by a worker.
   const stale = tick.set.stale.find((s) => s.issue === action.issue && s.sha === action.sha);
   const { conn } = fleet.deps;
-  const issueOf = fleetIssueResolver(`${conn.forge.repo.owner}/${conn.forge.repo.name}`, fleet.registration.base, fleet.registration.config.worktree.branch_prefix);
+  const issueOf = fleetIssueResolver(
+    `${conn.forge.repo.owner}/${conn.forge.repo.name}`,
+    fleet.registration.base,
+    fleet.registration.config.worktree.branch_prefix,
+  );
   const landed = stale ? await landedPulls(conn.forge, [stale], issueOf, conn.login) : [];
   const [settled] = fleet.closes.recover(landed, [{ issue: action.issue, sha: outcome.sha }]);
   if (settled) {

@@ -36,13 +36,24 @@ export const reviewResult = defineEffect("review_result", async (fleet, tick, ac
   }
   const kind = verdict.verdict === "fix" && head !== reviewed ? "fix" : "approve";
   await post(fleet, action.pr, head, { verdict: kind, head, round }, verdict.findings);
-  fleet.log("info", `review_${kind === "fix" ? "fixed" : "approved"}`, `#${n}: the reviewer ${kind === "fix" ? "fixed" : "approved"} PR #${action.pr} at ${head.slice(0, 12)}`, n, { head, round });
+  fleet.log(
+    "info",
+    `review_${kind === "fix" ? "fixed" : "approved"}`,
+    `#${n}: the reviewer ${kind === "fix" ? "fixed" : "approved"} PR #${action.pr} at ${head.slice(0, 12)}`,
+    n,
+    { head, round },
+  );
 });
 
 async function post(fleet: FleetRuntime, pr: number, commitId: string, mark: ReviewMark, text: string): Promise<void> {
   const max = fleet.registration.config.review.max_rounds;
   const words = { approve: "approved", fix: "fixed in place (pushed; gated again before it lands)", refute: "refuted", none: "no verdict" }[mark.verdict];
-  const body = [formatReviewMark(mark), `**afk-mcp review, round ${mark.round} of ${max}: ${words}** at \`${mark.head.slice(0, 12)}\``, "", neutralizeMarkers(text.trim() || "(no findings)")].join("\n");
+  const body = [
+    formatReviewMark(mark),
+    `**afk-mcp review, round ${mark.round} of ${max}: ${words}** at \`${mark.head.slice(0, 12)}\``,
+    "",
+    neutralizeMarkers(text.trim() || "(no findings)"),
+  ].join("\n");
   // One request per review round: the round's marker is durable state (a restart counts rounds
   // from these reviews) and the findings are what a human reads on the PR.
   await fleet.deps.conn.forge.createReview(pr, { event: "COMMENT", body, commitId });

@@ -32,6 +32,11 @@ export const review = defineEffect("review", async (fleet, tick, action) => {
   if (started && run && run.role === "reviewer" && run.prepared.head !== action.head) {
     // The worktree is not at the PR head (moved elsewhere): a verdict would speak for another tree.
     await run.handle.stop("the worktree is not at the PR head");
-    fleet.log("warn", "review_skipped", `#${action.issue}: the worktree is at ${run.prepared.head?.slice(0, 12) ?? "?"}, not at PR #${action.pr}'s head ${action.head.slice(0, 12)}`, action.issue);
+    fleet.log(
+      "warn",
+      "review_skipped",
+      `#${action.issue}: the worktree is at ${run.prepared.head?.slice(0, 12) ?? "?"}, not at PR #${action.pr}'s head ${action.head.slice(0, 12)}`,
+      action.issue,
+    );
   }
 });

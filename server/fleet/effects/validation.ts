@@ -27,11 +27,17 @@ const safe = (text: string, max = 200): string => neutralizeMarkers(oneLine(text
 export function checkLines(checks: Checks | undefined, localCommand: string | null): string[] {
   if (localCommand !== null) return [`local gate \`${safe(localCommand)}\`: passed`];
   if (!checks) return [];
-  return [...checks.checkRuns.map((r) => `${safe(r.name, 100)}: ${r.conclusion ?? r.status}`), ...checks.statuses.map((s) => `${safe(s.context, 100)}: ${s.state}`)];
+  return [
+    ...checks.checkRuns.map((r) => `${safe(r.name, 100)}: ${r.conclusion ?? r.status}`),
+    ...checks.statuses.map((s) => `${safe(s.context, 100)}: ${s.state}`),
+  ];
 }
 
 export function renderValidation(v: Validation): string {
-  const list = <T>(items: readonly T[], max: number, line: (item: T) => string, more: string): string[] => [...items.slice(0, max).map(line), ...(items.length > max ? [`- … and ${items.length - max} more ${more}`] : [])];
+  const list = <T>(items: readonly T[], max: number, line: (item: T) => string, more: string): string[] => [
+    ...items.slice(0, max).map(line),
+    ...(items.length > max ? [`- … and ${items.length - max} more ${more}`] : []),
+  ];
   return [
     VALIDATION_MARKER,
     `**afk-mcp landed this PR** at \`${v.head.slice(0, 12)}\` (base now \`${v.mergeSha.slice(0, 12)}\`).`,
@@ -51,10 +57,13 @@ export function renderValidation(v: Validation): string {
 /** The commits and files the head adds to `baseBefore`, read in the work repository (no request). */
 export async function landedChanges(workRepo: WorkRepo, baseBefore: string, head: string): Promise<Pick<Validation, "commits" | "files">> {
   const log = await workRepo.git.run(["log", "--no-merges", "--format=%H%x00%s", `${baseBefore}..${head}`]);
-  const commits = log.stdout.split("\n").filter(Boolean).map((line) => {
-    const [sha = "", subject = ""] = line.split("\0");
-    return { sha, subject };
-  });
+  const commits = log.stdout
+    .split("\n")
+    .filter(Boolean)
+    .map((line) => {
+      const [sha = "", subject = ""] = line.split("\0");
+      return { sha, subject };
+    });
   const diff = await workRepo.git.run(["diff", "--name-only", "-z", `${baseBefore}...${head}`]);
   return { commits, files: diff.stdout.split("\0").filter(Boolean) };
 }

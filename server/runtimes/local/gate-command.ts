@@ -58,7 +58,9 @@ const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve,
  * fleet's non-interactive knobs, and only the host variables the user names (`passthrough`,
  * minus `deny`). Tokens reach the gate only when named.
  */
-export function gateEnv(options: { base?: Readonly<Record<string, string | undefined>>; passthrough?: readonly string[]; deny?: readonly string[] } = {}): Record<string, string> {
+export function gateEnv(
+  options: { base?: Readonly<Record<string, string | undefined>>; passthrough?: readonly string[]; deny?: readonly string[] } = {},
+): Record<string, string> {
   const host = options.base ?? process.env;
   const passthrough = options.passthrough ?? [];
   const deny = options.deny ?? [];
@@ -164,7 +166,10 @@ export async function runGate(options: GateRunOptions): Promise<GateRun> {
   } else {
     shell = resolveShell(options.env.SHELL ?? process.env.SHELL);
   }
-  const isDir = await stat(options.cwd).then((s) => s.isDirectory(), () => false);
+  const isDir = await stat(options.cwd).then(
+    (s) => s.isDirectory(),
+    () => false,
+  );
   if (!isDir) return failed(`cannot run the gate: ${options.cwd} is not a directory`);
 
   const tail = new TailBuffer(Math.max(0, Math.floor(options.excerptBytes)));
@@ -200,10 +205,13 @@ export async function runGate(options: GateRunOptions): Promise<GateRun> {
   let timedOut = false;
   let ending: Promise<void> | null = null;
   const endAll = (): Promise<void> => (ending ??= endGroup(pid, graceMs));
-  const timer = setTimeout(() => {
-    timedOut = true;
-    void endAll();
-  }, Math.max(1, options.timeoutSeconds) * 1000);
+  const timer = setTimeout(
+    () => {
+      timedOut = true;
+      void endAll();
+    },
+    Math.max(1, options.timeoutSeconds) * 1000,
+  );
 
   const exit = await exited;
   clearTimeout(timer);

@@ -69,7 +69,11 @@ export function writePidFileSync(path: string, record: PidRecord): void {
 
 let procKnown: boolean | null = null;
 async function hasProc(): Promise<boolean> {
-  if (procKnown === null) procKnown = await readFile("/proc/self/stat", "utf8").then(() => true, () => false);
+  if (procKnown === null)
+    procKnown = await readFile("/proc/self/stat", "utf8").then(
+      () => true,
+      () => false,
+    );
   return procKnown;
 }
 
@@ -178,7 +182,9 @@ export function adoptedHandle(record: PidRecord, graceMs = 10_000, output?: Adop
                 lastOutput = Date.now();
                 splitter.push(text);
               },
-              output.maxBytes === undefined ? undefined : { maxBytes: output.maxBytes, pgid: record.pgid, onTruncated: (dropped) => output.onTruncated?.(name, dropped) },
+              output.maxBytes === undefined
+                ? undefined
+                : { maxBytes: output.maxBytes, pgid: record.pgid, onTruncated: (dropped) => output.onTruncated?.(name, dropped) },
             ).start(),
           () => null,
         ),

@@ -28,7 +28,10 @@ export function parseProcStat(text: string): ProcEntry | null {
   if (open < 0 || close < open) return null;
   const pid = Number(text.slice(0, open).trim());
   const comm = text.slice(open + 1, close);
-  const f = text.slice(close + 2).trim().split(/\s+/);
+  const f = text
+    .slice(close + 2)
+    .trim()
+    .split(/\s+/);
   // f[0] is field 3 (state); field n is f[n - 3].
   if (f.length < 20) return null;
   const num = (n: number) => Number(f[n - 3]);
@@ -123,9 +126,7 @@ export async function descendantCpu(pid: number, opts: { procRoot?: string; now?
     chosen.set(p.pid, p);
     for (const child of children.get(p.pid) ?? []) queue.push(child);
   }
-  const procs = await Promise.all(
-    [...chosen.values()].map(async (p) => ({ ...p, args: await readArgs(procRoot, p.pid) })),
-  );
+  const procs = await Promise.all([...chosen.values()].map(async (p) => ({ ...p, args: await readArgs(procRoot, p.pid) })));
   return { at, root: pid, procs };
 }
 
@@ -133,15 +134,72 @@ export async function descendantCpu(pid: number, opts: { procRoot?: string; now?
 
 /** Programs whose presence, while they consume CPU, means the worker is working (docs/architecture.md, runtime lesson 3). */
 export const BUSY_TOOLS: readonly string[] = [
-  "vitest", "jest", "mocha", "ava", "tap", "playwright", "cypress", "node --test",
-  "tsc", "tsserver", "eslint", "webpack", "esbuild", "vite", "rollup", "turbo", "nx",
-  "npm", "pnpm", "yarn", "bun", "deno",
-  "cargo", "rustc", "clippy-driver", "go", "gopls",
-  "pytest", "py.test", "tox", "nox", "mypy", "ruff",
-  "make", "gmake", "cmake", "ninja", "bazel", "meson",
-  "gcc", "g++", "cc", "c++", "cc1", "cc1plus", "clang", "clang++", "ld", "lld", "mold",
-  "mvn", "gradle", "javac", "java", "sbt", "dotnet", "msbuild",
-  "swift", "swiftc", "zig", "ghc", "cabal", "stack", "mix", "rspec", "rake",
+  "vitest",
+  "jest",
+  "mocha",
+  "ava",
+  "tap",
+  "playwright",
+  "cypress",
+  "node --test",
+  "tsc",
+  "tsserver",
+  "eslint",
+  "webpack",
+  "esbuild",
+  "vite",
+  "rollup",
+  "turbo",
+  "nx",
+  "npm",
+  "pnpm",
+  "yarn",
+  "bun",
+  "deno",
+  "cargo",
+  "rustc",
+  "clippy-driver",
+  "go",
+  "gopls",
+  "pytest",
+  "py.test",
+  "tox",
+  "nox",
+  "mypy",
+  "ruff",
+  "make",
+  "gmake",
+  "cmake",
+  "ninja",
+  "bazel",
+  "meson",
+  "gcc",
+  "g++",
+  "cc",
+  "c++",
+  "cc1",
+  "cc1plus",
+  "clang",
+  "clang++",
+  "ld",
+  "lld",
+  "mold",
+  "mvn",
+  "gradle",
+  "javac",
+  "java",
+  "sbt",
+  "dotnet",
+  "msbuild",
+  "swift",
+  "swiftc",
+  "zig",
+  "ghc",
+  "cabal",
+  "stack",
+  "mix",
+  "rspec",
+  "rake",
 ];
 
 const INTERPRETERS = new Set(["node", "nodejs", "python", "python3", "ruby", "bun", "deno", "sh", "bash"]);

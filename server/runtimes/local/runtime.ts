@@ -4,7 +4,18 @@
 // (pid-files.ts), and its tree's CPU read from /proc to tell a busy quiet worker from a hung one
 // (proc.ts). The fleet sees it through the WorkerRuntime port only (server/runtime/port.ts).
 import type { AdoptedWorker, OutputSink, RecordedWorker, StartRequest, WorkerHandle, WorkerRuntime, WorkerSlot } from "../../runtime/port.js";
-import { adoptedHandle, endOrphan, liveOrphan, pidFilePath, processStartTime, processStartTimeSync, removePidFile, runningWorkers, writePidFile, writePidFileSync } from "./pid-files.js";
+import {
+  adoptedHandle,
+  endOrphan,
+  liveOrphan,
+  pidFilePath,
+  processStartTime,
+  processStartTimeSync,
+  removePidFile,
+  runningWorkers,
+  writePidFile,
+  writePidFileSync,
+} from "./pid-files.js";
 import { BusyTracker } from "./proc.js";
 import { endWorkerGroupsNow, startWorker, type WorkerHandle as ProcessHandle } from "./spawn.js";
 
@@ -56,14 +67,32 @@ export class LocalRuntime implements WorkerRuntime {
       onSpawn: (pid, commandLine) => {
         const start = processStartTimeSync(pid);
         if (!start) return;
-        writePidFileSync(pidFile, { pid, pgid: pid, start, started_at: Date.now(), issue: slot.issue, attempt, worktree: request.worktree, command: commandLine });
+        writePidFileSync(pidFile, {
+          pid,
+          pgid: pid,
+          start,
+          started_at: Date.now(),
+          issue: slot.issue,
+          attempt,
+          worktree: request.worktree,
+          command: commandLine,
+        });
         recorded = true;
       },
       onLine: output.onLine,
     });
     const start = recorded ? null : await processStartTime(handle.pid);
     if (start !== null) {
-      await writePidFile(pidFile, { pid: handle.pid, pgid: handle.pgid, start, started_at: handle.startedAt, issue: slot.issue, attempt, worktree: request.worktree, command: handle.commandLine });
+      await writePidFile(pidFile, {
+        pid: handle.pid,
+        pgid: handle.pgid,
+        start,
+        started_at: handle.startedAt,
+        issue: slot.issue,
+        attempt,
+        worktree: request.worktree,
+        command: handle.commandLine,
+      });
     }
     return portHandle(handle);
   }

@@ -247,7 +247,10 @@ export async function startWorker(opts: StartWorkerOptions): Promise<WorkerHandl
     } catch (err) {
       for (const fd of outFds) closeSync(fd);
       closeSync(stdinFd);
-      throw new WorkerSpawnError(`cannot open the worker's output files in ${opts.outputDir}: ${(err as NodeJS.ErrnoException).code ?? err}`, "check that the run directory is writable");
+      throw new WorkerSpawnError(
+        `cannot open the worker's output files in ${opts.outputDir}: ${(err as NodeJS.ErrnoException).code ?? err}`,
+        "check that the run directory is writable",
+      );
     }
   }
   let child: ChildProcess;
@@ -318,7 +321,9 @@ export async function startWorker(opts: StartWorkerOptions): Promise<WorkerHandl
             lastOutput = Date.now();
             splitters[name].push(text);
           },
-          opts.outputMaxBytes === undefined ? undefined : { maxBytes: opts.outputMaxBytes, pgid: pid, onTruncated: (dropped) => opts.onOutputTruncated?.(name, dropped) },
+          opts.outputMaxBytes === undefined
+            ? undefined
+            : { maxBytes: opts.outputMaxBytes, pgid: pid, onTruncated: (dropped) => opts.onOutputTruncated?.(name, dropped) },
         ).start(),
       );
     }

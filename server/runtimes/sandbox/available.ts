@@ -16,7 +16,7 @@ export interface SandboxAvailability {
 
 export const INSTALL_HINT: Readonly<Record<string, string>> = {
   linux: "install bubblewrap and socat (Debian, Ubuntu: `sudo apt-get install bubblewrap socat`; Fedora: `sudo dnf install bubblewrap socat`)",
-  darwin: "the sandbox runtime needs Linux's bubblewrap; on macOS run workers with `runtime: \"local\"` for now",
+  darwin: 'the sandbox runtime needs Linux\'s bubblewrap; on macOS run workers with `runtime: "local"` for now',
 };
 
 export function installHint(platform: NodeJS.Platform = process.platform): string {
@@ -63,7 +63,27 @@ async function probe(pathVar: string): Promise<SandboxAvailability> {
   const missing = [bwrap ? null : "bwrap (bubblewrap)", socat ? null : "socat"].filter(Boolean);
   if (!bwrap || !socat) return { ok: false, detail: `${missing.join(" and ")} not found on PATH: ${installHint()}`, bwrap, socat };
   const version = await run(bwrap, ["--version"]);
-  const trial = await run(bwrap, ["--die-with-parent", "--unshare-all", "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp", "--", "/bin/true"]);
-  if (!trial.ok) return { ok: false, detail: `bubblewrap cannot create its namespaces here (${trial.out.split("\n")[0] || "it failed"}): allow unprivileged user namespaces (sysctl kernel.unprivileged_userns_clone=1, or an AppArmor profile for bwrap), or choose runtime "local"`, bwrap, socat };
+  const trial = await run(bwrap, [
+    "--die-with-parent",
+    "--unshare-all",
+    "--ro-bind",
+    "/",
+    "/",
+    "--dev",
+    "/dev",
+    "--proc",
+    "/proc",
+    "--tmpfs",
+    "/tmp",
+    "--",
+    "/bin/true",
+  ]);
+  if (!trial.ok)
+    return {
+      ok: false,
+      detail: `bubblewrap cannot create its namespaces here (${trial.out.split("\n")[0] || "it failed"}): allow unprivileged user namespaces (sysctl kernel.unprivileged_userns_clone=1, or an AppArmor profile for bwrap), or choose runtime "local"`,
+      bwrap,
+      socat,
+    };
   return { ok: true, detail: version.out || "bubblewrap", bwrap, socat };
 }

@@ -32,7 +32,10 @@ export function parseHostRule(text: string): HostRule | null {
 
 /** Whether `host:port` passes one of the rules. */
 export function hostAllowed(rules: readonly HostRule[], host: string, port: number): boolean {
-  const name = host.toLowerCase().replace(/^\[|\]$/g, "").replace(/\.$/, "");
+  const name = host
+    .toLowerCase()
+    .replace(/^\[|\]$/g, "")
+    .replace(/\.$/, "");
   return rules.some((rule) => {
     const portOk = rule.port === null ? port === 443 || port === 80 : rule.port === port;
     if (!portOk) return false;
@@ -56,7 +59,12 @@ export function baseUrlHosts(env: Readonly<Record<string, string>>): string[] {
 
 /** The allowlist of one worker: engine hosts, base URL hosts, the user's. */
 export function allowlistFor(engine: string | null, env: Readonly<Record<string, string>>, extra: readonly string[]): string[] {
-  const engineHosts = engine !== null && ENGINE_API_HOSTS[engine] ? ENGINE_API_HOSTS[engine]! : engine === null || engine === "command" ? Object.values(ENGINE_API_HOSTS).flat() : [];
+  const engineHosts =
+    engine !== null && ENGINE_API_HOSTS[engine]
+      ? ENGINE_API_HOSTS[engine]!
+      : engine === null || engine === "command"
+        ? Object.values(ENGINE_API_HOSTS).flat()
+        : [];
   return [...new Set([...engineHosts, ...baseUrlHosts(env), ...extra])];
 }
 

@@ -95,7 +95,15 @@ export async function sandboxedWorker(input: SandboxWorkerInput): Promise<{ comm
   const spec: SandboxSpec = {
     bwrap: available.bwrap,
     socat: available.socat,
-    bwrapArgs: bwrapArgs({ worktree: input.worktree, runDir: input.runDir, sandboxDir, commonDir: common, deny: [...home, ...keepOut], allowRead: [PACKAGE_ROOT, ...input.config.sandbox.allow_read], allowWrite: input.config.sandbox.allow_write }),
+    bwrapArgs: bwrapArgs({
+      worktree: input.worktree,
+      runDir: input.runDir,
+      sandboxDir,
+      commonDir: common,
+      deny: [...home, ...keepOut],
+      allowRead: [PACKAGE_ROOT, ...input.config.sandbox.allow_read],
+      allowWrite: input.config.sandbox.allow_write,
+    }),
     shell: resolveShell(input.env.SHELL),
     commandLine: expandCommand(input.command, input.briefPath),
     allowHosts,
@@ -104,7 +112,13 @@ export async function sandboxedWorker(input: SandboxWorkerInput): Promise<{ comm
     showPathUnder: home,
     keepOut,
     env: sandboxEnv(paths.home, PROXY_PORT),
-    takeBack: { gitDir: paths.gitDir, worktree: input.worktree, branch: input.branch, boxVerdict: join(paths.box, basename(input.verdictPath)), verdict: input.verdictPath },
+    takeBack: {
+      gitDir: paths.gitDir,
+      worktree: input.worktree,
+      branch: input.branch,
+      boxVerdict: join(paths.box, basename(input.verdictPath)),
+      verdict: input.verdictPath,
+    },
   };
   await writeFile(paths.spec, JSON.stringify(spec, null, 2), { mode: 0o600 });
   return { command: `exec ${shellQuote(process.execPath)} ${shellQuote(LAUNCHER)} ${shellQuote(paths.spec)}`, env: input.env };

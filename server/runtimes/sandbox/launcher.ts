@@ -20,7 +20,7 @@ import type { SandboxSpec } from "./spec.js";
 // Inside: serve the sockets on 127.0.0.1, wait until they listen, then run the command. Every
 // value is a positional argument, never text in the script.
 const INNER = [
-  'dir=$1; proxy=$2; ports=$3; socat=$4; shell=$5; cmd=$6',
+  "dir=$1; proxy=$2; ports=$3; socat=$4; shell=$5; cmd=$6",
   '"$socat" TCP-LISTEN:"$proxy",bind=127.0.0.1,fork,reuseaddr UNIX-CONNECT:"$dir/proxy.sock" </dev/null >/dev/null 2>&1 &',
   'for p in $ports; do "$socat" TCP-LISTEN:"$p",bind=127.0.0.1,fork,reuseaddr UNIX-CONNECT:"$dir/fwd-$p.sock" </dev/null >/dev/null 2>&1 & done',
   'for p in $proxy $ports; do hex=$(printf "%04X" "$p"); n=0; until grep -q "0100007F:$hex 00000000:0000 0A" /proc/net/tcp 2>/dev/null || [ $n -ge 250 ]; do n=$((n+1)); sleep 0.02; done; done',
@@ -69,7 +69,8 @@ async function main(): Promise<number> {
     servers.push(
       await startProxy(join(sockets, "proxy.sock"), rules, {
         refused: (host, port) => {
-          if (refusedLines++ < 20) process.stderr.write(`afk-mcp sandbox: refused a connection to ${host}:${port} (not in the allowlist; add it under sandbox.allow_hosts)\n`);
+          if (refusedLines++ < 20)
+            process.stderr.write(`afk-mcp sandbox: refused a connection to ${host}:${port} (not in the allowlist; add it under sandbox.allow_hosts)\n`);
         },
       }),
     );
@@ -80,7 +81,22 @@ async function main(): Promise<number> {
     Object.assign(env, spec.env.set);
     const args = [...spec.bwrapArgs];
     for (const path of shownPaths(spec)) args.splice(args.indexOf("--chdir"), 0, "--ro-bind-try", path, path);
-    args.push("--bind", sockets, sockets, "--", "/bin/sh", "-c", INNER, "afk-sandbox", sockets, String(spec.proxyPort), ports.join(" "), spec.socat, spec.shell, spec.commandLine);
+    args.push(
+      "--bind",
+      sockets,
+      sockets,
+      "--",
+      "/bin/sh",
+      "-c",
+      INNER,
+      "afk-sandbox",
+      sockets,
+      String(spec.proxyPort),
+      ports.join(" "),
+      spec.socat,
+      spec.shell,
+      spec.commandLine,
+    );
     process.stderr.write(`afk-mcp sandbox: bubblewrap; writable: the worktree; network: ${spec.allowHosts.join(", ") || "none"}\n`);
     const child = spawn(spec.bwrap, args, { stdio: "inherit", env });
     // The group's signals reach the worker directly; the launcher stays to carry its commits back.
@@ -98,7 +114,9 @@ async function main(): Promise<number> {
     });
     clearInterval(timer);
     await syncing;
-    await takeBack(spec.takeBack).catch((error: unknown) => process.stderr.write(`afk-mcp sandbox: could not carry the worker's commits back: ${(error as Error).message}\n`));
+    await takeBack(spec.takeBack).catch((error: unknown) =>
+      process.stderr.write(`afk-mcp sandbox: could not carry the worker's commits back: ${(error as Error).message}\n`),
+    );
     return exit.code ?? 128 + (exit.signal === "SIGKILL" ? 9 : 15);
   } finally {
     for (const server of servers) server.close();

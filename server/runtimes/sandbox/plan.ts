@@ -33,7 +33,13 @@ export interface SandboxPaths {
 }
 
 export function sandboxPaths(sandboxDir: string): SandboxPaths {
-  return { gitDir: join(sandboxDir, "git"), dotGit: join(sandboxDir, "dotgit"), home: join(sandboxDir, "home"), box: join(sandboxDir, "box"), spec: join(sandboxDir, "spec.json") };
+  return {
+    gitDir: join(sandboxDir, "git"),
+    dotGit: join(sandboxDir, "dotgit"),
+    home: join(sandboxDir, "home"),
+    box: join(sandboxDir, "box"),
+    spec: join(sandboxDir, "spec.json"),
+  };
 }
 
 /** Whether `path` is `root` or inside it. */
@@ -55,7 +61,17 @@ export function bwrapArgs(input: PlanInput): string[] {
   for (const path of input.allowRead) args.push("--ro-bind-try", path, path);
   const objects = join(input.commonDir, "objects");
   args.push("--ro-bind", objects, objects);
-  args.push("--bind", p.gitDir, p.gitDir, "--ro-bind", join(p.gitDir, "config"), join(p.gitDir, "config"), "--ro-bind", join(p.gitDir, "objects", "info"), join(p.gitDir, "objects", "info"));
+  args.push(
+    "--bind",
+    p.gitDir,
+    p.gitDir,
+    "--ro-bind",
+    join(p.gitDir, "config"),
+    join(p.gitDir, "config"),
+    "--ro-bind",
+    join(p.gitDir, "objects", "info"),
+    join(p.gitDir, "objects", "info"),
+  );
   args.push("--bind", input.worktree, input.worktree, "--ro-bind", p.dotGit, join(input.worktree, ".git"));
   args.push("--bind", p.home, p.home, "--bind", p.box, input.runDir);
   for (const path of input.allowWrite) args.push("--bind-try", path, path);

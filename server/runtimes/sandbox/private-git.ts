@@ -50,7 +50,12 @@ export async function makePrivateGitDir(worktree: string, branch: string, gitDir
   }
   await inP(["update-ref", "--stdin"], `${updates.join("\n")}\n`);
   await inP(["symbolic-ref", "HEAD", `refs/heads/${branch}`]);
-  const settings: [string, string][] = [["core.bare", "false"], ["commit.gpgsign", "false"], ["tag.gpgsign", "false"], ["core.logallrefupdates", "always"]];
+  const settings: [string, string][] = [
+    ["core.bare", "false"],
+    ["commit.gpgsign", "false"],
+    ["tag.gpgsign", "false"],
+    ["core.logallrefupdates", "always"],
+  ];
   for (const key of ["user.name", "user.email"]) {
     const value = await effective(worktree, key);
     if (value) settings.push([key, value]);
@@ -74,7 +79,13 @@ async function refSha(cwd: string, args: string[], ref: string): Promise<string 
 export async function takeBack(tb: TakeBack): Promise<string | null> {
   await takeBackVerdict(tb);
   // A `commondir` file would make git read another directory's config for the private repository.
-  if (await stat(join(tb.gitDir, "commondir")).then(() => true, () => false)) return null;
+  if (
+    await stat(join(tb.gitDir, "commondir")).then(
+      () => true,
+      () => false,
+    )
+  )
+    return null;
   const tip = await refSha(tb.worktree, ["--git-dir", tb.gitDir], `refs/heads/${tb.branch}`).catch(() => null);
   const current = await refSha(tb.worktree, [], `refs/heads/${tb.branch}`);
   if (tip === null || tip === current) return null;
@@ -85,7 +96,9 @@ export async function takeBack(tb: TakeBack): Promise<string | null> {
   await gitRaw(["update-ref", "-d", temp], { cwd: tb.worktree });
   if (sha === null || sha === current) return null;
   // Compare-and-swap from the tip seen: a branch the fleet moved meanwhile is left alone.
-  const moved = await gitRaw(["update-ref", "-m", "afk-mcp: the sandboxed worker's commits", `refs/heads/${tb.branch}`, sha, current ?? ""], { cwd: tb.worktree });
+  const moved = await gitRaw(["update-ref", "-m", "afk-mcp: the sandboxed worker's commits", `refs/heads/${tb.branch}`, sha, current ?? ""], {
+    cwd: tb.worktree,
+  });
   if (moved.exitCode !== 0) return null;
   // The worktree's index follows its branch; its files are the worker's files already.
   await gitRaw(["reset", "--quiet"], { cwd: tb.worktree });

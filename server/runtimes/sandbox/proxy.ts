@@ -33,10 +33,13 @@ export function startProxy(socketPath: string, rules: readonly HostRule[], event
       res.writeHead(403).end(`afk-mcp sandbox: ${url.hostname}:${port} is not in the allowlist (sandbox.allow_hosts)\n`);
       return;
     }
-    const upstream = httpRequest({ host: url.hostname.replace(/^\[|\]$/g, ""), port, method: req.method, path: `${url.pathname}${url.search}`, headers: req.headers }, (answer) => {
-      res.writeHead(answer.statusCode ?? 502, answer.headers);
-      answer.pipe(res);
-    });
+    const upstream = httpRequest(
+      { host: url.hostname.replace(/^\[|\]$/g, ""), port, method: req.method, path: `${url.pathname}${url.search}`, headers: req.headers },
+      (answer) => {
+        res.writeHead(answer.statusCode ?? 502, answer.headers);
+        answer.pipe(res);
+      },
+    );
     upstream.on("error", () => res.destroy());
     req.pipe(upstream);
   });

@@ -35,7 +35,15 @@ export function failureAction(
     return { kind: "escalate", issue: claim.issue, sha: claim.sha, pr: claim.pr, why: `over its budget: ${over}`, evidence };
   }
   if (claim.attempt < input.retry) {
-    return { kind: "retry", issue: claim.issue, sha: claim.sha, attempt: nextAttempt(claim), pr: claim.pr, evidence, startWorker: !input.birthsPaused && !input.stopping };
+    return {
+      kind: "retry",
+      issue: claim.issue,
+      sha: claim.sha,
+      attempt: nextAttempt(claim),
+      pr: claim.pr,
+      evidence,
+      startWorker: !input.birthsPaused && !input.stopping,
+    };
   }
   const tries = claim.attempt + 1;
   return {
@@ -118,11 +126,21 @@ export function decideClaims(input: DecideInput, plan: LandingPlan): ClaimDecisi
       const seen = pending.get(claim.issue)!;
       const waitingFor = input.conflictWait && !input.stopping ? conflictWaitsFor(claim.issue, seen, input.set.mine, pending, input.conflictWait) : [];
       if (waitingFor.length > 0) {
-        conflictHolds.push({ issue: claim.issue, pr: conflict.pr, files: conflict.files, waitingFor, heldSeconds: seen.heldSeconds, maxSeconds: input.conflictWait!.maxSeconds });
+        conflictHolds.push({
+          issue: claim.issue,
+          pr: conflict.pr,
+          files: conflict.files,
+          waitingFor,
+          heldSeconds: seen.heldSeconds,
+          maxSeconds: input.conflictWait!.maxSeconds,
+        });
         continue;
       }
       const files = conflict.files.join(", ");
-      const where = seen.source === "landing" ? `merging the base into PR #${conflict.pr} conflicts in ${files}` : `the base moved and merging it into PR #${conflict.pr} conflicts in ${files} (seen early, ${seen.source === "early" ? "after a landing" : "the base moved"})`;
+      const where =
+        seen.source === "landing"
+          ? `merging the base into PR #${conflict.pr} conflicts in ${files}`
+          : `the base moved and merging it into PR #${conflict.pr} conflicts in ${files} (seen early, ${seen.source === "early" ? "after a landing" : "the base moved"})`;
       actions.push(failureAction(claim, input, { kind: "gate", summary: where, excerpt: conflict.files.join("\n") }));
       continue;
     }
@@ -134,11 +152,20 @@ export function decideClaims(input: DecideInput, plan: LandingPlan): ClaimDecisi
       case "awaiting_review":
         // Held for a human: the claim stays, no worker runs, nothing else waits on it.
         if (claim.pr !== null && claim.head !== null && claim.review) {
-          actions.push({ kind: "await_review", issue: claim.issue, pr: claim.pr, head: claim.head, required: claim.review.required, approvedBy: claim.review.approvedBy });
+          actions.push({
+            kind: "await_review",
+            issue: claim.issue,
+            pr: claim.pr,
+            head: claim.head,
+            required: claim.review.required,
+            approvedBy: claim.review.approvedBy,
+          });
         }
         continue;
       case "changes_requested":
-        actions.push(failureAction(claim, input, { kind: "review", pr: claim.pr ?? 0, changes: (claim.review?.changes ?? []).map((c) => ({ by: c.by, body: c.body })) }));
+        actions.push(
+          failureAction(claim, input, { kind: "review", pr: claim.pr ?? 0, changes: (claim.review?.changes ?? []).map((c) => ({ by: c.by, body: c.body })) }),
+        );
         continue;
       case "awaiting_ci":
         continue;
@@ -191,7 +218,11 @@ export function decideClaims(input: DecideInput, plan: LandingPlan): ClaimDecisi
       case "verify_empty_then_close":
         actions.push(
           local.changes
-            ? failureAction(claim, input, { kind: "verdict", verdict: "already-satisfied", reason: "the branch changes files, which refutes already-satisfied" })
+            ? failureAction(claim, input, {
+                kind: "verdict",
+                verdict: "already-satisfied",
+                reason: "the branch changes files, which refutes already-satisfied",
+              })
             : { kind: "close_done", issue: claim.issue, sha: claim.sha, reason: verdict?.reason ?? "already satisfied" },
         );
         break;

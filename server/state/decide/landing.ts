@@ -29,7 +29,10 @@ export function trainSize(input: Pick<DecideInput, "trainMax" | "trainsOff">): n
  * runs on train branches would hold every landing for good): why, from the member left waiting.
  * Null: the result says nothing about trains (the fleet keeps what it had).
  */
-export function trainsOffAfter(result: { ciSilent?: boolean | undefined; members: ReadonlyArray<{ outcome: string; why?: string | undefined }> }): string | null {
+export function trainsOffAfter(result: {
+  ciSilent?: boolean | undefined;
+  members: ReadonlyArray<{ outcome: string; why?: string | undefined }>;
+}): string | null {
   if (!result.ciSilent) return null;
   const stuck = result.members.find((m) => m.outcome === "retry_later");
   return stuck?.why !== undefined ? stuck.why : "no CI ran on a train";
@@ -54,7 +57,15 @@ export function planLanding(input: DecideInput): LandingPlan {
   const slot = input.landingSlot ?? null;
   const slotHolder = slot === null ? undefined : input.set.mine.find((m) => m.issue === slot && m.issueOpen && m.status !== "failure");
   const landingSlot = slotHolder && slotHolder.status !== "awaiting_merge" ? slotHolder.issue : null;
-  return { slotHolder, landingSlot, trainMax: trainSize(input), exclusive: input.oneLandingPerTick ?? false, background: input.landingWaits ?? false, riders: [], trainAt: -1 };
+  return {
+    slotHolder,
+    landingSlot,
+    trainMax: trainSize(input),
+    exclusive: input.oneLandingPerTick ?? false,
+    background: input.landingWaits ?? false,
+    riders: [],
+    trainAt: -1,
+  };
 }
 
 /** A green PR (its review, if any, passed): held, a train rider, landed now, or left for the slot holder. */
@@ -64,7 +75,15 @@ export function landGreen(plan: LandingPlan, claim: MineClaim, autoMerge: boolea
     actions.push({ kind: "hold", issue: claim.issue, pr: claim.pr ?? 0, why: "merges are held: the project was started without auto_merge" });
     return;
   }
-  const land: Land = { kind: "land", issue: claim.issue, sha: claim.sha, pr: claim.pr, head: claim.head, exclusive: plan.exclusive, background: plan.background };
+  const land: Land = {
+    kind: "land",
+    issue: claim.issue,
+    sha: claim.sha,
+    pr: claim.pr,
+    head: claim.head,
+    exclusive: plan.exclusive,
+    background: plan.background,
+  };
   if (trainMax > 1 && !slotHolder) {
     if (plan.trainAt < 0) plan.trainAt = actions.length;
     plan.riders.push(land);
@@ -82,7 +101,12 @@ export function landGreen(plan: LandingPlan, claim: MineClaim, autoMerge: boolea
 export function placeTrain(plan: LandingPlan, actions: Action[]): void {
   const { riders, trainAt } = plan;
   if (riders.length === 1) actions.splice(trainAt, 0, riders[0]!);
-  else if (riders.length > 1) actions.splice(trainAt, 0, { kind: "land_train", issue: riders[0]!.issue, members: riders.slice(0, plan.trainMax).map(({ issue, sha, pr, head }) => ({ issue, sha, pr, head })) });
+  else if (riders.length > 1)
+    actions.splice(trainAt, 0, {
+      kind: "land_train",
+      issue: riders[0]!.issue,
+      members: riders.slice(0, plan.trainMax).map(({ issue, sha, pr, head }) => ({ issue, sha, pr, head })),
+    });
 }
 
 /**

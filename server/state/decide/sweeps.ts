@@ -71,7 +71,9 @@ export type Sweep =
 export type SweepKind = Sweep["kind"];
 
 /** The landings a restart recovers this tick: claimed by us (not the breaker's), not yet waiting. */
-export function recoveredLandings(f: Pick<SweepFacts, "landed" | "mine" | "breakerOwned" | "closing" | "now" | "graceMs">): Array<Extract<Sweep, { kind: "wrap_up_recovered" }>> {
+export function recoveredLandings(
+  f: Pick<SweepFacts, "landed" | "mine" | "breakerOwned" | "closing" | "now" | "graceMs">,
+): Array<Extract<Sweep, { kind: "wrap_up_recovered" }>> {
   const out: Array<Extract<Sweep, { kind: "wrap_up_recovered" }>> = [];
   for (const l of f.landed) {
     const claim = f.mine.find((m) => m.issue === l.issue && !f.breakerOwned.has(m.issue));

@@ -159,4 +159,3 @@ export interface Decision {
   /** Conflict retries that wait for in-flight work changing the same files to land. */
   conflictHolds: ConflictHold[];
 }
-

@@ -13,7 +13,14 @@ import type { Action, DecideInput, Decision } from "./types.js";
  * `input`: as decide sees it (a reached day budget counts as paused births); `given`: as the
  * caller passed it (status says which hold it was); `dayHold`: the day budget's reason, if reached.
  */
-export function placeBirths(input: DecideInput, given: DecideInput, dayHold: string | null, claims: ClaimDecisions, landingSlot: number | null, sweeps: Sweep[]): Decision {
+export function placeBirths(
+  input: DecideInput,
+  given: DecideInput,
+  dayHold: string | null,
+  claims: ClaimDecisions,
+  landingSlot: number | null,
+  sweeps: Sweep[],
+): Decision {
   const { actions, births, running, conflictHolds } = claims;
   // Retries start a fresh worker too: they take a slot like any birth.
   for (const action of actions) if (action.kind === "retry") births.push(action);
@@ -51,7 +58,8 @@ export function placeBirths(input: DecideInput, given: DecideInput, dayHold: str
   // state decides what follows, as for any claim with a PR). A fleet whose births are held takes
   // no new claim, this one included.
   if (canBirth && input.target > 0) {
-    for (const orphan of input.set.orphans ?? []) ordered.push({ kind: "adopt", issue: orphan.issue, pr: orphan.pr, head: orphan.head, headRef: orphan.headRef });
+    for (const orphan of input.set.orphans ?? [])
+      ordered.push({ kind: "adopt", issue: orphan.issue, pr: orphan.pr, head: orphan.head, headRef: orphan.headRef });
   }
   // A dead peer's claim on a closed issue is a phantom lock: take it and drop it (no slot).
   for (const stale of input.set.stale) {
@@ -66,7 +74,9 @@ export function placeBirths(input: DecideInput, given: DecideInput, dayHold: str
       ordered.push({ kind: "reclaim", issue: stale.issue, sha: stale.sha, from: stale.instance, thenRelease: false });
       if (!carried) room -= 1;
     }
-    const { order, holds } = input.overlap ? overlapOrder(input.set.frontier.dispatch, room, input.overlap.pathsOf, input.overlap.inFlight) : { order: input.set.frontier.dispatch, holds: [] };
+    const { order, holds } = input.overlap
+      ? overlapOrder(input.set.frontier.dispatch, room, input.overlap.pathsOf, input.overlap.inFlight)
+      : { order: input.set.frontier.dispatch, holds: [] };
     overlapHolds = holds;
     for (const item of order) {
       if (room <= 0) break;
