@@ -126,9 +126,11 @@ describe("what the server pushes", () => {
     assert.match(said[1]!, new RegExp(`^connected to ${REPO} as \\S+: base main, config from .*claims under refs/afk`));
     assert.match(said[2]!, /^preconditions: (\d+) of \1 pass/);
     assert.match(said[3]!, /^backlog read: 3 dispatchable, 0 excluded/);
-    assert.match(said[4]!, /^registered as instance \S+: the fleet's loop is running, up to 3 worker\(s\)/);
+    // Which runtime the workers run in (the suite's: local, unconfined; the sandbox's own tests see "runtime sandbox").
+    assert.match(said[4]!, /^runtime local: workers run as this user, unconfined/);
+    assert.match(said[5]!, /^registered as instance \S+: the fleet's loop is running, up to 3 worker\(s\)/);
     // No step closes the call (the result does: server/tools/define.ts says why).
-    assert.equal(progress.length, 5, said.join("\n"));
+    assert.equal(progress.length, 6, said.join("\n"));
     await until("the list change of the start", () => listChanges > 0);
     const { resources } = await client.listResources();
     assert.ok(resources.some((r) => r.uri === `afk://${REPO}/board`));

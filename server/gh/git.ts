@@ -153,6 +153,9 @@ const EMPTY = Buffer.alloc(0);
  */
 const FLEET_GUARDS = {
   strict: true,
+  // `--git-dir` is the fleet's own argument, a path it made (the sandbox's private git dir, the
+  // control repository), never issue data; simple-git 4 refuses it unless told.
+  unsafe: { allowUnsafeConfigPaths: true },
   allowConfig: [
     "credential.helper", // emptied, so that the header is the only credential (gitEnv)
     "commit.gpgSign", // off for the fleet's own commits (landing-git.ts, wip.ts, work-repo.ts)
@@ -162,6 +165,14 @@ const FLEET_GUARDS = {
     "remote.origin.fetch", // a worker's own `git fetch` (work-repo.ts)
     "branch.*.remote", // an issue branch's upstream (worktrees.ts)
     "branch.*.merge",
+    // A sandboxed worker's private repository (runtimes/sandbox/private-git.ts): a bare init made
+    // a worktree's, its fleet-side signing off, reflogs kept, the worktree's author identity.
+    "core.bare",
+    "core.logAllRefUpdates",
+    "commit.gpgsign",
+    "tag.gpgsign",
+    "user.name",
+    "user.email",
   ],
 } as const;
 
