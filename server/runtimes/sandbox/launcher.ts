@@ -98,7 +98,10 @@ async function main(): Promise<number> {
       spec.commandLine,
     );
     process.stderr.write(`afk-mcp sandbox: bubblewrap; writable: the worktree; network: ${spec.allowHosts.join(", ") || "none"}\n`);
-    const child = spawn(spec.bwrap, args, { stdio: "inherit", env });
+    // The launcher is the worker's process (the local runtime starts it as the worker command):
+    // its stdin is the brief and its stdout and stderr are the worker's output files, never the
+    // MCP stream, so bwrap gets exactly those three and nothing of the host process.
+    const child = spawn(spec.bwrap, args, { stdio: [0, 1, 2], env });
     // The group's signals reach the worker directly; the launcher stays to carry its commits back.
     for (const signal of ["SIGTERM", "SIGINT", "SIGHUP"] as const) process.on(signal, () => undefined);
     let syncing: Promise<unknown> = Promise.resolve();
