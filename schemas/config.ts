@@ -8,7 +8,7 @@
 // key path, so server/host/config-load.ts can name the key and the fix.
 import { z } from "zod";
 import { NotifySchema } from "./config-notify.js";
-import { RuntimeSchema, SandboxSchema } from "./config-sandbox.js";
+import { ActionsSchema, RuntimeSchema, SandboxSchema } from "./config-sandbox.js";
 import { unknownKeyError } from "./nearest.js";
 import { MAX_SELECTOR_ISSUES } from "./limits.js";
 import { BudgetSchema, ENGINE_NAME, EnginesSchema, PricesSchema, RoutingSchema } from "./engines.js";
@@ -647,6 +647,7 @@ const FleetConfigObject = z.strictObject({
   notify: NotifySchema.prefault({}),
   runtime: RuntimeSchema,
   sandbox: SandboxSchema.prefault({}),
+  actions: ActionsSchema.prefault({}),
 });
 
 /** The fleet config. Parse anything a user wrote; the output is canonical (every key present). */

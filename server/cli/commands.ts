@@ -13,6 +13,8 @@ import { logsCommand } from "./logs.js";
 import { ledgerCommand, reportCommand } from "./ledger.js";
 import { resetCommand, resizeCommand, stopCommand } from "./project.js";
 import { takeoverCommand } from "./takeover.js";
+import { workerCommand } from "./worker.js";
+import { actionsCommand } from "./actions.js";
 
 export const commands: Command[] = [
   serveCommand,
@@ -31,4 +33,6 @@ export const commands: Command[] = [
   configCommand,
   doctorCommand,
   forgeCommand,
+  actionsCommand,
+  workerCommand,
 ];

@@ -270,7 +270,13 @@ export class Births {
       config: registration.config,
       lanes: deps.lanes,
       runDir: deps.runDir,
-      runtime: runtimeFor(registration.config, deps.env),
+      runtime: runtimeFor(registration.config, deps.env, {
+        repo: registration.repo,
+        api: deps.conn.forge.actions(),
+        git: deps.workRepo.git,
+        namespace: deps.namespace,
+        base: registration.base,
+      }),
       onQuota: (n, detection, engine) => guard.onQuota(n, detection, engine),
       onExit: (n) => this.onExit(n),
       checkpoint: (n) => {

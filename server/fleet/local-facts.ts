@@ -93,6 +93,7 @@ export async function localFacts(ctx: FactsContext, set: WorkingSet, snapshot: S
         facts.outcome = exit.outcome.kind;
         facts.killed = exit.exit.killReason !== null;
         if (exit.overBudget) facts.overBudget = exit.overBudget;
+        if (exit.exit.fault) facts.runtimeFault = exit.exit.fault;
         facts.commitsAhead = exit.commitsAhead;
         facts.changes = exit.changes;
         facts.verdict = exit.verdict ? { kind: exit.verdict.kind, reason: exit.verdict.reason } : null;

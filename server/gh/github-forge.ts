@@ -27,6 +27,7 @@ import { enqueue, queueStatus } from "./merge-queue.js";
 import { ForgeError, UsageError } from "./errors.js";
 import { createClient, type GitHubClient, type Logger } from "./octokit.js";
 import type { RequestStats } from "./etag-cache.js";
+import { ActionsApi } from "./actions-api.js";
 import { formatSlug, parseSlug } from "./slug.js";
 import { DEFAULT_API_URL } from "./auth.js";
 import { runsSettleNotGreen } from "../state/gate.js";
@@ -62,6 +63,14 @@ export class GitHubForge implements Forge {
     readonly repo: RepoSlug,
     private readonly client: GitHubClient,
   ) {}
+
+  private actionsApi: ActionsApi | null = null;
+
+  /** The Actions REST calls (workflows, dispatch, runs, jobs, pushes), on this client's accounting. */
+  actions(): ActionsApi {
+    this.actionsApi ??= new ActionsApi(this.repo, this.client);
+    return this.actionsApi;
+  }
 
   /** Requests sent, 304s, and requests counted against the rate limit. */
   stats(): RequestStats {

@@ -293,7 +293,7 @@ export class FleetHost implements Host {
       // An engine is checked by a dry run too (its binary, version, provider): that is what a dry run is for.
       const chosen = input.dry_run && input.engine === undefined ? null : await engineForStart(input, conn.config, env);
       if (chosen?.step) onStep(chosen.step);
-      onStep(await runtimeStep(conn.config, env, !input.dry_run));
+      onStep(await runtimeStep(conn.config, env, !input.dry_run, { repo: conn.repo, api: conn.forge.actions() }));
       this.hostBudget.set(await readHostConfig(stateDir(hostEnv)));
       if (input.dry_run || chosen === null) {
         return {

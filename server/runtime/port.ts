@@ -37,6 +37,12 @@ export interface WorkerExit {
   durationMs: number;
   /** The reason given to `stop`, when the fleet ended it. */
   killReason: string | null;
+  /**
+   * The runtime's own finding that the attempt failed whatever the worker left (a runner that
+   * died, a run cancelled by someone else, a push outside the issue's branch): the attempt is
+   * spent with this reason and its commits are kept for the next one.
+   */
+  fault?: string | null;
 }
 
 /** A worker's place in the fleet's run directory: one per issue, beside its brief and verdict file. */

@@ -6,22 +6,28 @@ import type { FleetConfig, RuntimeName } from "../../schemas/config.js";
 import { LocalRuntime } from "./local/runtime.js";
 import { SandboxRuntime } from "./sandbox/runtime.js";
 import { runtimeOf, runtimeStep } from "./sandbox/index.js";
+import { ActionsRuntime, actionsStep, type ActionsReach } from "./actions/index.js";
 import type { RecordedWorker, WorkerRuntime } from "../runtime/port.js";
 
-const FACTORIES: { readonly [name in RuntimeName]: () => WorkerRuntime } = {
+export type { ActionsReach, RemoteGit } from "./actions/index.js";
+
+const FACTORIES: { readonly [name in RuntimeName]: (reach: ActionsReach | null) => WorkerRuntime } = {
   local: () => new LocalRuntime(),
   // A sandboxed worker is a local process (the sandbox's launcher): the one local runtime keeps it.
   sandbox: () => new SandboxRuntime(workerRuntime("local")),
+  // A run is the repository's: one runtime per repository, holding its runs and their shared reader.
+  actions: (reach) => new ActionsRuntime(reach),
 };
 
-const made = new Map<RuntimeName, WorkerRuntime>();
+const made = new Map<string, WorkerRuntime>();
 
-/** The runtime a config names. */
-export function workerRuntime(name: RuntimeName): WorkerRuntime {
-  let runtime = made.get(name);
+/** The runtime a config names (`reach`: the repository, for a runtime that works through it). */
+export function workerRuntime(name: RuntimeName, reach: ActionsReach | null = null): WorkerRuntime {
+  const key = name === "actions" ? `actions:${reach?.repo ?? ""}` : name;
+  let runtime = made.get(key);
   if (!runtime) {
-    runtime = FACTORIES[name]();
-    made.set(name, runtime);
+    runtime = FACTORIES[name](reach);
+    made.set(key, runtime);
   }
   return runtime;
 }
@@ -40,9 +46,17 @@ export function endAllWorkersNow(): number {
 }
 
 /** The runtime in force for a fleet: AFK_RUNTIME in the host's environment, else config `runtime` (sandbox/index.ts). */
-export function runtimeFor(config: FleetConfig, env?: Readonly<Record<string, string | undefined>>): WorkerRuntime {
-  return workerRuntime(runtimeOf(config, env));
+export function runtimeFor(config: FleetConfig, env?: Readonly<Record<string, string | undefined>>, reach: ActionsReach | null = null): WorkerRuntime {
+  return workerRuntime(runtimeOf(config, env), reach);
 }
 
-/** The start's preflight and doctor line for the runtime in force; throws the refusal (with the install command) when `refuse`. */
-export const runtimePreflight = runtimeStep;
+/** The start's preflight and doctor line for the runtime in force; throws the refusal (with the install command, or `actions init`) when `refuse`. */
+export async function runtimePreflight(
+  config: FleetConfig,
+  env: Readonly<Record<string, string | undefined>>,
+  refuse: boolean,
+  reach: Pick<ActionsReach, "repo" | "api"> | null = null,
+): Promise<string> {
+  if (runtimeOf(config, env) === "actions") return actionsStep(config, reach, refuse);
+  return runtimeStep(config, env, refuse);
+}

@@ -18,7 +18,7 @@ import { bwrapArgs, sandboxEnv, sandboxPaths } from "./plan.js";
 import { makePrivateGitDir, takeBack } from "./private-git.js";
 import { sandboxDirOf, type SandboxSpec } from "./spec.js";
 
-import type { RuntimeName } from "../../../schemas/config-sandbox.js";
+import { RUNTIME_NAMES, type RuntimeName } from "../../../schemas/config-sandbox.js";
 
 type Env = Readonly<Record<string, string | undefined>>;
 
@@ -29,8 +29,8 @@ type Env = Readonly<Record<string, string | undefined>>;
 export function runtimeOf(config: FleetConfig, env: Env = process.env): RuntimeName {
   const chosen = env.AFK_RUNTIME ?? process.env.AFK_RUNTIME;
   if (chosen === undefined || chosen === "") return config.runtime;
-  if (chosen === "sandbox" || chosen === "local") return chosen;
-  throw new UsageError(`AFK_RUNTIME=${JSON.stringify(chosen)} is not a runtime: expected "sandbox" or "local" (or unset it to follow config \`runtime\`)`);
+  if ((RUNTIME_NAMES as readonly string[]).includes(chosen)) return chosen as RuntimeName;
+  throw new UsageError(`AFK_RUNTIME=${JSON.stringify(chosen)} is not a runtime: expected one of ${RUNTIME_NAMES.join(", ")} (or unset it to follow config \`runtime\`)`);
 }
 
 /** The preflight's line for the runtime; throws the refusal (with the install command) where the sandbox cannot run. */

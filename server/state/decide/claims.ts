@@ -194,8 +194,8 @@ export function decideClaims(input: DecideInput, plan: LandingPlan): ClaimDecisi
       else actions.push({ kind: "release", issue: claim.issue, sha: claim.sha, why: "the project is stopping and the claim has no PR", killWorker: false });
       continue;
     }
-    if (local.worker === "exited" && local.overBudget) {
-      actions.push(failureAction(claim, input, { kind: "no_result", why: local.overBudget }));
+    if (local.worker === "exited" && (local.overBudget || local.runtimeFault)) {
+      actions.push(failureAction(claim, input, { kind: "no_result", why: (local.overBudget || local.runtimeFault)! }));
       continue;
     }
     if (local.worker === "exited" && local.outcome === "commits") {

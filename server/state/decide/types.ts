@@ -41,6 +41,8 @@ export interface LocalClaim {
   pinHolds?: boolean;
   /** For an exited worker: the fleet ended it past `budget.usd_per_attempt`, and what it spent: the attempt failed, whatever it committed. */
   overBudget?: string | null;
+  /** The runtime found the attempt failed whatever it left (a runner that died, a run cancelled elsewhere, a push outside its branch): why. */
+  runtimeFault?: string | null;
 }
 
 export interface DecideInput {

@@ -1,0 +1,269 @@
+// One worker on a GitHub Actions runner, watched from the host: the run's status polled with
+// conditional requests (304 while nothing changed: no rate limit), the runner's beats read from
+// its run ref (beat.ts, through the repository's shared reader), its output delivered to the
+// fleet's sink line by line as if it ran here. Its end brings everything home before `exited`
+// resolves: the last beats, the verdict, the issue branch's commits into the host's worktree,
+// and the faults only the host can see (a run cancelled by someone else, a runner that died
+// without a last beat, a run no runner picked up, a push outside the issue's branch).
+import { writeFile } from "node:fs/promises";
+import type { OutputSink, TailLine, WorkerExit, WorkerHandle, WorkerObservation } from "../../runtime/port.js";
+import type { WorkflowRun } from "../../gh/actions-api.js";
+import { readBeats, type BeatFacts } from "./beat.js";
+import { localRunRef, type ActionsReach, type RunRefReader } from "./reach.js";
+
+/** Who a run's token pushes as on GitHub (and on the local forge). */
+export const RUNNER_LOGIN = "github-actions[bot]";
+const TAIL_MAX = 200;
+
+export interface RunTimes {
+  /** Between two reads of the run's status (ms). */
+  pollMs: number;
+  /** The runner's beat period (ms): the run ref is read about this often. */
+  beatMs: number;
+  /** A run still queued this long after its dispatch is cancelled (ms). */
+  pickupMs: number;
+  /** After a cancel, how long to wait for the run to complete (ms). */
+  cancelWaitMs: number;
+}
+
+export interface RunHandleInput {
+  reach: ActionsReach;
+  reader: RunRefReader;
+  runId: number;
+  htmlUrl: string;
+  issue: number;
+  attempt: number;
+  branch: string;
+  runRef: string;
+  worktree: string;
+  verdictPath: string;
+  commandLine: string;
+  startedAt: number;
+  /** The last beat already delivered (an adopted run), or null. */
+  seen: string | null;
+  output: OutputSink;
+  times: RunTimes;
+  /** Called with the newest beat delivered (the record keeps it for an adopter). */
+  onSeen: (sha: string) => void;
+  /** Called once the handle has ended. */
+  onEnd: () => void;
+}
+
+export class RunHandle implements WorkerHandle {
+  readonly id: string;
+  readonly runtime = "actions";
+  readonly tags: Readonly<Record<string, number | string>>;
+  readonly label: string;
+  readonly startedAt: number;
+  readonly commandLine: string;
+  readonly exited: Promise<WorkerExit>;
+  private resolveExit!: (exit: WorkerExit) => void;
+  private status: WorkflowRun["status"] = "queued";
+  private lastOutput: number;
+  private busy: boolean | "unknown" = "unknown";
+  private why = "queued: waiting for a runner";
+  private readonly lines: TailLine[] = [];
+  private seen: string | null;
+  private beatReadAt = 0;
+  private final: BeatFacts | null = null;
+  private verdict: string | null = null;
+  private stopReason: string | null = null;
+  private fault: string | null = null;
+  private timer: NodeJS.Timeout | null = null;
+  private ended = false;
+  private polling: Promise<void> | null = null;
+
+  constructor(private readonly input: RunHandleInput) {
+    this.id = String(input.runId);
+    this.tags = { run: input.runId };
+    this.label = `workflow run ${input.runId}`;
+    this.startedAt = input.startedAt;
+    this.commandLine = input.commandLine;
+    this.lastOutput = input.startedAt;
+    this.seen = input.seen;
+    this.exited = new Promise((resolve) => (this.resolveExit = resolve));
+    this.schedule(0);
+  }
+
+  running(): boolean {
+    return !this.ended;
+  }
+
+  lastOutputAt(): number {
+    return this.lastOutput;
+  }
+
+  tail(): TailLine[] {
+    return [...this.lines];
+  }
+
+  /** What the last poll and beat said: no request of its own (the handle polls on its own clock). */
+  async observe(): Promise<WorkerObservation> {
+    return { running: !this.ended, lastOutputAt: this.lastOutput, busy: this.busy, why: this.why };
+  }
+
+  async stop(reason: string): Promise<WorkerExit> {
+    if (this.ended) return this.exited;
+    this.stopReason ??= reason;
+    // One request; a run that completed meanwhile answers 409, which is no error here.
+    await this.input.reach.api.cancel(this.input.runId).catch(() => false);
+    this.schedule(0);
+    return this.exited;
+  }
+
+  private schedule(ms: number): void {
+    if (this.ended) return;
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = setTimeout(() => void this.tick(), ms);
+    this.timer.unref();
+  }
+
+  private tick(): Promise<void> {
+    this.polling ??= this.poll().finally(() => (this.polling = null));
+    return this.polling;
+  }
+
+  private async poll(): Promise<void> {
+    const { api } = this.input.reach;
+    const { times } = this.input;
+    let run: WorkflowRun | null;
+    try {
+      // Conditional: 304 (free) while the run's status is unchanged.
+      run = await api.run(this.input.runId);
+    } catch (error) {
+      this.why = `cannot read the run: ${(error as Error).message}`;
+      this.schedule(times.pollMs);
+      return;
+    }
+    if (run === null) {
+      this.fault ??= `workflow run ${this.input.runId} is gone (deleted on GitHub)`;
+      return this.finish(null);
+    }
+    this.status = run.status;
+    const now = Date.now();
+    if (run.status !== "completed" && run.status !== "in_progress") {
+      this.why = `${run.status}: waiting for a runner`;
+      if (now - this.startedAt > times.pickupMs && this.stopReason === null) {
+        this.fault = `no runner picked up workflow run ${this.input.runId} within ${Math.round(times.pickupMs / 1000)} s (is a runner for \`runs-on\` available, and are Actions enabled?)`;
+        this.stopReason = this.fault;
+        await api.cancel(this.input.runId).catch(() => false);
+      }
+    } else if (run.status === "in_progress" && this.busy === "unknown" && this.final === null) {
+      this.why = "on a runner";
+    }
+    if (run.status === "completed") {
+      await this.readBeats(true);
+      return this.finish(run);
+    }
+    if (now - this.beatReadAt >= times.beatMs / 2) await this.readBeats(false);
+    if (this.stopReason !== null && now - (this.stoppedAt ??= now) > times.cancelWaitMs) {
+      this.fault ??= `workflow run ${this.input.runId} did not end within ${Math.round(times.cancelWaitMs / 1000)} s of its cancel`;
+      return this.finish(run);
+    }
+    this.schedule(this.stopReason !== null ? Math.min(2_000, times.pollMs) : times.pollMs);
+  }
+
+  private stoppedAt: number | null = null;
+
+  /** New beats of this run, delivered in order; `fresh`: list the run refs now (the run just ended). */
+  private async readBeats(fresh: boolean): Promise<void> {
+    this.beatReadAt = Date.now();
+    const { reader, issue, reach } = this.input;
+    try {
+      const tip = (await reader.tips(fresh)).get(issue);
+      if (!tip || tip === this.seen) return;
+      if (!(await reader.fetch(issue, tip))) return;
+      for (const beat of await readBeats(reach.git.dir, tip, this.seen)) {
+        if (beat.facts.run_id !== this.input.runId || beat.facts.issue !== issue) continue;
+        for (const line of beat.output) {
+          const stream = line.s === "o" ? "stdout" : "stderr";
+          this.input.output.onLine(stream, line.l);
+          this.lines.push({ stream, line: line.l, at: line.t || Date.now() });
+          if (this.lines.length > TAIL_MAX) this.lines.shift();
+        }
+        if (beat.facts.dropped > 0) this.input.output.onTruncated?.("stdout", beat.facts.dropped);
+        this.lastOutput = Math.max(this.lastOutput, Date.parse(beat.facts.activity_at) || 0);
+        this.busy = beat.facts.busy;
+        this.why = beat.facts.why ? `on the runner: ${beat.facts.why}` : "on a runner";
+        if (beat.facts.exit) {
+          this.final = beat.facts;
+          this.verdict = beat.verdict;
+        }
+      }
+      this.seen = tip;
+      this.input.onSeen(tip);
+    } catch (error) {
+      this.why = `cannot read the runner's beats: ${(error as Error).message}`;
+    }
+  }
+
+  private async finish(run: WorkflowRun | null): Promise<void> {
+    if (this.ended) return;
+    this.ended = true;
+    if (this.timer) clearTimeout(this.timer);
+    const conclusion = run?.conclusion ?? null;
+    await this.bringBranchHome();
+    if (this.verdict !== null) await writeFile(this.input.verdictPath, this.verdict, { mode: 0o600 }).catch(() => undefined);
+    if (this.fault === null) this.fault = this.stopReason === null ? this.faultOf(conclusion) : null;
+    const foreign = await this.foreignPushes().catch(() => []);
+    if (foreign.length > 0) {
+      this.fault = `the runner pushed to ${foreign.slice(0, 3).join(", ")}${foreign.length > 3 ? ` and ${foreign.length - 3} more` : ""}, outside the issue's branch ${this.input.branch}: the attempt is not trusted (its branch's commits are kept)`;
+    }
+    const exit: WorkerExit = {
+      code: this.final?.exit?.code ?? (conclusion === "success" ? 0 : conclusion === "failure" ? 1 : null),
+      signal: (this.final?.exit?.signal as NodeJS.Signals | null | undefined) ?? null,
+      durationMs: Date.now() - this.startedAt,
+      killReason: this.stopReason,
+      fault: this.fault,
+    };
+    this.input.onEnd();
+    this.resolveExit(exit);
+  }
+
+  /** Why a run that ended without the fleet's stop is not the worker's own end, or null. */
+  private faultOf(conclusion: string | null): string | null {
+    const id = this.input.runId;
+    if (conclusion === "cancelled") return `workflow run ${id} was cancelled outside the fleet (on GitHub, by a person or another run of the issue's concurrency group)`;
+    if (conclusion === "timed_out") return `workflow run ${id} passed its job's timeout-minutes`;
+    if (this.final === null) return `workflow run ${id} ended (${conclusion ?? "no conclusion"}) without the worker's last beat: the runner died or a step before the worker failed`;
+    return null;
+  }
+
+  /** The issue branch as the runner left it, into the host's worktree (a fast-forward only: nothing here is ever thrown away). */
+  private async bringBranchHome(): Promise<void> {
+    const { git } = this.input.reach;
+    const { branch, worktree } = this.input;
+    const fetched = await git.fetchRaw(["fetch", "--no-tags", "--quiet", "origin", `+refs/heads/${branch}:refs/remotes/origin/${branch}`]);
+    if (fetched.exitCode !== 0) return;
+    const remote = (await git.runRaw(["rev-parse", "--verify", "--quiet", `refs/remotes/origin/${branch}^{commit}`])).stdout.trim();
+    const head = (await git.runRaw(["rev-parse", "HEAD"], worktree)).stdout.trim();
+    if (!remote || remote === head) return;
+    const ahead = await git.runRaw(["merge-base", "--is-ancestor", head, remote], worktree);
+    if (ahead.exitCode === 0) await git.runRaw(["merge", "--ff-only", "--quiet", remote], worktree);
+    else this.input.output.onLine("stderr", `afk: ${branch} on origin (${remote.slice(0, 12)}) does not continue this worktree's ${head.slice(0, 12)}: left as it is`);
+  }
+
+  /**
+   * Refs the runner token pushed since this run's dispatch outside the fleet's own: an issue
+   * branch (`<prefix><n>-…`, this run's or another's, since other hosts' runners push theirs) and
+   * the run refs. A push there is another run's business; anywhere else (the base, a branch of
+   * the user's, a tag) it is this run's fault while it was the one in flight.
+   */
+  private async foreignPushes(): Promise<string[]> {
+    const { branch, issue, runRef } = this.input;
+    const prefix = branch.slice(0, branch.indexOf(`${issue}-`));
+    const runPrefix = runRef.slice(0, runRef.lastIndexOf("/") + 1);
+    const fleets = (ref: string): boolean =>
+      ref === `refs/heads/${branch}` || ref.startsWith(runPrefix) || (prefix !== "" && new RegExp(`^refs/heads/${escape(prefix)}\\d+-`).test(ref));
+    const since = this.startedAt - 1_000;
+    // One conditional request per run's end.
+    const pushes = await this.input.reach.api.pushesBy(RUNNER_LOGIN);
+    return [...new Set(pushes.filter((p) => Date.parse(p.timestamp) >= since && !fleets(p.ref)).map((p) => p.ref))];
+  }
+}
+
+function escape(text: string): string {
+  return text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+}
+
+export { localRunRef };

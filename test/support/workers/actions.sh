@@ -1,0 +1,42 @@
+#!/bin/sh
+# The engine of the `actions` runtime's tests, run by `afk-mcp worker` on the local forge's
+# runner. $1 says what attempt 1 does (later attempts always do the work):
+#   work     print, commit work-<issue>.txt, write a verdict-free exit 0
+#   hostile  do the work, then push to a branch that is not the issue's (the run's token is in
+#            the checkout's git config, as actions/checkout leaves it)
+#   die      commit partial work, wait until the runner's beat pushed it, then kill the
+#            `afk-mcp worker` process (a runner that dies mid-attempt)
+#   slow     commit partial work, then sleep (the test cancels the run from outside)
+cat > /dev/null
+mode=$1
+n=$AFK_ISSUE
+[ "$AFK_ATTEMPT" -gt 1 ] && mode=work
+echo "engine on the runner: issue $n attempt $AFK_ATTEMPT mode $mode"
+echo "token in my environment: ${GITHUB_TOKEN:-none}"
+case $mode in
+die|slow)
+  echo "partial for $n" > "partial-$n.txt"
+  git add "partial-$n.txt" && git commit -qm "partial work for #$n"
+  head=$(git rev-parse HEAD)
+  i=0
+  while [ $i -lt 600 ]; do
+    [ "$(git ls-remote origin "refs/heads/$AFK_BRANCH" | cut -f1)" = "$head" ] && break
+    sleep 0.2
+    i=$((i + 1))
+  done
+  echo "partial work is on origin"
+  if [ "$mode" = slow ]; then sleep 300; exit 0; fi
+  pid=$$
+  while [ "$pid" -gt 1 ]; do
+    pid=$(sed -n 's/^PPid:[[:space:]]*//p' "/proc/$pid/status")
+    if tr '\0' ' ' < "/proc/$pid/cmdline" | grep -q "bin.js worker"; then kill -9 "$pid"; break; fi
+  done
+  exit 0
+  ;;
+esac
+echo "work for $n" > "work-$n.txt"
+git add "work-$n.txt" && git commit -qm "work for #$n"
+if [ "$mode" = hostile ]; then
+  git push -q origin "HEAD:refs/heads/hijack-$n" && echo "pushed hijack-$n"
+fi
+echo "done with $n"
