@@ -25,6 +25,7 @@ const OPERATIONS = [
   "GET /user",
   "GET /rate_limit",
   "GET /repos/{owner}/{repo}",
+  "GET /repos/{owner}/{repo}/activity",
   "GET,POST /repos/{owner}/{repo}/issues",
   "GET,PATCH /repos/{owner}/{repo}/issues/{issue_number}",
   "GET,POST /repos/{owner}/{repo}/issues/{issue_number}/labels",

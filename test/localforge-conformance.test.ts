@@ -232,6 +232,12 @@ test("the local forge conforms to GitHub's OpenAPI description on every operatio
       await step(422, "DELETE", `${repo}/git/refs/afk/claim/1`);
       await step(404, "GET", `${repo}/git/ref/afk/claim/1`);
 
+      // --- repository activity: the pushes and ref writes above
+      await step(200, "GET", `${repo}/activity`);
+      await step(200, "GET", `${repo}/activity?ref=${encodeURIComponent("feature/x")}&direction=asc&per_page=1`);
+      await step(200, "GET", `${repo}/activity?activity_type=branch_deletion&ref=refs/afk/claim/1`);
+      await step(422, "GET", `${repo}/activity?direction=sideways`);
+
       // --- branches, protection, rulesets
       await step(200, "GET", `${repo}/branches/main`);
       await step(200, "GET", `${repo}/branches/${encodeURIComponent("feature/x")}`);

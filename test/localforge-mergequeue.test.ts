@@ -1,7 +1,8 @@
 // GitHub's merge queue on the local forge: the `merge_queue` ruleset rule, the REST merge and
 // pushes refused on such a branch, GraphQL (`POST /graphql`) answers checked against the
 // checked-in subset of GitHub's schema, merge groups on gh-readonly-queue refs, a group that
-// passes its required checks fast-forwarding the base, and a failing group removed with a reason.
+// passes its required checks fast-forwarding the base (a merge_queue_merge activity), and a
+// failing group removed with a reason.
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { ENQUEUE_MUTATION, QUEUE_STATUS_QUERY } from "../server/gh/merge-queue.js";
@@ -163,6 +164,9 @@ describe("the queue", () => {
     assert.equal(rest.merged, true);
     assert.equal(rest.merge_commit_sha, group);
     assert.deepEqual(await groupRefs(), []);
+    // GET /activity names the move a merge_queue_merge by the enqueuer.
+    const moved = (await api(forge, "GET", repoPath(forge, "/activity?ref=main&per_page=1"))).body[0];
+    assert.deepEqual([moved.activity_type, moved.before, moved.after, moved.actor.login], ["merge_queue_merge", base, group, "afk-bot"]);
   });
 
   it("removes a PR whose group fails a required check, with the reason on its timeline, and dequeues on request", async () => {

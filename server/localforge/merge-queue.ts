@@ -5,6 +5,7 @@
 // checks pass there the base fast-forwards to the group commit and the PR is merged. A group
 // that fails a required check, a conflict, a moved head or a closed PR removes the entry with
 // a reason (a RemovedFromMergeQueueEvent on the PR's timeline). One group is built at a time.
+import { recordActivity } from "./activity.js";
 import { ZERO_SHA } from "./bare-git.js";
 import { checkOutcomes } from "./checks.js";
 import type { LocalForge } from "./core.js";
@@ -185,6 +186,8 @@ async function advanceOne(forge: LocalForge, base: string): Promise<boolean> {
     return true;
   }
   if (!(await forge.git.casRef(`refs/heads/${base}`, entry.groupSha!, baseTip, `merge queue: merge #${entry.pr}`))) return true;
+  const enqueuer = forge.state.user(entry.enqueuer);
+  await recordActivity(forge, { login: entry.enqueuer, id: enqueuer?.id }, `refs/heads/${base}`, baseTip, entry.groupSha!, "merge_queue_merge");
   const pull = issue.pull;
   pull.headSha = entry.headOid;
   markMerged(forge, issue, pull, { by: entry.enqueuer, mergeCommitSha: entry.groupSha!, baseSha: baseTip });

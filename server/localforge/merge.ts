@@ -2,6 +2,7 @@
 // --write-tree` computes the result without a worktree, `git commit-tree` records it, and
 // `git update-ref <base> <new> <old>` moves the base only if nobody moved it meanwhile.
 // Answers follow GitHub: 409 when the pinned sha is not the head, 405 when not mergeable.
+import { recordActivity } from "./activity.js";
 import { HttpError, invalidField } from "./http-errors.js";
 import { optionalString } from "./input.js";
 import { checkOutcomes } from "./checks.js";
@@ -31,7 +32,7 @@ async function moveBase(forge: LocalForge, base: string): Promise<void> {
   const newTree = await forge.git.treeWithFile(tree, path, `A commit by ${PEER} that landed on ${base} while a merge was pending.\n`, forge.tempIndex());
   const sig = forge.signature(PEER);
   const commit = await forge.git.commitTree(newTree, [old], `Concurrent change on ${base}`, sig, sig);
-  await forge.git.casRef(ref, commit, old, "base_moves_before_merge fault");
+  if (await forge.git.casRef(ref, commit, old, "base_moves_before_merge fault")) await recordActivity(forge, { login: PEER }, ref, old, commit);
 }
 
 async function squashMessage(forge: LocalForge, baseSha: string, headSha: string): Promise<string> {
@@ -105,6 +106,7 @@ async function mergePull(ctx: RequestContext): Promise<Reply> {
     if (!(await forge.git.casRef(baseRef, commit, baseSha, `merge pull request #${n}`))) {
       throw new HttpError(409, "Base branch was modified. Review and try the merge again.");
     }
+    await recordActivity(forge, user, baseRef, baseSha, commit, "pr_merge");
     ctx.memo.invalidate();
     pull.headSha = headSha;
     markMerged(forge, issue, pull, { by: user.login, mergeCommitSha: commit, baseSha });
@@ -156,6 +158,7 @@ async function updateBranch(ctx: RequestContext): Promise<Reply> {
     if (!(await forge.git.casRef(headRef, commit, headSha, "update branch via API"))) {
       throw headMoved();
     }
+    await recordActivity(forge, user, headRef, headSha, commit);
     ctx.memo.invalidate();
     await syncPulls(forge, user.login);
     return accepted;

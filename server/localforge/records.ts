@@ -1,6 +1,6 @@
 // The forge's records as they land on disk (state.ts holds them, with their indices): users,
 // labels, issues and pull requests, comments, checks and statuses, protection and rulesets,
-// reviews, the merge queue.
+// reviews, the merge queue, ref activity.
 
 export interface UserRecord {
   login: string;
@@ -198,4 +198,21 @@ export interface QueueEventRecord {
   actor: string;
   reason: string | null;
   beforeCommit: string | null;
+}
+
+/** What `GET /activity` lists: one ref update that landed (a push, a ref API write, a merge). */
+export type ActivityType = "push" | "force_push" | "branch_creation" | "branch_deletion" | "pr_merge" | "merge_queue_merge";
+
+export interface ActivityRecord {
+  id: number;
+  /** The full ref name (`refs/heads/x`, `refs/tags/v1`, `refs/afk/...`). */
+  ref: string;
+  /** 40 hex digits; zeros for a creation (before) or a deletion (after). */
+  before: string;
+  after: string;
+  at: string;
+  type: ActivityType;
+  /** Who moved the ref (null: nobody known) and that user's id (a run token's bot keeps its own). */
+  actor: string | null;
+  actorId: number | null;
 }

@@ -2,6 +2,7 @@
 // repository. Creation is create-if-absent (422 "Reference already exists"), which is what
 // makes a claim ref a lock; updates and deletes are atomic in git but, as on GitHub, carry no
 // expected old value from the client.
+import { recordActivity } from "./activity.js";
 import { ZERO_SHA } from "./bare-git.js";
 import { HttpError, notFound, unprocessable } from "./http-errors.js";
 import { optionalBoolean, requiredString } from "./input.js";
@@ -77,7 +78,7 @@ async function getRefsLegacy(ctx: RequestContext): Promise<Reply> {
 }
 
 async function createRef(ctx: RequestContext): Promise<Reply> {
-  actor(ctx);
+  const user = actor(ctx);
   const ref = requiredString(ctx.body, "ref", "Reference");
   const sha = requiredString(ctx.body, "sha", "Reference");
   if (!ref.startsWith("refs/") || ref.split("/").length < 3) {
@@ -89,6 +90,7 @@ async function createRef(ctx: RequestContext): Promise<Reply> {
     if (await readOne(ctx, ref)) throw unprocessable("Reference already exists");
     throw unprocessable("Reference cannot be created: a reference with a conflicting name exists");
   }
+  await recordActivity(ctx.forge, user, ref, ZERO_SHA, sha);
   await afterRefWrite(ctx, ref);
   const one = await readOne(ctx, ref);
   const body = ctx.forge.render.gitRef(ref, sha, one?.type ?? "commit");
@@ -96,7 +98,7 @@ async function createRef(ctx: RequestContext): Promise<Reply> {
 }
 
 async function updateRef(ctx: RequestContext): Promise<Reply> {
-  actor(ctx);
+  const user = actor(ctx);
   const ref = fullRef(ctx.params.ref);
   checkWritable(ref);
   const sha = requiredString(ctx.body, "sha", "Reference");
@@ -109,6 +111,7 @@ async function updateRef(ctx: RequestContext): Promise<Reply> {
       throw unprocessable("Update is not a fast forward");
     }
     if (await ctx.forge.git.casRef(ref, sha, current.sha, "update via API")) {
+      await recordActivity(ctx.forge, user, ref, current.sha, sha);
       await afterRefWrite(ctx, ref);
       const now = await readOne(ctx, ref);
       return { status: 200, body: ctx.forge.render.gitRef(ref, sha, now?.type ?? current.type) };
@@ -118,7 +121,7 @@ async function updateRef(ctx: RequestContext): Promise<Reply> {
 }
 
 async function deleteRef(ctx: RequestContext): Promise<Reply> {
-  actor(ctx);
+  const user = actor(ctx);
   const ref = fullRef(ctx.params.ref);
   checkWritable(ref);
   if (ref === `refs/heads/${ctx.forge.defaultBranch}`) throw unprocessable("Cannot delete the default branch");
@@ -126,6 +129,7 @@ async function deleteRef(ctx: RequestContext): Promise<Reply> {
     const current = await readOne(ctx, ref);
     if (!current) throw unprocessable("Reference does not exist");
     if (await ctx.forge.git.casDeleteRef(ref, current.sha)) {
+      await recordActivity(ctx.forge, user, ref, current.sha, ZERO_SHA);
       await afterRefWrite(ctx, ref);
       return { status: 204 };
     }

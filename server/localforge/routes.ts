@@ -1,6 +1,7 @@
 // The whole REST surface, assembled in one place. Order matters only where a literal segment
 // could be read as a parameter ("/issues/comments" before "/issues/{issue_number}").
 import { registerActionsRoutes } from "./actions-routes.js";
+import { registerActivityRoutes } from "./activity.js";
 import { registerCheckRoutes } from "./checks.js";
 import { registerCommentRoutes } from "./comments.js";
 import { registerGraphQLRoutes } from "./graphql.js";
@@ -19,6 +20,7 @@ import { Router } from "./router.js";
 export function buildRouter(): Router {
   const router = new Router();
   registerRepoRoutes(router);
+  registerActivityRoutes(router);
   registerCommentRoutes(router);
   registerIssueRoutes(router);
   registerRelationRoutes(router);

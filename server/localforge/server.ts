@@ -5,6 +5,7 @@
 import { createHash, randomBytes } from "node:crypto";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { runTokenUser } from "./actions-runner.js";
+import { recordPush } from "./activity.js";
 import { handleControl } from "./control.js";
 import type { LocalForge } from "./core.js";
 import { gitPathInfo, isReceivePack, serveGit } from "./git-http.js";
@@ -13,6 +14,7 @@ import { RequestMemo } from "./memo.js";
 import { syncPulls } from "./pull-sync.js";
 import { advanceQueues, kickQueues } from "./merge-queue.js";
 import { pushRefusal } from "./push-policy.js";
+import type { RefCommand } from "./pkt-line.js";
 import { rateLimitHeaders } from "./ratelimit.js";
 import type { Reply, RequestContext, Router } from "./router.js";
 import { isoNow, type UserRecord } from "./state.js";
@@ -151,7 +153,10 @@ async function handle(forge: LocalForge, router: Router, req: IncomingMessage, r
       res.end(`Permission to ${forge.urls.fullName}.git denied to ${auth.user.login}.\n`);
       return;
     }
-    const pusher = auth.kind === "user" ? auth.user.login : null;
+    const pushUser = auth.kind === "user" ? auth.user : null;
+    const pusher = pushUser?.login ?? null;
+    // The commands of a push git was let to receive; those that landed go to GET /activity.
+    let commands: RefCommand[] = [];
     // The exchange itself is a POST; the GET of info/refs only advertises refs.
     if (method === "POST") forge.accounting.recordGit(needsAuth ? "receive-pack" : "upload-pack");
     await serveGit({
@@ -161,9 +166,16 @@ async function handle(forge: LocalForge, router: Router, req: IncomingMessage, r
       pathInfo,
       queryString: url.search.slice(1),
       remoteUser: pusher,
-      screenPush: auth.kind === "user" ? (cmds) => pushRefusal(forge, auth.user, cmds.commands) : undefined,
+      screenPush: pushUser
+        ? (cmds) => {
+            const refusal = pushRefusal(forge, pushUser, cmds.commands);
+            if (!refusal) commands = cmds.commands;
+            return refusal;
+          }
+        : undefined,
       afterPush: () =>
         forge.writeLock.run(async () => {
+          await recordPush(forge, pushUser, commands);
           forge.state.data.pushedAt = isoNow();
           forge.state.changed();
           await syncPulls(forge, pusher ?? forge.urls.owner);

@@ -26,8 +26,11 @@ export type {
   RulesetRecord,
   QueueEntryRecord,
   QueueEventRecord,
+  ActivityType,
+  ActivityRecord,
 } from "./records.js";
 import type {
+  ActivityRecord,
   UserRecord,
   LabelRecord,
   IssueRecord,
@@ -66,6 +69,8 @@ export interface PersistedState {
   queueEvents?: QueueEventRecord[];
   /** Absent in state files written before the Actions subset existed. */
   actions?: ActionsData;
+  /** Ref updates for `GET /activity`, oldest first, the newest 5,000 kept. Absent in older state files. */
+  activity?: ActivityRecord[];
 }
 
 /** GitHub's timestamps: ISO 8601 in UTC, seconds precision. */

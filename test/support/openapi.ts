@@ -64,6 +64,7 @@ export const LISTED_OPERATIONS: readonly string[] = [
   "GET /user",
   "GET /rate_limit",
   "GET /repos/{owner}/{repo}",
+  "GET /repos/{owner}/{repo}/activity",
   "GET,POST /repos/{owner}/{repo}/issues",
   "GET,PATCH /repos/{owner}/{repo}/issues/{issue_number}",
   "GET,POST /repos/{owner}/{repo}/issues/{issue_number}/labels",
