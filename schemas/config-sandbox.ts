@@ -44,7 +44,9 @@ export const ActionsSchema = z
       .string()
       .regex(/^[A-Za-z0-9_.-]+\.ya?ml$/, "expected a file name under .github/workflows/, e.g. afk-worker.yml")
       .default("afk-worker.yml")
-      .describe("The workflow each worker attempt is dispatched through, a file of .github/workflows/ on the base (`afk-mcp actions init` proposes it as a PR)."),
+      .describe(
+        "The workflow each worker attempt is dispatched through, a file of .github/workflows/ on the base (`afk-mcp actions init` proposes it as a PR).",
+      ),
     pickup_seconds: z
       .number()
       .int()
@@ -58,10 +60,14 @@ export const ActionsSchema = z
       .min(10)
       .max(3_600)
       .default(60)
-      .describe("How often the runner pushes its heartbeat (its new output, whether it is busy, its new commits) and how often the host reads them: one git round trip per beat for the whole fleet, no rate limit."),
+      .describe(
+        "How often the runner pushes its heartbeat (its new output, whether it is busy, its new commits) and how often the host reads them: one git round trip per beat for the whole fleet, no rate limit.",
+      ),
     env: z
       .array(z.string().regex(ENV_NAME, "expected a variable name"))
       .default(() => [])
-      .describe("Variables of the host's worker environment handed to the run as a dispatch input (besides any *_BASE_URL). Inputs are visible in the run: never name a secret here; secrets are repository secrets the workflow names."),
+      .describe(
+        "Variables of the host's worker environment handed to the run as a dispatch input (besides any *_BASE_URL). Inputs are visible in the run: never name a secret here; secrets are repository secrets the workflow names.",
+      ),
   })
   .describe('Workers on GitHub Actions runners (runtime "actions").');

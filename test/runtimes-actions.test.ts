@@ -35,13 +35,27 @@ const CONFIG = {
 };
 
 async function initWorkflow(forge: TestForge, dir: string): Promise<void> {
-  const conn = await connect({ repo: forge.repo, env: { GITHUB_API_URL: forge.apiUrl, GITHUB_TOKEN: forge.token, AFK_STATE_DIR: join(dir, "init-state") }, logger: silentLogger });
+  const conn = await connect({
+    repo: forge.repo,
+    env: { GITHUB_API_URL: forge.apiUrl, GITHUB_TOKEN: forge.token, AFK_STATE_DIR: join(dir, "init-state") },
+    logger: silentLogger,
+  });
   const proposed = await actionsInit(conn, { worker: WORKER });
   assert.equal(proposed.status, "proposed", proposed.message);
   const pr = proposed.pr!;
+  const opened = await api(forge, "GET", repoPath(forge, `/pulls/${pr.number}`));
+  assert.equal(opened.body.head.ref, INIT_BRANCH, "proposed on a branch of its own, never pushed to the base");
+  assert.match((await git(forge.bareRepo, "show", `${INIT_BRANCH}:.github/workflows/afk-worker.yml`)).stdout, /run: "node .*bin\.js worker"/);
   const merged = await api(forge, "PUT", repoPath(forge, `/pulls/${pr.number}/merge`), { merge_method: "merge" });
   assert.equal(merged.status, 200, JSON.stringify(merged.body));
-  const again = await actionsInit(await connect({ repo: forge.repo, env: { GITHUB_API_URL: forge.apiUrl, GITHUB_TOKEN: forge.token, AFK_STATE_DIR: join(dir, "init-state") }, logger: silentLogger }), { worker: WORKER });
+  const again = await actionsInit(
+    await connect({
+      repo: forge.repo,
+      env: { GITHUB_API_URL: forge.apiUrl, GITHUB_TOKEN: forge.token, AFK_STATE_DIR: join(dir, "init-state") },
+      logger: silentLogger,
+    }),
+    { worker: WORKER },
+  );
   assert.equal(again.status, "present", again.message);
 }
 
@@ -63,12 +77,28 @@ describe("the actions runtime's pieces", () => {
     assert.match(text, /group: afk-issue-\$\{\{ inputs\.issue \}\}\n {2}cancel-in-progress: true/);
     assert.match(text, /timeout-minutes: 350/);
     assert.throws(() => runnerInputs({}), /AFK_BRANCH is not set/);
-    const env = { AFK_ISSUE: "3", AFK_BRANCH: "afk/3-x", AFK_BASE: "main", AFK_ATTEMPT: "1", AFK_COMMAND: "true", AFK_BRIEF_TEXT: "b", AFK_RUN_REF: "refs/afk/run/3", GITHUB_RUN_ID: "9" };
+    const env = {
+      AFK_ISSUE: "3",
+      AFK_BRANCH: "afk/3-x",
+      AFK_BASE: "main",
+      AFK_ATTEMPT: "1",
+      AFK_COMMAND: "true",
+      AFK_BRIEF_TEXT: "b",
+      AFK_RUN_REF: "refs/afk/run/3",
+      GITHUB_RUN_ID: "9",
+    };
     assert.throws(() => runnerInputs({ ...env, AFK_BRANCH: "--upload-pack=x" }), /branch/);
     assert.throws(() => runnerInputs({ ...env, AFK_ISSUE: "0" }), /AFK_ISSUE="0": expected an integer/);
-    const inputs = runnerInputs({ ...env, AFK_ENV_JSON: JSON.stringify({ ANTHROPIC_BASE_URL: "http://127.0.0.1:1", PATH: "/evil", AFK_ISSUE: "7", "bad name": "x" }) });
+    const inputs = runnerInputs({
+      ...env,
+      AFK_ENV_JSON: JSON.stringify({ ANTHROPIC_BASE_URL: "http://127.0.0.1:1", PATH: "/evil", AFK_ISSUE: "7", "bad name": "x" }),
+    });
     assert.deepEqual(inputs.extraEnv, { ANTHROPIC_BASE_URL: "http://127.0.0.1:1" }, "a handed-over variable may not set PATH or the issue's facts");
-    const engine = engineEnv({ ...env, GITHUB_TOKEN: "ghs_secret", ACTIONS_RUNTIME_TOKEN: "x", PATH: "/usr/bin" }, inputs, { brief: "/t/b", verdict: "/t/v", worktree: "/w" });
+    const engine = engineEnv({ ...env, GITHUB_TOKEN: "ghs_secret", ACTIONS_RUNTIME_TOKEN: "x", PATH: "/usr/bin" }, inputs, {
+      brief: "/t/b",
+      verdict: "/t/v",
+      worktree: "/w",
+    });
     assert.equal(engine.GITHUB_TOKEN, undefined);
     assert.equal(engine.ACTIONS_RUNTIME_TOKEN, undefined);
     assert.equal(engine.AFK_BRIEF_TEXT, undefined);
@@ -101,15 +131,31 @@ describe("workers on the local forge's Actions runner (real afk-mcp worker, real
       cleanups.push(() => forge.dispose());
       const dir = await tempDir("afk-act-");
       await initWorkflow(forge, dir);
-      const [a, b, die, hostile, cancel] = (await readyIssues(forge, ["Alpha", "Beta", "Dies", "Hijacks", "Cancelled"])) as [number, number, number, number, number];
+      const [a, b, die, hostile, cancel] = (await readyIssues(forge, ["Alpha", "Beta", "Dies", "Hijacks", "Cancelled"])) as [
+        number,
+        number,
+        number,
+        number,
+        number,
+      ];
       const modes: Record<number, string> = { [a]: "work", [b]: "work", [die]: "die", [hostile]: "hostile", [cancel]: "slow" };
       // One command for every issue: the engine picks its behaviour by issue number (a table the test wrote).
       const command = `sh ${shellQuote(ENGINE)} "$(sed -n "s/^$AFK_ISSUE=//p" ${shellQuote(join(dir, "modes"))})"`;
-      await (await import("node:fs/promises")).writeFile(join(dir, "modes"), Object.entries(modes).map(([n, m]) => `${n}=${m}\n`).join(""));
+      await (
+        await import("node:fs/promises")
+      ).writeFile(
+        join(dir, "modes"),
+        Object.entries(modes)
+          .map(([n, m]) => `${n}=${m}\n`)
+          .join(""),
+      );
       const host = fleetHost(forge, dir, cleanups, { AFK_RUNTIME: "actions" });
       const steps: string[] = [];
       await host.start({ repo: forge.repo, worker_command: command, target: 5, auto_merge: true, config: CONFIG }, (s) => steps.push(s));
-      assert.ok(steps.some((s) => s.startsWith('runtime actions: each worker on a GitHub Actions runner through workflow "afk worker"')), steps.join("\n"));
+      assert.ok(
+        steps.some((s) => s.startsWith('runtime actions: each worker on a GitHub Actions runner through workflow "afk worker"')),
+        steps.join("\n"),
+      );
       const supervisor = async () =>
         ((await host.logs({ repo: forge.repo, lane: "supervisor", tail_lines: 400 })).records as Array<{ event?: unknown; msg?: unknown }>)
           .map((r) => `${String(r.event)}: ${String(r.msg)}`)
@@ -123,21 +169,41 @@ describe("workers on the local forge's Actions runner (real afk-mcp worker, real
           if (!branches) return null;
           const files = (await git(forge.bareRepo, "ls-tree", "--name-only", branches.split("\n")[0]!)).stdout;
           if (!files.includes(`partial-${cancel}.txt`)) return null;
-          const runs = (await api(forge, "GET", repoPath(forge, "/actions/runs?status=in_progress"))).body as { workflow_runs: Array<{ id: number; display_title: string }> };
+          const runs = (await api(forge, "GET", repoPath(forge, "/actions/runs?status=in_progress"))).body as {
+            workflow_runs: Array<{ id: number; display_title: string }>;
+          };
           return runs.workflow_runs.find((r) => r.display_title === `afk #${cancel} attempt 1`) ?? null;
         },
         { deadlineMs: 3 * 60_000, intervalMs: 250, explain: supervisor },
       );
       assert.equal((await api(forge, "POST", repoPath(forge, `/actions/runs/${slowRun.id}/cancel`))).status, 202);
 
+      const jobLogs = async () => {
+        const runs = (
+          (await api(forge, "GET", repoPath(forge, "/actions/runs?per_page=100"))).body as { workflow_runs: Array<{ id: number; display_title: string }> }
+        ).workflow_runs;
+        let out = "";
+        for (const r of runs) {
+          const jobs = (await api(forge, "GET", repoPath(forge, `/actions/runs/${r.id}/jobs`))).body as { jobs: Array<{ id: number }> };
+          for (const j of jobs.jobs) {
+            const res = await fetch(`${forge.apiUrl}/_forge/actions/jobs/${j.id}/logs`);
+            out += `\n===== ${r.display_title}\n${(await res.text()).slice(-3000)}`;
+          }
+        }
+        const worker = ((await host.logs({ repo: forge.repo, lane: "worker", tail_lines: 2000 })).records as Array<{ msg?: unknown; issue?: unknown }>)
+          .map((r) => `${String(r.issue)} ${String(r.msg)}`)
+          .join("\n");
+        return out + "\n===== worker lane\n" + worker + "\n" + (await supervisor());
+      };
       for (const n of [a, b, die, hostile, cancel]) {
-        await waitFor(`#${n} landed and closed`, () => closed(forge, n), { deadlineMs: 6 * 60_000, intervalMs: 500, explain: supervisor });
+        await waitFor(`#${n} landed and closed`, () => closed(forge, n), { deadlineMs: 6 * 60_000, intervalMs: 500, explain: jobLogs });
       }
-      const status = await host.status({ repo: forge.repo });
       await host.stop({ repo: forge.repo, stop_workers: true });
 
       // Everything ran on the runner: every attempt is a workflow run, and the engine never saw the job's token.
-      const runs = ((await api(forge, "GET", repoPath(forge, "/actions/runs?per_page=100"))).body as { workflow_runs: Array<{ display_title: string; conclusion: string }> }).workflow_runs;
+      const runs = (
+        (await api(forge, "GET", repoPath(forge, "/actions/runs?per_page=100"))).body as { workflow_runs: Array<{ display_title: string; conclusion: string }> }
+      ).workflow_runs;
       const titles = runs.map((r) => r.display_title).sort();
       assert.deepEqual(
         titles,
@@ -145,7 +211,9 @@ describe("workers on the local forge's Actions runner (real afk-mcp worker, real
       );
       const log = await supervisor();
       assert.ok(!log.includes("ghs_"), "no run token in the fleet's lanes");
-      const worker = ((await host.logs({ repo: forge.repo, lane: "worker", tail_lines: 2000 })).records as Array<{ msg?: unknown; issue?: unknown }>).map((r) => String(r.msg));
+      const worker = ((await host.logs({ repo: forge.repo, lane: "worker", tail_lines: 2000 })).records as Array<{ msg?: unknown; issue?: unknown }>).map((r) =>
+        String(r.msg),
+      );
       assert.ok(worker.includes(`engine on the runner: issue ${a} attempt 1 mode work`), "the runner's output reached the worker lane");
       assert.ok(worker.includes("token in my environment: none"), "the engine's environment has no job token");
 
@@ -154,10 +222,15 @@ describe("workers on the local forge's Actions runner (real afk-mcp worker, real
       }
       // What the dead and the cancelled runs had pushed was kept and continued by the next attempt.
       for (const n of [die, cancel]) assert.equal((await git(forge.bareRepo, "show", `main:partial-${n}.txt`)).stdout.trim(), `partial for ${n}`);
-      assert.match(await comments(forge, die), /ended \(failure\) without the worker's last beat: the runner died/);
-      assert.match(await comments(forge, cancel), /was cancelled outside the fleet/);
-      assert.match(await comments(forge, hostile), new RegExp(`the runner pushed to refs/heads/hijack-${hostile}, outside the issue's branch`));
-      assert.ok(status, "status answered while the fleet ran");
+      // Each fault's reason is on the issue's board (and in the supervisor lane); no other issue was blamed.
+      assert.match(await comments(forge, die), /Attempt 1 failed: workflow run \d+ ended \(failure\) without the worker's last beat: the runner died/);
+      assert.match(await comments(forge, cancel), /Attempt 1 failed: workflow run \d+ was cancelled outside the fleet/);
+      assert.match(
+        await comments(forge, hostile),
+        new RegExp(`Attempt 1 failed: the runner pushed to refs/heads/hijack-${hostile}, outside the issue's branch`),
+      );
+      for (const n of [a, b]) assert.doesNotMatch(await comments(forge, n), /failed:/, `#${n} ran clean`);
+      assert.equal(log.match(/^retry: /gm)?.length, 3, log);
     },
   );
 });

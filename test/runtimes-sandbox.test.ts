@@ -58,7 +58,7 @@ describe("the sandbox's allowlist and runtime choice", () => {
     assert.equal(runtimeOf(DEFAULT_CONFIG, { AFK_RUNTIME: "sandbox" }), "sandbox");
     assert.equal(runtimeOf({ ...DEFAULT_CONFIG, runtime: "local" }, { AFK_RUNTIME: "sandbox" }), "sandbox");
     assert.equal(runtimeOf({ ...DEFAULT_CONFIG, runtime: "local" }, { AFK_RUNTIME: "local" }), "local");
-    assert.throws(() => runtimeOf(DEFAULT_CONFIG, { AFK_RUNTIME: "docker" }), /AFK_RUNTIME="docker" is not a runtime: expected "sandbox" or "local"/);
+    assert.throws(() => runtimeOf(DEFAULT_CONFIG, { AFK_RUNTIME: "docker" }), /AFK_RUNTIME="docker" is not a runtime: expected one of sandbox, local, actions/);
   });
 });
 

@@ -16,6 +16,8 @@ interface History {
    */
   eta: string;
   timed: boolean;
+  /** Why the last attempt failed (a retry's reason), shown until the issue leaves the board. */
+  failed?: { attempt: number; why: string };
 }
 
 export class Board {
@@ -55,6 +57,11 @@ export class Board {
       h.eta = issueEtaLine(h.phases[0]!.since, this.landedMs);
     }
     return h;
+  }
+
+  /** Records why an attempt failed (no request): the next write of the board says it. */
+  failed(issue: number, attempt: number, why: string): void {
+    this.enter(issue, "ci_failed").failed = { attempt, why };
   }
 
   /**
@@ -172,6 +179,7 @@ export class Board {
       ...(conflict ? { conflict } : {}),
       ...(left ? { left } : {}),
       ...(h.eta ? { eta: h.eta } : {}),
+      ...(h.failed ? { failed: h.failed } : {}),
     });
   }
 }

@@ -53,6 +53,8 @@ export interface BoardInput {
   note?: string | null;
   /** How its work conflicts with other in-flight work and what waits for what: fleet-written, never issue text. */
   conflict?: string | null;
+  /** Why the last attempt failed, and which (fleet-written). */
+  failed?: { attempt: number; why: string };
   /**
    * A released board: where the issue stands once the fleet let go. `backlog` (the default): still
    * open and picked, a fleet takes it up again; `closed`: closed, nothing takes it up unless it is
@@ -149,6 +151,8 @@ export function renderBoard(input: BoardInput): string {
     if (input.phase === "merged" && input.note) lines.push(escapeInline(input.note), "");
     // Its work conflicts with other in-flight work (fleet-written, naming issues and paths).
     if (input.conflict) lines.push(`> ${escapeText(input.conflict)}`, "");
+    // Why the last attempt failed (fleet-written: a runner's fault, a red gate, a hang).
+    if (input.failed) lines.push(`Attempt ${input.failed.attempt} failed: ${escapeInline(input.failed.why.slice(0, 600))}`, "");
   }
 
   const checks = (input.checks ?? []).slice(0, 50);

@@ -30,7 +30,8 @@ Options:
   options: { repo: { type: "string" }, setup: { type: "string", multiple: true }, json: { type: "boolean" } },
   positionals: true,
   async run(values, positionals) {
-    if (positionals[0] !== "init" || positionals.length > 1) throw new UsageError('afk-mcp actions: expected "init" (afk-mcp actions init [--repo OWNER/NAME])');
+    if (positionals[0] !== "init" || positionals.length > 1)
+      throw new UsageError('afk-mcp actions: expected "init" (afk-mcp actions init [--repo OWNER/NAME])');
     const setup = Array.isArray(values.setup) ? values.setup.filter((s): s is string => typeof s === "string") : [];
     const conn = await connect({ repo: typeof values.repo === "string" ? values.repo : undefined });
     const result = await actionsInit(conn, setup.length ? { setup } : {});

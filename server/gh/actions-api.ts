@@ -94,7 +94,12 @@ export class ActionsApi {
       `dispatch workflow ${file} at ${ref}`,
     );
     if (!raw || typeof raw.workflow_run_id !== "number") {
-      throw new ForgeError("unexpected", `dispatch workflow ${file}: GitHub answered without the run's id`, 204, "GitHub Enterprise Server may not return run details yet");
+      throw new ForgeError(
+        "unexpected",
+        `dispatch workflow ${file}: GitHub answered without the run's id`,
+        204,
+        "GitHub Enterprise Server may not return run details yet",
+      );
     }
     return { runId: raw.workflow_run_id, htmlUrl: raw.html_url ?? "" };
   }

@@ -10,7 +10,7 @@ import { join } from "node:path";
 import { UsageError } from "../gh/errors.js";
 import { git, gitRaw, type GitAuth } from "../gh/git.js";
 import type { RepoConnection } from "../gh/repo-connection.js";
-import { workflowFile, type WorkflowFileOptions } from "../runtimes/actions/workflow-file.js";
+import { workflowFile, type WorkflowFileOptions } from "../runtimes/registry.js";
 import { version } from "../version.js";
 
 export const INIT_BRANCH = "afk/actions-init";
@@ -27,7 +27,12 @@ export function defaultWorkerInvocation(): string {
   return `npx -y afk-mcp@${version} worker`;
 }
 
-const IDENTITY = { GIT_AUTHOR_NAME: "afk-mcp", GIT_AUTHOR_EMAIL: "afk-mcp@users.noreply.github.com", GIT_COMMITTER_NAME: "afk-mcp", GIT_COMMITTER_EMAIL: "afk-mcp@users.noreply.github.com" };
+const IDENTITY = {
+  GIT_AUTHOR_NAME: "afk-mcp",
+  GIT_AUTHOR_EMAIL: "afk-mcp@users.noreply.github.com",
+  GIT_COMMITTER_NAME: "afk-mcp",
+  GIT_COMMITTER_EMAIL: "afk-mcp@users.noreply.github.com",
+};
 
 export async function actionsInit(conn: RepoConnection, options: Partial<WorkflowFileOptions> = {}): Promise<ActionsInitResult> {
   const file = conn.config.actions.workflow;
@@ -35,10 +40,22 @@ export async function actionsInit(conn: RepoConnection, options: Partial<Workflo
   const base = conn.info.defaultBranch;
   // One conditional request: is the workflow there already?
   const present = await conn.forge.actions().workflow(file);
-  if (present) return { status: "present", path, pr: null, message: `${path} is already on ${base} (workflow "${present.name}", ${present.state}): runtime "actions" can dispatch it` };
+  if (present)
+    return {
+      status: "present",
+      path,
+      pr: null,
+      message: `${path} is already on ${base} (workflow "${present.name}", ${present.state}): runtime "actions" can dispatch it`,
+    };
   // One conditional request: a PR proposing it already?
   const open = (await conn.forge.listOpenPulls()).find((p) => p.head.ref === INIT_BRANCH && p.author === conn.login);
-  if (open) return { status: "pending", path, pr: { number: open.number, url: open.htmlUrl }, message: `PR #${open.number} already proposes ${path}: merge it (${open.htmlUrl})` };
+  if (open)
+    return {
+      status: "pending",
+      path,
+      pr: { number: open.number, url: open.htmlUrl },
+      message: `PR #${open.number} already proposes ${path}: merge it (${open.htmlUrl})`,
+    };
 
   const dir = await mkdtemp(join(tmpdir(), "afk-actions-init-"));
   const auth: GitAuth = { token: conn.token, url: conn.info.cloneUrl };
@@ -56,7 +73,9 @@ export async function actionsInit(conn: RepoConnection, options: Partial<Workflo
     const commit = (await git(["commit-tree", tree, "-p", `refs/heads/${base}`, "-F", "-"], { cwd: dir, input: message, env: IDENTITY })).stdout.trim();
     const pushed = await gitRaw(["push", "--quiet", "--force", "origin", `${commit}:refs/heads/${INIT_BRANCH}`], { cwd: dir, auth });
     if (pushed.exitCode !== 0) {
-      const scope = /workflow/i.test(pushed.stderr) ? ": the token needs the `workflow` scope to add files under .github/workflows/ (gh auth refresh -s workflow)" : "";
+      const scope = /workflow/i.test(pushed.stderr)
+        ? ": the token needs the `workflow` scope to add files under .github/workflows/ (gh auth refresh -s workflow)"
+        : "";
       throw new UsageError(`could not push ${INIT_BRANCH}: ${pushed.stderr.trim()}${scope}`);
     }
   } finally {
@@ -77,5 +96,10 @@ export async function actionsInit(conn: RepoConnection, options: Partial<Workflo
       'Merge it, then start the fleet with `"runtime": "actions"` in `.github/afk.json`.',
     ].join("\n"),
   });
-  return { status: "proposed", path, pr: { number: pr.number, url: pr.htmlUrl }, message: `PR #${pr.number} proposes ${path}: set the engine's secret, merge it, then start with runtime "actions" (${pr.htmlUrl})` };
+  return {
+    status: "proposed",
+    path,
+    pr: { number: pr.number, url: pr.htmlUrl },
+    message: `PR #${pr.number} proposes ${path}: set the engine's secret, merge it, then start with runtime "actions" (${pr.htmlUrl})`,
+  };
 }

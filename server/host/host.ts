@@ -42,13 +42,12 @@ import { probeNamespace, type NamespaceProbe } from "./namespace-probe.js";
 import { RepoFleet, summaryLine } from "../fleet/repo-fleet.js";
 import { runningWorkerCount } from "../fleet/worker-runs.js";
 import { daemonDir, stateDir } from "../paths.js";
-import { runDirFor, withOrphans } from "./views.js";
 import { laneDir } from "../lanes/index.js";
 import { readLogs } from "./logs.js";
 import { recentTimelines, reportOf, timelineOf } from "./ledger-views.js";
 import { HostEvents } from "./events.js";
 import { assessedSteps, connectedStep, followDrain } from "./steps.js";
-import { locateIssue, registrationView, resizeMessage } from "./views.js";
+import { locateIssue, registrationView, resizeMessage, runDirFor, withOrphans } from "./views.js";
 import { takeoverOn } from "./takeover.js";
 import { assess, planFor, type RepoAccess } from "./repo-access.js";
 import { parseSlug, formatSlug, repoKey } from "../gh/slug.js";
@@ -209,7 +208,8 @@ export class FleetHost implements Host {
     const { plan, source } = await this.currentPlan(input.repo, as);
     if (scope === "project")
       return { scope, registration, plan: pagePlan(plan, input.detail === true, input.cursor), issue: null, workers: [], source, ...extra };
-    return { scope, registration, plan: null, issue: locateIssue(plan, input.issue!), workers: [], source, ...extra };
+    const failed = running?.project.memory.get(input.issue!)?.lastFailure ?? null;
+    return { scope, registration, plan: null, issue: locateIssue(plan, input.issue!, failed), workers: [], source, ...extra };
   }
 
   /**

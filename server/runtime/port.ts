@@ -40,9 +40,11 @@ export interface WorkerExit {
   /**
    * The runtime's own finding that the attempt failed whatever the worker left (a runner that
    * died, a run cancelled by someone else, a push outside the issue's branch): the attempt is
-   * spent with this reason and its commits are kept for the next one.
+   * spent with this reason. `resume`: the next attempt continues from the branch (the worker's
+   * commits are trusted, it was its runner that failed); otherwise it starts fresh, the
+   * commits set aside.
    */
-  fault?: string | null;
+  fault?: { why: string; resume: boolean } | null;
 }
 
 /** A worker's place in the fleet's run directory: one per issue, beside its brief and verdict file. */

@@ -10,6 +10,7 @@ import { ActionsRuntime, actionsStep, type ActionsReach } from "./actions/index.
 import type { RecordedWorker, WorkerRuntime } from "../runtime/port.js";
 
 export type { ActionsReach, RemoteGit } from "./actions/index.js";
+export { workflowFile, type WorkflowFileOptions } from "./actions/workflow-file.js";
 
 const FACTORIES: { readonly [name in RuntimeName]: (reach: ActionsReach | null) => WorkerRuntime } = {
   local: () => new LocalRuntime(),

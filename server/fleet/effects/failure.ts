@@ -74,14 +74,14 @@ export async function retryIssue(fleet: FleetRuntime, tick: TickScope, action: A
   if (run && !run.exitFacts) await run.handle.stop("retrying");
   fleet.memory.endRun(n);
   tick.events.settled.push(n);
-  fleet.board.enter(n, "ci_failed");
+  fleet.board.failed(n, attempt, brief.summary);
   fleet.log("info", "retry", `#${n}: attempt ${attempt + 1} of ${cfg.retry + 1} after: ${brief.summary}`, n, { attempt: attempt + 1 });
   if (issue) {
     const withLabel = {
       ...issue,
       labels: [...issue.labels.filter((l) => parseAttemptLabel(l, cfg.labels.attempt_prefix) === null), attemptLabel(attempt, cfg.labels.attempt_prefix)],
     };
-    if (action.startWorker) await fleet.birthFor(withLabel, attempt + 1, "fresh", claimSha);
+    if (action.startWorker) await fleet.birthFor(withLabel, attempt + 1, action.resume ? "continue" : "fresh", claimSha);
   }
 }
 

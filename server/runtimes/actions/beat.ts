@@ -142,7 +142,9 @@ export function parseOutput(text: string): BeatLine[] {
  */
 export async function readBeats(cwd: string, tip: string, seen: string | null): Promise<Beat[]> {
   const range = seen ? [tip, `^${seen}`] : [tip];
-  const listed = await git(["rev-list", "--reverse", "--max-count=10000", ...range, "--"], { cwd }).catch(() => git(["rev-list", "--reverse", "--max-count=10000", tip, "--"], { cwd }));
+  const listed = await git(["rev-list", "--reverse", "--max-count=10000", ...range, "--"], { cwd }).catch(() =>
+    git(["rev-list", "--reverse", "--max-count=10000", tip, "--"], { cwd }),
+  );
   const shas = listed.stdout.split("\n").filter((s) => /^[0-9a-f]{40,64}$/.test(s));
   if (shas.length === 0) return [];
   const names = ["beat.json", "output.jsonl", "verdict.json"];

@@ -43,6 +43,8 @@ export interface RunHandleInput {
   seen: string | null;
   output: OutputSink;
   times: RunTimes;
+  /** Whether this run is the only one of this host in flight (a push that names no one is blamed on a lone run). */
+  alone: () => boolean;
   /** Called with the newest beat delivered (the record keeps it for an adopter). */
   onSeen: (sha: string) => void;
   /** Called once the handle has ended. */
@@ -68,7 +70,7 @@ export class RunHandle implements WorkerHandle {
   private final: BeatFacts | null = null;
   private verdict: string | null = null;
   private stopReason: string | null = null;
-  private fault: string | null = null;
+  private fault: { why: string; resume: boolean } | null = null;
   private timer: NodeJS.Timeout | null = null;
   private ended = false;
   private polling: Promise<void> | null = null;
@@ -136,7 +138,7 @@ export class RunHandle implements WorkerHandle {
       return;
     }
     if (run === null) {
-      this.fault ??= `workflow run ${this.input.runId} is gone (deleted on GitHub)`;
+      this.fault ??= { why: `workflow run ${this.input.runId} is gone (deleted on GitHub)`, resume: true };
       return this.finish(null);
     }
     this.status = run.status;
@@ -144,8 +146,9 @@ export class RunHandle implements WorkerHandle {
     if (run.status !== "completed" && run.status !== "in_progress") {
       this.why = `${run.status}: waiting for a runner`;
       if (now - this.startedAt > times.pickupMs && this.stopReason === null) {
-        this.fault = `no runner picked up workflow run ${this.input.runId} within ${Math.round(times.pickupMs / 1000)} s (is a runner for \`runs-on\` available, and are Actions enabled?)`;
-        this.stopReason = this.fault;
+        const why = `no runner picked up workflow run ${this.input.runId} within ${Math.round(times.pickupMs / 1000)} s (is a runner for \`runs-on\` available, and are Actions enabled?)`;
+        this.fault = { why, resume: true };
+        this.stopReason = why;
         await api.cancel(this.input.runId).catch(() => false);
       }
     } else if (run.status === "in_progress" && this.busy === "unknown" && this.final === null) {
@@ -157,7 +160,7 @@ export class RunHandle implements WorkerHandle {
     }
     if (now - this.beatReadAt >= times.beatMs / 2) await this.readBeats(false);
     if (this.stopReason !== null && now - (this.stoppedAt ??= now) > times.cancelWaitMs) {
-      this.fault ??= `workflow run ${this.input.runId} did not end within ${Math.round(times.cancelWaitMs / 1000)} s of its cancel`;
+      this.fault ??= { why: `workflow run ${this.input.runId} did not end within ${Math.round(times.cancelWaitMs / 1000)} s of its cancel`, resume: true };
       return this.finish(run);
     }
     this.schedule(this.stopReason !== null ? Math.min(2_000, times.pollMs) : times.pollMs);
@@ -207,7 +210,8 @@ export class RunHandle implements WorkerHandle {
     if (this.fault === null) this.fault = this.stopReason === null ? this.faultOf(conclusion) : null;
     const foreign = await this.foreignPushes().catch(() => []);
     if (foreign.length > 0) {
-      this.fault = `the runner pushed to ${foreign.slice(0, 3).join(", ")}${foreign.length > 3 ? ` and ${foreign.length - 3} more` : ""}, outside the issue's branch ${this.input.branch}: the attempt is not trusted (its branch's commits are kept)`;
+      const why = `the runner pushed to ${foreign.slice(0, 3).join(", ")}${foreign.length > 3 ? ` and ${foreign.length - 3} more` : ""}, outside the issue's branch ${this.input.branch}: the attempt is not trusted, and the next one starts fresh (its commits are set aside, not lost)`;
+      this.fault = { why, resume: false };
     }
     const exit: WorkerExit = {
       code: this.final?.exit?.code ?? (conclusion === "success" ? 0 : conclusion === "failure" ? 1 : null),
@@ -221,11 +225,20 @@ export class RunHandle implements WorkerHandle {
   }
 
   /** Why a run that ended without the fleet's stop is not the worker's own end, or null. */
-  private faultOf(conclusion: string | null): string | null {
+  private faultOf(conclusion: string | null): { why: string; resume: boolean } | null {
     const id = this.input.runId;
-    if (conclusion === "cancelled") return `workflow run ${id} was cancelled outside the fleet (on GitHub, by a person or another run of the issue's concurrency group)`;
-    if (conclusion === "timed_out") return `workflow run ${id} passed its job's timeout-minutes`;
-    if (this.final === null) return `workflow run ${id} ended (${conclusion ?? "no conclusion"}) without the worker's last beat: the runner died or a step before the worker failed`;
+    const keep = " (the next attempt continues from what it pushed)";
+    if (conclusion === "cancelled")
+      return {
+        why: `workflow run ${id} was cancelled outside the fleet (on GitHub, by a person or another run of the issue's concurrency group)${keep}`,
+        resume: true,
+      };
+    if (conclusion === "timed_out") return { why: `workflow run ${id} passed its job's timeout-minutes${keep}`, resume: true };
+    if (this.final === null)
+      return {
+        why: `workflow run ${id} ended (${conclusion ?? "no conclusion"}) without the worker's last beat: the runner died or a step before the worker failed${keep}`,
+        resume: true,
+      };
     return null;
   }
 
@@ -240,25 +253,61 @@ export class RunHandle implements WorkerHandle {
     if (!remote || remote === head) return;
     const ahead = await git.runRaw(["merge-base", "--is-ancestor", head, remote], worktree);
     if (ahead.exitCode === 0) await git.runRaw(["merge", "--ff-only", "--quiet", remote], worktree);
-    else this.input.output.onLine("stderr", `afk: ${branch} on origin (${remote.slice(0, 12)}) does not continue this worktree's ${head.slice(0, 12)}: left as it is`);
+    else
+      this.input.output.onLine(
+        "stderr",
+        `afk: ${branch} on origin (${remote.slice(0, 12)}) does not continue this worktree's ${head.slice(0, 12)}: left as it is`,
+      );
   }
 
   /**
-   * Refs the runner token pushed since this run's dispatch outside the fleet's own: an issue
-   * branch (`<prefix><n>-…`, this run's or another's, since other hosts' runners push theirs) and
-   * the run refs. A push there is another run's business; anywhere else (the base, a branch of
-   * the user's, a tag) it is this run's fault while it was the one in flight.
+   * Refs the runner token pushed since this run's dispatch outside the fleet's own (an issue
+   * branch `<prefix><n>-…`, this run's or another's, since other hosts' runners push theirs, and
+   * the run refs), that this run made: the pushed commit shares history with this run's own
+   * commits (the branch past the base), or it shares none and this run was the only one of this
+   * host in flight. The others are left to the run they share history with.
    */
   private async foreignPushes(): Promise<string[]> {
-    const { branch, issue, runRef } = this.input;
+    const { branch, issue, runRef, reach } = this.input;
     const prefix = branch.slice(0, branch.indexOf(`${issue}-`));
     const runPrefix = runRef.slice(0, runRef.lastIndexOf("/") + 1);
     const fleets = (ref: string): boolean =>
       ref === `refs/heads/${branch}` || ref.startsWith(runPrefix) || (prefix !== "" && new RegExp(`^refs/heads/${escape(prefix)}\\d+-`).test(ref));
     const since = this.startedAt - 1_000;
     // One conditional request per run's end.
-    const pushes = await this.input.reach.api.pushesBy(RUNNER_LOGIN);
-    return [...new Set(pushes.filter((p) => Date.parse(p.timestamp) >= since && !fleets(p.ref)).map((p) => p.ref))];
+    const pushes = (await reach.api.pushesBy(RUNNER_LOGIN)).filter((p) => Date.parse(p.timestamp) >= since && !fleets(p.ref));
+    if (pushes.length === 0) return [];
+    const mine = (await reach.git.runRaw(["rev-parse", "--verify", "--quiet", `refs/remotes/origin/${branch}^{commit}`])).stdout.trim();
+    const base = (await reach.git.runRaw(["rev-parse", "--verify", "--quiet", `refs/remotes/origin/${reach.base}^{commit}`])).stdout.trim();
+    const out = new Set<string>();
+    for (const p of pushes) {
+      const blame = await this.madeBy(p.after, p.ref, mine, base);
+      if (blame === true || (blame === null && this.input.alone())) out.add(p.ref);
+    }
+    return [...out];
+  }
+
+  /** Whether `after` shares commits with this run's own (true), shares none (false), or cannot tell (null: a deletion, or gone). */
+  private async madeBy(after: string, ref: string, mine: string, base: string): Promise<boolean | null> {
+    if (!/^[0-9a-f]{40,64}$/.test(after) || /^0+$/.test(after) || !mine) return null;
+    const { git } = this.input.reach;
+    const have = await git.runRaw(["cat-file", "-e", `${after}^{commit}`]);
+    if (have.exitCode !== 0) {
+      const fetched = await git.fetchRaw([
+        "fetch",
+        "--no-tags",
+        "--quiet",
+        "--no-write-fetch-head",
+        "origin",
+        `+${ref}:refs/afk-actions/foreign/${this.input.issue}`,
+      ]);
+      if (fetched.exitCode !== 0 || (await git.runRaw(["cat-file", "-e", `${after}^{commit}`])).exitCode !== 0) return null;
+    }
+    const common = (await git.runRaw(["merge-base", after, mine])).stdout.trim();
+    if (!common) return null;
+    if (!base) return true;
+    // Shared history past the base is this run's own commits.
+    return (await git.runRaw(["merge-base", "--is-ancestor", common, base])).exitCode !== 0 ? true : null;
   }
 }
 

@@ -21,9 +21,15 @@ export async function actionsStep(config: FleetConfig, reach: Pick<ActionsReach,
   if (!reach) return `runtime actions: each worker on a GitHub Actions runner, dispatched through .github/workflows/${file}`;
   // One conditional request per start.
   const workflow = await reach.api.workflow(file);
-  if (!workflow) return fail(`runtime actions: no workflow .github/workflows/${file} on ${reach.repo}'s default branch; run \`afk-mcp actions init\` (it opens a PR adding it) and merge it, or set actions.workflow`);
+  if (!workflow)
+    return fail(
+      `runtime actions: no workflow .github/workflows/${file} on ${reach.repo}'s default branch; run \`afk-mcp actions init\` (it opens a PR adding it) and merge it, or set actions.workflow`,
+    );
   if (workflow.state !== "active") return fail(`runtime actions: workflow ${file} is ${workflow.state}; enable it in the repository's Actions tab`);
   const limit = JOB_TIMEOUT_MINUTES * 60;
-  const clamp = config.worker.max_runtime_seconds > limit ? `; worker.max_runtime_seconds (${config.worker.max_runtime_seconds}) is past the job's ${JOB_TIMEOUT_MINUTES} min, which ends an attempt first` : "";
+  const clamp =
+    config.worker.max_runtime_seconds > limit
+      ? `; worker.max_runtime_seconds (${config.worker.max_runtime_seconds}) is past the job's ${JOB_TIMEOUT_MINUTES} min, which ends an attempt first`
+      : "";
   return `runtime actions: each worker on a GitHub Actions runner through workflow "${workflow.name}" (${workflow.path}); nothing runs on this host; heartbeats every ${config.actions.beat_seconds} s${clamp}`;
 }

@@ -35,7 +35,8 @@ export interface RunnerInputs {
 
 const ENV_NAME = /^[A-Z_][A-Z0-9_]*$/;
 /** Never handed to the engine: the job's credentials, and the inputs this process consumed. */
-const WITHHELD = /^(GITHUB_TOKEN|GH_TOKEN|ACTIONS_RUNTIME_TOKEN|ACTIONS_ID_TOKEN_REQUEST_TOKEN|ACTIONS_ID_TOKEN_REQUEST_URL|ACTIONS_CACHE_URL|ACTIONS_RESULTS_URL|AFK_BRIEF_TEXT|AFK_COMMAND|AFK_ENV_JSON|AFK_RUN_REF|AFK_BEAT_SECONDS)$/;
+const WITHHELD =
+  /^(GITHUB_TOKEN|GH_TOKEN|ACTIONS_RUNTIME_TOKEN|ACTIONS_ID_TOKEN_REQUEST_TOKEN|ACTIONS_ID_TOKEN_REQUEST_URL|ACTIONS_CACHE_URL|ACTIONS_RESULTS_URL|AFK_BRIEF_TEXT|AFK_COMMAND|AFK_ENV_JSON|AFK_RUN_REF|AFK_BEAT_SECONDS)$/;
 /** What a handed-over variable may not set: the engine's own facts and the basics of the runner. */
 const RESERVED = /^(AFK_.*|PATH|HOME|SHELL|USER|GITHUB_.*|RUNNER_.*|ACTIONS_.*|GIT_.*|NODE_OPTIONS|LD_.*)$/;
 
@@ -49,7 +50,10 @@ function positive(env: Env, name: string, min = 1): number {
 export function runnerInputs(env: Env): RunnerInputs {
   const need = (name: string): string => {
     const v = env[name];
-    if (v === undefined || v === "") throw new UsageError(`${name} is not set: \`afk-mcp worker\` runs in the workflow \`afk-mcp actions init\` writes, which sets it from the dispatch's inputs`);
+    if (v === undefined || v === "")
+      throw new UsageError(
+        `${name} is not set: \`afk-mcp worker\` runs in the workflow \`afk-mcp actions init\` writes, which sets it from the dispatch's inputs`,
+      );
     return v;
   };
   const branch = need("AFK_BRANCH");
@@ -67,7 +71,8 @@ export function runnerInputs(env: Env): RunnerInputs {
     } catch {
       throw new UsageError("AFK_ENV_JSON is not JSON: expected an object of variable names to strings");
     }
-    if (parsed === null || typeof parsed !== "object" || Array.isArray(parsed)) throw new UsageError("AFK_ENV_JSON: expected an object of variable names to strings");
+    if (parsed === null || typeof parsed !== "object" || Array.isArray(parsed))
+      throw new UsageError("AFK_ENV_JSON: expected an object of variable names to strings");
     for (const [k, v] of Object.entries(parsed)) if (ENV_NAME.test(k) && !RESERVED.test(k) && typeof v === "string" && !v.includes("\0")) extraEnv[k] = v;
   }
   return {
@@ -147,7 +152,12 @@ export async function runWorker(env: Env = process.env): Promise<number> {
       }
       const reading = engine && exit === null ? await busy.sample(engine.pid) : { busy: "unknown" as const, why: "ended" };
       const { kept, dropped } = boundLines(state.lines);
-      const verdictText = exit ? await readFile(verdict, "utf8").then((t) => t.slice(0, BEAT_VERDICT_MAX_BYTES), () => null) : null;
+      const verdictText = exit
+        ? await readFile(verdict, "utf8").then(
+            (t) => t.slice(0, BEAT_VERDICT_MAX_BYTES),
+            () => null,
+          )
+        : null;
       const facts: BeatFacts = {
         v: 1,
         run_id: inputs.runId,
@@ -178,9 +188,17 @@ export async function runWorker(env: Env = process.env): Promise<number> {
 
   const onLine = (stream: "stdout" | "stderr", line: string): void => {
     state.lines.push({ s: stream === "stdout" ? "o" : "e", l: line, t: Date.now() });
-    (stream === "stdout" ? process.stdout : process.stderr).write(`${line}\n`);
+    // Into the job's log (stderr for both: this process prints nothing else anywhere).
+    process.stderr.write(`${line}\n`);
   };
-  engine = await startWorker({ command: inputs.command, cwd, env: engineEnv(env, inputs, { brief, verdict, worktree: cwd }), briefPath: brief, onLine, killGraceMs: 4_000 });
+  engine = await startWorker({
+    command: inputs.command,
+    cwd,
+    env: engineEnv(env, inputs, { brief, verdict, worktree: cwd }),
+    briefPath: brief,
+    onLine,
+    killGraceMs: 4_000,
+  });
   const stopping = (signal: NodeJS.Signals): void => {
     say(`${signal}: ending the engine, then pushing what it committed`);
     void engine?.kill(`the run was cancelled (${signal})`);

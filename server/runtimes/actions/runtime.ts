@@ -103,6 +103,7 @@ export class ActionsRuntime implements WorkerRuntime {
       brief,
       Object.values(inputs).reduce((n, v) => n + v.length, 0),
     );
+    await this.publishStart(reach, request.worktree, request.branch);
     // One request: the dispatch, answered with the new run's id.
     const dispatched = await reach.api.dispatch(workflow, reach.base, inputs).catch((error: unknown) => {
       const status = (error as { status?: number }).status;
@@ -131,6 +132,23 @@ export class ActionsRuntime implements WorkerRuntime {
     return this.watch(slot, record, request.output, record.times);
   }
 
+  /**
+   * The runner starts where the host prepared the worktree (a continuation, or a fresh start
+   * from the base): origin's issue branch is set to it before the dispatch, by this host, with a
+   * lease on the tip it last fetched. What that replaces is kept here: the preparation set it
+   * aside (server/worktrees/). The runner then only ever fast-forwards the branch.
+   */
+  private async publishStart(reach: ActionsReach, worktree: string, branch: string): Promise<void> {
+    const head = (await reach.git.runRaw(["rev-parse", "HEAD"], worktree)).stdout.trim();
+    const remote = (await reach.git.runRaw(["rev-parse", "--verify", "--quiet", `refs/remotes/origin/${branch}^{commit}`])).stdout.trim();
+    if (!/^[0-9a-f]{40,64}$/.test(head) || head === remote) return;
+    const pushed = await reach.git
+      .network(["push", "--quiet", `--force-with-lease=refs/heads/${branch}:${remote}`, "origin", `${head}:refs/heads/${branch}`])
+      .catch((error: unknown) => error as Error);
+    if (pushed instanceof Error)
+      throw new UsageError(`could not set ${branch} on origin to the prepared start ${head.slice(0, 12)} before dispatching its run: ${pushed.message}`);
+  }
+
   private watch(slot: WorkerSlot, record: RunRecord, output: OutputSink, times: RunTimes): RunHandle {
     const reach = this.need();
     const handle = new RunHandle({
@@ -149,6 +167,7 @@ export class ActionsRuntime implements WorkerRuntime {
       seen: record.seen,
       output,
       times,
+      alone: () => [...this.live.keys()].every((n) => n === slot.issue),
       onSeen: (sha) => void this.save(slot, { ...record, seen: sha }).catch(() => undefined),
       onEnd: () => {
         if (this.live.get(slot.issue)?.handle === handle) this.live.delete(slot.issue);

@@ -56,7 +56,7 @@ export function workflowFile(options: WorkflowFileOptions): string {
   const setup = (options.setup ?? []).map((line, i) => [`      - name: Install the engine (${i + 1})`, `        run: ${yamlString(line)}`].join("\n"));
   return [
     "# Written by `afk-mcp actions init`: the workflow an afk-mcp fleet dispatches, one run per",
-    "# worker attempt (runtime \"actions\"). Inputs reach the step through env:, never inside run:.",
+    '# worker attempt (runtime "actions"). Inputs reach the step through env:, never inside run:.',
     "# The engine's API key is a repository secret (Settings > Secrets and variables > Actions).",
     "name: afk worker",
     'run-name: "afk #${{ inputs.issue }} attempt ${{ inputs.attempt }}"',

@@ -30,7 +30,9 @@ export function runtimeOf(config: FleetConfig, env: Env = process.env): RuntimeN
   const chosen = env.AFK_RUNTIME ?? process.env.AFK_RUNTIME;
   if (chosen === undefined || chosen === "") return config.runtime;
   if ((RUNTIME_NAMES as readonly string[]).includes(chosen)) return chosen as RuntimeName;
-  throw new UsageError(`AFK_RUNTIME=${JSON.stringify(chosen)} is not a runtime: expected one of ${RUNTIME_NAMES.join(", ")} (or unset it to follow config \`runtime\`)`);
+  throw new UsageError(
+    `AFK_RUNTIME=${JSON.stringify(chosen)} is not a runtime: expected one of ${RUNTIME_NAMES.join(", ")} (or unset it to follow config \`runtime\`)`,
+  );
 }
 
 /** The preflight's line for the runtime; throws the refusal (with the install command) where the sandbox cannot run. */

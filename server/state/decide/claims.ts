@@ -194,8 +194,15 @@ export function decideClaims(input: DecideInput, plan: LandingPlan): ClaimDecisi
       else actions.push({ kind: "release", issue: claim.issue, sha: claim.sha, why: "the project is stopping and the claim has no PR", killWorker: false });
       continue;
     }
-    if (local.worker === "exited" && (local.overBudget || local.runtimeFault)) {
-      actions.push(failureAction(claim, input, { kind: "no_result", why: (local.overBudget || local.runtimeFault)! }));
+    if (local.worker === "exited" && local.runtimeFault && !local.overBudget) {
+      // The runner failed, not the worker (it died, its run was cancelled elsewhere): the attempt
+      // is spent, and the next one continues from what it had pushed, unless the fault says otherwise.
+      const failure = failureAction(claim, input, { kind: "no_result", why: local.runtimeFault.why });
+      actions.push(failure.kind === "retry" && local.runtimeFault.resume ? { ...failure, resume: true } : failure);
+      continue;
+    }
+    if (local.worker === "exited" && local.overBudget) {
+      actions.push(failureAction(claim, input, { kind: "no_result", why: local.overBudget }));
       continue;
     }
     if (local.worker === "exited" && local.outcome === "commits") {

@@ -42,7 +42,7 @@ export interface LocalClaim {
   /** For an exited worker: the fleet ended it past `budget.usd_per_attempt`, and what it spent: the attempt failed, whatever it committed. */
   overBudget?: string | null;
   /** The runtime found the attempt failed whatever it left (a runner that died, a run cancelled elsewhere, a push outside its branch): why. */
-  runtimeFault?: string | null;
+  runtimeFault?: { why: string; resume: boolean } | null;
 }
 
 export interface DecideInput {
@@ -129,7 +129,7 @@ export type Action =
   /** Green but short of required human approvals: keep the claim, say on the PR what is needed. */
   | { kind: "await_review"; issue: number; pr: number; head: string; required: number; approvedBy: string[] }
   /** `startWorker`: the next attempt's worker starts now (false: births are held; a later tick recovers it). */
-  | { kind: "retry"; issue: number; sha: string; attempt: number; pr: number | null; evidence: FailureEvidence; startWorker: boolean }
+  | { kind: "retry"; issue: number; sha: string; attempt: number; pr: number | null; evidence: FailureEvidence; startWorker: boolean; resume?: boolean }
   | { kind: "escalate"; issue: number; sha: string; pr: number | null; why: string; evidence: FailureEvidence | null }
   | { kind: "open_pr"; issue: number; sha: string }
   | { kind: "close_done"; issue: number; sha: string; reason: string }
