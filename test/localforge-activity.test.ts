@@ -182,25 +182,23 @@ describe("listing", () => {
       const m = new RegExp(`<([^>]+)>; rel="${rel}"`).exec(r.headers.get("link") ?? "");
       return m ? m[1]! : null;
     };
-    const seen: number[] = [];
-    let r: ApiResponse<Activity[]> = await activity("?per_page=2");
-    assert.equal(next(r, "prev"), null);
-    for (;;) {
-      seen.push(...r.body.map((a) => a.id));
-      const url = next(r, "next");
-      if (!url) break;
-      r = await api<Activity[]>(forge, "GET", url);
-    }
-    assert.deepEqual(seen, all);
+    // Every page's ids in `rel` order from `r`, and the last page reached.
+    const walk = async (r: ApiResponse<Activity[]>, rel: "next" | "prev"): Promise<{ pages: number[][]; last: ApiResponse<Activity[]> }> => {
+      const pages: number[][] = [];
+      for (;;) {
+        pages.push(r.body.map((a) => a.id));
+        const url = next(r, rel);
+        if (!url) return { pages, last: r };
+        r = await api<Activity[]>(forge, "GET", url);
+      }
+    };
+    const first: ApiResponse<Activity[]> = await activity("?per_page=2");
+    assert.equal(next(first, "prev"), null);
+    const forward = await walk(first, "next");
+    assert.deepEqual(forward.pages.flat(), all);
     // From the last page back to the first through rel="prev".
-    const back: number[] = [];
-    for (;;) {
-      back.unshift(...r.body.map((a) => a.id));
-      const url = next(r, "prev");
-      if (!url) break;
-      r = await api<Activity[]>(forge, "GET", url);
-    }
-    assert.deepEqual(back, all);
+    const back = await walk(forward.last, "prev");
+    assert.deepEqual(back.pages.reverse().flat(), all);
     assert.deepEqual(
       (await activity("?direction=asc&per_page=100")).body.map((a) => a.id),
       [...all].reverse(),

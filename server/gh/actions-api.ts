@@ -3,7 +3,6 @@
 // the repository's recent pushes (who moved which ref). Every GET goes through the client's
 // conditional fetch (etag-cache.ts): a run polled while unchanged answers 304 and costs no
 // rate limit, which is what keeps twenty runs in flight under thirty requests a worker-hour.
-import type { GitHubClient } from "./octokit.js";
 import type { RepoSlug } from "./forge.js";
 import { ForgeError } from "./errors.js";
 
@@ -50,7 +49,7 @@ export interface RefActivity {
   actor: string | null;
 }
 
-type Params = Record<string, unknown>;
+export type Params = Record<string, unknown>;
 
 interface RawRun {
   id: number;
@@ -64,9 +63,10 @@ interface RawRun {
 }
 
 export class ActionsApi {
+  /** `call`: the forge's own request path (owner and repo filled in, errors as ForgeErrors, github-forge.ts). */
   constructor(
     readonly repo: RepoSlug,
-    private readonly client: GitHubClient,
+    private readonly call: <T = unknown>(route: string, params: Params, what: string) => Promise<T>,
   ) {}
 
   /** The workflow by file name (or id); null when the repository's default branch has no such workflow. */
@@ -179,15 +179,6 @@ export class ActionsApi {
         activityType: String(a.activity_type),
         actor: ((a.actor as { login?: string } | null | undefined)?.login ?? null) as string | null,
       }));
-  }
-
-  private async call<T = unknown>(route: string, params: Params, what: string): Promise<T> {
-    try {
-      const response = await this.client.octokit.request(route, { owner: this.repo.owner, repo: this.repo.name, ...params });
-      return response.data as T;
-    } catch (error) {
-      throw this.client.toError(error, what);
-    }
   }
 }
 

@@ -68,7 +68,7 @@ export class GitHubForge implements Forge {
 
   /** The Actions REST calls (workflows, dispatch, runs, jobs, pushes), on this client's accounting. */
   actions(): ActionsApi {
-    this.actionsApi ??= new ActionsApi(this.repo, this.client);
+    this.actionsApi ??= new ActionsApi(this.repo, (route, params, what) => this.call(route, params, what));
     return this.actionsApi;
   }
 

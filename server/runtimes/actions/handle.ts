@@ -70,6 +70,8 @@ export class RunHandle implements WorkerHandle {
   private final: BeatFacts | null = null;
   private verdict: string | null = null;
   private stopReason: string | null = null;
+  /** When the fleet's stop was first seen by a poll (the cancel's wait counts from it). */
+  private stoppedAt: number | null = null;
   private fault: { why: string; resume: boolean } | null = null;
   private timer: NodeJS.Timeout | null = null;
   private ended = false;
@@ -165,8 +167,6 @@ export class RunHandle implements WorkerHandle {
     }
     this.schedule(this.stopReason !== null ? Math.min(2_000, times.pollMs) : times.pollMs);
   }
-
-  private stoppedAt: number | null = null;
 
   /** New beats of this run, delivered in order; `fresh`: list the run refs now (the run just ended). */
   private async readBeats(fresh: boolean): Promise<void> {
@@ -272,7 +272,9 @@ export class RunHandle implements WorkerHandle {
     const prefix = branch.slice(0, branch.indexOf(`${issue}-`));
     const runPrefix = runRef.slice(0, runRef.lastIndexOf("/") + 1);
     const fleets = (ref: string): boolean =>
-      ref === `refs/heads/${branch}` || ref.startsWith(runPrefix) || (prefix !== "" && new RegExp(`^refs/heads/${escape(prefix)}\\d+-`).test(ref));
+      ref === `refs/heads/${branch}` ||
+      ref.startsWith(runPrefix) ||
+      (prefix !== "" && ref.startsWith(`refs/heads/${prefix}`) && /^\d+-/.test(ref.slice(`refs/heads/${prefix}`.length)));
     const since = this.startedAt - 1_000;
     // One conditional request per run's end.
     const pushes = (await reach.api.pushesBy(RUNNER_LOGIN)).filter((p) => Date.parse(p.timestamp) >= since && !fleets(p.ref));
@@ -309,10 +311,6 @@ export class RunHandle implements WorkerHandle {
     // Shared history past the base is this run's own commits.
     return (await git.runRaw(["merge-base", "--is-ancestor", common, base])).exitCode !== 0 ? true : null;
   }
-}
-
-function escape(text: string): string {
-  return text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
 }
 
 export { localRunRef };
