@@ -56,6 +56,7 @@ describe("afk-mcp command line", () => {
     },
     { name: "config with a malformed file", args: ["config", "--file", "/nonexistent/afk.json"], message: /afk\.json/ },
     { name: "demo with a bad concurrency", args: ["demo", "--concurrency", "0"], message: /--concurrency/ },
+    { name: "demo with an unknown runtime", args: ["demo", "--runtime", "k8s"], message: /--runtime must be one of sandbox, local, actions/ },
     { name: "dashboard with a bad port", args: ["dashboard", "--port", "http"], message: /--port: expected a port number/ },
   ];
   for (const b of bad) {

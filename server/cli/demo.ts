@@ -7,11 +7,12 @@ import { UsageError } from "../gh/errors.js";
 import { holdForge, renderReport, runDemo } from "../demo/run.js";
 import { printJson, printLine, stdoutIsTty } from "./print.js";
 import { forTerminal } from "./terminal-words.js";
+import { RUNTIME_NAMES, type RuntimeName } from "../../schemas/config.js";
 
 export const demoCommand: Command = {
   name: "demo",
   summary: "run the fleet on a local forge with a sample backlog and report",
-  usage: `Usage: afk-mcp demo [--engine claude|codex | --worker "<command>"] [--keep DIR] [--concurrency N] [--json]
+  usage: `Usage: afk-mcp demo [--engine claude|codex | --worker "<command>"] [--runtime sandbox|local|actions] [--keep DIR] [--concurrency N] [--json]
 
 Starts a local forge in a temp dir with a small sample project (real tests) and a seeded
 backlog of eleven issues — a dependency chain, an epic with sub-issues, one that fails CI on
@@ -25,6 +26,10 @@ Options:
   --engine NAME      run the real claude or codex CLI (installed, or this package's own) against
                      the demo's scripted model on 127.0.0.1: no login, no network, no cost
   --worker COMMAND   run a real agent instead of the scripted worker (the brief is in $AFK_BRIEF)
+  --runtime NAME     where the workers run: sandbox (the default where bubblewrap can run), local,
+                     or actions: \`actions init\` proposes the worker workflow, the demo merges it,
+                     and every worker is a workflow run on the forge's Actions runner, none on
+                     this host (default: AFK_RUNTIME, else sandbox where it can run, else local)
   --keep DIR         use DIR and leave the forge running afterwards for inspection
   --concurrency N    workers at once (default 3)
   --timeout SECONDS  give up after this long (default 900)
@@ -32,6 +37,7 @@ Options:
   options: {
     worker: { type: "string" },
     engine: { type: "string" },
+    runtime: { type: "string" },
     keep: { type: "string" },
     concurrency: { type: "string" },
     timeout: { type: "string" },
@@ -42,10 +48,14 @@ Options:
     if (!Number.isInteger(concurrency) || concurrency < 1 || concurrency > 16) throw new UsageError("--concurrency must be an integer from 1 to 16");
     const timeout = values.timeout === undefined ? 900 : Number(values.timeout);
     if (!Number.isFinite(timeout) || timeout < 10) throw new UsageError("--timeout must be at least 10 seconds");
+    const runtime = values.runtime;
+    if (runtime !== undefined && !(RUNTIME_NAMES as readonly unknown[]).includes(runtime))
+      throw new UsageError(`--runtime must be one of ${RUNTIME_NAMES.join(", ")}`);
     const tty = stdoutIsTty() && values.json !== true;
     const report = await runDemo({
       ...(typeof values.worker === "string" ? { worker: values.worker } : {}),
       ...(typeof values.engine === "string" ? { engine: values.engine } : {}),
+      ...(runtime !== undefined ? { runtime: runtime as RuntimeName } : {}),
       ...(typeof values.keep === "string" ? { keep: resolve(values.keep) } : {}),
       concurrency,
       timeoutSeconds: timeout,

@@ -13,6 +13,8 @@ import { startCiRunner, type CiRunner } from "./ci-runner.js";
 import { workerShellCommand } from "./worker-command.js";
 import { demoEngine } from "./engine.js";
 import { UsageError } from "../gh/errors.js";
+import { RUNTIME_NAMES, type RuntimeName } from "../../schemas/config.js";
+import { actionsRuns, installWorkflow, type ActionsDemoRuns } from "./actions.js";
 
 export interface DemoOptions {
   /** A real agent's command instead of the scripted worker. */
@@ -22,6 +24,12 @@ export interface DemoOptions {
   /** Keep the forge running in this directory after the run (for inspection). */
   keep?: string;
   concurrency?: number;
+  /**
+   * Where the workers run: "sandbox" (the default where bubblewrap can run), "local", or
+   * "actions" (every worker a workflow run on the embedded forge's Actions runner). Over
+   * AFK_RUNTIME in the environment.
+   */
+  runtime?: RuntimeName;
   /** Give up after this long (default 15 minutes). */
   timeoutSeconds?: number;
   /** Multiplies the fleet's pacing and thresholds (default: brisk, for a demo). */
@@ -63,6 +71,10 @@ export interface DemoReport {
   forge: { apiUrl: string; gitUrl: string; token: string; dir: string } | null;
   /** With --engine: the CLI, the model it asked the scripted model for, its turns, and spend recorded against billed. */
   engine?: { name: string; model: string; turns: number; billed_usd: number; recorded_usd: number | null };
+  /** The runtime the workers ran with, and why that one. */
+  runtime: { name: RuntimeName; why: string };
+  /** With runtime "actions": the workflow runs the workers were. */
+  actions?: ActionsDemoRuns;
 }
 
 export interface RouteTally {
@@ -90,6 +102,8 @@ const REPO = "afk/demo";
 export async function runDemo(options: DemoOptions): Promise<DemoReport> {
   const started = Date.now();
   if (options.engine !== undefined && options.worker !== undefined) throw new UsageError("demo: pass --engine or --worker, not both");
+  // Refused before anything is made: an unknown runtime, or one that cannot run here.
+  const { runtime, why } = await demoRuntime(options.runtime);
   const dir = options.keep ?? (await mkdtemp(join(tmpdir(), "afk-demo-")));
   await mkdir(dir, { recursive: true });
   // Refused (with the install command) before anything starts when the CLI is missing.
@@ -102,6 +116,7 @@ export async function runDemo(options: DemoOptions): Promise<DemoReport> {
         });
   const seedPath = join(dir, "seed.json");
   await writeFile(seedPath, JSON.stringify(buildSeed()));
+  const concurrency = options.concurrency ?? 3;
   // The CI runner and the demo's own watching use a user of their own, so the fleet's rate
   // limit counts the fleet alone.
   const forge = await startForge({
@@ -109,10 +124,14 @@ export async function runDemo(options: DemoOptions): Promise<DemoReport> {
     repo: REPO,
     seed: seedPath,
     users: ["ci"],
+    // With runtime "actions", the forge's runner takes as many runs at once as the fleet has workers.
+    ...(runtime === "actions" ? { actionsConcurrency: concurrency } : {}),
     ...(options.onResponse ? { onResponse: options.onResponse } : {}),
   });
   const api = client(forge, forge.token);
   const watcher = client(forge, forge.users.ci ?? forge.token);
+  // Before the base is protected (the workflow's PR is the setup's, not a change CI gates).
+  if (runtime === "actions") await installWorkflow(forge, REPO, api, join(dir, "actions-init-state"));
   // Required checks make the gate real: a PR lands only once CI passed on its head.
   await api("PUT", `/repos/${REPO}/branches/main/protection`, {
     required_status_checks: { strict: true, contexts: ["test"] },
@@ -134,7 +153,14 @@ export async function runDemo(options: DemoOptions): Promise<DemoReport> {
       if (!options.tty) options.write(JSON.stringify({ ci: line }));
     },
   });
-  const env = { ...process.env, ...(agent?.env ?? {}), GITHUB_API_URL: forge.apiUrl, GITHUB_TOKEN: forge.token, AFK_STATE_DIR: join(dir, "state") };
+  const env = {
+    ...process.env,
+    ...(agent?.env ?? {}),
+    GITHUB_API_URL: forge.apiUrl,
+    GITHUB_TOKEN: forge.token,
+    AFK_STATE_DIR: join(dir, "state"),
+    AFK_RUNTIME: runtime,
+  };
   delete (env as Record<string, string | undefined>).GH_TOKEN;
   // A real CLI starts in seconds, silent at first: thresholds less compressed than for the scripted worker.
   const host = new FleetHost({ env, timeScale: options.timeScale ?? (agent ? 0.2 : 0.05), instance: "demo" });
@@ -145,22 +171,18 @@ export async function runDemo(options: DemoOptions): Promise<DemoReport> {
   const maxAttempt = new Map<number, number>();
   const endedAt = new Map<number, number>();
   let report: DemoReport | null = null;
-  // The demo runs sandboxed where bubblewrap can run, and says so where it cannot (a fresh
-  // machine); AFK_RUNTIME in the environment decides over both, as for any start.
-  const sandbox = await sandboxAvailability();
-  const forced = process.env.AFK_RUNTIME === "local" || process.env.AFK_RUNTIME === "sandbox" ? process.env.AFK_RUNTIME : null;
-  const runtime = forced ?? (sandbox.ok ? "sandbox" : "local");
-  const why = forced ? "AFK_RUNTIME" : sandbox.ok ? sandbox.detail : `no sandbox here: ${sandbox.detail}`;
   options.write(options.tty ? `the demo's workers run with runtime "${runtime}" (${why})` : JSON.stringify({ runtime, why }));
   try {
     const start = await host.start({
       repo: REPO,
       ...(agent ? { engine: agent.engine, model: agent.model } : { worker_command: options.worker ?? workerShellCommand({ AFK_DEMO_DELAY_MS: "200" }) }),
-      target: options.concurrency ?? 3,
+      target: concurrency,
       auto_merge: true,
       config: {
         retry,
         runtime,
+        // The runner's heartbeat at its briskest, as the rest of the demo's pacing.
+        ...(runtime === "actions" ? { actions: { beat_seconds: 10 } } : {}),
         ...(agent?.config ?? {}),
       },
     });
@@ -201,23 +223,29 @@ export async function runDemo(options: DemoOptions): Promise<DemoReport> {
               recorded_usd: recorded && recorded.unknown_attempts === 0 ? recorded.usd : null,
             }
           : undefined;
+        const final = await finalReport(
+          expectations,
+          issues,
+          maxAttempt,
+          firstSeen,
+          endedAt,
+          started,
+          forge,
+          api,
+          ci,
+          options.keep !== undefined,
+          setupUsed,
+          (routes) => routesSince(routes[fleetLogin] ?? {}, setupRoutes),
+        );
+        // With runtime "actions", the demo holds only if every attempt was a run on the runner.
+        const actions = runtime === "actions" ? await actionsRuns(watcher, REPO, new Map(final.issues.map((i) => [i.number, i.attempts]))) : undefined;
         report = {
           fleetLogin,
+          runtime: { name: runtime, why },
+          ...(actions ? { actions } : {}),
           ...(engine ? { engine } : {}),
-          ...(await finalReport(
-            expectations,
-            issues,
-            maxAttempt,
-            firstSeen,
-            endedAt,
-            started,
-            forge,
-            api,
-            ci,
-            options.keep !== undefined,
-            setupUsed,
-            (routes) => routesSince(routes[fleetLogin] ?? {}, setupRoutes),
-          )),
+          ...final,
+          ok: final.ok && (actions?.one_run_per_attempt ?? true),
         };
         break;
       }
@@ -233,6 +261,24 @@ export async function runDemo(options: DemoOptions): Promise<DemoReport> {
     }
   }
   return report!;
+}
+
+/**
+ * The demo's runtime: the one asked for, else AFK_RUNTIME, else sandboxed where bubblewrap can
+ * run (and said so where it cannot: a fresh machine).
+ */
+async function demoRuntime(asked: RuntimeName | undefined): Promise<{ runtime: RuntimeName; why: string }> {
+  if (asked !== undefined) {
+    if (!RUNTIME_NAMES.includes(asked)) throw new UsageError(`demo: --runtime must be one of ${RUNTIME_NAMES.join(", ")}`);
+    return { runtime: asked, why: "--runtime" };
+  }
+  const env = process.env.AFK_RUNTIME;
+  if (env !== undefined && env !== "") {
+    if (!(RUNTIME_NAMES as readonly string[]).includes(env)) throw new UsageError(`demo: AFK_RUNTIME must be one of ${RUNTIME_NAMES.join(", ")}`);
+    return { runtime: env as RuntimeName, why: "AFK_RUNTIME" };
+  }
+  const sandbox = await sandboxAvailability();
+  return sandbox.ok ? { runtime: "sandbox", why: sandbox.detail } : { runtime: "local", why: `no sandbox here: ${sandbox.detail}` };
 }
 
 /** Serves the forge until interrupted (for --keep). */
@@ -347,7 +393,7 @@ async function finalReport(
   keep: boolean,
   setupUsed: number | null,
   fleetRoutes: (byUser: Accounts["by_user"]) => Record<string, RouteTally>,
-): Promise<Omit<DemoReport, "fleetLogin">> {
+): Promise<Omit<DemoReport, "fleetLogin" | "runtime" | "actions" | "engine">> {
   const ends: IssueEnd[] = expectations.map((e) => {
     const issue = issues.get(e.number);
     const actual = issue ? endOf(issue) : "missing";
@@ -416,6 +462,18 @@ export function renderReport(report: DemoReport): string[] {
   if (report.fleetCounted !== null) {
     const landed = report.merged > 0 ? ` (${Math.round((report.fleetCounted / report.merged) * 10) / 10} per landed issue)` : "";
     lines.push(`  of which the fleet's own, counted: ${report.fleetCounted}${landed}; the rest are the CI runner's and the demo's watching`);
+  }
+  lines.push(`workers: runtime ${report.runtime.name} (${report.runtime.why})`);
+  if (report.actions) {
+    const ends = Object.entries(report.actions.conclusions)
+      .map(([end, n]) => `${n} ${end}`)
+      .join(", ");
+    const m = report.actions.mismatch;
+    lines.push(
+      report.actions.one_run_per_attempt
+        ? `  every attempt a workflow run on the forge's Actions runner, none on this host: ${report.actions.runs} runs (${ends})`
+        : `  NOT one run per attempt: ${report.actions.runs} runs (${ends}); attempts without a run: ${m?.attempts_without_run.join(", ") || "none"}; runs no attempt accounts for: ${m?.runs_without_attempt.join(", ") || "none"}`,
+    );
   }
   if (report.engine)
     lines.push(

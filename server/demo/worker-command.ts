@@ -34,3 +34,15 @@ export function workerShellCommand(env: Record<string, string> = {}): string {
   });
   return [...assignments, ...workerArgv().map(shellQuote)].join(" ");
 }
+
+/**
+ * `afk-mcp worker` of this very package as a shell command line (for the workflow the demo
+ * proposes with runtime "actions": the forge's runner is this machine, so the package on disk
+ * serves, not the registry's).
+ */
+export function packageWorkerCommand(): string {
+  const bin = join(HERE, "..", FROM_SOURCE ? "bin.ts" : "bin.js");
+  if (!existsSync(bin)) throw new Error(`demo: afk-mcp's own bin is missing at ${bin}; run \`npm run build\``);
+  const loader = FROM_SOURCE ? ["--import", import.meta.resolve("tsx")] : [];
+  return [process.execPath, ...loader, bin, "worker"].map(shellQuote).join(" ");
+}
