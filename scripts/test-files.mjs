@@ -28,7 +28,7 @@ export const LONG = new Map([
   ["landing", 3],
   ["e2e-demo", 3], // the demo's backlog through a real MCP client
   ["e2e-demo-engine", 2], // the demo's backlog drained by the real claude against the scripted model
-  ["e2e-demo-actions", 1], // the demo's backlog with every worker a run on the local forge's Actions runner
+  ["e2e-demo-actions", 2], // the demo's backlog with every worker a run on the local forge's Actions runner
   ["runtimes-actions", 1], // five issues on the local forge's Actions runner with the real afk-mcp worker
   ["fleet-ci-silence", 2],
   ["fleet-kill-landing", 2],

@@ -3,7 +3,8 @@
 // `afk-mcp actions init` and merges it, the fleet dispatches one run per attempt, the runner runs
 // this package's real `afk-mcp worker` in a fresh clone, and every issue reaches the end the demo
 // expects. The proof that no worker ran on the host: the runs, by title, are exactly the attempts
-// the issues' labels record — one each, none more.
+// the issues' labels record — one each, none more. With --engine claude, the real Claude Code is
+// the engine on the runner, and the spend it reports there is what the host records.
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { runDemo } from "../server/demo/run.js";
@@ -26,6 +27,25 @@ describe("afk-mcp demo --runtime actions", () => {
       "the demo says where its workers run",
     );
   });
+
+  it(
+    "with --engine claude: the real Claude Code runs on the runner against the demo's scripted model, its key a repository secret; spend comes home",
+    { timeout: 900_000 },
+    async () => {
+      const lines: string[] = [];
+      const report = await runDemo({ runtime: "actions", engine: "claude", tty: false, write: (line) => lines.push(line), timeoutSeconds: 600 });
+      const explain = JSON.stringify({ issues: report.issues.filter((i) => !i.ok), actions: report.actions }) + "\n" + lines.slice(-30).join("\n");
+      assert.equal(report.ok, true, explain);
+      assert.equal(report.actions?.one_run_per_attempt, true, explain);
+      assert.equal(report.engine?.name, "claude");
+      assert.ok((report.engine?.turns ?? 0) >= report.issues.length, "the real CLI on the runner asked the scripted model at least once per issue");
+      // What the CLI reported on the runner reached the host through the beats, to the cent.
+      assert.ok(
+        report.engine!.recorded_usd !== null && Math.abs(report.engine!.recorded_usd - report.engine!.billed_usd) < 1e-9,
+        `recorded ${report.engine!.recorded_usd} vs billed ${report.engine!.billed_usd}`,
+      );
+    },
+  );
 
   it("refuses a runtime it does not know, naming the ones it does", async () => {
     await assert.rejects(runDemo({ runtime: "k8s" as never, tty: false, write: () => undefined }), /--runtime must be one of sandbox, local, actions/);

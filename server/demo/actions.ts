@@ -7,6 +7,7 @@ import { actionsInit } from "../host/actions-init.js";
 import { connect } from "../host/connection.js";
 import { silentLogger } from "../gh/octokit.js";
 import type { RunningForge } from "../localforge/index.js";
+import { ENGINE_SECRETS } from "../runtimes/actions/workflow-file.js";
 import { packageWorkerCommand } from "./worker-command.js";
 
 export interface ActionsDemoRuns {
@@ -38,6 +39,19 @@ export async function installWorkflow(forge: RunningForge, repo: string, api: Ap
   // One request: the demo merges what a user would review and merge.
   await api("PUT", `/repos/${repo}/pulls/${proposed.pr.number}/merge`, { merge_method: "merge" });
   return proposed.pr.number;
+}
+
+/**
+ * A real CLI's environment on the runner (demo --engine with --runtime actions): its API key
+ * becomes a repository secret of the forge, as a user sets it with \`gh secret set\` (the
+ * workflow passes the engine secrets), and the names of the rest are returned for config
+ * \`actions.env\` (HOME and TMPDIR are the runner's own).
+ */
+export async function runnerEngineEnv(api: Api, env: Readonly<Record<string, string>>): Promise<string[]> {
+  const secret = (name: string) => (ENGINE_SECRETS as readonly string[]).includes(name);
+  // One request per secret: the forge's control surface (GitHub's own wants the value sealed with the repository's public key).
+  for (const [name, value] of Object.entries(env)) if (secret(name)) await api("POST", "/_forge/secrets", { name, value });
+  return Object.keys(env).filter((name) => !secret(name) && name !== "HOME" && name !== "TMPDIR");
 }
 
 /**

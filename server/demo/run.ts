@@ -14,7 +14,7 @@ import { workerShellCommand } from "./worker-command.js";
 import { demoEngine } from "./engine.js";
 import { UsageError } from "../gh/errors.js";
 import { RUNTIME_NAMES, type RuntimeName } from "../../schemas/config.js";
-import { actionsRuns, installWorkflow, type ActionsDemoRuns } from "./actions.js";
+import { actionsRuns, installWorkflow, runnerEngineEnv, type ActionsDemoRuns } from "./actions.js";
 
 export interface DemoOptions {
   /** A real agent's command instead of the scripted worker. */
@@ -132,6 +132,9 @@ export async function runDemo(options: DemoOptions): Promise<DemoReport> {
   const watcher = client(forge, forge.users.ci ?? forge.token);
   // Before the base is protected (the workflow's PR is the setup's, not a change CI gates).
   if (runtime === "actions") await installWorkflow(forge, REPO, api, join(dir, "actions-init-state"));
+  // With a real CLI on the runner: its API key is a repository secret the workflow names, as a
+  // user sets it (`gh secret set`); the rest of its environment is handed over by name.
+  const handed = runtime === "actions" && agent ? await runnerEngineEnv(api, agent.env) : [];
   // Required checks make the gate real: a PR lands only once CI passed on its head.
   await api("PUT", `/repos/${REPO}/branches/main/protection`, {
     required_status_checks: { strict: true, contexts: ["test"] },
@@ -182,7 +185,7 @@ export async function runDemo(options: DemoOptions): Promise<DemoReport> {
         retry,
         runtime,
         // The runner's heartbeat at its briskest, as the rest of the demo's pacing.
-        ...(runtime === "actions" ? { actions: { beat_seconds: 10 } } : {}),
+        ...(runtime === "actions" ? { actions: { beat_seconds: 10, env: handed } } : {}),
         ...(agent?.config ?? {}),
       },
     });

@@ -24,7 +24,10 @@ const made = new Map<string, WorkerRuntime>();
 
 /** The runtime a config names (`reach`: the repository, for a runtime that works through it). */
 export function workerRuntime(name: RuntimeName, reach: ActionsReach | null = null): WorkerRuntime {
-  const key = name === "actions" ? `actions:${reach?.repo ?? ""}` : name;
+  // One actions runtime per repository and work repository (state dir): a second fleet of the
+  // same repository under another state dir in this process (two demos, a test's two hosts)
+  // must not read runs through the first one's git dir, which may be gone.
+  const key = name === "actions" ? `actions:${reach?.repo ?? ""}:${reach?.git.dir ?? ""}` : name;
   let runtime = made.get(key);
   if (!runtime) {
     runtime = FACTORIES[name](reach);
