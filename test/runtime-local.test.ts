@@ -124,4 +124,15 @@ describe("the local runtime through the WorkerRuntime port", () => {
     assert.equal(runtime.name, "local");
     assert.equal(workerRuntime("local"), runtime);
   });
+
+  it("the actions runtime is one per repository and work repository: a second fleet of the same repository under another state dir gets its own", () => {
+    const reach = (dir: string, base: string) => ({ repo: "o/r", api: null as never, git: { dir } as never, namespace: "refs/afk", base });
+    const first = workerRuntime("actions", reach("/state-a/work.git", "main"));
+    assert.equal(
+      workerRuntime("actions", reach("/state-a/work.git", "develop")),
+      first,
+      "the same work repository: the same runtime, rebound to the newest reach",
+    );
+    assert.notEqual(workerRuntime("actions", reach("/state-b/work.git", "main")), first, "another state dir's work repository: another runtime");
+  });
 });

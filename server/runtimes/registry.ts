@@ -32,7 +32,7 @@ export function workerRuntime(name: RuntimeName, reach: ActionsReach | null = nu
   if (!runtime) {
     runtime = FACTORIES[name](reach);
     made.set(key, runtime);
-  }
+  } else if (runtime instanceof ActionsRuntime && reach) runtime.rebind(reach);
   return runtime;
 }
 

@@ -54,12 +54,22 @@ export function fitBrief(brief: string, otherChars: number): string {
 export class ActionsRuntime implements WorkerRuntime {
   readonly name = "actions";
   private readonly live = new Map<number, { handle: RunHandle; branch: string; runRef: string }>();
-  private reader: RunRefReader | null = null;
+  private reader: { reader: RunRefReader; beatMs: number } | null = null;
 
   constructor(
-    private readonly reach: ActionsReach | null,
+    private reach: ActionsReach | null,
     private readonly options: ActionsRuntimeOptions = {},
   ) {}
+
+  /**
+   * The fleet's reach as of now (registry.ts passes it at every birth and adoption): a fleet
+   * restarted in this process with a new connection, base or namespace dispatches with those.
+   * Runs in flight keep the reach they started with.
+   */
+  rebind(reach: ActionsReach): void {
+    if (this.reach?.namespace !== reach.namespace) this.reader = null;
+    this.reach = reach;
+  }
 
   private need(): ActionsReach {
     if (!this.reach) throw new UsageError('runtime "actions" needs the repository\'s connection: it is made per fleet (server/runtimes/registry.ts)');
@@ -77,8 +87,8 @@ export class ActionsRuntime implements WorkerRuntime {
   }
 
   private readerFor(beatMs: number): RunRefReader {
-    this.reader ??= new RunRefReader(this.need(), beatMs / 2);
-    return this.reader;
+    if (this.reader?.beatMs !== beatMs) this.reader = { reader: new RunRefReader(this.need(), beatMs / 2), beatMs };
+    return this.reader.reader;
   }
 
   async start(request: StartRequest): Promise<WorkerHandle> {
