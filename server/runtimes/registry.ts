@@ -16,7 +16,8 @@ const FACTORIES: { readonly [name in RuntimeName]: (reach: ActionsReach | null) 
   local: () => new LocalRuntime(),
   // A sandboxed worker is a local process (the sandbox's launcher): the one local runtime keeps it.
   sandbox: () => new SandboxRuntime(workerRuntime("local")),
-  // A run is the repository's: one runtime per repository, holding its runs and their shared reader.
+  // A run is the repository's: one runtime per repository and work repository (a fleet's state
+  // dir), holding its runs and their shared reader.
   actions: (reach) => new ActionsRuntime(reach),
 };
 
@@ -24,11 +25,14 @@ const made = new Map<string, WorkerRuntime>();
 
 /** The runtime a config names (`reach`: the repository, for a runtime that works through it). */
 export function workerRuntime(name: RuntimeName, reach: ActionsReach | null = null): WorkerRuntime {
-  const key = name === "actions" ? `actions:${reach?.repo ?? ""}` : name;
+  const key = name === "actions" ? `actions:${reach?.repo ?? ""}:${reach?.git.dir ?? ""}` : name;
   let runtime = made.get(key);
   if (!runtime) {
     runtime = FACTORIES[name](reach);
     made.set(key, runtime);
+  } else if (reach && runtime instanceof ActionsRuntime) {
+    // The same fleet's newest connection, base and namespace (a registration started again).
+    runtime.reachWith(reach);
   }
   return runtime;
 }

@@ -54,12 +54,22 @@ export function fitBrief(brief: string, otherChars: number): string {
 export class ActionsRuntime implements WorkerRuntime {
   readonly name = "actions";
   private readonly live = new Map<number, { handle: RunHandle; branch: string; runRef: string }>();
-  private reader: RunRefReader | null = null;
+  private reader: { reader: RunRefReader; beatMs: number } | null = null;
 
   constructor(
-    private readonly reach: ActionsReach | null,
+    private reach: ActionsReach | null,
     private readonly options: ActionsRuntimeOptions = {},
   ) {}
+
+  /**
+   * The reach the fleet hands over now (each birth and adoption does): a registration started
+   * again in this process may come with another connection, base or namespace, and a start or an
+   * adoption must use those, not the first ones. Runs in flight keep the reach they started with.
+   */
+  reachWith(reach: ActionsReach): void {
+    if (this.reader && reach.namespace !== this.reach?.namespace) this.reader = null;
+    this.reach = reach;
+  }
 
   private need(): ActionsReach {
     if (!this.reach) throw new UsageError('runtime "actions" needs the repository\'s connection: it is made per fleet (server/runtimes/registry.ts)');
@@ -77,8 +87,8 @@ export class ActionsRuntime implements WorkerRuntime {
   }
 
   private readerFor(beatMs: number): RunRefReader {
-    this.reader ??= new RunRefReader(this.need(), beatMs / 2);
-    return this.reader;
+    if (this.reader?.beatMs !== beatMs) this.reader = { reader: new RunRefReader(this.need(), beatMs / 2), beatMs };
+    return this.reader.reader;
   }
 
   async start(request: StartRequest): Promise<WorkerHandle> {
