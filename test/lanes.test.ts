@@ -507,3 +507,23 @@ describe("lineSplitter", () => {
     );
   });
 });
+
+describe("a worker's tags in lane records (server/runtime/port.ts, WorkerHandle.tags)", () => {
+  test("a local process's pid and a workflow run's id are kept; an invalid one is dropped", async () => {
+    const dir = tempDir();
+    const lanes = writer(dir);
+    lanes.append("supervisor", { event: "worker_adopted", msg: "adopted workflow run 1000013", issue: 3, attempt: 1, run: 1000013 });
+    lanes.append("supervisor", { event: "worker_adopted", msg: "adopted pid 4242", issue: 4, attempt: 1, pid: 4242 });
+    lanes.append("supervisor", { event: "worker_adopted", msg: "a bad tag", issue: 5, run: -3 });
+    lanes.close();
+    const { records } = await queryLane({ dir, lane: "supervisor" });
+    assert.deepEqual(
+      records.map((r) => [r.issue, r.pid, r.run]),
+      [
+        [3, undefined, 1000013],
+        [4, 4242, undefined],
+        [5, undefined, undefined],
+      ],
+    );
+  });
+});

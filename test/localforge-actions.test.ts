@@ -327,6 +327,35 @@ describe("the local runner", () => {
     assert.ok(!listed.body.workflow_runs.some((r: { id: number }) => r.id === newer));
   });
 
+  it("a paused runner picks up nothing: a dispatch stays queued (a cancel ends it there) until the runner is resumed; a bad body is refused", async () => {
+    const pause = (body: unknown) => api(forge, "POST", "/_forge/actions/runner", body);
+    assert.equal((await pause({ paused: "yes" })).status, 422);
+    const paused = await pause({ paused: true });
+    assert.equal(paused.status, 200);
+    assert.deepEqual(paused.body, { paused: true, queued: 0, in_progress: 0 });
+    let waiting: number;
+    try {
+      const cancelled = await dispatch("failing.yml");
+      waiting = await dispatch("failing.yml");
+      // A runner that is not paused has started a run by the time its dispatch answers.
+      assert.equal((await api(forge, "GET", actions(`/runs/${waiting}`))).body.status, "queued");
+      assert.equal((await api(forge, "POST", actions(`/runs/${cancelled}/cancel`))).status, 202);
+      assert.equal((await completed(cancelled)).conclusion, "cancelled");
+      const job = (await api(forge, "GET", actions(`/runs/${cancelled}/jobs`))).body.jobs[0];
+      assert.equal(job.conclusion, "cancelled");
+      assert.ok(
+        job.steps.every((s: { conclusion: string }) => s.conclusion === "skipped"),
+        "none of its steps ran",
+      );
+      assert.equal((await api(forge, "GET", actions(`/runs/${waiting}`))).body.status, "queued");
+    } finally {
+      const resumed = await pause({ paused: false });
+      assert.equal(resumed.status, 200);
+      assert.equal(resumed.body.paused, false);
+    }
+    assert.equal((await completed(waiting)).conclusion, "failure", "resumed, the runner picked the queued run up and ran it");
+  });
+
   it("answers an unchanged run's poll with 304, which costs no rate limit", async () => {
     const id = await dispatch("failing.yml");
     await completed(id);

@@ -4,69 +4,21 @@
 // `afk-mcp worker` (dist/server/bin.js) in a fresh clone; the worker runs the engine, pushes
 // the issue branch and its beats; the host reads them and lands the issue as usual. Then the
 // faults: a start with no workflow, a runner that dies mid-attempt, a run cancelled by someone
-// else, a runner that pushes outside its branch, a run no runner picks up — each ends the one
-// attempt with its reason in the issue's comment and keeps what was checkpointed.
+// else, a runner that pushes outside its branch — each ends the one attempt with its reason in
+// the issue's comment and keeps what was checkpointed; and, with the forge's runner paused, a run
+// no runner picks up: cancelled after actions.pickup_seconds, that attempt alone spent, the next
+// one picked up once the runner is back. (A run adopted after a host crash: runtimes-adopt.)
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
-import { join } from "node:path";
-import { shellQuote } from "../server/runtimes/local/spawn.js";
 import { runnerInputs, engineEnv } from "../server/runtimes/actions/runner-worker.js";
 import { fitBrief, handedEnv } from "../server/runtimes/actions/runtime.js";
 import { INPUTS_MAX_CHARS, workflowFile } from "../server/runtimes/actions/workflow-file.js";
-import { actionsInit, INIT_BRANCH } from "../server/host/actions-init.js";
-import { connect } from "../server/host/connection.js";
-import { silentLogger } from "../server/gh/octokit.js";
-import { api, git, repoPath, startTestForge, tempDir, type TestForge } from "./support/forge-fixtures.js";
-import { cleanupsAfterFile, fleetHost, readyIssues } from "./support/fleet-fixtures.js";
-import { ROOT } from "./support/paths.js";
+import { api, git, repoPath, startTestForge, tempDir } from "./support/forge-fixtures.js";
+import { cleanupsAfterFile, fleetHost, laneRows, laneText } from "./support/fleet-fixtures.js";
+import { ACTIONS_CONFIG as CONFIG, actionsWorld, closed, comments, engineByIssue, pauseRunner, runLogs, workflowRuns } from "./support/actions-fixtures.js";
 import { waitFor } from "./support/wait.js";
 
 const cleanups = cleanupsAfterFile();
-const ENGINE = join(ROOT, "test", "support", "workers", "actions.sh");
-const WORKER = `node ${join(ROOT, "dist", "server", "bin.js")} worker`;
-
-const CONFIG = {
-  retry: 1,
-  runtime: "actions" as const,
-  actions: { beat_seconds: 10, pickup_seconds: 20 },
-  gate: { ci: "local" as const, local_command: "true" },
-  landing: { strategy: "push" as const },
-  pacing: { busy_seconds: 5, idle_seconds: 5, long_idle_seconds: 5 },
-};
-
-async function initWorkflow(forge: TestForge, dir: string): Promise<void> {
-  const conn = await connect({
-    repo: forge.repo,
-    env: { GITHUB_API_URL: forge.apiUrl, GITHUB_TOKEN: forge.token, AFK_STATE_DIR: join(dir, "init-state") },
-    logger: silentLogger,
-  });
-  const proposed = await actionsInit(conn, { worker: WORKER });
-  assert.equal(proposed.status, "proposed", proposed.message);
-  const pr = proposed.pr!;
-  const opened = await api(forge, "GET", repoPath(forge, `/pulls/${pr.number}`));
-  assert.equal(opened.body.head.ref, INIT_BRANCH, "proposed on a branch of its own, never pushed to the base");
-  assert.match((await git(forge.bareRepo, "show", `${INIT_BRANCH}:.github/workflows/afk-worker.yml`)).stdout, /run: "node .*bin\.js worker"/);
-  const merged = await api(forge, "PUT", repoPath(forge, `/pulls/${pr.number}/merge`), { merge_method: "merge" });
-  assert.equal(merged.status, 200, JSON.stringify(merged.body));
-  const again = await actionsInit(
-    await connect({
-      repo: forge.repo,
-      env: { GITHUB_API_URL: forge.apiUrl, GITHUB_TOKEN: forge.token, AFK_STATE_DIR: join(dir, "init-state") },
-      logger: silentLogger,
-    }),
-    { worker: WORKER },
-  );
-  assert.equal(again.status, "present", again.message);
-}
-
-async function comments(forge: TestForge, n: number): Promise<string> {
-  const r = await api(forge, "GET", repoPath(forge, `/issues/${n}/comments`));
-  return (r.body as Array<{ body: string }>).map((c) => c.body).join("\n---\n");
-}
-
-async function closed(forge: TestForge, n: number): Promise<boolean> {
-  return ((await api(forge, "GET", repoPath(forge, `/issues/${n}`))).body as { state: string }).state === "closed";
-}
 
 describe("the actions runtime's pieces", () => {
   it("the workflow file passes every input through env:, never inside run:; the runner's inputs are checked by name", () => {
@@ -127,28 +79,10 @@ describe("workers on the local forge's Actions runner (real afk-mcp worker, real
     "two issues drain with every worker on the runner: output, commits and exits come home, both land; then a dying runner, a cancel from outside and a hijacking push each spend one attempt with their reason",
     { timeout: 480_000 },
     async () => {
-      const forge = await startTestForge({ actionsConcurrency: 3 });
-      cleanups.push(() => forge.dispose());
-      const dir = await tempDir("afk-act-");
-      await initWorkflow(forge, dir);
-      const [a, b, die, hostile, cancel] = (await readyIssues(forge, ["Alpha", "Beta", "Dies", "Hijacks", "Cancelled"])) as [
-        number,
-        number,
-        number,
-        number,
-        number,
-      ];
-      const modes: Record<number, string> = { [a]: "work", [b]: "work", [die]: "die", [hostile]: "hostile", [cancel]: "slow" };
+      const { forge, dir, issues } = await actionsWorld(cleanups, ["Alpha", "Beta", "Dies", "Hijacks", "Cancelled"], "afk-act-", { actionsConcurrency: 3 });
+      const [a, b, die, hostile, cancel] = issues as [number, number, number, number, number];
       // One command for every issue: the engine picks its behaviour by issue number (a table the test wrote).
-      const command = `sh ${shellQuote(ENGINE)} "$(sed -n "s/^$AFK_ISSUE=//p" ${shellQuote(join(dir, "modes"))})"`;
-      await (
-        await import("node:fs/promises")
-      ).writeFile(
-        join(dir, "modes"),
-        Object.entries(modes)
-          .map(([n, m]) => `${n}=${m}\n`)
-          .join(""),
-      );
+      const command = await engineByIssue(dir, { [a]: "work", [b]: "work", [die]: "die", [hostile]: "hostile", [cancel]: "slow" });
       const host = fleetHost(forge, dir, cleanups, { AFK_RUNTIME: "actions" });
       const steps: string[] = [];
       await host.start({ repo: forge.repo, worker_command: command, target: 5, auto_merge: true, config: CONFIG }, (s) => steps.push(s));
@@ -169,31 +103,17 @@ describe("workers on the local forge's Actions runner (real afk-mcp worker, real
           if (!branches) return null;
           const files = (await git(forge.bareRepo, "ls-tree", "--name-only", branches.split("\n")[0]!)).stdout;
           if (!files.includes(`partial-${cancel}.txt`)) return null;
-          const runs = (await api(forge, "GET", repoPath(forge, "/actions/runs?status=in_progress"))).body as {
-            workflow_runs: Array<{ id: number; display_title: string }>;
-          };
-          return runs.workflow_runs.find((r) => r.display_title === `afk #${cancel} attempt 1`) ?? null;
+          return (await workflowRuns(forge, "in_progress")).find((r) => r.display_title === `afk #${cancel} attempt 1`) ?? null;
         },
         { deadlineMs: 3 * 60_000, intervalMs: 250, explain: supervisor },
       );
       assert.equal((await api(forge, "POST", repoPath(forge, `/actions/runs/${slowRun.id}/cancel`))).status, 202);
 
       const jobLogs = async () => {
-        const runs = (
-          (await api(forge, "GET", repoPath(forge, "/actions/runs?per_page=100"))).body as { workflow_runs: Array<{ id: number; display_title: string }> }
-        ).workflow_runs;
-        let out = "";
-        for (const r of runs) {
-          const jobs = (await api(forge, "GET", repoPath(forge, `/actions/runs/${r.id}/jobs`))).body as { jobs: Array<{ id: number }> };
-          for (const j of jobs.jobs) {
-            const res = await fetch(`${forge.apiUrl}/_forge/actions/jobs/${j.id}/logs`);
-            out += `\n===== ${r.display_title}\n${(await res.text()).slice(-3000)}`;
-          }
-        }
         const worker = ((await host.logs({ repo: forge.repo, lane: "worker", tail_lines: 2000 })).records as Array<{ msg?: unknown; issue?: unknown }>)
           .map((r) => `${String(r.issue)} ${String(r.msg)}`)
           .join("\n");
-        return out + "\n===== worker lane\n" + worker + "\n" + (await supervisor());
+        return (await runLogs(forge)) + "\n===== worker lane\n" + worker + "\n" + (await supervisor());
       };
       for (const n of [a, b, die, hostile, cancel]) {
         await waitFor(`#${n} landed and closed`, () => closed(forge, n), { deadlineMs: 6 * 60_000, intervalMs: 500, explain: jobLogs });
@@ -201,9 +121,7 @@ describe("workers on the local forge's Actions runner (real afk-mcp worker, real
       await host.stop({ repo: forge.repo, stop_workers: true });
 
       // Everything ran on the runner: every attempt is a workflow run, and the engine never saw the job's token.
-      const runs = (
-        (await api(forge, "GET", repoPath(forge, "/actions/runs?per_page=100"))).body as { workflow_runs: Array<{ display_title: string; conclusion: string }> }
-      ).workflow_runs;
+      const runs = await workflowRuns(forge);
       const titles = runs.map((r) => r.display_title).sort();
       assert.deepEqual(
         titles,
@@ -231,6 +149,71 @@ describe("workers on the local forge's Actions runner (real afk-mcp worker, real
       );
       for (const n of [a, b]) assert.doesNotMatch(await comments(forge, n), /failed:/, `#${n} ran clean`);
       assert.equal(log.match(/^retry: /gm)?.length, 3, log);
+    },
+  );
+
+  it(
+    "a run no runner picks up is cancelled after actions.pickup_seconds: that one attempt is spent with its reason, nothing else is blamed, and the next attempt, picked up, lands",
+    { timeout: 300_000 },
+    async () => {
+      const { forge, dir, issues } = await actionsWorld(cleanups, ["Nobody picks it up"], "afk-act-pickup-");
+      const [n] = issues as [number];
+      // As when no runner serves the job's `runs-on`, or Actions are off: every dispatch stays queued.
+      await pauseRunner(forge, true);
+      const host = fleetHost(forge, dir, cleanups, { AFK_RUNTIME: "actions" });
+      await host.start({ repo: forge.repo, worker_command: await engineByIssue(dir, { [n]: "work" }), target: 1, auto_merge: true, config: CONFIG });
+      const story = async () => `${await runLogs(forge)}\n===== supervisor\n${await laneText(host, forge.repo, "supervisor")}`;
+      const first = await waitFor(
+        "attempt 1's run, never picked up, to end",
+        async () => (await workflowRuns(forge)).find((r) => r.display_title === `afk #${n} attempt 1` && r.status === "completed") ?? null,
+        { deadlineMs: 3 * 60_000, intervalMs: 250, explain: story },
+      );
+      assert.equal(first.conclusion, "cancelled", "the host cancelled the run nobody picked up");
+      const jobs = (await api(forge, "GET", repoPath(forge, `/actions/runs/${first.id}/jobs`))).body as {
+        jobs: Array<{ conclusion: string; started_at: string | null; steps: Array<{ conclusion: string }> }>;
+      };
+      assert.ok(
+        jobs.jobs.every((j) => j.conclusion === "cancelled" && j.steps.every((st) => st.conclusion !== "success")),
+        `no step of it ran: ${JSON.stringify(jobs.jobs)}`,
+      );
+      // A runner is back: the next attempt is picked up and does the work.
+      await pauseRunner(forge, false);
+      await waitFor(`#${n} landed and closed`, () => closed(forge, n), { deadlineMs: 4 * 60_000, intervalMs: 500, explain: story });
+      await host.stop({ repo: forge.repo, stop_workers: true });
+
+      const runs = await workflowRuns(forge);
+      assert.deepEqual(
+        runs.map((r) => `${r.display_title}: ${r.conclusion}`).sort(),
+        [`afk #${n} attempt 1: cancelled`, `afk #${n} attempt 2: success`],
+        "one dispatch per attempt, and exactly one attempt spent on the run nobody picked up",
+      );
+      // The reason is on the board, naming the run and the wait; it is the only failure said.
+      const board = await comments(forge, n);
+      const failures = board.split("\n").filter((line) => /failed:/.test(line));
+      assert.ok(failures.length > 0, board);
+      for (const line of failures)
+        assert.match(line, new RegExp(`^Attempt 1 failed: no runner picked up workflow run ${first.id} within 20 s \\(is a runner for`));
+      const supervisor = await laneRows(host, forge.repo, "supervisor");
+      assert.equal(supervisor.filter((r) => r.event === "retry").length, 1, "one retry");
+      assert.equal(supervisor.filter((r) => r.event === "escalate" || r.event === "escalation").length, 0, "no escalation");
+      const exits = supervisor.filter((r) => r.event === "worker_exited");
+      assert.equal(exits.length, 2);
+      assert.match(String((exits[0]!.data as { kill_reason?: unknown }).kill_reason), /^no runner picked up workflow run/);
+      assert.equal((exits[1]!.data as { kill_reason?: unknown }).kill_reason, null, "attempt 2 ended on its own");
+      const starts = (await laneRows(host, forge.repo, "ledger")).filter((r) => r.event === "attempt_start" && r.issue === n);
+      assert.deepEqual(
+        starts.map((r) => r.attempt),
+        [1, 2],
+      );
+      // The engine ran once, for attempt 2: attempt 1 never reached a runner.
+      const worker = (await laneRows(host, forge.repo, "worker")).map((r) => String(r.msg));
+      assert.deepEqual(
+        worker.filter((l) => l.startsWith("engine on the runner:")),
+        [`engine on the runner: issue ${n} attempt 2 mode work`],
+      );
+      assert.equal((await git(forge.bareRepo, "show", `main:work-${n}.txt`)).stdout.trim(), `work for ${n}`);
+      const labels = ((await api(forge, "GET", repoPath(forge, `/issues/${n}`))).body as { labels: Array<{ name: string }> }).labels.map((l) => l.name);
+      assert.ok(!labels.includes("ready-for-human"), labels.join(", "));
     },
   );
 });

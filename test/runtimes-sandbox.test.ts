@@ -21,7 +21,7 @@ import { makePrivateGitDir, takeBack } from "../server/runtimes/sandbox/private-
 import { shellQuote } from "../server/runtimes/local/spawn.js";
 import { defaultWorkRepoDir } from "../server/worktrees/work-repo.js";
 import { api, git, repoPath, startTestForge, tempDir } from "./support/forge-fixtures.js";
-import { cleanupsAfterFile, fleetHost, readyIssues } from "./support/fleet-fixtures.js";
+import { cleanupsAfterFile, fleetHost, issueWorld } from "./support/fleet-fixtures.js";
 import { ROOT } from "./support/paths.js";
 import { waitFor } from "./support/wait.js";
 
@@ -134,10 +134,8 @@ describe("workers under the sandbox runtime (real bubblewrap)", () => {
     async () => {
       const available = await sandboxAvailability();
       assert.ok(available.ok, `the sandbox must run on this machine for this test (.ci/run installs bubblewrap and socat): ${available.detail}`);
-      const forge = await startTestForge();
-      cleanups.push(() => forge.dispose());
-      const [a, b] = (await readyIssues(forge, ["Alpha", "Beta"])) as [number, number];
-      const dir = await tempDir("afk-sbx-");
+      const { forge, dir, issues } = await issueWorld(cleanups, ["Alpha", "Beta"], "afk-sbx-");
+      const [a, b] = issues as [number, number];
       const home = join(dir, "home");
       await mkdir(join(home, ".config", "gh"), { recursive: true });
       const cred = join(home, ".config", "gh", "hosts.yml");

@@ -192,6 +192,8 @@ export function encodeRecord(lane: LaneName, entry: LaneEntry, ts: string, optio
   if (attempt !== undefined) record.attempt = attempt;
   const pid = positiveInt(entry.pid, false);
   if (pid !== undefined) record.pid = pid;
+  const run = positiveInt(entry.run, false);
+  if (run !== undefined) record.run = run;
   if (entry.data !== undefined && entry.data !== null) {
     const data = cleanValue(entry.data, ctx, 0, new Set());
     if (data !== undefined) record.data = typeof data === "object" && data !== null && !Array.isArray(data) ? data : { value: data };

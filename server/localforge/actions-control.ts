@@ -1,6 +1,7 @@
 // The Actions part of the `/_forge/` control surface: repository secrets (GitHub's secrets
 // API encrypts values with the repository's libsodium public key; the local forge takes them
-// in plain text here, on loopback, and keeps them in its state file) and job logs in plain text.
+// in plain text here, on loopback, and keeps them in its state file), job logs in plain text, and
+// pausing the local runner (a run no runner picks up, for tests of what a host does then).
 import type { LocalForge } from "./core.js";
 import { runnerOf } from "./actions-runner.js";
 import { HttpError, notFound } from "./http-errors.js";
@@ -28,6 +29,10 @@ export async function handleActionsControl(forge: LocalForge, method: string, pa
     const text = await runnerOf(forge).log(Number(logs[1]));
     if (text === null) throw notFound();
     return { status: 200, body: text, headers: { "content-type": "text/plain; charset=utf-8" } };
+  }
+  if (path === "/_forge/actions/runner" && method === "POST") {
+    if (typeof body.paused !== "boolean") throw new HttpError(422, 'body must be {"paused": true} or {"paused": false}');
+    return { status: 200, body: runnerOf(forge).setPaused(body.paused) };
   }
   if (path === "/_forge/secrets" && method === "POST") {
     if (typeof body.name !== "string") throw new HttpError(422, 'body must be {"name": "API_KEY", "value": "..."}');

@@ -4,7 +4,9 @@
 // push what the forge's push policy lets a writer push, valid while the run is in progress),
 // then runs its `run:` steps in order, each in a process group of its own. Bounded: at most
 // `concurrency` runs at once; a concurrency group holds one running run; cancel and close end
-// the step's process group (SIGTERM, then SIGKILL) and leave no process behind.
+// the step's process group (SIGTERM, then SIGKILL) and leave no process behind. A paused runner
+// (`POST /_forge/actions/runner {paused: true}`) picks up nothing: dispatched runs stay queued,
+// as on GitHub when no runner serves the job's `runs-on`, until it is resumed.
 import { spawn, type ChildProcess } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { appendFile, mkdir, readFile, rm, writeFile } from "node:fs/promises";
@@ -67,6 +69,7 @@ export class ActionsRunner {
   private readonly concurrency: number;
   private readonly grace: number;
   private closing = false;
+  private paused = false;
 
   constructor(
     private readonly forge: LocalForge,
@@ -125,6 +128,17 @@ export class ActionsRunner {
     return true;
   }
 
+  /**
+   * Pauses or resumes picking up runs (what is in progress goes on); resuming picks up the
+   * queued runs at once. Returns the runner's state.
+   */
+  setPaused(paused: boolean): { paused: boolean; queued: number; in_progress: number } {
+    this.paused = paused;
+    this.pump();
+    const live = [...this.live.values()];
+    return { paused: this.paused, queued: live.filter((l) => l.done === null).length, in_progress: live.filter((l) => l.done !== null).length };
+  }
+
   /** Stops every run and waits until their processes are gone. */
   async close(): Promise<void> {
     this.closing = true;
@@ -158,7 +172,7 @@ export class ActionsRunner {
   }
 
   private pump(): void {
-    if (this.closing) return;
+    if (this.closing || this.paused) return;
     const running = [...this.live.values()].filter((l) => l.done !== null);
     let free = this.concurrency - running.length;
     for (const l of this.live.values()) {

@@ -3,8 +3,10 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { after } from "node:test";
+import type { PROJECT_LANES } from "../../schemas/lanes.js";
 import { FleetHost } from "../../server/host/host.js";
-import { api, repoPath, type TestForge } from "./forge-fixtures.js";
+import type { ForgeOptions } from "../../server/localforge/index.js";
+import { api, repoPath, startTestForge, tempDir, type TestForge } from "./forge-fixtures.js";
 
 export const READY = "ready-for-agent";
 
@@ -36,6 +38,19 @@ export async function readyIssues(forge: TestForge, titles: readonly string[]): 
   return numbers;
 }
 
+/** A forge (disposed after the file's tests), a temp dir named by `prefix`, and one ready issue per title. */
+export async function issueWorld(
+  cleanups: Cleanups,
+  titles: readonly string[],
+  prefix: string,
+  options: Partial<ForgeOptions> = {},
+): Promise<{ forge: TestForge; dir: string; issues: number[] }> {
+  const forge = await startTestForge(options);
+  cleanups.push(() => forge.dispose());
+  const dir = await tempDir(prefix);
+  return { forge, dir, issues: await readyIssues(forge, titles) };
+}
+
 /** `Task 1` … `Task n`. */
 export const tasks = (n: number): string[] => Array.from({ length: n }, (_, i) => `Task ${i + 1}`);
 
@@ -50,6 +65,20 @@ export function cleanupsAfterFile(): Cleanups {
   return cleanups;
 }
 
+/** The environment of a host on `forge` with its state under `dir` (`env` on top): fleetHost's, and a host process's (host-process.ts). */
+export function fleetEnv(forge: TestForge, dir: string, env: Record<string, string> = {}): Record<string, string> {
+  return {
+    GITHUB_API_URL: forge.apiUrl,
+    GITHUB_TOKEN: forge.token,
+    // The suite runs workers unconfined (scripts/test-run.mjs); a process started with this env does too.
+    AFK_RUNTIME: process.env.AFK_RUNTIME ?? "local",
+    AFK_STATE_DIR: join(dir, "state"),
+    PATH: process.env.PATH ?? "/usr/bin:/bin",
+    HOME: process.env.HOME ?? dir,
+    ...env,
+  };
+}
+
 /**
  * An in-process host at time scale 1 on `forge`, state under `dir`; stopped (workers too) and
  * closed at cleanup. `as`: the instance it acts as (a restart's), the clock it reads, a compressed
@@ -62,23 +91,31 @@ export function fleetHost(
   env: Record<string, string> = {},
   as: { instance?: string; clock?: () => Date; timeScale?: number } = {},
 ): FleetHost {
-  const host = new FleetHost({
-    env: {
-      GITHUB_API_URL: forge.apiUrl,
-      GITHUB_TOKEN: forge.token,
-      // The suite runs workers unconfined (scripts/test-run.mjs); a process started with this env does too.
-      AFK_RUNTIME: process.env.AFK_RUNTIME ?? "local",
-      AFK_STATE_DIR: join(dir, "state"),
-      PATH: process.env.PATH ?? "/usr/bin:/bin",
-      HOME: process.env.HOME ?? dir,
-      ...env,
-    },
-    timeScale: 1,
-    ...as,
-  });
+  const host = new FleetHost({ env: fleetEnv(forge, dir, env), timeScale: 1, ...as });
   cleanups.push(async () => {
     await host.stop({ repo: forge.repo, stop_workers: true }).catch(() => undefined);
     await host.close();
   });
   return host;
+}
+
+type ProjectLane = (typeof PROJECT_LANES)[number];
+
+/** A lane record as a test reads it: the fields every record has, and the tags (`pid`, `run`) some carry. */
+export interface LaneRow {
+  event?: unknown;
+  msg?: unknown;
+  issue?: unknown;
+  attempt?: unknown;
+  [tag: string]: unknown;
+}
+
+/** The newest `tail` records of one of the host's lanes for `repo`, oldest first. */
+export async function laneRows(host: FleetHost, repo: string, lane: ProjectLane, tail = 2000): Promise<LaneRow[]> {
+  return (await host.logs({ repo, lane, tail_lines: tail })).records as LaneRow[];
+}
+
+/** A lane as text, one record a line (`event #issue: msg`): a failure's story. */
+export async function laneText(host: FleetHost, repo: string, lane: ProjectLane, tail = 400): Promise<string> {
+  return (await laneRows(host, repo, lane, tail)).map((r) => `${String(r.event)} #${String(r.issue)}: ${String(r.msg)}`).join("\n");
 }

@@ -7,14 +7,17 @@
 #   die      commit partial work, wait until the runner's beat pushed it, then kill the
 #            `afk-mcp worker` process (a runner that dies mid-attempt)
 #   slow     commit partial work, then sleep (the test cancels the run from outside)
+#   hold     commit partial work, then wait for the file $2/go-<issue> (the test makes it once
+#            the host that dispatched the run is dead and another has adopted it), then work
 cat > /dev/null
 mode=$1
+hold=$2
 n=$AFK_ISSUE
 [ "$AFK_ATTEMPT" -gt 1 ] && mode=work
 echo "engine on the runner: issue $n attempt $AFK_ATTEMPT mode $mode"
 echo "token in my environment: ${GITHUB_TOKEN:-none}"
 case $mode in
-die|slow)
+die|slow|hold)
   echo "partial for $n" > "partial-$n.txt"
   git add "partial-$n.txt" && git commit -qm "partial work for #$n"
   head=$(git rev-parse HEAD)
@@ -25,13 +28,21 @@ die|slow)
     i=$((i + 1))
   done
   echo "partial work is on origin"
-  if [ "$mode" = slow ]; then sleep 300; exit 0; fi
-  pid=$$
-  while [ "$pid" -gt 1 ]; do
-    pid=$(sed -n 's/^PPid:[[:space:]]*//p' "/proc/$pid/status")
-    if tr '\0' ' ' < "/proc/$pid/cmdline" | grep -q "bin.js worker"; then kill -9 "$pid"; break; fi
-  done
-  exit 0
+  case $mode in
+  slow) sleep 300; exit 0 ;;
+  hold)
+    while [ ! -e "$hold/go-$n" ]; do sleep 0.2; done
+    echo "released: issue $n goes on"
+    ;;
+  die)
+    pid=$$
+    while [ "$pid" -gt 1 ]; do
+      pid=$(sed -n 's/^PPid:[[:space:]]*//p' "/proc/$pid/status")
+      if tr '\0' ' ' < "/proc/$pid/cmdline" | grep -q "bin.js worker"; then kill -9 "$pid"; break; fi
+    done
+    exit 0
+    ;;
+  esac
   ;;
 esac
 echo "work for $n" > "work-$n.txt"
