@@ -42,6 +42,8 @@ export class BirthGuard {
   private readonly attemptsBeforeDeaths = new Map<number, number>();
   /** Per issue, the last lines its worker printed before a fast death: the breaker quotes them. */
   private readonly deathLines = new Map<number, string[]>();
+  /** Per issue, the runtime's fault of its last fast death (a sandbox that could not start), if it was one: the breaker names it. */
+  private readonly deathFaults = new Map<number, string>();
   private quota: Pause | null = null;
   /** With two or more verified engines, a usage limit or a login failure pauses its engine only. */
   private failover: readonly string[] = [];
@@ -68,7 +70,7 @@ export class BirthGuard {
     if (this.trip)
       return {
         until: null,
-        reason: `circuit breaker tripped after ${this.trip.deaths.length} fast worker deaths${this.tripQuote()}: fix the worker command, then project_reset`,
+        reason: `circuit breaker tripped after ${this.trip.deaths.length} fast worker deaths${this.tripQuote()}: ${this.tripFault() === null ? "fix the worker command" : "fix that"}, then project_reset`,
       };
     if (this.quota) {
       if (this.quota.until && this.quota.until.getTime() <= this.clock().getTime()) {
@@ -101,6 +103,7 @@ export class BirthGuard {
     const was = { breaker: this.trip !== null, quota };
     this.breaker.reset();
     this.deathLines.clear();
+    this.deathFaults.clear();
     this.trip = null;
     this.attemptsBeforeDeaths.clear();
     this.quota = null;
@@ -113,11 +116,23 @@ export class BirthGuard {
     return new Set(this.unswept);
   }
 
-  /** Counts a worker's end; true when it tripped the breaker just now. */
-  recordDeath(issue: number, attempt: number, durationMs: number, quota: boolean, productive: boolean, lastLines: string[]): boolean {
+  /** Counts a worker's end (`fault`: the runtime's, when it failed the attempt); true when it tripped the breaker just now. */
+  recordDeath(
+    issue: number,
+    attempt: number,
+    durationMs: number,
+    quota: boolean,
+    productive: boolean,
+    lastLines: string[],
+    fault: string | null = null,
+  ): boolean {
     const exit = { issue, durationMs, at: this.clock().getTime(), quota, productive, killed: false };
     if (this.breaker.isFastDeath(exit) && !this.attemptsBeforeDeaths.has(issue)) this.attemptsBeforeDeaths.set(issue, attempt - 1);
-    if (this.breaker.isFastDeath(exit)) this.deathLines.set(issue, this.redacted(lastLines));
+    if (this.breaker.isFastDeath(exit)) {
+      this.deathLines.set(issue, this.redacted(lastLines));
+      if (fault === null) this.deathFaults.delete(issue);
+      else this.deathFaults.set(issue, this.redacted([fault])[0]!);
+    }
     const trip = this.breaker.recordExit(exit);
     if (!trip || this.trip) return false;
     this.trip = trip;
@@ -163,11 +178,25 @@ export class BirthGuard {
     this.log("warn", event, `#${issue}: ${reason}`, issue, { kind: detection.kind, runtime: detection.runtime });
   }
 
-  /** The last lines of the death that tripped the breaker, for its reason: bounded, one line. */
+  /** The last lines of the death that tripped the breaker, or the runtime's fault that ended it, for its reason: bounded, one line. */
   private tripQuote(): string {
     const last = this.trip?.deaths.at(-1);
+    const fault = this.tripFault();
+    if (fault !== null) return `; the last, #${last!.issue}, never ran: ${oneLine(fault)}`;
     const lines = last ? (this.deathLines.get(last.issue) ?? []).slice(-3) : [];
     return lines.length > 0 ? `; the last, #${last!.issue}, printed: ${oneLine(lines.join(" ⏎ "))}` : "";
+  }
+
+  /** The runtime's fault that ended the death that tripped the breaker (a sandbox that could not start), or null. */
+  private tripFault(): string | null {
+    const last = this.trip?.deaths.at(-1);
+    return last ? (this.deathFaults.get(last.issue) ?? null) : null;
+  }
+
+  /** Why a swept issue's claim was let go, for its board. */
+  releasedNote(issue: number): string {
+    const fault = this.deathFaults.get(issue) ?? null;
+    return fault === null ? "the circuit breaker tripped: the worker command kept dying within seconds" : `the circuit breaker tripped: ${oneLine(fault)}`;
   }
 
   /**
@@ -190,14 +219,19 @@ export class BirthGuard {
         if (claim) await lease.release(n, claim.sha).catch(() => false);
         await deps.onReleased?.(n);
         if (issue) {
+          const lines = this.deathLines.get(n) ?? [];
+          // Its worker never ran (a sandbox that could not start): the note names why, not the command.
+          const fault = this.deathFaults.get(n) ?? null;
+          const what =
+            fault === null
+              ? `the worker command died within seconds ${deaths} times in a row (circuit breaker). This issue goes back to the backlog untouched by this run; fix the command`
+              : `workers ended within seconds ${deaths} times in a row (circuit breaker), this issue's because ${neutralizeMarkers(oneLine(fault))}. It goes back to the backlog untouched by this run; fix that`;
           // Requests per swept issue, each durable state a human or the next run reads: the note,
           // the attempts the fast deaths spent given back, the labels that send it back to the
           // backlog marked as a command failure (one add, one remove per label: see failure.ts).
-          const lines = this.deathLines.get(n) ?? [];
           await forge.createComment(
             n,
-            `The fleet stopped starting workers: the worker command died within seconds ${deaths} times in a row ` +
-              `(circuit breaker). This issue goes back to the backlog untouched by this run; fix the command, then reset the breaker (\`afk-mcp reset\` in a terminal, the project_reset tool in an MCP session).` +
+            `The fleet stopped starting workers: ${what}, then reset the breaker (\`afk-mcp reset\` in a terminal, the project_reset tool in an MCP session).` +
               (lines.length > 0
                 ? `\n\nThe last lines its worker printed:\n\n${fenced(lines.map((l) => neutralizeMarkers(l)))}`
                 : "\n\nIts worker printed nothing."),

@@ -302,13 +302,17 @@ export class Births {
         engine: facts.spend.engine,
         ...(facts.spend.model ? { model: facts.spend.model } : {}),
       });
+      // A runtime's fault (a sandbox that could not start) is no good run for the commits an
+      // earlier attempt left: only what this one committed makes it productive.
+      const fault = facts.exit.fault ?? null;
       this.host.guard.recordDeath(
         issue,
         run.attempt,
         facts.exit.durationMs,
         facts.quota,
-        facts.exit.killReason !== null || facts.outcome.kind !== "nothing",
+        facts.exit.killReason !== null || (facts.outcome.kind !== "nothing" && (fault === null || facts.moved)),
         facts.lastLines,
+        fault?.why ?? null,
       );
     }
     this.host.nudge();

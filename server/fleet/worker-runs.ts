@@ -58,6 +58,8 @@ export interface ExitFacts {
   outcome: WorkerOutcome;
   verdict: Verdict | null;
   commitsAhead: number;
+  /** The branch moved while it ran (commits of this attempt, not only earlier ones it continued). */
+  moved: boolean;
   changes: boolean;
   /** The run hit a usage limit, a login or network failure: no attempt is spent, births pause. */
   quota: boolean;
@@ -383,11 +385,14 @@ async function readExit(run: WorkerRun, exit: WorkerExit, deps: RunDeps, base: s
     verdict = read;
   }
   let commitsAhead = 0;
+  let moved = false;
   let dirty = false;
   let changes = false;
   try {
     const progress = await deps.workRepo.progress(n, base);
     commitsAhead = progress.commitsAhead;
+    // An adopted run's start head is unknown: its commits ahead count as its own.
+    moved = run.prepared.head === "" ? commitsAhead > 0 : progress.head !== null && progress.head !== run.prepared.head;
     dirty = progress.dirty;
     changes = commitsAhead > 0 ? await deps.workRepo.hasChangesAgainstBase(n, base) : false;
   } catch (error) {
@@ -397,7 +402,7 @@ async function readExit(run: WorkerRun, exit: WorkerExit, deps: RunDeps, base: s
   const spent = run.spend.spend();
   deps.lanes.append("supervisor", {
     event: `${run.role}_exited`,
-    msg: `#${n}: ${run.role} exited (code ${exit.code ?? "none"}${exit.signal ? `, ${exit.signal}` : ""}) after ${Math.round(exit.durationMs / 1000)}s: ${outcome.kind}`,
+    msg: `#${n}: ${run.role} exited (code ${exit.code ?? "none"}${exit.signal ? `, ${exit.signal}` : ""}) after ${Math.round(exit.durationMs / 1000)}s: ${exit.fault ? `fault: ${exit.fault.why}` : outcome.kind}`,
     issue: n,
     attempt: run.attempt,
     data: {
@@ -405,6 +410,7 @@ async function readExit(run: WorkerRun, exit: WorkerExit, deps: RunDeps, base: s
       signal: exit.signal,
       duration_ms: exit.durationMs,
       kill_reason: exit.killReason,
+      ...(exit.fault ? { fault: exit.fault.why } : {}),
       commits_ahead: commitsAhead,
       verdict: review === undefined ? (verdict?.kind ?? null) : typeof review === "string" ? null : review.verdict,
       notes: outcome.notes,
@@ -424,6 +430,7 @@ async function readExit(run: WorkerRun, exit: WorkerExit, deps: RunDeps, base: s
     outcome,
     verdict,
     commitsAhead,
+    moved,
     changes,
     quota: run.quota,
     lastLines: run.tail.last(),

@@ -147,7 +147,12 @@ export interface RecordedWorker {
 
 export interface WorkerRuntime {
   readonly name: string;
-  /** Starts a worker; rejects with an error naming the fix when it cannot start at all. */
+  /**
+   * Starts a worker; rejects with an error naming the fix when it cannot start at all. A runtime
+   * that knows the attempt failed at its start for a reason of its own (a sandbox that cannot
+   * start on this host) may instead resolve a handle that has already exited with a `fault`: the
+   * attempt is then spent with that reason, like any other fault.
+   */
   start(request: StartRequest): Promise<WorkerHandle>;
   /**
    * The live worker an earlier host process left in the slot (a daemon restarted after a crash,

@@ -14,7 +14,7 @@ export const breakerSweep = defineSweep("breaker_sweep", async (fleet, tick, swe
       config: fleet.registration.config,
       memory: fleet.memory,
       log: fleet.log,
-      onReleased: (n) => releasedBoard(fleet, n, "the circuit breaker tripped: the worker command kept dying within seconds"),
+      onReleased: (n) => releasedBoard(fleet, n, fleet.guard.releasedNote(n)),
     },
   );
 });

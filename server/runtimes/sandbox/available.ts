@@ -5,6 +5,7 @@
 import { execFile } from "node:child_process";
 import { accessSync, constants } from "node:fs";
 import { delimiter, join } from "node:path";
+import { BASE_ARGS } from "./plan.js";
 
 export interface SandboxAvailability {
   ok: boolean;
@@ -56,6 +57,19 @@ export function sandboxAvailability(pathVar = process.env.PATH ?? ""): Promise<S
   return answer;
 }
 
+/**
+ * The answer at a worker's birth: the cached one while it said yes and bubblewrap and socat are
+ * still the programs it found; probed again otherwise (a program removed or replaced since the
+ * start, or a sandbox that could not run before and may now), so a birth never trusts a stale yes
+ * and a fixed host is seen without a restart.
+ */
+export async function sandboxAvailableNow(pathVar = process.env.PATH ?? ""): Promise<SandboxAvailability> {
+  const answer = await sandboxAvailability(pathVar);
+  if (answer.ok && answer.bwrap === which("bwrap", pathVar) && answer.socat === which("socat", pathVar)) return answer;
+  cached.delete(pathVar);
+  return sandboxAvailability(pathVar);
+}
+
 async function probe(pathVar: string): Promise<SandboxAvailability> {
   if (process.platform !== "linux") return { ok: false, detail: `no sandbox on ${process.platform}: ${installHint()}`, bwrap: null, socat: null };
   const bwrap = which("bwrap", pathVar);
@@ -63,21 +77,7 @@ async function probe(pathVar: string): Promise<SandboxAvailability> {
   const missing = [bwrap ? null : "bwrap (bubblewrap)", socat ? null : "socat"].filter(Boolean);
   if (!bwrap || !socat) return { ok: false, detail: `${missing.join(" and ")} not found on PATH: ${installHint()}`, bwrap, socat };
   const version = await run(bwrap, ["--version"]);
-  const trial = await run(bwrap, [
-    "--die-with-parent",
-    "--unshare-all",
-    "--ro-bind",
-    "/",
-    "/",
-    "--dev",
-    "/dev",
-    "--proc",
-    "/proc",
-    "--tmpfs",
-    "/tmp",
-    "--",
-    "/bin/true",
-  ]);
+  const trial = await run(bwrap, [...BASE_ARGS, "--", "/bin/true"]);
   if (!trial.ok)
     return {
       ok: false,

@@ -1,18 +1,21 @@
 // The sandbox runtime's two doors into today's code: `sandboxedWorker` wraps one worker's
 // command and environment at birth (server/fleet/worker-runs.ts), `runtimeStep` answers the
 // start's preflight and doctor (which runtime runs, or the refusal with the install command),
-// and `takeBackAfterExit` carries a worker's last commits home after its exit. The rest of the
-// folder: plan.ts (the mounts), hosts.ts (the allowlist), proxy.ts, launcher.ts (the process that
-// leads the worker's group), private-git.ts (its own git dir), available.ts (the probe).
+// and `afterExit` carries a worker's last commits home after its exit. The rest of the folder:
+// plan.ts (the mounts), hosts.ts (the allowlist), proxy.ts, launcher.ts (the process that leads
+// the worker's group), private-git.ts (its own git dir), available.ts (the probe), fault.ts (a
+// sandbox that could not start).
 import { copyFile, mkdir, readFile, rm, writeFile } from "node:fs/promises";
 import { homedir } from "node:os";
 import { basename, dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import type { FleetConfig } from "../../../schemas/config.js";
+import type { WorkerExit } from "../../runtime/port.js";
 import { UsageError } from "../../gh/errors.js";
 import { stateDir } from "../../paths.js";
 import { expandCommand, resolveShell, shellQuote } from "../../agent/shell.js";
-import { sandboxAvailability } from "./available.js";
+import { sandboxAvailability, sandboxAvailableNow } from "./available.js";
+import { SandboxStartFault, withSandboxFault } from "./fault.js";
 import { allowlistFor, loopbackPorts, parseHostRule, type HostRule } from "./hosts.js";
 import { bwrapArgs, sandboxEnv, sandboxPaths } from "./plan.js";
 import { makePrivateGitDir, takeBack } from "./private-git.js";
@@ -81,9 +84,13 @@ export async function sandboxedWorker(input: SandboxWorkerInput): Promise<{ comm
     await rm(sandboxDir, { recursive: true, force: true });
     return { command: input.command, env: input.env };
   }
-  const available = await sandboxAvailability(input.env.PATH ?? process.env.PATH);
-  if (!available.ok || !available.bwrap || !available.socat) throw new UsageError(`the sandbox cannot start: ${available.detail}`);
   const paths = sandboxPaths(sandboxDir);
+  // What an earlier birth left must not speak for this one: its fault, and its spec (whose
+  // private git dir a take-back after this exit would otherwise read).
+  await rm(paths.fault, { force: true });
+  await rm(paths.spec, { force: true });
+  const available = await sandboxAvailableNow(input.env.PATH ?? process.env.PATH);
+  if (!available.ok || !available.bwrap || !available.socat) throw new SandboxStartFault(available.detail);
   await rm(paths.box, { recursive: true, force: true });
   await mkdir(paths.box, { recursive: true, mode: 0o700 });
   await mkdir(paths.home, { recursive: true, mode: 0o700 });
@@ -126,9 +133,12 @@ export async function sandboxedWorker(input: SandboxWorkerInput): Promise<{ comm
   return { command: `exec ${shellQuote(process.execPath)} ${shellQuote(LAUNCHER)} ${shellQuote(paths.spec)}`, env: input.env };
 }
 
-/** After a worker's exit: its commits and verdict, carried back once more (the launcher may have been killed). */
-export async function takeBackAfterExit(runDir: string): Promise<void> {
+/**
+ * After a worker's exit: its commits and verdict, carried back once more (the launcher may have
+ * been killed), and the exit with the fault when its sandbox could not start (fault.ts).
+ */
+export async function afterExit(runDir: string, exit: WorkerExit): Promise<WorkerExit> {
   const text = await readFile(sandboxPaths(sandboxDirOf(runDir)).spec, "utf8").catch(() => null);
-  if (text === null) return;
-  await takeBack((JSON.parse(text) as SandboxSpec).takeBack).catch(() => undefined);
+  if (text !== null) await takeBack((JSON.parse(text) as SandboxSpec).takeBack).catch(() => undefined);
+  return withSandboxFault(exit, runDir);
 }

@@ -30,6 +30,8 @@ export interface SandboxPaths {
   home: string;
   box: string;
   spec: string;
+  /** Why this birth's sandbox could not start, when it could not (fault.ts). */
+  fault: string;
 }
 
 export function sandboxPaths(sandboxDir: string): SandboxPaths {
@@ -39,6 +41,7 @@ export function sandboxPaths(sandboxDir: string): SandboxPaths {
     home: join(sandboxDir, "home"),
     box: join(sandboxDir, "box"),
     spec: join(sandboxDir, "spec.json"),
+    fault: join(sandboxDir, "fault.json"),
   };
 }
 
@@ -54,9 +57,24 @@ export function outermost(paths: readonly string[]): string[] {
   return unique.filter((p, i) => !unique.slice(0, i).some((q) => within(p, q)));
 }
 
+/** Every sandbox's first mounts: every namespace unshared, the whole filesystem read-only, a fresh /dev, /proc and /tmp. */
+export const BASE_ARGS: readonly string[] = [
+  "--die-with-parent",
+  "--unshare-all",
+  "--ro-bind",
+  "/",
+  "/",
+  "--dev",
+  "/dev",
+  "--proc",
+  "/proc",
+  "--tmpfs",
+  "/tmp",
+];
+
 export function bwrapArgs(input: PlanInput): string[] {
   const p = sandboxPaths(input.sandboxDir);
-  const args = ["--die-with-parent", "--unshare-all", "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp"];
+  const args = [...BASE_ARGS];
   for (const dir of outermost(input.deny)) args.push("--tmpfs", dir);
   for (const path of input.allowRead) args.push("--ro-bind-try", path, path);
   const objects = join(input.commonDir, "objects");

@@ -4,14 +4,12 @@
 // local process has (its pid file, adoption after a crash, eviction, the exit-now) is the local
 // runtime's: this one records nothing of its own, so status never counts a worker twice.
 import type { AdoptedWorker, OutputSink, RecordedWorker, StartRequest, WorkerExit, WorkerHandle, WorkerRuntime, WorkerSlot } from "../../runtime/port.js";
-import { sandboxedWorker, takeBackAfterExit } from "./index.js";
+import { afterExit, sandboxedWorker } from "./index.js";
+import { unstarted } from "./fault.js";
 
-/** The local handle, named for this runtime, whose exit waits for the take-back. */
+/** The local handle, named for this runtime, whose exit waits for the take-back (and says when the sandbox could not start). */
 function takingBack(handle: WorkerHandle, runDir: string): WorkerHandle {
-  const exited: Promise<WorkerExit> = handle.exited.then(async (exit) => {
-    await takeBackAfterExit(runDir);
-    return exit;
-  });
+  const exited: Promise<WorkerExit> = handle.exited.then((exit) => afterExit(runDir, exit));
   return {
     id: handle.id,
     runtime: "sandbox",
@@ -45,7 +43,9 @@ export class SandboxRuntime implements WorkerRuntime {
       verdictPath: request.verdictPath,
       runDir: request.slot.dir,
       engine: request.engine,
-    });
+    }).catch((error: unknown) => ({ cannotStart: error }));
+    // A sandbox that cannot start is this attempt's fault (fault.ts), not a birth that never happened.
+    if ("cannotStart" in boxed) return takingBack(await unstarted(request, boxed.cannotStart), request.slot.dir);
     return takingBack(await this.local.start({ ...request, command: boxed.command, env: boxed.env }), request.slot.dir);
   }
 
