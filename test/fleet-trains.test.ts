@@ -12,6 +12,7 @@ import { api, git, protectBranch, repoPath, startTestForge, tempDir } from "./su
 import { gateScript } from "./support/train-fixtures.js";
 import { cleanupsAfterFile, fleetHost, readyIssues, tasks, workScript } from "./support/fleet-fixtures.js";
 import { waitFor } from "./support/wait.js";
+import { VALIDATION_MARKER } from "../server/fleet/effects/validation.js";
 
 const REPO = "afk/demo";
 const ISSUES = 4;
@@ -90,8 +91,28 @@ async function fleetTrains(mode: "local" | "required"): Promise<void> {
     );
     assert.equal((await api(forge, "GET", repoPath(forge, `/issues/${n}`))).body.state, "closed");
   }
-  const pulls = (await api(forge, "GET", repoPath(forge, "/pulls?state=all&per_page=100"))).body as Array<{ merged_at: string | null; head: { ref: string } }>;
+  const pulls = (await api(forge, "GET", repoPath(forge, "/pulls?state=all&per_page=100"))).body as Array<{
+    number: number;
+    body: string;
+    merged_at: string | null;
+    head: { ref: string };
+  }>;
   for (const p of pulls.filter((p) => !p.head.ref.startsWith("afk/train/"))) assert.ok(p.merged_at, `${p.head.ref} is merged`);
+  // A train's riders each get the validation note a lone landing gets: its own commit and file,
+  // read from the base the train moved on from.
+  for (const n of rode[0]!.issues) {
+    const pull = pulls.find((p) => !p.head.ref.startsWith("afk/train/") && p.body.includes(`Closes #${n}`))!;
+    const note = await waitFor(
+      `PR #${pull.number}'s validation note`,
+      async () => {
+        const comments = (await api(forge, "GET", repoPath(forge, `/issues/${pull.number}/comments`))).body as Array<{ body: string }>;
+        return comments.find((c) => c.body.includes(VALIDATION_MARKER))?.body ?? null;
+      },
+      { deadlineMs: 60_000, intervalMs: 250 },
+    );
+    assert.match(note, new RegExp(`Commits \\(1\\):\\n- \`[0-9a-f]{12}\` work for #${n}`), note);
+    assert.match(note, new RegExp(`Files touched \\(1\\):\\n- \`work-${n}.txt\``), note);
+  }
 
   // NRSR: every first-parent commit since the seed has a tree the local gate passed.
   const passed = new Set((await readFile(gate.trees, "utf8")).split("\n").filter(Boolean));

@@ -71,5 +71,6 @@ async function outcomeOf(ctx: LandingContext, lg: LandingGit, member: TrainMembe
   if (step.kind === "wait") return { outcome: "retry_later", member, why: step.why };
   const { issueClosed, branchDeleted } = await wrapUpLanded(ctx, lg, member.issue, branch, member.head);
   const mergeSha = step.mergeSha ?? (await ctx.refs.read(`refs/heads/${ctx.base}`)) ?? "";
-  return { outcome: "merged", member, train: "", mergeSha, issueClosed, branchDeleted, queue: true };
+  // The queue's merge commit (merge or squash) has the base it moved on from as its first parent.
+  return { outcome: "merged", member, train: "", mergeSha, baseBefore: mergeSha ? `${mergeSha}^1` : "", issueClosed, branchDeleted, queue: true };
 }

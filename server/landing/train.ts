@@ -34,6 +34,8 @@ export type TrainMemberOutcome =
       member: TrainMember;
       train: string;
       mergeSha: string;
+      /** The base tip the landing moved on from (its commits and files are head's past it). */
+      baseBefore: string;
       issueClosed: boolean;
       branchDeleted: boolean;
       queue?: true;
@@ -268,7 +270,7 @@ class Train {
       }
       queue.shift();
       if (queue[0]?.parentRed) queue[0].implied = queue[0].parentRed;
-      await this.landed(group, built.sha, new Date().toISOString());
+      await this.landed(group, built.sha, baseTip, new Date().toISOString());
       baseTip = built.sha;
     }
   }
@@ -290,12 +292,12 @@ class Train {
   }
 
   /** The base now holds the group's commit: finish each member as landPull does. */
-  private async landed(group: readonly TrainMember[], sha: string, mergedAt: string): Promise<void> {
+  private async landed(group: readonly TrainMember[], sha: string, baseBefore: string, mergedAt: string): Promise<void> {
     const train = this.branch;
     this.result.landings.push({ train, sha, issues: group.map((m) => m.issue) });
     for (const member of group) {
       const { issueClosed, branchDeleted } = await wrapUpLanded(this.ctx, this.lg, member.issue, this.branchOf.get(member.issue)!, member.head);
-      this.decided({ outcome: "merged", member, train, mergeSha: sha, issueClosed, branchDeleted, mergedAt });
+      this.decided({ outcome: "merged", member, train, mergeSha: sha, baseBefore, issueClosed, branchDeleted, mergedAt });
     }
     // The draft PR (if any) is merged with the base now; the next candidates need a fresh one.
     await this.dropBranch();

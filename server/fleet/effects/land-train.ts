@@ -76,7 +76,7 @@ function asLandResult(o: TrainMemberOutcome): LandResult {
       return {
         outcome: "merged",
         mergeSha: o.mergeSha,
-        baseBefore: "",
+        baseBefore: o.baseBefore,
         head: o.member.head,
         method: o.queue ? "queue" : "push",
         verified: true,
