@@ -381,6 +381,13 @@ describe("a fleet whose sandbox cannot start (real bubblewrap, local forge, real
       await symlink(BWRAP, join(bin, "bwrap"));
       await host.reset({ repo: forge.repo });
       for (const n of issues) await waitFor(`#${n} landed and closed`, () => closed(forge, n), { deadlineMs: 3 * 60_000, intervalMs: 250, explain });
+      // Done after all: the sweep's runner-error label goes with the landing.
+      for (const n of sweptIssues)
+        await waitFor(`#${n}'s runner-error label removed`, async () => !(await labels(forge, n)).includes("runner-error"), {
+          deadlineMs: 60_000,
+          intervalMs: 250,
+          explain,
+        });
       await host.stop({ repo: forge.repo, stop_workers: true });
       for (const n of issues) {
         assert.equal((await git(forge.bareRepo, "show", `main:part-1-${n}.txt`)).stdout.trim(), `part 1 for ${n}`);

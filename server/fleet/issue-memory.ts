@@ -21,6 +21,11 @@ export interface IssueMemory {
   verdictsPosted: Set<number>;
   /** The PR on which the "awaiting review" note is known to be posted. */
   reviewNoticePr: number | null;
+  /**
+   * The issue's labels in the last listing that showed it open while ours: a landing that ends
+   * after GitHub closed the issue (a train, a background landing) still knows what to clear.
+   */
+  labels: readonly string[] | null;
 }
 
 export class IssueMemories {
@@ -34,7 +39,17 @@ export class IssueMemories {
   of(issue: number): IssueMemory {
     let record = this.records.get(issue);
     if (!record) {
-      record = { run: null, kills: 0, redispatches: 0, liveness: null, lastFailure: null, replaceable: null, verdictsPosted: new Set(), reviewNoticePr: null };
+      record = {
+        run: null,
+        kills: 0,
+        redispatches: 0,
+        liveness: null,
+        lastFailure: null,
+        replaceable: null,
+        verdictsPosted: new Set(),
+        reviewNoticePr: null,
+        labels: null,
+      };
       this.records.set(issue, record);
     }
     return record;

@@ -75,6 +75,10 @@ export async function gatherTick(fleet: FleetRuntime, parts: GatherParts, snapsh
   const local = await localFacts({ registration, deps, memory, verdicts, adopt }, set, snapshot, now);
   const events: TickEvents = { pushed: [], blocked: [], settled: [] };
   const issues = new Map<number, SnapshotIssue>(snapshot.issues.map((i) => [i.number, i]));
+  for (const m of set.mine) {
+    const seen = issues.get(m.issue);
+    if (seen) memory.of(m.issue).labels = seen.labels;
+  }
   const scope: TickScope = { set, issues, report, events, required: snapshot.requiredChecks, pulls: snapshot.pulls, later: [] };
   // Landings that ended since the last tick are taken now (the tail of an earlier tick's land
   // action); theirs and running ones' claims are not decided on.

@@ -235,7 +235,8 @@ async function reviewLineComments(fleet: FleetRuntime, pr: number, reviewers: re
 /** A breaker sweep's runner-error label is stale once the issue got done after all. */
 export async function clearRunnerError(fleet: FleetRuntime, tick: TickScope, n: number): Promise<void> {
   const label = fleet.registration.config.labels.runner_error;
-  const labels = tick.issues.get(n)?.labels ?? [];
+  // The tick's listing, else the last one that showed the issue (a train's rider is closed by now).
+  const labels = tick.issues.get(n)?.labels ?? fleet.memory.get(n)?.labels ?? [];
   if (labels.some((l) => l.toLowerCase() === label.toLowerCase())) {
     // One request, only when the label is there (the listing says so).
     await fleet.deps.conn.forge.removeLabel(n, label).catch(() => undefined);
