@@ -87,8 +87,7 @@ interface Phase {
   tickErrors: number;
   rssBefore: number;
   /** After a full GC at the window's end: the heap the fleet holds, and the RSS. */
-  heapRetained: number;
-  rssRetained: number;
+  afterGc: NodeJS.MemoryUsage;
   /** The fleet user's requests in the window: all, and those under /actions/. */
   fleet: Tally;
   actionsRoutes: Tally;
@@ -202,7 +201,7 @@ async function phase(ctx: BenchContext, runtime: Runtime, workers: number, spec:
   );
   const load = loadavg() as [number, number, number];
   collectGarbage();
-  const { heapUsed: heapRetained, rss: rssRetained } = process.memoryUsage();
+  const afterGc = process.memoryUsage();
   const inWindow = (await ticksSince(fleet, window.wall0)).filter((t) => Date.parse(t.ts) <= window.wall1);
   const status = await fleet.host.status({ repo, scope: "worker" });
   const liveAtEnd = runtime === "actions" ? await unfinishedRuns(forge) : status.workers.filter((w) => w.state === "running").length;
@@ -227,8 +226,7 @@ async function phase(ctx: BenchContext, runtime: Runtime, workers: number, spec:
     ticks: inWindow.length,
     tickErrors: inWindow.filter((t) => t.error).length,
     rssBefore,
-    heapRetained,
-    rssRetained,
+    afterGc,
     fleet: sum(byUser[DEFAULT_USER]),
     actionsRoutes: sum(byUser[DEFAULT_USER], (route) => route.includes("/actions/")),
     others,
@@ -318,8 +316,19 @@ export function actionsSection(spec: ActionsBenchSpec = DEFAULT_ACTIONS_BENCH): 
           unit: "MiB",
         },
         { key: "heap_peak_mib", label: `host heapUsed peak in the window (${vs})`, value: both((p) => mib(p.window.peakHeap)), unit: "MiB" },
-        { key: "heap_retained_mib", label: `host heapUsed after a full GC at the window's end (${vs})`, value: both((p) => mib(p.heapRetained)), unit: "MiB" },
-        { key: "rss_after_gc_mib", label: `host RSS after that GC (${vs})`, value: both((p) => mib(p.rssRetained)), unit: "MiB" },
+        {
+          key: "heap_retained_mib",
+          label: `host heapUsed after a full GC at the window's end (${vs})`,
+          value: both((p) => mib(p.afterGc.heapUsed)),
+          unit: "MiB",
+        },
+        { key: "rss_after_gc_mib", label: `host RSS after that GC (${vs})`, value: both((p) => mib(p.afterGc.rss)), unit: "MiB" },
+        {
+          key: "heap_total_external_after_gc_mib",
+          label: `  of which V8 heapTotal + external (${vs}; the rest is native: git spawns, sockets, allocator)`,
+          value: both((p) => `${mib(p.afterGc.heapTotal)} + ${mib(p.afterGc.external)}`),
+          unit: "MiB",
+        },
         {
           key: "workers_cpu_ms_per_s",
           label: `workers' own CPU per second (${vs}: the runner's processes, on GitHub not this machine)`,
