@@ -7,7 +7,7 @@ import { join } from "node:path";
 import { FleetHost } from "../server/host/host.js";
 import type { ProjectStartInput } from "../server/host/api.js";
 import type { Seed } from "../server/localforge/index.js";
-import { parseProcStat, processGroupMembers, readProcTable, TICKS_PER_SECOND } from "../server/runtimes/local/proc.js";
+import { descendantCpu, parseProcStat, processGroupMembers, readProcTable, TICKS_PER_SECOND } from "../server/runtimes/local/proc.js";
 import { api } from "../test/support/forge-fixtures.js";
 import { startForgeProcess, type ForgeProcess } from "./forge-process.js";
 import type { BenchContext } from "./section.js";
@@ -20,7 +20,7 @@ export const READY = "ready-for-agent";
  */
 export async function readyForge(
   ctx: BenchContext,
-  opts: { repo: string; issues: number; users?: string[]; body?: (n: number) => string; files?: Record<string, string> },
+  opts: { repo: string; issues: number; users?: string[]; body?: (n: number) => string; files?: Record<string, string>; actionsConcurrency?: number },
 ): Promise<ForgeProcess> {
   const body = opts.body ?? ((n: number) => `Add the file for task ${n}.`);
   const seed: Seed = {
@@ -36,6 +36,7 @@ export async function readyForge(
     repo: opts.repo,
     seed: seedPath,
     ...(opts.users ? { users: opts.users } : {}),
+    ...(opts.actionsConcurrency !== undefined ? { actionsConcurrency: opts.actionsConcurrency } : {}),
   });
   ctx.defer(() => forge.close());
   return forge;
@@ -58,6 +59,8 @@ export interface Accounting {
   not_modified: number;
   by_route: Record<string, { total: number; counted: number; not_modified: number }>;
   by_status: Record<string, number>;
+  /** Per login, then per route: whose requests they were (a fleet and its runners share the forge). */
+  by_user: Record<string, Record<string, { total: number; counted: number; not_modified: number }>>;
 }
 
 export async function forgeAccounting(forge: ForgeProcess, reset = false): Promise<Accounting> {
@@ -91,9 +94,13 @@ export interface BenchFleet {
   leftovers(): number;
 }
 
-export async function benchFleet(ctx: BenchContext, forge: ForgeProcess, opts: { instance: string; timeScale: number }): Promise<BenchFleet> {
+export async function benchFleet(
+  ctx: BenchContext,
+  forge: ForgeProcess,
+  opts: { instance: string; timeScale: number; env?: Record<string, string> },
+): Promise<BenchFleet> {
   const stateDir = await ctx.tempDir("afk-bench-state-");
-  const env: NodeJS.ProcessEnv = { ...process.env, GITHUB_API_URL: forge.apiUrl, GITHUB_TOKEN: forge.token, AFK_STATE_DIR: stateDir };
+  const env: NodeJS.ProcessEnv = { ...process.env, GITHUB_API_URL: forge.apiUrl, GITHUB_TOKEN: forge.token, AFK_STATE_DIR: stateDir, ...opts.env };
   delete env.GH_TOKEN;
   delete env.AFK_CONFIG;
   const host = new FleetHost({ env, instance: opts.instance, timeScale: opts.timeScale });
@@ -247,4 +254,92 @@ export function quantile(values: readonly number[], q: number): number | null {
   const lo = Math.floor(pos);
   const hi = Math.ceil(pos);
   return sorted[lo]! + (sorted[hi]! - sorted[lo]!) * (pos - lo);
+}
+
+/** Per process (pid:startTicks) CPU ms of every descendant of `root` (not `root` itself); null without /proc. */
+export async function descendantsCpu(root: number): Promise<Map<string, number> | null> {
+  const tree = await descendantCpu(root);
+  if (tree === "unknown") return null;
+  return new Map(tree.procs.filter((p) => p.pid !== root).map((p) => [`${p.pid}:${p.startTicks}`, (p.ticks * 1000) / TICKS_PER_SECOND]));
+}
+
+/** What the host (this process) spent over a measured window, and what the forge counted in it. */
+export interface HostWindow {
+  /** Epoch ms at the window's start and end. */
+  wall0: number;
+  wall1: number;
+  windowMs: number;
+  cpu: NodeJS.CpuUsage;
+  /** user + system of this process, ms. */
+  hostCpuMs: number;
+  /** The git children this process ran and reaped in the window, ms; null without /proc. */
+  reapedMs: number | null;
+  /** The forge child process (with what it reaped), ms; null without /proc. */
+  forgeMs: number | null;
+  /** What `probe` read at both ends, as groupsCpuDelta; null without a probe or /proc. */
+  probedMs: number | null;
+  peakRss: number;
+  peakHeap: number;
+  heapEnd: number;
+  accounting: Accounting;
+}
+
+/**
+ * Measures the host over `wait`: its own CPU (process.cpuUsage), its reaped children's, the forge
+ * child's, `probe`'s processes' (workers), and its RSS and heap sampled every 100 ms; the forge's
+ * accounting is reset at the start and read at the end. Nothing of the bench runs in the window
+ * but the sampler and `wait` itself: the run-wide 20 ms sampler, which would bill its own
+ * memoryUsage() calls to the host, is paused.
+ */
+export async function measureHost(
+  ctx: BenchContext,
+  forge: ForgeProcess,
+  wait: () => Promise<void>,
+  probe?: () => Promise<Map<string, number> | null>,
+): Promise<HostWindow> {
+  let peakRss = 0;
+  let peakHeap = 0;
+  const sample = (): void => {
+    const m = process.memoryUsage();
+    peakRss = Math.max(peakRss, m.rss);
+    peakHeap = Math.max(peakHeap, m.heapUsed);
+  };
+  await forgeAccounting(forge, true);
+  const probed0 = probe ? await probe() : null;
+  const forge0 = processCpuMs(forge.pid);
+  const reaped0 = reapedChildrenCpuMs();
+  const wall0 = Date.now();
+  const perf0 = performance.now();
+  const cpu0 = process.cpuUsage();
+  ctx.memory.stop();
+  sample();
+  const sampler = setInterval(sample, 100);
+  try {
+    await wait();
+  } finally {
+    clearInterval(sampler);
+    ctx.memory.start();
+  }
+  sample();
+  const cpu = process.cpuUsage(cpu0);
+  const windowMs = performance.now() - perf0;
+  const wall1 = Date.now();
+  const reaped1 = reapedChildrenCpuMs();
+  const forge1 = processCpuMs(forge.pid);
+  const probed1 = probe ? await probe() : null;
+  const accounting = await forgeAccounting(forge);
+  return {
+    wall0,
+    wall1,
+    windowMs,
+    cpu,
+    hostCpuMs: (cpu.user + cpu.system) / 1000,
+    reapedMs: reaped0 !== null && reaped1 !== null ? reaped1 - reaped0 : null,
+    forgeMs: forge0 !== null && forge1 !== null ? forge1 - forge0 : null,
+    probedMs: probed0 && probed1 ? groupsCpuDelta(probed0, probed1) : null,
+    peakRss,
+    peakHeap,
+    heapEnd: process.memoryUsage().heapUsed,
+    accounting,
+  };
 }

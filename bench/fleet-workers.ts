@@ -5,19 +5,7 @@
 // own CPU (their process groups, from /proc), the forge child's CPU (what GitHub would spend),
 // and the bench process's RSS and heap. The forge runs in a child process.
 import { round, mib, type BenchContext, type Figure, type Section, type SectionResult } from "./section.js";
-import {
-  benchFleet,
-  forgeAccounting,
-  groupsCpu,
-  groupsCpuDelta,
-  lane,
-  pause,
-  processCpuMs,
-  quantile,
-  readyForge,
-  reapedChildrenCpuMs,
-  type StartConfig,
-} from "./fleet-harness.js";
+import { benchFleet, groupsCpu, lane, measureHost, pause, quantile, readyForge, type StartConfig } from "./fleet-harness.js";
 
 export interface WorkersSpec {
   workers: number;
@@ -102,39 +90,13 @@ export function workersSection(spec: WorkersSpec = DEFAULT_WORKERS): Section {
       const pgids = new Set((await fleet.host.status({ repo, scope: "worker" })).workers.map((w) => w.pid).filter((p): p is number => p !== null));
 
       // The window: nothing of the bench's own runs in it but a 100 ms memory sampler.
-      let peakRss = 0;
-      let peakHeap = 0;
-      const sample = (): void => {
-        const m = process.memoryUsage();
-        peakRss = Math.max(peakRss, m.rss);
-        peakHeap = Math.max(peakHeap, m.heapUsed);
-      };
-      await forgeAccounting(forge, true);
-      const workers0 = await groupsCpu(pgids);
-      const forge0 = processCpuMs(forge.pid);
-      const reaped0 = reapedChildrenCpuMs();
-      const wall0 = Date.now();
-      const perf0 = performance.now();
-      const cpu0 = process.cpuUsage();
-      // The run-wide 20 ms sampler would bill its own memoryUsage() calls to the host: paused.
-      ctx.memory.stop();
-      sample();
-      const sampler = setInterval(sample, 100);
-      try {
-        await pause(spec.windowSeconds * 1000);
-      } finally {
-        clearInterval(sampler);
-        ctx.memory.start();
-      }
-      sample();
-      const cpu = process.cpuUsage(cpu0);
-      const windowMs = performance.now() - perf0;
-      const wall1 = Date.now();
-      const reaped1 = reapedChildrenCpuMs();
-      const forge1 = processCpuMs(forge.pid);
-      const workers1 = await groupsCpu(pgids);
-      const acc = await forgeAccounting(forge);
-      const heapEnd = process.memoryUsage().heapUsed;
+      const win = await measureHost(
+        ctx,
+        forge,
+        () => pause(spec.windowSeconds * 1000),
+        () => groupsCpu(pgids),
+      );
+      const { cpu, windowMs, wall0, wall1, accounting: acc, peakRss, peakHeap, heapEnd } = win;
 
       const status = await fleet.host.status({ repo, scope: "worker" });
       const liveAtEnd = status.workers.filter((w) => w.state === "running").length;
@@ -148,10 +110,7 @@ export function workersSection(spec: WorkersSpec = DEFAULT_WORKERS): Section {
       const stopMs = performance.now() - s0;
 
       const seconds = windowMs / 1000;
-      const hostCpuMs = (cpu.user + cpu.system) / 1000;
-      const reapedMs = reaped0 !== null && reaped1 !== null ? reaped1 - reaped0 : null;
-      const workersMs = workers0 && workers1 ? groupsCpuDelta(workers0, workers1) : null;
-      const forgeMs = forge0 !== null && forge1 !== null ? forge1 - forge0 : null;
+      const { hostCpuMs, reapedMs, forgeMs, probedMs: workersMs } = win;
       const perTick = (ms: number | null): number | null => (ms === null || ticks.length === 0 ? null : round(ms / ticks.length, 1));
       const figures: Figure[] = [
         { key: "workers_live", label: "workers live (start … end of window)", value: `${running} … ${liveAtEnd}` },

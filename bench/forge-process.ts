@@ -18,10 +18,12 @@ export interface ForgeProcessOptions {
   repo: string;
   users?: string[];
   seed?: string;
+  /** Workflow runs the forge's local Actions runner runs at once (default 2). */
+  actionsConcurrency?: number;
 }
 
 /** dist/bench/forge-process.js -> dist/server/bin.js */
-const BIN = fileURLToPath(new URL("../server/bin.js", import.meta.url));
+export const BIN = fileURLToPath(new URL("../server/bin.js", import.meta.url));
 
 interface Ready {
   api_url: string;
@@ -38,6 +40,7 @@ export async function startForgeProcess(opts: ForgeProcessOptions): Promise<Forg
   const args = [BIN, "forge", "--dir", opts.dir, "--repo", opts.repo];
   for (const u of opts.users ?? []) args.push("--user", u);
   if (opts.seed) args.push("--seed", opts.seed);
+  if (opts.actionsConcurrency !== undefined) args.push("--actions-concurrency", String(opts.actionsConcurrency));
   const child = spawn(process.execPath, args, { stdio: ["ignore", "pipe", "pipe"] });
   live.add(child);
   if (!exitHook) {

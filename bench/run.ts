@@ -30,9 +30,11 @@ import { ledgerSection } from "./ledger.js";
 import { dashboardSection } from "./dashboard.js";
 import { enginesSection } from "./engines.js";
 import { sandboxSection } from "./sandbox.js";
+import { actionsSection } from "./fleet-actions.js";
 
 // The fleet sections measure the fleet, with scripted workers that read and mark files outside
-// their worktrees: they run with runtime "local"; the sandbox section measures the sandbox.
+// their worktrees: they run with runtime "local"; the sandbox section measures the sandbox, and
+// the actions section sets each of its fleets' runtime itself.
 process.env.AFK_RUNTIME ??= "local";
 
 const SECTIONS: Section[] = [
@@ -56,6 +58,7 @@ const SECTIONS: Section[] = [
   dashboardSection,
   enginesSection,
   sandboxSection,
+  actionsSection(),
 ];
 
 const USAGE = `Usage: node dist/bench/run.js [--only NAME[,NAME]]... [--list]

@@ -46,6 +46,11 @@ describe("afk-mcp command line", () => {
     { name: "forge without --dir", args: ["forge"], message: /--dir DIR is required/ },
     { name: "forge with a bad port", args: ["forge", "--dir", "/tmp/x", "--port", "99999"], message: /--port must be an integer/ },
     { name: "forge with a bad repo slug", args: ["forge", "--dir", "/tmp/x", "--repo", "not a slug"], message: /owner\/name/ },
+    {
+      name: "forge with a bad actions concurrency",
+      args: ["forge", "--dir", "/tmp/x", "--actions-concurrency", "0"],
+      message: /--actions-concurrency must be an integer from 1 to 256/,
+    },
     { name: "run without a worker", args: ["run", "--repo", "a/b"], message: /--worker/ },
     { name: "plan with an invalid slug", args: ["plan", "--repo", "a/b/c"], message: /owner\/name|repo/i },
     {

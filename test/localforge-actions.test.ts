@@ -12,6 +12,8 @@ import { api, branchTip, commitFile, forgeForFile, git, repoPath, startTestForge
 
 let forge: TestForge;
 let pids: string;
+/** A clone of the forge's repository (pushes from here move the repository's pushed_at). */
+let clone: string;
 
 const AGENT = `name: agent
 run-name: agent for issue \${{ inputs.issue }}
@@ -118,6 +120,7 @@ jobs:
 
 forgeForFile({ secrets: { API_KEY: "sk-very-secret-value" } }, async (f, work) => {
   forge = f;
+  clone = work;
   pids = await tempDir("afk-actions-pids-");
   const secret = await api(forge, "POST", "/_forge/secrets", { name: "PIDS", value: pids });
   assert.equal(secret.status, 201);
@@ -356,12 +359,18 @@ describe("the local runner", () => {
     assert.equal((await completed(waiting)).conclusion, "failure", "resumed, the runner picked the queued run up and ran it");
   });
 
-  it("answers an unchanged run's poll with 304, which costs no rate limit", async () => {
+  it("answers an unchanged run's poll with 304, which costs no rate limit, even after a push elsewhere in the repository", async () => {
     const id = await dispatch("failing.yml");
     await completed(id);
     const first = await api(forge, "GET", actions(`/runs/${id}`));
     const etag = first.headers.get("etag")!;
     const before = Number(first.headers.get("x-ratelimit-remaining"));
+    // A push moves the repository's pushed_at (to the second): the run embeds the repository as
+    // GitHub does there, identity and URLs only, so twenty runs' heartbeats never change each other's runs.
+    await sleep(1_100);
+    await git(clone, "-c", "user.name=t", "-c", "user.email=t@example.com", "commit", "-q", "--allow-empty", "-m", "a push elsewhere");
+    await git(clone, "push", "--quiet", "origin", "HEAD:refs/heads/elsewhere");
+    assert.equal(first.body.repository.pushed_at, undefined);
     for (let i = 0; i < 3; i++) {
       const again = await api(forge, "GET", actions(`/runs/${id}`), undefined, { headers: { "if-none-match": etag } });
       assert.equal(again.status, 304);

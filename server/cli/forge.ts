@@ -11,6 +11,7 @@ export const forgeCommand: Command = {
   name: "forge",
   summary: "serve a local GitHub-compatible forge over a bare git repository",
   usage: `Usage: afk-mcp forge --dir DIR [--port N] [--repo OWNER/NAME] [--seed FILE] [--user NAME ...]
+                  [--actions-concurrency N]
 
 Creates (or reopens) a bare repository in DIR and serves GitHub's REST API for it on
 127.0.0.1, plus git over smart HTTP. Prints one JSON line:
@@ -23,6 +24,8 @@ Options:
   --repo OWNER/NAME  the repository to serve (default: afk/demo)
   --seed FILE        a JSON backlog to load when DIR is new (labels, issues, files)
   --user NAME        another login with its own token (repeatable); "token" is afk-bot's
+  --actions-concurrency N
+                     workflow runs the local runner runs at once (default 2; more queue)
 
 Point the fleet at it with GITHUB_API_URL=<api_url> GITHUB_TOKEN=<token>.`,
   options: {
@@ -31,6 +34,7 @@ Point the fleet at it with GITHUB_API_URL=<api_url> GITHUB_TOKEN=<token>.`,
     repo: { type: "string" },
     seed: { type: "string" },
     user: { type: "string", multiple: true },
+    "actions-concurrency": { type: "string" },
   },
   async run(values) {
     const dir = values.dir;
@@ -40,6 +44,13 @@ Point the fleet at it with GITHUB_API_URL=<api_url> GITHUB_TOKEN=<token>.`,
       port = Number(values.port);
       if (!Number.isInteger(port) || port < 0 || port > 65535) {
         throw new UsageError(`--port must be an integer from 0 to 65535, got ${JSON.stringify(values.port)}`);
+      }
+    }
+    let actionsConcurrency: number | undefined;
+    if (typeof values["actions-concurrency"] === "string") {
+      actionsConcurrency = Number(values["actions-concurrency"]);
+      if (!Number.isInteger(actionsConcurrency) || actionsConcurrency < 1 || actionsConcurrency > 256) {
+        throw new UsageError(`--actions-concurrency must be an integer from 1 to 256, got ${JSON.stringify(values["actions-concurrency"])}`);
       }
     }
     const repo = typeof values.repo === "string" ? values.repo : "afk/demo";
@@ -56,6 +67,7 @@ Point the fleet at it with GITHUB_API_URL=<api_url> GITHUB_TOKEN=<token>.`,
         port,
         repo,
         users,
+        ...(actionsConcurrency !== undefined ? { actionsConcurrency } : {}),
         ...(typeof values.seed === "string" ? { seed: resolve(values.seed) } : {}),
       },
       printLine,

@@ -28,7 +28,7 @@ export function runUrls(forge: LocalForge, id: number): { api: string; web: stri
 
 export function renderRun(forge: LocalForge, r: RunRecord): Json {
   const { api, web } = runUrls(forge, r.id);
-  const repo = forge.render.minimalRepository();
+  const repo = forge.render.runRepository();
   const c = r.headCommit;
   return {
     id: r.id,

@@ -273,6 +273,19 @@ export class Render {
     return Object.fromEntries(keep.map((k) => [k, full[k]]));
   }
 
+  /**
+   * The repository inside a workflow run (`repository`, `head_repository`), as GitHub sends it
+   * there: its identity and API URLs, nothing that moves with a push (no pushed_at, no counts,
+   * no clone URLs). So a push elsewhere in the repository leaves an unchanged run's ETag alone,
+   * and a poll of it answers 304.
+   */
+  runRepository(): Json {
+    const full = this.repository(null, 0);
+    const identity = ["id", "node_id", "name", "full_name", "private", "owner", "html_url", "description", "fork", "url"];
+    const clones = ["clone_url", "git_url", "ssh_url", "svn_url", "mirror_url"];
+    return Object.fromEntries(Object.entries(full).filter(([k]) => identity.includes(k) || (k.endsWith("_url") && !clones.includes(k))));
+  }
+
   // Labels
 
   label(l: LabelRecord): Json {

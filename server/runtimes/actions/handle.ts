@@ -1,7 +1,7 @@
 // One worker on a GitHub Actions runner, watched from the host: the run's status polled with
-// conditional requests (304 while nothing changed: no rate limit), the runner's beats read from
-// its run ref (beat.ts, through the repository's shared reader), its output delivered to the
-// fleet's sink line by line as if it ran here. Its end brings everything home before `exited`
+// conditional requests (304 while nothing changed: no rate limit), once a beat while the beats
+// come on time; the runner's beats read from its run ref (beat.ts, through the repository's
+// shared reader), its output delivered to the fleet's sink line by line as if it ran here. Its end brings everything home before `exited`
 // resolves: the last beats, the verdict, the issue branch's commits into the host's worktree,
 // and the faults only the host can see (a run cancelled by someone else, a runner that died
 // without a last beat, a run no runner picked up, a push outside the issue's branch).
@@ -16,7 +16,7 @@ export const RUNNER_LOGIN = "github-actions[bot]";
 const TAIL_MAX = 200;
 
 export interface RunTimes {
-  /** Between two reads of the run's status (ms). */
+  /** Between two polls (ms): each reads the run's status, but once a beat while its beats come on time. */
   pollMs: number;
   /** The runner's beat period (ms): the run ref is read about this often. */
   beatMs: number;
@@ -67,6 +67,9 @@ export class RunHandle implements WorkerHandle {
   private readonly lines: TailLine[] = [];
   private seen: string | null;
   private beatReadAt = 0;
+  /** When this host last received a new beat of the run, and last read the run's status. */
+  private beatAt: number | null = null;
+  private statusReadAt = 0;
   private final: BeatFacts | null = null;
   private verdict: string | null = null;
   private stopReason: string | null = null;
@@ -130,6 +133,15 @@ export class RunHandle implements WorkerHandle {
   private async poll(): Promise<void> {
     const { api } = this.input.reach;
     const { times } = this.input;
+    if (this.beatsOnTime(Date.now())) {
+      // The runner's beats say the run is in progress: its status is read once a beat, not every poll.
+      if (Date.now() - this.beatReadAt >= times.beatMs / 2) await this.readBeats(false);
+      if (this.final === null) {
+        this.schedule(times.pollMs);
+        return;
+      }
+    }
+    this.statusReadAt = Date.now();
     let run: WorkflowRun | null;
     try {
       // Conditional: 304 (free) while the run's status is unchanged.
@@ -168,6 +180,17 @@ export class RunHandle implements WorkerHandle {
     this.schedule(this.stopReason !== null ? Math.min(2_000, times.pollMs) : times.pollMs);
   }
 
+  /**
+   * Whether this poll may leave the run's status unread: it was in progress when last read, less
+   * than a beat ago, and the runner's beats come on time (one within two beat periods, not the
+   * last). A queued run, a late beat, the last beat or the fleet's stop has it read every poll.
+   */
+  private beatsOnTime(now: number): boolean {
+    const { beatMs } = this.input.times;
+    const beat = this.beatAt !== null && now - this.beatAt < 2 * beatMs;
+    return beat && this.stopReason === null && this.status === "in_progress" && this.final === null && now - this.statusReadAt < beatMs;
+  }
+
   /** New beats of this run, delivered in order; `fresh`: list the run refs now (the run just ended). */
   private async readBeats(fresh: boolean): Promise<void> {
     this.beatReadAt = Date.now();
@@ -185,6 +208,7 @@ export class RunHandle implements WorkerHandle {
           if (this.lines.length > TAIL_MAX) this.lines.shift();
         }
         if (beat.facts.dropped > 0) this.input.output.onTruncated?.("stdout", beat.facts.dropped);
+        this.beatAt = Date.now();
         this.lastOutput = Math.max(this.lastOutput, Date.parse(beat.facts.activity_at) || 0);
         this.busy = beat.facts.busy;
         this.why = beat.facts.why ? `on the runner: ${beat.facts.why}` : "on a runner";
