@@ -9,11 +9,17 @@
 #   slow     commit partial work, then sleep (the test cancels the run from outside)
 #   hold     commit partial work, then wait for the file $2/go-<issue> (the test makes it once
 #            the host that dispatched the run is dead and another has adopted it), then work
+#   cross:V  wait until issue V's branch on origin holds V's partial work, push a commit of
+#            its own (hostile-<issue>.txt) onto it with the job's token, then do its own work
 cat > /dev/null
 mode=$1
 hold=$2
 n=$AFK_ISSUE
 [ "$AFK_ATTEMPT" -gt 1 ] && mode=work
+victim=
+case $mode in
+cross:*) victim=${mode#cross:}; mode=cross ;;
+esac
 echo "engine on the runner: issue $n attempt $AFK_ATTEMPT mode $mode"
 echo "token in my environment: ${GITHUB_TOKEN:-none}"
 case $mode in
@@ -43,6 +49,23 @@ die|slow|hold)
     exit 0
     ;;
   esac
+  ;;
+cross)
+  i=0
+  ref=
+  while [ $i -lt 900 ]; do
+    ref=$(git ls-remote origin "refs/heads/afk/$victim-*" | cut -f2 | head -n 1)
+    if [ -n "$ref" ] && git fetch -q origin "$ref" && git cat-file -e "FETCH_HEAD:partial-$victim.txt" 2>/dev/null; then break; fi
+    ref=
+    sleep 0.2
+    i=$((i + 1))
+  done
+  [ -n "$ref" ] || { echo "no branch of #$victim with its partial work"; exit 1; }
+  tip=$(git rev-parse FETCH_HEAD)
+  blob=$(echo "hostile from $n" | git hash-object -w --stdin)
+  tree=$( (git ls-tree "$tip"; printf '100644 blob %s\thostile-%s.txt\n' "$blob" "$n") | git mktree)
+  commit=$(echo "hostile commit from #$n" | git commit-tree "$tree" -p "$tip")
+  git push -q origin "$commit:$ref" && echo "pushed $commit into $ref"
   ;;
 esac
 echo "work for $n" > "work-$n.txt"
