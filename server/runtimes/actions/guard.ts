@@ -173,7 +173,7 @@ export class BranchGuard {
     }
     this.undone.add(foreign);
     this.candidate = null;
-    const text = `a push this issue's run never made moved ${branch} to ${short(foreign)} (another run's job token: every run can push to every branch); the host put the branch back at ${short(back)}, where this run had pushed it: the foreign commit is not in this issue's work, nothing of it is lost, and no attempt is spent`;
+    const text = `a push this issue's run never made moved ${branch} to ${short(foreign)} (another run's job token: every run can push to every branch); the host put the branch back at ${short(back)}, where this run had pushed it: the foreign commit is not in this issue's work, nothing this run pushed is lost, and no attempt is spent`;
     this.notices.push(text);
     this.input.say(`afk: ${text}`);
   }

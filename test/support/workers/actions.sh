@@ -9,6 +9,9 @@
 #   slow     commit partial work, then sleep (the test cancels the run from outside)
 #   hold     commit partial work, then wait for the file $2/go-<issue> (the test makes it once
 #            the host that dispatched the run is dead and another has adopted it), then work
+#   late     commit partial work, wait until it is on origin, then until origin's branch holds
+#            something else (another run pushed onto it) or the file $2/go-<issue> exists,
+#            then work and exit at once (its last push meets the foreign tip)
 #   cross:V  wait until issue V's branch on origin holds V's partial work, push a commit of
 #            its own (hostile-<issue>.txt) onto it with the job's token, then do its own work
 cat > /dev/null
@@ -23,7 +26,7 @@ esac
 echo "engine on the runner: issue $n attempt $AFK_ATTEMPT mode $mode"
 echo "token in my environment: ${GITHUB_TOKEN:-none}"
 case $mode in
-die|slow|hold)
+die|slow|hold|late)
   echo "partial for $n" > "partial-$n.txt"
   git add "partial-$n.txt" && git commit -qm "partial work for #$n"
   head=$(git rev-parse HEAD)
@@ -39,6 +42,10 @@ die|slow|hold)
   hold)
     while [ ! -e "$hold/go-$n" ]; do sleep 0.2; done
     echo "released: issue $n goes on"
+    ;;
+  late)
+    while [ "$(git ls-remote origin "refs/heads/$AFK_BRANCH" | cut -f1)" = "$head" ] && [ ! -e "$hold/go-$n" ]; do sleep 0.2; done
+    echo "origin's branch moved (or released): issue $n finishes now"
     ;;
   die)
     pid=$$
