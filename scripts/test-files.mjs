@@ -31,6 +31,7 @@ export const LONG = new Map([
   ["e2e-demo-actions", 2], // the demo's backlog with every worker a run on the local forge's Actions runner
   ["runtimes-actions", 2], // five issues on the local forge's Actions runner with the real afk-mcp worker, then a run nobody picks up
   ["runtimes-adopt", 1], // a host killed mid-attempt, its actions run and its sandboxed worker adopted by the next
+  ["runtimes-actions-cross", 2], // one issue's runner pushes into another's branch (a held victim, then one whose last push meets it): put back, blamed on the pusher
   ["fleet-ci-silence", 2],
   ["fleet-kill-landing", 2],
   ["daemon-faults", 2],

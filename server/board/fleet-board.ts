@@ -18,6 +18,8 @@ interface History {
   timed: boolean;
   /** Why the last attempt failed (a retry's reason), shown until the issue leaves the board. */
   failed?: { attempt: number; why: string };
+  /** What the runtime set right without spending an attempt, shown until the issue leaves the board. */
+  notice?: string;
 }
 
 export class Board {
@@ -62,6 +64,11 @@ export class Board {
   /** Records why an attempt failed (no request): the next write of the board says it. */
   failed(issue: number, attempt: number, why: string): void {
     this.enter(issue, "ci_failed").failed = { attempt, why };
+  }
+
+  /** Records what the runtime set right for the issue without spending an attempt (no request): the next write says it. */
+  noted(issue: number, text: string): void {
+    (this.history.get(issue) ?? this.enter(issue, "coding")).notice = text;
   }
 
   /**
@@ -180,6 +187,7 @@ export class Board {
       ...(left ? { left } : {}),
       ...(h.eta ? { eta: h.eta } : {}),
       ...(h.failed ? { failed: h.failed } : {}),
+      ...(h.notice ? { notice: h.notice } : {}),
     });
   }
 }

@@ -55,6 +55,8 @@ export interface BoardInput {
   conflict?: string | null;
   /** Why the last attempt failed, and which (fleet-written). */
   failed?: { attempt: number; why: string };
+  /** What the runtime set right for the issue without spending an attempt (fleet-written: a foreign push undone). */
+  notice?: string | null;
   /**
    * A released board: where the issue stands once the fleet let go. `backlog` (the default): still
    * open and picked, a fleet takes it up again; `closed`: closed, nothing takes it up unless it is
@@ -153,6 +155,8 @@ export function renderBoard(input: BoardInput): string {
     if (input.conflict) lines.push(`> ${escapeText(input.conflict)}`, "");
     // Why the last attempt failed (fleet-written: a runner's fault, a red gate, a hang).
     if (input.failed) lines.push(`Attempt ${input.failed.attempt} failed: ${escapeInline(input.failed.why.slice(0, 600))}`, "");
+    // What the runtime set right without spending an attempt (fleet-written).
+    if (input.notice) lines.push(`> Note: ${escapeText(input.notice.replace(/[\r\n]+/g, " ").slice(0, 600))}`, "");
   }
 
   const checks = (input.checks ?? []).slice(0, 50);

@@ -314,6 +314,12 @@ export class Births {
         facts.lastLines,
         fault?.why ?? null,
       );
+      // What the runtime set right without spending the attempt (a foreign push into the branch, put back).
+      for (const text of facts.exit.notices ?? []) {
+        this.host.board.noted(issue, text);
+        this.host.memory.of(issue).notice = text;
+        this.host.log("warn", "runtime_notice", `#${issue}: ${text}`, issue, { attempt: run.attempt });
+      }
     }
     this.host.nudge();
   }

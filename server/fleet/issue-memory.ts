@@ -15,6 +15,8 @@ export interface IssueMemory {
   liveness: string | null;
   /** Evidence of the last failure, for the next attempt's brief. */
   lastFailure: BriefFailure | null;
+  /** What the runtime last set right for the issue without spending an attempt (status says it). */
+  notice?: string;
   /** The tip an earlier attempt pushed: a retry may replace it. */
   replaceable: string | null;
   /** Attempts whose verdict marker this host already posted. */
@@ -33,6 +35,12 @@ export class IssueMemories {
 
   get(issue: number): IssueMemory | undefined {
     return this.records.get(issue);
+  }
+
+  /** What status says of the issue beside its claim: the last failure, and what the runtime set right without spending an attempt (its worker's, while it runs). */
+  said(issue: number): { failed: BriefFailure | null; notice: string | null } {
+    const record = this.records.get(issue);
+    return { failed: record?.lastFailure ?? null, notice: record?.run?.handle.notices?.().at(-1) ?? record?.notice ?? null };
   }
 
   /** The issue's record, created empty on first use. */

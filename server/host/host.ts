@@ -208,8 +208,8 @@ export class FleetHost implements Host {
     const { plan, source } = await this.currentPlan(input.repo, as);
     if (scope === "project")
       return { scope, registration, plan: pagePlan(plan, input.detail === true, input.cursor), issue: null, workers: [], source, ...extra };
-    const failed = running?.project.memory.get(input.issue!)?.lastFailure ?? null;
-    return { scope, registration, plan: null, issue: locateIssue(plan, input.issue!, failed), workers: [], source, ...extra };
+    const said = running?.project.memory.said(input.issue!);
+    return { scope, registration, plan: null, issue: locateIssue(plan, input.issue!, said?.failed, said?.notice), workers: [], source, ...extra };
   }
 
   /**

@@ -73,14 +73,19 @@ export function resizeMessage(project: RepoFleet, was: { target: number; command
 }
 
 /** Where an issue stands; `failed`: why its last attempt here failed (a retry's reason), said with a claim of ours. */
-export function locateIssue(plan: PlanOutput, number: number, failed: { summary: string } | null = null): NonNullable<StatusResult["issue"]> {
+export function locateIssue(
+  plan: PlanOutput,
+  number: number,
+  failed: { summary: string } | null = null,
+  notice: string | null = null,
+): NonNullable<StatusResult["issue"]> {
   // A claim says more than the exclusion it causes, so claims are looked up first.
   const mine = plan.mine.find((m) => m.issue === number);
   if (mine)
     return {
       number,
       where: "mine",
-      detail: `claimed by this instance: ${mine.status}${mine.pr ? ` (PR #${mine.pr})` : ""}${waitingFor(mine, "; ")}${mine.review ? `: ${mine.review}` : ""}${failed ? `; the last attempt failed: ${failed.summary.slice(0, 500)}` : ""}`,
+      detail: `claimed by this instance: ${mine.status}${mine.pr ? ` (PR #${mine.pr})` : ""}${waitingFor(mine, "; ")}${mine.review ? `: ${mine.review}` : ""}${failed ? `; the last attempt failed: ${failed.summary.slice(0, 500)}` : ""}${notice ? `; note: ${notice.slice(0, 500)}` : ""}`,
     };
   const live = plan.peers_live.find((p) => p.issue === number);
   if (live) return { number, where: "peer_live", detail: `claimed by live instance ${live.instance ?? "?"} on ${live.host ?? "?"}` };

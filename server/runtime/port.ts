@@ -45,6 +45,11 @@ export interface WorkerExit {
    * commits set aside.
    */
   fault?: { why: string; resume: boolean } | null;
+  /**
+   * What the runtime found and set right during the attempt that spends nothing (a push into the
+   * issue's branch that its worker did not make, put back): the board and status say it.
+   */
+  notices?: readonly string[];
 }
 
 /** A worker's place in the fleet's run directory: one per issue, beside its brief and verdict file. */
@@ -126,6 +131,8 @@ export interface WorkerHandle {
   /** The last lines of output, oldest first. */
   tail(): TailLine[];
   running(): boolean;
+  /** What the runtime set right so far without spending the attempt (as `WorkerExit.notices`), for status while it runs. */
+  notices?(): readonly string[];
 }
 
 /** A worker an earlier host process left, now watched from here. */

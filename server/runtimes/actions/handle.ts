@@ -4,12 +4,15 @@
 // shared reader), its output delivered to the fleet's sink line by line as if it ran here. Its end brings everything home before `exited`
 // resolves: the last beats, the verdict, the issue branch's commits into the host's worktree,
 // and the faults only the host can see (a run cancelled by someone else, a runner that died
-// without a last beat, a run no runner picked up, a push outside the issue's branch).
+// without a last beat, a run no runner picked up, a push outside the issue's branch or into
+// another issue's). The issue branch comes home as the run's beats reported it, never as origin
+// holds it: a push into it by another run is put back (guard.ts).
 import { writeFile } from "node:fs/promises";
 import type { OutputSink, TailLine, WorkerExit, WorkerHandle, WorkerObservation } from "../../runtime/port.js";
 import type { WorkflowRun } from "../../gh/actions-api.js";
 import { readBeats, type BeatFacts } from "./beat.js";
-import { localRunRef, type ActionsReach, type RunRefReader } from "./reach.js";
+import { BranchGuard } from "./guard.js";
+import { localRunRef, type ActionsReach, type RunListing, type RunRefReader } from "./reach.js";
 
 /** Who a run's token pushes as on GitHub (and on the local forge). */
 export const RUNNER_LOGIN = "github-actions[bot]";
@@ -43,8 +46,12 @@ export interface RunHandleInput {
   seen: string | null;
   output: OutputSink;
   times: RunTimes;
-  /** Whether this run is the only one of this host in flight (a push that names no one is blamed on a lone run). */
-  alone: () => boolean;
+  /** Whether this run is the only one of this host in flight, `besides` that issue's (a push that names no one is blamed on a lone run). */
+  alone: (besides?: number) => boolean;
+  /** The branch guard of another issue's latest run on this host (whose push onto its branch was whose), if any. */
+  guardOf: (issue: number) => BranchGuard | undefined;
+  /** The guard of this run's branch (the runtime keeps it past the run's end, for the others' questions). */
+  guard: BranchGuard;
   /** Called with the newest beat delivered (the record keeps it for an adopter). */
   onSeen: (sha: string) => void;
   /** Called once the handle has ended. */
@@ -79,6 +86,10 @@ export class RunHandle implements WorkerHandle {
   private timer: NodeJS.Timeout | null = null;
   private ended = false;
   private polling: Promise<void> | null = null;
+  /** The last listing read (its branch tip is judged at the end). */
+  private listing: RunListing | null = null;
+  /** An adopted run's beats before `seen` were told to the guard. */
+  private primed: boolean;
 
   constructor(private readonly input: RunHandleInput) {
     this.id = String(input.runId);
@@ -88,6 +99,8 @@ export class RunHandle implements WorkerHandle {
     this.commandLine = input.commandLine;
     this.lastOutput = input.startedAt;
     this.seen = input.seen;
+    this.primed = input.seen === null;
+    input.reader.watch(input.branch);
     this.exited = new Promise((resolve) => (this.resolveExit = resolve));
     this.schedule(0);
   }
@@ -102,6 +115,10 @@ export class RunHandle implements WorkerHandle {
 
   tail(): TailLine[] {
     return [...this.lines];
+  }
+
+  notices(): readonly string[] {
+    return [...this.input.guard.notices];
   }
 
   /** What the last poll and beat said: no request of its own (the handle polls on its own clock). */
@@ -194,13 +211,17 @@ export class RunHandle implements WorkerHandle {
   /** New beats of this run, delivered in order; `fresh`: list the run refs now (the run just ended). */
   private async readBeats(fresh: boolean): Promise<void> {
     this.beatReadAt = Date.now();
-    const { reader, issue, reach } = this.input;
+    const { reader, issue, reach, guard, branch } = this.input;
     try {
-      const tip = (await reader.tips(fresh)).get(issue);
-      if (!tip || tip === this.seen) return;
+      const listing = await reader.current(fresh);
+      this.listing = listing;
+      await this.prime();
+      const tip = listing.tips.get(issue);
+      if (!tip || tip === this.seen) return await guard.check(listing.branches.get(branch), false);
       if (!(await reader.fetch(issue, tip))) return;
       for (const beat of await readBeats(reach.git.dir, tip, this.seen)) {
         if (beat.facts.run_id !== this.input.runId || beat.facts.issue !== issue) continue;
+        guard.beat(beat.facts);
         for (const line of beat.output) {
           const stream = line.s === "o" ? "stdout" : "stderr";
           this.input.output.onLine(stream, line.l);
@@ -219,9 +240,19 @@ export class RunHandle implements WorkerHandle {
       }
       this.seen = tip;
       this.input.onSeen(tip);
+      // Origin's branch as the same listing showed it (listed before the beats just read).
+      await guard.check(listing.branches.get(branch), false);
     } catch (error) {
       this.why = `cannot read the runner's beats: ${(error as Error).message}`;
     }
+  }
+
+  /** An adopted run: the beats an earlier host already delivered still tell the guard what the run pushed. */
+  private async prime(): Promise<void> {
+    if (this.primed || this.input.seen === null) return;
+    this.primed = true;
+    const earlier = await readBeats(this.input.reach.git.dir, this.input.seen, null).catch(() => []);
+    for (const beat of earlier) if (beat.facts.run_id === this.input.runId && beat.facts.issue === this.input.issue) this.input.guard.beat(beat.facts);
   }
 
   private async finish(run: WorkflowRun | null): Promise<void> {
@@ -229,12 +260,25 @@ export class RunHandle implements WorkerHandle {
     this.ended = true;
     if (this.timer) clearTimeout(this.timer);
     const conclusion = run?.conclusion ?? null;
+    const { guard, reader, branch } = this.input;
+    // After the last beat, every push the run made is reported: any other tip is foreign.
+    await guard.check(this.listing?.branches.get(branch), this.final !== null).catch(() => undefined);
+    guard.end(this.final !== null);
+    reader.unwatch(branch);
     await this.bringBranchHome();
     if (this.verdict !== null) await writeFile(this.input.verdictPath, this.verdict, { mode: 0o600 }).catch(() => undefined);
     if (this.fault === null) this.fault = this.stopReason === null ? this.faultOf(conclusion) : null;
-    const foreign = await this.foreignPushes().catch(() => []);
-    if (foreign.length > 0) {
-      const why = `the runner pushed to ${foreign.slice(0, 3).join(", ")}${foreign.length > 3 ? ` and ${foreign.length - 3} more` : ""}, outside the issue's branch ${this.input.branch}: the attempt is not trusted, and the next one starts fresh (its commits are set aside, not lost)`;
+    const foreign = await this.foreignPushes().catch(() => ({ outside: [], cross: [] }));
+    const refs = (list: string[]): string => `${list.slice(0, 3).join(", ")}${list.length > 3 ? ` and ${list.length - 3} more` : ""}`;
+    const said: string[] = [];
+    if (foreign.cross.length > 0)
+      said.push(
+        `the runner pushed to ${refs(foreign.cross)}, another issue's branch${foreign.cross.length > 1 ? "es" : ""}, with a commit that issue's run never pushed`,
+      );
+    if (foreign.outside.length > 0)
+      said.push(`${said.length > 0 ? "and" : "the runner pushed"} to ${refs(foreign.outside)}, outside the issue's branch ${this.input.branch}`);
+    if (said.length > 0) {
+      const why = `${said.join("; ")}: the attempt is not trusted, and the next one starts fresh (its commits are set aside, not lost)`;
       this.fault = { why, resume: false };
     }
     const exit: WorkerExit = {
@@ -243,6 +287,7 @@ export class RunHandle implements WorkerHandle {
       durationMs: Date.now() - this.startedAt,
       killReason: this.stopReason,
       fault: this.fault,
+      ...(guard.notices.length > 0 ? { notices: [...guard.notices] } : {}),
     };
     this.input.onEnd();
     this.resolveExit(exit);
@@ -266,15 +311,27 @@ export class RunHandle implements WorkerHandle {
     return null;
   }
 
-  /** The issue branch as the runner left it, into the host's worktree (a fast-forward only: nothing here is ever thrown away). */
+  /**
+   * The issue branch as the runner left it, into the host's worktree (a fast-forward only: nothing
+   * here is ever thrown away): the tip its last beat reported, not whatever origin holds (another
+   * run's token may have pushed there). A run that ended without its last beat cannot say what it
+   * pushed last: origin's tip is taken then, as far as it continues the worktree.
+   */
   private async bringBranchHome(): Promise<void> {
     const { git } = this.input.reach;
-    const { branch, worktree } = this.input;
+    const { branch, worktree, guard } = this.input;
     const fetched = await git.fetchRaw(["fetch", "--no-tags", "--quiet", "origin", `+refs/heads/${branch}:refs/remotes/origin/${branch}`]);
-    if (fetched.exitCode !== 0) return;
-    const remote = (await git.runRaw(["rev-parse", "--verify", "--quiet", `refs/remotes/origin/${branch}^{commit}`])).stdout.trim();
+    const origin = (await git.runRaw(["rev-parse", "--verify", "--quiet", `refs/remotes/origin/${branch}^{commit}`])).stdout.trim();
+    const remote = this.final !== null ? (guard.trusted() ?? "") : fetched.exitCode === 0 ? origin : "";
     const head = (await git.runRaw(["rev-parse", "HEAD"], worktree)).stdout.trim();
     if (!remote || remote === head) return;
+    if ((await git.runRaw(["cat-file", "-e", `${remote}^{commit}`])).exitCode !== 0) {
+      this.input.output.onLine(
+        "stderr",
+        `afk: the tip the runner reported for ${branch} (${remote.slice(0, 12)}) is not on origin: the worktree is left at ${head.slice(0, 12)}`,
+      );
+      return;
+    }
     const ahead = await git.runRaw(["merge-base", "--is-ancestor", head, remote], worktree);
     if (ahead.exitCode === 0) await git.runRaw(["merge", "--ff-only", "--quiet", remote], worktree);
     else
@@ -285,32 +342,53 @@ export class RunHandle implements WorkerHandle {
   }
 
   /**
-   * Refs the runner token pushed since this run's dispatch outside the fleet's own (an issue
-   * branch `<prefix><n>-…`, this run's or another's, since other hosts' runners push theirs, and
-   * the run refs), that this run made: the pushed commit shares history with this run's own
-   * commits (the branch past the base), or it shares none and this run was the only one of this
-   * host in flight. The others are left to the run they share history with.
+   * Refs the runner token pushed since this run's dispatch that this run made, outside the fleet's
+   * own (`outside`) or into another issue's branch (`cross`). Made by this run: the pushed commit
+   * shares history with this run's own commits (the branch past the base), or it shares none and
+   * this run was the only one of this host in flight (besides, for a push into another issue's
+   * branch, that issue's own run). A push into another issue's branch counts only once that
+   * branch's guard on this host judged it foreign (no beat of its run reported it): other hosts'
+   * runners push their issues' branches, and a run's own push may be reported a beat later. The
+   * others are left to the run they share history with.
    */
-  private async foreignPushes(): Promise<string[]> {
-    const { branch, issue, runRef, reach } = this.input;
+  private async foreignPushes(): Promise<{ outside: string[]; cross: string[] }> {
+    const { branch, issue, runRef, reach, times } = this.input;
     const prefix = branch.slice(0, branch.indexOf(`${issue}-`));
     const runPrefix = runRef.slice(0, runRef.lastIndexOf("/") + 1);
-    const fleets = (ref: string): boolean =>
-      ref === `refs/heads/${branch}` ||
-      ref.startsWith(runPrefix) ||
-      (prefix !== "" && ref.startsWith(`refs/heads/${prefix}`) && /^\d+-/.test(ref.slice(`refs/heads/${prefix}`.length)));
+    /** The issue whose fleet branch `ref` is, or null. */
+    const issueOf = (ref: string): number | null => {
+      const tail = /^(\d+)-/.exec(prefix === "" || !ref.startsWith(`refs/heads/${prefix}`) ? "" : ref.slice(`refs/heads/${prefix}`.length));
+      return tail ? Number(tail[1]) : null;
+    };
     const since = this.startedAt - 1_000;
     // One conditional request per run's end.
-    const pushes = (await reach.api.pushesBy(RUNNER_LOGIN)).filter((p) => Date.parse(p.timestamp) >= since && !fleets(p.ref));
-    if (pushes.length === 0) return [];
+    const pushes = (await reach.api.pushesBy(RUNNER_LOGIN)).filter(
+      (p) => Date.parse(p.timestamp) >= since && p.ref !== `refs/heads/${branch}` && !p.ref.startsWith(runPrefix),
+    );
+    if (pushes.length === 0) return { outside: [], cross: [] };
     const mine = (await reach.git.runRaw(["rev-parse", "--verify", "--quiet", `refs/remotes/origin/${branch}^{commit}`])).stdout.trim();
     const base = (await reach.git.runRaw(["rev-parse", "--verify", "--quiet", `refs/remotes/origin/${reach.base}^{commit}`])).stdout.trim();
-    const out = new Set<string>();
+    const outside = new Set<string>();
+    const cross = new Set<string>();
     for (const p of pushes) {
+      const other = issueOf(p.ref);
+      if (other === issue) continue;
       const blame = await this.madeBy(p.after, p.ref, mine, base);
-      if (blame === true || (blame === null && this.input.alone())) out.add(p.ref);
+      if (other === null) {
+        if (blame === true || (blame === null && this.input.alone())) outside.add(p.ref);
+        continue;
+      }
+      if (blame !== true && !(blame === null && this.input.alone(other))) continue;
+      // Its run's next beats (or its end) decide whose push it was: a few beats at most.
+      const guard = this.input.guardOf(other);
+      if (
+        guard?.branch === p.ref.slice("refs/heads/".length) &&
+        Date.parse(p.timestamp) >= guard.since &&
+        (await guard.settled(p.after, Math.max(60_000, 4 * times.beatMs))) === "foreign"
+      )
+        cross.add(p.ref);
     }
-    return [...out];
+    return { outside: [...outside], cross: [...cross] };
   }
 
   /** Whether `after` shares commits with this run's own (true), shares none (false), or cannot tell (null: a deletion, or gone). */

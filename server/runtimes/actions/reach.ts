@@ -34,10 +34,25 @@ export function runRefOf(namespace: string, issue: number): string {
   return `${namespace}/run/${issue}`;
 }
 
+/**
+ * One listing of the repository's run refs, and of the issue branches runs in flight watch. The
+ * branches are listed first, in a call of their own: a branch tip seen here was pushed before
+ * any beat this listing shows was read (the order a branch guard's judgement rests on, guard.ts).
+ */
+export interface RunListing {
+  /** When it was taken (host clock, ms). */
+  at: number;
+  tips: Map<number, string>;
+  /** Watched branch → its tip on origin (absent: gone); a branch watched only since is not in it. */
+  branches: Map<string, string | null>;
+}
+
 export class RunRefReader {
-  private listed: { at: number; tips: Map<number, string> } | null = null;
-  private listing: Promise<Map<number, string>> | null = null;
+  private listed: RunListing | null = null;
+  private listing: Promise<RunListing> | null = null;
   private readonly fetched = new Map<number, string>();
+  /** Branches runs in flight watch (a count each: two runs of one branch never overlap, but an adopter may). */
+  private readonly watched = new Map<string, number>();
 
   constructor(
     private readonly reach: ActionsReach,
@@ -48,9 +63,25 @@ export class RunRefReader {
 
   /** The run refs' tips, listed at most once per `maxAgeMs` for every run of the repository (`fresh`: now). */
   async tips(fresh = false): Promise<Map<number, string>> {
-    if (!fresh && this.listed && this.now() - this.listed.at < this.maxAgeMs) return this.listed.tips;
+    return (await this.current(fresh)).tips;
+  }
+
+  /** The whole listing (run refs and watched branches), at most `maxAgeMs` old (`fresh`: taken now). */
+  async current(fresh = false): Promise<RunListing> {
+    if (!fresh && this.listed && this.now() - this.listed.at < this.maxAgeMs) return this.listed;
     this.listing ??= this.list().finally(() => (this.listing = null));
     return this.listing;
+  }
+
+  /** Lists `branch` (an issue branch a run pushes) with the run refs from now on, until `unwatch`. */
+  watch(branch: string): void {
+    this.watched.set(branch, (this.watched.get(branch) ?? 0) + 1);
+  }
+
+  unwatch(branch: string): void {
+    const n = (this.watched.get(branch) ?? 0) - 1;
+    if (n > 0) this.watched.set(branch, n);
+    else this.watched.delete(branch);
   }
 
   /** The local copy of `issue`'s run ref at `tip`, fetched if it is not here yet; false when the fetch failed. */
@@ -66,17 +97,34 @@ export class RunRefReader {
     return true;
   }
 
-  private async list(): Promise<Map<number, string>> {
+  private async list(): Promise<RunListing> {
+    const at = this.now();
+    // The watched branches before the run refs (see RunListing): one call more per listing, for all runs.
+    const watched = [...this.watched.keys()];
+    const branches = new Map<string, string | null>(watched.map((b) => [b, null]));
+    if (watched.length > 0) {
+      const { stdout } = await this.reach.git.network(["ls-remote", "--refs", "origin", ...watched.map((b) => `refs/heads/${b}`)]);
+      for (const [sha, ref] of refLines(stdout)) if (branches.has(ref.slice("refs/heads/".length))) branches.set(ref.slice("refs/heads/".length), sha);
+    }
     const prefix = `${this.reach.namespace}/run/`;
     const { stdout } = await this.reach.git.network(["ls-remote", "--refs", "origin", `${prefix}*`]);
     const tips = new Map<number, string>();
-    for (const line of stdout.split("\n")) {
-      const [sha, ref] = line.split("\t");
-      if (!sha || !ref?.startsWith(prefix)) continue;
+    for (const [sha, ref] of refLines(stdout)) {
+      if (!ref.startsWith(prefix)) continue;
       const n = Number(ref.slice(prefix.length));
       if (Number.isSafeInteger(n) && n > 0) tips.set(n, sha);
     }
-    this.listed = { at: this.now(), tips };
-    return tips;
+    this.listed = { at, tips, branches };
+    return this.listed;
   }
+}
+
+/** `ls-remote`'s lines as [sha, ref]. */
+function refLines(stdout: string): Array<[string, string]> {
+  const out: Array<[string, string]> = [];
+  for (const line of stdout.split("\n")) {
+    const [sha, ref] = line.split("\t");
+    if (sha && ref && /^[0-9a-f]{40,64}$/.test(sha)) out.push([sha, ref]);
+  }
+  return out;
 }

@@ -139,49 +139,69 @@ export async function runWorker(env: Env = process.env): Promise<number> {
   let chain: Promise<void> = Promise.resolve();
   let engine: ProcessHandle | null = null;
 
+  /** Pushes the branch's new commits (only the issue's branch, never forced); false when origin refused them as not a fast-forward. */
+  const pushBranch = async (): Promise<boolean> => {
+    const head = (await gitRaw(["rev-parse", "HEAD"], { cwd })).stdout.trim();
+    if (!/^[0-9a-f]{40,64}$/.test(head) || head === state.pushed || head === startHead) return true;
+    // A push origin refuses is reported, not retried over.
+    const push = await gitRaw(["push", "--quiet", "origin", `HEAD:refs/heads/${inputs.branch}`], { cwd });
+    if (push.exitCode === 0) {
+      state.pushed = head;
+      state.activity = Date.now();
+      return true;
+    }
+    state.lines.push({ s: "e", l: `afk worker: origin refused the push of ${inputs.branch}: ${push.stderr.trim().slice(0, 500)}`, t: Date.now() });
+    return !/non-fast-forward|fetch first|\[rejected\]/i.test(push.stderr);
+  };
+
+  /** Writes and pushes one beat: the lines since the last, the tip pushed, the exit on the last. */
+  const emit = async (exit: BeatFacts["exit"], why?: string): Promise<void> => {
+    const reading = engine && exit === null && why === undefined ? await busy.sample(engine.pid) : { busy: "unknown" as const, why: why ?? "ended" };
+    const { kept, dropped } = boundLines(state.lines);
+    const verdictText = exit
+      ? await readFile(verdict, "utf8").then(
+          (t) => t.slice(0, BEAT_VERDICT_MAX_BYTES),
+          () => null,
+        )
+      : null;
+    const facts: BeatFacts = {
+      v: 1,
+      run_id: inputs.runId,
+      issue: inputs.issue,
+      attempt: inputs.attempt,
+      seq: state.seq + 1,
+      at: new Date().toISOString(),
+      activity_at: new Date(Math.max(state.activity, engine?.lastOutputAt() ?? 0)).toISOString(),
+      busy: reading.busy,
+      why: reading.why,
+      pushed: state.pushed,
+      exit,
+      lines: kept.length,
+      dropped,
+    };
+    const sha = await writeBeat(cwd, { facts, output: kept, verdict: verdictText, parent: state.parent });
+    const push = await gitRaw(["push", "--quiet", "--force", "origin", `${sha}:${inputs.runRef}`], { cwd });
+    if (push.exitCode !== 0) {
+      say(`beat ${facts.seq} not pushed (kept for the next): ${push.stderr.trim().slice(0, 300)}`);
+      return;
+    }
+    state.seq = facts.seq;
+    state.parent = sha;
+    state.lines = state.lines.slice(kept.length + dropped);
+  };
+
   const beat = (exit: BeatFacts["exit"]): Promise<void> => {
     chain = chain.then(async () => {
-      const head = (await gitRaw(["rev-parse", "HEAD"], { cwd })).stdout.trim();
-      if (/^[0-9a-f]{40,64}$/.test(head) && head !== state.pushed && head !== startHead) {
-        // Only the issue's branch, never forced: a push origin refuses is reported, not retried over.
-        const push = await gitRaw(["push", "--quiet", "origin", `HEAD:refs/heads/${inputs.branch}`], { cwd });
-        if (push.exitCode === 0) {
-          state.pushed = head;
-          state.activity = Date.now();
-        } else state.lines.push({ s: "e", l: `afk worker: origin refused the push of ${inputs.branch}: ${push.stderr.trim().slice(0, 500)}`, t: Date.now() });
+      let pushed = await pushBranch();
+      // The last beat, with the branch moved under this run by a push it did not make: a beat says
+      // so first (the host judges the tip no beat reported and puts the branch back), then the
+      // push is tried again for a few beats before the run ends with it; never forced.
+      for (let i = 0; exit !== null && !pushed && i < 3; i++) {
+        await emit(null, "origin's branch moved under the run: waiting for the host to put it back");
+        await new Promise((resolve) => setTimeout(resolve, inputs.beatSeconds * 1000));
+        pushed = await pushBranch();
       }
-      const reading = engine && exit === null ? await busy.sample(engine.pid) : { busy: "unknown" as const, why: "ended" };
-      const { kept, dropped } = boundLines(state.lines);
-      const verdictText = exit
-        ? await readFile(verdict, "utf8").then(
-            (t) => t.slice(0, BEAT_VERDICT_MAX_BYTES),
-            () => null,
-          )
-        : null;
-      const facts: BeatFacts = {
-        v: 1,
-        run_id: inputs.runId,
-        issue: inputs.issue,
-        attempt: inputs.attempt,
-        seq: state.seq + 1,
-        at: new Date().toISOString(),
-        activity_at: new Date(Math.max(state.activity, engine?.lastOutputAt() ?? 0)).toISOString(),
-        busy: reading.busy,
-        why: reading.why,
-        pushed: state.pushed,
-        exit,
-        lines: kept.length,
-        dropped,
-      };
-      const sha = await writeBeat(cwd, { facts, output: kept, verdict: verdictText, parent: state.parent });
-      const push = await gitRaw(["push", "--quiet", "--force", "origin", `${sha}:${inputs.runRef}`], { cwd });
-      if (push.exitCode !== 0) {
-        say(`beat ${facts.seq} not pushed (kept for the next): ${push.stderr.trim().slice(0, 300)}`);
-        return;
-      }
-      state.seq = facts.seq;
-      state.parent = sha;
-      state.lines = state.lines.slice(kept.length + dropped);
+      await emit(exit);
     });
     return chain.catch((error: unknown) => say(`beat failed: ${(error as Error).message}`));
   };

@@ -8,6 +8,7 @@ import { mkdir, readdir, readFile, rm, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { UsageError } from "../../gh/errors.js";
 import type { AdoptedWorker, OutputSink, RecordedWorker, StartRequest, WorkerHandle, WorkerRuntime, WorkerSlot } from "../../runtime/port.js";
+import { BranchGuard } from "./guard.js";
 import { RunHandle, type RunTimes } from "./handle.js";
 import { RunRefReader, runRefOf, type ActionsReach } from "./reach.js";
 import { INPUTS_MAX_CHARS, type WorkflowInput } from "./workflow-file.js";
@@ -54,6 +55,8 @@ export function fitBrief(brief: string, otherChars: number): string {
 export class ActionsRuntime implements WorkerRuntime {
   readonly name = "actions";
   private readonly live = new Map<number, { handle: RunHandle; branch: string; runRef: string }>();
+  /** Each issue's latest run's branch guard, kept past its end: the others' ends ask it whose a push onto its branch was. */
+  private readonly guards = new Map<number, BranchGuard>();
   private reader: { reader: RunRefReader; beatMs: number } | null = null;
 
   constructor(
@@ -139,7 +142,7 @@ export class ActionsRuntime implements WorkerRuntime {
       times: this.times(config),
     };
     await this.save(slot, record);
-    return this.watch(slot, record, request.output, record.times);
+    return this.watch(slot, record, request.output, record.times, reach);
   }
 
   /**
@@ -159,8 +162,18 @@ export class ActionsRuntime implements WorkerRuntime {
       throw new UsageError(`could not set ${branch} on origin to the prepared start ${head.slice(0, 12)} before dispatching its run: ${pushed.message}`);
   }
 
-  private watch(slot: WorkerSlot, record: RunRecord, output: OutputSink, times: RunTimes): RunHandle {
-    const reach = this.need();
+  private async watch(slot: WorkerSlot, record: RunRecord, output: OutputSink, times: RunTimes, reach: ActionsReach): Promise<RunHandle> {
+    // The start the host published (the worktree is not moved while the run is in flight).
+    const start = (await reach.git.runRaw(["rev-parse", "--verify", "--quiet", "HEAD^{commit}"], record.worktree)).stdout.trim();
+    const guard = new BranchGuard({
+      git: reach.git,
+      issue: slot.issue,
+      branch: record.branch,
+      start: start || null,
+      since: record.started_at,
+      say: (line) => output.onLine("stderr", line),
+    });
+    this.guards.set(slot.issue, guard);
     const handle = new RunHandle({
       reach,
       reader: this.readerFor(times.beatMs),
@@ -177,7 +190,9 @@ export class ActionsRuntime implements WorkerRuntime {
       seen: record.seen,
       output,
       times,
-      alone: () => [...this.live.keys()].every((n) => n === slot.issue),
+      alone: (besides) => [...this.live.keys()].every((n) => n === slot.issue || n === besides),
+      guardOf: (issue) => this.guards.get(issue),
+      guard,
       onSeen: (sha) => void this.save(slot, { ...record, seen: sha }).catch(() => undefined),
       onEnd: () => {
         if (this.live.get(slot.issue)?.handle === handle) this.live.delete(slot.issue);
@@ -193,7 +208,7 @@ export class ActionsRuntime implements WorkerRuntime {
     // One conditional request: is the run still going?
     const run = await this.reach.api.run(record.run_id).catch(() => null);
     if (!run || run.status === "completed") return null;
-    return { handle: this.watch(slot, record, output(record.attempt), record.times), attempt: record.attempt, worktree: record.worktree };
+    return { handle: await this.watch(slot, record, output(record.attempt), record.times, this.reach), attempt: record.attempt, worktree: record.worktree };
   }
 
   async evict(slot: WorkerSlot): ReturnType<WorkerRuntime["evict"]> {
