@@ -47,7 +47,8 @@ export interface RunHandleInput {
   output: OutputSink;
   times: RunTimes;
   /** Whether this run is the only one of this host in flight, `besides` that issue's (a push that names no one is blamed on a lone run). */
-  alone: (besides?: number) => boolean;
+  /** Whether this run was the only one of this host in flight at `at` (ms), `besides` aside. */
+  alone: (at: number, besides?: number) => boolean;
   /** The branch guard of another issue's latest run on this host (whose push onto its branch was whose), if any. */
   guardOf: (issue: number) => BranchGuard | undefined;
   /** The guard of this run's branch (the runtime keeps it past the run's end, for the others' questions). */
@@ -375,10 +376,10 @@ export class RunHandle implements WorkerHandle {
       if (other === issue) continue;
       const blame = await this.madeBy(p.after, p.ref, mine, base);
       if (other === null) {
-        if (blame === true || (blame === null && this.input.alone())) outside.add(p.ref);
+        if (blame === true || (blame === null && this.input.alone(Date.parse(p.timestamp)))) outside.add(p.ref);
         continue;
       }
-      if (blame !== true && !(blame === null && this.input.alone(other))) continue;
+      if (blame !== true && !(blame === null && this.input.alone(Date.parse(p.timestamp), other))) continue;
       // Its run's next beats (or its end) decide whose push it was: a few beats at most.
       const guard = this.input.guardOf(other);
       if (

@@ -57,6 +57,11 @@ export class ActionsRuntime implements WorkerRuntime {
   private readonly live = new Map<number, { handle: RunHandle; branch: string; runRef: string }>();
   /** Each issue's latest run's branch guard, kept past its end: the others' ends ask it whose a push onto its branch was. */
   private readonly guards = new Map<number, BranchGuard>();
+  /**
+   * When each run of this host was in flight (`to` null while it is): a push is pinned on a lone
+   * run only if no other run was in flight when it was made, not merely when it is judged.
+   */
+  private readonly spans: Array<{ issue: number; from: number; to: number | null }> = [];
   private reader: { reader: RunRefReader; beatMs: number } | null = null;
 
   constructor(
@@ -190,16 +195,30 @@ export class ActionsRuntime implements WorkerRuntime {
       seen: record.seen,
       output,
       times,
-      alone: (besides) => [...this.live.keys()].every((n) => n === slot.issue || n === besides),
+      alone: (at, besides) => this.aloneAt(at, slot.issue, besides),
       guardOf: (issue) => this.guards.get(issue),
       guard,
       onSeen: (sha) => void this.save(slot, { ...record, seen: sha }).catch(() => undefined),
       onEnd: () => {
+        span.to = Date.now();
         if (this.live.get(slot.issue)?.handle === handle) this.live.delete(slot.issue);
       },
     });
+    const span = { issue: slot.issue, from: record.started_at, to: null as number | null };
+    this.spans.push(span);
     this.live.set(slot.issue, { handle, branch: record.branch, runRef: record.run_ref });
     return handle;
+  }
+
+  /**
+   * Whether no run of this host but `issue`'s (and `besides`') was in flight at `at` (a push's
+   * time on the forge; a margin either side for the clocks). Spans ended an hour before are dropped.
+   */
+  private aloneAt(at: number, issue: number, besides?: number): boolean {
+    const margin = 5_000;
+    const now = Date.now();
+    for (let i = this.spans.length - 1; i >= 0; i--) if (this.spans[i]!.to !== null && this.spans[i]!.to! < now - 3_600_000) this.spans.splice(i, 1);
+    return this.spans.every((s) => s.issue === issue || s.issue === besides || s.from - margin > at || (s.to !== null && s.to + margin < at));
   }
 
   async adopt(slot: WorkerSlot, output: (attempt: number) => OutputSink): Promise<AdoptedWorker | null> {
