@@ -18,8 +18,10 @@ const pexec = promisify(execFile);
 
 /** The budget the README states: the packed tarball, and everything once unpacked. */
 // 480 kB until the engines, the ledger and the dashboard (about 481 kB with them). Unpacked 1792 kB
-// until the actions runtime and the activity API (issue 25: 1,912,072 bytes, 352 files).
-const PACKED_BUDGET_BYTES = 576 * 1024;
+// until the actions runtime and the activity API (issue 25: 1,912,072 bytes, 352 files). Packed
+// 576 kB until the actions runtime's branch guard, the sandbox's start faults and demo --runtime
+// actions (590,850 bytes packed, 1,954,432 unpacked, 355 files).
+const PACKED_BUDGET_BYTES = 608 * 1024;
 const UNPACKED_BUDGET_BYTES = 1984 * 1024;
 
 interface PackResult {
