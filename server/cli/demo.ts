@@ -7,7 +7,7 @@ import { UsageError } from "../gh/errors.js";
 import { holdForge, renderReport, runDemo } from "../demo/run.js";
 import { printJson, printLine, stdoutIsTty } from "./print.js";
 import { forTerminal } from "./terminal-words.js";
-import { RUNTIME_NAMES, type RuntimeName } from "../../schemas/config.js";
+import type { RuntimeName } from "../../schemas/config.js";
 
 export const demoCommand: Command = {
   name: "demo",
@@ -48,9 +48,8 @@ Options:
     if (!Number.isInteger(concurrency) || concurrency < 1 || concurrency > 16) throw new UsageError("--concurrency must be an integer from 1 to 16");
     const timeout = values.timeout === undefined ? 900 : Number(values.timeout);
     if (!Number.isFinite(timeout) || timeout < 10) throw new UsageError("--timeout must be at least 10 seconds");
+    // Checked by runDemo, before anything starts.
     const runtime = values.runtime;
-    if (runtime !== undefined && !(RUNTIME_NAMES as readonly unknown[]).includes(runtime))
-      throw new UsageError(`--runtime must be one of ${RUNTIME_NAMES.join(", ")}`);
     const tty = stdoutIsTty() && values.json !== true;
     const report = await runDemo({
       ...(typeof values.worker === "string" ? { worker: values.worker } : {}),

@@ -43,9 +43,9 @@ export async function installWorkflow(forge: RunningForge, repo: string, api: Ap
 
 /**
  * A real CLI's environment on the runner (demo --engine with --runtime actions): its API key
- * becomes a repository secret of the forge, as a user sets it with \`gh secret set\` (the
+ * becomes a repository secret of the forge, as a user sets it with `gh secret set` (the
  * workflow passes the engine secrets), and the names of the rest are returned for config
- * \`actions.env\` (HOME and TMPDIR are the runner's own).
+ * `actions.env` (HOME and TMPDIR are the runner's own).
  */
 export async function runnerEngineEnv(api: Api, env: Readonly<Record<string, string>>): Promise<string[]> {
   const secret = (name: string) => (ENGINE_SECRETS as readonly string[]).includes(name);

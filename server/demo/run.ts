@@ -13,7 +13,8 @@ import { startCiRunner, type CiRunner } from "./ci-runner.js";
 import { workerShellCommand } from "./worker-command.js";
 import { demoEngine } from "./engine.js";
 import { UsageError } from "../gh/errors.js";
-import { RUNTIME_NAMES, type RuntimeName } from "../../schemas/config.js";
+import { DEFAULT_CONFIG, RUNTIME_NAMES, type RuntimeName } from "../../schemas/config.js";
+import { runtimeOf } from "../runtimes/sandbox/index.js";
 import { actionsRuns, installWorkflow, runnerEngineEnv, type ActionsDemoRuns } from "./actions.js";
 
 export interface DemoOptions {
@@ -272,14 +273,11 @@ export async function runDemo(options: DemoOptions): Promise<DemoReport> {
  */
 async function demoRuntime(asked: RuntimeName | undefined): Promise<{ runtime: RuntimeName; why: string }> {
   if (asked !== undefined) {
-    if (!RUNTIME_NAMES.includes(asked)) throw new UsageError(`demo: --runtime must be one of ${RUNTIME_NAMES.join(", ")}`);
+    if (!RUNTIME_NAMES.includes(asked)) throw new UsageError(`--runtime must be one of ${RUNTIME_NAMES.join(", ")}`);
     return { runtime: asked, why: "--runtime" };
   }
-  const env = process.env.AFK_RUNTIME;
-  if (env !== undefined && env !== "") {
-    if (!(RUNTIME_NAMES as readonly string[]).includes(env)) throw new UsageError(`demo: AFK_RUNTIME must be one of ${RUNTIME_NAMES.join(", ")}`);
-    return { runtime: env as RuntimeName, why: "AFK_RUNTIME" };
-  }
+  // AFK_RUNTIME as any start reads it (a bad value refused by name).
+  if (process.env.AFK_RUNTIME) return { runtime: runtimeOf(DEFAULT_CONFIG, process.env), why: "AFK_RUNTIME" };
   const sandbox = await sandboxAvailability();
   return sandbox.ok ? { runtime: "sandbox", why: sandbox.detail } : { runtime: "local", why: `no sandbox here: ${sandbox.detail}` };
 }

@@ -1,8 +1,8 @@
 // One worker on a GitHub Actions runner, watched from the host: the run's status polled with
 // conditional requests (304 while nothing changed: no rate limit), once a beat while the beats
 // come on time; the runner's beats read from its run ref (beat.ts, through the repository's
-// shared reader), its output delivered to the fleet's sink line by line as if it ran here. Its end brings everything home before `exited`
-// resolves: the last beats, the verdict, the issue branch's commits into the host's worktree,
+// shared reader), its output delivered to the fleet's sink line by line as if it ran here. Its
+// end brings everything home before `exited` resolves: the last beats, the verdict, the issue branch's commits into the host's worktree,
 // and the faults only the host can see (a run cancelled by someone else, a runner that died
 // without a last beat, a run no runner picked up, a push outside the issue's branch or into
 // another issue's). The issue branch comes home as the run's beats reported it, never as origin
@@ -46,7 +46,6 @@ export interface RunHandleInput {
   seen: string | null;
   output: OutputSink;
   times: RunTimes;
-  /** Whether this run is the only one of this host in flight, `besides` that issue's (a push that names no one is blamed on a lone run). */
   /** Whether this run was the only one of this host in flight at `at` (ms), `besides` aside. */
   alone: (at: number, besides?: number) => boolean;
   /** The branch guard of another issue's latest run on this host (whose push onto its branch was whose), if any. */

@@ -61,12 +61,7 @@ export class RunRefReader {
     private readonly now: () => number = Date.now,
   ) {}
 
-  /** The run refs' tips, listed at most once per `maxAgeMs` for every run of the repository (`fresh`: now). */
-  async tips(fresh = false): Promise<Map<number, string>> {
-    return (await this.current(fresh)).tips;
-  }
-
-  /** The whole listing (run refs and watched branches), at most `maxAgeMs` old (`fresh`: taken now). */
+  /** The listing (run refs and watched branches), taken at most once per `maxAgeMs` for every run of the repository (`fresh`: now). */
   async current(fresh = false): Promise<RunListing> {
     if (!fresh && this.listed && this.now() - this.listed.at < this.maxAgeMs) return this.listed;
     this.listing ??= this.list().finally(() => (this.listing = null));

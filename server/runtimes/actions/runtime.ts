@@ -61,7 +61,7 @@ export class ActionsRuntime implements WorkerRuntime {
    * When each run of this host was in flight (`to` null while it is): a push is pinned on a lone
    * run only if no other run was in flight when it was made, not merely when it is judged.
    */
-  private readonly spans: Array<{ issue: number; from: number; to: number | null }> = [];
+  private spans: Array<{ issue: number; from: number; to: number | null }> = [];
   private reader: { reader: RunRefReader; beatMs: number } | null = null;
 
   constructor(
@@ -201,6 +201,8 @@ export class ActionsRuntime implements WorkerRuntime {
       onSeen: (sha) => void this.save(slot, { ...record, seen: sha }).catch(() => undefined),
       onEnd: () => {
         span.to = Date.now();
+        // Spans that ended an hour before no push still being judged can fall in.
+        this.spans = this.spans.filter((s) => s.to === null || s.to >= span.to! - 3_600_000);
         if (this.live.get(slot.issue)?.handle === handle) this.live.delete(slot.issue);
       },
     });
@@ -212,12 +214,10 @@ export class ActionsRuntime implements WorkerRuntime {
 
   /**
    * Whether no run of this host but `issue`'s (and `besides`') was in flight at `at` (a push's
-   * time on the forge; a margin either side for the clocks). Spans ended an hour before are dropped.
+   * time on the forge; a margin either side for the clocks).
    */
   private aloneAt(at: number, issue: number, besides?: number): boolean {
     const margin = 5_000;
-    const now = Date.now();
-    for (let i = this.spans.length - 1; i >= 0; i--) if (this.spans[i]!.to !== null && this.spans[i]!.to! < now - 3_600_000) this.spans.splice(i, 1);
     return this.spans.every((s) => s.issue === issue || s.issue === besides || s.from - margin > at || (s.to !== null && s.to + margin < at));
   }
 
