@@ -420,7 +420,10 @@ describe("the fleet on a local forge, through MCP, with scripted workers", { con
       assert.equal(pr.base.ref, "main");
       const closed = await issue(s, n);
       assert.equal(closed.state_reason, "completed");
-      assert.equal(existsSync(worktreeOf(s, n)), false, `#${n}'s worktree removed`);
+      if (existsSync(worktreeOf(s, n))) {
+        const story = (await lane(s, "supervisor", n)).map((r) => `${r.ts} ${r.level} ${r.event}: ${r.msg}`);
+        assert.fail(`#${n}'s worktree was not removed; its supervisor records:\n${story.slice(-40).join("\n")}`);
+      }
       // The landed base has the worker's file.
       const { stdout } = await git(s.planDir, "--git-dir", s.forge.bareRepo, "show", `main:issue-${n}.txt`);
       assert.equal(stdout, `done ${n}`);

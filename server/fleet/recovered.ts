@@ -6,6 +6,7 @@ import type { LandedPull } from "../state/snapshot.js";
 import { parseFleetBranch } from "../state/markers.js";
 import type { FleetRuntime } from "./effects/effect.js";
 import { errorText } from "./supervisor-log.js";
+import { removeWorktree } from "./effects/failure.js";
 
 export async function wrapUpRecovered(fleet: FleetRuntime, landed: LandedPull, attempt: number): Promise<void> {
   const { issue, pr } = landed;
@@ -14,7 +15,7 @@ export async function wrapUpRecovered(fleet: FleetRuntime, landed: LandedPull, a
   await fleet.board
     .terminal(issue, "merged", attempt, cfg.retry + 1, { pr, note })
     .catch((error: unknown) => fleet.log("warn", "board_failed", `#${issue}: board not updated: ${errorText(error)}`, issue));
-  if (cfg.worktree.cleanup) await fleet.deps.workRepo.remove(issue, { deleteBranch: true }).catch(() => undefined);
+  if (cfg.worktree.cleanup) await removeWorktree(fleet, issue);
   const head = landed.head;
   // Only the fleet's own branch for this very issue, and only at the head that merged (a compare-and-swap).
   if (cfg.landing.delete_branch && head && parseFleetBranch(head.ref, cfg.worktree.branch_prefix) === issue) {

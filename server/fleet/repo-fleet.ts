@@ -279,8 +279,10 @@ export class RepoFleet implements FleetRuntime {
       if (this.loopDone) await this.loopDone;
       else await this.finish().finally(() => (this.ended = true));
     }
-    // The loop's own tick, woken by the workers' exits, may have done the releasing.
-    return { ...report, released: [...this.drained].sort((a, b) => a - b) };
+    // The loop's own tick, woken by the workers' exits, may have done the releasing; or the end of
+    // the stop did, after the tick whose report this is: then what is still held is what it kept.
+    const released = [...this.drained].sort((a, b) => a - b);
+    return { ...report, released, ...(this.stopped ? { in_flight: this.held.size } : {}) };
   }
 
   /** Workers a stopping fleet still waits for (0 once it has ended, or when it is not stopping). */

@@ -2,7 +2,7 @@
 // (decide read that): close the issue with the worker's reason, and let the claim go.
 import { oneLine } from "../../text/text.js";
 import { defineEffect } from "./effect.js";
-import { attemptOf, clearRunnerError } from "./failure.js";
+import { attemptOf, clearRunnerError, removeWorktree } from "./failure.js";
 
 export const closeDone = defineEffect("close_done", async (fleet, tick, action) => {
   const n = action.issue;
@@ -16,8 +16,9 @@ export const closeDone = defineEffect("close_done", async (fleet, tick, action) 
   await fleet.board.terminal(n, "merged", attemptOf(fleet, tick.issues.get(n)), cfg.retry + 1, {
     note: `closed as already satisfied: ${oneLine(action.reason)}`,
   });
+  // The claim goes last: once it is gone, nothing of the issue is left on this host.
+  await removeWorktree(fleet, n);
   await fleet.deps.lease.release(n, action.sha);
-  await fleet.deps.workRepo.remove(n, { deleteBranch: true }).catch(() => undefined);
   fleet.memory.forget(n);
   await clearRunnerError(fleet, tick, n);
   tick.report.closed.push(n);

@@ -232,6 +232,20 @@ async function reviewLineComments(fleet: FleetRuntime, pr: number, reviewers: re
   }
 }
 
+/**
+ * A settled issue's worktree and local branches go. A failure (git busy, a file held open) leaves
+ * them, said in the supervisor lane: nothing is lost, and the garbage is the user's to see.
+ */
+export async function removeWorktree(fleet: FleetRuntime, n: number): Promise<void> {
+  try {
+    await fleet.deps.workRepo.remove(n, { deleteBranch: true });
+  } catch (error) {
+    fleet.log("warn", "worktree_left", `#${n}: its worktree was not removed: ${error instanceof Error ? error.message : String(error)}`, n, {
+      path: fleet.deps.workRepo.worktreePath(n),
+    });
+  }
+}
+
 /** A breaker sweep's runner-error label is stale once the issue got done after all. */
 export async function clearRunnerError(fleet: FleetRuntime, tick: TickScope, n: number): Promise<void> {
   const label = fleet.registration.config.labels.runner_error;

@@ -3,7 +3,7 @@
 import type { LandOutcome } from "../../landing/fleet-landing.js";
 import { checkLines, landedChanges, renderValidation, upsertValidation } from "./validation.js";
 import { afterActions, defineEffect, type ActionOf, type FleetRuntime, type TickScope } from "./effect.js";
-import { clearRunnerError, failedAttempt } from "./failure.js";
+import { clearRunnerError, failedAttempt, removeWorktree } from "./failure.js";
 import { conflictingFiles } from "../../landing/early-conflicts.js";
 import { landingTurn, type LandingPass } from "../../state/decide/landing.js";
 
@@ -96,12 +96,13 @@ export async function afterLanding(
           pr: action.pr,
           note: note ?? landedNote(action.pr, outcome, fleet.registration.base),
         });
-        // GitHub closes the issue itself ("Closes #n" merged onto the default branch): the claim
+        await validationNote(fleet, tick, action, outcome);
+        if (cfg.worktree.cleanup) await removeWorktree(fleet, n);
+        // The claim goes last: once it is gone, nothing of the issue is left on this host. GitHub
+        // closes the issue itself ("Closes #n" merged onto the default branch): the claim then
         // waits for a listing to show it closed instead of a request of ours closing it.
         if (outcome.closedByMerge) fleet.closes.expect(n, action.pr, action.sha);
         else await fleet.deps.lease.release(n, action.sha);
-        await validationNote(fleet, tick, action, outcome);
-        if (cfg.worktree.cleanup) await fleet.deps.workRepo.remove(n, { deleteBranch: true }).catch(() => undefined);
         await clearRunnerError(fleet, tick, n);
         fleet.memory.forget(n);
       };
