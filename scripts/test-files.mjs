@@ -32,6 +32,7 @@ export const LONG = new Map([
   ["runtimes-actions", 2], // five issues on the local forge's Actions runner with the real afk-mcp worker, then a run nobody picks up
   ["runtimes-adopt", 1], // a host killed mid-attempt, its actions run and its sandboxed worker adopted by the next
   ["runtimes-actions-cross", 2], // one issue's runner pushes into another's branch (a held victim, then one whose last push meets it): put back, blamed on the pusher
+  ["runtimes-actions-waiting", 2], // a runner pushes onto a PR that waits to land: put back at the landing's turn; a user's push by hand still lands
   ["fleet-ci-silence", 2],
   ["fleet-kill-landing", 2],
   ["daemon-faults", 2],

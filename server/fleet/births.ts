@@ -16,7 +16,7 @@ import { adopt, birth, type BirthInput, type RunDeps, type WorkerRun } from "./w
 import { SpendLedger } from "./spend-ledger.js";
 import { FleetBudgets } from "./budgets.js";
 import { routeFor } from "../state/route.js";
-import { runtimeFor } from "../runtimes/registry.js";
+import { fleetRuntime } from "./fleet-parts.js";
 import { engineCommand, engineProfile } from "../agent/engines.js";
 import { queryLane } from "../lanes/index.js";
 import type { Spend } from "../agent/spend.js";
@@ -270,13 +270,7 @@ export class Births {
       config: registration.config,
       lanes: deps.lanes,
       runDir: deps.runDir,
-      runtime: runtimeFor(registration.config, deps.env, {
-        repo: registration.repo,
-        api: deps.conn.forge.actions(),
-        git: deps.workRepo.git,
-        namespace: deps.namespace,
-        base: registration.base,
-      }),
+      runtime: fleetRuntime(registration, deps),
       onQuota: (n, detection, engine) => guard.onQuota(n, detection, engine),
       onExit: (n) => this.onExit(n),
       checkpoint: (n) => {

@@ -6,6 +6,8 @@ import type { FleetConfig } from "../../schemas/config.js";
 import { NOTIFY_DEDUPE_SECONDS, NOTIFY_MAX_PER_HOUR } from "../../schemas/config-notify.js";
 import { PROBE_MAX_AGE_SECONDS } from "../state/garbage.js";
 import { Board } from "../board/fleet-board.js";
+import type { WorkerRuntime } from "../runtime/port.js";
+import { runtimeFor } from "../runtimes/registry.js";
 import { CI_SILENT_SECONDS, CiSilence } from "./ci-silence.js";
 import { ConflictWatch } from "./conflict-watch.js";
 import { GarbageCollector } from "./garbage.js";
@@ -77,4 +79,15 @@ export function ciSilenceFor(registration: Registration, deps: FleetDeps, log: S
 export function boardFor(registration: Registration, deps: FleetDeps, config: () => FleetConfig): Board {
   const who = { instance: registration.instance, host: deps.conn.hostName };
   return new Board(deps.conn.forge, deps.conn.login, deps.clock, who, () => config().board.settle_seconds * 1000);
+}
+
+/** The worker runtime in force for the fleet's config, with the repository's reach (the actions runtime needs it). */
+export function fleetRuntime(registration: Registration, deps: FleetDeps): WorkerRuntime {
+  return runtimeFor(registration.config, deps.env, {
+    repo: registration.repo,
+    api: deps.conn.forge.actions(),
+    git: deps.workRepo.git,
+    namespace: deps.namespace,
+    base: registration.base,
+  });
 }

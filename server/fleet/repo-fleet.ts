@@ -33,7 +33,8 @@ import type { SpendView } from "./spend-ledger.js";
 import { RunLimits } from "./run-limits.js";
 import { drainClaims } from "./drain.js";
 import type { GarbageCollector } from "./garbage.js";
-import { boardFor, ciSilenceFor, conflictWatchFor, garbageFor, mergeClosesFor, notifierFor } from "./fleet-parts.js";
+import { boardFor, ciSilenceFor, conflictWatchFor, fleetRuntime, garbageFor, mergeClosesFor, notifierFor } from "./fleet-parts.js";
+import type { HeadToLand } from "../runtime/port.js";
 import { redactText } from "../text/redact.js";
 import { MERGE_CLOSE_GRACE_SECONDS, type MergeCloses } from "./merge-closes.js";
 import type { CiSilence } from "./ci-silence.js";
@@ -114,7 +115,11 @@ export class RepoFleet implements FleetRuntime {
       lines.map((line) => redactText(line, [deps.conn.token])),
     );
     this.guard.failoverAmong(Object.keys(registration.engines ?? {}));
-    this.landing = new Landing(deps, () => this.registration.config);
+    this.landing = new Landing(
+      deps,
+      () => this.registration.config,
+      (head) => this.vetHead(head),
+    );
     this.garbage = garbageFor(registration, deps, this.log);
     this.conflicts = conflictWatchFor(registration, deps, config, this.log);
     this.closes = mergeClosesFor(deps, this.log);
@@ -482,6 +487,22 @@ export class RepoFleet implements FleetRuntime {
 
   checkpoint(issue: number, claimSha: string): Promise<void> {
     return this.birthing.checkpoint(issue, claimSha);
+  }
+
+  /**
+   * The worker runtime's word on a PR head before a landing, sync or train takes it
+   * (WorkerRuntime.vetHead). What it set right is said as a runtime's notice is at a worker's
+   * exit: on the board, in status and in the supervisor lane; no attempt is spent.
+   */
+  private async vetHead(head: HeadToLand): Promise<string | null> {
+    const runtime = fleetRuntime(this.registration, this.deps);
+    const why = runtime.vetHead ? await runtime.vetHead(head) : null;
+    if (why !== null) {
+      this.board.noted(head.issue, why);
+      this.memory.of(head.issue).notice = why;
+      this.log("warn", "runtime_notice", `#${head.issue}: ${why}`, head.issue, { pr: head.pr, head: head.head });
+    }
+    return why;
   }
 
   private actionFailed(action: { kind: string; issue: number }, error: unknown): void {

@@ -160,13 +160,13 @@ export class ActionsApi {
     }));
   }
 
-  /** The repository's latest pushes by `actor` (one page of 100, newest first). */
-  async pushesBy(actor: string): Promise<RefActivity[]> {
-    // One conditional request per run's end: which refs the runners moved.
+  /** The repository's latest pushes by `actor` (one page of 100, newest first); `ref`: onto that ref only. */
+  async pushesBy(actor: string, ref?: string): Promise<RefActivity[]> {
+    // One conditional request per run's end (which refs the runners moved), or per judged head.
     const raw = await this.call<Array<Record<string, unknown>>>(
       "GET /repos/{owner}/{repo}/activity",
-      { actor, per_page: 100, direction: "desc" },
-      `list the pushes by ${actor}`,
+      { actor, per_page: 100, direction: "desc", ...(ref ? { ref } : {}) },
+      `list the pushes by ${actor}${ref ? ` onto ${ref}` : ""}`,
     );
     return raw
       .filter((a) => a.activity_type === "push" || a.activity_type === "force_push" || a.activity_type === "branch_creation")

@@ -30,6 +30,8 @@ export class Landing {
   constructor(
     private readonly deps: LandingDeps,
     private readonly config: () => FleetConfig,
+    /** The worker runtime's word on a head before it syncs or lands (LandingContext.vetHead). */
+    private readonly vetHead?: LandingContext["vetHead"],
   ) {}
 
   /**
@@ -75,6 +77,7 @@ export class Landing {
       host: conn.hostName,
       gateCache: this.gateCache,
       now: this.deps.clock,
+      ...(this.vetHead ? { vetHead: this.vetHead } : {}),
     };
   }
 

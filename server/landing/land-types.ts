@@ -45,6 +45,11 @@ export interface LandingContext {
   /** Seconds after which another host may take the landing lock over; default `landing.lock_ttl_seconds` (+ the gate timeout for a local gate). */
   lockTtlSeconds?: number;
   now?: () => Date;
+  /**
+   * The worker runtime's word on a head before it syncs or lands (WorkerRuntime.vetHead): null
+   * when it may, else why not (a "retry_later" with that reason). Absent: no such check.
+   */
+  vetHead?: (head: { issue: number; pr: number; branch: string; head: string }) => Promise<string | null>;
 }
 
 export interface LandInput {

@@ -63,6 +63,9 @@ async function landSerialized(ctx: LandingContext, input: LandInput): Promise<La
   fencing.catch(() => undefined); // awaited below; a turn that returns early must not leave it unhandled
   const lockless = input.listed !== undefined && ctx.config.gate.ci !== "local" && ctx.requiredChecks !== undefined && !ctx.requiredChecks.mergeQueue;
   const peek = lockless ? ctx.refs.read(landingLockRef(ctx.config.namespace)).catch(() => "unreadable") : null;
+  // The runtime's word on who pushed the head comes first: a sync would take the head into the worktree.
+  const early = input.listed ? await vetted(ctx, input, input.listed.headRef) : null;
+  if (early) return early;
   const syncOnly = input.listed !== undefined && (await onlySyncs(ctx, input.head));
   if (syncOnly && peek && (await peek) === null) {
     const fenced = await fencing;
@@ -73,6 +76,8 @@ async function landSerialized(ctx: LandingContext, input: LandInput): Promise<La
   const pull = syncOnly ? null : await readPull(ctx.forge, input.pr);
   const refused = pull && screenPull(ctx, input, pull, input.head);
   if (refused) return refused;
+  const vetoed = pull && !input.listed && (await vetted(ctx, input, pull.head.ref));
+  if (vetoed) return vetoed;
   const fenced = await fencing;
   if (fenced) return fenced;
 
@@ -128,6 +133,13 @@ function screenPull(ctx: LandingContext, input: LandInput, pull: PullRequest, he
     return { outcome: "retry_later", why: `PR #${input.pr}'s head moved from ${short(head)} to ${short(pull.head.sha)} since it was gated` };
   }
   return null;
+}
+
+/** The worker runtime's veto on the head (LandingContext.vetHead), as a "retry_later". */
+async function vetted(ctx: Pick<LandingContext, "vetHead">, input: LandInput, branch: string): Promise<LandResult | null> {
+  if (!ctx.vetHead) return null;
+  const why = await ctx.vetHead({ issue: input.issue, pr: input.pr, branch, head: input.head });
+  return why === null ? null : { outcome: "retry_later", why };
 }
 
 async function fence(ctx: LandingContext, input: LandInput): Promise<LandResult | null> {

@@ -72,7 +72,12 @@ export async function screenPulls(ctx: LandingContext, members: readonly LandInp
     else if (pull.draft) screened.refused.push({ outcome: "retry_later", member, why: `PR #${member.pr} is a draft` });
     else if (pull.head.sha !== member.head)
       screened.refused.push({ outcome: "retry_later", member, why: `PR #${member.pr}'s head moved to ${pull.head.sha.slice(0, 12)} since it was gated` });
-    else screened.riders.push({ member, branch: pull.head.ref });
+    else {
+      // The worker runtime's word on who pushed the head (LandingContext.vetHead).
+      const vetoed = ctx.vetHead ? await ctx.vetHead({ issue: member.issue, pr: member.pr, branch: pull.head.ref, head: member.head }) : null;
+      if (vetoed !== null) screened.refused.push({ outcome: "retry_later", member, why: vetoed });
+      else screened.riders.push({ member, branch: pull.head.ref });
+    }
   }
   return screened;
 }

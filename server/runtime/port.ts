@@ -175,6 +175,23 @@ export interface WorkerRuntime {
   recorded(runDir: string): Promise<RecordedWorker[]>;
   /** Ends every worker this process started and has not seen end, at once (the host must exit now). Synchronous; returns how many. */
   endAllNow(): number;
+  /**
+   * Whether a PR head of the fleet may land, by who pushed it: null when it may, else why not
+   * (what the runtime set right, said on the board; no attempt is spent). A runtime whose workers
+   * can push where they should not (every job token of a repository can push to every branch)
+   * judges here the commits that reached an issue's branch after its last worker ended, before
+   * any landing, sync or train takes them. Absent: every gated head may land.
+   */
+  vetHead?(head: HeadToLand): Promise<string | null>;
+}
+
+/** A fleet PR's head about to land (or be synced with the base), on its issue's branch. */
+export interface HeadToLand {
+  issue: number;
+  pr: number;
+  /** The PR's branch, without refs/heads/. */
+  branch: string;
+  head: string;
 }
 
 /** The pid a status row shows for a worker: the local runtime's tag, null elsewhere. */

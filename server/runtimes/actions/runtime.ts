@@ -7,8 +7,9 @@
 import { mkdir, readdir, readFile, rm, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { UsageError } from "../../gh/errors.js";
-import type { AdoptedWorker, OutputSink, RecordedWorker, StartRequest, WorkerHandle, WorkerRuntime, WorkerSlot } from "../../runtime/port.js";
+import type { AdoptedWorker, HeadToLand, OutputSink, RecordedWorker, StartRequest, WorkerHandle, WorkerRuntime, WorkerSlot } from "../../runtime/port.js";
 import { BranchGuard } from "./guard.js";
+import { vetHeadPush } from "./head-vet.js";
 import { RunHandle, type RunTimes } from "./handle.js";
 import { RunRefReader, runRefOf, type ActionsReach } from "./reach.js";
 import { INPUTS_MAX_CHARS, type WorkflowInput } from "./workflow-file.js";
@@ -257,6 +258,12 @@ export class ActionsRuntime implements WorkerRuntime {
   }
 
   /** Runs go on without this host (a restarted one adopts them): nothing here to end. */
+  /** A PR head of an issue with no run in flight here, by who pushed it (head-vet.ts); a run in flight has its branch guard. */
+  async vetHead(head: HeadToLand): Promise<string | null> {
+    if (!this.reach || this.live.has(head.issue)) return null;
+    return vetHeadPush(this.reach, head);
+  }
+
   endAllNow(): number {
     return 0;
   }

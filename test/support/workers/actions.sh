@@ -14,14 +14,24 @@
 #            then work and exit at once (its last push meets the foreign tip)
 #   cross:V  wait until issue V's branch on origin holds V's partial work, push a commit of
 #            its own (hostile-<issue>.txt) onto it with the job's token, then do its own work
+#   after:V  as cross:V, but first wait for the file $2/go-<issue> (the test makes it once V's
+#            run has ended and its PR waits), then for V's finished work on V's branch
 cat > /dev/null
 mode=$1
 hold=$2
 n=$AFK_ISSUE
 [ "$AFK_ATTEMPT" -gt 1 ] && mode=work
 victim=
+wants=partial
 case $mode in
 cross:*) victim=${mode#cross:}; mode=cross ;;
+after:*)
+  victim=${mode#after:}
+  mode=cross
+  wants=work
+  while [ ! -e "$hold/go-$n" ]; do sleep 0.2; done
+  echo "released: issue $n pushes onto #$victim's branch"
+  ;;
 esac
 echo "engine on the runner: issue $n attempt $AFK_ATTEMPT mode $mode"
 echo "token in my environment: ${GITHUB_TOKEN:-none}"
@@ -62,12 +72,12 @@ cross)
   ref=
   while [ $i -lt 900 ]; do
     ref=$(git ls-remote origin "refs/heads/afk/$victim-*" | cut -f2 | head -n 1)
-    if [ -n "$ref" ] && git fetch -q origin "$ref" && git cat-file -e "FETCH_HEAD:partial-$victim.txt" 2>/dev/null; then break; fi
+    if [ -n "$ref" ] && git fetch -q origin "$ref" && git cat-file -e "FETCH_HEAD:$wants-$victim.txt" 2>/dev/null; then break; fi
     ref=
     sleep 0.2
     i=$((i + 1))
   done
-  [ -n "$ref" ] || { echo "no branch of #$victim with its partial work"; exit 1; }
+  [ -n "$ref" ] || { echo "no branch of #$victim with its $wants work"; exit 1; }
   tip=$(git rev-parse FETCH_HEAD)
   blob=$(echo "hostile from $n" | git hash-object -w --stdin)
   tree=$( (git ls-tree "$tip"; printf '100644 blob %s\thostile-%s.txt\n' "$blob" "$n") | git mktree)
