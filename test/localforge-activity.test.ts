@@ -10,6 +10,7 @@ import { describe, it } from "node:test";
 import { setTimeout as sleep } from "node:timers/promises";
 import { STATE_FILE } from "../server/localforge/store-persist.js";
 import { startForge } from "../server/localforge/index.js";
+import { createGitHubForge } from "../server/gh/github-forge.js";
 import { api, cloneRepo, commitFile, forgeForFile, git, openPull, repoPath, tempDir, type ApiResponse, type TestForge } from "./support/forge-fixtures.js";
 
 const ZERO = "0".repeat(40);
@@ -202,6 +203,34 @@ describe("listing", () => {
     assert.deepEqual(
       (await activity("?direction=asc&per_page=100")).body.map((a) => a.id),
       [...all].reverse(),
+    );
+  });
+
+  it("the actions runtime's pushesBy pages back to `since` past a page of 100 (twenty runs' beats fill one in five minutes), and stops there", async () => {
+    const api0 = createGitHubForge({ repo: forge.repo, token: forge.users.alice!, baseUrl: forge.apiUrl, fast: true }).actions();
+    const early = await commitFile(alice, "early.txt", "early\n", "early");
+    await git(alice, "push", "--quiet", "origin", `${early}:refs/heads/afk/early`);
+    await sleep(1100); // activity timestamps are whole seconds: `since` is the start of a second after the early push's
+    const since = Math.floor(Date.now() / 1000) * 1000;
+    const head = await commitFile(alice, "many.txt", "many\n", "many");
+    // 150 branches in one push: 150 records, newer than `since`, in front of the early one.
+    const refspecs = Array.from({ length: 150 }, (_, i) => `${head}:refs/heads/afk/many-${i}`);
+    await git(alice, "push", "--quiet", "origin", ...refspecs);
+    const all = await api0.pushesBy("alice", { since: since - 60_000 });
+    assert.ok(all.length >= 151, `${all.length} pushes read`);
+    assert.ok(
+      all.some((p) => p.ref === "refs/heads/afk/early"),
+      "the push before the 150 is on the second page",
+    );
+    const recent = await api0.pushesBy("alice", { since });
+    assert.equal(recent.filter((p) => p.ref.startsWith("refs/heads/afk/many-")).length, 150);
+    assert.ok(!recent.some((p) => p.ref === "refs/heads/afk/early"), "nothing older than since");
+    const onePage = await api0.pushesBy("alice", { since: since - 60_000, maxPages: 1 });
+    assert.equal(onePage.length, 100);
+    const onto = await api0.pushesBy("alice", { ref: "refs/heads/afk/early" });
+    assert.deepEqual(
+      onto.map((p) => [p.ref, p.after]),
+      [["refs/heads/afk/early", early]],
     );
   });
 

@@ -67,6 +67,8 @@ export class ActionsApi {
   constructor(
     readonly repo: RepoSlug,
     private readonly call: <T = unknown>(route: string, params: Params, what: string) => Promise<T>,
+    /** An array endpoint page by page, newest page first as the route orders it (Link headers followed). */
+    private readonly pages: (route: string, params: Params, what: string) => AsyncIterable<unknown[]>,
   ) {}
 
   /** The workflow by file name (or id); null when the repository's default branch has no such workflow. */
@@ -160,25 +162,42 @@ export class ActionsApi {
     }));
   }
 
-  /** The repository's latest pushes by `actor` (one page of 100, newest first); `ref`: onto that ref only. */
-  async pushesBy(actor: string, ref?: string): Promise<RefActivity[]> {
-    // One conditional request per run's end (which refs the runners moved), or per judged head.
-    const raw = await this.call<Array<Record<string, unknown>>>(
+  /**
+   * The repository's pushes by `actor`, newest first, back to `since` (epoch ms; a page of 100 at
+   * a time, at most `maxPages`: twenty runs' beats alone are a hundred pushes in five minutes);
+   * `ref`: onto that ref only (then one page holds the latest 100 onto it).
+   */
+  async pushesBy(actor: string, options: { ref?: string; since?: number; maxPages?: number } = {}): Promise<RefActivity[]> {
+    const { ref, since = Number.NEGATIVE_INFINITY, maxPages = 20 } = options;
+    const out: RefActivity[] = [];
+    let pages = 0;
+    // One conditional request per page: at a run's end (which refs the runners moved), or per judged head.
+    for await (const page of this.pages(
       "GET /repos/{owner}/{repo}/activity",
       { actor, per_page: 100, direction: "desc", ...(ref ? { ref } : {}) },
       `list the pushes by ${actor}${ref ? ` onto ${ref}` : ""}`,
-    );
-    return raw
-      .filter((a) => a.activity_type === "push" || a.activity_type === "force_push" || a.activity_type === "branch_creation")
-      .map((a) => ({
-        id: Number(a.id),
-        ref: String(a.ref ?? ""),
-        before: String(a.before ?? ""),
-        after: String(a.after ?? ""),
-        timestamp: String(a.timestamp ?? ""),
-        activityType: String(a.activity_type),
-        actor: ((a.actor as { login?: string } | null | undefined)?.login ?? null) as string | null,
-      }));
+    )) {
+      let older = false;
+      for (const a of page as Array<Record<string, unknown>>) {
+        if (Date.parse(String(a.timestamp ?? "")) < since) {
+          older = true;
+          break;
+        }
+        if (a.activity_type !== "push" && a.activity_type !== "force_push" && a.activity_type !== "branch_creation") continue;
+        out.push({
+          id: Number(a.id),
+          ref: String(a.ref ?? ""),
+          before: String(a.before ?? ""),
+          after: String(a.after ?? ""),
+          timestamp: String(a.timestamp ?? ""),
+          activityType: String(a.activity_type),
+          actor: ((a.actor as { login?: string } | null | undefined)?.login ?? null) as string | null,
+        });
+      }
+      pages += 1;
+      if (older || pages >= maxPages || ref !== undefined) break;
+    }
+    return out;
   }
 }
 

@@ -68,7 +68,11 @@ export class GitHubForge implements Forge {
 
   /** The Actions REST calls (workflows, dispatch, runs, jobs, pushes), on this client's accounting. */
   actions(): ActionsApi {
-    this.actionsApi ??= new ActionsApi(this.repo, (route, params, what) => this.call(route, params, what));
+    this.actionsApi ??= new ActionsApi(
+      this.repo,
+      (route, params, what) => this.call(route, params, what),
+      (route, params, what) => this.pageByPage(route, params, what),
+    );
     return this.actionsApi;
   }
 
@@ -412,6 +416,16 @@ export class GitHubForge implements Forge {
   private async all<T>(route: string, params: Params, what: string): Promise<T[]> {
     try {
       return (await this.client.octokit.paginate(route, { owner: this.repo.owner, repo: this.repo.name, per_page: 100, ...params })) as T[];
+    } catch (error) {
+      throw this.client.toError(error, what);
+    }
+  }
+
+  // Array endpoints page by page, for a caller that stops early (Link headers followed).
+  private async *pageByPage(route: string, params: Params, what: string): AsyncGenerator<unknown[]> {
+    try {
+      const iterator = this.client.octokit.paginate.iterator(route, { owner: this.repo.owner, repo: this.repo.name, per_page: 100, ...params });
+      for await (const page of iterator) yield page.data as unknown[];
     } catch (error) {
       throw this.client.toError(error, what);
     }

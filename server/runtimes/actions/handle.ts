@@ -361,8 +361,8 @@ export class RunHandle implements WorkerHandle {
       return tail ? Number(tail[1]) : null;
     };
     const since = this.startedAt - 1_000;
-    // One conditional request per run's end.
-    const pushes = (await reach.api.pushesBy(RUNNER_LOGIN)).filter(
+    // One conditional request per page, at a run's end (pages back to its dispatch).
+    const pushes = (await reach.api.pushesBy(RUNNER_LOGIN, { since })).filter(
       (p) => Date.parse(p.timestamp) >= since && p.ref !== `refs/heads/${branch}` && !p.ref.startsWith(runPrefix),
     );
     if (pushes.length === 0) return { outside: [], cross: [] };

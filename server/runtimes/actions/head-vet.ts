@@ -41,7 +41,7 @@ export async function vetHeadPush(reach: ActionsReach, input: HeadVetInput): Pro
   if (local === head || (await contains(local, head))) return null;
 
   const ref = `refs/heads/${branch}`;
-  const pushes: RefActivity[] = (await reach.api.pushesBy(RUNNER_LOGIN, ref)).filter((p) => p.ref === ref && SHA.test(p.after) && !/^0+$/.test(p.after));
+  const pushes: RefActivity[] = (await reach.api.pushesBy(RUNNER_LOGIN, { ref })).filter((p) => p.ref === ref && SHA.test(p.after) && !/^0+$/.test(p.after));
   if (pushes.length === 0) return null;
   if (!(await have(head))) {
     await git.fetchRaw(["fetch", "--no-tags", "--quiet", "--no-write-fetch-head", "origin", `+${ref}:refs/afk-actions/vet/${issue}`]);
