@@ -141,13 +141,25 @@ export function parseOutput(text: string): BeatLine[] {
  * `cwd` in two git calls (the list, then every file through one `cat-file --batch`).
  */
 export async function readBeats(cwd: string, tip: string, seen: string | null): Promise<Beat[]> {
+  const names = ["beat.json", "output.jsonl", "verdict.json"];
+  if (seen) {
+    // The usual read, one beat since the last (the tip's one parent is `seen`): one git call, not
+    // two. Twenty runs in flight read a beat each every half beat, and each git call costs the host a spawn.
+    const { stdout } = await git(["cat-file", "--batch"], { cwd, input: [tip, ...names.map((n) => `${tip}:${n}`)].join("\n") + "\n" });
+    const [commit, ...files] = parseBatch(stdout);
+    const header = commit?.split("\n\n", 1)[0] ?? "";
+    const parents = [...header.matchAll(/^parent ([0-9a-f]{40,64})$/gm)].map((m) => m[1]);
+    if (parents.length === 1 && parents[0] === seen) {
+      const facts = parseFacts(files[0] ?? "");
+      return facts ? [{ sha: tip, facts, output: parseOutput(files[1] ?? ""), verdict: files[2] ?? null }] : [];
+    }
+  }
   const range = seen ? [tip, `^${seen}`] : [tip];
   const listed = await git(["rev-list", "--reverse", "--max-count=10000", ...range, "--"], { cwd }).catch(() =>
     git(["rev-list", "--reverse", "--max-count=10000", tip, "--"], { cwd }),
   );
   const shas = listed.stdout.split("\n").filter((s) => /^[0-9a-f]{40,64}$/.test(s));
   if (shas.length === 0) return [];
-  const names = ["beat.json", "output.jsonl", "verdict.json"];
   const input = shas.flatMap((sha) => names.map((n) => `${sha}:${n}`)).join("\n") + "\n";
   const { stdout } = await git(["cat-file", "--batch"], { cwd, input });
   const files = parseBatch(stdout);

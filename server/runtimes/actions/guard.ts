@@ -82,6 +82,11 @@ export class BranchGuard {
   async check(tip: string | null | undefined, complete: boolean): Promise<void> {
     try {
       if (!tip || !SHA.test(tip)) return;
+      // A tip a beat reported (the usual listing: the branch as the run left it): no git to ask.
+      if (this.reported.has(tip)) {
+        this.candidate = null;
+        return;
+      }
       await this.have(tip, true);
       if (await this.own(tip)) this.candidate = null;
       else if (complete || (this.candidate?.sha === tip && this.seq > this.candidate.after)) await this.undo(tip);
