@@ -3,21 +3,27 @@
 // in this section, at the default config (pacing.busy_seconds 90, actions.beat_seconds 60, so each
 // run is polled every 15 s and the beats are read every 30 s) and time scale 1.
 //
-// Each phase: a forge child process with one ready issue per worker, a FleetHost in this process
-// (runtime forced by AFK_RUNTIME, as a user's environment would), every worker a quiet engine
+// Each phase, in a node process of its own (bench/actions-phase.ts: a fresh host, as a user runs
+// one; earlier phases and sections leave memory V8 does not give back): a forge child process
+// with one ready issue per worker, a FleetHost in that process (runtime forced by AFK_RUNTIME, as a user's environment would), every worker a quiet engine
 // that reads its brief and sleeps. For actions, `afk-mcp actions init` proposes the workflow
 // (whose step runs this checkout's `node dist/server/bin.js worker`) and its PR is merged first;
 // the forge runs 20 runs at once, each in a fresh clone on this machine. Once every worker is in
 // flight (for actions: every run has pushed its first beat), the window opens at the end of the
 // first tick that started after that, and closes at the end of the `ticks`-th tick after it: both
 // phases are measured over whole tick periods, so "per tick" is the window's cost over its ticks.
-// In it: this process's CPU (it is the host: ticks, run polls, beat reads), the git it reaped,
+// In it: that process's CPU (it is the host: ticks, run polls, beat reads), the git it reaped,
 // its RSS and heap, the workers' own CPU (local: their process groups; actions: the runner's
 // processes, which on GitHub run elsewhere), the forge child's CPU, and the fleet user's REST
 // requests as the forge counted them (a 304 costs no rate limit on GitHub, nor here).
 //
 //   node dist/bench/run.js --only actions
+import { spawn } from "node:child_process";
+import { once } from "node:events";
+import { readFile } from "node:fs/promises";
 import { loadavg } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
 import { setFlagsFromString } from "node:v8";
 import { runInNewContext } from "node:vm";
 import { DEFAULT_CONFIG } from "../schemas/config.js";
@@ -62,7 +68,7 @@ const WORKER_STEP = `node ${shellQuote(BIN)} worker`;
 const BUSY_SECONDS = DEFAULT_CONFIG.pacing.busy_seconds;
 const RUN_REFS = `${DEFAULT_CONFIG.namespace}/run/`;
 
-type Runtime = "local" | "actions";
+export type Runtime = "local" | "actions";
 
 /** A full garbage collection (V8's gc(), exposed at run time): so a phase neither starts with the previous one's garbage nor is judged by its own. */
 function collectGarbage(): void {
@@ -76,7 +82,7 @@ interface Tally {
   not_modified: number;
 }
 
-interface Phase {
+export interface Phase {
   runtime: Runtime;
   workers: number;
   /** project_start until every worker was in flight, ms. */
@@ -110,16 +116,31 @@ function sum(routes: Record<string, Tally> | undefined, keep: (route: string) =>
   return out;
 }
 
-/** `afk-mcp actions init` against the forge, and its PR merged: what a user does once per repository. */
+/**
+ * `afk-mcp actions init` against the forge, and its PR merged: what a user does once per
+ * repository, in a process of its own as a user runs the command (bench/actions-phase.ts `init`),
+ * so the host's memory is not charged with it.
+ */
 async function installWorkflow(forge: ForgeProcess, stateDir: string): Promise<void> {
-  const conn = await connect({
-    repo: forge.repo,
-    env: { GITHUB_API_URL: forge.apiUrl, GITHUB_TOKEN: forge.token, AFK_STATE_DIR: stateDir },
-    logger: silentLogger,
+  const script = fileURLToPath(new URL("./actions-phase.js", import.meta.url));
+  const child = spawn(process.execPath, [script, "init", forge.apiUrl, forge.repo, stateDir], {
+    stdio: ["ignore", 2, 2],
+    env: { ...process.env, GITHUB_TOKEN: forge.token },
   });
+  const [code, signal] = (await once(child, "exit")) as [number | null, NodeJS.Signals | null];
+  if (code !== 0) throw new Error(`actions init ended with ${code ?? signal}`);
+}
+
+/** The init command's work (run by bench/actions-phase.ts `init`). */
+export async function initWorkflow(apiUrl: string, repo: string, token: string, stateDir: string): Promise<void> {
+  const conn = await connect({ repo, env: { GITHUB_API_URL: apiUrl, GITHUB_TOKEN: token, AFK_STATE_DIR: stateDir }, logger: silentLogger });
   const proposed = await actionsInit(conn, { worker: WORKER_STEP });
   if (proposed.status !== "proposed" || !proposed.pr) throw new Error(`actions init did not propose the workflow: ${proposed.message}`);
-  const merged = await api(forge, "PUT", `/repos/${forge.repo}/pulls/${proposed.pr.number}/merge`, { merge_method: "merge" });
+  const merged = await fetch(`${apiUrl}/repos/${repo}/pulls/${proposed.pr.number}/merge`, {
+    method: "PUT",
+    headers: { authorization: `Bearer ${token}`, "content-type": "application/json", accept: "application/vnd.github+json" },
+    body: JSON.stringify({ merge_method: "merge" }),
+  });
   if (merged.status !== 200) throw new Error(`merging the workflow's PR: HTTP ${merged.status}`);
 }
 
@@ -146,7 +167,7 @@ async function ticksSince(fleet: BenchFleet, since: number): Promise<{ ts: strin
     .map((r) => ({ ts: r.ts, error: Boolean(r.data?.error) }));
 }
 
-async function phase(ctx: BenchContext, runtime: Runtime, workers: number, spec: ActionsBenchSpec): Promise<Phase> {
+export async function phase(ctx: BenchContext, runtime: Runtime, workers: number, spec: ActionsBenchSpec): Promise<Phase> {
   const repo = `bench/${runtime}`;
   ctx.log(`${runtime}: starting the forge with ${workers} ready issues`);
   const forge = await readyForge(ctx, { repo, issues: workers, ...(runtime === "actions" ? { actionsConcurrency: workers } : {}) });
@@ -236,13 +257,23 @@ async function phase(ctx: BenchContext, runtime: Runtime, workers: number, spec:
   };
 }
 
+/** A phase in a node process of its own (bench/actions-phase.ts): a fresh host, as a user runs one. */
+async function phaseApart(ctx: BenchContext, runtime: Runtime, workers: number, spec: ActionsBenchSpec): Promise<Phase> {
+  const out = join(await ctx.tempDir("afk-bench-phase-"), "phase.json");
+  const script = fileURLToPath(new URL("./actions-phase.js", import.meta.url));
+  const child = spawn(process.execPath, [script, runtime, String(workers), JSON.stringify(spec), out], { stdio: ["ignore", 2, 2] });
+  const [code, signal] = (await once(child, "exit")) as [number | null, NodeJS.Signals | null];
+  if (code !== 0) throw new Error(`the ${runtime} phase's process ended with ${code ?? signal}`);
+  return JSON.parse(await readFile(out, "utf8")) as Phase;
+}
+
 export function actionsSection(spec: ActionsBenchSpec = DEFAULT_ACTIONS_BENCH): Section {
   return {
     name: "actions",
     summary: `the host with ${spec.actions} workers in flight on the Actions runtime against ${spec.local} local workers (default config, time scale 1): CPU per tick, RSS, rate-limited requests per worker-hour`,
     async run(ctx: BenchContext): Promise<SectionResult> {
-      const local = await phase(ctx, "local", spec.local, spec);
-      const actions = await phase(ctx, "actions", spec.actions, spec);
+      const local = await phaseApart(ctx, "local", spec.local, spec);
+      const actions = await phaseApart(ctx, "actions", spec.actions, spec);
 
       const seconds = (p: Phase): number => p.window.windowMs / 1000;
       const perTick = (p: Phase, ms: number | null): number | null => (ms === null || p.ticks === 0 ? null : round(ms / p.ticks, 1));
@@ -272,10 +303,10 @@ export function actionsSection(spec: ActionsBenchSpec = DEFAULT_ACTIONS_BENCH): 
         { key: "window_s", label: `measured window (${vs})`, value: both((p) => round(seconds(p), 1)), unit: "s" },
         { key: "ticks", label: `ticks in the window (${vs})`, value: both((p) => p.ticks) },
         { key: "tick_errors", label: "ticks that reported an error (both)", value: tickErrors, goal: "0", ok: tickErrors === 0 },
-        { key: "local_host_cpu_ms_per_tick", label: `host CPU (bench process) per tick, ${spec.local} local workers`, value: cpuLocal, unit: "ms" },
+        { key: "local_host_cpu_ms_per_tick", label: `host CPU (the phase's process) per tick, ${spec.local} local workers`, value: cpuLocal, unit: "ms" },
         {
           key: "actions_host_cpu_ms_per_tick",
-          label: `host CPU (bench process) per tick, ${spec.actions} actions workers`,
+          label: `host CPU (the phase's process) per tick, ${spec.actions} actions workers`,
           value: cpuActions,
           unit: "ms",
           goal: `≤ ${spec.local} local's ${cpuLocal}`,
@@ -302,7 +333,7 @@ export function actionsSection(spec: ActionsBenchSpec = DEFAULT_ACTIONS_BENCH): 
         },
         {
           key: "actions_rss_peak_mib",
-          label: `host RSS peak in the window, ${spec.actions} actions workers (measured second)`,
+          label: `host RSS peak in the window, ${spec.actions} actions workers`,
           value: mib(actions.window.peakRss),
           unit: "MiB",
           goal: `≤ ${spec.local} local's ${mib(local.window.peakRss)}`,
@@ -381,7 +412,7 @@ export function actionsSection(spec: ActionsBenchSpec = DEFAULT_ACTIONS_BENCH): 
         },
         notes: [
           `default config: pacing.busy_seconds ${BUSY_SECONDS}, actions.beat_seconds ${DEFAULT_CONFIG.actions.beat_seconds} (each run polled every 15 s, the beats read every 30 s); time scale 1; engine ${JSON.stringify(QUIET_ENGINE)}; workflow step ${JSON.stringify(WORKER_STEP)}`,
-          `each window spans ${spec.ticks} whole tick periods from the end of the first tick after every worker was in flight; the local phase runs first, and each phase starts after a full GC, but RSS the first phase grew is not all given back: the actions phase's RSS carries some of it`,
+          `each window spans ${spec.ticks} whole tick periods from the end of the first tick after every worker was in flight; each phase runs in a node process of its own (bench/actions-phase.ts), a fresh host as a user runs one, and starts after a full GC`,
           `per worker-hour: the fleet user's requests in the window over ${spec.actions} workers × ${round(seconds(actions), 1)} s = ${round(workerHours(actions), 3)} worker-hours, extrapolated linearly (births, pickups and stops are outside the window)`,
           `the runs' own tokens made ${sum(actions.others).total} REST requests in the window (their beats and pushes are git, not REST)`,
           `load average at the window's end: local ${local.load.map((l) => l.toFixed(2)).join(" ")}, actions ${actions.load.map((l) => l.toFixed(2)).join(" ")} (${spec.actions} runs, each a node worker and its engine, share this machine with the host)`,

@@ -10,14 +10,12 @@
 // Adding a figure: write a Section (bench/section.ts) returning figures and append it to
 // SECTIONS below. Everything stays on 127.0.0.1; each section registers its own cleanup with
 // ctx.defer / ctx.tempDir, which run even on failure.
-import { mkdtemp, rm } from "node:fs/promises";
-import { cpus, loadavg, tmpdir } from "node:os";
-import { join } from "node:path";
+import { cpus, loadavg } from "node:os";
 import { parseArgs } from "node:util";
 import { version } from "../server/version.js";
 import { MemorySampler } from "./memory.js";
 import { rebuildSection } from "./rebuild-section.js";
-import { mib, round, type BenchContext, type Figure, type FigureValue, type Section, type SectionResult } from "./section.js";
+import { benchContext, mib, round, type Figure, type FigureValue, type Section, type SectionResult } from "./section.js";
 import { snapshotSection } from "./snapshot.js";
 import { DEFAULT_WORKERS, workersSection } from "./fleet-workers.js";
 import { landingSection, realTimeLandingSection, REAL_TIME_LANDING } from "./landing.js";
@@ -109,30 +107,7 @@ async function main(argv: string[]): Promise<number> {
   }
   const selected = only.length === 0 ? SECTIONS : SECTIONS.filter((s) => only.includes(s.name));
 
-  const memory = new MemorySampler();
-  // Each section's cleanups run when it ends (its forge must not idle through later sections).
-  let cleanups: (() => Promise<void> | void)[] = [];
-  const ctx: BenchContext = {
-    log: (message) => process.stderr.write(`bench: ${message}\n`),
-    memory,
-    defer: (fn) => void cleanups.push(fn),
-    async tempDir(prefix) {
-      const dir = await mkdtemp(join(tmpdir(), prefix));
-      cleanups.push(() => rm(dir, { recursive: true, force: true }));
-      return dir;
-    },
-  };
-  const cleanUp = async (): Promise<void> => {
-    const fns = cleanups.reverse();
-    cleanups = [];
-    for (const fn of fns) {
-      try {
-        await fn();
-      } catch (err) {
-        process.stderr.write(`bench: cleanup failed: ${(err as Error).message}\n`);
-      }
-    }
-  };
+  const { ctx, memory, cleanUp } = benchContext();
 
   const result: Record<string, unknown> = {};
   const goals: { section: string; key: string; ok: boolean }[] = [];

@@ -2,7 +2,10 @@
 // figures. bench/run.ts runs the sections in order, prints each figure as a table row, and
 // folds them all into one JSON line at the end. Add a figure by adding a section.
 
-import type { MemorySampler } from "./memory.js";
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { MemorySampler } from "./memory.js";
 
 export type FigureValue = number | string | boolean | null;
 
@@ -50,4 +53,36 @@ export function round(value: number, digits = 1): number {
 
 export function mib(bytes: number): number {
   return round(bytes / (1024 * 1024), 1);
+}
+
+/**
+ * The context sections run in, and its cleanup (each section's cleanups run when it ends: its
+ * forge must not idle through later sections). `npm run bench` makes one; a section that measures
+ * in a process of its own (bench/actions-phase.ts) makes another there.
+ */
+export function benchContext(): { ctx: BenchContext; memory: MemorySampler; cleanUp: () => Promise<void> } {
+  const memory = new MemorySampler();
+  let cleanups: (() => Promise<void> | void)[] = [];
+  const ctx: BenchContext = {
+    log: (message) => process.stderr.write(`bench: ${message}\n`),
+    memory,
+    defer: (fn) => void cleanups.push(fn),
+    async tempDir(prefix) {
+      const dir = await mkdtemp(join(tmpdir(), prefix));
+      cleanups.push(() => rm(dir, { recursive: true, force: true }));
+      return dir;
+    },
+  };
+  const cleanUp = async (): Promise<void> => {
+    const fns = cleanups.reverse();
+    cleanups = [];
+    for (const fn of fns) {
+      try {
+        await fn();
+      } catch (err) {
+        process.stderr.write(`bench: cleanup failed: ${(err as Error).message}\n`);
+      }
+    }
+  };
+  return { ctx, memory, cleanUp };
 }
