@@ -136,22 +136,47 @@ export function parseOutput(text: string): BeatLine[] {
   return out;
 }
 
+const BEAT_FILES = ["beat.json", "output.jsonl", "verdict.json"] as const;
+
+/** A beat commit as `cat-file --batch` read it: its parent when it has exactly one, and its files. */
+export interface BeatObject {
+  parent: string | null;
+  files: Array<string | null>;
+}
+
+/**
+ * The beat commits `tips` of the repository at `cwd`, in one git call: a listing's moved run refs
+ * are read together (RunRefReader.fetch), so twenty runs in flight cost the host one spawn a
+ * listing, not one each (every git call is a spawn the host pays for).
+ */
+export async function readBeatObjects(cwd: string, tips: readonly string[]): Promise<Map<string, BeatObject>> {
+  const out = new Map<string, BeatObject>();
+  if (tips.length === 0) return out;
+  const input = tips.flatMap((tip) => [tip, ...BEAT_FILES.map((n) => `${tip}:${n}`)]).join("\n") + "\n";
+  const { stdout } = await git(["cat-file", "--batch"], { cwd, input });
+  const answers = parseBatch(stdout);
+  const per = 1 + BEAT_FILES.length;
+  tips.forEach((tip, i) => {
+    const [commit, ...files] = answers.slice(i * per, (i + 1) * per);
+    const header = commit?.split("\n\n", 1)[0] ?? "";
+    const parents = [...header.matchAll(/^parent ([0-9a-f]{40,64})$/gm)].map((m) => m[1]!);
+    out.set(tip, { parent: parents.length === 1 ? parents[0]! : null, files });
+  });
+  return out;
+}
+
 /**
  * The beats after `seen` up to `tip`, oldest first, read from the objects of the repository at
- * `cwd` in two git calls (the list, then every file through one `cat-file --batch`).
+ * `cwd`. The usual read, one beat since the last (the tip's one parent is `seen`), takes one git
+ * call, or none when `known` brings the tip as read with others; a catch-up lists the range first.
  */
-export async function readBeats(cwd: string, tip: string, seen: string | null): Promise<Beat[]> {
-  const names = ["beat.json", "output.jsonl", "verdict.json"];
+export async function readBeats(cwd: string, tip: string, seen: string | null, known?: BeatObject): Promise<Beat[]> {
   if (seen) {
-    // The usual read, one beat since the last (the tip's one parent is `seen`): one git call, not
-    // two. Twenty runs in flight read a beat each every half beat, and each git call costs the host a spawn.
-    const { stdout } = await git(["cat-file", "--batch"], { cwd, input: [tip, ...names.map((n) => `${tip}:${n}`)].join("\n") + "\n" });
-    const [commit, ...files] = parseBatch(stdout);
-    const header = commit?.split("\n\n", 1)[0] ?? "";
-    const parents = [...header.matchAll(/^parent ([0-9a-f]{40,64})$/gm)].map((m) => m[1]);
-    if (parents.length === 1 && parents[0] === seen) {
-      const facts = parseFacts(files[0] ?? "");
-      return facts ? [{ sha: tip, facts, output: parseOutput(files[1] ?? ""), verdict: files[2] ?? null }] : [];
+    const object = known ?? (await readBeatObjects(cwd, [tip])).get(tip);
+    if (object && object.parent === seen) {
+      const [beat, output, verdict] = object.files;
+      const facts = parseFacts(beat ?? "");
+      return facts ? [{ sha: tip, facts, output: parseOutput(output ?? ""), verdict: verdict ?? null }] : [];
     }
   }
   const range = seen ? [tip, `^${seen}`] : [tip];
@@ -160,7 +185,7 @@ export async function readBeats(cwd: string, tip: string, seen: string | null): 
   );
   const shas = listed.stdout.split("\n").filter((s) => /^[0-9a-f]{40,64}$/.test(s));
   if (shas.length === 0) return [];
-  const input = shas.flatMap((sha) => names.map((n) => `${sha}:${n}`)).join("\n") + "\n";
+  const input = shas.flatMap((sha) => BEAT_FILES.map((n) => `${sha}:${n}`)).join("\n") + "\n";
   const { stdout } = await git(["cat-file", "--batch"], { cwd, input });
   const files = parseBatch(stdout);
   const beats: Beat[] = [];

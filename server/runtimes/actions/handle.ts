@@ -219,7 +219,7 @@ export class RunHandle implements WorkerHandle {
       const tip = listing.tips.get(issue);
       if (!tip || tip === this.seen) return await guard.check(listing.branches.get(branch), false);
       if (!(await reader.fetch(issue, tip))) return;
-      for (const beat of await readBeats(reach.git.dir, tip, this.seen)) {
+      for (const beat of await readBeats(reach.git.dir, tip, this.seen, reader.known(issue, tip))) {
         if (beat.facts.run_id !== this.input.runId || beat.facts.issue !== issue) continue;
         guard.beat(beat.facts);
         for (const line of beat.output) {

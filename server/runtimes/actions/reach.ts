@@ -5,6 +5,7 @@
 // the refs that moved, so twenty runs in flight cost the host what one does.
 import type { ActionsApi } from "../../gh/actions-api.js";
 import type { GitResult } from "../../gh/git.js";
+import { readBeatObjects, type BeatObject } from "./beat.js";
 
 /** The work repository's git, as the fleet's RepoGit offers it (server/worktrees/work-repo.ts). */
 export interface RemoteGit {
@@ -51,6 +52,8 @@ export class RunRefReader {
   private listed: RunListing | null = null;
   private listing: Promise<RunListing> | null = null;
   private readonly fetched = new Map<number, string>();
+  /** Each run ref's newest beat, read with the fetch that brought it (one git call for all). */
+  private readonly beats = new Map<number, { tip: string; object: BeatObject }>();
   /** Branches runs in flight watch (a count each: two runs of one branch never overlap, but an adopter may). */
   private readonly watched = new Map<string, number>();
 
@@ -89,7 +92,20 @@ export class RunRefReader {
     const result = await this.reach.git.fetchRaw(["fetch", "--no-tags", "--quiet", "--no-write-fetch-head", "origin", ...specs]);
     if (result.exitCode !== 0) return false;
     for (const [n, sha] of moved) this.fetched.set(n, sha);
+    // And every moved ref's newest beat in one read: each handle takes its own from here (`known`).
+    const objects = await readBeatObjects(this.reach.git.dir, [...new Set(moved.map(([, sha]) => sha))]).catch(() => null);
+    for (const [n, sha] of moved) {
+      const object = objects?.get(sha);
+      if (object) this.beats.set(n, { tip: sha, object });
+      else this.beats.delete(n);
+    }
     return true;
+  }
+
+  /** The newest beat of `issue`'s run ref as the last fetch read it, if `tip` is that one. */
+  known(issue: number, tip: string): BeatObject | undefined {
+    const read = this.beats.get(issue);
+    return read?.tip === tip ? read.object : undefined;
   }
 
   private async list(): Promise<RunListing> {
