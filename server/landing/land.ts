@@ -29,7 +29,7 @@ import { landThroughQueue } from "./merge-queue.js";
 import { acquireLock, DEFAULT_LOCK_TTL_SECONDS, landingKey, landingLockRef, lockTakerOf, serialized } from "./landing-lock.js";
 import { MAX_SYNC_ROUNDS, type GateEvidence, type LandingContext, type LandingStrategy, type LandInput, type LandResult } from "./land-types.js";
 import { localEvidence, runLocalGate, secretsOf } from "./local-gate.js";
-import { lostClaim, notOurs, readPull } from "./own-pulls.js";
+import { lostClaim, notOurs, readPull, vetoOf } from "./own-pulls.js";
 import { closedByMerge, wrapUpLanded } from "./landed.js";
 
 export { formatLandingLock, landingLockRef, parseLandingLock, LANDING_LOCK_HEADER, type LandingLockMessage } from "./landing-lock.js";
@@ -135,10 +135,9 @@ function screenPull(ctx: LandingContext, input: LandInput, pull: PullRequest, he
   return null;
 }
 
-/** The worker runtime's veto on the head (LandingContext.vetHead), as a "retry_later". */
+/** The worker runtime's veto on the head (own-pulls.ts vetoOf), as a "retry_later". */
 async function vetted(ctx: Pick<LandingContext, "vetHead">, input: LandInput, branch: string): Promise<LandResult | null> {
-  if (!ctx.vetHead) return null;
-  const why = await ctx.vetHead({ issue: input.issue, pr: input.pr, branch, head: input.head });
+  const why = await vetoOf(ctx, input, branch);
   return why === null ? null : { outcome: "retry_later", why };
 }
 

@@ -73,11 +73,15 @@ export async function screenPulls(ctx: LandingContext, members: readonly LandInp
     else if (pull.head.sha !== member.head)
       screened.refused.push({ outcome: "retry_later", member, why: `PR #${member.pr}'s head moved to ${pull.head.sha.slice(0, 12)} since it was gated` });
     else {
-      // The worker runtime's word on who pushed the head (LandingContext.vetHead).
-      const vetoed = ctx.vetHead ? await ctx.vetHead({ issue: member.issue, pr: member.pr, branch: pull.head.ref, head: member.head }) : null;
+      const vetoed = await vetoOf(ctx, member, pull.head.ref);
       if (vetoed !== null) screened.refused.push({ outcome: "retry_later", member, why: vetoed });
       else screened.riders.push({ member, branch: pull.head.ref });
     }
   }
   return screened;
+}
+
+/** The worker runtime's word on who pushed the head (LandingContext.vetHead): why it may not land, or null. */
+export async function vetoOf(ctx: Pick<LandingContext, "vetHead">, input: LandInput, branch: string): Promise<string | null> {
+  return ctx.vetHead ? ctx.vetHead({ issue: input.issue, pr: input.pr, branch, head: input.head }) : null;
 }

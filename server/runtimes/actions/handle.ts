@@ -362,9 +362,7 @@ export class RunHandle implements WorkerHandle {
     };
     const since = this.startedAt - 1_000;
     // One conditional request per page, at a run's end (pages back to its dispatch).
-    const pushes = (await reach.api.pushesBy(RUNNER_LOGIN, { since })).filter(
-      (p) => Date.parse(p.timestamp) >= since && p.ref !== `refs/heads/${branch}` && !p.ref.startsWith(runPrefix),
-    );
+    const pushes = (await reach.api.pushesBy(RUNNER_LOGIN, { since })).filter((p) => p.ref !== `refs/heads/${branch}` && !p.ref.startsWith(runPrefix));
     if (pushes.length === 0) return { outside: [], cross: [] };
     const mine = (await reach.git.runRaw(["rev-parse", "--verify", "--quiet", `refs/remotes/origin/${branch}^{commit}`])).stdout.trim();
     const base = (await reach.git.runRaw(["rev-parse", "--verify", "--quiet", `refs/remotes/origin/${reach.base}^{commit}`])).stdout.trim();

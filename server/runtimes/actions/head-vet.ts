@@ -16,19 +16,13 @@
 // Not judged here: an issue this host never held a branch of (another host's work), and a push
 // older than the runner token's latest 100 onto that branch (the activity's one page).
 import type { RefActivity } from "../../gh/actions-api.js";
+import type { HeadToLand } from "../../runtime/port.js";
 import { RUNNER_LOGIN } from "./handle.js";
 import type { ActionsReach } from "./reach.js";
 
 const SHA = /^[0-9a-f]{40,64}$/;
 
-export interface HeadVetInput {
-  issue: number;
-  pr: number;
-  branch: string;
-  head: string;
-}
-
-export async function vetHeadPush(reach: ActionsReach, input: HeadVetInput): Promise<string | null> {
+export async function vetHeadPush(reach: ActionsReach, input: HeadToLand): Promise<string | null> {
   const { git } = reach;
   const { issue, pr, branch, head } = input;
   if (!SHA.test(head)) return null;
