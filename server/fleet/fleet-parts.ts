@@ -6,7 +6,7 @@ import type { FleetConfig } from "../../schemas/config.js";
 import { NOTIFY_DEDUPE_SECONDS, NOTIFY_MAX_PER_HOUR } from "../../schemas/config-notify.js";
 import { PROBE_MAX_AGE_SECONDS } from "../state/garbage.js";
 import { Board } from "../board/fleet-board.js";
-import type { WorkerRuntime } from "../runtime/port.js";
+import type { HeadToLand, WorkerRuntime } from "../runtime/port.js";
 import { runtimeFor } from "../runtimes/registry.js";
 import { CI_SILENT_SECONDS, CiSilence } from "./ci-silence.js";
 import { ConflictWatch } from "./conflict-watch.js";
@@ -15,6 +15,7 @@ import { MERGE_CLOSE_GRACE_SECONDS, MergeCloses } from "./merge-closes.js";
 import { Notifier } from "./notify.js";
 import type { FleetDeps, Registration } from "./registration.js";
 import type { SupervisorLog } from "./supervisor-log.js";
+import type { IssueMemories } from "./issue-memory.js";
 
 type Log = (level: "info" | "warn" | "error", event: string, msg: string) => void;
 
@@ -90,4 +91,26 @@ export function fleetRuntime(registration: Registration, deps: FleetDeps): Worke
     namespace: deps.namespace,
     base: registration.base,
   });
+}
+
+/**
+ * The worker runtime's word on a PR head before a landing, sync or train takes it
+ * (WorkerRuntime.vetHead). What it set right is said as a runtime's notice is at a worker's
+ * exit: on the board, in status and in the supervisor lane; no attempt is spent.
+ */
+export function headVetFor(
+  registration: Registration,
+  deps: FleetDeps,
+  parts: { board: () => Board; memory: IssueMemories; log: SupervisorLog },
+): (head: HeadToLand) => Promise<string | null> {
+  return async (head) => {
+    const runtime = fleetRuntime(registration, deps);
+    const why = runtime.vetHead ? await runtime.vetHead(head) : null;
+    if (why !== null) {
+      parts.board().noted(head.issue, why);
+      parts.memory.of(head.issue).notice = why;
+      parts.log("warn", "runtime_notice", `#${head.issue}: ${why}`, head.issue, { pr: head.pr, head: head.head });
+    }
+    return why;
+  };
 }

@@ -26,15 +26,14 @@ import type { RequiredChecks } from "../gh/forge.js";
 import { IssueMemories } from "./issue-memory.js";
 import type { FleetDeps, Registration } from "./registration.js";
 import { errorData, errorText, supervisorLog, type SupervisorLog } from "./supervisor-log.js";
-import { afterTick, emptyReport, PhaseTimer, summaryLine, type TickReport } from "./tick-report.js";
+import { afterTick, closeCounts, emptyReport, PhaseTimer, summaryLine, type TickReport } from "./tick-report.js";
 import { workerRows, type BirthInput, type WorkerRow } from "./worker-runs.js";
 import { Births } from "./births.js";
 import type { SpendView } from "./spend-ledger.js";
 import { RunLimits } from "./run-limits.js";
 import { drainClaims } from "./drain.js";
 import type { GarbageCollector } from "./garbage.js";
-import { boardFor, ciSilenceFor, conflictWatchFor, fleetRuntime, garbageFor, mergeClosesFor, notifierFor } from "./fleet-parts.js";
-import type { HeadToLand } from "../runtime/port.js";
+import { boardFor, ciSilenceFor, conflictWatchFor, garbageFor, headVetFor, mergeClosesFor, notifierFor } from "./fleet-parts.js";
 import { redactText } from "../text/redact.js";
 import { MERGE_CLOSE_GRACE_SECONDS, type MergeCloses } from "./merge-closes.js";
 import type { CiSilence } from "./ci-silence.js";
@@ -118,7 +117,7 @@ export class RepoFleet implements FleetRuntime {
     this.landing = new Landing(
       deps,
       () => this.registration.config,
-      (head) => this.vetHead(head),
+      headVetFor(registration, deps, { board: () => this.board, memory: this.memory, log: this.log }),
     );
     this.garbage = garbageFor(registration, deps, this.log);
     this.conflicts = conflictWatchFor(registration, deps, config, this.log);
@@ -429,22 +428,9 @@ export class RepoFleet implements FleetRuntime {
       timer.doing("the boards");
       await renderBoards(this, { set, issues, report, events });
       timer.mark("boards");
-      const ended = new Set([...report.merged, ...report.escalated, ...report.closed, ...report.released]);
       // Status reads this tick's set until the next: as the tick left it, not as its snapshot found it.
       this.lastSet = { set: afterTick(set, report), at: now };
-      this.held = new Set([...set.mine.map((m) => m.issue), ...report.dispatched, ...report.reclaimed].filter((n) => !ended.has(n)));
-      report.in_flight =
-        set.mine.length +
-        report.dispatched.length +
-        report.reclaimed.length -
-        report.merged.length -
-        report.escalated.length -
-        report.closed.length -
-        report.released.length;
-      report.frontier_remaining = Math.max(0, set.frontier.dispatch.length - report.dispatched.length);
-      report.workers = this.memory.runs().filter((r) => !r.exitFacts).length;
-      report.moved =
-        report.merged.length + report.escalated.length + report.closed.length + report.dispatched.length + report.reclaimed.length + report.released.length > 0;
+      this.held = closeCounts(set, report, this.memory.runs().filter((r) => !r.exitFacts).length);
       this.emptyTicks = report.frontier_remaining === 0 && report.in_flight <= 0 ? this.emptyTicks + 1 : 0;
       this.required = snapshot.requiredChecks;
       this.wakePlan = planWake({
@@ -487,22 +473,6 @@ export class RepoFleet implements FleetRuntime {
 
   checkpoint(issue: number, claimSha: string): Promise<void> {
     return this.birthing.checkpoint(issue, claimSha);
-  }
-
-  /**
-   * The worker runtime's word on a PR head before a landing, sync or train takes it
-   * (WorkerRuntime.vetHead). What it set right is said as a runtime's notice is at a worker's
-   * exit: on the board, in status and in the supervisor lane; no attempt is spent.
-   */
-  private async vetHead(head: HeadToLand): Promise<string | null> {
-    const runtime = fleetRuntime(this.registration, this.deps);
-    const why = runtime.vetHead ? await runtime.vetHead(head) : null;
-    if (why !== null) {
-      this.board.noted(head.issue, why);
-      this.memory.of(head.issue).notice = why;
-      this.log("warn", "runtime_notice", `#${head.issue}: ${why}`, head.issue, { pr: head.pr, head: head.head });
-    }
-    return why;
   }
 
   private actionFailed(action: { kind: string; issue: number }, error: unknown): void {

@@ -69,6 +69,21 @@ export function afterTick(set: WorkingSet, report: TickReport): WorkingSet {
   };
 }
 
+/**
+ * The counts a tick ends with, from its working set and what it did: the claims this host still
+ * holds, what is in flight, what is left to start and whether anything moved.
+ */
+export function closeCounts(set: WorkingSet, report: TickReport, workers: number): Set<number> {
+  const ended = new Set([...report.merged, ...report.escalated, ...report.closed, ...report.released]);
+  const taken = [...report.dispatched, ...report.reclaimed];
+  const ends = report.merged.length + report.escalated.length + report.closed.length + report.released.length;
+  report.in_flight = set.mine.length + taken.length - ends;
+  report.frontier_remaining = Math.max(0, set.frontier.dispatch.length - report.dispatched.length);
+  report.workers = workers;
+  report.moved = ends + taken.length > 0;
+  return new Set([...set.mine.map((m) => m.issue), ...taken].filter((n) => !ended.has(n)));
+}
+
 export function summaryLine(r: TickReport): string {
   const parts = [
     r.merged.length ? `merged ${r.merged.map((n) => `#${n}`).join(" ")}` : "",
