@@ -138,29 +138,34 @@ export function parseOutput(text: string): BeatLine[] {
 
 const BEAT_FILES = ["beat.json", "output.jsonl", "verdict.json"] as const;
 
-/** A beat commit as `cat-file --batch` read it: its parent when it has exactly one, and its files. */
+/** A beat commit as `cat-file --batch` read it: its name, its parent when it has exactly one, and its files. */
 export interface BeatObject {
+  sha: string;
   parent: string | null;
   files: Array<string | null>;
 }
 
 /**
- * The beat commits `tips` of the repository at `cwd`, in one git call: a listing's moved run refs
- * are read together (RunRefReader.fetch), so twenty runs in flight cost the host one spawn a
- * listing, not one each (every git call is a spawn the host pays for).
+ * The beat commits `names` (shas, or the host's local run refs) of the repository at `cwd`, in one
+ * git call: a listing reads the newest beat of every run in flight together (RunRefReader), so
+ * twenty runs in flight cost the host one spawn a listing, not one each (every git call is a
+ * spawn the host pays for). A name that resolves to nothing is absent from the answer. A ref is
+ * resolved once per line, so its writer must not move it during the read (the reader is its only
+ * writer, and waits).
  */
-export async function readBeatObjects(cwd: string, tips: readonly string[]): Promise<Map<string, BeatObject>> {
+export async function readBeatObjects(cwd: string, names: readonly string[]): Promise<Map<string, BeatObject>> {
   const out = new Map<string, BeatObject>();
-  if (tips.length === 0) return out;
-  const input = tips.flatMap((tip) => [tip, ...BEAT_FILES.map((n) => `${tip}:${n}`)]).join("\n") + "\n";
+  if (names.length === 0) return out;
+  const input = names.flatMap((name) => [name, ...BEAT_FILES.map((n) => `${name}:${n}`)]).join("\n") + "\n";
   const { stdout } = await git(["cat-file", "--batch"], { cwd, input });
-  const answers = parseBatch(stdout);
+  const answers = parseBatch(stdout, true);
   const per = 1 + BEAT_FILES.length;
-  tips.forEach((tip, i) => {
+  names.forEach((name, i) => {
     const [commit, ...files] = answers.slice(i * per, (i + 1) * per);
-    const header = commit?.split("\n\n", 1)[0] ?? "";
+    if (!commit || commit.type !== "commit") return;
+    const header = commit.body.split("\n\n", 1)[0] ?? "";
     const parents = [...header.matchAll(/^parent ([0-9a-f]{40,64})$/gm)].map((m) => m[1]!);
-    out.set(tip, { parent: parents.length === 1 ? parents[0]! : null, files });
+    out.set(name, { sha: commit.sha, parent: parents.length === 1 ? parents[0]! : null, files: files.map((f) => (f ? f.body : null)) });
   });
   return out;
 }
@@ -196,9 +201,17 @@ export async function readBeats(cwd: string, tip: string, seen: string | null, k
   return beats;
 }
 
+interface BatchAnswer {
+  sha: string;
+  type: string;
+  body: string;
+}
+
 /** `cat-file --batch` answers, in order: each object's content, or null when missing. */
-function parseBatch(stdout: string): Array<string | null> {
-  const out: Array<string | null> = [];
+function parseBatch(stdout: string): Array<string | null>;
+function parseBatch(stdout: string, headers: true): Array<BatchAnswer | null>;
+function parseBatch(stdout: string, headers = false): Array<string | BatchAnswer | null> {
+  const out: Array<string | BatchAnswer | null> = [];
   const buf = Buffer.from(stdout, "utf8");
   let at = 0;
   while (at < buf.length) {
@@ -206,13 +219,14 @@ function parseBatch(stdout: string): Array<string | null> {
     if (nl === -1) break;
     const header = buf.subarray(at, nl).toString("utf8");
     at = nl + 1;
-    if (header.endsWith(" missing")) {
+    if (header.endsWith(" missing") || header.endsWith(" ambiguous")) {
       out.push(null);
       continue;
     }
-    const size = Number(header.split(" ")[2]);
-    out.push(buf.subarray(at, at + size).toString("utf8"));
-    at += size + 1;
+    const [sha = "", type = "", size = "0"] = header.split(" ");
+    const body = buf.subarray(at, at + Number(size)).toString("utf8");
+    out.push(headers ? { sha, type, body } : body);
+    at += Number(size) + 1;
   }
   return out;
 }

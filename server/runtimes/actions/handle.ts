@@ -100,7 +100,7 @@ export class RunHandle implements WorkerHandle {
     this.lastOutput = input.startedAt;
     this.seen = input.seen;
     this.primed = input.seen === null;
-    input.reader.watch(input.branch);
+    input.reader.watch(input.issue, input.branch);
     this.exited = new Promise((resolve) => (this.resolveExit = resolve));
     this.schedule(0);
   }
@@ -264,7 +264,7 @@ export class RunHandle implements WorkerHandle {
     // After the last beat, every push the run made is reported: any other tip is foreign.
     await guard.check(this.listing?.branches.get(branch), this.final !== null).catch(() => undefined);
     guard.end(this.final !== null);
-    reader.unwatch(branch);
+    reader.unwatch(this.input.issue, branch);
     await this.bringBranchHome();
     if (this.verdict !== null) await writeFile(this.input.verdictPath, this.verdict, { mode: 0o600 }).catch(() => undefined);
     if (this.fault === null) this.fault = this.stopReason === null ? this.faultOf(conclusion) : null;

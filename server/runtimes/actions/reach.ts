@@ -1,8 +1,9 @@
 // What the `actions` runtime needs of the repository a fleet works on, handed over by the fleet
 // (server/fleet/births.ts): the Actions REST calls, git in the fleet's work repository (for the
 // beats and the issue branch), the ref namespace, the base. And the one reader of the run refs
-// all of a repository's runs share: one `ls-remote` a beat for the whole fleet, then one fetch of
-// the refs that moved, so twenty runs in flight cost the host what one does.
+// all of a repository's runs share: once a half beat for the whole fleet, one fetch of every run
+// ref that moved and one read of the newest beat of each run in flight, so twenty runs in flight
+// cost the host what one does.
 import type { ActionsApi } from "../../gh/actions-api.js";
 import type { GitResult } from "../../gh/git.js";
 import { readBeatObjects, type BeatObject } from "./beat.js";
@@ -28,21 +29,25 @@ export interface ActionsReach {
 
 /** Where the host keeps its copy of a run ref (never fetched into the namespace the fleet's claims live in). */
 export function localRunRef(issue: number): string {
-  return `refs/afk-actions/run/${issue}`;
+  return `${LOCAL_RUN_REFS}${issue}`;
 }
+
+const LOCAL_RUN_REFS = "refs/afk-actions/run/";
 
 export function runRefOf(namespace: string, issue: number): string {
   return `${namespace}/run/${issue}`;
 }
 
 /**
- * One listing of the repository's run refs, and of the issue branches runs in flight watch. The
- * branches are listed first, in a call of their own: a branch tip seen here was pushed before
- * any beat this listing shows was read (the order a branch guard's judgement rests on, guard.ts).
+ * One listing: the run refs of the runs in flight, as a fetch brought them, and the issue
+ * branches those runs push. The branches are listed first, in a call of their own: a branch tip
+ * seen here was pushed before any beat this listing shows was read (the order a branch guard's
+ * judgement rests on, guard.ts).
  */
 export interface RunListing {
   /** When it was taken (host clock, ms). */
   at: number;
+  /** Watched issue → its run ref's tip (absent: no run ref on origin). */
   tips: Map<number, string>;
   /** Watched branch → its tip on origin (absent: gone); a branch watched only since is not in it. */
   branches: Map<string, string | null>;
@@ -51,11 +56,14 @@ export interface RunListing {
 export class RunRefReader {
   private listed: RunListing | null = null;
   private listing: Promise<RunListing> | null = null;
-  private readonly fetched = new Map<number, string>();
-  /** Each run ref's newest beat, read with the fetch that brought it (one git call for all). */
+  /** Each watched run ref's newest beat, read with the listing that brought it (one git call for all). */
   private readonly beats = new Map<number, { tip: string; object: BeatObject }>();
   /** Branches runs in flight watch (a count each: two runs of one branch never overlap, but an adopter may). */
   private readonly watched = new Map<string, number>();
+  /** Issues whose run refs runs in flight read, counted the same way. */
+  private readonly issues = new Map<number, number>();
+  /** The local run refs' one writer at a time (a fetch, then the read of what it brought). */
+  private writing: Promise<unknown> = Promise.resolve();
 
   constructor(
     private readonly reach: ActionsReach,
@@ -71,38 +79,40 @@ export class RunRefReader {
     return this.listing;
   }
 
-  /** Lists `branch` (an issue branch a run pushes) with the run refs from now on, until `unwatch`. */
-  watch(branch: string): void {
+  /** Reads `issue`'s run ref, and lists `branch` (the issue branch its run pushes), from now on, until `unwatch`. */
+  watch(issue: number, branch: string): void {
+    this.issues.set(issue, (this.issues.get(issue) ?? 0) + 1);
     this.watched.set(branch, (this.watched.get(branch) ?? 0) + 1);
   }
 
-  unwatch(branch: string): void {
-    const n = (this.watched.get(branch) ?? 0) - 1;
-    if (n > 0) this.watched.set(branch, n);
-    else this.watched.delete(branch);
-  }
-
-  /** The local copy of `issue`'s run ref at `tip`, fetched if it is not here yet; false when the fetch failed. */
-  async fetch(issue: number, tip: string): Promise<boolean> {
-    if (this.fetched.get(issue) === tip) return true;
-    const prefix = this.reach.namespace;
-    // Every moved ref of the repository in one fetch: the others' handles find theirs here.
-    const moved = [...(this.listed?.tips ?? new Map([[issue, tip]])).entries()].filter(([n, sha]) => this.fetched.get(n) !== sha || n === issue);
-    const specs = moved.map(([n]) => `+${runRefOf(prefix, n)}:${localRunRef(n)}`);
-    const result = await this.reach.git.fetchRaw(["fetch", "--no-tags", "--quiet", "--no-write-fetch-head", "origin", ...specs]);
-    if (result.exitCode !== 0) return false;
-    for (const [n, sha] of moved) this.fetched.set(n, sha);
-    // And every moved ref's newest beat in one read: each handle takes its own from here (`known`).
-    const objects = await readBeatObjects(this.reach.git.dir, [...new Set(moved.map(([, sha]) => sha))]).catch(() => null);
-    for (const [n, sha] of moved) {
-      const object = objects?.get(sha);
-      if (object) this.beats.set(n, { tip: sha, object });
-      else this.beats.delete(n);
+  unwatch(issue: number, branch: string): void {
+    for (const [map, key] of [
+      [this.issues, issue],
+      [this.watched, branch],
+    ] as Array<[Map<number | string, number>, number | string]>) {
+      const n = (map.get(key) ?? 0) - 1;
+      if (n > 0) map.set(key, n);
+      else map.delete(key);
     }
-    return true;
+    if (!this.issues.has(issue)) this.beats.delete(issue);
   }
 
-  /** The newest beat of `issue`'s run ref as the last fetch read it, if `tip` is that one. */
+  /**
+   * The local copy of `issue`'s run ref at `tip`: a listing brought every watched run's, so this
+   * asks git nothing but for a tip no listing read (then it is fetched alone); false when that fetch failed.
+   */
+  async fetch(issue: number, tip: string): Promise<boolean> {
+    if (this.beats.get(issue)?.tip === tip) return true;
+    return this.serially(async () => {
+      const spec = `+${runRefOf(this.reach.namespace, issue)}:${localRunRef(issue)}`;
+      const result = await this.reach.git.fetchRaw(["fetch", "--no-tags", "--quiet", "--no-write-fetch-head", "--no-auto-maintenance", "origin", spec]);
+      if (result.exitCode !== 0) return false;
+      await this.readNewest([issue]);
+      return true;
+    });
+  }
+
+  /** The newest beat of `issue`'s run ref as the last read brought it, if `tip` is that one. */
   known(issue: number, tip: string): BeatObject | undefined {
     const read = this.beats.get(issue);
     return read?.tip === tip ? read.object : undefined;
@@ -117,16 +127,46 @@ export class RunRefReader {
       const { stdout } = await this.reach.git.network(["ls-remote", "--refs", "origin", ...watched.map((b) => `refs/heads/${b}`)]);
       for (const [sha, ref] of refLines(stdout)) if (branches.has(ref.slice("refs/heads/".length))) branches.set(ref.slice("refs/heads/".length), sha);
     }
-    const prefix = `${this.reach.namespace}/run/`;
-    const { stdout } = await this.reach.git.network(["ls-remote", "--refs", "origin", `${prefix}*`]);
-    const tips = new Map<number, string>();
-    for (const [sha, ref] of refLines(stdout)) {
-      if (!ref.startsWith(prefix)) continue;
-      const n = Number(ref.slice(prefix.length));
-      if (Number.isSafeInteger(n) && n > 0) tips.set(n, sha);
-    }
+    const issues = [...this.issues.keys()];
+    const tips = await this.serially(async () => {
+      // Every run ref of the repository that moved, in one fetch (it lists them and brings only
+      // what is new): no listing of its own, and a run ref deleted on origin goes here too.
+      const fetched = await this.reach.git.fetchRaw([
+        "fetch",
+        "--no-tags",
+        "--quiet",
+        "--no-write-fetch-head",
+        "--no-auto-maintenance",
+        "--prune",
+        "origin",
+        `+${this.reach.namespace}/run/*:${LOCAL_RUN_REFS}*`,
+      ]);
+      if (fetched.exitCode !== 0) throw new Error(`cannot fetch the run refs: ${fetched.stderr.trim().split("\n").pop() ?? `git exited ${fetched.exitCode}`}`);
+      // And the newest beat of each run in flight, with its tip, in one read: each handle takes its own from here (`known`).
+      return this.readNewest(issues);
+    });
     this.listed = { at, tips, branches };
     return this.listed;
+  }
+
+  /** The local run refs of `issues`: their tips, and their newest beats kept for `known`. */
+  private async readNewest(issues: number[]): Promise<Map<number, string>> {
+    const tips = new Map<number, string>();
+    const objects = await readBeatObjects(this.reach.git.dir, issues.map(localRunRef));
+    for (const n of issues) {
+      const object = objects.get(localRunRef(n));
+      if (object) {
+        tips.set(n, object.sha);
+        this.beats.set(n, { tip: object.sha, object });
+      } else this.beats.delete(n);
+    }
+    return tips;
+  }
+
+  private serially<T>(job: () => Promise<T>): Promise<T> {
+    const run = this.writing.then(job, job);
+    this.writing = run.catch(() => undefined);
+    return run;
   }
 }
 
