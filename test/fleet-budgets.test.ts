@@ -211,12 +211,16 @@ describe("the per-attempt budget of an engine whose CLI takes none", () => {
       { deadlineMs: 120_000, explain: () => supervisor(host, forge.repo) },
     );
     assert.equal(escalated.state, "open");
-    const comments = (await api(forge, "GET", `/repos/${forge.repo}/issues/${n}/comments`)).body as Array<{ body: string }>;
-    assert.ok(
-      comments.some((c) =>
-        /over budget: the attempt spent \$0\.0360 \(3000 input and 300 output tokens\), past budget\.usd_per_attempt \(\$0\.0300\)/.test(c.body),
-      ),
-      comments.map((c) => c.body).join("\n---\n"),
+    // The escalation comment follows the label (its own request, after it): waited for, not raced.
+    const overBudget = /over budget: the attempt spent \$0\.0360 \(3000 input and 300 output tokens\), past budget\.usd_per_attempt \(\$0\.0300\)/;
+    let comments: Array<{ body: string }> = [];
+    await waitFor(
+      `#${n}'s escalation comment`,
+      async () => {
+        comments = (await api(forge, "GET", `/repos/${forge.repo}/issues/${n}/comments`)).body as Array<{ body: string }>;
+        return comments.some((c) => overBudget.test(c.body));
+      },
+      { deadlineMs: 60_000, explain: async () => `${comments.map((c) => c.body).join("\n---\n")}\n${await supervisor(host, forge.repo)}` },
     );
     const exits = (
       (await host.logs({ repo: forge.repo, lane: "supervisor", tail_lines: 500 })).records as Array<{

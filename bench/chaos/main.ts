@@ -7,7 +7,7 @@
 // killed workers' commits that were continued. Prints a table and one `{"chaos": {...}}` line.
 //
 //   npm run chaos -- [--quick] [--seed N] [--keep]
-import { mkdtemp, mkdir, readdir, rm } from "node:fs/promises";
+import { mkdtemp, mkdir, readdir, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
@@ -28,13 +28,13 @@ interface Plan {
   gap: [number, number];
   /** Issues of the separate two-host drain (0: none). */
   twoHostIssues: number;
-  /** Give up on a drain after this long. */
+  /** A drain fails once this long goes by without an issue ending (waitDrained). */
   drainSeconds: number;
 }
 
 const PLANS: Record<Plan["mode"], Plan> = {
   quick: { mode: "quick", issues: 10, kills: 5, gap: [4, 12], twoHostIssues: 30, drainSeconds: 240 },
-  full: { mode: "full", issues: 40, kills: 20, gap: [3, 15], twoHostIssues: 100, drainSeconds: 1500 },
+  full: { mode: "full", issues: 40, kills: 20, gap: [3, 15], twoHostIssues: 100, drainSeconds: 1000 },
 };
 
 const USAGE =
@@ -99,8 +99,8 @@ function hostOptions(root: string, name: string, stateDir: string): HostOptions 
   return { name, stateDir, logDir: join(root, "logs"), target: 3, timeScale: TIME_SCALE, workerDelayMs: 1500 };
 }
 
-/** Every issue the fleet should finish is closed or escalated. */
-async function drained(world: World): Promise<boolean> {
+/** The issues the fleet should finish that are not closed or escalated yet (null: the forge did not answer). */
+async function unfinished(world: World): Promise<number[] | null> {
   const open = await api<{ number: number; labels: { name: string }[]; pull_request?: unknown }[]>(
     world.forge,
     "GET",
@@ -111,18 +111,57 @@ async function drained(world: World): Promise<boolean> {
       token: world.forge.users[OBSERVER_USER] ?? world.forge.token,
     },
   );
-  if (open.status !== 200) return false;
+  if (open.status !== 200) return null;
   const waiting = new Set(world.issues.filter((i) => i.end !== "human").map((i) => i.number));
-  return !open.body.some((i) => !i.pull_request && waiting.has(i.number) && !i.labels.some((l) => l.name === ESCALATE_LABEL));
+  return open.body.filter((i) => !i.pull_request && waiting.has(i.number) && !i.labels.some((l) => l.name === ESCALATE_LABEL)).map((i) => i.number);
 }
 
-async function waitDrained(world: World, seconds: number): Promise<boolean> {
-  const deadline = Date.now() + seconds * 1000;
-  while (Date.now() < deadline) {
-    if (await drained(world).catch(() => false)) return true;
+/**
+ * Whether the fleet drains: every issue it should finish ends, and it never goes `stallSeconds`
+ * without one ending. A drain that keeps ending issues is waited for (up to six stalls in all),
+ * so a loaded machine slows the drain without failing it; a fleet that stops moving fails, and
+ * what the hosts' supervisor lanes last said of the issues left is told (`stateDirs`).
+ */
+async function waitDrained(world: World, stallSeconds: number, stateDirs: () => string[]): Promise<{ drained: boolean; why: string }> {
+  const start = Date.now();
+  let left: number[] | null = null;
+  let movedAt = start;
+  for (;;) {
+    const now = await unfinished(world).catch(() => null);
+    if (now?.length === 0) return { drained: true, why: `drained in ${Math.round((Date.now() - start) / 1000)}s` };
+    if (now !== null && (left === null || now.length < left.length)) {
+      left = now;
+      movedAt = Date.now();
+    }
+    const stalled = Date.now() - movedAt > stallSeconds * 1000;
+    if (stalled || Date.now() - start > 6 * stallSeconds * 1000) {
+      const names = (left ?? []).map((n) => `#${n}`).join(", ") || "?";
+      const why = stalled ? `none ended in the last ${stallSeconds}s` : `after ${6 * stallSeconds}s`;
+      return { drained: false, why: `not drained: ${names} left, ${why}${await lastWords(stateDirs(), new Set(left ?? []))}` };
+    }
     await sleep(2000);
   }
-  return false;
+}
+
+/** The last supervisor records of each host about `issues`, for a drain that failed. */
+async function lastWords(stateDirs: string[], issues: Set<number>): Promise<string> {
+  const out: string[] = [];
+  for (const dir of stateDirs) {
+    const text = await readFile(join(dir, "lanes", ...REPO.split("/"), "supervisor.jsonl"), "utf8").catch(() => "");
+    const rows = text
+      .split("\n")
+      .filter(Boolean)
+      .map((line) => {
+        try {
+          return JSON.parse(line) as { ts?: string; issue?: number; event?: string; msg?: string };
+        } catch {
+          return null;
+        }
+      })
+      .filter((r) => r !== null && (r.issue === undefined || issues.has(r.issue)));
+    out.push(`\n  ${dir}:`, ...rows.slice(-12).map((r) => `    ${r!.ts ?? ""} ${r!.event ?? ""} ${(r!.msg ?? "").slice(0, 200)}`));
+  }
+  return out.join("\n");
 }
 
 /** The worktree commits of every issue a host's state dir holds: what a kill leaves behind. */
@@ -183,7 +222,7 @@ async function killsAndRestarts(root: string, plan: Plan, seed: number, random: 
   try {
     for (let k = 0; k < plan.kills; k += 1) {
       await sleep((plan.gap[0] + random() * (plan.gap[1] - plan.gap[0])) * 1000);
-      if (await drained(world).catch(() => false)) break;
+      if ((await unfinished(world).catch(() => null))?.length === 0) break;
       const same = random() < 0.5;
       const kind = same ? "same_state" : "fresh_state";
       unlockedDaemons += await crash(host);
@@ -218,8 +257,9 @@ async function killsAndRestarts(root: string, plan: Plan, seed: number, random: 
     }
     await api(world.forge, "DELETE", "/_forge/faults", undefined, { token: null });
     observer.phase = "drain";
-    drainedInTime = await waitDrained(world, plan.drainSeconds);
-    say(drainedInTime ? "drained" : `not drained after ${plan.drainSeconds}s`);
+    const drain = await waitDrained(world, plan.drainSeconds, () => [host.stateDir]);
+    drainedInTime = drain.drained;
+    say(drain.why);
     stops = [await interrupt(host, 120_000)];
     // Workers of killed hosts run to their end; what still runs a while after the stop is an orphan.
     await sleep(5000);
@@ -278,7 +318,9 @@ async function twoHostDrain(root: string, plan: Plan, seed: number): Promise<Rec
   const hosts = [startHost(world, hostOptions(dir, "left", join(dir, "state-left"))), startHost(world, hostOptions(dir, "right", join(dir, "state-right")))];
   let drainedInTime = false;
   try {
-    drainedInTime = await waitDrained(world, plan.drainSeconds * Math.max(1, plan.twoHostIssues / plan.issues));
+    const drain = await waitDrained(world, plan.drainSeconds, () => hosts.map((h) => h.stateDir));
+    drainedInTime = drain.drained;
+    say(`two hosts: ${drain.why}`);
     for (const h of hosts) await interrupt(h, 120_000);
   } finally {
     await observer.stop();

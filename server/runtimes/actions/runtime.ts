@@ -4,7 +4,7 @@
 // runner's beats. Its durable record is the run id in the issue's run directory, so a restarted
 // host adopts the run (GitHub keeps it) and never dispatches a second one into the same slot
 // without cancelling the first. Nothing runs on this host: `endAllNow` has nothing to end.
-import { mkdir, readdir, readFile, rm, writeFile } from "node:fs/promises";
+import { mkdir, readdir, readFile, rename, rm, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { UsageError } from "../../gh/errors.js";
 import type { AdoptedWorker, HeadToLand, OutputSink, RecordedWorker, StartRequest, WorkerHandle, WorkerRuntime, WorkerSlot } from "../../runtime/port.js";
@@ -64,6 +64,8 @@ export class ActionsRuntime implements WorkerRuntime {
    */
   private spans: Array<{ issue: number; from: number; to: number | null }> = [];
   private reader: { reader: RunRefReader; beatMs: number } | null = null;
+  /** Each slot's record writes in flight, chained so they land in order (save). */
+  private readonly saving = new Map<string, Promise<void>>();
 
   constructor(
     private reach: ActionsReach | null,
@@ -257,20 +259,37 @@ export class ActionsRuntime implements WorkerRuntime {
     return out;
   }
 
-  /** Runs go on without this host (a restarted one adopts them): nothing here to end. */
   /** A PR head of an issue with no run in flight here, by who pushed it (head-vet.ts); a run in flight has its branch guard. */
   async vetHead(head: HeadToLand): Promise<string | null> {
     if (!this.reach || this.live.has(head.issue)) return null;
     return vetHeadPush(this.reach, head);
   }
 
+  /** Runs go on without this host (a restarted one adopts them): nothing here to end. */
   endAllNow(): number {
     return 0;
   }
 
-  private async save(slot: WorkerSlot, record: RunRecord): Promise<void> {
-    await mkdir(slot.dir, { recursive: true, mode: 0o700 });
-    await writeFile(join(slot.dir, RECORD), `${JSON.stringify(record)}\n`, { mode: 0o600 });
+  /**
+   * The run's record, replaced whole (a temp file renamed over it): a host killed mid-write, as a
+   * host may be at any time, leaves the previous record for the next host to adopt the run from,
+   * never a torn one. A slot's writes go one at a time, in order (each beat's `seen` is one).
+   */
+  private save(slot: WorkerSlot, record: RunRecord): Promise<void> {
+    const path = join(slot.dir, RECORD);
+    const write = async (): Promise<void> => {
+      await mkdir(slot.dir, { recursive: true, mode: 0o700 });
+      const temp = `${path}.${process.pid}.tmp`;
+      await writeFile(temp, `${JSON.stringify(record)}\n`, { mode: 0o600 });
+      await rename(temp, path);
+    };
+    const saved = (this.saving.get(path) ?? Promise.resolve()).then(write, write);
+    const settled = saved.catch(() => undefined);
+    this.saving.set(path, settled);
+    void settled.then(() => {
+      if (this.saving.get(path) === settled) this.saving.delete(path);
+    });
+    return saved;
   }
 
   private async load(slot: WorkerSlot): Promise<RunRecord | null> {
