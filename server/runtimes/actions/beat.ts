@@ -158,7 +158,7 @@ export async function readBeatObjects(cwd: string, names: readonly string[]): Pr
   if (names.length === 0) return out;
   const input = names.flatMap((name) => [name, ...BEAT_FILES.map((n) => `${name}:${n}`)]).join("\n") + "\n";
   const { stdout } = await git(["cat-file", "--batch"], { cwd, input });
-  const answers = parseBatch(stdout, true);
+  const answers = parseBatch(stdout);
   const per = 1 + BEAT_FILES.length;
   names.forEach((name, i) => {
     const [commit, ...files] = answers.slice(i * per, (i + 1) * per);
@@ -192,7 +192,7 @@ export async function readBeats(cwd: string, tip: string, seen: string | null, k
   if (shas.length === 0) return [];
   const input = shas.flatMap((sha) => BEAT_FILES.map((n) => `${sha}:${n}`)).join("\n") + "\n";
   const { stdout } = await git(["cat-file", "--batch"], { cwd, input });
-  const files = parseBatch(stdout);
+  const files = parseBatch(stdout).map((f) => f?.body ?? null);
   const beats: Beat[] = [];
   shas.forEach((sha, i) => {
     const facts = parseFacts(files[i * 3] ?? "");
@@ -207,11 +207,9 @@ interface BatchAnswer {
   body: string;
 }
 
-/** `cat-file --batch` answers, in order: each object's content, or null when missing. */
-function parseBatch(stdout: string): Array<string | null>;
-function parseBatch(stdout: string, headers: true): Array<BatchAnswer | null>;
-function parseBatch(stdout: string, headers = false): Array<string | BatchAnswer | null> {
-  const out: Array<string | BatchAnswer | null> = [];
+/** `cat-file --batch` answers, in order: each object's name, type and content, or null when missing. */
+function parseBatch(stdout: string): Array<BatchAnswer | null> {
+  const out: Array<BatchAnswer | null> = [];
   const buf = Buffer.from(stdout, "utf8");
   let at = 0;
   while (at < buf.length) {
@@ -225,7 +223,7 @@ function parseBatch(stdout: string, headers = false): Array<string | BatchAnswer
     }
     const [sha = "", type = "", size = "0"] = header.split(" ");
     const body = buf.subarray(at, at + Number(size)).toString("utf8");
-    out.push(headers ? { sha, type, body } : body);
+    out.push({ sha, type, body });
     at += Number(size) + 1;
   }
   return out;

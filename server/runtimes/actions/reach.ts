@@ -86,14 +86,8 @@ export class RunRefReader {
   }
 
   unwatch(issue: number, branch: string): void {
-    for (const [map, key] of [
-      [this.issues, issue],
-      [this.watched, branch],
-    ] as Array<[Map<number | string, number>, number | string]>) {
-      const n = (map.get(key) ?? 0) - 1;
-      if (n > 0) map.set(key, n);
-      else map.delete(key);
-    }
+    countDown(this.issues, issue);
+    countDown(this.watched, branch);
     if (!this.issues.has(issue)) this.beats.delete(issue);
   }
 
@@ -168,6 +162,13 @@ export class RunRefReader {
     this.writing = run.catch(() => undefined);
     return run;
   }
+}
+
+/** One watcher fewer of `key`: gone at none. */
+function countDown<K>(counts: Map<K, number>, key: K): void {
+  const n = (counts.get(key) ?? 0) - 1;
+  if (n > 0) counts.set(key, n);
+  else counts.delete(key);
 }
 
 /** `ls-remote`'s lines as [sha, ref]. */

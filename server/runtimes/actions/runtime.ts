@@ -64,8 +64,8 @@ export class ActionsRuntime implements WorkerRuntime {
    */
   private spans: Array<{ issue: number; from: number; to: number | null }> = [];
   private reader: { reader: RunRefReader; beatMs: number } | null = null;
-  /** Each slot's record writes in flight, chained so they land in order (save). */
-  private readonly saving = new Map<string, Promise<void>>();
+  /** The record writes in flight, chained so they land in order (save). */
+  private saving: Promise<void> = Promise.resolve();
 
   constructor(
     private reach: ActionsReach | null,
@@ -273,7 +273,7 @@ export class ActionsRuntime implements WorkerRuntime {
   /**
    * The run's record, replaced whole (a temp file renamed over it): a host killed mid-write, as a
    * host may be at any time, leaves the previous record for the next host to adopt the run from,
-   * never a torn one. A slot's writes go one at a time, in order (each beat's `seen` is one).
+   * never a torn one. The writes go one at a time, in order (each beat's `seen` is one).
    */
   private save(slot: WorkerSlot, record: RunRecord): Promise<void> {
     const path = join(slot.dir, RECORD);
@@ -283,12 +283,8 @@ export class ActionsRuntime implements WorkerRuntime {
       await writeFile(temp, `${JSON.stringify(record)}\n`, { mode: 0o600 });
       await rename(temp, path);
     };
-    const saved = (this.saving.get(path) ?? Promise.resolve()).then(write, write);
-    const settled = saved.catch(() => undefined);
-    this.saving.set(path, settled);
-    void settled.then(() => {
-      if (this.saving.get(path) === settled) this.saving.delete(path);
-    });
+    const saved = this.saving.then(write, write);
+    this.saving = saved.catch(() => undefined);
     return saved;
   }
 
