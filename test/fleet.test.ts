@@ -787,6 +787,46 @@ describe("the fleet on a local forge, through MCP, with scripted workers", { con
     assert.deepEqual(s.forge.violations(), []);
   });
 
+  it("a failed worker's last lines reach the board and the next brief, and a restart between attempts keeps them", { timeout: 900_000 }, async (t) => {
+    const s = await scenario(t, [{ title: "Dies with words" }], { instance: "wordy" });
+    const [n] = s.issues as [number];
+    // Attempt 1 says where it was and dies with no commits and no verdict; attempt 2 hangs.
+    await writeFile(join(s.planDir, "last-words.txt"), "stage: compiling widgets\nerror: widget 7 exploded\n");
+    await writeFile(join(s.planDir, `${n}.1`), "print last-words.txt 1\n");
+    await writeFile(join(s.planDir, `${n}.2`), "hang\n");
+    const config = { ...BASE_CONFIG, stall: { quiet_seconds: 3600, kill_seconds: 7200 }, worker: { max_runtime_seconds: 86_400 } };
+    const host = spawnHost(s.env, "wordy", { repo: REPO, worker_command: `sh ${WORKER}`, target: 1, config });
+    const secondBrief = join(s.planDir, `${n}.2.brief`);
+    const firstPid = Number(
+      await until(s, "attempt 2's worker", async () => existsSync(join(s.planDir, `${n}.2.pid`)) && readFile(join(s.planDir, `${n}.2.pid`), "utf8")),
+    );
+    // The worker lists its environment once it has read the whole brief.
+    const secondEnv = join(s.planDir, `${n}.2.env`);
+    await until(s, "attempt 2's brief", async () => existsSync(secondEnv));
+    const brief = await readFile(secondBrief, "utf8");
+    assert.match(brief, /## The previous attempt failed/);
+    assert.match(brief, /stage: compiling widgets\nerror: widget 7 exploded/, "the dead worker's last lines are the next brief's evidence");
+    const board = await until(s, "the board quoting the last lines", async () =>
+      (await comments(s, n)).find((c) => c.includes("<!-- afk:board") && c.includes("error: widget 7 exploded")),
+    );
+    assert.match(board, /Attempt 1 failed: .*\n\nThe worker's last lines:\n\n```text\nstage: compiling widgets\nerror: widget 7 exploded\n```/);
+
+    // The crash, then a restart: this host forgot the failure; the ledger did not.
+    const group = ((await readProcTable()) ?? []).find((p) => p.pid === firstPid)!.pgrp;
+    host.kill("SIGKILL");
+    await new Promise((r) => host.once("exit", r));
+    process.kill(-group, "SIGKILL");
+    await until(s, "attempt 2's first worker gone", async () => (await groupMembers(s, group)).length === 0);
+    await rm(secondBrief);
+    await rm(secondEnv);
+    await start(s, { target: 1, config });
+    await until(s, "attempt 2's worker born again", async () => existsSync(secondEnv));
+    const again = await readFile(secondBrief, "utf8");
+    assert.match(again, /## The previous attempt failed/, "the restarted host's brief still says attempt 1 failed");
+    assert.match(again, /error: widget 7 exploded/, "with the dead worker's words, read back from the ledger");
+    assert.deepEqual(await unexpectedErrors(s), []);
+  });
+
   it("project_stop drains: releases claims without a PR, keeps those with one, lets running workers finish", { timeout: 900_000 }, async (t) => {
     const s = await scenario(t, [
       { title: "Gets a PR", plan: "commit" },

@@ -9,6 +9,7 @@ import { join } from "node:path";
 import { tempDirSync } from "./support/forge-fixtures.js";
 import { buildReport, buildTimeline, createRedactor, Ledger, LEDGER_FILE, openLanes, queryLane, renderReport } from "../server/lanes/index.js";
 import type { LedgerEntry } from "../server/lanes/index.js";
+import { FleetLedger } from "../server/fleet/fleet-ledger.js";
 
 const SECRET = "ghp_0123456789abcdefghijklmnopqrstuvwxyzAB";
 
@@ -72,6 +73,26 @@ describe("ledger", () => {
     assert.equal(statSync(join(dir, LEDGER_FILE)).mode & 0o777, 0o600);
     assert.equal(statSync(dir).mode & 0o777, 0o700);
     assert.deepEqual(warnings, []);
+  });
+
+  it("keeps a retry's evidence, which a new process reads back for the attempt it started (a daemon restart between attempts)", () => {
+    const dir = join(tempDirSync("afk-ledger-"), "lanes", "acme", "widget");
+    const clock = steppingClock();
+    const facts = { instance: "inst-a", runDir: dir };
+    const first = new FleetLedger(ledgerIn(dir, clock, []), facts);
+    const log = first.tap(() => undefined);
+    const evidence = (summary: string, excerpt: string) => ({ evidence_kind: "stalled", summary, excerpt });
+    log("info", "retry", "#7: attempt 2 of 3 after: quiet", 7, { attempt: 2, ...evidence("quiet", `stage: tests\nsent ${SECRET}`) });
+    log("info", "retry", "#8: attempt 2 of 3 after: red", 8, { attempt: 2, evidence_kind: "ci", summary: "red", excerpt: "" });
+    log("info", "retry", "#7: attempt 3 of 3 after: crashed", 7, { attempt: 3, ...evidence("crashed", "segfault") });
+    first.ledger.close();
+    const second = new FleetLedger(ledgerIn(dir, clock, []), facts);
+    assert.deepEqual(second.failureBefore(7, 3), { kind: "stalled", summary: "crashed", excerpt: "segfault" });
+    assert.deepEqual(second.failureBefore(8, 2), { kind: "ci", summary: "red", excerpt: "" });
+    // Only the retry that sent the issue into this very attempt speaks for it.
+    assert.equal(second.failureBefore(7, 2), null);
+    assert.equal(second.failureBefore(9, 2), null);
+    assert.ok(!readFileSync(join(dir, LEDGER_FILE), "utf8").includes(SECRET), "the excerpt is redacted on its way in");
   });
 
   it("a torn last line and a corrupt line: the good records are kept, one warning, and appends go on", async () => {

@@ -5,7 +5,8 @@ import { describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { DEFAULT_CONFIG } from "../schemas/config.js";
 import { detectQuota, QuotaScanner, quotaPause, NETWORK_REPEATS, type QuotaMatchers } from "../server/agent/quota.js";
-import { fenced, OutputTail, pauseReason } from "../server/agent/runtime-failures.js";
+import { OutputTail, pauseReason } from "../server/agent/runtime-failures.js";
+import { fenced } from "../server/text/fenced.js";
 import { ORDINARY_TEXTS, RUNTIME_TEXTS } from "./support/runtime-texts.js";
 
 const NOW = new Date("2026-12-01T12:00:00Z");
@@ -71,7 +72,7 @@ describe("runtime failures in worker output", () => {
     const tail = new OutputTail(3, 10);
     for (const line of ["one", "", "\u001b[31mtwo\u001b[0m", "three", "a very long line indeed"]) tail.push(line);
     assert.deepEqual(tail.last(), ["two", "three", "a very lon…"]);
-    const block = fenced(["```", "x ```` y"]);
+    const block = fenced(["```", "x ```` y"].join("\n"), "text");
     assert.ok(block.startsWith("`````text\n") && block.endsWith("\n`````"), block);
   });
 });

@@ -4,7 +4,7 @@
 // verdicts, escalations) left out. Nothing here is an instruction: the worker is told so.
 import { sameLogin } from "../state/markers.js";
 import { headBytes, oneLine } from "../text/text.js";
-import { clean, fenced } from "./fenced.js";
+import { clean, fenced } from "../text/fenced.js";
 
 /** All the comments of one brief together keep at most this many UTF-8 bytes (32 KiB). */
 export const BRIEF_COMMENTS_MAX_BYTES = 32 * 1024;

@@ -5,10 +5,10 @@ import { headBytes, oneLine, tailBytes } from "../text/text.js";
 import { chmod, mkdir, open, rename, rm } from "node:fs/promises";
 import { join } from "node:path";
 import { randomBytes } from "node:crypto";
-import { clean, code, fenced } from "./fenced.js";
+import { clean, code, fenced } from "../text/fenced.js";
 import { BRIEF_COMMENTS_MAX_BYTES, renderComments, type BriefComment } from "./brief-comments.js";
 
-export { clean, code, fenced } from "./fenced.js";
+export { clean, code, fenced } from "../text/fenced.js";
 export type { BriefComment } from "./brief-comments.js";
 
 /** The issue body is cut to this many UTF-8 bytes (64 KiB), with a note saying so. */

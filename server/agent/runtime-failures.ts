@@ -52,10 +52,3 @@ export class OutputTail {
     return this.lines.slice(-n);
   }
 }
-
-/** A fenced block no line of `lines` can close early (a fence longer than any backtick run in them). */
-export function fenced(lines: readonly string[]): string {
-  const longest = Math.max(2, ...lines.map((l) => Math.max(0, ...(l.match(/`+/g) ?? []).map((run) => run.length))));
-  const fence = "`".repeat(longest + 1);
-  return `${fence}text\n${lines.join("\n")}\n${fence}`;
-}

@@ -16,8 +16,8 @@ interface History {
    */
   eta: string;
   timed: boolean;
-  /** Why the last attempt failed (a retry's reason), shown until the issue leaves the board. */
-  failed?: { attempt: number; why: string };
+  /** Why the last attempt failed (a retry's reason, the worker's last lines), shown until the issue leaves the board. */
+  failed?: { attempt: number; why: string; lastWords?: string };
   /** What the runtime set right without spending an attempt, shown until the issue leaves the board. */
   notice?: string;
 }
@@ -62,8 +62,8 @@ export class Board {
   }
 
   /** Records why an attempt failed (no request): the next write of the board says it. */
-  failed(issue: number, attempt: number, why: string): void {
-    this.enter(issue, "ci_failed").failed = { attempt, why };
+  failed(issue: number, attempt: number, why: string, lastWords?: string): void {
+    this.enter(issue, "ci_failed").failed = { attempt, why, ...(lastWords?.trim() ? { lastWords } : {}) };
   }
 
   /** Records what the runtime set right for the issue without spending an attempt (no request): the next write says it. */

@@ -6,7 +6,8 @@
 // Rendering is a pure function of its input, and stable between ticks when nothing happened:
 // finished phases show their duration, the current phase only its start and a coarse elapsed
 // time (hours, then days), so a quiet issue gets at most one edit an hour. No issue text, no
-// tokens: only numbers, phases, times, check names and URLs (escaped), the instance and host.
+// tokens: numbers, phases, times, check names and URLs (escaped), the instance and host, and a
+// failed worker's last lines (redacted, fenced, markers neutralized: the evidence of a retry).
 //
 // Every other comment the fleet writes with untrusted text in it (CI output, check titles) goes
 // through `neutralizeMarkers`: the fleet's own login honours `<!-- afk:... -->` markers, so a
@@ -14,6 +15,7 @@
 import type { Comment, Forge } from "../gh/forge.js";
 import { ForgeError, UsageError } from "../gh/errors.js";
 import { safeUrl } from "../text/text.js";
+import { fenced } from "../text/fenced.js";
 import { BOARD_MARKER, DEFAULT_ESCALATE_LABEL, DEFAULT_READY_LABEL, sameLogin } from "../state/markers.js";
 
 import { BOARD_PHASES, type BoardPhase } from "../state/board-phase.js";
@@ -24,6 +26,9 @@ export { BOARD_PHASES, type BoardPhase };
 export const ESCALATION_MARKER = "<!-- afk:escalation -->";
 /** Tags the fleet's note on a failed attempt. */
 export const RETRY_MARKER = "<!-- afk:retry -->";
+
+/** Characters of a failed worker's last lines a board quotes at most (a board stays a short read). */
+const LAST_WORDS_CHARS = 1_500;
 
 /** GitHub refuses comments longer than 65,536 characters; stay well inside. */
 const MAX_COMMENT_CHARS = 60_000;
@@ -53,8 +58,8 @@ export interface BoardInput {
   note?: string | null;
   /** How its work conflicts with other in-flight work and what waits for what: fleet-written, never issue text. */
   conflict?: string | null;
-  /** Why the last attempt failed, and which (fleet-written). */
-  failed?: { attempt: number; why: string };
+  /** Why the last attempt failed, and which (fleet-written); `lastWords`: the worker's last lines, quoted. */
+  failed?: { attempt: number; why: string; lastWords?: string };
   /** What the runtime set right for the issue without spending an attempt (fleet-written: a foreign push undone). */
   notice?: string | null;
   /**
@@ -155,6 +160,8 @@ export function renderBoard(input: BoardInput): string {
     if (input.conflict) lines.push(`> ${escapeText(input.conflict)}`, "");
     // Why the last attempt failed (fleet-written: a runner's fault, a red gate, a hang).
     if (input.failed) lines.push(`Attempt ${input.failed.attempt} failed: ${escapeInline(input.failed.why.slice(0, 600))}`, "");
+    const words = quoted(input.failed?.lastWords, LAST_WORDS_CHARS);
+    if (words.length > 0) lines.push("The worker's last lines:", "", ...words, "");
     // What the runtime set right without spending an attempt (fleet-written).
     if (input.notice) lines.push(`> Note: ${escapeText(input.notice.replace(/[\r\n]+/g, " ").slice(0, 600))}`, "");
   }
@@ -274,12 +281,16 @@ export function renderRetryNote(input: RetryNoteInput): string {
 function evidenceLines(evidence: Evidence | null | undefined, excerptChars: number): string[] {
   if (!evidence) return [];
   const lines = ["", `**Evidence${evidence.kind ? ` (${escapeText(evidence.kind)})` : ""}:** ${escapeText(evidence.summary)}`];
-  const excerpt = (evidence.excerpt ?? "").trimEnd();
-  if (excerpt !== "") {
-    const cut = excerpt.length > excerptChars ? `…${excerpt.slice(excerpt.length - excerptChars)}` : excerpt;
-    lines.push("", ...fenced(neutralizeMarkers(cut)));
-  }
+  const excerpt = quoted(evidence.excerpt, excerptChars);
+  if (excerpt.length > 0) lines.push("", ...excerpt);
   return lines;
+}
+
+/** Outside text's last `chars` characters in a fence, its markers neutralized; none for blank text. */
+function quoted(text: string | null | undefined, chars: number): string[] {
+  const trimmed = (text ?? "").trimEnd();
+  if (trimmed.trim() === "") return [];
+  return [fenced(neutralizeMarkers(trimmed.length > chars ? `…${trimmed.slice(trimmed.length - chars)}` : trimmed), "text")];
 }
 
 function linkLines(pr: { number: number; url: string } | null | undefined, links: readonly Link[] | undefined): string[] {
@@ -291,13 +302,6 @@ function linkLines(pr: { number: number; url: string } | null | undefined, links
     if (url) out.push(`- [${escapeInline(link.label)}](${url})`);
   }
   return out;
-}
-
-/** A code block no excerpt can close early: the fence is longer than any backtick run inside. */
-function fenced(text: string): string[] {
-  const longest = Math.max(0, ...[...text.matchAll(/`+/g)].map((m) => m[0].length));
-  const fence = "`".repeat(Math.max(3, longest + 1));
-  return [`${fence}text`, text, fence];
 }
 
 /**

@@ -8,7 +8,8 @@ import { attemptLabel, parseAttemptLabel } from "../state/markers.js";
 import type { Snapshot } from "../state/snapshot.js";
 import { CircuitBreaker, type CircuitTrip } from "../agent/breaker.js";
 import { quotaPause, type QuotaDetection } from "../agent/quota.js";
-import { fenced, pauseReason } from "../agent/runtime-failures.js";
+import { pauseReason } from "../agent/runtime-failures.js";
+import { fenced } from "../text/fenced.js";
 import { neutralizeMarkers } from "../board/render.js";
 import type { IssueMemories } from "./issue-memory.js";
 import { errorData, type SupervisorLog } from "./supervisor-log.js";
@@ -233,7 +234,7 @@ export class BirthGuard {
             n,
             `The fleet stopped starting workers: ${what}, then reset the breaker (\`afk-mcp reset\` in a terminal, the project_reset tool in an MCP session).` +
               (lines.length > 0
-                ? `\n\nThe last lines its worker printed:\n\n${fenced(lines.map((l) => neutralizeMarkers(l)))}`
+                ? `\n\nThe last lines its worker printed:\n\n${fenced(lines.map((l) => neutralizeMarkers(l)).join("\n"), "text")}`
                 : "\n\nIts worker printed nothing."),
           );
           const before = this.attemptsBeforeDeaths.get(n) ?? 0;

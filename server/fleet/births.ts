@@ -140,7 +140,8 @@ export class Births {
           base: registration.base,
           attempt,
           maxAttempts: cfg.retry + 1,
-          lastFailure: memory.get(issue.number)?.lastFailure ?? null,
+          // Forgotten by this host (a restart since the retry): the ledger kept it.
+          lastFailure: memory.get(issue.number)?.lastFailure ?? (attempt > 1 ? this.host.ledger.failureBefore(issue.number, attempt) : null),
           comments,
           mode,
           command: review ? (cfg.review.command ?? "") : (routed?.command ?? registration.workerCommand),

@@ -40,7 +40,7 @@ const TAPPED: Record<string, LedgerEvent> = {
 };
 
 /** Data keys a tapped record keeps (the rest stays in the supervisor lane). */
-const KEPT = ["pr", "attempt", "kind", "runtime", "status", "round", "head", "reason", "method", "train"];
+const KEPT = ["pr", "attempt", "kind", "runtime", "status", "round", "head", "reason", "method", "train", "evidence_kind", "summary", "excerpt"];
 
 export interface LedgerFacts {
   readonly instance: string;
@@ -135,6 +135,22 @@ export class FleetLedger {
         spend: end.spend ?? "unknown",
       },
     });
+  }
+
+  /**
+   * The evidence of the failure that sent `issue` into `attempt` (its retry record), for a brief
+   * written after this host forgot it (a daemon restarted between the retry and the birth).
+   */
+  failureBefore(issue: number, attempt: number): { kind: string; summary: string; excerpt: string } | null {
+    const records = this.ledger.read();
+    for (let i = records.length - 1; i >= 0; i--) {
+      const r = records[i]!;
+      if (r.event !== "retry" || r.issue !== issue) continue;
+      const data = (r.data ?? {}) as Record<string, unknown>;
+      if (data.attempt !== attempt || typeof data.evidence_kind !== "string") return null;
+      return { kind: data.evidence_kind, summary: String(data.summary ?? r.msg), excerpt: typeof data.excerpt === "string" ? data.excerpt : "" };
+    }
+    return null;
   }
 
   landingStart(issue: number, pr: number, head: string): void {

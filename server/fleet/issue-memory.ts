@@ -15,6 +15,12 @@ export interface IssueMemory {
   liveness: string | null;
   /** Evidence of the last failure, for the next attempt's brief. */
   lastFailure: BriefFailure | null;
+  /**
+   * The last lines the issue's last worker printed (bounded, without terminal escapes), kept when
+   * its run ends: a worker killed as stalled, crashed or stopped past its budget is gone by the
+   * time its failure is written, and its last words are the evidence.
+   */
+  lastWords: readonly string[];
   /** What the runtime last set right for the issue without spending an attempt (status says it). */
   notice?: string;
   /** The tip an earlier attempt pushed: a retry may replace it. */
@@ -53,6 +59,7 @@ export class IssueMemories {
         redispatches: 0,
         liveness: null,
         lastFailure: null,
+        lastWords: [],
         replaceable: null,
         verdictsPosted: new Set(),
         reviewNoticePr: null,
@@ -67,6 +74,12 @@ export class IssueMemories {
     this.records.delete(issue);
   }
 
+  /** The last lines the issue's worker printed: the running (or exited, unhandled) one's, else the last ended one's. */
+  lastWords(issue: number): readonly string[] {
+    const record = this.records.get(issue);
+    return record?.run?.tail.last() ?? record?.lastWords ?? [];
+  }
+
   run(issue: number): WorkerRun | undefined {
     return this.records.get(issue)?.run ?? undefined;
   }
@@ -74,7 +87,9 @@ export class IssueMemories {
   /** The worker is gone (its exit handled, killed, or its result taken): the rest is kept. */
   endRun(issue: number): void {
     const record = this.records.get(issue);
-    if (record) record.run = null;
+    if (!record) return;
+    if (record.run) record.lastWords = record.run.tail.last();
+    record.run = null;
   }
 
   /** Every issue with a worker, running or exited and not yet handled. */

@@ -10,7 +10,16 @@ import { discussion, type BriefComment } from "../../agent/brief-comments.js";
 import { commitWorkInProgress, WIP_SUBJECT, type WipCommit } from "../../worktrees/wip.js";
 import { renderEscalation, renderRetryNote } from "../../board/render.js";
 import { oneLine } from "../../text/text.js";
+import { redactText } from "../../text/redact.js";
 import type { ActionOf, FleetRuntime, TickScope } from "./effect.js";
+
+/** Characters of a failure's excerpt kept in the ledger (the brief quotes at most about as many). */
+const EXCERPT_KEPT = 2_000;
+
+/** A worker's own last lines, for the board (a log's tail, a conflict listing and review text stay on the PR, the brief, and the escalation). */
+function lastLines(brief: BriefFailure): string | undefined {
+  return brief.kind === "stalled" || brief.kind === "no-result" || brief.kind === "giving-up" || brief.kind === "blocked" ? brief.excerpt : undefined;
+}
 
 export function attemptOf(fleet: FleetRuntime, issue: { labels: string[] } | undefined): number {
   return issue ? attemptFromLabels(issue.labels, fleet.registration.config.labels.attempt_prefix) : 0;
@@ -36,7 +45,7 @@ export async function retryIssue(fleet: FleetRuntime, tick: TickScope, action: A
   await fleet.deps.lease.fence(n, claimSha);
   // The head the snapshot judged: its checks are the evidence, and it is what the next attempt may replace.
   const head = tick.set.mine.find((m) => m.issue === n && m.pr === pr)?.head ?? null;
-  const brief = await evidenceForBrief(fleet, evidence, head);
+  const brief = await evidenceForBrief(fleet, n, evidence, head);
   const memory = fleet.memory.of(n);
   memory.lastFailure = brief;
   const issue = tick.issues.get(n);
@@ -74,8 +83,15 @@ export async function retryIssue(fleet: FleetRuntime, tick: TickScope, action: A
   if (run && !run.exitFacts) await run.handle.stop("retrying");
   fleet.memory.endRun(n);
   tick.events.settled.push(n);
-  fleet.board.failed(n, attempt, brief.summary);
-  fleet.log("info", "retry", `#${n}: attempt ${attempt + 1} of ${cfg.retry + 1} after: ${brief.summary}`, n, { attempt: attempt + 1 });
+  fleet.board.failed(n, attempt, brief.summary, lastLines(brief));
+  // The evidence goes to the ledger with the retry: the next attempt's brief reads it back from
+  // there when this host forgot it (a daemon restarted before the birth).
+  fleet.log("info", "retry", `#${n}: attempt ${attempt + 1} of ${cfg.retry + 1} after: ${brief.summary}`, n, {
+    attempt: attempt + 1,
+    evidence_kind: brief.kind,
+    summary: brief.summary,
+    excerpt: brief.excerpt.slice(-EXCERPT_KEPT),
+  });
   if (issue) {
     const withLabel = {
       ...issue,
@@ -99,7 +115,7 @@ export async function escalateIssue(
   const cfg = fleet.registration.config;
   const run = fleet.memory.run(n);
   if (run && !run.exitFacts) await run.handle.stop("escalated");
-  const brief = evidence ? await evidenceForBrief(fleet, evidence, head) : null;
+  const brief = evidence ? await evidenceForBrief(fleet, n, evidence, head) : null;
   // Before the claim goes: what the worker left uncommitted is committed and pushed, fenced.
   const kept = await keepWorkInProgress(fleet, n, claimSha, why);
   // With an escalation comment (below: the record and the notification), a board is edited where
@@ -184,7 +200,18 @@ async function keepWorkInProgress(fleet: FleetRuntime, n: number, claimSha: stri
   }
 }
 
-async function evidenceForBrief(fleet: FleetRuntime, evidence: FailureEvidence, head: string | null = null): Promise<BriefFailure> {
+/**
+ * The last lines the issue's worker printed, redacted, for a failure that is the worker's own end
+ * (a stall kill, a crash, a stop past its budget, a verdict): the words that say where it was.
+ */
+function lastWords(fleet: FleetRuntime, n: number): string {
+  return fleet.memory
+    .lastWords(n)
+    .map((line) => redactText(line, [fleet.deps.conn.token]))
+    .join("\n");
+}
+
+async function evidenceForBrief(fleet: FleetRuntime, n: number, evidence: FailureEvidence, head: string | null = null): Promise<BriefFailure> {
   switch (evidence.kind) {
     case "ci":
       return fleet.landing.ciEvidence(evidence.pr, evidence.failing, head);
@@ -192,12 +219,12 @@ async function evidenceForBrief(fleet: FleetRuntime, evidence: FailureEvidence, 
       return {
         kind: evidence.verdict === "giving-up" ? "giving-up" : evidence.verdict,
         summary: `the worker's verdict was ${evidence.verdict}: ${oneLine(evidence.reason)}`,
-        excerpt: "",
+        excerpt: lastWords(fleet, n),
       };
     case "no_result":
-      return { kind: "no-result", summary: evidence.why, excerpt: "" };
+      return { kind: "no-result", summary: evidence.why, excerpt: lastWords(fleet, n) };
     case "hung":
-      return { kind: "stalled", summary: `the worker went quiet past the kill threshold ${evidence.kills} time(s)`, excerpt: "" };
+      return { kind: "stalled", summary: `the worker went quiet past the kill threshold ${evidence.kills} time(s)`, excerpt: lastWords(fleet, n) };
     case "gate":
       return { kind: "gate", summary: evidence.summary, excerpt: evidence.excerpt };
     case "review_findings":
