@@ -221,7 +221,7 @@ const selectorShape = {
   epic: z.number().int().positive().nullable().default(null).describe("Only sub-issues of this epic (issue number). `null`: no epic filter."),
   milestone: nonBlank().nullable().default(null).describe("Only issues in the milestone with this exact title. `null`: any milestone or none."),
   blockers: z.boolean().default(true).describe("With `issues`: also pick their open blockers."),
-  engine: z.string().regex(ENGINE_NAME, "an engine name").optional().describe("Engine of its issues (README Routing)."),
+  engine: z.string().regex(ENGINE_NAME, "an engine name").optional().describe("Engine of its issues (docs/engines.md, Routing)."),
   model: z.string().min(1).max(200).optional().describe("Model of its issues."),
 };
 

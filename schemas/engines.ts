@@ -36,7 +36,7 @@ export const EngineOverrideSchema = z
 export const EnginesSchema = z
   .record(z.string().regex(ENGINE_NAME, "an engine name: lower-case letters, digits, - and _"), EngineOverrideSchema)
   .default(() => ({}))
-  .describe('Engine profiles by name: overrides of the built-in "claude", "codex", "gemini" and "command", or new ones (with "like"). See README "Engines".');
+  .describe('Engine profiles by name: overrides of the built-in "claude", "codex", "gemini" and "command", or new ones (with "like"). See docs/engines.md.');
 
 export const PricesSchema = z
   .record(

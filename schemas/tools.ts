@@ -1,4 +1,4 @@
-// Input and output shapes of the MCP tools. Inputs use the names README.md documents for every
+// Input and output shapes of the MCP tools. Inputs use the names docs/clients.md documents for every
 // client and script; outputs are what `structuredContent` carries (snake_case, like the config).
 import { z } from "zod";
 import { SelectorSchema, fleetConfigJsonSchema } from "./config.js";

@@ -1,7 +1,7 @@
 // A node:test reporter that prints how long each test file took and how many of its tests
 // passed, the slowest first, then the whole: `node --test --test-reporter=./scripts/file-times-reporter.mjs
 // --test-reporter-destination=stderr …` (beside the default reporter, or alone). Used to measure
-// where the suite's time goes (README "Development"); a failure is listed with its file.
+// where the suite's time goes (CONTRIBUTING.md, "Tests and tools"); a failure is listed with its file.
 export default async function* fileTimes(source) {
   const files = new Map();
   const failures = [];

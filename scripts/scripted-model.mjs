@@ -15,8 +15,8 @@
 //
 // Usage: node scripts/scripted-model.mjs [--port 38600] [--repo afk/demo] [--pause 20]
 // then: ANTHROPIC_BASE_URL=http://127.0.0.1:38600 ANTHROPIC_API_KEY=scripted claude -p ...
-//   or: a Codex model provider with base_url = "http://127.0.0.1:38600/v1" (README "Seen from
-//   the clients" has both runs).
+//   or: a Codex model provider with base_url = "http://127.0.0.1:38600/v1" (docs/client-sessions.md,
+//   "Seen from the clients: the transcripts", has both runs).
 import { createServer } from "node:http";
 import { parseArgs } from "node:util";
 

@@ -75,12 +75,13 @@ describe("afk-mcp command line", () => {
     });
   }
 
-  // The seed file's format (README.md, "The local forge"): each problem named at its path, exit 2.
+  // The seed file's format (docs/operations.md, "The local forge"): each problem named at its path, exit 2.
   const seeds: { name: string; seed: unknown; message: RegExp }[] = [
     {
       name: "not an object",
       seed: [1],
-      message: /is not a valid seed \(the format: README\.md, "The local forge"\): expected a JSON object with "files", "labels" and\/or "issues", got a list$/,
+      message:
+        /is not a valid seed \(the format: docs\/operations\.md, "The local forge"\): expected a JSON object with "files", "labels" and\/or "issues", got a list$/,
     },
     { name: "a misspelt key", seed: { isues: [] }, message: /: isues: unknown key \(did you mean "issues"\?\)$/ },
     {

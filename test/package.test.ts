@@ -16,7 +16,7 @@ import { ROOT } from "./support/paths.js";
 
 const pexec = promisify(execFile);
 
-/** The budget the README states: the packed tarball, and everything once unpacked. */
+/** The budget CONTRIBUTING.md states ("The package"): the packed tarball, and everything once unpacked. */
 // 480 kB until the engines, the ledger and the dashboard (about 481 kB with them). Unpacked 1792 kB
 // until the actions runtime and the activity API (issue 25: 1,912,072 bytes, 352 files). Packed
 // 576 kB until the actions runtime's branch guard, the sandbox's start faults and demo --runtime

@@ -230,7 +230,7 @@ describe("startWorker: stdin, env and the brief", () => {
     const briefPath = await writeBrief(join(dir, "briefs"), input);
     const brief = renderBrief(input);
     const { handle } = await start({
-      // The shapes of the README's worker command templates: "$(cat "$AFK_BRIEF")", < "$AFK_BRIEF", {brief}, stdin.
+      // The shapes of the worker command templates (docs/runtimes.md, "The worker command"): "$(cat "$AFK_BRIEF")", < "$AFK_BRIEF", {brief}, stdin.
       command: ['printf "%s" "$(cat "$AFK_BRIEF")" > a.txt', 'cat < "$AFK_BRIEF" > b.txt', "cat {brief} > c.txt", "cat > d.txt"].join("; "),
       cwd: dir,
       env: envFor(dir, briefPath),

@@ -39,7 +39,7 @@ export interface EngineProfile {
 
 /**
  * The built-in profiles. Flags chosen to work unattended AS ROOT and without IS_SANDBOX
- * (RUNTIMES.md, measured with Claude Code 2.1.197 and Codex 0.171):
+ * (docs/engines.md, "The built-in profiles"; measured with Claude Code 2.1.197 and Codex 0.171):
  * - claude: headless `-p` reads the prompt from stdin; `acceptEdits` plus the tools it may use
  *   without asking (bypassPermissions is refused as root). stream-json keeps the output moving for
  *   the stall detector and ends with the result line carrying `total_cost_usd` and `usage`.

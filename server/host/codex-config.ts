@@ -1,6 +1,6 @@
 // Codex starts an MCP server and gives it `startup_timeout_sec` (10 s unless set) to answer;
 // a first `npx -y afk-mcp` downloads the package and its dependencies, which can take longer
-// (README, "Cold start"). This reads the Codex config (`$CODEX_HOME/config.toml`, else
+// (docs/clients.md, "Cold start"). This reads the Codex config (`$CODEX_HOME/config.toml`, else
 // `~/.codex/config.toml`), finds the `[mcp_servers.<name>]` entries that start afk-mcp, and says
 // when one gives it less time than it needs. A small reader of the TOML Codex writes (tables,
 // `key = value` lines), not a TOML parser: an entry it cannot read is reported, never guessed.
@@ -11,7 +11,7 @@ import { join } from "node:path";
 /** Codex's default `startup_timeout_sec`. */
 export const CODEX_DEFAULT_STARTUP_SECONDS = 10;
 /**
- * What a first `npx -y afk-mcp` needs: the slowest cold start measured (34 s, README "Cold
+ * What a first `npx -y afk-mcp` needs: the slowest cold start measured (34 s, docs/clients.md, "Cold
  * start", `node scripts/cold-start.mjs` on a loaded 2-core machine), rounded up.
  */
 export const NEEDED_STARTUP_SECONDS = 40;

@@ -1,4 +1,4 @@
-// Landing trains: several green PRs of ours land with one gate run (README, "Landing trains").
+// Landing trains: several green PRs of ours land with one gate run (docs/how-it-works.md, "Landing trains").
 // The PRs are merged in dispatch order onto the base tip as ONE commit (first parent the base
 // tip, the PR heads after it) on a branch `afk/train/<id>`; that commit is gated once (the local
 // command on its tree, or the required checks on it, through a draft PR so CI runs), and on
@@ -365,7 +365,7 @@ class Train {
         this.result.ciSilent = true;
         return {
           state: "stuck",
-          why: `no CI reported any check on the train's draft PR #${this.draft} (${short(sha)}): CI must run on draft pull requests from afk/train/ branches (see the README, "Landing trains"); PRs land one at a time until then`,
+          why: `no CI reported any check on the train's draft PR #${this.draft} (${short(sha)}): CI must run on draft pull requests from afk/train/ branches (see docs/how-it-works.md, "Landing trains"); PRs land one at a time until then`,
         };
       }
       if (Date.now() > deadline) return { state: "stuck", why: `the checks on the train ${short(sha)} did not finish in time: ${verdict.pending.join(", ")}` };

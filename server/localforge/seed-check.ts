@@ -1,7 +1,7 @@
 // The seed file's format, checked before anything is created: every key known, every value of its
 // type, every issue reference another issue of the seed. A refusal names each problem at its
 // path (the first 10, then a count) and where the format is written down, so a typo in a seed is
-// not a forge that silently lacks a label or an issue. The format: README.md, "The local forge".
+// not a forge that silently lacks a label or an issue. The format: docs/operations.md, "The local forge".
 import { nearestKey } from "../../schemas/nearest.js";
 import { isValidLogin } from "./core.js";
 
@@ -93,5 +93,5 @@ export function seedProblems(data: unknown): string[] {
 /** One refusal for all of a seed's problems: the first 10 and a count of the rest. */
 export function seedRefusal(path: string, problems: readonly string[]): string {
   const more = problems.length - SHOWN;
-  return `seed ${path} is not a valid seed (the format: README.md, "The local forge"): ${problems.slice(0, SHOWN).join("; ")}${more > 0 ? `; … and ${more} more problem(s)` : ""}`;
+  return `seed ${path} is not a valid seed (the format: docs/operations.md, "The local forge"): ${problems.slice(0, SHOWN).join("; ")}${more > 0 ? `; … and ${more} more problem(s)` : ""}`;
 }

@@ -8,7 +8,7 @@ import { z } from "zod";
 import type { Host } from "../host/api.js";
 import { boardUri, completeRepo } from "./resources.js";
 
-/** The worker command per runtime, as the README's table gives it. */
+/** The worker command per runtime, as docs/runtimes.md's table gives it. */
 export const WORKER_COMMANDS: Record<string, string> = {
   claude: 'claude -p "$(cat "$AFK_BRIEF")" --output-format stream-json --verbose --permission-mode bypassPermissions --max-turns 200',
   codex: 'codex exec --json --skip-git-repo-check --sandbox workspace-write - < "$AFK_BRIEF"',
