@@ -21,7 +21,7 @@ const OUT = join(ROOT, "server", "localforge", "graphql-subset.ts");
 
 /** Kept types: "*" keeps every field (or value, or member); a list keeps those fields only. */
 const KEEP = {
-  Query: ["repository"],
+  Query: ["id", "repository"],
   Mutation: ["dequeuePullRequest", "enqueuePullRequest"],
   Node: ["id"],
   Actor: ["login"],

@@ -113,6 +113,22 @@ describe("GraphQL", () => {
     assert.equal(unknown.body.data, undefined);
     assert.equal(unknown.body.errors[0].message, "Field 'autoMergeRequest' doesn't exist on type 'PullRequest'");
     assert.equal(unknown.body.errors[0].extensions.code, "undefinedField");
+    assert.deepEqual(unknown.body.errors[0].path, ["query", "repository", "pullRequest", "autoMergeRequest"]);
+    const badArgs = await gql(forge, `{ repository(owner: "${owner()}", name: "${name()}") { pullRequest(num: 1) { id } } }`);
+    assert.deepEqual(
+      badArgs.body.errors.map((e: { message: string; extensions: { code: string } }) => [e.extensions.code, e.message]),
+      [
+        ["argumentNotAccepted", "Field 'pullRequest' doesn't accept argument 'num'"],
+        ["missingRequiredArguments", "Field 'pullRequest' is missing required arguments: number"],
+      ],
+    );
+    const syntax = await api(forge, "POST", "/graphql", { query: `{ repository(owner: "a" name: "b") { id }` });
+    assert.equal(syntax.status, 200);
+    assert.match(syntax.body.errors[0].message, /Syntax Error/);
+    assert.equal(syntax.body.data, undefined);
+    const unset = await gql(forge, `query($n: Int!) { repository(owner: "${owner()}", name: "${name()}") { pullRequest(number: $n) { id } } }`);
+    assert.match(unset.body.errors[0].message, /\$n/, "a required variable left out is refused, naming it");
+    assert.equal(unset.body.data, undefined);
 
     const missing = await gql(forge, `{ repository(owner: "${owner()}", name: "${name()}") { pullRequest(number: 99999) { id } } }`);
     assert.equal(missing.body.errors[0].type, "NOT_FOUND");

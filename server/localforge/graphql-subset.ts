@@ -215,6 +215,7 @@ enum PullRequestTimelineItemsItemType {
 }
 
 type Query implements Node {
+  id: ID!
   repository(
     followRenames: Boolean = true
     name: String!

@@ -5,8 +5,7 @@
 // GitHub does not have is refused here too. Errors come back as GitHub sends them: HTTP 200
 // with `errors` (a `type` such as NOT_FOUND or UNPROCESSABLE, a `path`).
 import type { LocalForge } from "./core.js";
-import { executeGraphQL, GraphQLFieldError, type Resolved } from "./graphql-exec.js";
-import { parseSchema } from "./graphql-parse.js";
+import { executeGraphQL, GraphQLFieldError, schemaOf, type Resolved } from "./graphql-exec.js";
 import { GITHUB_GRAPHQL_SUBSET } from "./graphql-subset.js";
 import { HttpError } from "./http-errors.js";
 import { advanceQueues, enqueue, entryOf, entryState, queueEvents, queueOf, QueueRefusal, removeEntry } from "./merge-queue.js";
@@ -15,7 +14,7 @@ import { nodeId } from "./render.js";
 import type { Reply, RequestContext, Router } from "./router.js";
 import type { IssueRecord, QueueEntryRecord, QueueEventRecord } from "./state.js";
 
-const SCHEMA = parseSchema(GITHUB_GRAPHQL_SUBSET);
+const SCHEMA = schemaOf(GITHUB_GRAPHQL_SUBSET);
 
 function user(login: string): Resolved {
   return { __typename: "User", id: nodeId("U_", login), login };

@@ -3,12 +3,28 @@
 // in `data` must be a field the query selected and the schema declares on that type, every
 // value must have the declared type (non-null, list, enum value, scalar kind), and abstract
 // types must name a concrete member in `__typename`.
-import { parseDocument, parseSchema, type Selection, type TypeDef, type TypeRef } from "../../server/localforge/graphql-parse.js";
+import {
+  getNamedType,
+  isAbstractType,
+  isEnumType,
+  isListType,
+  isNonNullType,
+  isObjectType,
+  isScalarType,
+  Kind,
+  parse,
+  type DocumentNode,
+  type FragmentDefinitionNode,
+  type GraphQLObjectType,
+  type GraphQLOutputType,
+  type SelectionSetNode,
+} from "graphql";
+import { schemaOf } from "../../server/localforge/graphql-exec.js";
 import { GITHUB_GRAPHQL_SUBSET } from "../../server/localforge/graphql-subset.js";
 import { api, type ApiResponse } from "./forge-fixtures.js";
 import type { RunningForge } from "../../server/localforge/index.js";
 
-export const SUBSET = parseSchema(GITHUB_GRAPHQL_SUBSET);
+export const SUBSET = schemaOf(GITHUB_GRAPHQL_SUBSET);
 
 const SCALAR_CHECK: Record<string, (v: unknown) => boolean> = {
   String: (v) => typeof v === "string",
@@ -21,39 +37,39 @@ const SCALAR_CHECK: Record<string, (v: unknown) => boolean> = {
   URI: (v) => typeof v === "string",
 };
 
+/** The fields `selections` select on the object type `on` (fragments whose condition it meets included), by response key. */
 function fieldsFor(
-  doc: ReturnType<typeof parseDocument>,
-  typeName: string,
-  selections: Selection[],
-  out: Map<string, { name: string; selections: Selection[] }>,
+  doc: DocumentNode,
+  on: GraphQLObjectType,
+  set: SelectionSetNode | undefined,
+  out: Map<string, { name: string; sets: SelectionSetNode[] }>,
 ): void {
-  for (const s of selections) {
-    if (s.kind === "field") {
-      const prev = out.get(s.alias ?? s.name);
-      out.set(s.alias ?? s.name, { name: s.name, selections: [...(prev?.selections ?? []), ...(s.selections ?? [])] });
-    } else {
-      const on = s.kind === "inline" ? s.on : (doc.fragments.get(s.name)?.on ?? null);
-      const sel = s.kind === "inline" ? s.selections : (doc.fragments.get(s.name)?.selections ?? []);
-      const cond = on ? SUBSET.get(on) : undefined;
-      const applies =
-        on === null ||
-        on === typeName ||
-        (cond?.kind === "union" && cond.members.includes(typeName)) ||
-        (cond?.kind === "interface" && (SUBSET.get(typeName)?.interfaces.includes(on) ?? false));
-      if (applies) fieldsFor(doc, typeName, sel, out);
+  for (const s of set?.selections ?? []) {
+    if (s.kind === Kind.FIELD) {
+      const key = s.alias?.value ?? s.name.value;
+      const prev = out.get(key);
+      out.set(key, { name: s.name.value, sets: [...(prev?.sets ?? []), ...(s.selectionSet ? [s.selectionSet] : [])] });
+      continue;
     }
+    const frag =
+      s.kind === Kind.INLINE_FRAGMENT
+        ? s
+        : doc.definitions.find((d): d is FragmentDefinitionNode => d.kind === Kind.FRAGMENT_DEFINITION && d.name.value === s.name.value);
+    const cond = frag?.typeCondition ? SUBSET.getType(frag.typeCondition.name.value) : on;
+    const applies = cond === on || (cond !== undefined && isAbstractType(cond) && SUBSET.isSubType(cond, on));
+    if (frag && applies) fieldsFor(doc, on, frag.selectionSet, out);
   }
 }
 
 /** Problems with `data` as the answer to `query` (empty when it conforms). */
 export function graphqlProblems(query: string, data: unknown): string[] {
-  const doc = parseDocument(query);
-  const op = doc.operations[0]!;
+  const doc = parse(query);
+  const op = doc.definitions.find((d) => d.kind === Kind.OPERATION_DEFINITION)!;
   const problems: string[] = [];
-  const value = (type: TypeRef, v: unknown, selections: Selection[], path: string): void => {
-    if (type.kind === "nonnull") {
+  const value = (type: GraphQLOutputType, v: unknown, sets: SelectionSetNode[], path: string): void => {
+    if (isNonNullType(type)) {
       if (v === null || v === undefined) problems.push(`${path}: null for a non-null field`);
-      else value(type.of, v, selections, path);
+      else value(type.ofType, v, sets, path);
       return;
     }
     if (v === null) return;
@@ -61,52 +77,48 @@ export function graphqlProblems(query: string, data: unknown): string[] {
       problems.push(`${path}: missing`);
       return;
     }
-    if (type.kind === "list") {
+    if (isListType(type)) {
       if (!Array.isArray(v)) problems.push(`${path}: not a list`);
-      else v.forEach((x, i) => value(type.of, x, selections, `${path}[${i}]`));
+      else v.forEach((x, i) => value(type.ofType, x, sets, `${path}[${i}]`));
       return;
     }
-    const def: TypeDef | undefined = SUBSET.get(type.name);
-    const scalar = SCALAR_CHECK[type.name];
-    if (scalar) {
-      if (!scalar(v)) problems.push(`${path}: ${JSON.stringify(v)} is not a ${type.name}`);
+    if (isScalarType(type)) {
+      const check = SCALAR_CHECK[type.name];
+      if (!check) problems.push(`${path}: scalar ${type.name} has no check here`);
+      else if (!check(v)) problems.push(`${path}: ${JSON.stringify(v)} is not a ${type.name}`);
       return;
     }
-    if (!def) {
-      problems.push(`${path}: type ${type.name} is not in GitHub's schema subset`);
+    if (isEnumType(type)) {
+      if (!type.getValues().some((e) => e.name === v)) problems.push(`${path}: ${JSON.stringify(v)} is not a ${type.name}`);
       return;
     }
-    if (def.kind === "enum") {
-      if (!def.values.includes(v as string)) problems.push(`${path}: ${JSON.stringify(v)} is not a ${type.name}`);
-      return;
-    }
-    object(def, v as Record<string, unknown>, selections, path);
+    object(getNamedType(type) as GraphQLObjectType, v as Record<string, unknown>, sets, path);
   };
-  const object = (def: TypeDef, v: Record<string, unknown>, selections: Selection[], path: string): void => {
-    let concrete = def;
-    if (def.kind !== "object") {
-      const named = SUBSET.get(String(v.__typename));
-      if (!named || named.kind !== "object" || !(def.kind === "union" ? def.members.includes(named.name) : named.interfaces.includes(def.name))) {
+  const object = (def: GraphQLObjectType | ReturnType<typeof getNamedType>, v: Record<string, unknown>, sets: SelectionSetNode[], path: string): void => {
+    let concrete: GraphQLObjectType;
+    if (isAbstractType(def)) {
+      const named = SUBSET.getType(String(v.__typename));
+      if (!named || !isObjectType(named) || !SUBSET.isSubType(def, named)) {
         problems.push(`${path}: __typename ${JSON.stringify(v.__typename)} is not a ${def.name}`);
         return;
       }
       concrete = named;
-    }
-    const selected = new Map<string, { name: string; selections: Selection[] }>();
-    fieldsFor(doc, concrete.name, selections, selected);
+    } else concrete = def as GraphQLObjectType;
+    const selected = new Map<string, { name: string; sets: SelectionSetNode[] }>();
+    for (const set of sets) fieldsFor(doc, concrete, set, selected);
     for (const key of Object.keys(v)) if (!selected.has(key)) problems.push(`${path}.${key}: not selected`);
     for (const [key, s] of selected) {
       if (s.name === "__typename") {
         if (v[key] !== concrete.name) problems.push(`${path}.${key}: ${JSON.stringify(v[key])}, expected ${concrete.name}`);
         continue;
       }
-      const field = concrete.fields.get(s.name);
+      const field = concrete.getFields()[s.name];
       if (!field) problems.push(`${path}.${key}: ${concrete.name} has no field ${s.name} in GitHub's schema`);
-      else value(field.type, v[key], s.selections, `${path}.${key}`);
+      else value(field.type, v[key], s.sets, `${path}.${key}`);
     }
   };
-  const root = SUBSET.get(op.kind === "query" ? "Query" : "Mutation")!;
-  if (data !== null && data !== undefined) object(root, data as Record<string, unknown>, op.selections, "data");
+  const root = op.operation === "mutation" ? SUBSET.getMutationType() : SUBSET.getQueryType();
+  if (data !== null && data !== undefined && root) object(root, data as Record<string, unknown>, [op.selectionSet], "data");
   return problems;
 }
 
