@@ -15,7 +15,7 @@ import { readdirSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 
-const UNIT = [/^core-/, /^config-schema\./, /^workers-(breaker|env|quota|runtime-failures)\./, /^house\./, /^requests-justified\./, /^cli-words\./];
+const UNIT = [/^core-/, /^fakes-/, /^config-schema\./, /^workers-(breaker|env|quota|runtime-failures)\./, /^house\./, /^requests-justified\./, /^cli-words\./];
 
 /** Each long file (its name without `.test.js`) and about the minutes it takes in a whole run on a 2-core machine. */
 export const LONG = new Map([

@@ -100,6 +100,24 @@ export class VirtualClock implements VirtualTimers {
     return true;
   }
 
+  /**
+   * Resolves with `probe`'s answer once it is truthy, advancing `stepMs` at a time between looks;
+   * fails naming `what` once `withinMs` of virtual time passed without it (waitFor's twin in virtual time).
+   */
+  async until<T>(
+    what: string,
+    probe: () => T | null | undefined | false | Promise<T | null | undefined | false>,
+    opts: { withinMs: number; stepMs?: number },
+  ): Promise<T> {
+    const step = opts.stepMs ?? 1000;
+    for (let waited = 0; ; waited += step) {
+      const value = await probe();
+      if (value) return value;
+      if (waited >= opts.withinMs) throw new Error(`${what} did not come within ${opts.withinMs} ms of virtual time`);
+      await this.advance(step);
+    }
+  }
+
   private add(fn: () => void, ms: number, every: number | null): number {
     const id = this.nextId++;
     this.timers.set(id, { id, at: this.nowAt + Math.max(0, ms), fn, every });
