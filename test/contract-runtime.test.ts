@@ -7,14 +7,11 @@
 // evicting it, and an exit that must end every worker at once.
 import { describe, test } from "node:test";
 import assert from "node:assert/strict";
-import { mkdir, writeFile } from "node:fs/promises";
-import { join } from "node:path";
-import { DEFAULT_CONFIG } from "../schemas/config.js";
-import type { OutputStream, StartRequest, WorkerRuntime, WorkerSlot } from "../server/runtime/port.js";
+import type { WorkerRuntime } from "../server/runtime/port.js";
 import { LocalRuntime } from "../server/runtimes/local/runtime.js";
 import { VirtualClock } from "./support/fake-clock.js";
 import { FakeMachine, FakeRuntime } from "./support/fake-runtime.js";
-import { tempDir } from "./support/forge-fixtures.js";
+import { lineSink as sink, workerScene as scene } from "./support/worker-scene.js";
 import { waitFor } from "./support/wait.js";
 
 interface RuntimeSubject {
@@ -23,41 +20,6 @@ interface RuntimeSubject {
   /** Resolves with `probe`'s answer once it is truthy, the workers' time passing meanwhile (real or virtual). */
   eventually<T>(what: string, probe: () => T | null | undefined | false | Promise<T | null | undefined | false>): Promise<T>;
 }
-
-interface Scene {
-  runDir: string;
-  slot: WorkerSlot;
-  request(attempt: number, command: string, lines: string[]): StartRequest;
-}
-
-async function scene(issue: number): Promise<Scene> {
-  const runDir = await tempDir("afk-contract-runtime-");
-  const slot = { issue, dir: join(runDir, `issue-${issue}`) };
-  const worktree = join(runDir, "worktree");
-  await mkdir(slot.dir, { recursive: true });
-  await mkdir(worktree, { recursive: true });
-  const briefPath = join(slot.dir, "brief.md");
-  await writeFile(briefPath, "the brief\n");
-  return {
-    runDir,
-    slot,
-    request: (attempt, command, lines) => ({
-      slot,
-      attempt,
-      command,
-      worktree,
-      branch: `afk/${issue}-contract`,
-      verdictPath: join(slot.dir, "verdict.json"),
-      engine: null,
-      config: DEFAULT_CONFIG,
-      env: { PATH: process.env.PATH ?? "/usr/bin:/bin" },
-      briefPath,
-      output: sink(lines),
-    }),
-  };
-}
-
-const sink = (lines: string[]) => ({ onLine: (stream: OutputStream, line: string) => void lines.push(`${stream}:${line}`), maxBytes: 1 << 20 });
 
 function runtimeContract(name: string, subject: RuntimeSubject): void {
   describe(`WorkerRuntime contract: ${name}`, () => {
@@ -127,7 +89,7 @@ function runtimeContract(name: string, subject: RuntimeSubject): void {
     });
 
     test("the next host process adopts a live worker from its record (never another issue's), follows it and stops it; or evicts it", async () => {
-      const { slot, request } = await scene(3);
+      const { slot, worktree, request } = await scene(3);
       const first = subject.runtime();
       const started = await first.start(request(1, "cat >/dev/null; while true; do echo tick; sleep 1; done", []));
       const next = subject.runtime();
@@ -138,7 +100,7 @@ function runtimeContract(name: string, subject: RuntimeSubject): void {
       assert.ok(adopted, "the live worker is adopted");
       assert.equal(attemptAsked, 1);
       assert.deepEqual({ id: adopted.handle.id, attempt: adopted.attempt, tags: adopted.handle.tags }, { id: started.id, attempt: 1, tags: started.tags });
-      assert.equal(adopted.worktree, request(1, "", []).worktree);
+      assert.equal(adopted.worktree, worktree);
       await subject.eventually("output followed by the adopting runtime", () => lines.includes("stdout:tick"));
       assert.equal(adopted.handle.running(), true);
       const exit = await adopted.handle.stop("adopted, then stopped");

@@ -4,12 +4,9 @@
 // time and fails naming what it waited for. And the fake runtime's worker sleeps on it.
 import { describe, test } from "node:test";
 import assert from "node:assert/strict";
-import { mkdir, writeFile } from "node:fs/promises";
-import { join } from "node:path";
-import { DEFAULT_CONFIG } from "../schemas/config.js";
 import { settle, VIRTUAL_EPOCH, VirtualClock } from "./support/fake-clock.js";
 import { FakeMachine, FakeRuntime, parseSh } from "./support/fake-runtime.js";
-import { tempDir } from "./support/forge-fixtures.js";
+import { workerScene } from "./support/worker-scene.js";
 
 describe("the virtual clock", () => {
   test("time stands still until advanced; timers fire in due order, each reading its own instant", async () => {
@@ -86,24 +83,9 @@ describe("the virtual clock", () => {
   test("a fake worker sleeps on it: its exit waits for the clock, and its duration is virtual", async () => {
     const clock = new VirtualClock();
     const runtime = new FakeRuntime(new FakeMachine(clock));
-    const dir = await tempDir("afk-fakes-clock-");
-    const slot = { issue: 1, dir: join(dir, "issue-1") };
-    await mkdir(slot.dir, { recursive: true });
-    await writeFile(join(slot.dir, "brief.md"), "brief\n");
+    const { request } = await workerScene(1);
     const lines: string[] = [];
-    const handle = await runtime.start({
-      slot,
-      attempt: 1,
-      command: "cat >/dev/null; echo start; sleep 30; echo end; exit 4",
-      worktree: dir,
-      branch: "afk/1",
-      verdictPath: join(slot.dir, "verdict.json"),
-      engine: null,
-      config: DEFAULT_CONFIG,
-      env: {},
-      briefPath: join(slot.dir, "brief.md"),
-      output: { onLine: (stream, line) => void lines.push(`${stream}:${line}`) },
-    });
+    const handle = await runtime.start(request(1, "cat >/dev/null; echo start; sleep 30; echo end; exit 4", lines));
     await clock.advance(29_000);
     assert.deepEqual(lines, ["stdout:start"]);
     assert.equal(handle.running(), true);
