@@ -17,6 +17,7 @@ import { fileURLToPath } from "node:url";
 
 const UNIT = [
   /^core-/,
+  /^fakes-/,
   /^config-schema\./,
   /^workers-(breaker|env|quota|runtime-failures)\./,
   /^house\./,

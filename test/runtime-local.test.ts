@@ -5,32 +5,18 @@
 // reused; a record for another issue is not adopted. The registry gives one runtime per name.
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
-import { mkdir, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { DEFAULT_CONFIG } from "../schemas/config.js";
-import type { OutputStream, WorkerSlot } from "../server/runtime/port.js";
+import type { WorkerSlot } from "../server/runtime/port.js";
 import { workerRuntime } from "../server/runtimes/registry.js";
 import { pidFilePath, readPidFile } from "../server/runtimes/local/pid-files.js";
 import { LocalRuntime } from "../server/runtimes/local/runtime.js";
 import { alive } from "./support/daemon-fixtures.js";
-import { tempDir } from "./support/forge-fixtures.js";
+import { lineSink as sink, workerScene as scene } from "./support/worker-scene.js";
 import { waitFor } from "./support/wait.js";
-
-async function scene(issue: number): Promise<{ runDir: string; slot: WorkerSlot; worktree: string; briefPath: string }> {
-  const runDir = await tempDir("afk-runtime-");
-  const slot = { issue, dir: join(runDir, `issue-${issue}`) };
-  const worktree = join(runDir, "worktree");
-  await mkdir(slot.dir, { recursive: true });
-  await mkdir(worktree, { recursive: true });
-  const briefPath = join(slot.dir, "brief.md");
-  await writeFile(briefPath, "the brief\n");
-  return { runDir, slot, worktree, briefPath };
-}
 
 /** What a start names besides the command: the branch, the verdict file, the engine, the config. */
 const facts = (slot: WorkerSlot) => ({ branch: `afk/${slot.issue}-test`, verdictPath: join(slot.dir, "verdict.json"), engine: null, config: DEFAULT_CONFIG });
-
-const sink = (lines: string[]) => ({ onLine: (stream: OutputStream, line: string) => void lines.push(`${stream}:${line}`), maxBytes: 1 << 20 });
 
 describe("the local runtime through the WorkerRuntime port", () => {
   it("start, observe, stop with a reason, forget; status reads the record meanwhile", async () => {

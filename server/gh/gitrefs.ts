@@ -277,7 +277,8 @@ function sameRefs(refs: Map<string, string>, entries: readonly RefEntry[]): bool
   return refs.size === entries.length && entries.every((e) => refs.get(e.ref) === e.sha);
 }
 
-function assertSafePrefix(prefix: string): void {
+/** Refuses a listing prefix the store cannot take (exported for the test fakes, which refuse the same). */
+export function assertSafePrefix(prefix: string): void {
   if (typeof prefix !== "string" || !prefix.endsWith("/")) {
     throw new UsageError(`invalid ref prefix ${JSON.stringify(prefix)}: it must end with "/", e.g. "refs/afk/"`);
   }
@@ -288,7 +289,8 @@ function assertSafePrefix(prefix: string): void {
   assertSafeRefName(`${prefix}x`);
 }
 
-function assertSha(sha: string): void {
+/** Refuses what is not a full object id (exported for the test fakes, which refuse the same). */
+export function assertSha(sha: string): void {
   if (!/^[0-9a-f]{40}([0-9a-f]{24})?$/.test(sha)) {
     throw new UsageError(`invalid object id ${JSON.stringify(sha)}: expected 40 (or 64) lowercase hex digits`);
   }
