@@ -41,6 +41,7 @@ import { FleetLedger } from "./fleet-ledger.js";
 import type { Notifier } from "./notify.js";
 import { finalReport } from "./final-report.js";
 import { decideInput, gatherTick, type GatherParts } from "./tick-gather.js";
+import { applyLandingEvents } from "./landing-events.js";
 
 export type { FleetDeps, Registration } from "./registration.js";
 export { summaryLine, type TickReport } from "./tick-report.js";
@@ -391,6 +392,8 @@ export class RepoFleet implements FleetRuntime {
       timer.doing("reading local facts (worktrees, workers)");
       const g = await gatherTick(this, this.parts(), snapshot, now, report);
       const { set, scope, events } = g;
+      // Landings that ended since the last tick were taken in the gather: what they did is the fleet's before decide reads it.
+      applyLandingEvents(this, events);
       const issues = scope.issues;
       timer.mark("local");
       // 3. Decide: pure (server/state/decide.ts), once a run limit the landings just taken reached turned this tick into a drain.
@@ -425,6 +428,8 @@ export class RepoFleet implements FleetRuntime {
       timer.doing("the landings' wrap-up");
       for (const { issue, job } of scope.later!.splice(0)) await job().catch((error: unknown) => this.actionFailed({ kind: "land", issue }, error));
       timer.mark("later");
+      // What the pass's landings did (a sync took the slot, trains went off, the lock's waits): applied here, in one place.
+      applyLandingEvents(this, events);
       timer.doing("the boards");
       await renderBoards(this, { set, issues, report, events });
       timer.mark("boards");

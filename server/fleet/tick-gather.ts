@@ -73,7 +73,7 @@ export async function gatherTick(fleet: FleetRuntime, parts: GatherParts, snapsh
   parts.silence.observe(set.mine, snapshot.pulls, snapshot.requiredChecks);
   const adopt = (n: number) => parts.birthing.adoptOrphan(n);
   const local = await localFacts({ registration, deps, memory, verdicts, adopt }, set, snapshot, now);
-  const events: TickEvents = { pushed: [], blocked: [], settled: [] };
+  const events: TickEvents = { pushed: [], blocked: [], settled: [], landing: [] };
   const issues = new Map<number, SnapshotIssue>(snapshot.issues.map((i) => [i.number, i]));
   for (const m of set.mine) {
     const seen = issues.get(m.issue);

@@ -5,7 +5,7 @@
 import type { TrainMemberOutcome, TrainResult } from "../../landing/train.js";
 import type { LandResult } from "../../landing/land-types.js";
 import { defineEffect, type ActionOf, type FleetRuntime, type TickScope } from "./effect.js";
-import { afterLanding, checkEarlyConflicts, landingBusy, landingFree, landingPass } from "./land.js";
+import { afterLanding, checkEarlyConflicts, landingBusy, landingPass } from "./land.js";
 import { trainRiders, trainsOffAfter } from "../../state/decide/landing.js";
 
 export const landTrain = defineEffect("land_train", async (fleet, tick, action) => {
@@ -36,7 +36,6 @@ async function trainEnded(
     // Another host holds the landing lock: its landing moves the base, which wakes us.
     for (const m of riders) tick.events.blocked.push(m.issue);
     landingBusy(
-      fleet,
       tick,
       riders.map((m) => m.issue),
       result.why,
@@ -44,7 +43,7 @@ async function trainEnded(
     );
     return;
   }
-  landingFree(fleet);
+  tick.events.landing.push({ kind: "lock_free" });
   fleet.log("info", "train", `train ${result.id}: ${result.why}`, riders[0]!.issue, {
     gateRuns: result.gateRuns,
     restarts: result.restarts,
@@ -53,11 +52,7 @@ async function trainEnded(
     ...(result.swept?.length ? { swept: result.swept } : {}),
   });
   const off = trainsOffAfter(result);
-  if (off !== null) {
-    // A CI that never runs on trains would hold every landing for good: decide lands one at a time from now on.
-    fleet.trainsOff = off;
-    fleet.log("warn", "trains_off", `trains are off for this fleet: ${off}`, riders[0]!.issue);
-  }
+  if (off !== null) tick.events.landing.push({ kind: "trains_off", why: off, issue: riders[0]!.issue });
   for (const outcome of result.members) {
     const member = action.members.find((m) => m.issue === outcome.member.issue)!;
     const land: ActionOf<"land"> = { kind: "land", issue: member.issue, sha: member.sha, pr: member.pr, head: member.head, exclusive: false, background: true };
