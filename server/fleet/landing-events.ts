@@ -1,6 +1,6 @@
-// What a tick's landings did that the fleet keeps past the pass (the slot a sync took, trains
-// turned off, a wait for another host's landing lock), applied in one place by the tick: the
-// landing effects report it as events and never write the fleet's fields.
+// What a tick's landings did that the fleet keeps past the pass (the slot a sync took, a wait
+// for another host's landing lock), and decide's word on trains, applied in one place by the
+// tick: the landing effects report events and never write the fleet's fields.
 import type { LandingEvent, TickEvents } from "./effects/effect.js";
 import type { SupervisorLog } from "./supervisor-log.js";
 
@@ -25,6 +25,21 @@ export function slotInPass(fleet: Pick<LandingFields, "landingSlot">, events: Pi
   return fleet.landingSlot;
 }
 
+/** The trains whose ends the gather took: decide reads them (state/decide/landing.ts trainsOffNow). */
+export function trainsEndedIn(events: Pick<TickEvents, "landing">): Array<Extract<LandingEvent, { kind: "train_ended" }>> {
+  return events.landing.filter((e): e is Extract<LandingEvent, { kind: "train_ended" }> => e.kind === "train_ended");
+}
+
+/**
+ * Decide's word on trains: once it turns them off (a CI that never runs on trains would hold every
+ * landing for good), each PR lands alone from now on; said once in the supervisor lane.
+ */
+export function applyTrainsOff(fleet: Pick<LandingFields, "trainsOff" | "log">, trainsOff: string | null | undefined, issue?: number): void {
+  if (!trainsOff || fleet.trainsOff === trainsOff) return;
+  fleet.trainsOff = trainsOff;
+  fleet.log("warn", "trains_off", `trains are off for this fleet: ${trainsOff}`, issue);
+}
+
 /** Applies the events in the order they happened, and takes them (a second call applies only newer ones). */
 export function applyLandingEvents(fleet: LandingFields, events: Pick<TickEvents, "landing">): void {
   for (const event of events.landing.splice(0)) applyOne(fleet, event);
@@ -35,11 +50,9 @@ function applyOne(fleet: LandingFields, event: LandingEvent): void {
     case "synced":
       fleet.landingSlot = event.issue;
       return;
-    case "trains_off":
-      // A CI that never runs on trains would hold every landing for good: decide lands one at a time from now on.
-      fleet.trainsOff = event.why;
-      fleet.log("warn", "trains_off", `trains are off for this fleet: ${event.why}`, event.issue);
-      return;
+    case "train_ended":
+      return; // a fact for decide (trainsEndedIn), which says whether trains go off
+
     case "lock_busy": {
       // Every tick says so in its report; the supervisor lane gets one record when a wait for a
       // holder starts, not one per tick for as long as it lasts.

@@ -41,7 +41,7 @@ import { FleetLedger } from "./fleet-ledger.js";
 import type { Notifier } from "./notify.js";
 import { finalReport } from "./final-report.js";
 import { decideInput, gatherTick, type GatherParts } from "./tick-gather.js";
-import { applyLandingEvents } from "./landing-events.js";
+import { applyLandingEvents, applyTrainsOff } from "./landing-events.js";
 
 export type { FleetDeps, Registration } from "./registration.js";
 export { summaryLine, type TickReport } from "./tick-report.js";
@@ -405,6 +405,7 @@ export class RepoFleet implements FleetRuntime {
       timer.mark("decide");
       this.conflicts.after(decision, set, g.conflicts.overlap ?? null, report);
       this.landingSlot = decision.landingSlot;
+      applyTrainsOff(this, decision.trainsOff, g.trainsEnded[0]?.issue);
       report.births_held = decision.birthsHeld ?? (paused ? paused.reason : null);
       this.lastSet = { set, at: now };
       // 4. Apply: the housekeeping sweeps, then the actions, one handler each (server/fleet/effects).

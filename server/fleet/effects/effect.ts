@@ -2,6 +2,7 @@
 // it against GitHub, git and the workers. Handlers see the running fleet through FleetRuntime
 // and the tick they act in through TickScope.
 import type { Action } from "../../state/decide.js";
+import type { TrainEnd } from "../../state/decide/types.js";
 import type { WorkingSet } from "../../state/rebuild.js";
 import type { SnapshotIssue, SnapshotPull } from "../../state/snapshot.js";
 import type { Board } from "../../board/fleet-board.js";
@@ -95,10 +96,13 @@ export interface TickEvents {
   landing: LandingEvent[];
 }
 
-/** A landing's outcome the fleet keeps: the sync that took the slot, trains turned off, a wait for the lock or its end. */
+/**
+ * A landing's outcome the fleet keeps: the sync that took the slot, a train's end (decide reads
+ * it: trainsOffAfter), a wait for the lock or its end.
+ */
 export type LandingEvent =
   | { kind: "synced"; issue: number }
-  | { kind: "trains_off"; why: string; issue: number }
+  | { kind: "train_ended"; issue: number; end: TrainEnd }
   | { kind: "lock_busy"; holder: string; why: string; issues: number[] }
   | { kind: "lock_free" };
 

@@ -6,7 +6,7 @@ import type { TrainMemberOutcome, TrainResult } from "../../landing/train.js";
 import type { LandResult } from "../../landing/land-types.js";
 import { defineEffect, type ActionOf, type FleetRuntime, type TickScope } from "./effect.js";
 import { afterLanding, checkEarlyConflicts, landingBusy, landingPass } from "./land.js";
-import { trainRiders, trainsOffAfter } from "../../state/decide/landing.js";
+import { trainRiders } from "../../state/decide/landing.js";
 
 export const landTrain = defineEffect("land_train", async (fleet, tick, action) => {
   // The members that ride at its turn, by the core's rules (state/decide/landing.ts); none: it waits.
@@ -51,8 +51,8 @@ async function trainEnded(
     outcomes: result.members.map((m) => ({ issue: m.member.issue, outcome: m.outcome })),
     ...(result.swept?.length ? { swept: result.swept } : {}),
   });
-  const off = trainsOffAfter(result);
-  if (off !== null) tick.events.landing.push({ kind: "trains_off", why: off, issue: riders[0]!.issue });
+  // Whether trains go off after it is decide's (state/decide/landing.ts trainsOffNow), from this fact.
+  tick.events.landing.push({ kind: "train_ended", issue: riders[0]!.issue, end: result });
   for (const outcome of result.members) {
     const member = action.members.find((m) => m.issue === outcome.member.issue)!;
     const land: ActionOf<"land"> = { kind: "land", issue: member.issue, sha: member.sha, pr: member.pr, head: member.head, exclusive: false, background: true };
