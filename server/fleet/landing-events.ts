@@ -40,39 +40,50 @@ export function applyTrainsOff(fleet: Pick<LandingFields, "trainsOff" | "log">, 
   fleet.log("warn", "trains_off", `trains are off for this fleet: ${trainsOff}`, issue);
 }
 
-/** Applies the events in the order they happened, and takes them (a second call applies only newer ones). */
-export function applyLandingEvents(fleet: LandingFields, events: Pick<TickEvents, "landing">): void {
-  for (const event of events.landing.splice(0)) applyOne(fleet, event);
+type LockWait = LandingFields["landingWait"];
+
+/** The wait for another host's lock as it stands in the pass: the fleet's, moved on by the pass's lock events. */
+export function lockWaitInPass(fleet: Pick<LandingFields, "landingWait">, events: Pick<TickEvents, "landing">): LockWait {
+  let wait = fleet.landingWait;
+  for (const e of events.landing) {
+    if (e.kind === "lock_free") wait = null;
+    else if (e.kind === "lock_busy" && wait?.holder !== e.holder) wait = { holder: e.holder, since: e.at };
+  }
+  return wait;
 }
 
-function applyOne(fleet: LandingFields, event: LandingEvent): void {
-  switch (event.kind) {
-    case "synced":
-      fleet.landingSlot = event.issue;
-      return;
-    case "train_ended":
-      return; // a fact for decide (trainsEndedIn), which says whether trains go off
-
-    case "lock_busy": {
-      // Every tick says so in its report; the supervisor lane gets one record when a wait for a
-      // holder starts, not one per tick for as long as it lasts.
-      const who = event.holder || event.why;
-      if (fleet.landingWait?.holder === who) return;
-      fleet.landingWait = { holder: who, since: fleet.deps.clock() };
-      fleet.log("info", "land_busy", `${event.issues.map((n) => `#${n}`).join(", ")}: waiting for the landing lock: ${event.why}`, event.issues[0], {
-        holder: who,
-      });
-      return;
-    }
-    case "lock_free": {
-      const wait = fleet.landingWait;
-      if (!wait) return;
-      fleet.landingWait = null;
-      const seconds = Math.round((fleet.deps.clock().getTime() - wait.since.getTime()) / 1000);
-      fleet.log("info", "land_busy_ended", `the landing lock is ours to take again, after waiting ${seconds} s for ${wait.holder}`, undefined, {
-        holder: wait.holder,
-        waited_seconds: seconds,
-      });
-    }
+/**
+ * A landing met another host's lock (`busy`), or got past it (or needed none). The supervisor lane
+ * gets one record when a wait for a holder starts and one when it ends, not one per tick for as
+ * long as it lasts, logged now (in order with the landing's own records); the fleet's field moves
+ * when the tick applies the event.
+ */
+export function noteLock(
+  fleet: Pick<LandingFields, "landingWait" | "log" | "deps">,
+  events: Pick<TickEvents, "landing">,
+  busy: { issues: readonly number[]; why: string; holder: string } | null,
+): void {
+  const before = lockWaitInPass(fleet, events);
+  const now = fleet.deps.clock();
+  if (busy) {
+    const who = busy.holder || busy.why;
+    events.landing.push({ kind: "lock_busy", holder: who, at: now });
+    if (before?.holder === who) return;
+    fleet.log("info", "land_busy", `${busy.issues.map((n) => `#${n}`).join(", ")}: waiting for the landing lock: ${busy.why}`, busy.issues[0], { holder: who });
+    return;
   }
+  events.landing.push({ kind: "lock_free" });
+  if (!before) return;
+  const seconds = Math.round((now.getTime() - before.since.getTime()) / 1000);
+  fleet.log("info", "land_busy_ended", `the landing lock is ours to take again, after waiting ${seconds} s for ${before.holder}`, undefined, {
+    holder: before.holder,
+    waited_seconds: seconds,
+  });
+}
+
+/** Applies the pass's events to the fleet's fields, and takes them (a second call applies only newer ones). */
+export function applyLandingEvents(fleet: LandingFields, events: Pick<TickEvents, "landing">): void {
+  fleet.landingSlot = slotInPass(fleet, events);
+  fleet.landingWait = lockWaitInPass(fleet, events);
+  events.landing.splice(0);
 }

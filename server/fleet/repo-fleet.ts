@@ -392,8 +392,7 @@ export class RepoFleet implements FleetRuntime {
       timer.doing("reading local facts (worktrees, workers)");
       const g = await gatherTick(this, this.parts(), snapshot, now, report);
       const { set, scope, events } = g;
-      // Landings that ended since the last tick were taken in the gather: what they did is the fleet's before decide reads it.
-      applyLandingEvents(this, events);
+      applyLandingEvents(this, events); // what the landings the gather took did, before decide reads it
       const issues = scope.issues;
       timer.mark("local");
       // 3. Decide: pure (server/state/decide.ts), once a run limit the landings just taken reached turned this tick into a drain.
@@ -429,8 +428,7 @@ export class RepoFleet implements FleetRuntime {
       timer.doing("the landings' wrap-up");
       for (const { issue, job } of scope.later!.splice(0)) await job().catch((error: unknown) => this.actionFailed({ kind: "land", issue }, error));
       timer.mark("later");
-      // What the pass's landings did (a sync took the slot, trains went off, the lock's waits): applied here, in one place.
-      applyLandingEvents(this, events);
+      applyLandingEvents(this, events); // what the pass's landings did (the slot a sync took, the lock's waits)
       timer.doing("the boards");
       await renderBoards(this, { set, issues, report, events });
       timer.mark("boards");

@@ -103,7 +103,7 @@ export interface TickEvents {
 export type LandingEvent =
   | { kind: "synced"; issue: number }
   | { kind: "train_ended"; issue: number; end: TrainEnd }
-  | { kind: "lock_busy"; holder: string; why: string; issues: number[] }
+  | { kind: "lock_busy"; holder: string; at: Date }
   | { kind: "lock_free" };
 
 export type ActionKind = Action["kind"];

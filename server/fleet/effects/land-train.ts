@@ -7,6 +7,7 @@ import type { LandResult } from "../../landing/land-types.js";
 import { defineEffect, type ActionOf, type FleetRuntime, type TickScope } from "./effect.js";
 import { afterLanding, checkEarlyConflicts, landingBusy, landingPass } from "./land.js";
 import { trainRiders } from "../../state/decide/landing.js";
+import { noteLock } from "../landing-events.js";
 
 export const landTrain = defineEffect("land_train", async (fleet, tick, action) => {
   // The members that ride at its turn, by the core's rules (state/decide/landing.ts); none: it waits.
@@ -36,6 +37,7 @@ async function trainEnded(
     // Another host holds the landing lock: its landing moves the base, which wakes us.
     for (const m of riders) tick.events.blocked.push(m.issue);
     landingBusy(
+      fleet,
       tick,
       riders.map((m) => m.issue),
       result.why,
@@ -43,7 +45,7 @@ async function trainEnded(
     );
     return;
   }
-  tick.events.landing.push({ kind: "lock_free" });
+  noteLock(fleet, tick.events, null);
   fleet.log("info", "train", `train ${result.id}: ${result.why}`, riders[0]!.issue, {
     gateRuns: result.gateRuns,
     restarts: result.restarts,

@@ -6,7 +6,7 @@ import { afterActions, defineEffect, type ActionOf, type FleetRuntime, type Tick
 import { clearRunnerError, failedAttempt, removeWorktree } from "./failure.js";
 import { conflictingFiles } from "../../landing/early-conflicts.js";
 import { landingTurn, type LandingPass } from "../../state/decide/landing.js";
-import { slotInPass } from "../landing-events.js";
+import { noteLock, slotInPass } from "../landing-events.js";
 
 /** The pass as it stands at a landing's turn: what the core's landing rules read. */
 export function landingPass(fleet: FleetRuntime, tick: TickScope): LandingPass {
@@ -66,10 +66,10 @@ async function landed(fleet: FleetRuntime, tick: TickScope, action: ActionOf<"la
   } else if (outcome.outcome === "busy") {
     // Another host holds the landing lock: its landing moves the base, which wakes us.
     tick.events.blocked.push(action.issue);
-    landingBusy(tick, [action.issue], outcome.why, outcome.holder);
+    landingBusy(fleet, tick, [action.issue], outcome.why, outcome.holder);
     return;
   }
-  tick.events.landing.push({ kind: "lock_free" });
+  noteLock(fleet, tick.events, null);
   await afterLanding(fleet, tick, action, outcome, { deferWrapUp: inline });
 }
 
@@ -161,10 +161,10 @@ function landedNote(pr: number, outcome: Extract<LandOutcome, { outcome: "merged
   return `Landed PR #${pr} on ${base} ${how} (${outcome.mergeSha?.slice(0, 12) ?? "?"})`;
 }
 
-/** Another host holds the landing lock: the tick's report says so, and the tick logs when a wait starts (landing-events.ts). */
-export function landingBusy(tick: TickScope, issues: readonly number[], why: string, holder = ""): void {
+/** Another host holds the landing lock: every tick's report says so; the lane once per wait (landing-events.ts noteLock). */
+export function landingBusy(fleet: FleetRuntime, tick: TickScope, issues: readonly number[], why: string, holder = ""): void {
   tick.report.landing_waits = why;
-  tick.events.landing.push({ kind: "lock_busy", holder, why, issues: [...issues] });
+  noteLock(fleet, tick.events, { issues, why, holder });
 }
 
 /**
