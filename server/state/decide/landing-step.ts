@@ -7,7 +7,7 @@
 import type { GateState } from "../gate.js";
 
 /** Who holds the landing lock, as it stands for us. */
-export type LockFact = "free" | "ours" | "live_peer" | "dead_peer";
+type LockFact = "free" | "ours" | "live_peer" | "dead_peer";
 
 export interface LandingFacts {
   /** The PR's head contains the base tip read now (the landing call would move the base to a gated tree). */
