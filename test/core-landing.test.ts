@@ -62,6 +62,26 @@ describe("trains go off when CI never reported on a train", () => {
     const d = decide(world([green(1), green(2)], { trainMax: 8, trainsOff: "no CI ran on a train" }));
     assert.deepEqual(shown(d), ["land#1", "land#2"]);
   });
+  const silent = { ciSilent: true, members: [{ outcome: "retry_later", why: "no check ran on afk-train/x" }] };
+  const ran = { ciSilent: false, members: [{ outcome: "merged" }] };
+  const rows: Array<[string, Partial<DecideInput>, string | null, string[]]> = [
+    [
+      "a train just ended with CI silent: decide turns trains off, and this very tick lands alone",
+      { trainsEnded: [silent] },
+      "no check ran on afk-train/x",
+      ["land#1", "land#2"],
+    ],
+    ["a train just ended whose CI ran: trains stay on", { trainsEnded: [ran] }, null, ["land_train#1"]],
+    ["trains already off: they stay off, whatever a train said", { trainsOff: "earlier", trainsEnded: [ran] }, "earlier", ["land#1", "land#2"]],
+    ["no train ended: trains stay on", {}, null, ["land_train#1"]],
+  ];
+  for (const [name, over, off, actions] of rows) {
+    it(name, () => {
+      const d = decide(world([green(1), green(2)], { trainMax: 8, ...over }));
+      assert.equal(d.trainsOff, off);
+      assert.deepEqual(shown(d), actions);
+    });
+  }
 });
 
 describe("inline or in the background", () => {

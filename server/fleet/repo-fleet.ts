@@ -41,6 +41,7 @@ import { FleetLedger } from "./fleet-ledger.js";
 import type { Notifier } from "./notify.js";
 import { finalReport } from "./final-report.js";
 import { decideInput, gatherTick, type GatherParts } from "./tick-gather.js";
+import { applyLandingEvents, applyTrainsOff } from "./landing-events.js";
 
 export type { FleetDeps, Registration } from "./registration.js";
 export { summaryLine, type TickReport } from "./tick-report.js";
@@ -391,6 +392,7 @@ export class RepoFleet implements FleetRuntime {
       timer.doing("reading local facts (worktrees, workers)");
       const g = await gatherTick(this, this.parts(), snapshot, now, report);
       const { set, scope, events } = g;
+      applyLandingEvents(this, events); // what the landings the gather took did, before decide reads it
       const issues = scope.issues;
       timer.mark("local");
       // 3. Decide: pure (server/state/decide.ts), once a run limit the landings just taken reached turned this tick into a drain.
@@ -402,6 +404,7 @@ export class RepoFleet implements FleetRuntime {
       timer.mark("decide");
       this.conflicts.after(decision, set, g.conflicts.overlap ?? null, report);
       this.landingSlot = decision.landingSlot;
+      applyTrainsOff(this, decision.trainsOff, g.trainsEnded[0]?.issue);
       report.births_held = decision.birthsHeld ?? (paused ? paused.reason : null);
       this.lastSet = { set, at: now };
       // 4. Apply: the housekeeping sweeps, then the actions, one handler each (server/fleet/effects).
@@ -425,6 +428,7 @@ export class RepoFleet implements FleetRuntime {
       timer.doing("the landings' wrap-up");
       for (const { issue, job } of scope.later!.splice(0)) await job().catch((error: unknown) => this.actionFailed({ kind: "land", issue }, error));
       timer.mark("later");
+      applyLandingEvents(this, events); // what the pass's landings did (the slot a sync took, the lock's waits)
       timer.doing("the boards");
       await renderBoards(this, { set, issues, report, events });
       timer.mark("boards");

@@ -6,6 +6,8 @@
 // (state/decide/sweeps.ts setAside), asked here so the host reads nothing for them.
 import { setAside, type HostRun, type SweepFacts } from "../state/decide/sweeps.js";
 import { trainMax } from "../state/decide/landing.js";
+import type { TrainEnd } from "../state/decide/types.js";
+import { trainsEndedIn } from "./landing-events.js";
 import type { DecideInput, LocalClaim } from "../state/decide.js";
 import { doneEpics } from "../state/epics.js";
 import { rebuild, type WorkingSet } from "../state/rebuild.js";
@@ -34,6 +36,8 @@ export interface Gathered {
   sweeps: SweepFacts;
   /** Claims a landing under way holds, or one that ended and was just taken. */
   landingHeld: Set<number>;
+  /** Trains whose results were taken just now: decide says whether trains go off (landing-events.ts). */
+  trainsEnded: Array<{ issue: number; end: TrainEnd }>;
   /** The in-flight heads' merge tests against the base and each other (git reads: conflict-watch.ts). */
   conflicts: Pick<DecideInput, "overlap" | "conflicts" | "conflictWait" | "pairs">;
 }
@@ -73,7 +77,7 @@ export async function gatherTick(fleet: FleetRuntime, parts: GatherParts, snapsh
   parts.silence.observe(set.mine, snapshot.pulls, snapshot.requiredChecks);
   const adopt = (n: number) => parts.birthing.adoptOrphan(n);
   const local = await localFacts({ registration, deps, memory, verdicts, adopt }, set, snapshot, now);
-  const events: TickEvents = { pushed: [], blocked: [], settled: [] };
+  const events: TickEvents = { pushed: [], blocked: [], settled: [], landing: [] };
   const issues = new Map<number, SnapshotIssue>(snapshot.issues.map((i) => [i.number, i]));
   for (const m of set.mine) {
     const seen = issues.get(m.issue);
@@ -84,7 +88,8 @@ export async function gatherTick(fleet: FleetRuntime, parts: GatherParts, snapsh
   // action); theirs and running ones' claims are not decided on.
   const landingHeld = new Set([...(await fleet.inFlight.finish(scope)), ...fleet.inFlight.holding()]);
   const conflicts = await fleet.conflicts.read(set, issues);
-  return { snapshot, set, scope, events, local, sweeps, landingHeld, conflicts };
+  const trainsEnded = trainsEndedIn(events);
+  return { snapshot, set, scope, events, local, sweeps, landingHeld, trainsEnded, conflicts };
 }
 
 /** The core's input for this tick: the gather, the fleet's settings and what it holds. */
@@ -105,6 +110,7 @@ export function decideInput(fleet: FleetRuntime, parts: GatherParts, g: Gathered
     oneLandingPerTick: cfg.gate.ci === "required",
     trainMax: trainMax(cfg, required),
     trainsOff: fleet.trainsOff,
+    trainsEnded: g.trainsEnded.map((t) => t.end),
     // A local gate runs, or the merge queue decides: the landing waits, beside the loop.
     landingWaits: cfg.gate.ci === "local" || required.mergeQueue === true,
     landingHeld: g.landingHeld,

@@ -19,7 +19,8 @@
 // `<namespace>/lock/landing`, created compare-and-swap, stale after a TTL, always released).
 import type { MergeMethod, PullRequest } from "../gh/forge.js";
 import { ForgeError } from "../gh/errors.js";
-import { evaluateGate } from "../state/gate.js";
+import { evaluateGate, type GateState } from "../state/gate.js";
+import { landingStep } from "../state/decide/landing-step.js";
 import { PushRejectedError, WorktreeError } from "../worktrees/worktrees.js";
 import { holdLandingLock } from "./held-locks.js";
 import { checkEvidence } from "./ci-evidence.js";
@@ -206,6 +207,8 @@ async function landRounds(
   let fencing: Promise<LandResult | null> | null = null;
   if (!local && ctx.requiredChecks?.mergeQueue) return (await refusal(expected, false)) ?? landQueued(ctx, lg, input, headRef, release);
 
+  // The gate's word on a head, read (or run) in this landing.
+  let verdict: Verdict | null = null;
   for (let iteration = 0; iteration < MAX_ITERATIONS; iteration += 1) {
     const tips = await lg.fetchTips(ctx.base, headRef, input.issue);
     if (tips.head === null) return { outcome: "retry_later", why: `the branch ${headRef} is gone from the remote` };
@@ -213,72 +216,102 @@ async function landRounds(
       return { outcome: "retry_later", why: `${headRef} moved from ${short(expected)} to ${short(tips.head)}: the new head must pass the gate first` };
     }
     const baseTip = tips.base;
-
-    if (await lg.isAncestor(baseTip, expected)) {
-      if (release === null) return { outcome: "lands" };
-      const refused = await refusal(expected, syncs > 0);
-      if (refused) return refused;
-      // The gate must have passed on exactly this tree.
-      if (local) {
-        const progress = await ctx.workRepo.progress(input.issue, ctx.base);
-        const run = await runLocalGate(ctx, expected, progress.worktree ? ctx.workRepo.worktreePath(input.issue) : null);
-        if (!run.passed) return gateRed(expected, localEvidence(run));
-        if (!run.cached) {
-          // Time passed while the gate ran: re-read the base before landing.
-          const now = await ctx.refs.read(`refs/heads/${ctx.base}`);
-          if (now !== baseTip) continue;
+    const containsBase = await lg.isAncestor(baseTip, expected);
+    // One step at a time, as the core's rule says (state/decide/landing-step.ts), until a step
+    // needs the tips read again or ends the landing.
+    for (;;) {
+      const step = landingStep({
+        containsBase,
+        gate: verdict?.head === expected ? verdict.state : "unknown",
+        lock: release === null ? "free" : "ours",
+        syncWithoutLock: !local,
+      });
+      if (step.step === "take_lock") return { outcome: "lands" };
+      if (step.step === "wait") return { outcome: "retry_later", why: `checks on ${short(expected)} are not finished: ${verdict?.pending ?? ""}` };
+      if (step.step === "fail") return gateRed(expected, verdict!.evidence!);
+      if (step.step === "gate") {
+        const refused = await refusal(expected, syncs > 0);
+        if (refused) return refused;
+        // The gate must have passed on exactly this tree.
+        if (local) {
+          const progress = await ctx.workRepo.progress(input.issue, ctx.base);
+          const run = await runLocalGate(ctx, expected, progress.worktree ? ctx.workRepo.worktreePath(input.issue) : null);
+          verdict = { head: expected, state: run.passed ? "green" : "red", ...(run.passed ? {} : { evidence: localEvidence(run) }) };
+          // Time passed while the gate ran: the base is read again before landing.
+          if (run.passed && !run.cached && (await ctx.refs.read(`refs/heads/${ctx.base}`)) !== baseTip) break;
+        } else {
+          // The claim is re-checked right before the base moves; that read overlaps the checks'.
+          fencing = fence(ctx, input);
+          fencing.catch(() => undefined);
+          verdict = await ciVerdict(ctx, expected);
         }
-      } else {
-        // The claim is re-checked right before the base moves; that read overlaps the checks'.
-        fencing = fence(ctx, input);
-        fencing.catch(() => undefined);
-        // The gate's verdict at the moment of landing: a conditional request, free (304) when the
-        // checks are as this tick's gather read them; the rules come with the tick.
-        const required = ctx.requiredChecks ?? (await ctx.forge.requiredChecks(ctx.base));
-        const checks = await ctx.forge.checksFor(expected, required);
-        const verdict = evaluateGate(checks, required);
-        if (verdict.state === "pending") {
-          return { outcome: "retry_later", why: `checks on ${short(expected)} are not finished: ${verdict.pending.join(", ")}` };
-        }
-        if (verdict.state === "red") {
-          const evidence = checkEvidence(
-            checks,
-            verdict.failing.map((f) => f.name),
-            ctx.config.gate.excerpt_bytes,
-            secretsOf(ctx),
-          );
-          return gateRed(expected, evidence);
-        }
+        continue;
       }
-      const fencedNow = await (fencing ?? fence(ctx, input));
-      fencing = null;
-      if (fencedNow) return fencedNow;
-      const landed = await landHead(ctx, lg, input, expected, baseTip);
-      if (landed.kind === "moved") continue; // the next round syncs with the new base
-      if (landed.kind === "retry") return { outcome: "retry_later", why: landed.why };
-      if (landed.kind === "queue") return landQueued(ctx, lg, input, headRef, release);
-      return finish(ctx, lg, input, headRef, expected, baseTip, landed, syncs, release, landed.method === "squash" || landed.method === "merge" ? pull : null);
+      if (step.step === "merge") {
+        const fencedNow = await (fencing ?? fence(ctx, input));
+        fencing = null;
+        if (fencedNow) return fencedNow;
+        const landed = await landHead(ctx, lg, input, expected, baseTip);
+        if (landed.kind === "moved") break; // the next round syncs with the new base
+        if (landed.kind === "retry") return { outcome: "retry_later", why: landed.why };
+        if (landed.kind === "queue") return landQueued(ctx, lg, input, headRef, release);
+        return finish(
+          ctx,
+          lg,
+          input,
+          headRef,
+          expected,
+          baseTip,
+          landed,
+          syncs,
+          release,
+          landed.method === "squash" || landed.method === "merge" ? pull : null,
+        );
+      }
+      // Sync: H does not contain the base tip; bring the branch up to date (merge, never rebase).
+      if (syncs >= MAX_SYNC_ROUNDS) {
+        return { outcome: "retry_later", why: `the base kept moving: synced ${syncs} times in one landing` };
+      }
+      syncs += 1;
+      const synced = await sync(ctx, lg, input, headRef, expected);
+      if (synced.outcome !== "pushed") return synced.result;
+      if (!local) {
+        // The synced head's CI starts now: the landing ends here, and the wake plan waits for it.
+        return {
+          outcome: "synced",
+          head: synced.head,
+          previousHead: expected,
+          baseSha: synced.baseSha,
+          why: `${headRef} did not contain ${ctx.base} ${short(baseTip)}: merged the base in and pushed ${short(synced.head)}; its checks must pass before it lands`,
+        };
+      }
+      expected = synced.head;
+      break;
     }
-
-    // H does not contain the base tip: bring the branch up to date (merge, never rebase).
-    if (syncs >= MAX_SYNC_ROUNDS) {
-      return { outcome: "retry_later", why: `the base kept moving: synced ${syncs} times in one landing` };
-    }
-    syncs += 1;
-    const synced = await sync(ctx, lg, input, headRef, expected);
-    if (synced.outcome !== "pushed") return synced.result;
-    if (!local) {
-      return {
-        outcome: "synced",
-        head: synced.head,
-        previousHead: expected,
-        baseSha: synced.baseSha,
-        why: `${headRef} did not contain ${ctx.base} ${short(baseTip)}: merged the base in and pushed ${short(synced.head)}; its checks must pass before it lands`,
-      };
-    }
-    expected = synced.head;
   }
   return { outcome: "retry_later", why: "the base kept moving during the landing" };
+}
+
+/** The gate's word on a head: its evidence when red, the checks it waits for when pending. */
+interface Verdict {
+  head: string;
+  state: GateState;
+  evidence?: GateEvidence;
+  pending?: string;
+}
+
+/**
+ * The gate's verdict at the moment of landing: a conditional request, free (304) when the checks
+ * are as this tick's gather read them; the rules come with the tick.
+ */
+async function ciVerdict(ctx: LandingContext, head: string): Promise<Verdict> {
+  const required = ctx.requiredChecks ?? (await ctx.forge.requiredChecks(ctx.base));
+  const checks = await ctx.forge.checksFor(head, required);
+  const verdict = evaluateGate(checks, required);
+  if (verdict.state === "pending") return { head, state: "pending", pending: verdict.pending.join(", ") };
+  if (verdict.state === "green") return { head, state: "green" };
+  const names = verdict.failing.map((f) => f.name);
+  return { head, state: "red", evidence: checkEvidence(checks, names, ctx.config.gate.excerpt_bytes, secretsOf(ctx)) };
 }
 
 /** The base requires GitHub's merge queue: the gated head is enqueued, never merged through REST or pushed. */

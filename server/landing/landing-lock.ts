@@ -3,6 +3,7 @@
 // a TTL, always released by its holder).
 import type { RefStore } from "../gh/refstore.js";
 import { assertInstanceId, heartbeatFrom } from "../state/snapshot.js";
+import { lockStanding, type LockHolderFacts } from "../state/decide/landing-step.js";
 
 export const DEFAULT_LOCK_TTL_SECONDS = 600;
 
@@ -129,11 +130,12 @@ export async function acquireLock(ctx: LockTaker, issue: number): Promise<HeldLo
     const entry = (await ctx.refs.list(`${ctx.namespace}/lock/`)).find((e) => e.ref === ref);
     if (!entry) continue; // released meanwhile: try again
     const holder = parseLandingLock(entry.message);
-    const age = holder ? now().getTime() - Date.parse(holder.at) : Number.POSITIVE_INFINITY;
-    // Our own instance on our own host cannot be landing: landings are serialized in this
-    // process, so such a lock is left over from a crash of this instance.
-    const leftover = holder !== null && holder.instance === ctx.instance && holder.host === ctx.host;
-    if (holder && !leftover && age <= holder.ttlSeconds * 1000 && !(await holderDead(ctx, holder, age))) {
+    // Whether the holder's lock stands is the core's rule (state/decide/landing-step.ts); its
+    // heartbeat is read only when the rule asks for it.
+    const facts: LockHolderFacts = { holder, self: { instance: ctx.instance, host: ctx.host }, now: now().getTime(), leaseTtlSeconds: ctx.leaseTtlSeconds };
+    let standing = lockStanding(facts);
+    if (standing === "ask") standing = lockStanding({ ...facts, heartbeatAt: await heartbeatOf(ctx, holder!.instance) });
+    if (holder && standing === "live") {
       return {
         held: false,
         holder: `instance ${holder.instance} on ${holder.host}`,
@@ -148,21 +150,15 @@ export async function acquireLock(ctx: LockTaker, issue: number): Promise<HeldLo
 }
 
 /**
- * Whether the lock's holder is dead by the claims' own rule: its heartbeat is older than the
- * lease (a host killed mid-landing stops beating; a live one beats on a timer of its own even
- * while its gate runs). A lock held through a long local gate or a train's CI would otherwise
- * block every other host's landings for its whole TTL (10 minutes and more) after a crash,
- * while the dead host's claims were reclaimed long before. A heartbeat that is gone (a clean
- * stop retires it, the garbage sweep drops a dead one) counts once the lock itself is older
- * than the lease. Without a lease TTL, only the lock's TTL counts.
+ * The newest heartbeat of the lock's holder, or null when it has none (a clean stop retires it,
+ * the garbage sweep drops a dead one). Read only to tell a live holder from a dead one: a lock
+ * held through a long local gate or a train's CI would otherwise block every other host's
+ * landings for its whole TTL after a crash, while the dead host's claims were reclaimed long before.
  */
-async function holderDead(ctx: LockTaker, holder: LandingLockMessage, lockAgeMs: number): Promise<boolean> {
-  if (ctx.leaseTtlSeconds === undefined) return false;
+async function heartbeatOf(ctx: LockTaker, instance: string): Promise<string | null> {
   const prefix = `${ctx.namespace}/heartbeat/`;
-  const entry = (await ctx.refs.list(prefix)).find((e) => e.ref === `${prefix}${holder.instance}`);
-  const beat = entry ? heartbeatFrom(holder.instance, entry.sha, entry.message) : null;
-  const age = beat ? ctx.now().getTime() - Date.parse(beat.at) : lockAgeMs;
-  return age > ctx.leaseTtlSeconds * 1000;
+  const entry = (await ctx.refs.list(prefix)).find((e) => e.ref === `${prefix}${instance}`);
+  return (entry ? heartbeatFrom(instance, entry.sha, entry.message) : null)?.at ?? null;
 }
 
 /**

@@ -29,5 +29,5 @@ export function decide(given: DecideInput): Decision {
   const plan = planLanding(input);
   const claims = decideClaims(input, plan);
   placeTrain(plan, claims.actions);
-  return placeBirths(input, given, dayHold, claims, plan.landingSlot, sweeps);
+  return { ...placeBirths(input, given, dayHold, claims, plan.landingSlot, sweeps), trainsOff: plan.trainsOff };
 }

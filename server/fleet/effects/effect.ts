@@ -2,6 +2,7 @@
 // it against GitHub, git and the workers. Handlers see the running fleet through FleetRuntime
 // and the tick they act in through TickScope.
 import type { Action } from "../../state/decide.js";
+import type { TrainEnd } from "../../state/decide/types.js";
 import type { WorkingSet } from "../../state/rebuild.js";
 import type { SnapshotIssue, SnapshotPull } from "../../state/snapshot.js";
 import type { Board } from "../../board/fleet-board.js";
@@ -28,10 +29,10 @@ export interface FleetRuntime {
   readonly memory: IssueMemories;
   readonly board: Board;
   readonly landing: Landing;
-  /** The issue whose PR was synced with the base and whose CI runs: it lands next. */
-  landingSlot: number | null;
+  /** The issue whose PR was synced with the base and whose CI runs: it lands next. Effects report a sync as an event (landing-events.ts). */
+  readonly landingSlot: number | null;
   /** Why this fleet builds no trains any more (state/decide/landing.ts trainsOffAfter), or null. */
-  trainsOff: string | null;
+  readonly trainsOff: string | null;
   /** The sweep of dead refs (garbage.ts). */
   readonly garbage: GarbageCollector;
   /** The circuit breaker and its sweep (birth-guard.ts). */
@@ -39,7 +40,7 @@ export interface FleetRuntime {
   /** Pushes a running worker's new commits to its branch, fenced by `claimSha` (births.ts). */
   checkpoint(issue: number, claimSha: string): Promise<void>;
   /** Landings wait for another host's landing lock: whose, and since when (logged once, at the start and the end). */
-  landingWait: { holder: string; since: Date } | null;
+  readonly landingWait: { holder: string; since: Date } | null;
   /** Landings that wait (a gate, a train, a merge queue), run beside the loop. */
   readonly inFlight: LandingsInFlight<TickScope>;
   /** PRs seen not to merge with the base (decided on the next pass), pairs, conflict holds. */
@@ -91,7 +92,19 @@ export interface TickEvents {
   blocked: number[];
   /** Issues settled other than in the report's lists (a retry closed the PR). */
   settled: number[];
+  /** What landings did that the fleet keeps past the pass, in order: the tick applies them (landing-events.ts). */
+  landing: LandingEvent[];
 }
+
+/**
+ * A landing's outcome the fleet keeps: the sync that took the slot, a train's end (decide reads
+ * it: trainsOffAfter), a wait for the lock or its end.
+ */
+export type LandingEvent =
+  | { kind: "synced"; issue: number }
+  | { kind: "train_ended"; issue: number; end: TrainEnd }
+  | { kind: "lock_busy"; holder: string; at: Date }
+  | { kind: "lock_free" };
 
 export type ActionKind = Action["kind"];
 export type ActionOf<K extends ActionKind> = Extract<Action, { kind: K }>;

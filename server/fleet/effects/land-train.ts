@@ -5,8 +5,9 @@
 import type { TrainMemberOutcome, TrainResult } from "../../landing/train.js";
 import type { LandResult } from "../../landing/land-types.js";
 import { defineEffect, type ActionOf, type FleetRuntime, type TickScope } from "./effect.js";
-import { afterLanding, checkEarlyConflicts, landingBusy, landingFree, landingPass } from "./land.js";
-import { trainRiders, trainsOffAfter } from "../../state/decide/landing.js";
+import { afterLanding, checkEarlyConflicts, landingBusy, landingPass } from "./land.js";
+import { trainRiders } from "../../state/decide/landing.js";
+import { noteLock } from "../landing-events.js";
 
 export const landTrain = defineEffect("land_train", async (fleet, tick, action) => {
   // The members that ride at its turn, by the core's rules (state/decide/landing.ts); none: it waits.
@@ -44,7 +45,7 @@ async function trainEnded(
     );
     return;
   }
-  landingFree(fleet);
+  noteLock(fleet, tick.events, null);
   fleet.log("info", "train", `train ${result.id}: ${result.why}`, riders[0]!.issue, {
     gateRuns: result.gateRuns,
     restarts: result.restarts,
@@ -52,12 +53,8 @@ async function trainEnded(
     outcomes: result.members.map((m) => ({ issue: m.member.issue, outcome: m.outcome })),
     ...(result.swept?.length ? { swept: result.swept } : {}),
   });
-  const off = trainsOffAfter(result);
-  if (off !== null) {
-    // A CI that never runs on trains would hold every landing for good: decide lands one at a time from now on.
-    fleet.trainsOff = off;
-    fleet.log("warn", "trains_off", `trains are off for this fleet: ${off}`, riders[0]!.issue);
-  }
+  // Whether trains go off after it is decide's (state/decide/landing.ts trainsOffNow), from this fact.
+  tick.events.landing.push({ kind: "train_ended", issue: riders[0]!.issue, end: result });
   for (const outcome of result.members) {
     const member = action.members.find((m) => m.issue === outcome.member.issue)!;
     const land: ActionOf<"land"> = { kind: "land", issue: member.issue, sha: member.sha, pr: member.pr, head: member.head, exclusive: false, background: true };

@@ -6,10 +6,16 @@ import { afterActions, defineEffect, type ActionOf, type FleetRuntime, type Tick
 import { clearRunnerError, failedAttempt, removeWorktree } from "./failure.js";
 import { conflictingFiles } from "../../landing/early-conflicts.js";
 import { landingTurn, type LandingPass } from "../../state/decide/landing.js";
+import { noteLock, slotInPass } from "../landing-events.js";
 
 /** The pass as it stands at a landing's turn: what the core's landing rules read. */
 export function landingPass(fleet: FleetRuntime, tick: TickScope): LandingPass {
-  return { inFlight: fleet.inFlight.pending(), slot: fleet.landingSlot, blocked: tick.events.blocked.length, conflicted: (n) => fleet.conflicts.has(n) };
+  return {
+    inFlight: fleet.inFlight.pending(),
+    slot: slotInPass(fleet, tick.events),
+    blocked: tick.events.blocked.length,
+    conflicted: (n) => fleet.conflicts.has(n),
+  };
 }
 
 export const land = defineEffect("land", async (fleet, tick, action) => {
@@ -54,7 +60,7 @@ async function landed(fleet: FleetRuntime, tick: TickScope, action: ActionOf<"la
     );
   }
   if (outcome.outcome === "synced") {
-    fleet.landingSlot = action.issue;
+    tick.events.landing.push({ kind: "synced", issue: action.issue });
     // The synced head's checks start now: the wait watches them.
     tick.events.pushed.push({ issue: action.issue, pr: action.pr, head: outcome.head });
   } else if (outcome.outcome === "busy") {
@@ -63,7 +69,7 @@ async function landed(fleet: FleetRuntime, tick: TickScope, action: ActionOf<"la
     landingBusy(fleet, tick, [action.issue], outcome.why, outcome.holder);
     return;
   }
-  landingFree(fleet);
+  noteLock(fleet, tick.events, null);
   await afterLanding(fleet, tick, action, outcome, { deferWrapUp: inline });
 }
 
@@ -155,29 +161,10 @@ function landedNote(pr: number, outcome: Extract<LandOutcome, { outcome: "merged
   return `Landed PR #${pr} on ${base} ${how} (${outcome.mergeSha?.slice(0, 12) ?? "?"})`;
 }
 
-/**
- * Another host holds the landing lock. Every tick says so (its report, so status and the
- * monitor lane show it), but the supervisor lane gets one record when a wait for a holder
- * starts, not one per tick for as long as it lasts.
- */
+/** Another host holds the landing lock: every tick's report says so; the lane once per wait (landing-events.ts noteLock). */
 export function landingBusy(fleet: FleetRuntime, tick: TickScope, issues: readonly number[], why: string, holder = ""): void {
   tick.report.landing_waits = why;
-  const who = holder || why;
-  if (fleet.landingWait?.holder === who) return;
-  fleet.landingWait = { holder: who, since: fleet.deps.clock() };
-  fleet.log("info", "land_busy", `${issues.map((n) => `#${n}`).join(", ")}: waiting for the landing lock: ${why}`, issues[0], { holder: who });
-}
-
-/** A landing got past the lock (or needed none): a wait for it, if any, ended; one record says so. */
-export function landingFree(fleet: FleetRuntime): void {
-  const wait = fleet.landingWait;
-  if (!wait) return;
-  fleet.landingWait = null;
-  const seconds = Math.round((fleet.deps.clock().getTime() - wait.since.getTime()) / 1000);
-  fleet.log("info", "land_busy_ended", `the landing lock is ours to take again, after waiting ${seconds} s for ${wait.holder}`, undefined, {
-    holder: wait.holder,
-    waited_seconds: seconds,
-  });
+  noteLock(fleet, tick.events, { issues, why, holder });
 }
 
 /**

@@ -3,7 +3,7 @@
 // inline or beside the loop (a gate that waits), and the rules a landing's turn in the pass obeys
 // (landingTurn, trainRiders). Pure: the land and land_train effects execute what these say.
 import type { MineClaim } from "../inflight.js";
-import type { Action, DecideInput } from "./types.js";
+import type { Action, DecideInput, TrainEnd } from "./types.js";
 
 type Land = Extract<Action, { kind: "land" }>;
 type Train = Extract<Action, { kind: "land_train" }>;
@@ -24,15 +24,22 @@ export function trainSize(input: Pick<DecideInput, "trainMax" | "trainsOff">): n
   return input.trainsOff ? 1 : (input.trainMax ?? 1);
 }
 
+/** Whether trains are off from this tick on: they stay off once off; a train that just ended with CI silent turns them off. */
+export function trainsOffNow(input: Pick<DecideInput, "trainsOff" | "trainsEnded">): string | null {
+  if (input.trainsOff) return input.trainsOff;
+  for (const ended of input.trainsEnded ?? []) {
+    const off = trainsOffAfter(ended);
+    if (off !== null) return off;
+  }
+  return null;
+}
+
 /**
  * A train's result turns trains off for the fleet when CI never reported on it (a CI that never
  * runs on train branches would hold every landing for good): why, from the member left waiting.
  * Null: the result says nothing about trains (the fleet keeps what it had).
  */
-export function trainsOffAfter(result: {
-  ciSilent?: boolean | undefined;
-  members: ReadonlyArray<{ outcome: string; why?: string | undefined }>;
-}): string | null {
+export function trainsOffAfter(result: TrainEnd): string | null {
   if (!result.ciSilent) return null;
   const stuck = result.members.find((m) => m.outcome === "retry_later");
   return stuck?.why !== undefined ? stuck.why : "no CI ran on a train";
@@ -44,6 +51,8 @@ export interface LandingPlan {
   slotHolder: MineClaim | undefined;
   /** The slot after this tick: kept while its PR still waits for CI, else free. */
   landingSlot: number | null;
+  /** Why trains are off from this tick on (trainsOffNow), or null. */
+  trainsOff: string | null;
   trainMax: number;
   exclusive: boolean;
   background: boolean;
@@ -57,10 +66,12 @@ export function planLanding(input: DecideInput): LandingPlan {
   const slot = input.landingSlot ?? null;
   const slotHolder = slot === null ? undefined : input.set.mine.find((m) => m.issue === slot && m.issueOpen && m.status !== "failure");
   const landingSlot = slotHolder && slotHolder.status !== "awaiting_merge" ? slotHolder.issue : null;
+  const trainsOff = trainsOffNow(input);
   return {
     slotHolder,
     landingSlot,
-    trainMax: trainSize(input),
+    trainsOff,
+    trainMax: trainSize({ trainMax: input.trainMax, trainsOff }),
     exclusive: input.oneLandingPerTick ?? false,
     background: input.landingWaits ?? false,
     riders: [],

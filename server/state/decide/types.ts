@@ -71,6 +71,8 @@ export interface DecideInput {
   trainMax?: number;
   /** Why this fleet no longer builds trains (its CI never reported on one: trainsOffAfter), or null: each PR then lands alone. */
   trainsOff?: string | null;
+  /** Trains whose results this tick's gather took: one CI never reported on turns trains off (trainsOffAfter). */
+  trainsEnded?: ReadonlyArray<TrainEnd>;
   /** A landing waits for its gate (a local gate, a merge queue): it runs in the background, beside the loop. */
   landingWaits?: boolean;
   /** Claims a landing under way (or ended and just taken) holds: nothing is decided on them this tick. */
@@ -158,6 +160,14 @@ export interface Decision {
   overlapHolds: OverlapHold[];
   /** The landing slot after this tick's decisions: kept while its PR still waits for CI, else free. */
   landingSlot: number | null;
+  /** Why this fleet builds no trains from now on (kept from the input, or a train that just ended with CI silent), or null. */
+  trainsOff?: string | null;
   /** Conflict retries that wait for in-flight work changing the same files to land. */
   conflictHolds: ConflictHold[];
+}
+
+/** What a train's result says about trains: whether CI stayed silent on it, and each member's outcome (state/decide/landing.ts trainsOffAfter). */
+export interface TrainEnd {
+  ciSilent?: boolean | undefined;
+  members: ReadonlyArray<{ outcome: string; why?: string | undefined }>;
 }
