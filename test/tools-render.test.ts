@@ -296,18 +296,38 @@ describe("plan text: the needs-a-human list", () => {
         started_at: "2026-12-01T18:57:30.000Z",
         engine: "command",
         model: null,
+        // What each is doing: a plain worker's last line, an agent's tool (its last words apart).
+        ...(issue === 12
+          ? { stage: "stage: compiling widgets", last_line: "stage: compiling widgets", quiet_seconds: 12 }
+          : { stage: "Bash: npm test", last_line: "Running the tests", quiet_seconds: 300 }),
       })),
     } as unknown as StatusResult;
     // Each worker's issue has its timeline linked (afk://{owner}/{repo}/issue/{n}/timeline).
-    assert.equal(renderBoard(paused, two), `${head}\n\nworkers (2):\n  #12  running  pid 112  attempt 1\n  #15  running  pid 115  attempt 1${workerLinks}`);
+    assert.equal(
+      renderBoard(paused, two),
+      `${head}\n\nworkers (2):\n  #12  running  pid 112  attempt 1\n      doing: stage: compiling widgets (quiet 12 s)\n  #15  running  pid 115  attempt 1\n      doing: Bash: npm test (quiet 5 min)\n      last line: Running the tests${workerLinks}`,
+    );
     // An engine's workers say which engine and model run the attempt.
     const routed = {
       ...paused,
-      workers: [{ issue: 12, state: "running", pid: 112, attempt: 2, started_at: "2026-12-01T18:57:30.000Z", engine: "claude", model: "claude-opus-4-1" }],
+      workers: [
+        {
+          issue: 12,
+          state: "running",
+          pid: 112,
+          attempt: 2,
+          started_at: "2026-12-01T18:57:30.000Z",
+          engine: "claude",
+          model: "claude-opus-4-1",
+          stage: null,
+          last_line: null,
+          quiet_seconds: 0,
+        },
+      ],
     } as unknown as StatusResult;
     assert.equal(
       renderBoard(paused, routed),
-      `${head}\n\nworkers (1):\n  #12  running  pid 112  attempt 2  claude claude-opus-4-1\n\ntimelines: afk://afk/demo/issue/12/timeline · final report: afk://afk/demo/report`,
+      `${head}\n\nworkers (1):\n  #12  running  pid 112  attempt 2  claude claude-opus-4-1\n      doing: nothing printed yet (quiet 0 s)\n\ntimelines: afk://afk/demo/issue/12/timeline · final report: afk://afk/demo/report`,
     );
   });
 });

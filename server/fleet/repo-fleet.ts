@@ -107,6 +107,7 @@ export class RepoFleet implements FleetRuntime {
     this.ledger = new FleetLedger(deps.lanes.ledger(), {
       instance: registration.instance,
       runDir: deps.runDir,
+      clock: deps.clock,
       notify: (entry) => this.notifier.notify(entry),
     });
     this.log = this.ledger.tap(log);
@@ -322,7 +323,7 @@ export class RepoFleet implements FleetRuntime {
   }
 
   workerRows(): WorkerRow[] {
-    return workerRows(this.memory.runs());
+    return workerRows(this.memory.runs(), this.deps.clock(), (text) => this.deps.lanes.redact(text));
   }
 
   births(): { paused: boolean; reason: string | null; until: string | null } {
