@@ -22,36 +22,39 @@ export const statusTool = defineTool({
   input: statusInput,
   output: statusOutput,
   handler: (host, args) => host.status(args),
-  render(result) {
-    const head = renderStatusHead(result);
-    if (result.scope === "project" && result.plan)
-      return [...head, ...machineLines(result), "", renderPlan(result.plan, result.registration !== null)].join("\n");
-    if (result.scope === "project")
-      return [
-        ...machineLines(result),
-        "",
-        result.registrations.length === 0
-          ? 'no project is registered on this machine: pass repo ("owner/name") for a repository\'s plan, or project_start one'
-          : 'pass repo ("owner/name") for one registration\'s plan, workers or issue',
-      ].join("\n");
-    if (result.scope === "issue" && result.issue) return [...head, "", `#${result.issue.number}: ${result.issue.where} — ${result.issue.detail}`].join("\n");
-    if (result.workers.length === 0) return [...head, "", "no live workers"].join("\n");
-    const orphans = result.workers.filter((w) => w.state === "orphan").length;
-    const why =
-      orphans === 0
-        ? []
-        : [
-            "",
-            `${orphans} orphan(s): still running, but no fleet of ${result.daemon ? "this daemon" : "a running daemon"} watches them (the daemon that started them is gone); a daemon that resumes their registration adopts them (a session's next call restarts a crashed daemon, as does afk-mcp daemon)`,
-          ];
-    return [
-      ...head,
-      "",
-      ...result.workers.flatMap((w) => workerLines(w, `#${w.issue}  ${w.state}${w.pid ? `  pid ${w.pid}` : ""}  attempt ${w.attempt}  since ${w.started_at}`)),
-      ...why,
-    ].join("\n");
-  },
+  render: renderStatus,
 });
+
+/** Status as text: what its structured result says that a human or a model must not miss. */
+export function renderStatus(result: StatusResult): string {
+  const head = renderStatusHead(result);
+  if (result.scope === "project" && result.plan)
+    return [...head, ...machineLines(result), "", renderPlan(result.plan, result.registration !== null)].join("\n");
+  if (result.scope === "project")
+    return [
+      ...machineLines(result),
+      "",
+      result.registrations.length === 0
+        ? 'no project is registered on this machine: pass repo ("owner/name") for a repository\'s plan, or project_start one'
+        : 'pass repo ("owner/name") for one registration\'s plan, workers or issue',
+    ].join("\n");
+  if (result.scope === "issue" && result.issue) return [...head, "", `#${result.issue.number}: ${result.issue.where} — ${result.issue.detail}`].join("\n");
+  if (result.workers.length === 0) return [...head, "", "no live workers"].join("\n");
+  const orphans = result.workers.filter((w) => w.state === "orphan").length;
+  const why =
+    orphans === 0
+      ? []
+      : [
+          "",
+          `${orphans} orphan(s): still running, but no fleet of ${result.daemon ? "this daemon" : "a running daemon"} watches them (the daemon that started them is gone); a daemon that resumes their registration adopts them (a session's next call restarts a crashed daemon, as does afk-mcp daemon)`,
+        ];
+  return [
+    ...head,
+    "",
+    ...result.workers.flatMap((w) => workerLines(w, `#${w.issue}  ${w.state}${w.pid ? `  pid ${w.pid}` : ""}  attempt ${w.attempt}  since ${w.started_at}`)),
+    ...why,
+  ].join("\n");
+}
 
 /** This machine's side: the daemon (and any version skew) and every registration it holds. */
 function machineLines(result: Pick<StatusResult, "registrations" | "daemon">): string[] {
