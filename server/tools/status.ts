@@ -32,7 +32,7 @@ export function renderStatus(result: StatusResult): string {
     return [...head, ...machineLines(result), "", renderPlan(result.plan, result.registration !== null)].join("\n");
   if (result.scope === "project")
     return [
-      ...machineLines(result),
+      ...machineLines(result, result.registrations.length > 0 ? "daemon: none (this process runs the fleets below)" : "daemon: none running"),
       "",
       result.registrations.length === 0
         ? 'no project is registered on this machine: pass repo ("owner/name") for a repository\'s plan, or project_start one'
@@ -57,10 +57,11 @@ export function renderStatus(result: StatusResult): string {
 }
 
 /** This machine's side: the daemon (and any version skew) and every registration it holds. */
-function machineLines(result: Pick<StatusResult, "registrations" | "daemon">): string[] {
-  const lines = [
-    result.daemon ? `daemon: pid ${result.daemon.pid}, afk-mcp ${result.daemon.version}` : "daemon: none running (this answer was read from GitHub directly)",
-  ];
+function machineLines(
+  result: Pick<StatusResult, "registrations" | "daemon">,
+  none = "daemon: none running (this answer was read from GitHub directly)",
+): string[] {
+  const lines = [result.daemon ? `daemon: pid ${result.daemon.pid}, afk-mcp ${result.daemon.version}` : none];
   if (result.daemon?.skew) lines.push(`version skew: ${result.daemon.skew}`);
   for (const r of result.registrations) {
     const free = Math.max(0, r.target - r.workers);
