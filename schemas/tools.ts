@@ -162,6 +162,9 @@ export const registrationRowOutput = z.object({
   renew_by: z.string().nullable().describe("When it lapses and drains unless a session renews it; null: never."),
   last_poll: z.string().nullable(),
   workers: z.number().int().describe("Live workers."),
+  in_flight: z.number().int().nullable().describe("Issues this instance holds claims on, at its last tick; null before the first."),
+  landed_today: z.number().int().describe("Issues it landed today (UTC day), by this machine's ledger."),
+  needs_human: z.number().int().nullable().describe("Issues only a human can move, at its last tick; null before the first."),
 });
 
 export const daemonOutput = z.object({
@@ -201,6 +204,12 @@ export const statusOutput = {
         started_at: z.string(),
         engine: z.string(),
         model: z.string().nullable(),
+        stage: z
+          .string()
+          .nullable()
+          .describe('What it is doing: the tool its engine\'s stream says it runs ("Bash: npm test"), else its last line; null before any output.'),
+        last_line: z.string().nullable().describe("The last line it printed (an engine event's words), one line, redacted."),
+        quiet_seconds: z.number().int().nullable().describe("Seconds since its last output; null once it exited, or an orphan."),
       }),
     )
     .describe("This host's workers (scope worker)."),

@@ -107,6 +107,17 @@ describe("sessions on one daemon", () => {
     assert.deepEqual(await targets(), { [REPO]: 2, [OTHER]: 1 });
     assert.equal((await inDemo.reset({})).registration?.repo, REPO);
     assert.equal((await inDemo.status({})).registration?.repo, REPO);
+    // From a directory with no origin, two registrations: status lists both (the daemon's rows), and
+    // a call that must name one repository is told which there are, through the session and the daemon alike.
+    const all = await nowhere.status({});
+    assert.deepEqual(all.registrations.map((r) => r.repo).sort(), [REPO, OTHER].sort());
+    assert.equal(all.plan, null);
+    assert.ok(all.daemon !== null && all.registrations.every((r) => r.sessions.length === 1), "the daemon's rows, with their sessions");
+    await assert.rejects(nowhere.resize({ target: 2 }), /project_resize: pass repo .* and this host runs afk\/demo, afk\/other/);
+    await assert.rejects(
+      nowhere.logs({ lane: "supervisor" }),
+      /logs: pass repo \("owner\/name"\): the calling session's directory has no GitHub "origin" remote, and this host runs afk\/demo, afk\/other/,
+    );
     // stop {} stops this directory's origin and says so.
     const stopped = await inDemo.stop({});
     assert.match(stopped.message, /^afk\/demo \(this directory's origin\): stopped/);

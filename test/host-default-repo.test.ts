@@ -5,7 +5,7 @@
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
-import { chooseRepo, choiceNote, needRepo, type CallPlace } from "../server/host/default-repo.js";
+import { chooseRepo, choiceNote, needRepo, withRepo, type CallPlace } from "../server/host/default-repo.js";
 import { originSlug } from "../server/host/connection.js";
 import { repoKey } from "../server/gh/slug.js";
 import { UsageError } from "../server/gh/errors.js";
@@ -57,6 +57,34 @@ describe("a call without a repository", () => {
     );
     await assert.rejects(needRepo("takeover", undefined, place(null, []), "/x"), /no project is running on this host/);
     assert.equal((await needRepo("project_stop", undefined, place(null, ["c/d"]), "/x")).repo, "c/d");
+  });
+
+  describe("a call's input, given the rule", () => {
+    const rows: { name: string; tool: string | null; origin: string | null; running: string[]; want: string | undefined | RegExp }[] = [
+      { name: "the origin fills it in", tool: "logs", origin: "a/b", running: ["c/d", "e/f"], want: "a/b" },
+      { name: "the only project fills it in", tool: "logs", origin: null, running: ["c/d"], want: "c/d" },
+      { name: "no project: left empty, for the tool to say what it lacks", tool: "logs", origin: null, running: [], want: undefined },
+      {
+        name: "several projects: a tool that acts on one is refused, naming them",
+        tool: "report",
+        origin: null,
+        running: ["c/d", "e/f"],
+        want: /^report: pass repo \("owner\/name"\): \/x has no GitHub "origin" remote, and this host runs c\/d, e\/f$/,
+      },
+      {
+        name: "several projects: status of the whole machine is left empty (it lists them all)",
+        tool: null,
+        origin: null,
+        running: ["c/d", "e/f"],
+        want: undefined,
+      },
+    ];
+    for (const row of rows)
+      it(row.name, async () => {
+        const answer = withRepo({ lane: "supervisor" } as { lane: string; repo?: string }, place(row.origin, row.running), row.tool, "/x");
+        if (row.want instanceof RegExp) await assert.rejects(answer, (e: unknown) => e instanceof UsageError && (row.want as RegExp).test(e.message));
+        else assert.deepEqual(await answer, row.want === undefined ? { lane: "supervisor" } : { lane: "supervisor", repo: row.want });
+      });
   });
 
   it("the answer says what an omitted repository was taken to mean", () => {

@@ -8,6 +8,8 @@ import { renderStatusHead } from "../server/tools/render.js";
 import { renderTakeover } from "../server/tools/takeover.js";
 import { renderLogs } from "../server/tools/logs.js";
 import { renderBoard } from "../server/tools/resources.js";
+import { renderStatus } from "../server/tools/status.js";
+import { overview } from "../server/host/views.js";
 import type { StatusResult } from "../server/host/api.js";
 import { pagePlan, renderPlan } from "../server/host/plan.js";
 import type { PlanOutput } from "../schemas/tools.js";
@@ -281,6 +283,43 @@ describe("plan text: the needs-a-human list", () => {
       '(2 of the records asked for fit in about 48 KB; the other 4987 and any older: logs {cursor: "c2"})',
     );
   });
+  it("status without a repository the host can name: every registration on a line, or that none is", () => {
+    assert.equal(
+      renderStatus(overview([])),
+      'daemon: none running\n\nno project is registered on this machine: pass repo ("owner/name") for a repository\'s plan, or project_start one',
+    );
+    const row = {
+      repo: "afk/demo",
+      instance: "i1",
+      state: "running" as const,
+      target: 3,
+      selectors: [{ label: "ready-for-agent" }],
+      sessions: ["s1"],
+      sessions_gone: 0,
+      ttl_seconds: null,
+      renew_by: null,
+      last_poll: "2026-12-01T18:57:29.279Z",
+      workers: 2,
+      in_flight: 4,
+      landed_today: 7,
+      needs_human: 1,
+    };
+    const daemon = { pid: 42, version: "1.0.0", session_version: "1.0.0", skew: null };
+    const text = renderStatus({ ...overview([row, { ...row, repo: "afk/other", in_flight: null, needs_human: null, landed_today: 0 }]), daemon });
+    assert.deepEqual(
+      text
+        .split("\n")
+        .filter((l) => l.startsWith("registration "))
+        .map((l) => l.split(", selectors")[0]),
+      [
+        "registration afk/demo: running, target 3 (1 slot(s) free), 2 worker(s), 4 in flight, 7 landed today, 1 needing a human",
+        "registration afk/other: running, target 3 (1 slot(s) free), 2 worker(s), - in flight, 0 landed today, - needing a human",
+      ],
+    );
+    assert.match(text, /^daemon: pid 42, afk-mcp 1\.0\.0\n/);
+    assert.match(text, /pass repo \("owner\/name"\) for one registration's plan, workers or issue$/);
+  });
+
   it("the board resource: its workers with their timelines, or that none runs", () => {
     const head = renderStatusHead(paused).join("\n");
     const links = "\n\ntimelines: afk://afk/demo/issue/{n}/timeline · final report: afk://afk/demo/report";
@@ -296,18 +335,38 @@ describe("plan text: the needs-a-human list", () => {
         started_at: "2026-12-01T18:57:30.000Z",
         engine: "command",
         model: null,
+        // What each is doing: a plain worker's last line, an agent's tool (its last words apart).
+        ...(issue === 12
+          ? { stage: "stage: compiling widgets", last_line: "stage: compiling widgets", quiet_seconds: 12 }
+          : { stage: "Bash: npm test", last_line: "Running the tests", quiet_seconds: 300 }),
       })),
     } as unknown as StatusResult;
     // Each worker's issue has its timeline linked (afk://{owner}/{repo}/issue/{n}/timeline).
-    assert.equal(renderBoard(paused, two), `${head}\n\nworkers (2):\n  #12  running  pid 112  attempt 1\n  #15  running  pid 115  attempt 1${workerLinks}`);
+    assert.equal(
+      renderBoard(paused, two),
+      `${head}\n\nworkers (2):\n  #12  running  pid 112  attempt 1\n      doing: stage: compiling widgets (quiet 12 s)\n  #15  running  pid 115  attempt 1\n      doing: Bash: npm test (quiet 5 min)\n      last line: Running the tests${workerLinks}`,
+    );
     // An engine's workers say which engine and model run the attempt.
     const routed = {
       ...paused,
-      workers: [{ issue: 12, state: "running", pid: 112, attempt: 2, started_at: "2026-12-01T18:57:30.000Z", engine: "claude", model: "claude-opus-4-1" }],
+      workers: [
+        {
+          issue: 12,
+          state: "running",
+          pid: 112,
+          attempt: 2,
+          started_at: "2026-12-01T18:57:30.000Z",
+          engine: "claude",
+          model: "claude-opus-4-1",
+          stage: null,
+          last_line: null,
+          quiet_seconds: 0,
+        },
+      ],
     } as unknown as StatusResult;
     assert.equal(
       renderBoard(paused, routed),
-      `${head}\n\nworkers (1):\n  #12  running  pid 112  attempt 2  claude claude-opus-4-1\n\ntimelines: afk://afk/demo/issue/12/timeline · final report: afk://afk/demo/report`,
+      `${head}\n\nworkers (1):\n  #12  running  pid 112  attempt 2  claude claude-opus-4-1\n      doing: nothing printed yet (quiet 0 s)\n\ntimelines: afk://afk/demo/issue/12/timeline · final report: afk://afk/demo/report`,
     );
   });
 });

@@ -192,7 +192,7 @@ Options:
           if (rows.length === 0) printLine("no registrations");
           for (const r of rows) {
             printLine(
-              `  ${r.repo}  ${r.state}  target ${r.target}  workers ${r.workers}  sessions ${r.sessions.length}  renew by ${renewalText(r)}  last poll ${r.last_poll ?? "-"}`,
+              `  ${r.repo}  ${r.state}  target ${r.target}  workers ${r.workers}  in flight ${r.in_flight ?? "-"}  landed today ${r.landed_today ?? "-"}  needing a human ${r.needs_human ?? "-"}  sessions ${r.sessions.length}  renew by ${renewalText(r)}  last poll ${r.last_poll ?? "-"}`,
             );
             printLine(`    selectors ${selectorText(r.selectors)}`);
           }

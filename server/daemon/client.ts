@@ -341,20 +341,35 @@ export class DaemonClient implements Host, EventSource {
     return this.info ? { pid: this.info.pid, version: this.info.version, session_version: this.version, skew: this.skew() } : null;
   }
 
-  async logs(input: LogsInput): Promise<LogsResult> {
+  async logs(given: LogsInput): Promise<LogsResult> {
+    const input = given.lane === "daemon" ? given : await this.fromHere(given);
     return this.read<LogsResult>("logs", input, () => this.localHost().logs(input));
   }
 
-  async timeline(input: TimelineInput): Promise<Timeline> {
+  async timeline(given: TimelineInput): Promise<Timeline> {
+    const input = await this.fromHere(given);
     return this.read<Timeline>("timeline", input, () => this.localHost().timeline(input));
   }
 
-  async timelines(input: TimelinesInput): Promise<Timeline[]> {
+  async timelines(given: TimelinesInput): Promise<Timeline[]> {
+    const input = await this.fromHere(given);
     return this.read<Timeline[]>("timelines", input, () => this.localHost().timelines(input));
   }
 
-  async report(input: ReportInput): Promise<FinalReport> {
+  async report(given: ReportInput): Promise<FinalReport> {
+    const input = await this.fromHere(given);
     return this.read<FinalReport>("report", input, () => this.localHost().report(input));
+  }
+
+  /**
+   * A read without a repository means this session's directory's origin, when it has one: the
+   * daemon cannot tell (its directory is nobody's), and would take its only project instead. With
+   * none, the daemon's rule applies (its only project; with several, a refusal naming them).
+   */
+  private async fromHere<T extends { repo?: string | undefined }>(input: T): Promise<T> {
+    if (input.repo !== undefined) return input;
+    const origin = await originSlug(this.options.cwd ?? process.cwd()).catch(() => null);
+    return origin === null ? input : { ...input, repo: origin };
   }
 
   async start(input: ProjectStartInput, onStep?: StepListener): Promise<ProjectResult> {

@@ -47,10 +47,11 @@ function spendToday(f: FleetView): string {
 function workers(f: FleetView): string {
   const rows = (f.status?.workers ?? []).slice(0, LIMITS.workers);
   if (rows.length === 0) return `<p class="quiet">no worker in flight</p>`;
-  return `<table class="workers"><tr><th>issue</th><th>state</th><th>attempt</th><th>started</th><th>pid</th></tr>${rows
+  return `<table class="workers"><tr><th>issue</th><th>state</th><th>attempt</th><th>started</th><th>pid</th><th>doing</th><th>quiet</th></tr>${rows
     .map(
       (w) =>
-        `<tr><td>#${esc(w.issue)}</td><td>${esc(w.state, 60)}</td><td>${esc(w.attempt)}</td><td>${esc(w.started_at, 40)}</td><td>${esc(w.pid ?? "")}</td></tr>`,
+        `<tr><td>#${esc(w.issue)}</td><td>${esc(w.state, 60)}</td><td>${esc(w.attempt)}</td><td>${esc(w.started_at, 40)}</td><td>${esc(w.pid ?? "")}</td>` +
+        `<td>${esc(w.stage, 160)}</td><td>${w.quiet_seconds == null ? "" : `${esc(w.quiet_seconds)} s`}</td></tr>`,
     )
     .join("")}</table>`;
 }

@@ -4,9 +4,10 @@
 // and end with engine, model and spend, a verdict, a stop with the requests it spent). Events
 // that need a human also go to the notifier (notify.ts).
 import { join } from "node:path";
-import type { Ledger, LedgerEntry, LedgerEvent, Spend } from "../lanes/index.js";
+import { issueSummaries, type Ledger, type LedgerEntry, type LedgerEvent, type Spend } from "../lanes/index.js";
 import { outputFiles } from "../runtime/port.js";
 import type { SupervisorLog } from "./supervisor-log.js";
+import { utcDay } from "./spend-ledger.js";
 
 /** Supervisor events whose record is a ledger fact, and the ledger event it becomes. */
 const TAPPED: Record<string, LedgerEvent> = {
@@ -47,6 +48,8 @@ export interface LedgerFacts {
   readonly runDir: string;
   /** Told about each ledger event that needs a human (escalations, pauses, breaker trips). */
   notify?: (entry: LedgerEntry) => void;
+  /** The fleet's clock (the ledger stamps its records with it): which UTC day a landing falls on. */
+  clock?: () => Date;
 }
 
 export const NOTIFIED: ReadonlySet<LedgerEvent> = new Set(["escalation", "pause", "breaker_trip"]);
@@ -55,6 +58,8 @@ export class FleetLedger {
   private queued: Set<number> | null = null;
   /** The head each issue's landing began at: a landing retried every tick (pending checks) is recorded once. */
   private readonly landing = new Map<number, string>();
+  /** The UTC day each landed issue landed on: read from the ledger once, then kept as landings are recorded. */
+  private landed: Map<number, string> | null = null;
 
   constructor(
     readonly ledger: Ledger,
@@ -63,7 +68,21 @@ export class FleetLedger {
 
   record(entry: LedgerEntry): void {
     this.ledger.record(entry, this.facts.instance);
+    if (entry.event === "landing" && entry.issue !== undefined) this.landed?.set(entry.issue, utcDay(this.now()));
     if (NOTIFIED.has(entry.event)) this.facts.notify?.(entry);
+  }
+
+  /** How many issues landed on `at`'s UTC day, by this machine's ledger (a restarted daemon counts what the last one landed). */
+  landedOn(at: Date): number {
+    this.landed ??= new Map(
+      issueSummaries(this.ledger.read()).flatMap((s) => (s.outcome === "merged" && s.ended_at ? [[s.issue, s.ended_at.slice(0, 10)]] : [])),
+    );
+    const day = utcDay(at);
+    return [...this.landed.values()].filter((d) => d === day).length;
+  }
+
+  private now(): Date {
+    return this.facts.clock?.() ?? new Date();
   }
 
   /** The supervisor's voice, with each record that is a ledger fact also kept in the ledger. */

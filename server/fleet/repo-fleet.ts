@@ -108,6 +108,7 @@ export class RepoFleet implements FleetRuntime {
     this.ledger = new FleetLedger(deps.lanes.ledger(), {
       instance: registration.instance,
       runDir: deps.runDir,
+      clock: deps.clock,
       notify: (entry) => this.notifier.notify(entry),
     });
     this.log = this.ledger.tap(log);
@@ -323,7 +324,7 @@ export class RepoFleet implements FleetRuntime {
   }
 
   workerRows(): WorkerRow[] {
-    return workerRows(this.memory.runs());
+    return workerRows(this.memory.runs(), this.deps.clock(), (text) => this.deps.lanes.redact(text));
   }
 
   births(): { paused: boolean; reason: string | null; until: string | null } {

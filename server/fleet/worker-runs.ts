@@ -16,6 +16,7 @@ import { OutputTail } from "../agent/runtime-failures.js";
 import { readVerdictFile, VerdictFileError, workerOutcome, type WorkerOutcome } from "../agent/outcome.js";
 import type { Verdict } from "../state/markers.js";
 import { SpendReader, usdText, type Spend } from "../agent/spend.js";
+import { StageReader } from "../agent/stage.js";
 import type { EngineChoice } from "./registration.js";
 
 export interface BirthInput {
@@ -93,6 +94,8 @@ export class WorkerRun {
     /** For a reviewer: the head it reviews and its round. */
     readonly reviewOf: { head: string; round: number } | null = null,
     readonly spend: SpendReader = new SpendReader("command", "none", null, {}),
+    /** What it is doing, as its output says (status and the board). */
+    readonly stage: StageReader = new StageReader(),
   ) {
     this.startedAt = handle.startedAt;
   }
@@ -158,6 +161,7 @@ export async function birth(input: BirthInput, deps: RunDeps): Promise<WorkerRun
     },
   });
   const tail = new OutputTail();
+  const stage = new StageReader();
   const engine = input.engine ?? null;
   const spend = new SpendReader(engine?.name ?? "command", engine?.usage ?? "none", engine?.model ?? null, deps.config.prices);
   const budget = role === "worker" ? deps.config.budget.usd_per_attempt : null;
@@ -188,6 +192,7 @@ export async function birth(input: BirthInput, deps: RunDeps): Promise<WorkerRun
         input.attempt,
         deps,
         tail,
+        stage,
         spend,
         budget,
         (reason) => {
@@ -225,6 +230,7 @@ export async function birth(input: BirthInput, deps: RunDeps): Promise<WorkerRun
     role,
     input.review ? { head: input.review.head, round: input.review.round } : null,
     spend,
+    stage,
   );
   run.quota = quotaSeen;
   run.overBudget = overBudget;
@@ -265,6 +271,7 @@ function lineSink(
   attempt: number,
   deps: RunDeps,
   tail: OutputTail,
+  stage: StageReader,
   spend: SpendReader,
   budgetUsd: number | null,
   end: (reason: string) => void,
@@ -280,6 +287,7 @@ function lineSink(
   return (stream, line) => {
     deps.lanes.append("worker", { event: "output", msg: line, issue: n, attempt, data: { stream } });
     tail.push(line);
+    stage.push(line);
     if (stream === "stdout") {
       spend.push(line);
       const usd = budgetUsd === null ? null : spend.spend().usd;
@@ -325,6 +333,7 @@ export async function adopt(issue: number, base: string, deps: RunDeps): Promise
   const dir = join(deps.runDir, `issue-${issue}`);
   const slot: WorkerSlot = { issue, dir };
   const tail = new OutputTail();
+  const stage = new StageReader();
   let run: WorkerRun | null = null;
   const output = (attempt: number): OutputSink => ({
     maxBytes: deps.config.worker.output_max_bytes,
@@ -334,6 +343,7 @@ export async function adopt(issue: number, base: string, deps: RunDeps): Promise
       attempt,
       deps,
       tail,
+      stage,
       new SpendReader("command", "none", null, {}),
       null,
       () => undefined,
@@ -362,7 +372,7 @@ export async function adopt(issue: number, base: string, deps: RunDeps): Promise
     backupRefs: [],
     displaced: null,
   };
-  run = new WorkerRun(issue, attempt, prepared, handle, join(dir, "verdict.json"), tail);
+  run = new WorkerRun(issue, attempt, prepared, handle, join(dir, "verdict.json"), tail, "worker", null, undefined, stage);
   deps.lanes.append("supervisor", {
     event: "worker_adopted",
     msg: `#${issue}: adopted worker ${handle.label} (attempt ${attempt}) left running by an earlier host process`,
@@ -449,10 +459,15 @@ export interface WorkerRow {
   /** The engine and model of this attempt ("command": an opaque worker command; model null: unknown or the CLI's default). */
   engine: string;
   model: string | null;
+  /** What it is doing: the tool its engine's stream says it runs, else its last line (null: nothing printed yet). */
+  stage: string | null;
+  last_line: string | null;
+  /** Seconds since its last output (its start before any); null once it exited. */
+  quiet_seconds: number | null;
 }
 
-/** The status rows of a fleet's workers. */
-export function workerRows(runs: readonly WorkerRun[]): WorkerRow[] {
+/** The status rows of a fleet's workers at `now`; `redact` takes the fleet's tokens out of what they printed. */
+export function workerRows(runs: readonly WorkerRun[], now: Date, redact: (text: string) => string): WorkerRow[] {
   return runs.map((run) => ({
     issue: run.issue,
     state: run.exitFacts ? `exited (${run.exitFacts.outcome.kind})` : run.quota ? "usage limit" : "running",
@@ -461,6 +476,8 @@ export function workerRows(runs: readonly WorkerRun[]): WorkerRow[] {
     started_at: new Date(run.startedAt).toISOString(),
     engine: run.spend.spend().engine,
     model: run.spend.spend().model,
+    ...run.stage.facts(redact),
+    quiet_seconds: run.exitFacts ? null : Math.max(0, Math.round((now.getTime() - run.handle.lastOutputAt()) / 1000)),
   }));
 }
 

@@ -26,6 +26,7 @@ export { RefNameError } from "../gh/refstore.js";
 export { renderPlan } from "./plan.js";
 export { selectorText } from "./selector-text.js";
 export { renewalText } from "./registration-text.js";
+export { durationText } from "../lanes/index.js";
 
 type Out<S extends z.ZodRawShape> = z.infer<z.ZodObject<S>>;
 type In<S extends z.ZodRawShape> = z.input<z.ZodObject<S>>;

@@ -30,9 +30,26 @@ export async function chooseRepo(given: string | undefined, place: CallPlace): P
 export async function needRepo(tool: string, given: string | undefined, place: CallPlace, where: string): Promise<RepoChoice> {
   const choice = await chooseRepo(given, place);
   if (choice) return choice;
+  throw refusal(tool, await place.running(), where);
+}
+
+/**
+ * `input` with the repository the rule names. When it names none, `input` as it is (the tool
+ * says what it lacks, or answers for every registration), except that several running projects
+ * make a `tool` that acts on one refuse, naming them; a null tool (status of the whole machine) does not.
+ */
+export async function withRepo<T extends { repo?: string | undefined }>(input: T, place: CallPlace, tool: string | null, where: string): Promise<T> {
+  if (input.repo !== undefined) return input;
+  const choice = await chooseRepo(undefined, place);
+  if (choice) return { ...input, repo: choice.repo };
   const running = await place.running();
+  if (tool !== null && running.length > 1) throw refusal(tool, running, where);
+  return input;
+}
+
+function refusal(tool: string, running: readonly string[], where: string): UsageError {
   const runs = running.length === 0 ? "no project is running on this host" : `this host runs ${running.join(", ")}`;
-  throw new UsageError(`${tool}: pass repo ("owner/name"): ${where} has no GitHub "origin" remote, and ${runs}`);
+  return new UsageError(`${tool}: pass repo ("owner/name"): ${where} has no GitHub "origin" remote, and ${runs}`);
 }
 
 /** What a call without a repository was taken to mean, for the answer's text ("" when it named one). */

@@ -31,7 +31,7 @@ import type {
 } from "./api.js";
 import type { PlanOutput } from "../../schemas/tools.js";
 import { connect, newInstanceId, originSlug, remoteSlugs, withScaledLease, type ConnectOptions } from "./connection.js";
-import { chooseRepo } from "./default-repo.js";
+import { withRepo } from "./default-repo.js";
 import { HostLanes } from "./host-lanes.js";
 import type { Logger } from "../gh/octokit.js";
 import { UsageError } from "../gh/errors.js";
@@ -47,7 +47,7 @@ import { readLogs } from "./logs.js";
 import { recentTimelines, reportOf, timelineOf } from "./ledger-views.js";
 import { HostEvents } from "./events.js";
 import { assessedSteps, connectedStep, followDrain } from "./steps.js";
-import { locateIssue, registrationView, resizeMessage, runDirFor, withOrphans } from "./views.js";
+import { locateIssue, overview, registrationView, resizeMessage, runDirFor, withOrphans } from "./views.js";
 import { takeoverOn } from "./takeover.js";
 import { assess, planFor, type RepoAccess } from "./repo-access.js";
 import { parseSlug, formatSlug, repoKey } from "../gh/slug.js";
@@ -113,11 +113,12 @@ export class FleetHost implements Host {
   }
 
   async repos(): Promise<RepoListing> {
-    const running = [...this.running.values()].filter((p) => !p.isStopped()).map((p) => p.registration.repo);
     const cwd = this.options.cwd ?? process.cwd();
     const origin = await originSlug(cwd).catch(() => null);
-    return { running, origin, remotes: await remoteSlugs(cwd) };
+    return { running: this.runningRepos(), origin, remotes: await remoteSlugs(cwd) };
   }
+
+  private readonly runningRepos = (): string[] => [...this.running.values()].filter((p) => !p.isStopped()).map((p) => p.registration.repo);
 
   /** Connects once per repository; a failed connection is not cached (fix and retry). */
   private project(repo: string | undefined): Promise<RepoAccess> {
@@ -177,15 +178,16 @@ export class FleetHost implements Host {
 
   /** The dry-run plan: preconditions, then one gather and one rebuild. Acts on nothing. */
   async plan(name?: string, as: CallerAccess = {}): Promise<PlanOutput> {
-    const { repo } = await this.resolved({ repo: name });
+    const { repo } = await this.resolved({ repo: name }, "plan");
     const running = this.runningFor(repo);
     return planFor(running ? running.connected : await this.access(repo, as, false), this.clock);
   }
 
   async status(given: StatusInput, as: CallerAccess = {}): Promise<StatusResult> {
-    const input = await this.resolved(given);
-    const scope = input.scope ?? "project";
+    const scope = given.scope ?? "project";
+    const input = await this.resolved(given, scope === "project" ? null : "status");
     if (scope === "issue" && input.issue === undefined) throw new UsageError('status: scope "issue" needs `issue` (the issue number)');
+    if (input.repo === undefined && scope === "project") return overview(this.registrations());
     const running = this.runningFor(input.repo);
     const registration = running ? registrationView(running.project) : null;
     const view = running?.project.view() ?? null;
@@ -245,16 +247,13 @@ export class FleetHost implements Host {
 
   /**
    * The one rule for a call without a repository (default-repo.ts): this host's directory's origin
-   * (none in the daemon: its directory is whichever session's started it), else its only project.
+   * (none in the daemon: its directory is whichever session's started it), else its only project;
+   * with several, `tool` is refused naming them.
    */
-  private async resolved<T extends { repo?: string | undefined }>(input: T): Promise<T> {
-    if (input.repo !== undefined) return input;
-    const origin = async () => (this.options.daemon ? null : originSlug(this.options.cwd ?? process.cwd()).catch(() => null));
-    const choice = await chooseRepo(undefined, {
-      origin,
-      running: () => [...this.running.values()].filter((p) => !p.isStopped()).map((p) => p.registration.repo),
-    });
-    return choice ? { ...input, repo: choice.repo } : input;
+  private resolved<T extends { repo?: string | undefined }>(input: T, tool: string | null): Promise<T> {
+    const cwd = this.options.cwd ?? process.cwd();
+    const origin = async () => (this.options.daemon ? null : originSlug(cwd).catch(() => null));
+    return withRepo(input, { origin, running: () => this.runningRepos() }, tool, this.options.daemon ? "the calling session's directory" : cwd);
   }
 
   private runningFor(repo: string | undefined): { project: RepoFleet; connected: RepoAccess } | null {
@@ -338,7 +337,7 @@ export class FleetHost implements Host {
   }
 
   async resize(given: ProjectResizeInput): Promise<ProjectResult> {
-    const input = await this.resolved(given);
+    const input = await this.resolved(given, "project_resize");
     const running = this.requireRunning(input.repo, "project_resize");
     const was = { target: running.project.registration.target, command: running.project.registration.workerCommand };
     running.project.resize({
@@ -364,7 +363,7 @@ export class FleetHost implements Host {
   }
 
   async stop(given: ProjectStopInput, onStep?: StepListener): Promise<ProjectResult> {
-    const input = await this.resolved(given);
+    const input = await this.resolved(given, "project_stop");
     const running = this.runningFor(input.repo);
     if (!running) {
       return { registration: null, plan: null, message: `no project is running for ${input.repo ?? "this repository"} on this host: nothing to stop` };
@@ -398,7 +397,7 @@ export class FleetHost implements Host {
   }
 
   async reset(given: ProjectResetInput): Promise<ProjectResult> {
-    const input = await this.resolved(given);
+    const input = await this.resolved(given, "project_reset");
     const running = this.requireRunning(input.repo, "project_reset");
     const was = running.project.reset();
     const cleared = [
@@ -415,21 +414,21 @@ export class FleetHost implements Host {
   async logs(input: LogsInput): Promise<LogsResult> {
     // The daemon's lane belongs to the machine (the state dir), not to a repository.
     if (input.lane === "daemon") return readLogs(daemonDir(this.options.env ?? process.env), input);
-    return readLogs(this.lanesOf((await this.resolved(input)).repo, "logs").dir, input);
+    return readLogs(this.lanesOf((await this.resolved(input, "logs")).repo, "logs").dir, input);
   }
 
   async timeline(input: TimelineInput): Promise<Timeline> {
-    const { dir, repo } = this.lanesOf((await this.resolved(input)).repo, "timeline");
+    const { dir, repo } = this.lanesOf((await this.resolved(input, "timeline")).repo, "timeline");
     return timelineOf(dir, repo, input.issue, this.clock());
   }
 
   async timelines(input: TimelinesInput): Promise<Timeline[]> {
-    const { dir, repo } = this.lanesOf((await this.resolved(input)).repo, "timelines");
+    const { dir, repo } = this.lanesOf((await this.resolved(input, "timelines")).repo, "timelines");
     return recentTimelines(dir, repo, input.limit ?? 30, this.clock());
   }
 
   async report(input: ReportInput): Promise<FinalReport> {
-    const { dir, repo, running } = this.lanesOf((await this.resolved(input)).repo, "report");
+    const { dir, repo, running } = this.lanesOf((await this.resolved(input, "report")).repo, "report");
     return reportOf(dir, repo, this.clock(), running ? running.project.deps.conn.forge.stats() : null);
   }
 
@@ -487,7 +486,7 @@ export class FleetHost implements Host {
   }
 
   async takeover(given: TakeoverInput, as: CallerAccess = {}): Promise<TakeoverResult> {
-    const input = await this.resolved(given);
+    const input = await this.resolved(given, "takeover");
     // Listing reads refs only; taking claims writes them, so it needs the probed namespace.
     // A running project's repository is read and written with that project's access (its session's token).
     const running = this.runningFor(input.repo);

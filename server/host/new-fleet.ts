@@ -14,6 +14,7 @@ import { runningWorkerCount } from "../fleet/worker-runs.js";
 import type { EngineStart } from "./engine-start.js";
 import type { RepoAccess } from "./repo-access.js";
 import { runDirFor } from "./views.js";
+import { needsHumanOf } from "./plan.js";
 
 export interface FleetPlace {
   /** The state dir. */
@@ -82,6 +83,7 @@ export function registrationRow(project: RepoFleet): RegistrationRow | null {
   if (project.isStopped() && !project.finishing()) return null;
   const r = project.registration;
   const report = project.report();
+  const view = project.view();
   return {
     repo: r.repo,
     instance: r.instance,
@@ -94,6 +96,9 @@ export function registrationRow(project: RepoFleet): RegistrationRow | null {
     renew_by: null,
     last_poll: report?.at ?? null,
     workers: runningWorkerCount(project.workerRows()),
+    in_flight: report?.in_flight ?? null,
+    landed_today: project.ledger.landedOn(project.deps.clock()),
+    needs_human: view ? needsHumanOf(view.set).length : null,
     idle: report !== null && report.error === null && report.frontier_remaining === 0 && report.in_flight === 0 && report.workers === 0,
   };
 }

@@ -32,11 +32,9 @@ export function fleetRows(
   };
 }
 
-export function planView(facts: PlanFacts): PlanOutput {
-  const { set } = facts;
-  const excludedByReason: Record<string, number> = {};
-  for (const e of set.frontier.excluded) excludedByReason[e.reason.kind] = (excludedByReason[e.reason.kind] ?? 0) + 1;
-  const needsHuman = [
+/** The issues only a human can move: reserved, in a cycle, routed to an unknown engine, or this instance's failed PRs. */
+export function needsHumanOf(set: Pick<WorkingSet, "frontier" | "mine">): PlanOutput["needs_human"] {
+  return [
     ...set.frontier.excluded
       .filter((e) => e.reason.kind === "human_reserved" || e.reason.kind === "cycle" || e.reason.kind === "engine_unknown")
       .map((e) => ({ number: e.number, why: e.text })),
@@ -44,6 +42,13 @@ export function planView(facts: PlanFacts): PlanOutput {
       .filter((m) => m.status === "failure")
       .map((m) => ({ number: m.issue, why: `PR #${m.pr ?? "?"} failed: ${m.failing.join(", ") || "checks failed"}` })),
   ];
+}
+
+export function planView(facts: PlanFacts): PlanOutput {
+  const { set } = facts;
+  const excludedByReason: Record<string, number> = {};
+  for (const e of set.frontier.excluded) excludedByReason[e.reason.kind] = (excludedByReason[e.reason.kind] ?? 0) + 1;
+  const needsHuman = needsHumanOf(set);
   return {
     repo: set.repo,
     instance: set.instance,

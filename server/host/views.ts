@@ -39,8 +39,17 @@ export async function withOrphans(rows: StatusResult["workers"], runDir: string)
       started_at: new Date(r.startedAt).toISOString(),
       engine: "unknown",
       model: null,
+      stage: null,
+      last_line: null,
+      quiet_seconds: null,
     })),
   ];
+}
+
+/** Status without a repository the rule can name: every registration on this machine, nothing of any one. */
+export function overview(registrations: StatusResult["registrations"]): StatusResult {
+  const none = { registration: null, plan: null, issue: null, source: null, births: null, spend: null, eta: null, last_tick: null, next_tick: null };
+  return { scope: "project", ...none, workers: [], registrations, daemon: null };
 }
 
 export function registrationView(project: RepoFleet): NonNullable<StatusResult["registration"]> {

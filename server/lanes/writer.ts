@@ -112,6 +112,11 @@ export class LaneWriter {
     return this.ledgerFile;
   }
 
+  /** `text` as a lane would keep it: the configured secrets and the credential shapes we know replaced. */
+  redact(text: string): string {
+    return this.redactor.pass().text(text);
+  }
+
   /**
    * Writes one record to `lane`, stamped with the clock. Never throws for I/O: a failed write
    * is counted and reported to `onError`, and the next append reopens the file.

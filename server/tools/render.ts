@@ -1,6 +1,6 @@
 // Text renderings shared by the project tools, and the plan-less answer of those that change a
 // running project (projectChangeOutput).
-import { renderPlan, type ProjectResult, type StatusResult } from "../host/api.js";
+import { durationText, renderPlan, type ProjectResult, type StatusResult } from "../host/api.js";
 
 /** A resize, stop or reset answer: the host never plans for these (the schema says plan is null). */
 export function changeAnswer(result: ProjectResult): ProjectResult & { plan: null } {
@@ -53,5 +53,17 @@ export function renderStatusHead(result: StatusResult): string[] {
         : `plan: read from GitHub now (${result.source.at})`,
     );
   }
+  return lines;
+}
+
+/**
+ * A worker's lines (status scope worker and the board): who it is, then what it is doing (its
+ * stage) and for how long it has been quiet, then its last line where that says more.
+ */
+export function workerLines(w: StatusResult["workers"][number], head: string, indent = ""): string[] {
+  const lines = [`${indent}${head}`];
+  const quiet = w.quiet_seconds === null ? "" : ` (quiet ${durationText(w.quiet_seconds * 1000)})`;
+  if (w.stage !== null || w.quiet_seconds !== null) lines.push(`${indent}    doing: ${w.stage ?? "nothing printed yet"}${quiet}`);
+  if (w.last_line !== null && w.last_line !== w.stage) lines.push(`${indent}    last line: ${w.last_line}`);
   return lines;
 }

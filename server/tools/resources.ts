@@ -7,7 +7,7 @@ import { McpServer, ResourceTemplate } from "@modelcontextprotocol/sdk/server/mc
 import { SubscribeRequestSchema, UnsubscribeRequestSchema, type ReadResourceResult } from "@modelcontextprotocol/sdk/types.js";
 import { PROJECT_LANES } from "../../schemas/lanes.js";
 import { renderPlan, UsageError, type Host, type HostEvent, type StatusResult } from "../host/api.js";
-import { renderStatusHead } from "./render.js";
+import { renderStatusHead, workerLines } from "./render.js";
 import { cutText, DEFAULT_BUDGET } from "./budget.js";
 import { describeFailure } from "./failure.js";
 import { registerLedgerResources, timelineUri } from "./ledger-resources.js";
@@ -162,7 +162,11 @@ export function renderBoard(project: StatusResult, workers: StatusResult): strin
   const repo = project.registration?.repo ?? null;
   for (const w of workers.workers)
     lines.push(
-      `  #${w.issue}  ${w.state}${w.pid ? `  pid ${w.pid}` : ""}  attempt ${w.attempt}${w.engine !== "command" ? `  ${w.engine}${w.model ? ` ${w.model}` : ""}` : ""}`,
+      ...workerLines(
+        w,
+        `#${w.issue}  ${w.state}${w.pid ? `  pid ${w.pid}` : ""}  attempt ${w.attempt}${w.engine !== "command" ? `  ${w.engine}${w.model ? ` ${w.model}` : ""}` : ""}`,
+        "  ",
+      ),
     );
   // Each issue's timeline and the report, as links (afk-mcp ledger --timeline N in a terminal).
   if (repo)

@@ -16,6 +16,13 @@ export const COMMIT_WORK = [
   'git add -A && git -c user.name=w -c user.email=w@example.com -c commit.gpgsign=false commit -qm "work for #$AFK_ISSUE"',
 ];
 
+/** A fleet that gates on a local command and lands by pushing, ticking every 5 s of its time scale. */
+export const PUSH_LANDING = {
+  gate: { ci: "local", local_command: "true" },
+  landing: { strategy: "push" },
+  pacing: { busy_seconds: 5, idle_seconds: 5, long_idle_seconds: 5 },
+} as const;
+
 /** A worker script that reads its brief, commits its work, then runs `then` (a barrier, a wait). */
 export function workScript(...then: string[]): string {
   return ["#!/bin/sh", "cat > /dev/null", ...COMMIT_WORK, ...then, ""].join("\n");
@@ -82,14 +89,14 @@ export function fleetEnv(forge: TestForge, dir: string, env: Record<string, stri
 /**
  * An in-process host at time scale 1 on `forge`, state under `dir`; stopped (workers too) and
  * closed at cleanup. `as`: the instance it acts as (a restart's), the clock it reads, a compressed
- * time scale (for what waits minutes at time scale 1).
+ * time scale (for what waits minutes at time scale 1), the directory its calls come from.
  */
 export function fleetHost(
   forge: TestForge,
   dir: string,
   cleanups: Cleanups,
   env: Record<string, string> = {},
-  as: { instance?: string; clock?: () => Date; timeScale?: number } = {},
+  as: { instance?: string; clock?: () => Date; timeScale?: number; cwd?: string } = {},
 ): FleetHost {
   const host = new FleetHost({ env: fleetEnv(forge, dir, env), timeScale: 1, ...as });
   cleanups.push(async () => {
