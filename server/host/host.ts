@@ -3,7 +3,7 @@
 // every answer is rebuilt from GitHub.
 import { createHash } from "node:crypto";
 import { hostname } from "node:os";
-import { runtimePreflight as runtimeStep } from "../runtimes/registry.js";
+import { runtimeNameFor, runtimePreflight as runtimeStep } from "../runtimes/registry.js";
 import type {
   CallerAccess,
   FinalReport,
@@ -291,9 +291,10 @@ export class FleetHost implements Host {
       const failed = plan.preconditions.filter((p) => !p.ok);
       const env = projectEnv ?? hostEnv;
       // An engine is checked by a dry run too (its binary, version, provider): that is what a dry run is for.
-      const chosen = input.dry_run && input.engine === undefined ? null : await engineForStart(input, conn.config, env);
+      const chosen = input.dry_run && input.engine === undefined && input.worker_command === undefined ? null : await engineForStart(input, conn.config, env, runtimeNameFor(conn.config, env) !== "actions");
       if (chosen?.step) onStep(chosen.step);
-      onStep(await runtimeStep(conn.config, env, !input.dry_run, { repo: conn.repo, api: conn.forge.actions() }));
+      // The runtime looks for the workers' programs where it runs them (a sandbox may hide one): dry run too.
+      onStep(await runtimeStep(conn.config, env, !input.dry_run, { repo: conn.repo, api: conn.forge.actions() }, chosen?.programs ?? []));
       this.hostBudget.set(await readHostConfig(stateDir(hostEnv)));
       if (input.dry_run || chosen === null) {
         return {
