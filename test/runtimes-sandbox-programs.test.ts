@@ -218,12 +218,16 @@ describe("the start looks for the workers' programs inside the sandbox (local fo
 
   it("a sandboxed worker that dies at once: the breaker's reason quotes its own stderr, never the sandbox's banner (real bubblewrap)", { timeout: 300_000 }, async () => {
     const { forge, dir, issues } = await issueWorld(cleanups, ["Alpha"], "afk-sbx-dies-");
+    // Its program lies under the home, off PATH: the sandbox shows its directory, so it runs and says why it stops.
     const home = join(dir, "home");
-    await mkdir(home);
+    await mkdir(join(home, "agent"), { recursive: true });
+    const program = join(home, "agent", "die.sh");
+    await writeFile(program, '#!/bin/sh\necho "starting"\necho "agent-cli: cannot read its settings" >&2\nexit 3\n');
+    await chmod(program, 0o755);
     const host = fleetHost(forge, dir, cleanups, { AFK_RUNTIME: "sandbox", HOME: home });
     await host.start({
       repo: forge.repo,
-      worker_command: `sh -c ${shellQuote('echo "starting"; echo "agent-cli: cannot read its settings" >&2; exit 3')}`,
+      worker_command: shellQuote(program),
       target: 1,
       config: { retry: 0, circuit: { k: 1 }, pacing: { busy_seconds: 5, idle_seconds: 5, long_idle_seconds: 5 } },
     });
