@@ -182,8 +182,7 @@ describe("the start looks for the workers' programs inside the sandbox (local fo
       await chmod(path, 0o755);
     }
     const host = fleetHost(forge, dir, cleanups, { AFK_RUNTIME: "sandbox", HOME: home });
-    const start = (input: Record<string, unknown>, steps: string[] = []) =>
-      host.start({ repo: forge.repo, target: 1, ...input }, (s) => steps.push(s));
+    const start = (input: Record<string, unknown>, steps: string[] = []) => host.start({ repo: forge.repo, target: 1, ...input }, (s) => steps.push(s));
     const inTmp = join(tools, "worker.sh");
     const refusal = (what: string, path: string) =>
       new RegExp(
@@ -198,9 +197,14 @@ describe("the start looks for the workers' programs inside the sandbox (local fo
     );
     await assert.rejects(
       start({ worker_command: join(home, "worker.sh"), dry_run: true }),
-      new RegExp(`project_start refused: the worker command's program ${home}/worker.sh is not there inside the sandbox \\(runtime sandbox\\): ${home}/worker.sh is in the home \\(${home}\\)`),
+      new RegExp(
+        `project_start refused: the worker command's program ${home}/worker.sh is not there inside the sandbox \\(runtime sandbox\\): ${home}/worker.sh is in the home \\(${home}\\)`,
+      ),
     );
-    await assert.rejects(start({ worker_command: "no-such-agent-cli {brief}", dry_run: true }), /project_start refused: worker_command: its program "no-such-agent-cli" is not found by the workers' shell/);
+    await assert.rejects(
+      start({ worker_command: "no-such-agent-cli {brief}", dry_run: true }),
+      /project_start refused: worker_command: its program "no-such-agent-cli" is not found by the workers' shell/,
+    );
     // Shown read-only instead: the directory asked for, and a program's own directory under the home.
     const steps: string[] = [];
     const fine = await start({ worker_command: inTmp, dry_run: true, config: { sandbox: { allow_read: [tools] } } }, steps);
@@ -216,34 +220,41 @@ describe("the start looks for the workers' programs inside the sandbox (local fo
     assert.match((await local.start({ repo: forge.repo, target: 1, worker_command: inTmp, dry_run: true })).message, /^dry run/);
   });
 
-  it("a sandboxed worker that dies at once: the breaker's reason quotes its own stderr, never the sandbox's banner (real bubblewrap)", { timeout: 300_000 }, async () => {
-    const { forge, dir, issues } = await issueWorld(cleanups, ["Alpha"], "afk-sbx-dies-");
-    // Its program lies under the home, off PATH: the sandbox shows its directory, so it runs and says why it stops.
-    const home = join(dir, "home");
-    await mkdir(join(home, "agent"), { recursive: true });
-    const program = join(home, "agent", "die.sh");
-    await writeFile(program, '#!/bin/sh\necho "starting"\necho "agent-cli: cannot read its settings" >&2\nexit 3\n');
-    await chmod(program, 0o755);
-    const host = fleetHost(forge, dir, cleanups, { AFK_RUNTIME: "sandbox", HOME: home });
-    await host.start({
-      repo: forge.repo,
-      worker_command: shellQuote(program),
-      target: 1,
-      config: { retry: 0, circuit: { k: 1 }, pacing: { busy_seconds: 5, idle_seconds: 5, long_idle_seconds: 5 } },
-    });
-    const reason = await waitFor(
-      "the breaker's trip",
-      async () => {
-        const births = (await host.status({ repo: forge.repo, scope: "project" })).births;
-        return births?.paused === true && births.reason;
-      },
-      { deadlineMs: 2 * 60_000, intervalMs: 100 },
-    );
-    assert.equal(
-      reason,
-      `circuit breaker tripped after 1 fast worker deaths; the last, #${issues[0]}, printed: agent-cli: cannot read its settings ⏎ starting: fix the worker command, then project_reset`,
-    );
-    const lines = ((await host.logs({ repo: forge.repo, lane: "worker", tail_lines: 100 })).records as Array<{ msg?: unknown }>).map((r) => String(r.msg));
-    assert.ok(lines.some((l) => l.startsWith("afk-mcp sandbox: bubblewrap;")), "the banner is still in the worker lane");
-  });
+  it(
+    "a sandboxed worker that dies at once: the breaker's reason quotes its own stderr, never the sandbox's banner (real bubblewrap)",
+    { timeout: 300_000 },
+    async () => {
+      const { forge, dir, issues } = await issueWorld(cleanups, ["Alpha"], "afk-sbx-dies-");
+      // Its program lies under the home, off PATH: the sandbox shows its directory, so it runs and says why it stops.
+      const home = join(dir, "home");
+      await mkdir(join(home, "agent"), { recursive: true });
+      const program = join(home, "agent", "die.sh");
+      await writeFile(program, '#!/bin/sh\necho "starting"\necho "agent-cli: cannot read its settings" >&2\nexit 3\n');
+      await chmod(program, 0o755);
+      const host = fleetHost(forge, dir, cleanups, { AFK_RUNTIME: "sandbox", HOME: home });
+      await host.start({
+        repo: forge.repo,
+        worker_command: shellQuote(program),
+        target: 1,
+        config: { retry: 0, circuit: { k: 1 }, pacing: { busy_seconds: 5, idle_seconds: 5, long_idle_seconds: 5 } },
+      });
+      const reason = await waitFor(
+        "the breaker's trip",
+        async () => {
+          const births = (await host.status({ repo: forge.repo, scope: "project" })).births;
+          return births?.paused === true && births.reason;
+        },
+        { deadlineMs: 2 * 60_000, intervalMs: 100 },
+      );
+      assert.equal(
+        reason,
+        `circuit breaker tripped after 1 fast worker deaths; the last, #${issues[0]}, printed: agent-cli: cannot read its settings ⏎ starting: fix the worker command, then project_reset`,
+      );
+      const lines = ((await host.logs({ repo: forge.repo, lane: "worker", tail_lines: 100 })).records as Array<{ msg?: unknown }>).map((r) => String(r.msg));
+      assert.ok(
+        lines.some((l) => l.startsWith("afk-mcp sandbox: bubblewrap;")),
+        "the banner is still in the worker lane",
+      );
+    },
+  );
 });

@@ -6,7 +6,7 @@ import { UsageError } from "../gh/errors.js";
 import type { EngineChoice } from "../fleet/registration.js";
 import { checkEngine, resolveProgram, type EngineCheck } from "../agent/engine-probe.js";
 import { programOf } from "../agent/shell.js";
-import type { ProgramToRun } from "../runtimes/registry.js";
+import { runtimeNameFor, type ProgramToRun } from "../runtimes/registry.js";
 import { EngineError, checkModel, engineCommand, engineProfile } from "../agent/engines.js";
 import { workerEnv } from "../agent/env.js";
 
@@ -41,6 +41,19 @@ function probeEnvOf(config: FleetConfig, env: Readonly<Record<string, string | u
     deny: config.worker.env_deny,
     facts: { AFK_ISSUE: 0, AFK_BRIEF: "", AFK_BRANCH: "", AFK_BASE: "", AFK_WORKTREE: "", AFK_REPO: "", AFK_ATTEMPT: 0, AFK_VERDICT_FILE: "" },
   });
+}
+
+/**
+ * The start's engine or command, verified (dry run too: that is what a dry run is for); null for
+ * a dry run that names neither. The command's program is looked up here unless workers run on a runner.
+ */
+export async function startEngine(
+  input: { engine?: string | undefined; model?: string | undefined; worker_command?: string | undefined; dry_run?: boolean | undefined },
+  config: FleetConfig,
+  env: Readonly<Record<string, string | undefined>>,
+): Promise<EngineStart | null> {
+  if (input.dry_run && input.engine === undefined && input.worker_command === undefined) return null;
+  return engineForStart(input, config, env, runtimeNameFor(config, env) !== "actions");
 }
 
 /** Resolves and verifies the start's engine; the opaque worker_command when none is named. */

@@ -3,7 +3,7 @@
 // every answer is rebuilt from GitHub.
 import { createHash } from "node:crypto";
 import { hostname } from "node:os";
-import { runtimeNameFor, runtimePreflight as runtimeStep } from "../runtimes/registry.js";
+import { runtimePreflight as runtimeStep } from "../runtimes/registry.js";
 import type {
   CallerAccess,
   FinalReport,
@@ -53,7 +53,7 @@ import { assess, planFor, type RepoAccess } from "./repo-access.js";
 import { parseSlug, formatSlug, repoKey } from "../gh/slug.js";
 import { preconditionsPass } from "./preconditions.js";
 import { abandon, handOver } from "./leaving.js";
-import { engineForStart } from "./engine-start.js";
+import { startEngine } from "./engine-start.js";
 import { newFleet, refuseIfRunning, registrationRow, type RegistrationRow } from "./new-fleet.js";
 import { readHostConfig } from "./host-config.js";
 import { HostBudget } from "../fleet/host-budget.js";
@@ -290,10 +290,9 @@ export class FleetHost implements Host {
       for (const step of assessedSteps(plan)) onStep(step);
       const failed = plan.preconditions.filter((p) => !p.ok);
       const env = projectEnv ?? hostEnv;
-      // An engine is checked by a dry run too (its binary, version, provider): that is what a dry run is for.
-      const chosen = input.dry_run && input.engine === undefined && input.worker_command === undefined ? null : await engineForStart(input, conn.config, env, runtimeNameFor(conn.config, env) !== "actions");
+      // A dry run checks the engine (binary, version, provider) and, where the runtime runs them, the workers' programs too.
+      const chosen = await startEngine(input, conn.config, env);
       if (chosen?.step) onStep(chosen.step);
-      // The runtime looks for the workers' programs where it runs them (a sandbox may hide one): dry run too.
       onStep(await runtimeStep(conn.config, env, !input.dry_run, { repo: conn.repo, api: conn.forge.actions() }, chosen?.programs ?? []));
       this.hostBudget.set(await readHostConfig(stateDir(hostEnv)));
       if (input.dry_run || chosen === null) {

@@ -1,18 +1,18 @@
 // The sandbox runtime's two doors into today's code: `sandboxedWorker` wraps one worker's
 // command and environment at birth (server/fleet/worker-runs.ts), `runtimeStep` answers the
-// start's preflight and doctor (which runtime runs, or the refusal with the install command),
-// and `afterExit` carries a worker's last commits home after its exit. The rest of the folder:
-// plan.ts (the mounts), hosts.ts (the allowlist), proxy.ts, launcher.ts (the process that leads
-// the worker's group), private-git.ts (its own git dir), available.ts (the probe), fault.ts (a
-// sandbox that could not start).
+// start's preflight and doctor (which runtime runs, or the refusal with the install command, or
+// a program the sandbox would hide), and `afterExit` carries a worker's last commits home after
+// its exit. The rest of the folder: plan.ts (the mounts), worker-plan.ts (one worker's),
+// preflight.ts (the programs a worker runs, looked for inside: visible.ts, shown.ts), hosts.ts
+// (the allowlist), proxy.ts, launcher.ts (the process that leads the worker's group),
+// private-git.ts (its own git dir), available.ts (the probe), fault.ts (a sandbox that could not
+// start).
 import { copyFile, mkdir, readFile, rm, writeFile } from "node:fs/promises";
-import { homedir } from "node:os";
-import { basename, dirname, join } from "node:path";
+import { basename, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import type { FleetConfig } from "../../../schemas/config.js";
 import type { WorkerExit } from "../../runtime/port.js";
 import { UsageError } from "../../gh/errors.js";
-import { stateDir } from "../../paths.js";
 import { expandCommand, programOf, resolveShell, shellQuote } from "../../agent/shell.js";
 import { sandboxAvailability, sandboxAvailableNow } from "./available.js";
 import { SandboxStartFault, withSandboxFault } from "./fault.js";

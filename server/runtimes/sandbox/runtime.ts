@@ -31,8 +31,7 @@ function takingBack(handle: WorkerHandle, runDir: string): WorkerHandle {
 function marked(sink: OutputSink): OutputSink {
   return {
     ...sink,
-    onLine: (stream, line, source) =>
-      sink.onLine(stream, line, source ?? (stream === "stderr" && line.startsWith(BANNER_PREFIX) ? "runtime" : "worker")),
+    onLine: (stream, line, source) => sink.onLine(stream, line, source ?? (stream === "stderr" && line.startsWith(BANNER_PREFIX) ? "runtime" : "worker")),
   };
 }
 
