@@ -205,6 +205,13 @@ describe("the start looks for the workers' programs inside the sandbox (local fo
       start({ worker_command: "no-such-agent-cli {brief}", dry_run: true }),
       /project_start refused: worker_command: its program "no-such-agent-cli" is not found by the workers' shell/,
     );
+    const unrunnable = join(dir, "not-executable.sh");
+    await writeFile(unrunnable, script);
+    await assert.rejects(
+      start({ worker_command: unrunnable, dry_run: true }),
+      // bash's `command -v` passes over a file it cannot run; dash's names it.
+      /its program ".*\/not-executable\.sh" (is not found by the workers' shell|is .*\/not-executable\.sh, which the user the fleet runs as cannot execute)/,
+    );
     // Shown read-only instead: the directory asked for, and a program's own directory under the home.
     const steps: string[] = [];
     const fine = await start({ worker_command: inTmp, dry_run: true, config: { sandbox: { allow_read: [tools] } } }, steps);

@@ -3,7 +3,7 @@
 // the fix, instead of three fast deaths tripping the breaker later.
 import { execFile } from "node:child_process";
 import { EngineError, type EngineProfile } from "./engines.js";
-import { resolveShell } from "./shell.js";
+import { executable, resolveShell } from "./shell.js";
 
 export interface EngineCheck {
   engine: string;
@@ -74,12 +74,14 @@ export async function resolveProgram(
   program: string,
   env: Record<string, string>,
   timeoutMs = 30_000,
-): Promise<{ kind: "file"; path: string; pathVar: string } | { kind: "builtin" } | { kind: "missing"; shell: string }> {
+): Promise<{ kind: "file"; path: string; pathVar: string } | { kind: "builtin" } | { kind: "missing"; why: string }> {
   const shell = resolveShell(env.SHELL ?? process.env.SHELL);
   const word = program.startsWith("~/") && env.HOME ? `${env.HOME}${program.slice(1)}` : program;
   const result = await run(shell, ["-c", 'command -v -- "$1" || exit 127', "afk-program-check", word], env, timeoutMs);
   const found = result.stdout.trim().split("\n")[0] ?? "";
-  if (result.code !== 0 || found === "") return { kind: "missing", shell };
+  if (result.code !== 0 || found === "") return { kind: "missing", why: `is not found by the workers' shell (${shell}, PATH=${env.PATH ?? ""})` };
   if (!found.startsWith("/")) return { kind: "builtin" };
+  // A shell names a file it cannot run too (dash's `command -v`).
+  if (!executable(found)) return { kind: "missing", why: `is ${found}, which the user the fleet runs as cannot execute (chmod +x it)` };
   return { kind: "file", path: found, pathVar: env.PATH ?? "" };
 }

@@ -29,7 +29,7 @@ async function commandProgram(command: string, env: Record<string, string>): Pro
   if (found.kind === "builtin") return [];
   if (found.kind === "missing")
     throw new UsageError(
-      `project_start refused: worker_command: its program ${JSON.stringify(program)} is not found by the workers' shell (${found.shell}, PATH=${env.PATH ?? ""}): install it, name it by its absolute path, or put its directory on PATH`,
+      `project_start refused: worker_command: its program ${JSON.stringify(program)} ${found.why}: install it, name it by its absolute path, or put its directory on PATH`,
     );
   return [{ what: "the worker command's program", named: program, path: found.path, pathVar: found.pathVar }];
 }
