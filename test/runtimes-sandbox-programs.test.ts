@@ -222,6 +222,8 @@ describe("the start looks for the workers' programs inside the sandbox (local fo
       shown.some((s) => s.startsWith("runtime sandbox (") && s.endsWith(`; shown read-only for the program it runs: ${join(home, "agent")}`)),
       shown.join("\n"),
     );
+    // A relative path is the worktree's: nothing to look for at the start.
+    assert.match((await start({ worker_command: "./scripts/agent.sh {brief}", dry_run: true })).message, /^dry run/);
     // Under runtime local nothing is hidden.
     const local = fleetHost(forge, dir, cleanups, { AFK_RUNTIME: "local", HOME: home });
     assert.match((await local.start({ repo: forge.repo, target: 1, worker_command: inTmp, dry_run: true })).message, /^dry run/);

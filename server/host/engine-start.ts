@@ -24,7 +24,8 @@ export interface EngineStart {
 /** The worker command's program, found by the workers' shell; refuses a program that is not there at all. */
 async function commandProgram(command: string, env: Record<string, string>): Promise<ProgramToRun[]> {
   const program = programOf(command);
-  if (program === null) return [];
+  // A relative path is the worktree's (the worker's working directory), which every runtime shows: nothing to look for here.
+  if (program === null || (program.includes("/") && !program.startsWith("/") && !program.startsWith("~/"))) return [];
   const found = await resolveProgram(program, env);
   if (found.kind === "builtin") return [];
   if (found.kind === "missing")
