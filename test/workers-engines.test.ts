@@ -120,7 +120,22 @@ describe("the start's engine check", () => {
     assert.equal(ok.engine?.name, "codex");
     assert.match(ok.step!, /^engine codex \(model gpt-5\): .*codex, version codex-cli/);
     const opaque = await engineForStart({ worker_command: "sh agent.sh" }, DEFAULT_CONFIG, env);
-    assert.deepEqual(opaque, { command: "sh agent.sh", engine: null, engines: {}, step: null });
+    assert.deepEqual(
+      { ...opaque, programs: opaque.programs.map((p) => [p.what, p.named]) },
+      {
+        command: "sh agent.sh",
+        engine: null,
+        engines: {},
+        step: null,
+        programs: [["the worker command's program", "sh"]],
+      },
+    );
+    assert.match(opaque.programs[0]!.path, /\/sh$/);
+    // The engine's binary, with the PATH of the shell that found it: the runtime looks for it there.
+    assert.deepEqual(
+      ok.programs.map((p) => [p.what, p.path, p.pathVar !== ""]),
+      [["engine codex's binary", join(BIN, "codex"), true]],
+    );
   });
 });
 

@@ -32,23 +32,47 @@ export function pauseReason(detection: QuotaDetection, until: Date | null): stri
   }
 }
 
+/** One line a worker printed, and where. */
+export interface SaidLine {
+  stream: "stdout" | "stderr";
+  line: string;
+}
+
+/**
+ * The newest `n` lines, stderr first: the last `n` of stderr (where a shell says "not found"
+ * and a program its error), then, to fill up, the last of stdout; each in the order printed.
+ */
+export function stderrFirst(lines: readonly SaidLine[], n: number): string[] {
+  if (n <= 0) return [];
+  const errors = lines.filter((l) => l.stream === "stderr").slice(-n);
+  const rest = n - errors.length;
+  const out = rest > 0 ? lines.filter((l) => l.stream !== "stderr").slice(-rest) : [];
+  return [...errors, ...out].map((l) => l.line);
+}
+
 /** The last lines a worker printed, bounded in count and width, without terminal escapes. */
 export class OutputTail {
-  private readonly lines: string[] = [];
+  private readonly lines: SaidLine[] = [];
 
   constructor(
     private readonly keep = 12,
     private readonly width = 240,
   ) {}
 
-  push(line: string): void {
+  push(line: string, stream: SaidLine["stream"] = "stdout"): void {
     const clean = stripAnsi(line.length > this.width * 4 ? line.slice(0, this.width * 4) : line).replace(/\s+$/, "");
     if (clean.trim() === "") return;
-    this.lines.push(clean.length > this.width ? `${clean.slice(0, this.width)}…` : clean);
+    this.lines.push({ stream, line: clean.length > this.width ? `${clean.slice(0, this.width)}…` : clean });
     if (this.lines.length > this.keep) this.lines.shift();
   }
 
+  /** The kept lines with their streams, in the order printed. */
+  said(): SaidLine[] {
+    return this.lines.map((l) => ({ ...l }));
+  }
+
+  /** The last `n` lines, stderr first (stderrFirst). */
   last(n = this.keep): string[] {
-    return this.lines.slice(-n);
+    return stderrFirst(this.lines, n);
   }
 }

@@ -39,3 +39,27 @@ export function expandCommand(command: string, briefPath: string): string {
   const quoted = shellQuote(briefPath);
   return command.split('"{brief}"').join(quoted).split("'{brief}'").join(quoted).split("{brief}").join(quoted);
 }
+
+const ASSIGNMENT = /^[A-Za-z_][A-Za-z0-9_]*=/;
+const PLAIN = /^[A-Za-z0-9_@%+=:,./~-]+$/;
+
+/**
+ * The program a command line runs: its first word after any `NAME=value` assignments, when that
+ * word is plain or single-quoted (what an engine's command line is made of, and most worker
+ * commands); null for anything a shell would expand or that is not one word.
+ */
+export function programOf(command: string): string | null {
+  let rest = command.trimStart();
+  for (;;) {
+    const word = /^(?:'[^']*'|[^\s'"\\$`;&|<>()]+)+/.exec(rest)?.[0];
+    if (word === undefined) return null;
+    const after = rest.slice(word.length);
+    if (after !== "" && !/^\s/.test(after)) return null;
+    if (ASSIGNMENT.test(word)) {
+      rest = after.trimStart();
+      continue;
+    }
+    const text = word.startsWith("'") && word.endsWith("'") && word.length >= 2 && !word.slice(1, -1).includes("'") ? word.slice(1, -1) : word;
+    return text !== "" && (text === word ? PLAIN.test(text) : !text.includes("\n")) ? text : null;
+  }
+}

@@ -8,12 +8,15 @@ import { attemptLabel, parseAttemptLabel } from "../state/markers.js";
 import type { Snapshot } from "../state/snapshot.js";
 import { CircuitBreaker, type CircuitTrip } from "../agent/breaker.js";
 import { quotaPause, type QuotaDetection } from "../agent/quota.js";
-import { pauseReason } from "../agent/runtime-failures.js";
+import { pauseReason, stderrFirst, type SaidLine } from "../agent/runtime-failures.js";
 import { fenced } from "../text/fenced.js";
 import { neutralizeMarkers } from "../board/render.js";
 import type { IssueMemories } from "./issue-memory.js";
 import { errorData, type SupervisorLog } from "./supervisor-log.js";
 import { oneLine } from "../text/text.js";
+
+/** The most lines of a dead worker's output a note or a lane record quotes. */
+const QUOTED_LINES = 12;
 
 export interface Pause {
   until: Date | null;
@@ -41,8 +44,8 @@ export class BirthGuard {
   private readonly unswept = new Set<number>();
   /** Per issue, its attempt count before its first fast death since the breaker last closed. */
   private readonly attemptsBeforeDeaths = new Map<number, number>();
-  /** Per issue, the last lines its worker printed before a fast death: the breaker quotes them. */
-  private readonly deathLines = new Map<number, string[]>();
+  /** Per issue, the last lines its worker printed before a fast death (the runtime's own left out): the breaker quotes them, stderr first. */
+  private readonly deathLines = new Map<number, SaidLine[]>();
   /** Per issue, the runtime's fault of its last fast death (a sandbox that could not start), if it was one: the breaker names it. */
   private readonly deathFaults = new Map<number, string>();
   private quota: Pause | null = null;
@@ -124,13 +127,17 @@ export class BirthGuard {
     durationMs: number,
     quota: boolean,
     productive: boolean,
-    lastLines: string[],
+    lastLines: readonly SaidLine[],
     fault: string | null = null,
   ): boolean {
     const exit = { issue, durationMs, at: this.clock().getTime(), quota, productive, killed: false };
     if (this.breaker.isFastDeath(exit) && !this.attemptsBeforeDeaths.has(issue)) this.attemptsBeforeDeaths.set(issue, attempt - 1);
     if (this.breaker.isFastDeath(exit)) {
-      this.deathLines.set(issue, this.redacted(lastLines));
+      const said = this.redacted(lastLines.map((l) => l.line));
+      this.deathLines.set(
+        issue,
+        lastLines.map((l, i) => ({ stream: l.stream, line: said[i] ?? "" })),
+      );
       if (fault === null) this.deathFaults.delete(issue);
       else this.deathFaults.set(issue, this.redacted([fault])[0]!);
     }
@@ -144,7 +151,7 @@ export class BirthGuard {
       `circuit breaker tripped: ${trip.deaths.length} fast worker deaths${this.tripQuote()}; births parked until project_reset`,
       trip.deaths.at(-1)?.issue,
       {
-        last_output: Object.fromEntries(trip.deaths.map((d) => [d.issue, this.deathLines.get(d.issue) ?? []])),
+        last_output: Object.fromEntries(trip.deaths.map((d) => [d.issue, stderrFirst(this.deathLines.get(d.issue) ?? [], QUOTED_LINES)])),
       },
     );
     return true;
@@ -184,7 +191,7 @@ export class BirthGuard {
     const last = this.trip?.deaths.at(-1);
     const fault = this.tripFault();
     if (fault !== null) return `; the last, #${last!.issue}, never ran: ${oneLine(fault)}`;
-    const lines = last ? (this.deathLines.get(last.issue) ?? []).slice(-3) : [];
+    const lines = last ? stderrFirst(this.deathLines.get(last.issue) ?? [], 3) : [];
     return lines.length > 0 ? `; the last, #${last!.issue}, printed: ${oneLine(lines.join(" ⏎ "))}` : "";
   }
 
@@ -220,7 +227,7 @@ export class BirthGuard {
         if (claim) await lease.release(n, claim.sha).catch(() => false);
         await deps.onReleased?.(n);
         if (issue) {
-          const lines = this.deathLines.get(n) ?? [];
+          const lines = stderrFirst(this.deathLines.get(n) ?? [], QUOTED_LINES);
           // Its worker never ran (a sandbox that could not start): the note names why, not the command.
           const fault = this.deathFaults.get(n) ?? null;
           const what =

@@ -176,7 +176,7 @@ export class Births {
         issue.number,
         errorData(error),
       );
-      if (this.host.guard.recordDeath(issue.number, attempt, 0, false, false, [(error as Error).message])) this.host.nudge();
+      if (this.host.guard.recordDeath(issue.number, attempt, 0, false, false, [{ stream: "stderr", line: (error as Error).message }])) this.host.nudge();
       return false;
     } finally {
       slot();

@@ -12,7 +12,7 @@ import { readReviewVerdict, renderReviewBrief, type ReviewBriefInput, type Revie
 import { workerEnv } from "../agent/env.js";
 import { displayPid, type OutputSink, type OutputStream, type WorkerExit, type WorkerHandle, type WorkerRuntime, type WorkerSlot } from "../runtime/port.js";
 import { QuotaScanner, type QuotaDetection } from "../agent/quota.js";
-import { OutputTail } from "../agent/runtime-failures.js";
+import { OutputTail, type SaidLine } from "../agent/runtime-failures.js";
 import { readVerdictFile, VerdictFileError, workerOutcome, type WorkerOutcome } from "../agent/outcome.js";
 import type { Verdict } from "../state/markers.js";
 import { SpendReader, usdText, type Spend } from "../agent/spend.js";
@@ -64,8 +64,8 @@ export interface ExitFacts {
   changes: boolean;
   /** The run hit a usage limit, a login or network failure: no attempt is spent, births pause. */
   quota: boolean;
-  /** The last lines it printed (for a breaker's comment and status). */
-  lastLines: string[];
+  /** The last lines it printed, in order, with their streams, the runtime's own left out (for a breaker's comment and status). */
+  lastLines: SaidLine[];
   /** A reviewer's verdict, or why it has none. */
   review?: ReviewVerdict | string;
   /** What the attempt spent, as its engine reported it (unknown figures are null). */
@@ -276,7 +276,7 @@ function lineSink(
   budgetUsd: number | null,
   end: (reason: string) => void,
   onDetection: (detection: QuotaDetection) => void,
-): (stream: OutputStream, line: string) => void {
+): OutputSink["onLine"] {
   const w = deps.config.worker;
   const scanner = new QuotaScanner({
     quotaPatterns: w.quota_patterns,
@@ -284,10 +284,13 @@ function lineSink(
     refusalPatterns: w.refusal_patterns,
     networkPatterns: w.network_patterns,
   });
-  return (stream, line) => {
-    deps.lanes.append("worker", { event: "output", msg: line, issue: n, attempt, data: { stream } });
-    tail.push(line);
-    stage.push(line);
+  return (stream, line, source) => {
+    deps.lanes.append("worker", { event: "output", msg: line, issue: n, attempt, data: { stream, ...(source === "runtime" ? { source } : {}) } });
+    // The runtime's own lines (a sandbox's banner) are not what the worker said, nor what it does.
+    if (source !== "runtime") {
+      tail.push(line, stream);
+      stage.push(line);
+    }
     if (stream === "stdout") {
       spend.push(line);
       const usd = budgetUsd === null ? null : spend.spend().usd;
@@ -443,7 +446,7 @@ async function readExit(run: WorkerRun, exit: WorkerExit, deps: RunDeps, base: s
     moved,
     changes,
     quota: run.quota,
-    lastLines: run.tail.last(),
+    lastLines: run.tail.said(),
     spend: spent,
     overBudget: run.overBudget,
     ...(review !== undefined ? { review } : {}),

@@ -4,7 +4,9 @@
 import type { FleetConfig } from "../../schemas/config.js";
 import { UsageError } from "../gh/errors.js";
 import type { EngineChoice } from "../fleet/registration.js";
-import { checkEngine } from "../agent/engine-probe.js";
+import { checkEngine, resolveProgram, type EngineCheck } from "../agent/engine-probe.js";
+import { programOf } from "../agent/shell.js";
+import { runtimeNameFor, type ProgramToRun } from "../runtimes/registry.js";
 import { EngineError, checkModel, engineCommand, engineProfile } from "../agent/engines.js";
 import { workerEnv } from "../agent/env.js";
 
@@ -15,6 +17,44 @@ export interface EngineStart {
   engines: Record<string, EngineChoice>;
   /** One preflight line: the engine, where its binary is, its version, the provider in force. */
   step: string | null;
+  /** The programs the workers run (the command's, each engine's binary), as found on this host: the runtime looks for them where it runs workers. */
+  programs: ProgramToRun[];
+}
+
+/** The worker command's program, found by the workers' shell; refuses a program that is not there at all. */
+async function commandProgram(command: string, env: Record<string, string>): Promise<ProgramToRun[]> {
+  const program = programOf(command);
+  // A relative path is the worktree's (the worker's working directory), which every runtime shows: nothing to look for here.
+  if (program === null || (program.includes("/") && !program.startsWith("/") && !program.startsWith("~/"))) return [];
+  const found = await resolveProgram(program, env);
+  if (found.kind === "builtin") return [];
+  if (found.kind === "missing")
+    throw new UsageError(
+      `project_start refused: worker_command: its program ${JSON.stringify(program)} ${found.why}: install it, name it by its absolute path, or put its directory on PATH`,
+    );
+  return [{ what: "the worker command's program", named: program, path: found.path, pathVar: found.pathVar }];
+}
+
+function probeEnvOf(config: FleetConfig, env: Readonly<Record<string, string | undefined>>): Record<string, string> {
+  return workerEnv({
+    base: env,
+    passthrough: config.worker.env_passthrough,
+    deny: config.worker.env_deny,
+    facts: { AFK_ISSUE: 0, AFK_BRIEF: "", AFK_BRANCH: "", AFK_BASE: "", AFK_WORKTREE: "", AFK_REPO: "", AFK_ATTEMPT: 0, AFK_VERDICT_FILE: "" },
+  });
+}
+
+/**
+ * The start's engine or command, verified (dry run too: that is what a dry run is for); null for
+ * a dry run that names neither. The command's program is looked up here unless workers run on a runner.
+ */
+export async function startEngine(
+  input: { engine?: string | undefined; model?: string | undefined; worker_command?: string | undefined; dry_run?: boolean | undefined },
+  config: FleetConfig,
+  env: Readonly<Record<string, string | undefined>>,
+): Promise<EngineStart | null> {
+  if (input.dry_run && input.engine === undefined && input.worker_command === undefined) return null;
+  return engineForStart(input, config, env, runtimeNameFor(config, env) !== "actions");
 }
 
 /** Resolves and verifies the start's engine; the opaque worker_command when none is named. */
@@ -22,6 +62,8 @@ export async function engineForStart(
   input: { engine?: string | undefined; model?: string | undefined; worker_command?: string | undefined },
   config: FleetConfig,
   env: Readonly<Record<string, string | undefined>>,
+  /** Whether workers run on this host (not on a runner elsewhere): the worker command's program is looked up here. */
+  onThisHost = true,
 ): Promise<EngineStart> {
   const refuse = (error: unknown): never => {
     if (error instanceof EngineError) throw new UsageError(`project_start refused: ${error.message}`);
@@ -47,7 +89,7 @@ export async function engineForStart(
       throw new UsageError(
         'project_start refused: routing.ladder: the ladder routes an engine start; start with engine (e.g. "claude"), or set routing.ladder to []',
       );
-    return { command, engine: null, engines: {}, step: null };
+    return { command, engine: null, engines: {}, step: null, programs: onThisHost ? await commandProgram(command, probeEnvOf(config, env)) : [] };
   }
   if (input.worker_command !== undefined)
     throw new UsageError(
@@ -67,13 +109,13 @@ export async function engineForStart(
     };
     priced(profile.usage, model, "prices");
     const command = engineCommand(profile, { model, budgetUsd: config.budget.usd_per_attempt });
-    const probeEnv = workerEnv({
-      base: env,
-      passthrough: config.worker.env_passthrough,
-      deny: config.worker.env_deny,
-      facts: { AFK_ISSUE: 0, AFK_BRIEF: "", AFK_BRANCH: "", AFK_BASE: "", AFK_WORKTREE: "", AFK_REPO: "", AFK_ATTEMPT: 0, AFK_VERDICT_FILE: "" },
-    });
+    const probeEnv = probeEnvOf(config, env);
     const check = await checkEngine(profile, probeEnv);
+    const programs: ProgramToRun[] = [];
+    const binaryOf = (name: string, binary: string, seen: EngineCheck): void => {
+      if (seen.path.startsWith("/")) programs.push({ what: `engine ${name}'s binary`, named: binary, path: seen.path, pathVar: seen.pathVar });
+    };
+    binaryOf(profile.name, profile.binary, check);
     const engine: EngineChoice = {
       name: profile.name,
       model,
@@ -98,6 +140,7 @@ export async function engineForStart(
       })();
       if (other.command !== null) throw new EngineError(key, `${name} is an opaque command: a route names an agent CLI engine`);
       const seen = await checkEngine(other, probeEnv);
+      binaryOf(name, other.binary, seen);
       return (engines[name] = {
         name,
         model: other.defaultModel,
@@ -148,6 +191,7 @@ export async function engineForStart(
       engine,
       engines,
       step: `engine ${profile.name}${model ? ` (model ${model})` : ""}: ${check.path}, version ${check.version}${provider}${budget}${ladder}`,
+      programs,
     };
   } catch (error) {
     return refuse(error);

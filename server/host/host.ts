@@ -53,7 +53,7 @@ import { assess, planFor, type RepoAccess } from "./repo-access.js";
 import { parseSlug, formatSlug, repoKey } from "../gh/slug.js";
 import { preconditionsPass } from "./preconditions.js";
 import { abandon, handOver } from "./leaving.js";
-import { engineForStart } from "./engine-start.js";
+import { startEngine } from "./engine-start.js";
 import { newFleet, refuseIfRunning, registrationRow, type RegistrationRow } from "./new-fleet.js";
 import { readHostConfig } from "./host-config.js";
 import { HostBudget } from "../fleet/host-budget.js";
@@ -289,10 +289,10 @@ export class FleetHost implements Host {
       for (const step of assessedSteps(plan)) onStep(step);
       const failed = plan.preconditions.filter((p) => !p.ok);
       const env = projectEnv ?? hostEnv;
-      // An engine is checked by a dry run too (its binary, version, provider): that is what a dry run is for.
-      const chosen = input.dry_run && input.engine === undefined ? null : await engineForStart(input, conn.config, env);
+      // A dry run checks the engine (binary, version, provider) and, where the runtime runs them, the workers' programs too.
+      const chosen = await startEngine(input, conn.config, env);
       if (chosen?.step) onStep(chosen.step);
-      onStep(await runtimeStep(conn.config, env, !input.dry_run, { repo: conn.repo, api: conn.forge.actions() }));
+      onStep(await runtimeStep(conn.config, env, !input.dry_run, { repo: conn.repo, api: conn.forge.actions() }, chosen?.programs ?? []));
       this.hostBudget.set(await readHostConfig(stateDir(hostEnv)));
       if (input.dry_run || chosen === null) {
         return {

@@ -59,9 +59,16 @@ export interface WorkerSlot {
   dir: string;
 }
 
+/**
+ * Who wrote a line: the worker, or the runtime around it (a sandbox's banner). The lane keeps
+ * both; the words that explain a worker's death (the breaker, the board) are the worker's own.
+ */
+export type LineSource = "worker" | "runtime";
+
 /** Where a worker's output goes, line by line, while it is watched. */
 export interface OutputSink {
-  onLine: (stream: OutputStream, line: string) => void;
+  /** `source`: "runtime" for a line the runtime wrote into the worker's output; absent, the worker's. */
+  onLine: (stream: OutputStream, line: string, source?: LineSource) => void;
   /** The cap on what the runtime keeps of the output on disk (`worker.output_max_bytes`). */
   maxBytes?: number;
   /** Called after the runtime cut its copy of the output, with the bytes cut (all of them already delivered). */

@@ -6,10 +6,12 @@ import type { FleetConfig, RuntimeName } from "../../schemas/config.js";
 import { LocalRuntime } from "./local/runtime.js";
 import { SandboxRuntime } from "./sandbox/runtime.js";
 import { runtimeOf, runtimeStep } from "./sandbox/index.js";
+import type { ProgramToRun } from "./sandbox/preflight.js";
 import { ActionsRuntime, actionsStep, type ActionsReach } from "./actions/index.js";
 import type { RecordedWorker, WorkerRuntime } from "../runtime/port.js";
 
 export type { ActionsReach, RemoteGit } from "./actions/index.js";
+export type { ProgramToRun } from "./sandbox/preflight.js";
 export { workflowFile, type WorkflowFileOptions } from "./actions/workflow-file.js";
 
 const FACTORIES: { readonly [name in RuntimeName]: (reach: ActionsReach | null) => WorkerRuntime } = {
@@ -49,18 +51,28 @@ export function endAllWorkersNow(): number {
   return ended;
 }
 
+/** The name of the runtime in force: AFK_RUNTIME in the host's environment, else config `runtime`. */
+export function runtimeNameFor(config: FleetConfig, env?: Readonly<Record<string, string | undefined>>): RuntimeName {
+  return runtimeOf(config, env);
+}
+
 /** The runtime in force for a fleet: AFK_RUNTIME in the host's environment, else config `runtime` (sandbox/index.ts). */
 export function runtimeFor(config: FleetConfig, env?: Readonly<Record<string, string | undefined>>, reach: ActionsReach | null = null): WorkerRuntime {
   return workerRuntime(runtimeOf(config, env), reach);
 }
 
-/** The start's preflight and doctor line for the runtime in force; throws the refusal (with the install command, or `actions init`) when `refuse`. */
+/**
+ * The start's preflight and doctor line for the runtime in force; throws the refusal (with the
+ * install command, or `actions init`) when `refuse`, and, dry run too, when the runtime would not
+ * find a program the workers run (`programs`: as the start resolved them on this host).
+ */
 export async function runtimePreflight(
   config: FleetConfig,
   env: Readonly<Record<string, string | undefined>>,
   refuse: boolean,
   reach: Pick<ActionsReach, "repo" | "api"> | null = null,
+  programs: readonly ProgramToRun[] = [],
 ): Promise<string> {
   if (runtimeOf(config, env) === "actions") return actionsStep(config, reach, refuse);
-  return runtimeStep(config, env, refuse);
+  return runtimeStep(config, env, refuse, programs);
 }

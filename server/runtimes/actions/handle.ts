@@ -329,6 +329,7 @@ export class RunHandle implements WorkerHandle {
       this.input.output.onLine(
         "stderr",
         `afk: the tip the runner reported for ${branch} (${remote.slice(0, 12)}) is not on origin: the worktree is left at ${head.slice(0, 12)}`,
+        "runtime",
       );
       return;
     }
@@ -338,6 +339,7 @@ export class RunHandle implements WorkerHandle {
       this.input.output.onLine(
         "stderr",
         `afk: ${branch} on origin (${remote.slice(0, 12)}) does not continue this worktree's ${head.slice(0, 12)}: left as it is`,
+        "runtime",
       );
   }
 

@@ -179,7 +179,7 @@ export class ActionsRuntime implements WorkerRuntime {
       branch: record.branch,
       start: start || null,
       since: record.started_at,
-      say: (line) => output.onLine("stderr", line),
+      say: (line) => output.onLine("stderr", line, "runtime"),
     });
     this.guards.set(slot.issue, guard);
     const handle = new RunHandle({

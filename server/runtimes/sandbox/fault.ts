@@ -66,7 +66,7 @@ export async function unstarted(request: Pick<StartRequest, "slot" | "command" |
   await writeFault(sandboxDirOf(request.slot.dir), detail);
   const startedAt = Date.now();
   const line = `afk-mcp sandbox: ${FAULT_PREFIX}: ${detail}`;
-  request.output.onLine("stderr", line);
+  request.output.onLine("stderr", line, "runtime");
   const exited = Promise.resolve<WorkerExit>({ code: null, signal: null, durationMs: 0, killReason: null });
   return {
     id: `unstarted-${request.slot.issue}-${startedAt}`,

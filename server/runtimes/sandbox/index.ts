@@ -1,23 +1,25 @@
 // The sandbox runtime's two doors into today's code: `sandboxedWorker` wraps one worker's
 // command and environment at birth (server/fleet/worker-runs.ts), `runtimeStep` answers the
-// start's preflight and doctor (which runtime runs, or the refusal with the install command),
-// and `afterExit` carries a worker's last commits home after its exit. The rest of the folder:
-// plan.ts (the mounts), hosts.ts (the allowlist), proxy.ts, launcher.ts (the process that leads
-// the worker's group), private-git.ts (its own git dir), available.ts (the probe), fault.ts (a
-// sandbox that could not start).
+// start's preflight and doctor (which runtime runs, or the refusal with the install command, or
+// a program the sandbox would hide), and `afterExit` carries a worker's last commits home after
+// its exit. The rest of the folder: plan.ts (the mounts), worker-plan.ts (one worker's),
+// preflight.ts (the programs a worker runs, looked for inside: visible.ts, shown.ts), hosts.ts
+// (the allowlist), proxy.ts, launcher.ts (the process that leads the worker's group),
+// private-git.ts (its own git dir), available.ts (the probe), fault.ts (a sandbox that could not
+// start).
 import { copyFile, mkdir, readFile, rm, writeFile } from "node:fs/promises";
-import { homedir } from "node:os";
-import { basename, dirname, join } from "node:path";
+import { basename, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import type { FleetConfig } from "../../../schemas/config.js";
 import type { WorkerExit } from "../../runtime/port.js";
 import { UsageError } from "../../gh/errors.js";
-import { stateDir } from "../../paths.js";
-import { expandCommand, resolveShell, shellQuote } from "../../agent/shell.js";
+import { expandCommand, programOf, resolveShell, shellQuote } from "../../agent/shell.js";
 import { sandboxAvailability, sandboxAvailableNow } from "./available.js";
 import { SandboxStartFault, withSandboxFault } from "./fault.js";
 import { allowlistFor, loopbackPorts, parseHostRule, type HostRule } from "./hosts.js";
 import { bwrapArgs, sandboxEnv, sandboxPaths } from "./plan.js";
+import { planFor } from "./worker-plan.js";
+import { programsInSandbox, type ProgramToRun } from "./preflight.js";
 import { makePrivateGitDir, takeBack } from "./private-git.js";
 import { sandboxDirOf, type SandboxSpec } from "./spec.js";
 
@@ -38,8 +40,11 @@ export function runtimeOf(config: FleetConfig, env: Env = process.env): RuntimeN
   );
 }
 
-/** The preflight's line for the runtime; throws the refusal (with the install command) where the sandbox cannot run. */
-export async function runtimeStep(config: FleetConfig, env: Env, refuse: boolean): Promise<string> {
+/**
+ * The preflight's line for the runtime; throws the refusal (with the install command) where the
+ * sandbox cannot run, and, dry run or not, where it would hide a program the workers run (preflight.ts).
+ */
+export async function runtimeStep(config: FleetConfig, env: Env, refuse: boolean, programs: readonly ProgramToRun[] = []): Promise<string> {
   const runtime = runtimeOf(config, env);
   if (runtime === "local") return 'runtime local: workers run as this user, unconfined (config `runtime: "local"` or AFK_RUNTIME=local)';
   const available = await sandboxAvailability(env.PATH ?? process.env.PATH);
@@ -48,8 +53,11 @@ export async function runtimeStep(config: FleetConfig, env: Env, refuse: boolean
     if (refuse) throw new UsageError(`project_start refused: ${text}`);
     return text;
   }
+  const { refusals, shown } = programsInSandbox(config, env, programs);
+  if (refusals.length > 0) throw new UsageError(`project_start refused: ${refusals.join("; ")}`);
   const extra = config.sandbox.allow_hosts.length > 0 ? ` plus ${config.sandbox.allow_hosts.join(", ")}` : "";
-  return `runtime sandbox (${available.detail}): each worker sees only its worktree and its own HOME and git dir; network to its engine's API${extra}`;
+  const programsShown = shown.length > 0 ? `; shown read-only for the program it runs: ${shown.join(", ")}` : "";
+  return `runtime sandbox (${available.detail}): each worker sees only its worktree and its own HOME and git dir; network to its engine's API${extra}${programsShown}`;
 }
 
 export interface SandboxWorkerInput {
@@ -69,8 +77,6 @@ export interface SandboxWorkerInput {
 }
 
 const LAUNCHER = fileURLToPath(new URL("./launcher.js", import.meta.url));
-/** afk-mcp's own package, shown read-only: the demo's scripted worker runs from it. */
-const PACKAGE_ROOT = join(dirname(LAUNCHER), "..", "..", "..", "..");
 const PROXY_PORT = 3128;
 
 /**
@@ -96,25 +102,16 @@ export async function sandboxedWorker(input: SandboxWorkerInput): Promise<{ comm
   await mkdir(paths.home, { recursive: true, mode: 0o700 });
   const { common } = await makePrivateGitDir(input.worktree, input.branch, paths.gitDir, paths.dotGit);
   await copyFile(input.briefPath, join(paths.box, basename(input.briefPath)));
-  const home = [hostEnv.HOME, homedir()].filter((h): h is string => typeof h === "string" && h.startsWith("/"));
-  const state = stateDir(hostEnv as NodeJS.ProcessEnv);
-  const keepOut = [state, dirname(input.worktree), common];
+  const { home, keepOut, plan } = planFor(input.config, hostEnv, { worktree: input.worktree, runDir: input.runDir, sandboxDir, commonDir: common });
   const allowHosts = allowlistFor(input.engine, input.env, input.config.sandbox.allow_hosts);
   const rules = allowHosts.map(parseHostRule).filter((r): r is HostRule => r !== null);
   const spec: SandboxSpec = {
     bwrap: available.bwrap,
     socat: available.socat,
-    bwrapArgs: bwrapArgs({
-      worktree: input.worktree,
-      runDir: input.runDir,
-      sandboxDir,
-      commonDir: common,
-      deny: [...home, ...keepOut],
-      allowRead: [PACKAGE_ROOT, ...input.config.sandbox.allow_read],
-      allowWrite: input.config.sandbox.allow_write,
-    }),
+    bwrapArgs: bwrapArgs(plan),
     shell: resolveShell(input.env.SHELL),
     commandLine: expandCommand(input.command, input.briefPath),
+    program: programOf(input.command),
     allowHosts,
     forwardPorts: loopbackPorts(rules),
     proxyPort: PROXY_PORT,

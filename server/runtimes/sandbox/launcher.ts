@@ -10,15 +10,16 @@
 // (fault.ts): the attempt is the sandbox's failure, not the worker's. Killing the group ends it
 // all: bubblewrap's --die-with-parent and its PID namespace take every process inside along.
 import { spawn } from "node:child_process";
-import { mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync, statSync, lstatSync, type Stats } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { dirname, join } from "node:path";
 import type { Server } from "node:net";
 import { parseHostRule, loopbackPorts, type HostRule } from "./hosts.js";
-import { pathEntriesToShow, targetDirOf, within } from "./plan.js";
+import { withShown } from "./plan.js";
+import { shownPaths } from "./shown.js";
 import { startForward, startProxy } from "./proxy.js";
 import { takeBack } from "./private-git.js";
 import { writeFault } from "./fault.js";
-import type { SandboxSpec } from "./spec.js";
+import { bannerLine, type SandboxSpec } from "./spec.js";
 
 // Inside: serve the sockets on 127.0.0.1, wait until they listen, then run the command. Every
 // value is a positional argument, never text in the script. Bubblewrap's own stderr is a pipe to
@@ -40,32 +41,6 @@ const EARLY_MAX_BYTES = 4_096;
 
 /** Whether the worker's command started, and whether the group was signalled before it did (a stop, not a fault). */
 const seen = { started: false, signalled: false };
-
-function shownPaths(spec: SandboxSpec): string[] {
-  const shown = new Set<string>();
-  for (const entry of pathEntriesToShow(process.env.PATH ?? "", spec.showPathUnder, spec.keepOut)) {
-    shown.add(entry);
-    let names: string[] = [];
-    try {
-      names = readdirSync(entry).slice(0, 500);
-    } catch {
-      continue;
-    }
-    for (const name of names) {
-      let seen: Stats;
-      try {
-        seen = lstatSync(join(entry, name));
-        if (!seen.isSymbolicLink()) continue;
-        const real = realpathSync(join(entry, name));
-        if (!spec.keepOut.some((k) => within(real, k))) shown.add(statSync(real).isDirectory() ? real : targetDirOf(real));
-      } catch {
-        // a dangling link shows nothing
-      }
-    }
-  }
-  // Never a denied directory itself or one above it (a link to a file right in the home would name the home).
-  return [...shown].filter((path) => !spec.showPathUnder.some((d) => within(d, path)));
-}
 
 async function main(): Promise<number> {
   const specPath = process.argv[2];
@@ -93,8 +68,8 @@ async function main(): Promise<number> {
     const env: Record<string, string> = {};
     for (const [name, value] of Object.entries(process.env)) if (value !== undefined && !spec.env.unset.includes(name)) env[name] = value;
     Object.assign(env, spec.env.set);
-    const args = [...spec.bwrapArgs];
-    for (const path of shownPaths(spec)) args.splice(args.indexOf("--chdir"), 0, "--ro-bind-try", path, path);
+    const shown = shownPaths({ pathVar: process.env.PATH ?? "", showPathUnder: spec.showPathUnder, keepOut: spec.keepOut, program: spec.program ?? null });
+    const args = withShown(spec.bwrapArgs, shown);
     args.push(
       "--bind",
       sockets,
@@ -111,7 +86,7 @@ async function main(): Promise<number> {
       spec.shell,
       spec.commandLine,
     );
-    process.stderr.write(`afk-mcp sandbox: bubblewrap; writable: the worktree; network: ${spec.allowHosts.join(", ") || "none"}\n`);
+    process.stderr.write(`${bannerLine(spec.allowHosts)}\n`);
     // The launcher is the worker's process (the local runtime starts it as the worker command):
     // its stdin is the brief and its stdout and stderr are the worker's output files, never the
     // MCP stream, so bwrap gets exactly those (stderr as fd 4, see INNER) and nothing of the host process.

@@ -97,6 +97,13 @@ export function bwrapArgs(input: PlanInput): string[] {
   return args;
 }
 
+/** The plan's arguments with `shown` bound again read-only, after the denials and before the working directory (shown.ts). */
+export function withShown(args: readonly string[], shown: readonly string[]): string[] {
+  const out = [...args];
+  for (const path of shown) out.splice(out.indexOf("--chdir"), 0, "--ro-bind-try", path, path);
+  return out;
+}
+
 /**
  * The variables the sandbox changes: its own HOME and /tmp, the proxy for every client that
  * honours the usual variables, loopback left direct (the forwarders serve it). XDG base

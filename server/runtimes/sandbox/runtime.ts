@@ -6,6 +6,7 @@
 import type { AdoptedWorker, OutputSink, RecordedWorker, StartRequest, WorkerExit, WorkerHandle, WorkerRuntime, WorkerSlot } from "../../runtime/port.js";
 import { afterExit, sandboxedWorker } from "./index.js";
 import { unstarted } from "./fault.js";
+import { BANNER_PREFIX } from "./spec.js";
 
 /** The local handle, named for this runtime, whose exit waits for the take-back (and says when the sandbox could not start). */
 function takingBack(handle: WorkerHandle, runDir: string): WorkerHandle {
@@ -23,6 +24,14 @@ function takingBack(handle: WorkerHandle, runDir: string): WorkerHandle {
     lastOutputAt: () => handle.lastOutputAt(),
     tail: () => handle.tail(),
     running: () => handle.running(),
+  };
+}
+
+/** The sink with the launcher's banner marked as the runtime's line: the worker lane keeps it, the breaker and the board never quote it. */
+function marked(sink: OutputSink): OutputSink {
+  return {
+    ...sink,
+    onLine: (stream, line, source) => sink.onLine(stream, line, source ?? (stream === "stderr" && line.startsWith(BANNER_PREFIX) ? "runtime" : "worker")),
   };
 }
 
@@ -46,11 +55,11 @@ export class SandboxRuntime implements WorkerRuntime {
     }).catch((error: unknown) => ({ cannotStart: error }));
     // A sandbox that cannot start is this attempt's fault (fault.ts), not a birth that never happened.
     if ("cannotStart" in boxed) return takingBack(await unstarted(request, boxed.cannotStart), request.slot.dir);
-    return takingBack(await this.local.start({ ...request, command: boxed.command, env: boxed.env }), request.slot.dir);
+    return takingBack(await this.local.start({ ...request, command: boxed.command, env: boxed.env, output: marked(request.output) }), request.slot.dir);
   }
 
   async adopt(slot: WorkerSlot, output: (attempt: number) => OutputSink): Promise<AdoptedWorker | null> {
-    const adopted = await this.local.adopt(slot, output);
+    const adopted = await this.local.adopt(slot, (attempt) => marked(output(attempt)));
     return adopted && { ...adopted, handle: takingBack(adopted.handle, slot.dir) };
   }
 

@@ -13,6 +13,8 @@ export interface SandboxSpec {
   /** The shell that runs the command inside, and the command (`{brief}` already expanded). */
   shell: string;
   commandLine: string;
+  /** The command's program (visible.ts, programOf): shown read-only when it lies under the home (shown.ts). */
+  program?: string | null;
   /** Hosts the proxy lets through: `host`, `host:port`, `*.domain` (see hosts.ts). */
   allowHosts: string[];
   /** Loopback ports of allowed hosts, forwarded into the sandbox so that 127.0.0.1:port works as on the host. */
@@ -44,4 +46,11 @@ export interface TakeBack {
 /** The file beside a run directory that names the sandbox of its current worker. */
 export function sandboxDirOf(issueRunDir: string): string {
   return `${issueRunDir}.sandbox`;
+}
+
+/** The launcher's first line on the worker's stderr: the runtime's, not the worker's (the breaker never quotes it). */
+export const BANNER_PREFIX = "afk-mcp sandbox: bubblewrap; ";
+
+export function bannerLine(allowHosts: readonly string[]): string {
+  return `${BANNER_PREFIX}writable: the worktree; network: ${allowHosts.join(", ") || "none"}`;
 }
