@@ -3,7 +3,8 @@
 // every answer is rebuilt from GitHub.
 import { createHash } from "node:crypto";
 import { hostname } from "node:os";
-import { runtimePreflight as runtimeStep } from "../runtimes/registry.js";
+import { runtimeOf, runtimePreflight as runtimeStep } from "../runtimes/registry.js";
+import { fileAtBase } from "./actions-init.js";
 import type {
   CallerAccess,
   FinalReport,
@@ -293,15 +294,22 @@ export class FleetHost implements Host {
       // An engine is checked by a dry run too (its binary, version, provider): that is what a dry run is for.
       const chosen = input.dry_run && input.engine === undefined ? null : await engineForStart(input, conn.config, env);
       if (chosen?.step) onStep(chosen.step);
-      onStep(await runtimeStep(conn.config, env, !input.dry_run, { repo: conn.repo, api: conn.forge.actions() }));
+      const runtimeLine = await runtimeStep(conn.config, env, !input.dry_run, {
+        repo: conn.repo,
+        api: conn.forge.actions(),
+        fileAtBase: (path) => fileAtBase(conn, path),
+      });
+      onStep(runtimeLine);
+      // A workflow run's worker is not this host's: its line (which afk-mcp the step runs, whether the registry has it) goes in the answer.
+      const runtimeNote = runtimeOf(conn.config, env) === "actions" ? `; ${runtimeLine}` : "";
       this.hostBudget.set(await readHostConfig(stateDir(hostEnv)));
       if (input.dry_run || chosen === null) {
         return {
           registration: null,
           plan: pagePlan(plan, false),
           message: failed.length
-            ? `dry run: ${failed.length} precondition(s) fail: ${failed.map((p) => p.message).join("; ")}`
-            : "dry run: a start would be accepted; nothing was done",
+            ? `dry run: ${failed.length} precondition(s) fail: ${failed.map((p) => p.message).join("; ")}${runtimeNote}`
+            : `dry run: a start would be accepted; nothing was done${runtimeNote}`,
         };
       }
       if (!preconditionsPass(plan.preconditions)) {
@@ -330,7 +338,7 @@ export class FleetHost implements Host {
       return {
         registration: registrationView(project),
         plan: pagePlan(plan, false),
-        message: `started ${conn.repo}: up to ${registration.target} worker(s); ${registration.autoMerge ? "green PRs land unattended" : "merges are held (start with auto_merge: true to land)"}`,
+        message: `started ${conn.repo}: up to ${registration.target} worker(s); ${registration.autoMerge ? "green PRs land unattended" : "merges are held (start with auto_merge: true to land)"}${runtimeNote}`,
       };
     } finally {
       this.starting.delete(key);
