@@ -4,14 +4,15 @@
 // a scratch repository with git plumbing (no checkout, no working tree), pushed with the token
 // as a scoped header. Idempotent: a workflow already on the base, or an open PR for it, is said
 // so instead of proposed twice. Each answer says which afk-mcp the worker step runs and whether
-// the npm registry has that version (runtimes/actions/worker-pin.ts).
+// the npm registry has that version (runtimes/actions/worker-pin.ts); the start's runtime line
+// says the same of the workflow on the base.
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { UsageError } from "../gh/errors.js";
 import { git, gitRaw, type GitAuth } from "../gh/git.js";
 import type { RepoConnection } from "../gh/repo-connection.js";
-import { checkWorkerPin, workflowFile, type WorkflowFileOptions } from "../runtimes/registry.js";
+import { checkWorkerPin, runtimeOf, runtimePreflight, workflowFile, type WorkflowFileOptions } from "../runtimes/registry.js";
 import { version } from "../version.js";
 
 export const INIT_BRANCH = "afk/actions-init";
@@ -56,6 +57,22 @@ const IDENTITY = {
   GIT_COMMITTER_NAME: "afk-mcp",
   GIT_COMMITTER_EMAIL: "afk-mcp@users.noreply.github.com",
 };
+
+/**
+ * The start's runtime line (the preflight's, told to `onStep`; throws its refusal when `refuse`),
+ * and what of it the start's answer repeats: for runtime "actions", whose workers are not this
+ * host's, the whole line (which afk-mcp the step runs, and whether the registry has it).
+ */
+export async function startRuntimeLine(
+  conn: RepoConnection,
+  env: Readonly<Record<string, string | undefined>>,
+  refuse: boolean,
+  onStep: (line: string) => void,
+): Promise<string> {
+  const line = await runtimePreflight(conn.config, env, refuse, { repo: conn.repo, api: conn.forge.actions(), fileAtBase: (path) => fileAtBase(conn, path) });
+  onStep(line);
+  return runtimeOf(conn.config, env) === "actions" ? `; ${line}` : "";
+}
 
 /** `env`: where the npm registry's URL is read (`npm_config_registry`). */
 export async function actionsInit(

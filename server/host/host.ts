@@ -3,8 +3,7 @@
 // every answer is rebuilt from GitHub.
 import { createHash } from "node:crypto";
 import { hostname } from "node:os";
-import { runtimeOf, runtimePreflight as runtimeStep } from "../runtimes/registry.js";
-import { fileAtBase } from "./actions-init.js";
+import { startRuntimeLine } from "./actions-init.js";
 import type {
   CallerAccess,
   FinalReport,
@@ -294,14 +293,7 @@ export class FleetHost implements Host {
       // An engine is checked by a dry run too (its binary, version, provider): that is what a dry run is for.
       const chosen = input.dry_run && input.engine === undefined ? null : await engineForStart(input, conn.config, env);
       if (chosen?.step) onStep(chosen.step);
-      const runtimeLine = await runtimeStep(conn.config, env, !input.dry_run, {
-        repo: conn.repo,
-        api: conn.forge.actions(),
-        fileAtBase: (path) => fileAtBase(conn, path),
-      });
-      onStep(runtimeLine);
-      // A workflow run's worker is not this host's: its line (which afk-mcp the step runs, whether the registry has it) goes in the answer.
-      const runtimeNote = runtimeOf(conn.config, env) === "actions" ? `; ${runtimeLine}` : "";
+      const runtimeNote = await startRuntimeLine(conn, env, !input.dry_run, onStep);
       this.hostBudget.set(await readHostConfig(stateDir(hostEnv)));
       if (input.dry_run || chosen === null) {
         return {

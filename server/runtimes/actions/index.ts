@@ -2,7 +2,9 @@
 // refusal naming `afk-mcp actions init`), and the pieces the CLI uses (the workflow file, the
 // runner's `afk-mcp worker`). The folder: runtime.ts (the port), handle.ts (one run watched),
 // reach.ts (what the fleet hands over, the shared run-ref reader), beat.ts (the heartbeat both
-// sides speak), runner-worker.ts (the runner's side), workflow-file.ts (what `actions init` writes).
+// sides speak), runner-worker.ts (the runner's side), workflow-file.ts (what `actions init` writes),
+// worker-pin.ts (which afk-mcp its step runs, and whether the registry has it), run-failure.ts
+// (why a run failed without the worker's last beat: its failing step and the end of its log).
 import type { FleetConfig } from "../../../schemas/config.js";
 import { UsageError } from "../../gh/errors.js";
 import type { ActionsReach } from "./reach.js";
