@@ -6,7 +6,7 @@
 // registry is said, never a refusal.
 import { parseDocument } from "yaml";
 
-export const PACKAGE = "afk-mcp";
+const PACKAGE = "afk-mcp";
 const DEFAULT_REGISTRY = "https://registry.npmjs.org/";
 const TIMEOUT_MS = 5_000;
 
@@ -24,7 +24,7 @@ export interface RegistryAnswer {
 }
 
 /** The package spec a command runs (`npx -y afk-mcp@1.2.3 worker` → "1.2.3", `npx afk-mcp worker` → null), or undefined when it runs none of the registry's. */
-export function registrySpec(command: string): string | null | undefined {
+function registrySpec(command: string): string | null | undefined {
   const match = /(?:^|[\s"'])afk-mcp(?:@([^\s"';&|]+))?(?=[\s"';&|]|$)/.exec(command);
   if (!match || !/\b(?:npx|npm\s+exec|pnpm\s+dlx|bunx|yarn\s+dlx)\b/.test(command)) return undefined;
   return match[1] ?? null;
@@ -96,7 +96,7 @@ export async function askRegistry(spec: string | null, env: Readonly<Record<stri
 }
 
 /** One sentence on what the step runs and what the registry said. */
-export function describePin(pin: WorkerPin, answer: RegistryAnswer | null): string {
+function describePin(pin: WorkerPin, answer: RegistryAnswer | null): string {
   if (pin.kind === "none") return "the workflow has no step running `afk-mcp worker` that could be found: its runs may not start a worker";
   if (pin.kind === "own") return `the worker step runs \`${pin.command}\`, not a registry package: no version to check`;
   const what = pin.spec === null ? `${PACKAGE} unpinned (the registry's latest at each run)` : `${PACKAGE}@${pin.spec}`;
