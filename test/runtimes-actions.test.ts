@@ -141,7 +141,10 @@ describe("workers on the local forge's Actions runner (real afk-mcp worker, real
       // What the dead and the cancelled runs had pushed was kept and continued by the next attempt.
       for (const n of [die, cancel]) assert.equal((await git(forge.bareRepo, "show", `main:partial-${n}.txt`)).stdout.trim(), `partial for ${n}`);
       // Each fault's reason is on the issue's board (and in the supervisor lane); no other issue was blamed.
-      assert.match(await comments(forge, die), /Attempt 1 failed: workflow run \d+ ended \(failure\) without the worker's last beat: the runner died/);
+      assert.match(
+        await comments(forge, die),
+        /Attempt 1 failed: step "afk-mcp worker" failed \(exit code \d+\) without the worker's last beat, workflow run \d+; its log ends: /,
+      );
       assert.match(await comments(forge, cancel), /Attempt 1 failed: workflow run \d+ was cancelled outside the fleet/);
       assert.match(
         await comments(forge, hostile),

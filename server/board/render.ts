@@ -159,7 +159,7 @@ export function renderBoard(input: BoardInput): string {
     // Its work conflicts with other in-flight work (fleet-written, naming issues and paths).
     if (input.conflict) lines.push(`> ${escapeText(input.conflict)}`, "");
     // Why the last attempt failed (fleet-written: a runner's fault, a red gate, a hang).
-    if (input.failed) lines.push(`Attempt ${input.failed.attempt} failed: ${escapeInline(input.failed.why.slice(0, 600))}`, "");
+    if (input.failed) lines.push(`Attempt ${input.failed.attempt} failed: ${escapeInline(input.failed.why, 600)}`, "");
     const words = quoted(input.failed?.lastWords, LAST_WORDS_CHARS);
     if (words.length > 0) lines.push("The worker's last lines:", "", ...words, "");
     // What the runtime set right without spending an attempt (fleet-written).
@@ -473,9 +473,9 @@ function stateIcon(state: string): string {
 }
 
 /** Text for a table cell or link label: one line, markdown and HTML inert, bounded. */
-function escapeInline(text: string): string {
+function escapeInline(text: string, max = 100): string {
   const line = text.replace(/[\r\n\t]+/g, " ").trim();
-  const cut = line.length > 100 ? `${line.slice(0, 99)}…` : line;
+  const cut = line.length > max ? `${line.slice(0, max - 1)}…` : line;
   return cut
     .replace(/&/g, "&amp;")
     .replace(/</g, "&lt;")

@@ -1,10 +1,11 @@
 // The GitHub Actions REST calls the `actions` runtime makes (server/runtimes/actions/): read a
-// workflow, dispatch it with the run id returned, read and cancel a run, list its jobs, and list
-// the repository's recent pushes (who moved which ref). Every GET goes through the client's
+// workflow, dispatch it with the run id returned, read and cancel a run, list its jobs, read the
+// end of a job's log, and list the repository's recent pushes (who moved which ref). Every GET goes through the client's
 // conditional fetch (etag-cache.ts): a run polled while unchanged answers 304 and costs no
 // rate limit, which is what keeps twenty runs in flight under thirty requests a worker-hour.
 import type { RepoSlug } from "./forge.js";
 import { ForgeError } from "./errors.js";
+import { tailBytes } from "../text/text.js";
 
 export type RunStatus = "queued" | "in_progress" | "completed" | "waiting" | "requested" | "pending";
 
@@ -163,6 +164,41 @@ export class ActionsApi {
   }
 
   /**
+   * The last `maxBytes` of a job's plain-text log (GitHub answers a redirect to where it is kept,
+   * which fetch follows without the token), or null when GitHub has none (expired, or no such
+   * job). Read as a stream: only the tail is kept, however long the job ran.
+   */
+  async jobLogTail(jobId: number, maxBytes: number): Promise<{ text: string; cut: boolean } | null> {
+    let body: unknown;
+    try {
+      // One request (and its redirect), read only when a run failed without the worker's last beat.
+      body = await this.call<unknown>(
+        "GET /repos/{owner}/{repo}/actions/jobs/{job_id}/logs",
+        { job_id: jobId, request: { parseSuccessResponseBody: false } },
+        `read the log of job ${jobId}`,
+      );
+    } catch (error) {
+      if (error instanceof ForgeError && (error.status === 404 || error.status === 410)) return null;
+      throw error;
+    }
+    if (typeof body === "string") return keepTail(body, maxBytes);
+    if (!body || typeof (body as AsyncIterable<unknown>)[Symbol.asyncIterator] !== "function") return null;
+    const chunks: Buffer[] = [];
+    let held = 0;
+    let cut = false;
+    for await (const chunk of body as AsyncIterable<Uint8Array>) {
+      chunks.push(Buffer.from(chunk));
+      held += chunk.byteLength;
+      // Drop whole chunks from the front while the rest still holds the tail.
+      while (chunks.length > 1 && held - chunks[0]!.byteLength >= maxBytes) {
+        held -= chunks.shift()!.byteLength;
+        cut = true;
+      }
+    }
+    return keepTail(Buffer.concat(chunks).toString("utf8"), maxBytes, cut);
+  }
+
+  /**
    * The repository's pushes by `actor`, newest first, back to `since` (epoch ms; a page of 100 at
    * a time, at most `maxPages`: twenty runs' beats alone are a hundred pushes in five minutes);
    * `ref`: onto that ref only (then one page holds the latest 100 onto it).
@@ -199,6 +235,12 @@ export class ActionsApi {
     }
     return out;
   }
+}
+
+/** The last `maxBytes` of `text`, from a line's start (a cut line's rest says nothing). */
+function keepTail(text: string, maxBytes: number, cut = false): { text: string; cut: boolean } {
+  const tail = tailBytes(text, maxBytes);
+  return tail.cut || cut ? { text: tail.text.slice(tail.text.indexOf("\n") + 1), cut: true } : { text, cut: false };
 }
 
 function toRun(raw: RawRun): WorkflowRun {

@@ -105,7 +105,8 @@ export class ConditionalFetch {
     this.counters.counted += 1;
 
     const etag = response.headers.get("etag");
-    if (key && response.status === 200 && etag) {
+    // JSON answers only: a job's log (plain text, megabytes) is read once and streamed, never kept.
+    if (key && response.status === 200 && etag && /\bjson\b/i.test(response.headers.get("content-type") ?? "")) {
       const body = await response.text();
       const stored: Entry = {
         etag,

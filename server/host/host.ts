@@ -3,7 +3,7 @@
 // every answer is rebuilt from GitHub.
 import { createHash } from "node:crypto";
 import { hostname } from "node:os";
-import { runtimePreflight as runtimeStep } from "../runtimes/registry.js";
+import { startRuntimeLine } from "./actions-init.js";
 import type {
   CallerAccess,
   FinalReport,
@@ -292,15 +292,15 @@ export class FleetHost implements Host {
       // A dry run checks the engine (binary, version, provider) and, where the runtime runs them, the workers' programs too.
       const chosen = await startEngine(input, conn.config, env);
       if (chosen?.step) onStep(chosen.step);
-      onStep(await runtimeStep(conn.config, env, !input.dry_run, { repo: conn.repo, api: conn.forge.actions() }, chosen?.programs ?? []));
+      const runtimeNote = await startRuntimeLine(conn, env, !input.dry_run, onStep, chosen?.programs ?? []);
       this.hostBudget.set(await readHostConfig(stateDir(hostEnv)));
       if (input.dry_run || chosen === null) {
         return {
           registration: null,
           plan: pagePlan(plan, false),
           message: failed.length
-            ? `dry run: ${failed.length} precondition(s) fail: ${failed.map((p) => p.message).join("; ")}`
-            : "dry run: a start would be accepted; nothing was done",
+            ? `dry run: ${failed.length} precondition(s) fail: ${failed.map((p) => p.message).join("; ")}${runtimeNote}`
+            : `dry run: a start would be accepted; nothing was done${runtimeNote}`,
         };
       }
       if (!preconditionsPass(plan.preconditions)) {
@@ -329,7 +329,7 @@ export class FleetHost implements Host {
       return {
         registration: registrationView(project),
         plan: pagePlan(plan, false),
-        message: `started ${conn.repo}: up to ${registration.target} worker(s); ${registration.autoMerge ? "green PRs land unattended" : "merges are held (start with auto_merge: true to land)"}`,
+        message: `started ${conn.repo}: up to ${registration.target} worker(s); ${registration.autoMerge ? "green PRs land unattended" : "merges are held (start with auto_merge: true to land)"}${runtimeNote}`,
       };
     } finally {
       this.starting.delete(key);

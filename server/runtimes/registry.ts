@@ -7,11 +7,13 @@ import { LocalRuntime } from "./local/runtime.js";
 import { SandboxRuntime } from "./sandbox/runtime.js";
 import { runtimeOf, runtimeStep } from "./sandbox/index.js";
 import type { ProgramToRun } from "./sandbox/preflight.js";
-import { ActionsRuntime, actionsStep, type ActionsReach } from "./actions/index.js";
+import { ActionsRuntime, actionsStep, type ActionsLook, type ActionsReach } from "./actions/index.js";
 import type { RecordedWorker, WorkerRuntime } from "../runtime/port.js";
 
-export type { ActionsReach, RemoteGit } from "./actions/index.js";
+export type { ActionsLook, ActionsReach, RemoteGit } from "./actions/index.js";
 export type { ProgramToRun } from "./sandbox/preflight.js";
+export { checkWorkerPin } from "./actions/index.js";
+export { runtimeOf } from "./sandbox/index.js";
 export { workflowFile, type WorkflowFileOptions } from "./actions/workflow-file.js";
 
 const FACTORIES: { readonly [name in RuntimeName]: (reach: ActionsReach | null) => WorkerRuntime } = {
@@ -70,9 +72,9 @@ export async function runtimePreflight(
   config: FleetConfig,
   env: Readonly<Record<string, string | undefined>>,
   refuse: boolean,
-  reach: Pick<ActionsReach, "repo" | "api"> | null = null,
+  reach: ActionsLook | null = null,
   programs: readonly ProgramToRun[] = [],
 ): Promise<string> {
-  if (runtimeOf(config, env) === "actions") return actionsStep(config, reach, refuse);
+  if (runtimeOf(config, env) === "actions") return actionsStep(config, reach, refuse, env);
   return runtimeStep(config, env, refuse, programs);
 }

@@ -26,8 +26,11 @@ export const ACTIONS_CONFIG = {
   pacing: { busy_seconds: 5, idle_seconds: 5, long_idle_seconds: 5 },
 };
 
-/** `afk-mcp actions init` proposes the workflow on a branch of its own; the test merges its PR; a second init finds it present. */
-export async function initWorkflow(forge: TestForge, dir: string): Promise<void> {
+/**
+ * `afk-mcp actions init` proposes the workflow on a branch of its own; the test merges its PR; a
+ * second init finds it present. `setup`: steps before the worker's (`--setup`).
+ */
+export async function initWorkflow(forge: TestForge, dir: string, setup: string[] = []): Promise<void> {
   const init = async () =>
     actionsInit(
       await connect({
@@ -35,7 +38,7 @@ export async function initWorkflow(forge: TestForge, dir: string): Promise<void>
         env: { GITHUB_API_URL: forge.apiUrl, GITHUB_TOKEN: forge.token, AFK_STATE_DIR: join(dir, "init-state") },
         logger: silentLogger,
       }),
-      { worker: WORKER },
+      { worker: WORKER, ...(setup.length > 0 ? { setup } : {}) },
     );
   const proposed = await init();
   assert.equal(proposed.status, "proposed", proposed.message);

@@ -12,6 +12,7 @@ import type { OutputSink, TailLine, WorkerExit, WorkerHandle, WorkerObservation 
 import type { WorkflowRun } from "../../gh/actions-api.js";
 import { readBeats, type BeatFacts } from "./beat.js";
 import { BranchGuard } from "./guard.js";
+import { describeRunFailure, readRunFailure } from "./run-failure.js";
 import { localRunRef, type ActionsReach, type RunListing, type RunRefReader } from "./reach.js";
 
 /** Who a run's token pushes as on GitHub (and on the local forge). */
@@ -222,12 +223,7 @@ export class RunHandle implements WorkerHandle {
       for (const beat of await readBeats(reach.git.dir, tip, this.seen, reader.known(issue, tip))) {
         if (beat.facts.run_id !== this.input.runId || beat.facts.issue !== issue) continue;
         guard.beat(beat.facts);
-        for (const line of beat.output) {
-          const stream = line.s === "o" ? "stdout" : "stderr";
-          this.input.output.onLine(stream, line.l);
-          this.lines.push({ stream, line: line.l, at: line.t || Date.now() });
-          if (this.lines.length > TAIL_MAX) this.lines.shift();
-        }
+        for (const line of beat.output) this.deliver(line.s === "o" ? "stdout" : "stderr", line.l, line.t || Date.now());
         if (beat.facts.dropped > 0) this.input.output.onTruncated?.("stdout", beat.facts.dropped);
         this.beatAt = Date.now();
         this.lastOutput = Math.max(this.lastOutput, Date.parse(beat.facts.activity_at) || 0);
@@ -245,6 +241,13 @@ export class RunHandle implements WorkerHandle {
     } catch (error) {
       this.why = `cannot read the runner's beats: ${(error as Error).message}`;
     }
+  }
+
+  /** A line of the worker's output, to the fleet's sink and the tail. */
+  private deliver(stream: "stdout" | "stderr", line: string, at: number): void {
+    this.input.output.onLine(stream, line);
+    this.lines.push({ stream, line, at });
+    if (this.lines.length > TAIL_MAX) this.lines.shift();
   }
 
   /** An adopted run: the beats an earlier host already delivered still tell the guard what the run pushed. */
@@ -267,7 +270,7 @@ export class RunHandle implements WorkerHandle {
     reader.unwatch(this.input.issue, branch);
     await this.bringBranchHome();
     if (this.verdict !== null) await writeFile(this.input.verdictPath, this.verdict, { mode: 0o600 }).catch(() => undefined);
-    if (this.fault === null) this.fault = this.stopReason === null ? this.faultOf(conclusion) : null;
+    if (this.fault === null) this.fault = this.stopReason === null ? await this.faultOf(conclusion) : null;
     const foreign = await this.foreignPushes().catch(() => ({ outside: [], cross: [] }));
     const refs = (list: string[]): string => `${list.slice(0, 3).join(", ")}${list.length > 3 ? ` and ${list.length - 3} more` : ""}`;
     const said: string[] = [];
@@ -294,7 +297,7 @@ export class RunHandle implements WorkerHandle {
   }
 
   /** Why a run that ended without the fleet's stop is not the worker's own end, or null. */
-  private faultOf(conclusion: string | null): { why: string; resume: boolean } | null {
+  private async faultOf(conclusion: string | null): Promise<{ why: string; resume: boolean } | null> {
     const id = this.input.runId;
     const keep = " (the next attempt continues from what it pushed)";
     if (conclusion === "cancelled")
@@ -303,12 +306,20 @@ export class RunHandle implements WorkerHandle {
         resume: true,
       };
     if (conclusion === "timed_out") return { why: `workflow run ${id} passed its job's timeout-minutes${keep}`, resume: true };
-    if (this.final === null)
+    if (this.final !== null) return null;
+    // The run says why: its failing step and the end of that job's log (two requests, once a run).
+    const when = this.beatAt === null && this.input.seen === null ? "before the worker's first beat" : "without the worker's last beat";
+    const failure = conclusion === "failure" ? await readRunFailure(this.input.reach.api, id) : null;
+    if (failure === null)
       return {
-        why: `workflow run ${id} ended (${conclusion ?? "no conclusion"}) without the worker's last beat: the runner died or a step before the worker failed${keep}`,
+        why: `workflow run ${id} ended (${conclusion ?? "no conclusion"}) ${when}: the runner died or a step before the worker failed${keep}`,
         resume: true,
       };
-    return null;
+    // The worker's output, as the run's log ends: status and the breaker quote the last line.
+    const said = describeRunFailure(failure, id, when);
+    this.input.output.onLine("stderr", `afk: ${said.head}${failure.lines.length > 0 ? "; the last lines of its log:" : ""}`);
+    for (const line of failure.lines) this.deliver("stderr", line, Date.now());
+    return { why: `${said.why}${keep}`, resume: true };
   }
 
   /**
