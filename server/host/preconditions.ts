@@ -26,6 +26,8 @@ export interface PreconditionFacts {
   landing?: LandingChoice | null;
   /** Whether landing is asked for (project_start's auto_merge); null: unknown (a plan). */
   autoMerge?: boolean | null;
+  /** The numbers the `issues` selectors name: how many, and those that are no issue here (state/named.ts). Absent: none named. */
+  named?: { count: number; absent: number[]; pulls: number[] } | null;
 }
 
 const ok = (name: string, message: string): Precondition => ({ name, ok: true, severity: "ok", message });
@@ -112,6 +114,15 @@ export function evaluatePreconditions(facts: PreconditionFacts): Precondition[] 
     else if (landing.severity === "warn") out.push(warn("landing", landing.message));
     else if (facts.autoMerge === true) out.push(fail("landing", landing.message));
     else out.push(warn("landing", `${landing.message} (merges are held, so nothing lands; a start with auto_merge: true is refused until then)`));
+  }
+  const named = facts.named;
+  if (named && named.count > 0) {
+    const wrong = [...named.absent.map((n) => `#${n} (no such issue in ${facts.repo})`), ...named.pulls.map((n) => `#${n} (a pull request, not an issue)`)];
+    out.push(
+      wrong.length > 0
+        ? fail("named_issues", `selectors name ${wrong.join(", ")}: fix selectors[].issues (a typo must not run the rest silently)`)
+        : ok("named_issues", `the ${named.count} number(s) the selectors name are issues of ${facts.repo}`),
+    );
   }
   const approvals = required?.approvals ?? 0;
   if (approvals > 0) {

@@ -8,6 +8,7 @@ import { SandboxRuntime } from "./sandbox/runtime.js";
 import { runtimeOf, runtimeStep } from "./sandbox/index.js";
 import { ActionsRuntime, actionsStep, type ActionsReach } from "./actions/index.js";
 import type { RecordedWorker, WorkerRuntime } from "../runtime/port.js";
+import { runtimeReach, type RuntimeReach } from "./sandbox/lets-through.js";
 
 export type { ActionsReach, RemoteGit } from "./actions/index.js";
 export { workflowFile, type WorkflowFileOptions } from "./actions/workflow-file.js";
@@ -63,4 +64,14 @@ export async function runtimePreflight(
 ): Promise<string> {
   if (runtimeOf(config, env) === "actions") return actionsStep(config, reach, refuse);
   return runtimeStep(config, env, refuse);
+}
+
+/** What the runtime in force lets a worker reach (sandbox/lets-through.ts), for the start's "will run". */
+export function runtimeReachFor(
+  config: FleetConfig,
+  hostEnv: Readonly<Record<string, string | undefined>>,
+  workerEnv: Readonly<Record<string, string | undefined>>,
+  engines: readonly (string | null)[],
+): RuntimeReach {
+  return runtimeReach(runtimeOf(config, hostEnv), config, hostEnv, workerEnv, engines);
 }

@@ -1,0 +1,48 @@
+// What the numbers an `issues` selector names are, when they are not among the open issues:
+// one read per number (a closed issue, a pull request, or nothing at all), for the plan's
+// reasons and the start's refusal of a number that is no issue (state/named.ts decides). A
+// number's kind never changes once it exists, so it is read once per connection; only an absent
+// one is read again.
+import type { Forge } from "../gh/forge.js";
+import { ForgeError } from "../gh/errors.js";
+import type { NumberKind } from "../state/named.js";
+
+/** Reads in flight at once: a long list of closed issues must not burst the rate limit. */
+const AT_ONCE = 8;
+
+export async function lookUpNamed(
+  forge: Pick<Forge, "getIssue">,
+  named: ReadonlyArray<{ number: number }>,
+  open: ReadonlySet<number>,
+  known: Map<number, "issue" | "pull">,
+): Promise<Map<number, NumberKind>> {
+  const kinds = new Map<number, NumberKind>();
+  const unread: number[] = [];
+  for (const { number } of named) {
+    if (open.has(number)) continue;
+    const kind = known.get(number);
+    if (kind) kinds.set(number, kind);
+    else unread.push(number);
+  }
+  for (let i = 0; i < unread.length; i += AT_ONCE) {
+    const batch = unread.slice(i, i + AT_ONCE);
+    const read = await Promise.all(
+      batch.map((n) =>
+        forge.getIssue(n).then(
+          (issue): NumberKind => (issue.isPull ? "pull" : "issue"),
+          (error: unknown): NumberKind => {
+            // Gone (410: deleted or transferred) is as absent as never there.
+            if (error instanceof ForgeError && (error.kind === "not_found" || error.status === 410)) return "absent";
+            throw error;
+          },
+        ),
+      ),
+    );
+    batch.forEach((n, j) => {
+      const kind = read[j]!;
+      kinds.set(n, kind);
+      if (kind !== "absent") known.set(n, kind);
+    });
+  }
+  return kinds;
+}
