@@ -292,7 +292,7 @@ export function describeSelector(selector: Selector, readyLabel: string = DEFAUL
   const label = selector.label === undefined ? readyLabel : selector.label;
   if (label !== null) parts.push(`label ${label}`);
   if (selector.issues != null)
-    parts.push(`issues ${selector.issues.map((n) => `#${n}`).join(",") || "(none)"}${selector.blockers === false ? "" : " and their open blockers"}`);
+    parts.push(`issues ${selector.issues.map((n) => `#${n}`).join(",") || "(none)"}${selector.blockers === false ? "" : " and their ready open blockers"}`);
   if (selector.tags != null && selector.tags.length > 0) parts.push(`tags ${selector.tags.join("+")}`);
   if (selector.user != null) parts.push(`user ${selector.user}`);
   if (selector.epic != null) parts.push(`epic #${selector.epic}`);
