@@ -206,3 +206,25 @@ describe("what the sandbox lets through", () => {
     assert.equal(runtimeReach("local", config, {}, {}, [null]).unconfined, true);
   });
 });
+
+describe("a start says it too, and a resize refuses a typo as a start does", () => {
+  it("the start's answer lists the named issue that will not run; a resize naming an absent issue is refused", async () => {
+    const started = await client.callTool({
+      name: "project_start",
+      arguments: { repo: "afk/demo", worker_command: "sleep 5", target: 1, selectors: [{ issues: [n.last, n.closed] }] },
+    });
+    try {
+      assert.notEqual(started.isError, true, textOf(started));
+      assert.match((started.structuredContent as { message: string }).message, new RegExp(`1 named issue\\(s\\) will not run now: #${n.closed} \\(closed\\)`));
+      assert.deepEqual(
+        (started.structuredContent as { plan: PlanOutput }).plan.named.map((s) => s.number),
+        [n.closed],
+      );
+      const resized = await client.callTool({ name: "project_resize", arguments: { repo: "afk/demo", selectors: [{ issues: [n.first, 99] }] } });
+      assert.equal(resized.isError, true, textOf(resized));
+      assert.match(textOf(resized), /project_resize refused: selectors name #99 \(no such issue in afk\/demo\)/);
+    } finally {
+      await client.callTool({ name: "project_stop", arguments: { repo: "afk/demo", stop_workers: true } });
+    }
+  });
+});

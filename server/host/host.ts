@@ -52,6 +52,7 @@ import { planFor, type RepoAccess } from "./repo-access.js";
 import { parseSlug, formatSlug, repoKey } from "../gh/slug.js";
 import { abandon, handOver } from "./leaving.js";
 import { assessRun, dryRunMessage, namedNote, refuseStart } from "./run-outline.js";
+import { refuseNamedTypos } from "./named-lookup.js";
 import { newFleet, refuseIfRunning, registrationRow, type RegistrationRow } from "./new-fleet.js";
 import { readHostConfig } from "./host-config.js";
 import { HostBudget } from "../fleet/host-budget.js";
@@ -337,6 +338,8 @@ export class FleetHost implements Host {
     const input = await this.resolved(given);
     const running = this.requireRunning(input.repo, "project_resize");
     const was = { target: running.project.registration.target, command: running.project.registration.workerCommand };
+    const { connected } = running;
+    if (input.selectors) await refuseNamedTypos(connected.conn.forge, connected.conn.repo, input.selectors, (connected.numberKinds ??= new Map()));
     running.project.resize({
       target: input.target,
       workerCommand: input.worker_command,

@@ -5,7 +5,10 @@
 // one is read again.
 import type { Forge } from "../gh/forge.js";
 import { ForgeError } from "../gh/errors.js";
-import type { NumberKind } from "../state/named.js";
+import { namedNumbers, notIssues, type NumberKind } from "../state/named.js";
+import type { Selector } from "../state/selectors.js";
+import { UsageError } from "../gh/errors.js";
+import { namedTypos } from "./preconditions.js";
 
 /** Reads in flight at once: a long list of closed issues must not burst the rate limit. */
 const AT_ONCE = 8;
@@ -45,4 +48,17 @@ export async function lookUpNamed(
     });
   }
   return kinds;
+}
+
+/** A resize's new selectors: a number that is no issue refuses it, as it refuses a start (each number read once per connection). */
+export async function refuseNamedTypos(
+  forge: Pick<Forge, "getIssue">,
+  repo: string,
+  selectors: readonly Selector[],
+  known: Map<number, "issue" | "pull">,
+): Promise<void> {
+  const named = namedNumbers(selectors);
+  if (named.length === 0) return;
+  const wrong = namedTypos(repo, notIssues(named, await lookUpNamed(forge, named, new Set(), known)));
+  if (wrong !== null) throw new UsageError(`project_resize refused: ${wrong}`);
 }

@@ -117,12 +117,8 @@ export function evaluatePreconditions(facts: PreconditionFacts): Precondition[] 
   }
   const named = facts.named;
   if (named && named.count > 0) {
-    const wrong = [...named.absent.map((n) => `#${n} (no such issue in ${facts.repo})`), ...named.pulls.map((n) => `#${n} (a pull request, not an issue)`)];
-    out.push(
-      wrong.length > 0
-        ? fail("named_issues", `selectors name ${wrong.join(", ")}: fix selectors[].issues (a typo must not run the rest silently)`)
-        : ok("named_issues", `the ${named.count} number(s) the selectors name are issues of ${facts.repo}`),
-    );
+    const wrong = namedTypos(facts.repo, named);
+    out.push(wrong !== null ? fail("named_issues", wrong) : ok("named_issues", `the ${named.count} number(s) the selectors name are issues of ${facts.repo}`));
   }
   const approvals = required?.approvals ?? 0;
   if (approvals > 0) {
@@ -132,6 +128,12 @@ export function evaluatePreconditions(facts: PreconditionFacts): Precondition[] 
     else out.push(ok("reviews", needs));
   }
   return out;
+}
+
+/** What is wrong with the numbers the selectors name, or null when each is an issue: a typo must not run the rest silently. */
+export function namedTypos(repo: string, named: { absent: readonly number[]; pulls: readonly number[] }): string | null {
+  const wrong = [...named.absent.map((n) => `#${n} (no such issue in ${repo})`), ...named.pulls.map((n) => `#${n} (a pull request, not an issue)`)];
+  return wrong.length > 0 ? `selectors name ${wrong.join(", ")}: fix selectors[].issues (a typo must not run the rest silently)` : null;
 }
 
 export function preconditionsPass(list: readonly Precondition[]): boolean {
