@@ -202,7 +202,7 @@ const selectorShape = {
     )
     .nullable()
     .default(null)
-    .describe("Only these issue numbers. `null`: any issue."),
+    .describe("Only these issue numbers, in this order; one that is no issue here refuses the start. `null`: any issue."),
   tags: z
     .array(
       z
@@ -220,7 +220,7 @@ const selectorShape = {
     .describe('Only issues opened by this GitHub login; "@me" is the login of the token the fleet runs as. `null`: any author.'),
   epic: z.number().int().positive().nullable().default(null).describe("Only sub-issues of this epic (issue number). `null`: no epic filter."),
   milestone: nonBlank().nullable().default(null).describe("Only issues in the milestone with this exact title. `null`: any milestone or none."),
-  blockers: z.boolean().default(true).describe("With `issues`: also pick their open blockers."),
+  blockers: z.boolean().default(true).describe("With `issues`: also pick their open blockers that are ready (carry `label`)."),
   engine: z.string().regex(ENGINE_NAME, "an engine name").optional().describe("Engine of its issues (docs/engines.md, Routing)."),
   model: z.string().min(1).max(200).optional().describe("Model of its issues."),
 };

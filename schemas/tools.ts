@@ -49,9 +49,42 @@ const dispatchOutput = z.object({
   high: z.boolean(),
   attempt: z.number().int(),
   blocks: z.array(z.number().int()).optional().describe("It blocks these named issues."),
+  route: z
+    .object({ engine: z.string(), model: z.string().nullable(), from: z.string() })
+    .optional()
+    .describe("Engine and model of its next attempt, and what chose them (an engine start)."),
 });
 
-const excludedOutput = z.object({ number: z.number().int(), reason: z.string(), text: z.string() });
+const excludedOutput = z.object({ number: z.number().int(), reason: z.string(), text: z.string(), blocks: z.array(z.number().int()).optional() });
+
+const namedOutput = z.object({
+  number: z.number().int(),
+  selector: z.number().int(),
+  reason: z.string(),
+  text: z.string(),
+  blocks: z.array(z.number().int()).optional(),
+});
+
+const strings = z.array(z.string());
+
+/** What a start runs: each engine's binary, version, provider and budget, and the runtime with what it lets through. */
+export const runOutput = z
+  .object({
+    command: z.string().nullable(),
+    engines: z.array(
+      z.object({ name: z.string(), path: z.string(), version: z.string(), provider: strings, model: z.string().nullable(), budget: z.string() }),
+    ),
+    runtime: z.object({
+      name: z.string(),
+      unconfined: z.boolean(),
+      writable: strings,
+      hidden: strings,
+      read_only: strings,
+      hosts: strings.describe("The only hosts a worker may reach."),
+      text: z.string(),
+    }),
+  })
+  .describe("What will run (a start and its dry run): the command, each engine, the runtime and what it lets through.");
 
 const mineOutput = z.object({
   issue: z.number().int(),
@@ -112,6 +145,8 @@ export const planOutput = z.object({
     )
     .describe("Pairs of in-flight work (PR heads, unproposed branches) that do not merge with each other: the second to land is redone."),
   excluded: z.array(excludedOutput),
+  named: z.array(namedOutput).describe("Issues the selectors name (in order), then blockers they pull in, that will not run now, and why."),
+  run: runOutput.optional(),
   mine: z.array(mineOutput),
   peers_live: z.array(peerOutput),
   peers_stale: z.array(peerOutput),
@@ -123,8 +158,8 @@ export const planOutput = z.object({
     .describe("GitHub requests this call made (0 when the plan is the running fleet's last tick)."),
   fingerprint: z.string(),
   totals: z
-    .object({ dispatch: z.number().int(), excluded: z.number().int(), needs_human: z.number().int() })
-    .describe("Full counts (dispatch, excluded and needs_human may list a page or summary)."),
+    .object({ dispatch: z.number().int(), excluded: z.number().int(), needs_human: z.number().int(), named: z.number().int() })
+    .describe("Full counts (dispatch, excluded, needs_human and named may list a page or summary)."),
   excluded_by_reason: z.record(z.string(), z.number().int()).describe("How many open issues each exclusion reason keeps out."),
   needs_human: z
     .array(z.object({ number: z.number().int(), why: z.string() }))
@@ -185,7 +220,7 @@ const spendSum = z.object({
 export const statusOutput = {
   scope: z.enum(["project", "worker", "issue"]),
   registration: registrationOutput.describe("The project this host runs for the repository, or null."),
-  plan: planOutput.nullable().describe("The dry-run plan (scope project)."),
+  plan: planOutput.omit({ run: true }).nullable().describe("The dry-run plan (scope project)."),
   issue: z
     .object({
       number: z.number().int(),

@@ -489,10 +489,10 @@ const orderRows: OrderRow[] = [
     expect: [9, 1],
   },
   {
-    name: "issues facet: explicit numbers, with label: null (no label needed)",
+    name: "issues facet: explicit numbers, with label: null (no label needed), in the list's order",
     selectors: [{ label: null, issues: [4, 2] }],
     issues: [issue(1), issue(2, { labels: [] }), issue(4, { labels: [] })],
-    expect: [2, 4],
+    expect: [4, 2],
   },
   {
     name: "tags facet ANDs over tag:<value> labels",

@@ -3,6 +3,7 @@
 // stops the project and its workers (see server/host/shutdown.ts); a second one exits at once.
 import type { Command } from "./command.js";
 import { DaemonClient } from "../daemon/client.js";
+import { renderPlan } from "../host/plan.js";
 import { UsageError } from "../gh/errors.js";
 import { overridesFromAssignments } from "../host/config-load.js";
 import { renderReport } from "../lanes/index.js";
@@ -125,7 +126,9 @@ Example:
       shutdown?.dispose();
       throw error;
     }
-    printLine(forTerminal(started.message, { repo: started.registration?.repo ?? (typeof values.repo === "string" ? values.repo : null) }));
+    // A dry run says what would run and the plan, as `afk-mcp plan` does.
+    const said = dryRun && started.plan ? `${started.message}\n\n${renderPlan(started.plan)}` : started.message;
+    printLine(forTerminal(said, { repo: started.registration?.repo ?? (typeof values.repo === "string" ? values.repo : null) }));
     if (!shutdown || !started.registration) {
       shutdown?.dispose();
       return 0;

@@ -1,7 +1,7 @@
 // Workers for the claims this fleet holds: a birth (fresh, continued, or a reviewer), fenced by
 // the claim; adopting one a crashed host process left running; what an exit tells the breaker;
 // and the checkpoints that push a running or exiting worker's commits to its branch.
-import type { WorkingSet } from "../state/rebuild.js";
+import type { RebuildRouting, WorkingSet } from "../state/rebuild.js";
 import type { SnapshotIssue } from "../state/snapshot.js";
 import { FencedError } from "../state/claims.js";
 import type { Board } from "../board/fleet-board.js";
@@ -321,9 +321,13 @@ export class Births {
 }
 
 /** The engines an `afk-engine/` label may name in this fleet's frontier: those verified at its start (none for an opaque command). */
-export function routableEngines(registration: Pick<Registration, "engine" | "engines">): { engines: string[] } {
+export function routableEngines(registration: Pick<Registration, "engine" | "engines" | "config">): Pick<RebuildRouting, "engines" | "policy"> {
   if (registration.engine === null) return { engines: [] };
-  return { engines: Object.keys(registration.engines ?? { [registration.engine.name]: registration.engine }).sort() };
+  return {
+    engines: Object.keys(registration.engines ?? { [registration.engine.name]: registration.engine }).sort(),
+    // Each dispatched issue's route, as a birth computes it (status shows it).
+    policy: { start: { engine: registration.engine.name, model: registration.engine.model }, ladder: registration.config.routing.ladder },
+  };
 }
 
 /** An attempt's spend in the ledger's shape: what is unknown stays out ("unknown" when nothing is known). */

@@ -38,6 +38,8 @@ export interface Issue {
   parent: number | null;
   /** How many comments it has, when the listing says (a board on an issue without any needs no lookup). */
   comments?: number;
+  /** The number is a pull request's (GitHub reads PRs as issues too): set only then. */
+  isPull?: true;
 }
 
 export interface Label {

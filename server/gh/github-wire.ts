@@ -224,6 +224,7 @@ export function toIssue(raw: RawIssue, repo: RepoSlug): Issue {
     ...(typeof raw.sub_issues_summary?.completed === "number" ? { subIssuesCompleted: raw.sub_issues_summary.completed } : {}),
     parent: parentNumber(raw.parent_issue_url, repo),
     ...(typeof raw.comments === "number" ? { comments: raw.comments } : {}),
+    ...(raw.pull_request !== undefined && raw.pull_request !== null ? { isPull: true as const } : {}),
   };
 }
 

@@ -69,7 +69,7 @@ export async function startRuntimeLine(
   refuse: boolean,
   onStep: (line: string) => void,
   programs: readonly ProgramToRun[] = [],
-): Promise<string> {
+): Promise<{ line: string; note: string }> {
   const line = await runtimePreflight(
     conn.config,
     env,
@@ -78,7 +78,7 @@ export async function startRuntimeLine(
     programs,
   );
   onStep(line);
-  return runtimeOf(conn.config, env) === "actions" ? `; ${line}` : "";
+  return { line, note: runtimeOf(conn.config, env) === "actions" ? `; ${line}` : "" };
 }
 
 /** `env`: where the npm registry's URL is read (`npm_config_registry`). */

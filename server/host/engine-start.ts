@@ -35,15 +35,6 @@ async function commandProgram(command: string, env: Record<string, string>): Pro
   return [{ what: "the worker command's program", named: program, path: found.path, pathVar: found.pathVar }];
 }
 
-function probeEnvOf(config: FleetConfig, env: Readonly<Record<string, string | undefined>>): Record<string, string> {
-  return workerEnv({
-    base: env,
-    passthrough: config.worker.env_passthrough,
-    deny: config.worker.env_deny,
-    facts: { AFK_ISSUE: 0, AFK_BRIEF: "", AFK_BRANCH: "", AFK_BASE: "", AFK_WORKTREE: "", AFK_REPO: "", AFK_ATTEMPT: 0, AFK_VERDICT_FILE: "" },
-  });
-}
-
 /**
  * The start's engine or command, verified (dry run too: that is what a dry run is for); null for
  * a dry run that names neither. The command's program is looked up here unless workers run on a runner.
@@ -55,6 +46,22 @@ export async function startEngine(
 ): Promise<EngineStart | null> {
   if (input.dry_run && input.engine === undefined && input.worker_command === undefined) return null;
   return engineForStart(input, config, env, runtimeNameFor(config, env) !== "actions");
+}
+
+/** A worker's environment without a task: what an engine is probed in and a sandbox lets through. */
+export function probeEnvOf(config: FleetConfig, env: Readonly<Record<string, string | undefined>>): Record<string, string> {
+  return workerEnv({
+    base: env,
+    passthrough: config.worker.env_passthrough,
+    deny: config.worker.env_deny,
+    facts: { AFK_ISSUE: 0, AFK_BRIEF: "", AFK_BRANCH: "", AFK_BASE: "", AFK_WORKTREE: "", AFK_REPO: "", AFK_ATTEMPT: 0, AFK_VERDICT_FILE: "" },
+  });
+}
+
+/** How an engine's per-attempt budget is held: "$2 passed as --max-budget-usd", or enforced by the fleet from its usage. */
+export function budgetWords(usd: number | null, flag: string | null): string {
+  if (usd === null) return "none (budget.usd_per_attempt is not set)";
+  return flag ? `$${usd} passed as ${flag}` : `$${usd} enforced by the fleet`;
 }
 
 /** Resolves and verifies the start's engine; the opaque worker_command when none is named. */
@@ -175,12 +182,7 @@ export async function engineForStart(
       const chosen = await verify(name, `engines.${name}`);
       priced(chosen.usage, chosen.model, `engines.${name}.default_model`);
     }
-    const budget =
-      config.budget.usd_per_attempt === null
-        ? ""
-        : profile.budgetFlag
-          ? `, per-attempt budget $${config.budget.usd_per_attempt} passed as ${profile.budgetFlag}`
-          : `, per-attempt budget $${config.budget.usd_per_attempt} enforced by the fleet`;
+    const budget = config.budget.usd_per_attempt === null ? "" : `, per-attempt budget ${budgetWords(config.budget.usd_per_attempt, profile.budgetFlag)}`;
     const provider = check.provider.length > 0 ? `, custom provider ${check.provider.join(" ")}` : "";
     const others = Object.keys(engines).filter((n) => n !== profile.name);
     const ladder =

@@ -3,7 +3,6 @@
 // every answer is rebuilt from GitHub.
 import { createHash } from "node:crypto";
 import { hostname } from "node:os";
-import { startRuntimeLine } from "./actions-init.js";
 import type {
   CallerAccess,
   FinalReport,
@@ -46,14 +45,14 @@ import { laneDir } from "../lanes/index.js";
 import { readLogs } from "./logs.js";
 import { recentTimelines, reportOf, timelineOf } from "./ledger-views.js";
 import { HostEvents } from "./events.js";
-import { assessedSteps, connectedStep, followDrain } from "./steps.js";
+import { connectedStep, followDrain } from "./steps.js";
 import { locateIssue, overview, registrationView, resizeMessage, runDirFor, withOrphans } from "./views.js";
 import { takeoverOn } from "./takeover.js";
-import { assess, planFor, type RepoAccess } from "./repo-access.js";
+import { planFor, type RepoAccess } from "./repo-access.js";
 import { parseSlug, formatSlug, repoKey } from "../gh/slug.js";
-import { preconditionsPass } from "./preconditions.js";
 import { abandon, handOver } from "./leaving.js";
-import { startEngine } from "./engine-start.js";
+import { assessRun, dryRunMessage, namedNote, refuseStart } from "./run-outline.js";
+import { refuseNamedTypos } from "./named-lookup.js";
 import { newFleet, refuseIfRunning, registrationRow, type RegistrationRow } from "./new-fleet.js";
 import { readHostConfig } from "./host-config.js";
 import { HostBudget } from "../fleet/host-budget.js";
@@ -176,11 +175,17 @@ export class FleetHost implements Host {
     return { instance, conn, lease, namespace };
   }
 
-  /** The dry-run plan: preconditions, then one gather and one rebuild. Acts on nothing. */
-  async plan(name?: string, as: CallerAccess = {}): Promise<PlanOutput> {
+  /**
+   * The dry-run plan: preconditions, then one gather and one rebuild. Acts on nothing. `run`
+   * (`afk-mcp plan`): also what a start with this engine would run, as a dry run says it.
+   */
+  async plan(name?: string, as: CallerAccess = {}, run?: { engine?: string; model?: string }): Promise<PlanOutput> {
     const { repo } = await this.resolved({ repo: name }, "plan");
     const running = this.runningFor(repo);
-    return planFor(running ? running.connected : await this.access(repo, as, false), this.clock);
+    const connected = running ? running.connected : await this.access(repo, as, false);
+    if (!run) return planFor(connected, this.clock);
+    const env = this.options.env ?? process.env;
+    return (await assessRun(connected, this.clock, { ...run, dry_run: true, auto_merge: null }, { host: env, project: as.env ?? env })).plan;
   }
 
   async status(given: StatusInput, as: CallerAccess = {}): Promise<StatusResult> {
@@ -235,6 +240,7 @@ export class FleetHost implements Host {
           rateLimit: conn.forge.rateLimit(),
           requests: { total: 0, counted: 0, notModified: 0 },
           fleet: running.project.report(),
+          defaultModels: Object.fromEntries(Object.values(running.project.registration.engines ?? {}).map((e) => [e.name, e.model])),
         });
         return { plan, source: { from: "fleet_tick", at: view.at.toISOString(), age_seconds: Math.round(age * 10) / 10 } };
       }
@@ -285,27 +291,18 @@ export class FleetHost implements Host {
     if (this.starting.has(key)) throw new UsageError(`project_start: ${conn.repo} is being started on this host right now: wait for that start to answer`);
     this.starting.add(key);
     try {
-      const { plan, landing } = await assess(connected, this.clock, input.auto_merge === true);
-      for (const step of assessedSteps(plan)) onStep(step);
-      const failed = plan.preconditions.filter((p) => !p.ok);
       const env = projectEnv ?? hostEnv;
-      // A dry run checks the engine (binary, version, provider) and, where the runtime runs them, the workers' programs too.
-      const chosen = await startEngine(input, conn.config, env);
-      if (chosen?.step) onStep(chosen.step);
-      const runtimeNote = await startRuntimeLine(conn, env, !input.dry_run, onStep, chosen?.programs ?? []);
+      const { plan, landing, chosen, runtimeNote } = await assessRun(connected, this.clock, input, { host: hostEnv, project: env }, onStep);
+      refuseStart(plan, true);
       this.hostBudget.set(await readHostConfig(stateDir(hostEnv)));
       if (input.dry_run || chosen === null) {
         return {
           registration: null,
           plan: pagePlan(plan, false),
-          message: failed.length
-            ? `dry run: ${failed.length} precondition(s) fail: ${failed.map((p) => p.message).join("; ")}${runtimeNote}`
-            : `dry run: a start would be accepted; nothing was done${runtimeNote}`,
+          message: dryRunMessage(plan) + runtimeNote,
         };
       }
-      if (!preconditionsPass(plan.preconditions)) {
-        throw new UsageError(`project_start refused: ${failed.map((p) => `${p.name}: ${p.message}`).join("; ")}`);
-      }
+      refuseStart(plan, false);
       const lanes = this.lanes.of(conn.repo, conn.token);
       const { project, registration } = newFleet(connected, input, chosen, landing.method, {
         root: stateDir(hostEnv),
@@ -329,7 +326,7 @@ export class FleetHost implements Host {
       return {
         registration: registrationView(project),
         plan: pagePlan(plan, false),
-        message: `started ${conn.repo}: up to ${registration.target} worker(s); ${registration.autoMerge ? "green PRs land unattended" : "merges are held (start with auto_merge: true to land)"}${runtimeNote}`,
+        message: `started ${conn.repo}: up to ${registration.target} worker(s); ${registration.autoMerge ? "green PRs land unattended" : "merges are held (start with auto_merge: true to land)"}${namedNote(plan)}${runtimeNote}`,
       };
     } finally {
       this.starting.delete(key);
@@ -340,6 +337,8 @@ export class FleetHost implements Host {
     const input = await this.resolved(given, "project_resize");
     const running = this.requireRunning(input.repo, "project_resize");
     const was = { target: running.project.registration.target, command: running.project.registration.workerCommand };
+    const { connected } = running;
+    if (input.selectors) await refuseNamedTypos(connected.conn.forge, connected.conn.repo, input.selectors, (connected.numberKinds ??= new Map()));
     running.project.resize({
       target: input.target,
       workerCommand: input.worker_command,

@@ -18,6 +18,8 @@ export interface PlanFacts {
   preconditions: Precondition[];
   rateLimit: RateLimit | null;
   requests: { total: number; counted: number; notModified: number };
+  /** Each engine's default model, for a route that names none (an engine start). */
+  defaultModels?: Readonly<Record<string, string | null>>;
 }
 
 /** What the running fleet's last pass adds to a plan: overlap holds (while the issue still waits), conflict holds, conflicting pairs. */
@@ -64,9 +66,11 @@ export function planView(facts: PlanFacts): PlanOutput {
       high: d.high,
       attempt: d.attempt,
       ...(d.blocks ? { blocks: d.blocks } : {}),
+      ...(d.route ? { route: { engine: d.route.engine, model: d.route.model ?? facts.defaultModels?.[d.route.engine] ?? null, from: d.route.from } } : {}),
     })),
     ...fleetRows(facts.fleet, set.frontier.dispatch),
-    excluded: set.frontier.excluded.map((e) => ({ number: e.number, reason: e.reason.kind, text: e.text })),
+    excluded: set.frontier.excluded.map((e) => ({ number: e.number, reason: e.reason.kind, text: e.text, ...(e.blocks ? { blocks: e.blocks } : {}) })),
+    named: set.named ?? [],
     mine: set.mine.map((m) => ({
       issue: m.issue,
       sha: m.sha,
@@ -85,7 +89,7 @@ export function planView(facts: PlanFacts): PlanOutput {
     rate_limit: facts.rateLimit,
     requests: { total: facts.requests.total, counted: facts.requests.counted, not_modified: facts.requests.notModified },
     fingerprint: set.fingerprint,
-    totals: { dispatch: set.frontier.dispatch.length, excluded: set.frontier.excluded.length, needs_human: needsHuman.length },
+    totals: { dispatch: set.frontier.dispatch.length, excluded: set.frontier.excluded.length, needs_human: needsHuman.length, named: set.named?.length ?? 0 },
     excluded_by_reason: excludedByReason,
     needs_human: needsHuman,
     page: { detail: true, offset: 0, next_cursor: null },
@@ -105,6 +109,8 @@ export const PAGE_ROWS = 150;
  */
 export function pagePlan(plan: PlanOutput, detail: boolean, cursor?: string): PlanOutput {
   const needsHuman = plan.needs_human.slice(0, SUMMARY_NEEDS_HUMAN);
+  // Up to 20 lists of 1,000 numbers: the first of them (totals.named counts them all).
+  plan = { ...plan, named: plan.named.slice(0, SUMMARY_NEEDS_HUMAN) };
   if (!detail) {
     if (cursor !== undefined) throw new UsageError("status: cursor pages the detailed listing: pass detail: true with it");
     return {
@@ -141,6 +147,7 @@ export function renderPlan(plan: PlanOutput, running = false): string {
   // "none": read with no daemon instance for this repository yet (the first start makes one).
   const instance = plan.instance === "none" ? "no instance on this machine yet" : `instance ${plan.instance}`;
   const lines: string[] = [`plan for ${plan.repo} (base ${plan.base}, as ${plan.login}, ${instance})`, ""];
+  if (plan.run) lines.push(...renderRun(plan.run), "");
   lines.push("preconditions:");
   for (const p of plan.preconditions) lines.push(`  ${p.severity === "ok" ? "ok  " : p.severity === "warn" ? "warn" : "FAIL"}  ${p.name}: ${p.message}`);
   const of = (shown: number, total: number) => (shown === total ? `${total}` : `${shown} of ${total}`);
@@ -148,7 +155,7 @@ export function renderPlan(plan: PlanOutput, running = false): string {
   lines.push("", `dispatch (${of(plan.dispatch.length, plan.totals.dispatch)}, in order${pageNote}):`);
   for (const d of plan.dispatch) {
     lines.push(
-      `  #${d.number}  ${d.title}${d.high ? "  [high]" : ""}${d.selector > 0 ? `  [selector ${d.selector + 1}]` : ""}${d.attempt > 0 ? `  [attempt ${d.attempt}]` : ""}${d.blocks ? `  [an open blocker of ${d.blocks.map((n) => `#${n}`).join(", ")}]` : ""}`,
+      `  #${d.number}  ${d.title}${d.high ? "  [high]" : ""}${d.selector > 0 ? `  [selector ${d.selector + 1}]` : ""}${d.attempt > 0 ? `  [attempt ${d.attempt}]` : ""}${d.blocks ? `  [an open blocker of ${d.blocks.map((n) => `#${n}`).join(", ")}]` : ""}${d.route ? `  -> ${d.route.engine}${d.route.model ? ` ${d.route.model}` : " (default model)"} (${d.route.from})` : ""}`,
     );
   }
   if (plan.totals.dispatch === 0) lines.push("  (nothing to dispatch)");
@@ -161,8 +168,13 @@ export function renderPlan(plan: PlanOutput, running = false): string {
   for (const p of plan.conflicting_pairs) lines.push(`  conflicting pair: #${p.a} and #${p.b} in ${p.files.join(", ")}`);
   const reasons = Object.entries(plan.excluded_by_reason).map(([k, n]) => `${n} ${k}`);
   lines.push("", `excluded (${plan.totals.excluded}${reasons.length ? `: ${reasons.join(", ")}` : ""}):`);
-  for (const e of plan.excluded) lines.push(`  #${e.number}  ${e.text}`);
+  for (const e of plan.excluded)
+    lines.push(`  #${e.number}  ${e.text}${e.blocks && e.reason !== "not_ready" ? `  [an open blocker of ${e.blocks.map((n) => `#${n}`).join(", ")}]` : ""}`);
   if (!plan.page.detail && plan.totals.excluded > 0) lines.push("  (status {detail: true} lists them)");
+  if (plan.totals.named > 0) {
+    lines.push("", `named but not run now (${of(plan.named.length, plan.totals.named)}, in the selectors' order):`);
+    for (const n of plan.named) lines.push(`  #${n.number}  ${n.text}${n.blocks ? "" : `  [selector ${n.selector + 1}]`}`);
+  }
   if (plan.needs_human.length > 0) {
     lines.push("", `needs a human (${of(plan.needs_human.length, plan.totals.needs_human)}):`);
     for (const h of plan.needs_human) lines.push(`  #${h.number}  ${h.why}`);
@@ -193,6 +205,23 @@ export function renderPlan(plan: PlanOutput, running = false): string {
   if (plan.page.next_cursor !== null) lines.push(`more rows: status {detail: true, cursor: "${plan.page.next_cursor}"}`);
   lines.push(plan.ready ? (running ? "ready: every precondition holds" : "ready: a start would be accepted") : "not ready: fix the failed preconditions above");
   return lines.join("\n");
+}
+
+/** What will run: the command, each engine, the runtime and what it lets through. */
+export function renderRun(run: NonNullable<PlanOutput["run"]>): string[] {
+  const lines = ["will run:"];
+  if (run.command !== null) lines.push(`  command: ${run.command}`);
+  for (const e of run.engines)
+    lines.push(
+      `  engine ${e.name}: ${e.path}, version ${e.version}, model ${e.model ?? "(its default)"}, provider ${e.provider.length > 0 ? e.provider.join(" ") : "its own API"}, budget ${e.budget}`,
+    );
+  const r = run.runtime;
+  lines.push(`  ${r.text}`);
+  if (r.writable.length > 0) lines.push(`    writable: ${r.writable.join(", ")}`);
+  if (r.read_only.length > 0) lines.push(`    read-only: ${r.read_only.join(", ")}`);
+  if (r.hidden.length > 0) lines.push(`    hidden: ${r.hidden.join(", ")}`);
+  if (!r.unconfined && r.name === "sandbox") lines.push(`    hosts: ${r.hosts.length > 0 ? r.hosts.join(", ") : "none"}`);
+  return lines;
 }
 
 /** What a claim waiting for CI waits for, as the structured `pending` says (a few names at most). */

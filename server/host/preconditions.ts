@@ -26,6 +26,8 @@ export interface PreconditionFacts {
   landing?: LandingChoice | null;
   /** Whether landing is asked for (project_start's auto_merge); null: unknown (a plan). */
   autoMerge?: boolean | null;
+  /** The numbers the `issues` selectors name: how many, and those that are no issue here (state/named.ts). Absent: none named. */
+  named?: { count: number; absent: number[]; pulls: number[] } | null;
 }
 
 const ok = (name: string, message: string): Precondition => ({ name, ok: true, severity: "ok", message });
@@ -113,6 +115,11 @@ export function evaluatePreconditions(facts: PreconditionFacts): Precondition[] 
     else if (facts.autoMerge === true) out.push(fail("landing", landing.message));
     else out.push(warn("landing", `${landing.message} (merges are held, so nothing lands; a start with auto_merge: true is refused until then)`));
   }
+  const named = facts.named;
+  if (named && named.count > 0) {
+    const wrong = namedTypos(facts.repo, named);
+    out.push(wrong !== null ? fail("named_issues", wrong) : ok("named_issues", `the ${named.count} number(s) the selectors name are issues of ${facts.repo}`));
+  }
   const approvals = required?.approvals ?? 0;
   if (approvals > 0) {
     const needs = `"${facts.base}" requires ${approvals} approving review${approvals === 1 ? "" : "s"}: the fleet never approves its own PRs, so each green PR waits as awaiting_review until a human with write access approves it`;
@@ -121,6 +128,12 @@ export function evaluatePreconditions(facts: PreconditionFacts): Precondition[] 
     else out.push(ok("reviews", needs));
   }
   return out;
+}
+
+/** What is wrong with the numbers the selectors name, or null when each is an issue: a typo must not run the rest silently. */
+export function namedTypos(repo: string, named: { absent: readonly number[]; pulls: readonly number[] }): string | null {
+  const wrong = [...named.absent.map((n) => `#${n} (no such issue in ${repo})`), ...named.pulls.map((n) => `#${n} (a pull request, not an issue)`)];
+  return wrong.length > 0 ? `selectors name ${wrong.join(", ")}: fix selectors[].issues (a typo must not run the rest silently)` : null;
 }
 
 export function preconditionsPass(list: readonly Precondition[]): boolean {

@@ -10,6 +10,10 @@ import type { NamespaceProbe } from "./namespace-probe.js";
 import { planView } from "./plan.js";
 import { chooseLanding, type LandingChoice } from "../state/landing-choice.js";
 import { evaluatePreconditions } from "./preconditions.js";
+import { effectiveSelectors } from "../state/config.js";
+import { namedNumbers, notIssues } from "../state/named.js";
+import type { RoutePolicy } from "../state/route.js";
+import { lookUpNamed } from "./named-lookup.js";
 
 /** What the host holds per repository: its instance there, its connection, this instance's lease there, and the ref namespace it may write. */
 export interface RepoAccess {
@@ -20,6 +24,8 @@ export interface RepoAccess {
   namespace: NamespaceProbe | null;
   /** The preconditions of the last full plan (a plan from a fleet tick reuses them). */
   preconditions?: PlanOutput["preconditions"];
+  /** Named numbers found not open, by what they are (a kind never changes: read once). */
+  numberKinds?: Map<number, "issue" | "pull">;
 }
 
 /** The dry-run plan of one repository. Acts on nothing. */
@@ -27,8 +33,16 @@ export async function planFor(connected: RepoAccess, clock: () => Date): Promise
   return (await assess(connected, clock, null)).plan;
 }
 
-/** The plan, and the landing chosen for the base as it is protected now (autoMerge: null = unknown). */
-export async function assess(connected: RepoAccess, clock: () => Date, autoMerge: boolean | null): Promise<{ plan: PlanOutput; landing: LandingChoice }> {
+/**
+ * The plan, and the landing chosen for the base as it is protected now (autoMerge: null =
+ * unknown). `routing`: an engine start's routes, which each dispatched issue then says.
+ */
+export async function assess(
+  connected: RepoAccess,
+  clock: () => Date,
+  autoMerge: boolean | null,
+  routing?: { policy: RoutePolicy; defaultModels: Readonly<Record<string, string | null>> },
+): Promise<{ plan: PlanOutput; landing: LandingChoice }> {
   const { conn, namespace, instance } = connected;
   const before = conn.forge.stats();
   const now = clock();
@@ -61,6 +75,12 @@ export async function assess(connected: RepoAccess, clock: () => Date, autoMerge
     requiresChecks: requiredChecks.contexts.length > 0,
     mergeQueue: conn.config.gate.ci !== "local" && requiredChecks.mergeQueue === true,
   });
+  // The numbers the selectors name that are not open: closed, a pull request, or no issue at all.
+  const named = namedNumbers(effectiveSelectors(conn.config));
+  const open = new Set([...snapshot.issues.map((i) => i.number), ...snapshot.pulls.map((p) => p.number)]);
+  const kinds = named.length > 0 ? await lookUpNamed(conn.forge, named, open, (connected.numberKinds ??= new Map())) : new Map();
+  const namedSet = new Set(named.map((n) => n.number));
+  for (const p of snapshot.pulls) if (namedSet.has(p.number)) kinds.set(p.number, "pull");
   const preconditions = evaluatePreconditions({
     repo: conn.repo,
     info: conn.info,
@@ -72,10 +92,11 @@ export async function assess(connected: RepoAccess, clock: () => Date, autoMerge
     requiredChecks,
     landing,
     autoMerge,
+    named: named.length > 0 ? { count: named.length, ...notIssues(named, kinds) } : null,
   });
   connected.preconditions = preconditions;
   // A dry-run plan knows no start: an afk-engine/ label may name any agent CLI the config knows.
-  const set = rebuild(snapshot, conn.config, instance, now, { engines: knownEngines(conn.config) });
+  const set = rebuild(snapshot, conn.config, instance, now, { engines: knownEngines(conn.config), kinds, ...(routing ? { policy: routing.policy } : {}) });
   const after = conn.forge.stats();
   const plan = planView({
     set,
@@ -83,6 +104,7 @@ export async function assess(connected: RepoAccess, clock: () => Date, autoMerge
     base: conn.base,
     preconditions,
     rateLimit: conn.forge.rateLimit(),
+    ...(routing ? { defaultModels: routing.defaultModels } : {}),
     requests: {
       total: after.total - before.total,
       counted: after.counted - before.counted,

@@ -101,9 +101,15 @@ export function locateIssue(
   const stale = plan.peers_stale.find((p) => p.issue === number);
   if (stale) return { number, where: "stale", detail: `claimed by ${stale.instance ?? "an unknown instance"}, whose lease lapsed (${stale.stale_reason})` };
   const dispatchAt = plan.dispatch.findIndex((d) => d.number === number);
-  if (dispatchAt >= 0) return { number, where: "dispatch", detail: `next to dispatch at position ${dispatchAt + 1} of ${plan.dispatch.length}` };
+  if (dispatchAt >= 0) {
+    const route = plan.dispatch[dispatchAt]!.route;
+    const runs = route ? `; runs ${route.engine}${route.model ? ` ${route.model}` : ""} (${route.from})` : "";
+    return { number, where: "dispatch", detail: `next to dispatch at position ${dispatchAt + 1} of ${plan.dispatch.length}${runs}` };
+  }
   const excluded = plan.excluded.find((e) => e.number === number);
   if (excluded) return { number, where: "excluded", detail: excluded.text };
+  const named = plan.named.find((n) => n.number === number);
+  if (named) return { number, where: "not_open", detail: `#${number}, named by selector ${named.selector + 1}: ${named.text}` };
   return { number, where: "not_open", detail: `#${number} is not an open issue of ${plan.repo}` };
 }
 

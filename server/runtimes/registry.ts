@@ -9,6 +9,7 @@ import { runtimeOf, runtimeStep } from "./sandbox/index.js";
 import type { ProgramToRun } from "./sandbox/preflight.js";
 import { ActionsRuntime, actionsStep, type ActionsLook, type ActionsReach } from "./actions/index.js";
 import type { RecordedWorker, WorkerRuntime } from "../runtime/port.js";
+import { runtimeReach, type RuntimeReach } from "./sandbox/lets-through.js";
 
 export type { ActionsLook, ActionsReach, RemoteGit } from "./actions/index.js";
 export type { ProgramToRun } from "./sandbox/preflight.js";
@@ -77,4 +78,14 @@ export async function runtimePreflight(
 ): Promise<string> {
   if (runtimeOf(config, env) === "actions") return actionsStep(config, reach, refuse, env);
   return runtimeStep(config, env, refuse, programs);
+}
+
+/** What the runtime in force lets a worker reach (sandbox/lets-through.ts), for the start's "will run". */
+export function runtimeReachFor(
+  config: FleetConfig,
+  hostEnv: Readonly<Record<string, string | undefined>>,
+  workerEnv: Readonly<Record<string, string | undefined>>,
+  engines: readonly (string | null)[],
+): RuntimeReach {
+  return runtimeReach(runtimeOf(config, hostEnv), config, hostEnv, workerEnv, engines);
 }

@@ -7,7 +7,8 @@ import type { CoreLabels } from "./config.js";
 import type { DependencyAnalysis } from "./dependencies.js";
 import type { IssueFacts } from "./facts.js";
 import type { SnapshotIssue } from "./snapshot.js";
-import { engineLabel } from "./route.js";
+import { engineLabel, type Route } from "./route.js";
+import type { NamedMiss } from "./selectors.js";
 
 export interface DispatchItem {
   number: number;
@@ -20,6 +21,10 @@ export interface DispatchItem {
   attempt: number;
   /** Picked as an open blocker of these issues, which an `issues` selector names. */
   blocks?: number[];
+  /** Its place in its `issues` selector's list (absent: a selector without a list; order by priority, then number). */
+  rank?: number;
+  /** The engine and model its next attempt runs (route.ts); absent: no engine start (an opaque command). */
+  route?: Route;
 }
 
 export type ClaimState = "mine" | "peer_live" | "stale";
@@ -28,6 +33,11 @@ export type ExclusionReason =
   | { kind: "human_reserved"; via: "escalate_label" | "hold_label"; label: string }
   | { kind: "human_reserved"; via: "ready_label_removed"; label: string; artefacts: string[] }
   | { kind: "not_selected" }
+  /**
+   * An `issues` selector names it (or pulls it in as an open blocker of `blocks`), but it fails
+   * the selector's other facets (`missing`, e.g. "no label ready-for-agent"): not ready yet.
+   */
+  | { kind: "not_ready"; selector: number; missing: string[]; blocks?: number[] }
   | { kind: "epic"; via: "label"; label: string }
   | { kind: "epic"; via: "sub_issues"; count: number }
   | { kind: "claimed"; instance: string | null; host: string | null; sha: string; state: ClaimState }
@@ -43,7 +53,8 @@ export type ExclusionKind = ExclusionReason["kind"];
 /**
  * When several reasons hold, the first in this list is reported:
  * - a human's word outranks every machine fact;
- * - outside the work scope, nothing else is worth saying;
+ * - outside the work scope, nothing else is worth saying (and an issue a list names but that
+ *   fails its other facets is not ready, which is said instead);
  * - an epic is never worker-sized, whatever else holds;
  * - a claim, then an open PR: work is in flight (and the claim carries the fencing token);
  * - an assignee: a person has it;
@@ -54,6 +65,7 @@ export type ExclusionKind = ExclusionReason["kind"];
 export const EXCLUSION_PRECEDENCE: readonly ExclusionKind[] = [
   "human_reserved",
   "not_selected",
+  "not_ready",
   "epic",
   "claimed",
   "open_pr",
@@ -67,6 +79,8 @@ export interface Excluded {
   number: number;
   reason: ExclusionReason;
   text: string;
+  /** Pulled in by an `issues` selector as an open blocker of these named issues. */
+  blocks?: number[];
 }
 
 export interface Frontier {
@@ -89,6 +103,10 @@ export interface IssueRow {
   priority: number;
   /** That selector picked it as an open blocker of these named issues. */
   pulledFor?: number[];
+  /** Its place in that selector's `issues` list (see DispatchItem.rank). */
+  rank?: number;
+  /** No selector picks it, but an `issues` selector names it or pulls it in: what it lacks. */
+  named?: NamedMiss;
 }
 
 export interface FrontierInput {
@@ -197,7 +215,11 @@ function exclusionWith(row: IssueRow, input: FrontierInput, lower: LowerLabels):
   const claim = input.claimOf.get(issue.number);
   const reserved = reservationWith(facts, selected, claim !== undefined, input.fleetPullOf.get(issue.number) ?? null, lower);
   if (reserved) return reserved;
-  if (!selected) return { kind: "not_selected" };
+  if (!selected) {
+    const named = row.named;
+    if (named) return { kind: "not_ready", selector: named.selector, missing: [...named.missing], ...(named.blocks ? { blocks: [...named.blocks] } : {}) };
+    return { kind: "not_selected" };
+  }
   const epic = epicReason(issue, facts, lower);
   if (epic) return epic;
   if (claim) return { kind: "claimed", instance: claim.instance, host: claim.host, sha: claim.sha, state: claim.state };
@@ -229,6 +251,12 @@ export function describeExclusion(reason: ExclusionReason): string {
         : `reserved for humans: labelled ${reason.label}`;
     case "not_selected":
       return "not picked by any selector";
+    case "not_ready": {
+      const why = reason.missing.length > 0 ? reason.missing.join(", ") : "its selector's facets do not match";
+      return reason.blocks
+        ? `not ready: ${why}; an open blocker of ${refs(reason.blocks)}, pulled in by selector ${reason.selector + 1}, which wait for it: label it, or close the link`
+        : `not ready: ${why}; named by selector ${reason.selector + 1}`;
+    }
     case "epic":
       return reason.via === "label" ? `epic: labelled ${reason.label}` : `epic: has ${reason.count} sub-issue(s)`;
     case "claimed":
@@ -252,8 +280,9 @@ export function describeExclusion(reason: ExclusionReason): string {
   }
 }
 
+/** Selector first; within an `issues` selector its list's order; else priority-high, then number. */
 export function compareDispatch(a: DispatchItem, b: DispatchItem): number {
-  return a.selector - b.selector || (a.high === b.high ? 0 : a.high ? -1 : 1) || a.number - b.number;
+  return a.selector - b.selector || (a.rank ?? 0) - (b.rank ?? 0) || (a.high === b.high ? 0 : a.high ? -1 : 1) || a.number - b.number;
 }
 
 export function computeFrontier(input: FrontierInput): Frontier {
@@ -263,6 +292,7 @@ export function computeFrontier(input: FrontierInput): Frontier {
   const high = input.labels.priority_high.toLowerCase();
   const rows = input.rows;
   let ascending = true;
+  let ranked = false;
   let maxSelector = -1;
   for (let i = 0; i < rows.length; i++) {
     const row = rows[i]!;
@@ -270,10 +300,12 @@ export function computeFrontier(input: FrontierInput): Frontier {
     if (i > 0 && number <= rows[i - 1]!.issue.number) ascending = false;
     const reason = exclusionWith(row, input, lower);
     if (reason) {
-      excluded.push({ number, reason, text: describeExclusion(reason) });
+      const blocks = row.pulledFor ?? row.named?.blocks;
+      excluded.push({ number, reason, text: describeExclusion(reason), ...(blocks ? { blocks } : {}) });
       continue;
     }
     if (row.priority > maxSelector) maxSelector = row.priority;
+    if (row.rank !== undefined) ranked = true;
     dispatch.push({
       number,
       title: row.issue.title,
@@ -281,9 +313,10 @@ export function computeFrontier(input: FrontierInput): Frontier {
       high: row.facts.labels.includes(high),
       attempt: row.facts.attempt,
       ...(row.pulledFor ? { blocks: row.pulledFor } : {}),
+      ...(row.rank !== undefined ? { rank: row.rank } : {}),
     });
   }
-  if (ascending && maxSelector < 64) {
+  if (ascending && !ranked && maxSelector < 64) {
     // Rows come by ascending number (as rebuild passes them): the excluded list is in order
     // already, and the dispatch order is a stable bucketing by (selector, high) — no sort.
     return { dispatch: bucketDispatch(dispatch, maxSelector + 1), excluded };

@@ -32,8 +32,8 @@ export interface OverlapHold {
 }
 
 /**
- * The frontier in the order to dispatch `room` issues: within each rank (selector, then high
- * priority, as the frontier ranks them), issues whose named paths no in-flight PR changes come
+ * The frontier in the order to dispatch `room` issues: within each rank (selector, then an
+ * `issues` list's order, then high priority, as the frontier ranks them), issues whose named paths no in-flight PR changes come
  * before those that overlap. `holds` lists the issues that plain order would have started now
  * and that waited for an equally ranked one without overlap.
  */
@@ -47,7 +47,7 @@ export function overlapOrder(
   const order: DispatchItem[] = [];
   for (let i = 0; i < dispatch.length;) {
     let j = i;
-    const rank = (x: DispatchItem): string => `${x.selector}:${x.high ? 1 : 0}`;
+    const rank = (x: DispatchItem): string => `${x.selector}:${x.rank ?? ""}:${x.high ? 1 : 0}`;
     while (j < dispatch.length && rank(dispatch[j]!) === rank(dispatch[i]!)) j++;
     const group = dispatch.slice(i, j);
     order.push(...group.filter((x) => overlapOf(x).length === 0), ...group.filter((x) => overlapOf(x).length > 0));

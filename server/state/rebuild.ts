@@ -14,7 +14,8 @@ import { compileSelectors, selectorContext, type Selector } from "./selectors.js
 import { assertInstanceId, canonicalSnapshot, type Snapshot, type SnapshotPull } from "./snapshot.js";
 import { countStragglers, type Stragglers } from "./stragglers.js";
 import { orphanedPulls, type OrphanPull } from "./orphans.js";
-import type { RouteStep } from "./route.js";
+import { routeFor, type RoutePolicy, type RouteStep } from "./route.js";
+import { namedSkips, type NamedSkip, type NumberKind } from "./named.js";
 
 export type RebuildConfig = Pick<CoreConfig, "labels" | "selectors" | "gate" | "lease" | "worktree">;
 
@@ -39,6 +40,8 @@ export interface WorkingSet {
   selector_routes?: Map<number, { index: number; step: RouteStep }>;
   /** Other instances whose lease is fresh, sorted: peers that may claim, finish and release an issue while this tick acts. Absent: none. */
   live_peers?: string[];
+  /** Issues the `issues` selectors name (or pull in) that will not run now, with their reasons (named.ts). Absent: no selector names issues. */
+  named?: NamedSkip[];
 }
 
 /** Whether a PR's head branch lives in this repository (a fork's never does). */
@@ -120,9 +123,15 @@ class RowIndex {
   }
 }
 
-/** What routing adds to a rebuild: the engines an `afk-engine/` label may name (see FrontierInput.engines). */
+/**
+ * What the host adds to a rebuild: the engines an `afk-engine/` label may name (see
+ * FrontierInput.engines); the route policy of an engine start (each dispatched issue then says
+ * its engine and model); and what the named numbers that are not open are (named.ts).
+ */
 export interface RebuildRouting {
   engines?: readonly string[];
+  policy?: RoutePolicy;
+  kinds?: ReadonlyMap<number, NumberKind>;
 }
 
 export function rebuild(snapshot: Snapshot, config: RebuildConfig, instance: string, now: Date, routing: RebuildRouting = {}): WorkingSet {
@@ -154,8 +163,17 @@ export function rebuild(snapshot: Snapshot, config: RebuildConfig, instance: str
     const issue = snap.issues[i]!;
     const facts = issueFactsWith(issue, repo, parseAttempt);
     const priority = priorityOf(issue, facts);
-    const pulledFor = priority >= 0 ? priorityOf.pulledFor(issue.number, priority) : undefined;
-    rows[i] = pulledFor ? { issue, facts, priority, pulledFor } : { issue, facts, priority };
+    const row: IssueRow = { issue, facts, priority };
+    if (priority >= 0) {
+      const pulledFor = priorityOf.pulledFor(issue.number, priority);
+      if (pulledFor) row.pulledFor = pulledFor;
+      const rank = priorityOf.rankFor(issue.number, priority);
+      if (rank !== undefined) row.rank = rank;
+    } else {
+      const named = priorityOf.namedMiss(issue, facts);
+      if (named) row.named = named;
+    }
+    rows[i] = row;
     issueFacts[i] = facts;
     lowerLabels[i] = facts.labels;
   }
@@ -213,6 +231,11 @@ export function rebuild(snapshot: Snapshot, config: RebuildConfig, instance: str
   };
   const selectorRoutes = routesOfSelectors(rows, selectors);
   const frontier = computeFrontier(frontierInput);
+  if (routing.policy) {
+    // The route of the attempt a dispatch would start (route.ts), as a birth computes it.
+    for (const d of frontier.dispatch) d.route = routeFor(routing.policy, rowOf.get(d.number)!.issue.labels, d.attempt + 1, selectorRoutes?.get(d.number));
+  }
+  const named = selectors.some((s) => s.issues != null) ? namedSkips(selectors, frontier, openPulls, routing.kinds) : null;
   const orphans = orphanedPulls(
     rows,
     frontierInput,
@@ -242,6 +265,7 @@ export function rebuild(snapshot: Snapshot, config: RebuildConfig, instance: str
     orphans,
     ...(livePeers.length > 0 ? { live_peers: livePeers } : {}),
     ...(selectorRoutes ? { selector_routes: selectorRoutes } : {}),
+    ...(named ? { named } : {}),
   };
 }
 

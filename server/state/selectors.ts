@@ -148,6 +148,34 @@ interface CompiledSelector {
   milestone: string | null;
   /** Open blockers of the named issues (not named themselves) → the named issues they hold up. */
   pulled: ReadonlyMap<number, number[]>;
+  /** Issue → its place in an `issues` list: a named issue by its index, a pulled blocker just before the first issue it holds up. */
+  rank: ReadonlyMap<number, number> | null;
+}
+
+/** Why an issue that an `issues` selector names (or pulls in as a blocker) is not picked by it. */
+export interface NamedMiss {
+  /** Index of the first `issues` selector that names it or pulls it in. */
+  selector: number;
+  /** The facets it fails, as facts ("no label ready-for-agent"). */
+  missing: string[];
+  /** Pulled in as an open blocker of these named issues (absent: named itself). */
+  blocks?: number[];
+}
+
+/**
+ * Places in an `issues` list: named issue i at 2i+1, a pulled blocker at 2j where j is the
+ * first listed issue it holds up, so it sorts just before that issue (dispatch order is the
+ * list's, not the numbers').
+ */
+function listRanks(named: readonly number[], pulled: ReadonlyMap<number, number[]>): Map<number, number> {
+  const index = new Map<number, number>();
+  named.forEach((n, i) => {
+    if (!index.has(n)) index.set(n, i);
+  });
+  const rank = new Map<number, number>();
+  for (const [n, i] of index) rank.set(n, 2 * i + 1);
+  for (const [n, roots] of pulled) rank.set(n, 2 * Math.min(...roots.map((r) => index.get(r)!)));
+  return rank;
 }
 
 /** The open blockers of `named`, transitively, each with the named issues it holds up. */
@@ -176,10 +204,16 @@ export function pulledBlockers(named: readonly number[], openBlockersOf: Readonl
 export function compileSelectors(
   selectors: readonly Selector[],
   ctx: SelectorContext,
-): ((issue: SnapshotIssue, facts: SelectorFacts) => number) & { pulledFor: (issue: number, selector: number) => number[] | undefined } {
+): ((issue: SnapshotIssue, facts: SelectorFacts) => number) & {
+  pulledFor: (issue: number, selector: number) => number[] | undefined;
+  rankFor: (issue: number, selector: number) => number | undefined;
+  namedMiss: (issue: SnapshotIssue, facts: SelectorFacts) => NamedMiss | undefined;
+} {
   const compiled: CompiledSelector[] = selectors.map((selector) => {
     const label = selector.label === undefined ? ctx.readyLabel : selector.label;
     const epic = selector.epic ?? null;
+    const pulled =
+      selector.issues != null && selector.blockers !== false ? pulledBlockers(selector.issues, ctx.openBlockersOf ?? new Map()) : new Map<number, number[]>();
     return {
       label: label === null ? null : label.toLowerCase(),
       issues: selector.issues ?? null,
@@ -188,14 +222,16 @@ export function compileSelectors(
       epic,
       epicSubIssues: epic !== null ? ctx.subIssuesOf.get(epic) : undefined,
       milestone: selector.milestone != null ? selector.milestone.trim().toLowerCase() : null,
-      pulled:
-        selector.issues != null && selector.blockers !== false ? pulledBlockers(selector.issues, ctx.openBlockersOf ?? new Map()) : new Map<number, number[]>(),
+      pulled,
+      rank: selector.issues != null ? listRanks(selector.issues, pulled) : null,
     };
   });
   const picks = (c: CompiledSelector, issue: SnapshotIssue, facts: SelectorFacts): boolean => {
-    // An open blocker of a named issue is picked for that issue's sake, whatever its labels say.
-    if (c.pulled.has(issue.number)) return true;
     const labels = facts.labels;
+    // An open blocker of a named issue is picked for that issue's sake, whatever its other facets
+    // say, but it must be ready as any issue is: it carries the selector's label (a blocker still
+    // under triage waits for a human, and the named issue waits for it).
+    if (c.pulled.has(issue.number)) return c.label === null || labels.includes(c.label);
     if (c.label !== null && !labels.includes(c.label)) return false;
     if (c.issues !== null && !c.issues.includes(issue.number)) return false;
     if (c.tags !== null) {
@@ -222,7 +258,32 @@ export function compileSelectors(
   };
   /** The named issues an issue was pulled in for by selector `i` (undefined: picked on its own). */
   const pulledFor = (issue: number, i: number): number[] | undefined => compiled[i]?.pulled.get(issue);
-  return Object.assign(priority, { pulledFor });
+  /** Its place in selector `i`'s list (undefined: that selector names no issues). */
+  const rankFor = (issue: number, i: number): number | undefined => compiled[i]?.rank?.get(issue);
+  /** For an issue no selector picks: the first `issues` selector that names it or pulls it in, and what it lacks. */
+  const namedMiss = (issue: SnapshotIssue, facts: SelectorFacts): NamedMiss | undefined => {
+    for (let i = 0; i < compiled.length; i++) {
+      const c = compiled[i]!;
+      if (c.rank === null || !c.rank.has(issue.number)) continue;
+      const blocks = c.pulled.get(issue.number);
+      if (blocks) return { selector: i, missing: c.label === null ? [] : [`no label ${c.label}`], blocks };
+      return { selector: i, missing: missedFacets(c, issue, facts) };
+    }
+    return undefined;
+  };
+  return Object.assign(priority, { pulledFor, rankFor, namedMiss });
+}
+
+/** The facets of `c` other than `issues` that the issue fails, worded as facts about it. */
+function missedFacets(c: CompiledSelector, issue: SnapshotIssue, facts: SelectorFacts): string[] {
+  const out: string[] = [];
+  if (c.label !== null && !facts.labels.includes(c.label)) out.push(`no label ${c.label}`);
+  for (const tag of c.tags ?? []) if (!facts.labels.includes(tag)) out.push(`no label ${tag}`);
+  if (c.user !== null && issue.author.toLowerCase() !== c.user) out.push(`not opened by ${c.user}`);
+  if (c.epic !== null && !(c.epicSubIssues?.has(issue.number) === true || issue.parent === c.epic || facts.prdRefs.has(c.epic)))
+    out.push(`not in epic #${c.epic}`);
+  if (c.milestone !== null && (issue.milestone === null || issue.milestone.trim().toLowerCase() !== c.milestone)) out.push(`not in milestone ${c.milestone}`);
+  return out;
 }
 
 /** A short human rendering of a selector, for plans and exclusion texts. */
@@ -231,7 +292,7 @@ export function describeSelector(selector: Selector, readyLabel: string = DEFAUL
   const label = selector.label === undefined ? readyLabel : selector.label;
   if (label !== null) parts.push(`label ${label}`);
   if (selector.issues != null)
-    parts.push(`issues ${selector.issues.map((n) => `#${n}`).join(",") || "(none)"}${selector.blockers === false ? "" : " and their open blockers"}`);
+    parts.push(`issues ${selector.issues.map((n) => `#${n}`).join(",") || "(none)"}${selector.blockers === false ? "" : " and their ready open blockers"}`);
   if (selector.tags != null && selector.tags.length > 0) parts.push(`tags ${selector.tags.join("+")}`);
   if (selector.user != null) parts.push(`user ${selector.user}`);
   if (selector.epic != null) parts.push(`epic #${selector.epic}`);
