@@ -65,7 +65,7 @@ describe("epics.close_when_done", () => {
     assert.equal(comments.length, 1, "one closing comment");
     assert.ok(comments[0]!.body.includes(`#${children[0]!.number}, #${children[1]!.number}`), comments[0]!.body);
     // Each landed PR carries one validation comment: the gate's check, its commit, its file; a
-    // second upsert (a wrap-up done again) changes nothing.
+    // second upsert by a caller that may come twice (mayExist) finds it and changes nothing.
     const pulls = (await api(forge, "GET", repoPath(forge, "/pulls?state=closed"))).body as Array<{ number: number; body: string }>;
     assert.equal(pulls.length, 2);
     const gh = createGitHubForge({ repo: forge.repo, token: forge.token, baseUrl: forge.apiUrl, fast: true, logger: silentLogger });
@@ -78,8 +78,8 @@ describe("epics.close_when_done", () => {
       assert.match(notes[0]!.body, /Checks \(1\):\n- local gate `true`: passed/);
       assert.match(notes[0]!.body, new RegExp(`Commits \\(1\\):\\n- \`[0-9a-f]{12}\` fix #${n}`));
       assert.match(notes[0]!.body, new RegExp(`Files touched \\(1\\):\\n- \`issue-${n}.txt\``));
-      assert.equal(await upsertValidation(gh, "afk-bot", pull.number, notes[0]!.body), "unchanged");
-      assert.equal(await upsertValidation(gh, "afk-bot", pull.number, `${notes[0]!.body}\nedited`), "updated");
+      assert.equal(await upsertValidation(gh, "afk-bot", pull.number, notes[0]!.body, { mayExist: true }), "unchanged");
+      assert.equal(await upsertValidation(gh, "afk-bot", pull.number, `${notes[0]!.body}\nedited`, { mayExist: true }), "updated");
       const after = ((await api(forge, "GET", repoPath(forge, `/issues/${pull.number}/comments`))).body as Array<{ body: string }>).filter((c) =>
         c.body.includes(VALIDATION_MARKER),
       );

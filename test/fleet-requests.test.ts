@@ -109,6 +109,11 @@ describe("requests of a failed attempt (required CI, counted on the forge)", () 
     assert.match(closed[0]!.body, new RegExp(`Closes #${bad}`), "what the PR said when opened is kept below the note");
     assert.equal(total("PATCH /repos/{owner}/{repo}/pulls/{pull_number}"), 1, "one request closed the PR and wrote the note");
     assert.equal(total("GET /repos/{owner}/{repo}/pulls/{pull_number}"), 0, "neither the retry nor the escalation read a PR for its head");
+    assert.equal(
+      total("GET /repos/{owner}/{repo}/issues/{issue_number}/comments"),
+      0,
+      "no comment list read: the landed PR's validation note is posted without looking for an earlier one, and neither issue has a comment to find",
+    );
     const comments = async (n: number): Promise<string[]> =>
       ((await api(forge, "GET", repoPath(forge, `/issues/${n}/comments`))).body as { body: string }[]).map((c) => c.body);
     // A PR that landed carries its one validation note (checks, commits, files); a retried one none.

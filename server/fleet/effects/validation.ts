@@ -1,6 +1,10 @@
 // A landed PR's validation note: one comment on the PR listing what the gate checked, the
-// commits that landed and the files they touched. Upserted under a marker by the fleet's login:
-// a wrap-up done twice (a restart, a second host) edits the one comment, never adds another.
+// commits that landed and the files they touched, under a marker by the fleet's login. A
+// landing's wrap-up is its only writer, once per merged PR, right after a merge this process
+// made: a note follows a merge and only one merge of a PR succeeds, so there is none yet, and a
+// restart's recovery of a landed PR writes none. The wrap-up posts it without reading the PR's
+// comments first (a 200 on every landed PR, that never found a note). A caller that may come
+// twice (`mayExist`) looks first and edits the one comment, never adds another.
 import type { Checks, Forge } from "../../gh/forge.js";
 import { neutralizeMarkers } from "../../board/render.js";
 import { sameLogin } from "../../state/markers.js";
@@ -68,10 +72,19 @@ export async function landedChanges(workRepo: WorkRepo, baseBefore: string, head
   return { commits, files: diff.stdout.split("\0").filter(Boolean) };
 }
 
-/** Creates the PR's validation comment, or edits the one there. Returns what it did. */
-export async function upsertValidation(forge: Forge, login: string, pr: number, body: string): Promise<"created" | "updated" | "unchanged"> {
-  // One request (then 304 while nothing is added): the comment may exist from an earlier wrap-up.
-  const existing = (await forge.listComments(pr)).find((c) => sameLogin(c.author, login) && c.body.includes(VALIDATION_MARKER));
+/**
+ * Creates the PR's validation comment; with `mayExist`, edits the one there instead. Returns what
+ * it did.
+ */
+export async function upsertValidation(
+  forge: Forge,
+  login: string,
+  pr: number,
+  body: string,
+  { mayExist = false }: { mayExist?: boolean } = {},
+): Promise<"created" | "updated" | "unchanged"> {
+  // One request, only for a caller that may come twice (see above): the comment may exist then.
+  const existing = mayExist ? (await forge.listComments(pr)).find((c) => sameLogin(c.author, login) && c.body.includes(VALIDATION_MARKER)) : undefined;
   if (existing && existing.body.trim() === body.trim()) return "unchanged";
   // One request either way: the note edited in place, or posted once.
   if (existing) await forge.updateComment(existing.id, body);
