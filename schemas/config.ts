@@ -613,6 +613,12 @@ const FleetConfigObject = z.strictObject({
   gate: GateSchema.prefault({}),
   landing: LandingSchema.prefault({}),
   retry: intIn(0, 10).default(2).describe("How many more attempts a failing issue gets after the first, before it is escalated to `labels.escalate`."),
+  fix_forward: z
+    .boolean()
+    .default(true)
+    .describe(
+      "A PR whose checks fail is fixed forward: the next attempt continues on its branch with the failing checks' log, and the PR stays open. Fresh from the base only after a fix attempt failed too, or with `false`.",
+    ),
   worker: WorkerSchema.prefault({}),
   idle_grace_seconds: intIn(60, 86_400)
     .default(600)

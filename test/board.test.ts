@@ -3,7 +3,6 @@
 import { after, before, describe, it } from "node:test";
 import assert from "node:assert/strict";
 import {
-  BoardUpserter,
   ESCALATION_MARKER,
   RETRY_MARKER,
   formatDuration,
@@ -15,6 +14,7 @@ import {
   type BoardInput,
 } from "../server/board/render.js";
 import { Board } from "../server/board/fleet-board.js";
+import { BoardUpserter } from "../server/board/upsert.js";
 import { createGitHubForge } from "../server/gh/github-forge.js";
 import { BOARD_MARKER, isBoardComment, parseVerdict } from "../server/state/markers.js";
 import { api, repoPath, startTestForge, type TestForge } from "./support/forge-fixtures.js";

@@ -349,6 +349,82 @@ row("red PR while stopping, attempts left: retry recorded, then released", world
 );
 row("red PR while stopping, out of attempts: escalate", world({ mine: [red(1, 2)] }, { stopping: true }), ["escalate#1"]);
 
+// Fixing forward: a red PR's next attempt continues on its branch, once per PR.
+const fixWorld = (claim: MineClaim, local?: LocalClaim, over: Partial<DecideInput> = {}): DecideInput =>
+  world({ mine: [claim], ...(local ? { local: { 1: local } } : {}) }, { fixForward: true, ...over });
+row(
+  "red PR this attempt opened, fix_forward: the retry fixes it forward (PR kept, the branch continued)",
+  fixWorld(red(1, 0, { prAttempt: 1 })),
+  ["retry#1"],
+  (d) => {
+    const retry = only(d, "retry");
+    assert.equal(retry.fix, true);
+    assert.equal(retry.resume, true);
+    assert.equal(retry.pr, 101);
+    assert.equal(retry.startWorker, true);
+    assert.deepEqual(retry.evidence, { kind: "ci", pr: 101, failing: ["ci"] });
+  },
+);
+row("red PR an earlier attempt opened (its fix is red too): the retry starts fresh", fixWorld(red(1, 1, { prAttempt: 1 })), ["retry#1"], (d) =>
+  assert.equal(only(d, "retry").fix, undefined),
+);
+row("red PR this attempt opened, fix_forward off: fresh", fixWorld(red(1, 0, { prAttempt: 1 }), undefined, { fixForward: false }), ["retry#1"], (d) =>
+  assert.equal(only(d, "retry").fix, undefined),
+);
+row("red PR whose description names no attempt (an older PR): fresh", fixWorld(red(1, 0, { prAttempt: null })), ["retry#1"], (d) =>
+  assert.equal(only(d, "retry").fix, undefined),
+);
+row("red PR on the last attempt, fix_forward: escalate", fixWorld(red(1, 2, { prAttempt: 3 })), ["escalate#1"]);
+row(
+  "red PR while stopping, fix_forward: fresh (no worker starts; the PR closes)",
+  fixWorld(red(1, 0, { prAttempt: 1 }), undefined, { stopping: true }),
+  ["retry#1", "release#1"],
+  (d) => assert.equal(only(d, "retry").fix, undefined),
+);
+row(
+  "a conflict the base made on a PR this attempt opened: fresh, not fixed",
+  world(
+    { mine: [waiting(1, { prAttempt: 1 })] },
+    { fixForward: true, conflicts: new Map([[1, { pr: 101, files: ["a.ts"], source: "landing" as const, heldSeconds: 0, blockers: [] }]]) },
+  ),
+  ["retry#1"],
+  (d) => assert.equal(only(d, "retry").fix, undefined),
+);
+row("the fix attempt's worker runs on the red PR: wait for it", fixWorld(red(1, 1, { prAttempt: 1 }), running()), [], (d) => assert.equal(d.workers, 1));
+row("the fix attempt's worker hangs: end it and continue it", fixWorld(red(1, 1, { prAttempt: 1 }), running("kill")), ["kill#1", "recover#1"]);
+row(
+  "the fix attempt's worker hangs past the kill limit: a failed fix, fresh",
+  fixWorld(red(1, 1, { prAttempt: 1 }), running("kill", { kills: 1 })),
+  ["kill#1", "retry#1"],
+  (d) => {
+    assert.equal(only(d, "retry").fix, undefined);
+    assert.deepEqual(only(d, "retry").evidence, { kind: "hung", kills: 2 });
+  },
+);
+row("the fix attempt committed: push the fix to the PR, whose checks run again", fixWorld(red(1, 1, { prAttempt: 1 }), committed({ moved: true })), [
+  "open_pr#1",
+]);
+row(
+  "the fix attempt exited with no commits of its own (the PR's earlier ones only): a failed fix, fresh",
+  fixWorld(red(1, 1, { prAttempt: 1 }), committed({ moved: false })),
+  ["retry#1"],
+  (d) => {
+    assert.equal(only(d, "retry").fix, undefined);
+    assert.deepEqual(only(d, "retry").evidence, { kind: "no_result", why: "the fix attempt added no commits to PR #101" });
+  },
+);
+row("the fix attempt gave up: a failed fix, fresh, its verdict the evidence", fixWorld(red(1, 1, { prAttempt: 1 }), said("giving-up")), ["retry#1"], (d) =>
+  assert.deepEqual(only(d, "retry").evidence, { kind: "verdict", verdict: "giving-up", reason: "giving-up because" }),
+);
+row(
+  "the fix attempt was killed mid-commit (a stop): its half-done commits are not pushed",
+  fixWorld(red(1, 1, { prAttempt: 1 }), committed({ moved: true, killed: true })),
+  ["retry#1"],
+);
+row("the fix attempt's PR is red again after its push (no worker): fresh", fixWorld(red(1, 1, { prAttempt: 1 })), ["retry#1"], (d) =>
+  assert.equal(only(d, "retry").fix, undefined),
+);
+
 // Running workers: leave them, or end a hung one.
 for (const liveness of ["active", "busy", "stall_candidate"] as const) {
   row(`running worker ${liveness}: leave it`, world({ mine: [mine(1)], local: { 1: running(liveness) } }), []);

@@ -25,6 +25,8 @@ import {
   hasLabel,
   isBoardComment,
   latestVerdict,
+  openedOnAttempt,
+  openedOnLine,
   parseAttemptLabel,
   parseFleetBranch,
   parseVerdict,
@@ -203,6 +205,18 @@ describe("labels and markers", () => {
   ];
   for (const [name, label, n] of attemptRows) {
     it(`parseAttemptLabel: ${name}`, () => assert.equal(parseAttemptLabel(label), n));
+  }
+
+  const openedRows: Array<[string, string, number | null]> = [
+    ["the fleet's own line", `Closes #7\n\n${openedOnLine(7, 2, "k3f9x2qa")}\n\nHead: abc`, 2],
+    ["the first attempt", openedOnLine(12, 1, "a"), 1],
+    ["a PR opened before the line named its attempt", "Closes #7\n\nOpened by afk-mcp for #7 (instance `a`).", null],
+    ["no description", "", null],
+    ["attempt 0 is no attempt", "Opened by afk-mcp for #7 on attempt 0 (instance `a`).", null],
+    ["not at a line's start (quoted by someone)", "> Opened by afk-mcp for #7 on attempt 3 (instance `a`).", null],
+  ];
+  for (const [name, body, n] of openedRows) {
+    it(`openedOnAttempt: ${name}`, () => assert.equal(openedOnAttempt(body), n));
   }
 
   it("attemptFromLabels takes the highest; a prefix without slash is accepted", () => {

@@ -143,6 +143,21 @@ describe("the demo backlog through the stdio MCP server", () => {
       assert.equal(Math.max((maxAttempt.get(e.number) ?? 0) + 1, ...born), e.attempts, `#${e.number} ${e.title}: attempts`);
     }
 
+    // Red checks are fixed forward once: the retry that follows a PR's red CI continues on its
+    // branch (the PR stays open, and lands if the fix is green); a fix that is red too starts fresh.
+    const retryModes = async (title: RegExp): Promise<string[]> => {
+      const n = expectations.find((e) => title.test(e.title))!.number;
+      const lane = await call("logs", { repo: REPO, lane: "supervisor", issue: n, tail_lines: 200 });
+      return (lane.records as { event?: string; data?: { mode?: string } }[]).filter((r) => r.event === "retry").map((r) => r.data?.mode ?? "?");
+    };
+    assert.deepEqual(await retryModes(/^Add truncate\(\)/), ["fix"], "truncate's red PR was fixed forward");
+    assert.deepEqual(await retryModes(/^Add hyphenate\(\)/), ["fix", "fresh"], "hyphenate's fix was red too: its third attempt started fresh");
+    const truncate = expectations.find((e) => /^Add truncate\(\)/.test(e.title))!.number;
+    const pulls = (await api(forge, "GET", `/repos/${REPO}/pulls?state=all&per_page=100`)).body as { head: { ref: string }; merged_at: string | null }[];
+    const truncatePulls = pulls.filter((p) => p.head.ref.startsWith(`afk/${truncate}-`));
+    assert.equal(truncatePulls.length, 1, "one PR for truncate: its fix landed through the PR the first attempt opened");
+    assert.notEqual(truncatePulls[0]!.merged_at, null);
+
     const stopped = await call("project_stop", { repo: REPO });
     assert.match(String(stopped.message), /stopped/);
 

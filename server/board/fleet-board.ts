@@ -1,7 +1,8 @@
 // The project's side of the status board: the phase history this host has seen for each
 // issue (in memory: the board is a projection, never read back) and one upsert per change.
 import type { Forge } from "../gh/forge.js";
-import { BoardUpserter, renderBoard, type BoardPhase, type ReleasedLeft } from "./render.js";
+import { renderBoard, type BoardPhase, type ReleasedLeft } from "./render.js";
+import { BoardUpserter } from "./upsert.js";
 import { ETA_WINDOW, estimate, issueEtaLine, recentMedian, type Eta } from "../state/eta.js";
 
 export type { BoardPhase };

@@ -41,7 +41,7 @@ const TAPPED: Record<string, LedgerEvent> = {
 };
 
 /** Data keys a tapped record keeps (the rest stays in the supervisor lane). */
-const KEPT = ["pr", "attempt", "kind", "runtime", "status", "round", "head", "reason", "method", "train", "evidence_kind", "summary", "excerpt"];
+const KEPT = ["pr", "attempt", "kind", "runtime", "status", "round", "head", "reason", "method", "train", "evidence_kind", "summary", "excerpt", "mode"];
 
 export interface LedgerFacts {
   readonly instance: string;

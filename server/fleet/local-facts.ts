@@ -91,6 +91,7 @@ export async function localFacts(ctx: FactsContext, set: WorkingSet, snapshot: S
       } else {
         facts.worker = "exited";
         facts.outcome = exit.outcome.kind;
+        facts.moved = exit.moved;
         facts.killed = exit.exit.killReason !== null;
         if (exit.overBudget) facts.overBudget = exit.overBudget;
         if (exit.exit.fault) facts.runtimeFault = exit.exit.fault;

@@ -102,6 +102,7 @@ export function decideInput(fleet: FleetRuntime, parts: GatherParts, g: Gathered
     local: g.local,
     target: parts.birthing.budgets.target(registration.target),
     retry: cfg.retry,
+    fixForward: cfg.fix_forward,
     autoMerge: registration.autoMerge,
     birthsPaused,
     stopping: parts.stopping,

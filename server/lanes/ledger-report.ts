@@ -8,6 +8,8 @@ export interface ReportIssue {
   issue: number;
   outcome: IssueOutcome;
   attempts: number;
+  /** Of those, attempts that fixed a red PR forward on its branch instead of starting fresh (records folded by compaction are not counted). */
+  fixes: number;
   /** From the first record about it to its outcome (or to its last record while in flight). */
   time_ms: number;
   worker_ms: number;
@@ -30,6 +32,7 @@ export interface FinalReport {
     issues: number;
     outcomes: Record<IssueOutcome, number>;
     attempts: number;
+    fixes: number;
     worker_ms: number;
     spend: Spend;
     faults: number;
@@ -72,7 +75,9 @@ export function buildReport(records: readonly LaneRecord[], o: ReportOptions): F
   let pauses = 0;
   let trips = 0;
   let stops = 0;
+  const fixes = new Map<number, number>();
   for (const r of records) {
+    if (r.event === "retry" && r.issue !== undefined && r.data?.mode === "fix") fixes.set(r.issue, (fixes.get(r.issue) ?? 0) + 1);
     if (r.event === "pause") pauses += 1;
     if (r.event === "breaker_trip") trips += 1;
     if (r.event === "fault" && r.issue === undefined) faults += 1;
@@ -102,9 +107,20 @@ export function buildReport(records: readonly LaneRecord[], o: ReportOptions): F
     repo: o.repo,
     generated_at: o.now.toISOString(),
     reason: o.reason,
-    issues: listed.map((s) => reportIssue(o.repo, s, o.now)),
+    issues: listed.map((s) => reportIssue(o.repo, s, o.now, fixes.get(s.issue) ?? 0)),
     issues_omitted: summaries.length - listed.length,
-    totals: { issues: summaries.length, outcomes, attempts, worker_ms: worker, spend, faults, pauses, breaker_trips: trips, stops },
+    totals: {
+      issues: summaries.length,
+      outcomes,
+      attempts,
+      fixes: [...fixes.values()].reduce((a, b) => a + b, 0),
+      worker_ms: worker,
+      spend,
+      faults,
+      pauses,
+      breaker_trips: trips,
+      stops,
+    },
     requests,
     since: records[0]?.ts ?? null,
   };
@@ -123,12 +139,13 @@ function addRequests(into: { total: number; counted: number; not_modified: numbe
   into.not_modified += n(v.not_modified ?? v.notModified);
 }
 
-function reportIssue(repo: string, s: IssueSummary, now: Date): ReportIssue {
+function reportIssue(repo: string, s: IssueSummary, now: Date, fixes: number): ReportIssue {
   const end = s.ended_at ?? (s.outcome === "in_flight" ? now.toISOString() : s.last_at);
   return {
     issue: s.issue,
     outcome: s.outcome,
     attempts: s.attempts,
+    fixes,
     time_ms: Math.max(0, Date.parse(end) - Date.parse(s.first_at)),
     worker_ms: s.worker_ms,
     spend: s.spend,
@@ -165,13 +182,13 @@ export function renderReport(r: FinalReport, maxLines = 400): string {
         .map((k) => `${t.outcomes[k]} ${k.replace("_", " ")}`)
         .join(", ") || "none"
     }`,
-    `${t.attempts} attempt(s), ${durationText(t.worker_ms)} of worker time, ${spendText(t.spend)}; ${t.faults} fault(s), ${t.pauses} pause(s), ${t.breaker_trips} breaker trip(s)`,
+    `${t.attempts} attempt(s)${t.fixes > 0 ? ` (${t.fixes} fixing a red PR forward)` : ""}, ${durationText(t.worker_ms)} of worker time, ${spendText(t.spend)}; ${t.faults} fault(s), ${t.pauses} pause(s), ${t.breaker_trips} breaker trip(s)`,
     `GitHub requests: ${r.requests.counted} counted against the rate limit, ${r.requests.not_modified} answered 304, ${r.requests.total} sent${t.stops > 0 ? ` (over ${t.stops} run(s))` : ""}`,
     "",
   ];
   const rows = r.issues.map(
     (i) =>
-      `#${i.issue}  ${i.outcome}  ${i.attempts} attempt(s)  ${durationText(i.time_ms)}  ${spendText(i.spend)}${i.pr ? `  PR #${i.pr}` : ""}${i.merge_sha ? ` as ${i.merge_sha.slice(0, 12)}` : ""}`,
+      `#${i.issue}  ${i.outcome}  ${i.attempts} attempt(s)${i.fixes > 0 ? ` (${i.fixes} fix)` : ""}  ${durationText(i.time_ms)}  ${spendText(i.spend)}${i.pr ? `  PR #${i.pr}` : ""}${i.merge_sha ? ` as ${i.merge_sha.slice(0, 12)}` : ""}`,
   );
   const shown = rows.slice(0, maxLines);
   const more = rows.length - shown.length + r.issues_omitted;

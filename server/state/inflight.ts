@@ -7,6 +7,7 @@ import type { RequiredChecks } from "./ports.js";
 import { evaluateGate, type GateResult } from "./gate.js";
 import { evaluateReviews, type ReviewGate } from "./reviews.js";
 import { reviewMarks, type ReviewMark } from "./review-stage.js";
+import { openedOnAttempt } from "./markers.js";
 
 /**
  * awaiting_review: green (or, under a local gate, waiting to be gated at landing) but the base
@@ -35,6 +36,8 @@ export interface MineClaim extends ClaimBase {
   draft: boolean;
   /** From the issue's `afk-attempt/<n>` labels; 0 when none (or the issue is not open). */
   attempt: number;
+  /** The attempt (1-based) the fleet opened the PR in, as its description says; null: no PR, or it does not say. */
+  prAttempt: number | null;
   /** Names of the failing checks (gate.ci = required). */
   failing: string[];
   /** Names of the checks still pending or not yet reported. */
@@ -208,6 +211,7 @@ function classifyByChecks(
     headRef: pr?.head.ref ?? null,
     draft: pr?.draft ?? false,
     attempt: issue?.attempt ?? 0,
+    prAttempt: pr ? openedOnAttempt(pr.body) : null,
     otherPulls,
     reservedByHuman: issue?.reservedByHuman ?? false,
     review: review && review.state !== "not_required" ? review : null,

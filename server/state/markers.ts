@@ -45,6 +45,19 @@ export function sameLogin(a: string | null | undefined, b: string | null | undef
   return typeof a === "string" && typeof b === "string" && a !== "" && a.toLowerCase() === b.toLowerCase();
 }
 
+// ---- the fleet's PR description ---------------------------------------------------------------
+
+/** The line of a fleet PR's description that names the attempt (1-based) that opened it. */
+export function openedOnLine(issue: number, attempt: number, instance: string): string {
+  return `Opened by afk-mcp for #${issue} on attempt ${attempt} (instance \`${instance}\`).`;
+}
+
+/** The attempt a fleet PR's description says opened it (`openedOnLine`); null when it does not say (an older PR, an edit). */
+export function openedOnAttempt(body: string): number | null {
+  const m = /^Opened by afk-mcp for #\d+ on attempt ([1-9]\d{0,5}) /m.exec(body);
+  return m ? Number(m[1]) : null;
+}
+
 // ---- attempt labels ----------------------------------------------------------------------------
 
 /** "afk-attempt" and "afk-attempt/" both mean labels of the form "afk-attempt/<n>". */

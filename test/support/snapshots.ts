@@ -34,6 +34,7 @@ export function mineClaim(issue: number, over: Partial<MineClaim> = {}): MineCla
     headRef: null,
     draft: false,
     attempt: 0,
+    prAttempt: null,
     failing: [],
     pending: [],
     checksRead: false,

@@ -60,34 +60,42 @@ export async function retryIssue(fleet: FleetRuntime, tick: TickScope, action: A
     if (k !== null && k !== attempt) await forge.removeLabel(n, label);
   }
   if (pr) {
-    // A request only when the caller did not know the head (a stall or a worker's verdict): the
-    // head is remembered so the next attempt may build on the tested work.
-    const sha = head ?? (await forge.getPull(pr).catch(() => null))?.head.sha;
-    if (sha) memory.replaceable = sha;
-    // The PR closes unmerged, which frees the branch for the next attempt; the note of why heads
-    // its description, written by the same request (a comment of its own would be a second one,
-    // and a closed PR's subscribers hear of the close either way). The next attempt opens a new PR.
     const note = renderRetryNote({
       issue: n,
       attempt,
       maxAttempts: cfg.retry + 1,
       why: brief.summary,
       evidence: { kind: brief.kind, summary: brief.summary, excerpt: brief.excerpt },
-      pr: null,
+      fix: action.fix === true,
     });
-    const opened = tick.pulls?.find((p) => p.number === pr)?.body.trim() ?? "";
-    await forge.closePull(pr, opened === "" ? note : `${note}\n\n---\n\n${opened}`);
-    forgetFleetPull(forge, pr);
+    if (action.fix) {
+      // The PR stays open: the next attempt fixes it forward on its branch (its push is a fast
+      // forward of this head). The note says so on the PR: one request, as the close would be.
+      await forge.createComment(pr, note);
+    } else {
+      // A request only when the caller did not know the head (a stall or a worker's verdict): the
+      // head is remembered so the next attempt may build on the tested work.
+      const sha = head ?? (await forge.getPull(pr).catch(() => null))?.head.sha;
+      if (sha) memory.replaceable = sha;
+      // The PR closes unmerged, which frees the branch for the next attempt; the note of why heads
+      // its description, written by the same request (a comment of its own would be a second one,
+      // and a closed PR's subscribers hear of the close either way). The next attempt opens a new PR.
+      const opened = tick.pulls?.find((p) => p.number === pr)?.body.trim() ?? "";
+      await forge.closePull(pr, opened === "" ? note : `${note}\n\n---\n\n${opened}`);
+      forgetFleetPull(forge, pr);
+    }
   }
   const run = fleet.memory.run(n);
   if (run && !run.exitFacts) await run.handle.stop("retrying");
   fleet.memory.endRun(n);
   tick.events.settled.push(n);
-  fleet.board.failed(n, attempt, brief.summary, lastLines(brief));
+  fleet.board.failed(n, attempt, action.fix ? `${brief.summary}; attempt ${attempt + 1} fixes PR #${pr} forward` : brief.summary, lastLines(brief));
   // The evidence goes to the ledger with the retry: the next attempt's brief reads it back from
   // there when this host forgot it (a daemon restarted before the birth).
-  fleet.log("info", "retry", `#${n}: attempt ${attempt + 1} of ${cfg.retry + 1} after: ${brief.summary}`, n, {
+  const how = action.fix ? ` fixes PR #${pr} forward` : "";
+  fleet.log("info", "retry", `#${n}: attempt ${attempt + 1} of ${cfg.retry + 1}${how} after: ${brief.summary}`, n, {
     attempt: attempt + 1,
+    mode: action.fix ? "fix" : action.resume ? "continue" : "fresh",
     evidence_kind: brief.kind,
     summary: brief.summary,
     excerpt: brief.excerpt.slice(-EXCERPT_KEPT),

@@ -1,5 +1,6 @@
 // open_pr: a worker's commits are its result: push the branch (fenced) and open the PR once.
 import { ForgeError } from "../../gh/errors.js";
+import { openedOnLine } from "../../state/markers.js";
 import { defineEffect, type FleetRuntime } from "./effect.js";
 
 export const openPr = defineEffect("open_pr", async (fleet, tick, action) => {
@@ -15,7 +16,9 @@ export const openPr = defineEffect("open_pr", async (fleet, tick, action) => {
   const claim = tick.set.mine.find((m) => m.issue === n);
   let open = claim?.pr != null && claim.headRef === pushed.branch ? claim.pr : null;
   if (open === null) {
-    const body = [`Closes #${n}`, "", `Opened by afk-mcp for #${n} (instance \`${registration.instance}\`).`, "", `Head: ${pushed.sha}`].join("\n");
+    // The attempt that opens it is said in the description: a red PR is fixed forward once, by
+    // the attempt after it (state/decide/claims.ts), and a restarted host reads that here too.
+    const body = [`Closes #${n}`, "", openedOnLine(n, (claim?.attempt ?? 0) + 1, registration.instance), "", `Head: ${pushed.sha}`].join("\n");
     try {
       // The one request a result needs: the PR is the work, what the gate checks and what lands.
       const pr = await forge.createPull({ title, body, head: pushed.branch, base: registration.base });

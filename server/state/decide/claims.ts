@@ -24,10 +24,50 @@ function nextAttempt(claim: Pick<MineClaim, "attempt">): number {
   return claim.attempt + 1;
 }
 
+/**
+ * Whether a failed attempt's retry fixes its PR forward: red checks on a PR this very attempt
+ * opened. Fresh from the base instead after a fix attempt (the PR is older than the attempt), for
+ * anything but red checks (a conflict the base made, a verdict, a review), or with fix_forward off.
+ */
+function fixesForward(
+  claim: Pick<MineClaim, "pr" | "attempt"> & { prAttempt?: number | null },
+  input: Pick<DecideInput, "fixForward" | "stopping">,
+  evidence: FailureEvidence,
+): boolean {
+  return input.fixForward === true && !input.stopping && evidence.kind === "ci" && claim.pr !== null && claim.prAttempt === claim.attempt + 1;
+}
+
+/** A fix attempt's worker is under way (or its exit waits to be taken) on a red PR opened by an earlier attempt. */
+function fixing(claim: MineClaim, local: LocalClaim): boolean {
+  return claim.pr !== null && claim.prAttempt !== null && claim.prAttempt <= claim.attempt && local.worker !== "none" && local.reviewer === undefined;
+}
+
+/**
+ * The next step of a fix attempt: wait while its worker runs (ending it when it hangs), push its
+ * new commits to the PR (its checks run again), or count it failed: a fix that failed too starts
+ * fresh (failureAction: the PR is older than the attempt) or is escalated.
+ */
+function fixStep(claim: MineClaim, local: LocalClaim, input: DecideInput, maxKills: number, actions: Action[], births: Action[]): "running" | "ended" {
+  if (local.worker === "running") {
+    if (local.liveness !== "kill") return "running";
+    actions.push({ kind: "kill", issue: claim.issue, why: "quiet past the kill threshold with no busy child" });
+    const kills = (local.kills ?? 0) + 1;
+    if (kills >= maxKills) actions.push(failureAction(claim, input, { kind: "hung", kills }));
+    else if (!input.stopping) births.push({ kind: "recover", issue: claim.issue, sha: claim.sha, why: `worker hung (kill ${kills} of ${maxKills})` });
+    return "ended";
+  }
+  if (local.overBudget) actions.push(failureAction(claim, input, { kind: "no_result", why: local.overBudget }));
+  else if (local.runtimeFault) actions.push(failureAction(claim, input, { kind: "no_result", why: local.runtimeFault.why }));
+  else if (local.outcome === "commits" && local.moved === true && !local.killed) actions.push({ kind: "open_pr", issue: claim.issue, sha: claim.sha });
+  else if (local.verdict) actions.push(failureAction(claim, input, { kind: "verdict", verdict: local.verdict.kind, reason: local.verdict.reason }));
+  else actions.push(failureAction(claim, input, { kind: "no_result", why: `the fix attempt added no commits to PR #${claim.pr}` }));
+  return "ended";
+}
+
 /** What the fleet does about a failed attempt: retry while attempts are left, else escalate. */
 export function failureAction(
-  claim: Pick<MineClaim, "issue" | "sha" | "pr" | "attempt">,
-  input: Pick<DecideInput, "retry" | "birthsPaused" | "stopping" | "budget">,
+  claim: Pick<MineClaim, "issue" | "sha" | "pr" | "attempt"> & { prAttempt?: number | null },
+  input: Pick<DecideInput, "retry" | "birthsPaused" | "stopping" | "budget" | "fixForward">,
   evidence: FailureEvidence,
 ): Extract<Action, { kind: "retry" | "escalate" }> {
   const over = input.budget?.issuesOver.get(claim.issue);
@@ -43,6 +83,7 @@ export function failureAction(
       pr: claim.pr,
       evidence,
       startWorker: !input.birthsPaused && !input.stopping,
+      ...(fixesForward(claim, input, evidence) ? { fix: true, resume: true } : {}),
     };
   }
   const tries = claim.attempt + 1;
@@ -170,6 +211,10 @@ export function decideClaims(input: DecideInput, plan: LandingPlan): ClaimDecisi
       case "awaiting_ci":
         continue;
       case "failure":
+        if (fixing(claim, local)) {
+          if (fixStep(claim, local, input, maxKills, actions, births) === "ended" && local.worker === "running") running -= 1;
+          continue;
+        }
         actions.push(failureAction(claim, input, { kind: "ci", pr: claim.pr ?? 0, failing: claim.failing }));
         continue;
       case "no_pr":

@@ -29,6 +29,8 @@ export interface LocalClaim {
   blockers?: number[];
   /** For an exited worker: its result ("commits": push and open the PR). */
   outcome?: "commits" | "verdict" | "nothing";
+  /** For an exited worker: its branch moved while it ran (commits of this attempt, not only those it continued from). */
+  moved?: boolean;
   /** Times this host killed the claim's workers for hanging. */
   kills?: number;
   /** Times this host dispatched the claim again after a blocked verdict whose blockers had closed. */
@@ -52,6 +54,8 @@ export interface DecideInput {
   target: number;
   /** Retries after the first attempt. */
   retry: number;
+  /** A red PR's next attempt continues on its branch (config `fix_forward`), once per PR. */
+  fixForward?: boolean;
   /** Landing is authorized (project_start's auto_merge). */
   autoMerge: boolean;
   /** Births are paused (breaker, quota, auth, stop): nothing new starts. */
@@ -131,7 +135,21 @@ export type Action =
   /** Green but short of required human approvals: keep the claim, say on the PR what is needed. */
   | { kind: "await_review"; issue: number; pr: number; head: string; required: number; approvedBy: string[] }
   /** `startWorker`: the next attempt's worker starts now (false: births are held; a later tick recovers it). */
-  | { kind: "retry"; issue: number; sha: string; attempt: number; pr: number | null; evidence: FailureEvidence; startWorker: boolean; resume?: boolean }
+  /**
+   * `resume`: the next attempt continues from the branch instead of the base. `fix`: it fixes the
+   * red PR forward: the PR stays open and the worker continues on its branch (resume as well).
+   */
+  | {
+      kind: "retry";
+      issue: number;
+      sha: string;
+      attempt: number;
+      pr: number | null;
+      evidence: FailureEvidence;
+      startWorker: boolean;
+      resume?: boolean;
+      fix?: boolean;
+    }
   | { kind: "escalate"; issue: number; sha: string; pr: number | null; why: string; evidence: FailureEvidence | null }
   | { kind: "open_pr"; issue: number; sha: string }
   | { kind: "close_done"; issue: number; sha: string; reason: string }
