@@ -31,6 +31,8 @@ export async function lookUpNamed(
     const batch = unread.slice(i, i + AT_ONCE);
     const read = await Promise.all(
       batch.map((n) =>
+        // One request per named number not in the open listing, once per connection (`known`): a
+        // closed issue, a pull request or a typo; a start must tell them apart before it runs.
         forge.getIssue(n).then(
           (issue): NumberKind => (issue.isPull ? "pull" : "issue"),
           (error: unknown): NumberKind => {

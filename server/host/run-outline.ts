@@ -43,7 +43,12 @@ export async function assessRun(
   const { plan, landing } = await assess(connected, clock, input.auto_merge === null ? null : input.auto_merge === true, startRouting(chosen, conn.config));
   for (const step of assessedSteps(plan)) onStep(step);
   const runtime = await startRuntimeLine(conn, env.project, !input.dry_run, onStep, chosen?.programs ?? []);
-  return { plan: { ...plan, run: runOutline(chosen, input.worker_command ?? null, conn.config, env, runtime.line) }, landing, chosen, runtimeNote: runtime.note };
+  return {
+    plan: { ...plan, run: runOutline(chosen, input.worker_command ?? null, conn.config, env, runtime.line) },
+    landing,
+    chosen,
+    runtimeNote: runtime.note,
+  };
 }
 
 export function runOutline(
