@@ -616,9 +616,7 @@ const FleetConfigObject = z.strictObject({
   fix_forward: z
     .boolean()
     .default(true)
-    .describe(
-      "A PR whose checks fail is fixed forward: the next attempt continues on its branch with the failing checks' log, and the PR stays open. Fresh from the base only after a fix attempt failed too, or with `false`.",
-    ),
+    .describe("Red checks: the next attempt fixes the PR on its branch, once; fresh from the base after that, or with `false`."),
   worker: WorkerSchema.prefault({}),
   idle_grace_seconds: intIn(60, 86_400)
     .default(600)

@@ -266,8 +266,10 @@ describe("MCP server over stdio (the built binary)", () => {
       // with status.eta (issue 26, the ETA of running issues and of the queue): 45,778; with the
       // actions runtime's keys in project_start's config (issue 25): 46,134; with what will run (the
       // start's plan.run: engines, runtime and what it lets through), each dispatch's route and the
-      // named issues that will not run (issue 35; status's plan omits run): 48,878.
-      assert.ok(bytes < 49_200, `tools/list is ${bytes} bytes`);
+      // named issues that will not run (issue 35; status's plan omits run): 48,878; with each
+      // worker's stage, last line and quiet time, the registrations' overview, and fix_forward
+      // (issue 35): 50,251.
+      assert.ok(bytes < 50_400, `tools/list is ${bytes} bytes`);
       const ajv = new Ajv({ strict: false });
       for (const listed of tools) {
         const tool = TOOLS.find((t) => t.name === listed.name)!;
