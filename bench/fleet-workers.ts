@@ -25,12 +25,24 @@ export interface WorkersSpec {
 
 export const DEFAULT_WORKERS: WorkersSpec = { workers: 20, windowSeconds: 15, timeScale: 0.2, birthTimeoutSeconds: 75 };
 
+/**
+ * For a quicker loop while profiling: AFK_BENCH_WORKERS and AFK_BENCH_WINDOW_SECONDS override
+ * the count and the window of every workers section (figures from such a run are not the
+ * section's: say so beside them).
+ */
+export function workersSpec(spec: WorkersSpec): WorkersSpec {
+  const n = Number(process.env.AFK_BENCH_WORKERS);
+  const w = Number(process.env.AFK_BENCH_WINDOW_SECONDS);
+  return { ...spec, ...(n > 0 ? { workers: n } : {}), ...(w > 0 ? { windowSeconds: w } : {}) };
+}
+
 /** Reads the brief, then stays alive and silent until the fleet kills its group. */
 const QUIET_WORKER = "cat >/dev/null; exec sleep 600";
 /** Reads the brief, then prints one usage line a second (1,000 input and 100 output tokens) until killed. */
 const METERED_WORKER = `cat >/dev/null; while true; do echo '{"type":"turn.completed","usage":{"input_tokens":1000,"cached_input_tokens":0,"output_tokens":100}}'; sleep 1; done`;
 
-export function workersSection(spec: WorkersSpec = DEFAULT_WORKERS): Section {
+export function workersSection(given: WorkersSpec = DEFAULT_WORKERS): Section {
+  const spec = workersSpec(given);
   return {
     name: spec.metered ? "workers-metered" : spec.printing ? "workers-printing" : "workers",
     summary: `host CPU and memory with ${spec.workers} live, ${spec.metered ? "metered (a usage line a second each, read and checked against budget.usd_per_attempt)" : spec.printing ? "printing (the metered workers' line a second each, unmetered: an opaque command)" : "quiet"} workers, ticks every ~${round(5 * spec.timeScale, 2)} s`,
