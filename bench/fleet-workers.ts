@@ -41,6 +41,9 @@ export function workersSpec(spec: WorkersSpec): WorkersSpec {
   return { ...spec, ...(n > 0 ? { workers: n } : {}), ...(w > 0 ? { windowSeconds: w } : {}) };
 }
 
+/** board.settle_seconds by default: a live phase's board is written once it lasted this long (real time). */
+const BOARD_SETTLE_SECONDS = 30;
+
 /** Reads the brief, then stays alive and silent until the fleet kills its group. */
 const QUIET_WORKER = "cat >/dev/null; exec sleep 600";
 /** Reads the brief, then prints one usage line a second (1,000 input and 100 output tokens) until killed. */
@@ -103,12 +106,12 @@ export function workersSection(given: WorkersSpec = DEFAULT_WORKERS): Section {
         if (Date.now() > deadline + 30_000) throw new Error("the fleet did not tick steadily with every worker running");
         await pause(100);
       }
-      // Quiet: each birth's board is written once its phase settled (board.settle_seconds, 6 s
-      // at this time scale), and a wide fleet's last births are seconds old here. A window with
+      // Quiet: each birth's board is written once its phase settled (board.settle_seconds, 30 s
+      // of real time, not scaled), and the last births are seconds old here. A window with
       // those writes in it measures births, not a quiet tick: wait until the last birth's phase
       // settled, then for a stretch of ticks that spent no rate limit at all (no write, every
       // read a 304), for a minute at most.
-      const settled = allRunningAt + (30 * spec.timeScale + 2) * 1000 - Date.now();
+      const settled = allRunningAt + (BOARD_SETTLE_SECONDS + 2) * 1000 - Date.now();
       if (settled > 0) await pause(settled);
       const quietBy = Date.now() + 60_000;
       for (;;) {
