@@ -2,6 +2,7 @@
 // issues, a FleetHost on it whose every worker is killed on the way out (even when the section
 // fails, even when the bench dies), lane readers, and /proc CPU readings.
 import { writeFile } from "node:fs/promises";
+import { Session } from "node:inspector/promises";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { FleetHost } from "../server/host/host.js";
@@ -285,6 +286,27 @@ export interface HostWindow {
 }
 
 /**
+ * With AFK_BENCH_CPU_PROFILE=<path>, the window's V8 CPU profile of this process (the host) is
+ * written there (a .cpuprofile for Chrome DevTools or scripts/cpuprofile-summary.mjs); the
+ * profiler's own overhead counts in that run's CPU figures, so measure without it.
+ */
+async function startProfile(): Promise<((ctx: BenchContext) => Promise<void>) | null> {
+  const path = process.env.AFK_BENCH_CPU_PROFILE;
+  if (!path) return null;
+  const session = new Session();
+  session.connect();
+  await session.post("Profiler.enable");
+  await session.post("Profiler.setSamplingInterval", { interval: 500 });
+  await session.post("Profiler.start");
+  return async (ctx) => {
+    const { profile } = await session.post("Profiler.stop");
+    session.disconnect();
+    await writeFile(path, JSON.stringify(profile));
+    ctx.log(`CPU profile of the window: ${path}`);
+  };
+}
+
+/**
  * Measures the host over `wait`: its own CPU (process.cpuUsage), its reaped children's, the forge
  * child's, `probe`'s processes' (workers), and its RSS and heap sampled every 100 ms; the forge's
  * accounting is reset at the start and read at the end. Nothing of the bench runs in the window
@@ -314,10 +336,12 @@ export async function measureHost(
   ctx.memory.stop();
   sample();
   const sampler = setInterval(sample, 100);
+  const profiler = await startProfile();
   try {
     await wait();
   } finally {
     clearInterval(sampler);
+    await profiler?.(ctx);
     ctx.memory.start();
   }
   sample();

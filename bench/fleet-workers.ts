@@ -5,7 +5,7 @@
 // own CPU (their process groups, from /proc), the forge child's CPU (what GitHub would spend),
 // and the bench process's RSS and heap. The forge runs in a child process.
 import { round, mib, type BenchContext, type Figure, type Section, type SectionResult } from "./section.js";
-import { benchFleet, groupsCpu, lane, measureHost, pause, quantile, readyForge, type StartConfig } from "./fleet-harness.js";
+import { benchFleet, forgeAccounting, groupsCpu, lane, measureHost, pause, quantile, readyForge, type StartConfig } from "./fleet-harness.js";
 
 export interface WorkersSpec {
   workers: number;
@@ -21,18 +21,38 @@ export interface WorkersSpec {
   metered?: boolean;
   /** The same output as the metered workers through an opaque worker_command (usage "none"): what printing costs without the metering ("workers-printing"). */
   printing?: boolean;
+  /** The section's name when it is not one of the three above ("workers-50": the quiet fleet, wider). */
+  name?: string;
 }
 
 export const DEFAULT_WORKERS: WorkersSpec = { workers: 20, windowSeconds: 15, timeScale: 0.2, birthTimeoutSeconds: 75 };
+
+/** The quiet fleet two and a half times as wide: a quiet tick's cost should not grow with the width (within 1.5× of the 20's). */
+export const WIDE_WORKERS: WorkersSpec = { ...DEFAULT_WORKERS, workers: 50, birthTimeoutSeconds: 180, name: "workers-50" };
+
+/**
+ * For a quicker loop while profiling: AFK_BENCH_WORKERS and AFK_BENCH_WINDOW_SECONDS override
+ * the count and the window of every workers section (figures from such a run are not the
+ * section's: say so beside them).
+ */
+export function workersSpec(spec: WorkersSpec): WorkersSpec {
+  const n = Number(process.env.AFK_BENCH_WORKERS);
+  const w = Number(process.env.AFK_BENCH_WINDOW_SECONDS);
+  return { ...spec, ...(n > 0 ? { workers: n } : {}), ...(w > 0 ? { windowSeconds: w } : {}) };
+}
+
+/** board.settle_seconds by default: a live phase's board is written once it lasted this long (real time). */
+const BOARD_SETTLE_SECONDS = 30;
 
 /** Reads the brief, then stays alive and silent until the fleet kills its group. */
 const QUIET_WORKER = "cat >/dev/null; exec sleep 600";
 /** Reads the brief, then prints one usage line a second (1,000 input and 100 output tokens) until killed. */
 const METERED_WORKER = `cat >/dev/null; while true; do echo '{"type":"turn.completed","usage":{"input_tokens":1000,"cached_input_tokens":0,"output_tokens":100}}'; sleep 1; done`;
 
-export function workersSection(spec: WorkersSpec = DEFAULT_WORKERS): Section {
+export function workersSection(given: WorkersSpec = DEFAULT_WORKERS): Section {
+  const spec = workersSpec(given);
   return {
-    name: spec.metered ? "workers-metered" : spec.printing ? "workers-printing" : "workers",
+    name: spec.name ?? (spec.metered ? "workers-metered" : spec.printing ? "workers-printing" : "workers"),
     summary: `host CPU and memory with ${spec.workers} live, ${spec.metered ? "metered (a usage line a second each, read and checked against budget.usd_per_attempt)" : spec.printing ? "printing (the metered workers' line a second each, unmetered: an opaque command)" : "quiet"} workers, ticks every ~${round(5 * spec.timeScale, 2)} s`,
     async run(ctx: BenchContext): Promise<SectionResult> {
       const repo = "bench/workers";
@@ -85,6 +105,24 @@ export function workersSection(spec: WorkersSpec = DEFAULT_WORKERS): Section {
         if (steady.length >= 2) break;
         if (Date.now() > deadline + 30_000) throw new Error("the fleet did not tick steadily with every worker running");
         await pause(100);
+      }
+      // Quiet: each birth's board is written once its phase settled (board.settle_seconds, 30 s
+      // of real time, not scaled), and the last births are seconds old here. A window with
+      // those writes in it measures births, not a quiet tick: wait until the last birth's phase
+      // settled, then for a stretch of ticks that spent no rate limit at all (no write, every
+      // read a 304), for a minute at most.
+      const settled = allRunningAt + (BOARD_SETTLE_SECONDS + 2) * 1000 - Date.now();
+      if (settled > 0) await pause(settled);
+      const quietBy = Date.now() + 60_000;
+      for (;;) {
+        await forgeAccounting(forge, true);
+        await pause(2_000);
+        const spent = (await forgeAccounting(forge)).counted;
+        if (spent === 0) break;
+        if (Date.now() > quietBy) {
+          ctx.log(`  still ${spent} counted request(s) in 2 s after a minute: measuring anyway`);
+          break;
+        }
       }
       ctx.log(`  measuring ${spec.windowSeconds} s`);
       const pgids = new Set((await fleet.host.status({ repo, scope: "worker" })).workers.map((w) => w.pid).filter((p): p is number => p !== null));

@@ -17,7 +17,7 @@ import { MemorySampler } from "./memory.js";
 import { rebuildSection } from "./rebuild-section.js";
 import { benchContext, mib, round, type Figure, type FigureValue, type Section, type SectionResult } from "./section.js";
 import { snapshotSection } from "./snapshot.js";
-import { DEFAULT_WORKERS, workersSection } from "./fleet-workers.js";
+import { DEFAULT_WORKERS, WIDE_WORKERS, workersSection } from "./fleet-workers.js";
 import { landingSection, realTimeLandingSection, REAL_TIME_LANDING } from "./landing.js";
 import { daemonSection } from "./daemon.js";
 import { statusSection } from "./status.js";
@@ -39,6 +39,7 @@ const SECTIONS: Section[] = [
   snapshotSection(),
   rebuildSection,
   workersSection(),
+  workersSection(WIDE_WORKERS),
   workersSection({ ...DEFAULT_WORKERS, printing: true }),
   workersSection({ ...DEFAULT_WORKERS, metered: true }),
   landingSection("local"),

@@ -12,6 +12,7 @@ import {
   compareCpuSamples,
   descendantCpu,
   parseProcStat,
+  ProcTables,
   readProcTable,
   sampleBusy,
   toolNames,
@@ -193,6 +194,53 @@ describe("compareCpuSamples", () => {
     assert.equal(tracker.observe(sample(s(10), [proc(100, "sh", 500)])).busy, true);
     assert.equal(tracker.observe(sample(s(20), [proc(100, "sh", 501)])).busy, false);
     assert.equal(tracker.observe("unknown").busy, "unknown");
+  });
+
+  it("trackers sharing ProcTables read /proc once for a pass, never twice the same table for one tree", async () => {
+    const root = await mkdtemp(join(tmpdir(), "afk-proc-"));
+    try {
+      // Two quiet trees, 100 (with its child 101) and 200; field 14-17 are the CPU ticks.
+      const stat = (pid: number, ppid: number, pgrp: number, ticks: number) =>
+        `${pid} (sh) S ${ppid} ${pgrp} ${pgrp} 0 -1 0 0 0 0 0 ${ticks} 0 0 0 20 0 1 0 ${pid} 0 0\n`;
+      for (const [pid, ppid, pgrp] of [
+        [100, 1, 100],
+        [101, 100, 100],
+        [200, 1, 200],
+      ] as const) {
+        await mkdir(join(root, String(pid)), { recursive: true });
+        await writeFile(join(root, String(pid), "stat"), stat(pid, ppid, pgrp, 5));
+        await writeFile(join(root, String(pid), "cmdline"), "sh\0");
+      }
+      const tables = new ProcTables(60_000, root);
+      await new Promise((r) => setTimeout(r, 2));
+      const a = new BusyTracker({}, tables);
+      const b = new BusyTracker({}, tables);
+      await new Promise((r) => setTimeout(r, 2));
+      assert.equal((await a.sample(100)).busy, "unknown", "a first sample");
+      assert.equal((await b.sample(200)).busy, "unknown");
+      assert.equal(tables.stats.scans, 1, "the second tree shares the first one's scan");
+      await new Promise((r) => setTimeout(r, 2));
+      const again = await a.sample(100);
+      assert.equal(tables.stats.scans, 2, "a tree's next sample is a new scan");
+      assert.equal(again.busy, false, again.why);
+      assert.equal(again.cpuFraction, 0);
+      assert.equal((await b.sample(200)).busy, false, "and the other tree shares that one");
+      assert.equal(tables.stats.scans, 2);
+      const late = new BusyTracker({}, tables);
+      await new Promise((r) => setTimeout(r, 2));
+      await late.sample(200);
+      assert.equal(tables.stats.scans, 3, "a tracker born after a scan does not take it");
+      const short = new ProcTables(0, root);
+      const c = new BusyTracker({}, short);
+      const d = new BusyTracker({}, short);
+      await new Promise((r) => setTimeout(r, 2));
+      await c.sample(100);
+      await new Promise((r) => setTimeout(r, 2));
+      await d.sample(200);
+      assert.equal(short.stats.scans, 2, "past maxAgeMs a table is read again");
+    } finally {
+      await rm(root, { recursive: true, force: true });
+    }
   });
 
   it("toolNames recognises tools by name, argv0, or a script run by an interpreter", () => {

@@ -7,6 +7,7 @@
 // board show: the standing overlap holds, the conflicting pairs, the conflict holds.
 import { changedFiles, conflictingFiles, treePaths } from "../landing/early-conflicts.js";
 import { gitRaw } from "../gh/git.js";
+import { RevCache } from "../worktrees/rev-cache.js";
 import { namedPaths, standingHolds, type OverlapHold } from "../state/overlap.js";
 import { conflictWaitsFor, pairsToTest, type ConflictWaitInput, type PairConflict, type PendingConflict } from "../state/conflicts.js";
 import type { DecideInput, Decision } from "../state/decide.js";
@@ -48,6 +49,8 @@ export class ConflictWatch {
   private shown: Pick<TickReport, "conflict_held" | "conflict_pairs"> = { conflict_held: [], conflict_pairs: [] };
   /** Merge tests run (cache misses): what seeing conflicts early costs, in git runs. */
   readonly stats = { mergeTests: 0 };
+  /** The base's tip and the worktrees' HEADs, read with git only when their files changed. */
+  readonly revs = new RevCache();
 
   constructor(
     private readonly o: {
@@ -105,9 +108,9 @@ export class ConflictWatch {
       return facts;
     }
     try {
-      const rev = await gitRaw(["rev-parse", "--verify", "--quiet", `refs/remotes/origin/${this.o.base}^{commit}`], { cwd: this.o.repoDir });
-      const baseSha = rev.stdout.trim();
-      if (rev.exitCode !== 0 || baseSha === "") return facts; // no work repository yet
+      const baseRef = `refs/remotes/origin/${this.o.base}`;
+      const baseSha = await this.revs.ref(this.o.repoDir, baseRef, () => this.revParse(`${baseRef}^{commit}`, this.o.repoDir));
+      if (baseSha === null) return facts; // no work repository yet
       if (this.tree?.base !== baseSha) this.tree = { base: baseSha, paths: await treePaths(this.o.repoDir, baseSha) };
       const heads: Array<{ issue: number; pr: number | null; head: string; files: string[] }> = [];
       const pathsOf = new Map<number, string[]>();
@@ -258,8 +261,14 @@ export class ConflictWatch {
     return files;
   }
 
-  private async worktreeHead(issue: number): Promise<string | null> {
-    const r = await gitRaw(["rev-parse", "--verify", "--quiet", "HEAD^{commit}"], { cwd: this.o.worktreeOf(issue) }).catch(() => null);
-    return r && r.exitCode === 0 && r.stdout.trim() !== "" ? r.stdout.trim() : null;
+  private worktreeHead(issue: number): Promise<string | null> {
+    const dir = this.o.worktreeOf(issue);
+    return this.revs.head(dir, () => this.revParse("HEAD^{commit}", dir).catch(() => null));
+  }
+
+  private async revParse(rev: string, cwd: string): Promise<string | null> {
+    const r = await gitRaw(["rev-parse", "--verify", "--quiet", rev], { cwd });
+    const sha = r.stdout.trim();
+    return r.exitCode === 0 && sha !== "" ? sha : null;
   }
 }

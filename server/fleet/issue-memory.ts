@@ -13,6 +13,8 @@ export interface IssueMemory {
   redispatches: number;
   /** The last liveness state logged: one liveness record per change, not per tick. */
   liveness: string | null;
+  /** The worktree activity (epoch ms: its newest file, its last commit) the last scan found while `run` ran. */
+  scanned?: { run: WorkerRun; activity: number | null };
   /** Evidence of the last failure, for the next attempt's brief. */
   lastFailure: BriefFailure | null;
   /**

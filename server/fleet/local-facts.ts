@@ -38,13 +38,18 @@ export async function localFacts(ctx: FactsContext, set: WorkingSet, snapshot: S
     if (run && !run.exitFacts) {
       facts.worker = "running";
       if (run.role === "reviewer") facts.reviewer = "running";
-      // Output is the cheapest sign of life: while it is recent, the worktree scan (git
-      // processes and a file walk per worker per tick) cannot change the verdict, so skip it.
-      const quietMs = now.getTime() - run.handle.lastOutputAt();
-      const progress =
-        quietMs < (cfg.stall.quiet_seconds * scale * 1000) / 2 ? null : await deps.workRepo.progress(claim.issue, registration.base).catch(() => null);
-      const activity = activityAt(run.handle.lastOutputAt(), progress?.worktreeMtime ?? null, progress?.lastCommitAt ?? null) ?? run.startedAt;
+      // The worktree scan (git processes and a file walk) can only move the last activity
+      // later: while what is already known (the output, the last scan's finding) keeps the
+      // worker active, a scan cannot change the verdict, so skip it. A quiet worker is scanned
+      // from when it could be stalled on, not every tick from birth.
       const mem = memory.of(claim.issue);
+      const scanned = mem.scanned?.run === run ? mem.scanned.activity : null;
+      const known = Math.max(run.startedAt, activityAt(run.handle.lastOutputAt(), scanned) ?? run.startedAt);
+      const progress =
+        now.getTime() - known < cfg.stall.quiet_seconds * scale * 1000 ? null : await deps.workRepo.progress(claim.issue, registration.base).catch(() => null);
+      if (progress) mem.scanned = { run, activity: activityAt(progress.worktreeMtime, progress.lastCommitAt) };
+      const found = progress ? [progress.worktreeMtime, progress.lastCommitAt] : [scanned];
+      const activity = activityAt(run.handle.lastOutputAt(), ...found) ?? run.startedAt;
       let reading = await run.handle.observe();
       const assess = () =>
         assessLiveness({

@@ -10,6 +10,7 @@
 // A process the worker moved out of its group (setsid), which also escapes its kill, is not
 // stopped: bytes it writes in that instant can be lost.
 import { execFile } from "node:child_process";
+import { fstatSync } from "node:fs";
 import { open, type FileHandle } from "node:fs/promises";
 import { StringDecoder } from "node:string_decoder";
 import { readProcTable } from "./proc.js";
@@ -47,6 +48,8 @@ export class FileFollower {
   private closed = false;
   /** Whether the last text handed on ended inside a line. */
   private midLine = false;
+  /** Drains queued or under way. */
+  private draining = 0;
 
   constructor(
     private readonly path: string,
@@ -56,14 +59,37 @@ export class FileFollower {
   ) {}
 
   start(): this {
-    this.timer = setInterval(() => void this.drain(), FOLLOW_MS);
+    this.timer = setInterval(() => this.poll(), FOLLOW_MS);
     this.timer.unref();
     return this;
   }
 
   drain(): Promise<void> {
-    this.reading = this.reading.then(() => this.readAvailable()).catch(() => undefined);
+    this.draining += 1;
+    this.reading = this.reading
+      .then(() => this.readAvailable())
+      .catch(() => undefined)
+      .finally(() => (this.draining -= 1));
     return this.reading;
+  }
+
+  /**
+   * The timer's look: a quiet file (the common case, five times a second per stream) costs one
+   * fstat, with nothing chained; anything else is a drain.
+   */
+  private poll(): void {
+    const quiet = this.handle !== null && this.draining === 0 && !this.closed && !(this.cap && this.offset >= this.cap.maxBytes);
+    if (quiet && this.sizeOr(Infinity) <= this.offset) return;
+    void this.drain();
+  }
+
+  /** The open file's size, or `fallback` when it cannot be read (the drain then meets the error). */
+  private sizeOr(fallback: number): number {
+    try {
+      return fstatSync(this.handle!.fd).size;
+    } catch {
+      return fallback;
+    }
   }
 
   private async readToEnd(handle: FileHandle): Promise<void> {
@@ -84,7 +110,9 @@ export class FileFollower {
     if (this.closed) return;
     // Read-write only to truncate; the worker's own descriptor appends whatever ours does.
     this.handle ??= await open(this.path, this.cap ? "r+" : "r");
-    await this.readToEnd(this.handle);
+    // A quiet file is the common case, five times a second per stream: one fstat says there is
+    // nothing to read, without a thread-pool read and its 64 KiB buffer.
+    if (this.sizeOr(Infinity) > this.offset) await this.readToEnd(this.handle);
     if (this.cap && this.offset >= this.cap.maxBytes && !this.closed) await this.truncate(this.handle, this.cap);
   }
 

@@ -1,5 +1,6 @@
 // A /proc reader that tells a busy process tree (a test run, a build) from an idle one: what the
 // local runtime's observation says of "busy" (the decision over it: server/runtime/liveness.ts).
+import { closeSync, openSync, readSync } from "node:fs";
 import { readFile, readdir } from "node:fs/promises";
 
 // ---- /proc -------------------------------------------------------------------------------------
@@ -47,6 +48,33 @@ export function parseProcStat(text: string): ProcEntry | null {
   return Number.isInteger(entry.pid) && Number.isFinite(entry.ticks) ? entry : null;
 }
 
+/** Processes read between two turns of the event loop in a scan (a machine of thousands yields now and then). */
+const SCAN_SLICE = 256;
+const statBuffer = Buffer.alloc(4096);
+
+/**
+ * A small /proc file, read whole synchronously into one reused buffer: a stat line is a few
+ * hundred bytes the kernel writes on the read, and a thread-pool round trip with its own
+ * allocations for each of a machine's processes cost the host more than the read. Null when
+ * the process is gone.
+ */
+function readSmall(path: string): string | null {
+  let fd = -1;
+  try {
+    fd = openSync(path, "r");
+    let length = 0;
+    for (let n = 1; n > 0; length += n) {
+      if (length === statBuffer.length) return null; // not a stat line
+      n = readSync(fd, statBuffer, length, statBuffer.length - length, null);
+    }
+    return statBuffer.toString("utf8", 0, length);
+  } catch {
+    return null; // gone, or exited while we looked
+  } finally {
+    if (fd >= 0) closeSync(fd);
+  }
+}
+
 /** Every process in /proc, or null where there is no /proc (not Linux, or hidden). */
 export async function readProcTable(procRoot = "/proc"): Promise<ProcEntry[] | null> {
   let names: string[];
@@ -57,16 +85,41 @@ export async function readProcTable(procRoot = "/proc"): Promise<ProcEntry[] | n
   }
   const pids = names.filter((name) => /^\d+$/.test(name));
   if (pids.length === 0) return null;
-  const entries = await Promise.all(
-    pids.map(async (pid) => {
-      try {
-        return parseProcStat(await readFile(`${procRoot}/${pid}/stat`, "utf8"));
-      } catch {
-        return null; // exited while we looked
-      }
-    }),
-  );
-  return entries.filter((e): e is ProcEntry => e !== null);
+  const entries: ProcEntry[] = [];
+  for (let i = 0; i < pids.length; i += 1) {
+    if (i > 0 && i % SCAN_SLICE === 0) await new Promise((resolve) => setImmediate(resolve));
+    const text = readSmall(`${procRoot}/${pids[i]}/stat`);
+    const entry = text === null ? null : parseProcStat(text);
+    if (entry) entries.push(entry);
+  }
+  return entries;
+}
+
+/**
+ * One /proc table for the readers of one moment: the workers a tick observes one after another
+ * share a scan, instead of each reading every process on the machine (the scan costs what the
+ * machine runs, so a fleet pays it about once a tick, whatever its width). A table is handed out
+ * again while it is younger than `maxAgeMs`, and only to a reader whose previous sample is older
+ * than it (two samples of one tree are never the same table).
+ */
+export class ProcTables {
+  private last: { at: number; table: Promise<ProcEntry[] | null> } | null = null;
+  /** Scans of /proc made (each reads every process on the machine). */
+  readonly stats = { scans: 0 };
+
+  constructor(
+    private readonly maxAgeMs = 250,
+    readonly procRoot = "/proc",
+  ) {}
+
+  /** A table read after `after` (epoch ms) and at most `maxAgeMs` ago, else a new one; `at` is when it was read. */
+  read(after: number): { at: number; table: Promise<ProcEntry[] | null> } {
+    const now = Date.now();
+    if (this.last && this.last.at > after && now - this.last.at <= this.maxAgeMs) return this.last;
+    this.stats.scans += 1;
+    this.last = { at: now, table: readProcTable(this.procRoot) };
+    return this.last;
+  }
 }
 
 /** Live (non-zombie) members of process group `pgid`, or null where /proc cannot say. */
@@ -110,7 +163,11 @@ async function readArgs(procRoot: string, pid: number): Promise<string[]> {
 export async function descendantCpu(pid: number, opts: { procRoot?: string; now?: number } = {}): Promise<CpuSample | "unknown"> {
   const procRoot = opts.procRoot ?? "/proc";
   const at = opts.now ?? Date.now();
-  const table = await readProcTable(procRoot);
+  return treeOf(pid, await readProcTable(procRoot), at, procRoot);
+}
+
+/** `pid`'s tree in `table` (a /proc table read at `at`), with each member's argv. */
+async function treeOf(pid: number, table: ProcEntry[] | null, at: number, procRoot: string): Promise<CpuSample | "unknown"> {
   if (table === null) return "unknown";
   const children = new Map<number, ProcEntry[]>();
   for (const p of table) {
@@ -299,8 +356,14 @@ export function compareCpuSamples(prev: CpuSample | "unknown" | null, next: CpuS
 /** Keeps the previous sample of one worker's tree and compares each new one with it. */
 export class BusyTracker {
   private previous: CpuSample | "unknown" | null = null;
+  /** Epoch ms: no table read before it speaks for this tree (its birth, then its last sample). */
+  private after = Date.now();
 
-  constructor(private readonly opts: BusyOptions = {}) {}
+  /** With `tables`, samples share a recent /proc scan with the other trackers that use it. */
+  constructor(
+    private readonly opts: BusyOptions = {},
+    private readonly tables?: ProcTables,
+  ) {}
 
   /** Compares `sample` with the last one observed (the first observation reads "unknown"). */
   observe(sample: CpuSample | "unknown"): BusyReading {
@@ -311,6 +374,11 @@ export class BusyTracker {
 
   /** Samples `pid`'s tree now and compares it with the previous sample. */
   async sample(pid: number, procRoot?: string): Promise<BusyReading> {
+    if (this.tables && procRoot === undefined) {
+      const { at, table } = this.tables.read(this.after);
+      this.after = at;
+      return this.observe(await treeOf(pid, await table, at, this.tables.procRoot));
+    }
     return this.observe(await descendantCpu(pid, procRoot === undefined ? {} : { procRoot }));
   }
 }

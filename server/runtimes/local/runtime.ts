@@ -16,15 +16,17 @@ import {
   writePidFile,
   writePidFileSync,
 } from "./pid-files.js";
-import { BusyTracker } from "./proc.js";
+import { BusyTracker, ProcTables } from "./proc.js";
 import { endWorkerGroupsNow, startWorker, type WorkerHandle as ProcessHandle } from "./spawn.js";
 
 const tagsOf = (pid: number) => ({ pid });
+/** The workers' liveness samples share one /proc scan at a time (a tick observes them one after another). */
+const procTables = new ProcTables();
 const labelOf = (pid: number) => `pid ${pid}`;
 
 /** A process handle as the port's handle: its id and tags are the pid; a look samples its tree's CPU. */
 function portHandle(child: ProcessHandle): WorkerHandle {
-  const busy = new BusyTracker();
+  const busy = new BusyTracker({}, procTables);
   return {
     id: String(child.pid),
     runtime: "local",
