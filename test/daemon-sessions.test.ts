@@ -72,7 +72,7 @@ describe("sessions on one daemon", () => {
     // The text says what the rows say: target and free slots, workers, selectors, sessions.
     assert.match(
       textOf(project),
-      /registration afk\/demo: running, target 3 \(0 slot\(s\) free\), 3 worker\(s\), selectors \[label ready-for-agent\], renewed by 2 live session\(s\)/,
+      /registration afk\/demo: running, target 3 \(0 slot\(s\) free\), 3 worker\(s\), [^,]+ in flight, [^,]+ landed today, [^,]+ needing a human, selectors \[label ready-for-agent\], renewed by 2 live session\(s\)/,
     );
     // A third session of another version hears the skew; events reach it.
     const c = new DaemonClient({ env: w.env, version: "0.0.0-other" });

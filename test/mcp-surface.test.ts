@@ -245,10 +245,11 @@ describe("the MCP surface at scale", () => {
   });
 
   it("the change tools at their largest inputs against a running fleet: within the budget, and the text says what the structured content says", async () => {
-    // The largest valid inputs: 20 selectors of 1,000 issue numbers each (numbers past the
-    // backlog, so the fleet runs with nothing to dispatch), a worker command of 4,000 characters.
+    // The largest valid inputs: 20 selectors of 1,000 issue numbers each (the open issues with no
+    // ready label, so the fleet runs with nothing to dispatch; a number that is no issue would
+    // refuse the start), a worker command of 4,000 characters.
     const selectors = Array.from({ length: 20 }, (_, i) => ({
-      issues: Array.from({ length: 1000 }, (_, j) => ISSUES + i * 1000 + j + 1),
+      issues: Array.from({ length: 1000 }, (_, j) => (((i * 1000 + j) % (ISSUES / 10)) + 1) * 10),
       ...(i === 0 ? { tags: ["api"], user: "bob" } : {}),
     }));
     const command = (n: number) => `true # worker ${n} ${"x".repeat(4000)}`.slice(0, 4000);
@@ -276,7 +277,7 @@ describe("the MCP surface at scale", () => {
     assert.equal(out.registration!.worker_command, command(2));
     assert.match(
       out.message,
-      /^resized afk\/demo: target from 1 to 64; worker command replaced; selectors now \[label ready-for-agent, issues 1501,1502,1503,1504,1505,1506,1507,1508 \+992 more \(1000\), tags api, user bob\] then .* then 15 more selector\(s\) \(20 in all\); applied at the next birth/,
+      /^resized afk\/demo: target from 1 to 64; worker command replaced; selectors now \[label ready-for-agent, issues 10,20,30,40,50,60,70,80 \+992 more \(1000\), tags api, user bob\] then .* then 15 more selector\(s\) \(20 in all\); applied at the next birth/,
     );
     assert.ok(Buffer.byteLength(out.message) < 2000, `the selectors are summarized: ${Buffer.byteLength(out.message)} bytes`);
     const same = saysStructured("project_resize", await call("project_resize", { repo: REPO }));

@@ -12,6 +12,12 @@ import { namedTypos } from "./preconditions.js";
 
 /** Reads in flight at once: a long list of closed issues must not burst the rate limit. */
 const AT_ONCE = 8;
+/**
+ * Numbers read at most per call, the first in the lists' order: 20 lists of 1,000 numbers that are
+ * not open would otherwise cost 20,000 requests. The rest are said to be "not open" (closed, or no
+ * issue at all) without a read, and do not refuse the start.
+ */
+export const MAX_LOOKUPS = 100;
 
 export async function lookUpNamed(
   forge: Pick<Forge, "getIssue">,
@@ -27,8 +33,9 @@ export async function lookUpNamed(
     if (kind) kinds.set(number, kind);
     else unread.push(number);
   }
-  for (let i = 0; i < unread.length; i += AT_ONCE) {
-    const batch = unread.slice(i, i + AT_ONCE);
+  const reads = unread.slice(0, MAX_LOOKUPS);
+  for (let i = 0; i < reads.length; i += AT_ONCE) {
+    const batch = reads.slice(i, i + AT_ONCE);
     const read = await Promise.all(
       batch.map((n) =>
         // One request per named number not in the open listing, once per connection (`known`): a
