@@ -20,6 +20,7 @@ import { api, git, repoPath, tempDir } from "./support/forge-fixtures.js";
 import { GitRefStore } from "../server/gh/gitrefs.js";
 import { Lease } from "../server/gh/lease.js";
 import { BIN } from "./support/paths.js";
+import { tasks } from "./support/fleet-fixtures.js";
 import {
   alive,
   BASE_CONFIG,
@@ -90,11 +91,13 @@ describe("afk-mcp daemon", () => {
   });
 
   it("daemon status lists each registration's selectors in order, long lists summarized", async () => {
-    const w = await world([]);
+    // Eight issues: a number that is no issue would refuse the start, so the lists name these.
+    const w = await world(tasks(8));
     const s = session(w);
     // The largest selectors project_start takes: 20 of them, 1,000 issue numbers each.
+    const first8 = (i: number): number[] => Array.from({ length: 8 }, (_, j) => ((i + j) % 8) + 1);
     const selectors = Array.from({ length: 20 }, (_, i) => ({
-      issues: Array.from({ length: 1000 }, (_, j) => i * 1000 + j + 1),
+      issues: Array.from({ length: 1000 }, (_, j) => ((i + j) % 8) + 1),
       ...(i === 1 ? { tags: ["api", "ui"], user: "bob" } : {}),
     }));
     await s.start({ ...startInput(w, {}, 1), selectors });
@@ -102,11 +105,10 @@ describe("afk-mcp daemon", () => {
     assert.equal(status.code, 0, status.stderr);
     const line = status.stdout.split("\n").find((l) => l.trim().startsWith("selectors "));
     assert.ok(line, status.stdout);
+    const shown = (i: number, more = ""): string => `[label ready-for-agent, issues ${first8(i).join(",")} +992 more (1000)${more}]`;
     assert.equal(
       line.trim(),
-      "selectors [label ready-for-agent, issues 1,2,3,4,5,6,7,8 +992 more (1000)] then [label ready-for-agent, issues 1001,1002,1003,1004,1005,1006,1007,1008 +992 more (1000), tags api,ui, user bob] then " +
-        "[label ready-for-agent, issues 2001,2002,2003,2004,2005,2006,2007,2008 +992 more (1000)] then [label ready-for-agent, issues 3001,3002,3003,3004,3005,3006,3007,3008 +992 more (1000)] then " +
-        "[label ready-for-agent, issues 4001,4002,4003,4004,4005,4006,4007,4008 +992 more (1000)] then 15 more selector(s) (20 in all)",
+      `selectors ${shown(0)} then ${shown(1, ", tags api,ui, user bob")} then ${shown(2)} then ${shown(3)} then ${shown(4)} then 15 more selector(s) (20 in all)`,
     );
     // The whole list stays in status's structured content.
     const view = await s.status({ repo: REPO });

@@ -79,7 +79,8 @@ describe("requests of a failed attempt (required CI, counted on the forge)", () 
       target: 2,
       auto_merge: true,
       // No live board settles within the run: every board write counted below is a terminal one.
-      config: { retry: 1, gate: { ci: "required" }, landing: { strategy: "squash" }, pacing: SLOW, board: { settle_seconds: 3600 } },
+      // The fresh retry (its PR closed): a fix forward keeps the PR open instead (core-decide, e2e-demo).
+      config: { retry: 1, fix_forward: false, gate: { ci: "required" }, landing: { strategy: "squash" }, pacing: SLOW, board: { settle_seconds: 3600 } },
     });
 
     const issue = async (n: number): Promise<{ state: string; labels: { name: string }[] }> =>
