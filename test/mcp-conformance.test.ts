@@ -35,15 +35,15 @@ const MUST_PASS: Record<string, string> = {
   "prompts-list": "prompts/list",
   "server-sse-multiple-streams": "several SSE streams on one session",
   "dns-rebinding-protection": "a foreign Host gets 403, a loopback one is served",
-  // These two call fixture tools afk-mcp lacks; the suite accepts the "Tool … not found" error
-  // result, so they pass without exercising afk-mcp's tools (tested in mcp and mcp-surface).
-  "tools-call-simple-text": "an unknown tool answered as an isError result (vacuous: fixture tool test_simple_text)",
-  "tools-call-error": "an unknown tool answered as an isError result (vacuous: fixture tool test_error_handling)",
 };
 
 /** Scenarios that need the reference server's fixtures, and which. */
 const NEEDS_FIXTURE: Record<string, string> = {
   "completion-complete": "the fixture prompt test_prompt_with_arguments (afk-mcp completes repo and lane: mcp-push)",
+  // SDK v2 answers a call to an unknown tool with the protocol error -32602, where 1.x gave an
+  // isError result these two took for a pass without exercising afk-mcp's tools.
+  "tools-call-simple-text": "the fixture tool test_simple_text",
+  "tools-call-error": "the fixture tool test_error_handling",
   "tools-call-image": "the fixture tool test_image_content",
   "tools-call-audio": "the fixture tool test_audio_content",
   "tools-call-embedded-resource": "the fixture tool test_embedded_resource",
