@@ -127,7 +127,7 @@ export default tseslint.config(
     files: ["server/tools/**/*.ts"],
     rules: {
       "no-restricted-imports": restrict({
-        regex: "^(?!\\./|\\.\\./host/api\\.js$|\\.\\./\\.\\./schemas/|@modelcontextprotocol/sdk/|zod$)",
+        regex: "^(?!\\./|\\.\\./host/api\\.js$|\\.\\./\\.\\./schemas/|@modelcontextprotocol/server$|zod$)",
         message: "a tool talks to the Host interface (server/host/api.ts) and the schemas only: put the logic in the host",
       }),
     },

@@ -1,5 +1,8 @@
 // `afk-mcp --http PORT`: the same MCP server over Streamable HTTP, for HTTP-only clients and
-// the official conformance suite. Loopback only; every request must carry the bearer token
+// the official conformance suite, in both revisions on one endpoint: a request that carries the
+// 2026-07-28 envelope (its `_meta` protocol version) is served statelessly by the SDK's
+// createMcpHandler, one server per request, with no session; everything else is 2025-11-25,
+// sessionful as below. Loopback only; every request must carry the bearer token
 // printed at start; the SDK's DNS-rebinding protection accepts only our own Host header. One
 // McpServer per session, all over the one host (the SDK binds a server to one transport). A
 // session its client left without a DELETE is closed once idle (no request, no open stream) for
@@ -8,11 +11,12 @@
 import { randomBytes, randomUUID, timingSafeEqual } from "node:crypto";
 import { createServer as createHttpServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
-import { StreamableHTTPServerTransport, type EventStore } from "@modelcontextprotocol/sdk/server/streamableHttp.js";
-import { isInitializeRequest, type JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js";
+import { createMcpHandler, isInitializeRequest, isLegacyRequest, type EventStore, type JSONRPCMessage } from "@modelcontextprotocol/server";
+import { NodeStreamableHTTPServerTransport as StreamableHTTPServerTransport, toNodeHandler, toWebRequest } from "@modelcontextprotocol/node";
 import { createDashboard } from "./dashboard/serve.js";
 import type { Host } from "./host/api.js";
 import { createServer, type ServerOptions } from "./server.js";
+import { boardUri } from "./tools/resources.js";
 
 export interface HttpServing {
   /** The MCP endpoint (answering 404 when `mcp` is false). */
@@ -76,6 +80,22 @@ export async function serveHttp(host: Host, port: number, options: HttpOptions =
     res.end(JSON.stringify({ jsonrpc: "2.0", error: { code: -32000, message }, id: null }));
   };
 
+  // 2026-07-28: one server per request; the board's updates reach subscriptions/listen streams
+  // through the handler's event bus (the legacy sessions get theirs from their own server).
+  const modern = createMcpHandler(({ era }) => createServer(host, { ...options, era }), { legacy: "reject" });
+  const modernNode = toNodeHandler(modern);
+  // Subscribed to the host from the first such request on (a server that serves only 2025
+  // sessions holds one host subscription per session, and none more).
+  let unsubscribe: (() => void) | undefined;
+  const serveModern = (req: IncomingMessage, res: ServerResponse, body: unknown): Promise<void> => {
+    unsubscribe ??= host.subscribe((event) => {
+      if (event.kind === "board") modern.notify.resourceUpdated(boardUri(event.repo));
+      else if (event.kind === "repos") modern.notify.resourcesChanged();
+    });
+    void host.listen?.().catch(() => undefined);
+    return modernNode(req, res, body);
+  };
+
   const dashboard = createDashboard(host, { token, allowedHosts: () => allowedHosts });
   const mcpOn = options.mcp !== false;
   const http = createHttpServer((req, res) => {
@@ -90,6 +110,15 @@ export async function serveHttp(host: Host, port: number, options: HttpOptions =
         return refuse(res, 401, `${wrong ? "wrong" : "missing"} bearer token: ${TOKEN_FIX}`, bearerChallenge(wrong));
       }
       const id = req.headers["mcp-session-id"];
+      if (typeof id !== "string" && req.method === "POST") {
+        const body = await readJson(req);
+        if (!(await isLegacyRequest(await toWebRequest(req, body), body))) {
+          // 2026-07-28: no session to hold; the Host guard the legacy transport applies itself.
+          if (!allowedHosts.includes(req.headers.host ?? "")) return refuse(res, 403, `Invalid Host header: ${req.headers.host ?? "(none)"}`);
+          return serveModern(req, res, body);
+        }
+        return startSession(req, res, body);
+      }
       const existing = typeof id === "string" ? sessions.get(id) : undefined;
       if (existing) {
         track(existing, res);
@@ -98,37 +127,38 @@ export async function serveHttp(host: Host, port: number, options: HttpOptions =
       // A session id we do not hold (closed, expired, or from before a restart): 404, which the
       // spec tells a client to answer with a new initialize.
       if (typeof id === "string") return refuse(res, 404, "session not found (closed or expired): start a new one with an initialize request");
-      if (req.method !== "POST") return refuse(res, 400, "no session: start with an initialize request");
-      const body = await readJson(req);
-      if (!isInitializeRequest(body)) return refuse(res, 400, "no session: start with an initialize request");
-      const transport = new StreamableHTTPServerTransport({
-        sessionIdGenerator: () => randomUUID(),
-        // A client whose SSE stream dropped resumes it with Last-Event-ID and misses nothing kept.
-        eventStore: new BoundedEventStore(),
-        enableDnsRebindingProtection: true,
-        allowedHosts,
-        onsessioninitialized: (sid) => {
-          const session = { transport, lastSeen: Date.now(), open: 0 };
-          sessions.set(sid, session);
-          track(session, res);
-        },
-      });
-      transport.onclose = () => {
-        if (transport.sessionId) sessions.delete(transport.sessionId);
-      };
-      const mcp = createServer(host, options);
-      await mcp.connect(transport);
-      try {
-        await transport.handleRequest(req, res, body);
-      } finally {
-        // An initialize the transport refused (a foreign Host header, a wrong Accept) made no
-        // session: close its server, or it would keep its host subscription for ever.
-        if (!transport.sessionId) await mcp.close();
-      }
+      return refuse(res, 400, "no session: start with an initialize request, or send 2026-07-28 requests (with the _meta envelope) that need none");
     })().catch((error: unknown) => {
       if (!res.headersSent) refuse(res, 500, error instanceof Error ? error.message : String(error));
     });
   });
+  const startSession = async (req: IncomingMessage, res: ServerResponse, body: unknown): Promise<void> => {
+    if (!isInitializeRequest(body)) return refuse(res, 400, "no session: start with an initialize request");
+    const transport = new StreamableHTTPServerTransport({
+      sessionIdGenerator: () => randomUUID(),
+      // A client whose SSE stream dropped resumes it with Last-Event-ID and misses nothing kept.
+      eventStore: new BoundedEventStore(),
+      enableDnsRebindingProtection: true,
+      allowedHosts,
+      onsessioninitialized: (sid) => {
+        const session = { transport, lastSeen: Date.now(), open: 0 };
+        sessions.set(sid, session);
+        track(session, res);
+      },
+    });
+    transport.onclose = () => {
+      if (transport.sessionId) sessions.delete(transport.sessionId);
+    };
+    const mcp = createServer(host, { ...options, era: "legacy" });
+    await mcp.connect(transport);
+    try {
+      await transport.handleRequest(req, res, body);
+    } finally {
+      // An initialize the transport refused (a foreign Host header, a wrong Accept) made no
+      // session: close its server, or it would keep its host subscription for ever.
+      if (!transport.sessionId) await mcp.close();
+    }
+  };
   await new Promise<void>((resolve, reject) => {
     http.once("error", reject);
     http.listen(port, "127.0.0.1", () => resolve());
@@ -142,7 +172,9 @@ export async function serveHttp(host: Host, port: number, options: HttpOptions =
     sessionCount: () => sessions.size,
     async close() {
       clearInterval(sweep);
+      unsubscribe?.();
       dashboard.close();
+      await modern.close();
       await Promise.all([...sessions.values()].map((s) => s.transport.close().catch(() => undefined)));
       await new Promise<void>((resolve) => http.close(() => resolve()));
     },

@@ -1,6 +1,6 @@
 // createServer(host): builds the MCP server around a host; the binary only picks the
 // transport. A read-only server registers no tool that changes anything.
-import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
+import { McpServer } from "@modelcontextprotocol/server";
 import type { Host } from "./host/api.js";
 import { isReadOnly, type Tool } from "./tools/define.js";
 import { statusTool } from "./tools/status.js";
@@ -21,6 +21,11 @@ export const TOOLS: readonly Tool[] = [projectStartTool, projectResizeTool, proj
 export interface ServerOptions {
   /** Register only the read-only tools (a monitoring session). */
   readOnly?: boolean;
+  /**
+   * The revision this instance serves (the SDK's serving entries say, per connection on stdio
+   * and per request over HTTP): "legacy" is 2025-11-25 with its handshake, "modern" 2026-07-28.
+   */
+  era?: "legacy" | "modern";
 }
 
 export function createServer(host: Host, options: ServerOptions = {}): McpServer {
@@ -32,7 +37,7 @@ export function createServer(host: Host, options: ServerOptions = {}): McpServer
       instructions:
         "afk-mcp runs an unattended fleet of coding agents over a GitHub repository's issue backlog. " +
         "Call status {repo} first: it shows the dry-run plan and any failed precondition with its fix. " +
-        "A running fleet's board is the resource afk://{owner}/{name}/board (subscribe for updates); supervisor warnings arrive as log messages.",
+        "A running fleet's board is the resource afk://{owner}/{name}/board (subscribe for updates); supervisor warnings arrive as log messages (2025-11-25) and in the logs tool.",
     },
   );
   guardToolArguments(server);
@@ -42,7 +47,7 @@ export function createServer(host: Host, options: ServerOptions = {}): McpServer
     server,
     tools.map((tool) => tool.listing),
   );
-  registerResources(server, host);
+  registerResources(server, host, options.era ?? "legacy");
   registerPrompts(server, host);
   return server;
 }

@@ -35,15 +35,16 @@ const MUST_PASS: Record<string, string> = {
   "prompts-list": "prompts/list",
   "server-sse-multiple-streams": "several SSE streams on one session",
   "dns-rebinding-protection": "a foreign Host gets 403, a loopback one is served",
-  // These two call fixture tools afk-mcp lacks; the suite accepts the "Tool … not found" error
-  // result, so they pass without exercising afk-mcp's tools (tested in mcp and mcp-surface).
-  "tools-call-simple-text": "an unknown tool answered as an isError result (vacuous: fixture tool test_simple_text)",
-  "tools-call-error": "an unknown tool answered as an isError result (vacuous: fixture tool test_error_handling)",
+  "server-session-lifecycle": "a 2025 session: initialize gives its id, DELETE ends it",
 };
 
 /** Scenarios that need the reference server's fixtures, and which. */
 const NEEDS_FIXTURE: Record<string, string> = {
   "completion-complete": "the fixture prompt test_prompt_with_arguments (afk-mcp completes repo and lane: mcp-push)",
+  // SDK v2 answers a call to an unknown tool with the protocol error -32602, where 1.x gave an
+  // isError result these two took for a pass without exercising afk-mcp's tools.
+  "tools-call-simple-text": "the fixture tool test_simple_text",
+  "tools-call-error": "the fixture tool test_error_handling",
   "tools-call-image": "the fixture tool test_image_content",
   "tools-call-audio": "the fixture tool test_audio_content",
   "tools-call-embedded-resource": "the fixture tool test_embedded_resource",
@@ -61,6 +62,66 @@ const NEEDS_FIXTURE: Record<string, string> = {
   "prompts-get-with-args": "the fixture prompt test_prompt_with_arguments",
   "prompts-get-embedded-resource": "the fixture prompt test_prompt_with_embedded_resource",
   "prompts-get-with-image": "the fixture prompt test_prompt_with_image",
+};
+
+/**
+ * The scenarios of `--requirements 2026-07-28` (the stateless revision, served without a session
+ * by the SDK's createMcpHandler), sorted the same way.
+ */
+const MUST_PASS_2026: Record<string, string> = {
+  caching: "ttlMs and cacheScope on list results and server/discover",
+  "dns-rebinding-protection": "a foreign Host gets 403, a loopback one is served",
+  "http-header-validation": "Mcp-Method / Mcp-Name headers checked against the body (-32020)",
+  "input-required-result-unsupported-methods": "no input_required result where the revision allows none",
+  "input-required-result-validate-input": "input responses validated",
+  "prompts-list": "prompts/list",
+  "resources-list": "resources/list",
+  "sep-2164-resource-not-found": "reading an unknown resource is an error",
+  "server-sse-multiple-streams": "several SSE streams",
+  "tools-list": "tools/list with input and output schemas",
+};
+const NEEDS_FIXTURE_2026: Record<string, string> = {
+  "json-schema-2020-12": "the fixture tool json_schema_2020_12_tool",
+  "server-stateless":
+    "the diagnostic tools test_missing_capability, test_streaming_elicitation, test_logging_tool and a mutable tool and prompt list (its other checks, server/discover and the per-request envelope among them, pass)",
+  "completion-complete": "the fixture prompt test_prompt_with_arguments",
+  "http-custom-header-server-validation": "a fixture tool with x-mcp-header annotations",
+  "input-required-result-basic-elicitation": "the fixture tool test_input_required_result_elicitation",
+  "input-required-result-basic-list-roots": "the fixture tool test_input_required_result_list_roots",
+  "input-required-result-basic-sampling": "the fixture tool test_input_required_result_sampling",
+  "input-required-result-capability-check": "the fixture tool test_input_required_result_capabilities",
+  "input-required-result-ignore-extra-params": "the fixture tool test_input_required_result_elicitation",
+  "input-required-result-missing-input-response": "the reference server's input_required fixture tools (afk-mcp asks no input mid-call)",
+  "input-required-result-multi-round": "the reference server's input_required fixture tools (afk-mcp asks no input mid-call)",
+  "input-required-result-multiple-input-requests": "the fixture tool test_input_required_result_multiple_inputs",
+  "input-required-result-non-tool-request": "the fixture prompt test_input_required_result_prompt",
+  "input-required-result-request-state": "the fixture tool test_input_required_result_request_state",
+  "input-required-result-result-type": "the fixture tool test_input_required_result_elicitation",
+  "input-required-result-tampered-state": "the reference server's input_required fixture tools (afk-mcp asks no input mid-call)",
+  "prompts-get-embedded-resource": "the fixture prompt test_prompt_with_embedded_resource",
+  "prompts-get-simple": "the fixture prompt test_simple_prompt",
+  "prompts-get-with-args": "the fixture prompt test_prompt_with_arguments",
+  "prompts-get-with-image": "the fixture prompt test_prompt_with_image",
+  "resources-read-binary": "the fixture resource test://static-binary",
+  "resources-read-text": "the fixture resource test://static-text",
+  "resources-templates-read": "the fixture resource test://template/123/data",
+  "tasks-capability-negotiation": "the fixture tool slow_compute",
+  "tasks-dispatch-and-envelope": "the fixture tool failing_job",
+  "tasks-lifecycle": "the fixture tool greet",
+  "tasks-mrtr-composition": "the fixture tool test_tool_with_task",
+  "tasks-mrtr-input": "the fixture tool confirm_delete",
+  "tasks-request-headers": "the fixture tool greet",
+  "tasks-request-state-removal": "the fixture tool slow_compute",
+  "tasks-required-task-error": "the tasks extension and its fixture tools (afk-mcp declares no tasks)",
+  "tasks-status-notifications": "the tasks extension and its fixture tools (afk-mcp declares no tasks)",
+  "tasks-wire-fields": "the fixture tool slow_compute",
+  "tools-call-audio": "the fixture tool test_audio_content",
+  "tools-call-embedded-resource": "the fixture tool test_embedded_resource",
+  "tools-call-error": "the fixture tool test_error_handling",
+  "tools-call-image": "the fixture tool test_image_content",
+  "tools-call-mixed-content": "the fixture tool test_multiple_content_types",
+  "tools-call-simple-text": "the fixture tool test_simple_text",
+  "tools-call-with-progress": "the fixture tool test_tool_with_progress",
 };
 
 let world: DaemonWorld;
@@ -134,34 +195,44 @@ async function outcomes(dir: string): Promise<Map<string, { passed: boolean; fai
   return result;
 }
 
-test(
-  "the MCP conformance suite: every scenario afk-mcp can pass passes, and each failure needs a reference-server fixture",
-  { timeout: 10 * 60_000 },
-  async () => {
-    const run = await new Promise<{ code: number | null; log: string }>((resolve, reject) => {
-      const child = spawn(NODE22, [SUITE, "server", "--url", `http://127.0.0.1:${proxyPort}/mcp`, "-o", out], {
-        stdio: ["ignore", "pipe", "pipe"],
-        env: { ...process.env, NO_COLOR: "1" },
-      });
-      let log = "";
-      child.stdout.on("data", (d: Buffer) => (log += d.toString()));
-      child.stderr.on("data", (d: Buffer) => (log += d.toString()));
-      child.once("error", reject);
-      child.once("exit", (code) => resolve({ code, log }));
+/** Runs the suite (with `args`) into its own directory and holds its outcome to the two lists. */
+async function holdsTo(args: string[], mustPass: Record<string, string>, needsFixture: Record<string, string>): Promise<void> {
+  const dir = await mkdtemp(join(out, "run-"));
+  const run = await new Promise<{ code: number | null; log: string }>((resolve, reject) => {
+    const child = spawn(NODE22, [SUITE, "server", "--url", `http://127.0.0.1:${proxyPort}/mcp`, ...args, "-o", dir], {
+      stdio: ["ignore", "pipe", "pipe"],
+      env: { ...process.env, NO_COLOR: "1" },
     });
-    const seen = await outcomes(out);
-    const tail = `\n(suite output tail:\n${run.log.slice(-3000)})`;
-    assert.ok(seen.size > 0, `the suite saved no results (exit ${run.code})${tail}`);
-    const unknown = [...seen.keys()].filter((s) => !(s in MUST_PASS) && !(s in NEEDS_FIXTURE));
-    assert.deepEqual(unknown, [], `scenarios this test does not know: sort each into MUST_PASS or NEEDS_FIXTURE${tail}`);
-    const missing = [...Object.keys(MUST_PASS), ...Object.keys(NEEDS_FIXTURE)].filter((s) => !seen.has(s));
-    assert.deepEqual(missing, [], `scenarios the suite no longer ran${tail}`);
-    const failedMustPass = Object.keys(MUST_PASS)
-      .filter((s) => !seen.get(s)!.passed)
-      .map((s) => `${s}: ${seen.get(s)!.failures.join("; ")}`);
-    assert.deepEqual(failedMustPass, [], `scenarios afk-mcp must pass failed${tail}`);
-    const passedFixture = Object.keys(NEEDS_FIXTURE).filter((s) => seen.get(s)!.passed);
-    assert.deepEqual(passedFixture, [], "scenarios listed as needing a fixture passed: move them to MUST_PASS");
-    assert.equal(server.exitCode, null, `the server exited during the suite; its stderr:\n${stderr}`);
-  },
+    let log = "";
+    child.stdout.on("data", (d: Buffer) => (log += d.toString()));
+    child.stderr.on("data", (d: Buffer) => (log += d.toString()));
+    child.once("error", reject);
+    child.once("exit", (code) => resolve({ code, log }));
+  });
+  const seen = await outcomes(dir);
+  const tail = `\n(suite output tail:\n${run.log.slice(-3000)})`;
+  assert.ok(seen.size > 0, `the suite saved no results (exit ${run.code})${tail}`);
+  const unknown = [...seen.keys()]
+    .filter((s) => !(s in mustPass) && !(s in needsFixture))
+    .map((s) => `${s}: ${seen.get(s)!.passed ? "passed" : seen.get(s)!.failures.join("; ")}`);
+  assert.deepEqual(unknown, [], `scenarios this test does not know: sort each into MUST_PASS or NEEDS_FIXTURE${tail}`);
+  const missing = [...Object.keys(mustPass), ...Object.keys(needsFixture)].filter((s) => !seen.has(s));
+  assert.deepEqual(missing, [], `scenarios the suite no longer ran${tail}`);
+  const failedMustPass = Object.keys(mustPass)
+    .filter((s) => !seen.get(s)!.passed)
+    .map((s) => `${s}: ${seen.get(s)!.failures.join("; ")}`);
+  assert.deepEqual(failedMustPass, [], `scenarios afk-mcp must pass failed${tail}`);
+  const passedFixture = Object.keys(needsFixture).filter((s) => seen.get(s)!.passed);
+  assert.deepEqual(passedFixture, [], "scenarios listed as needing a fixture passed: move them to MUST_PASS");
+  assert.equal(server.exitCode, null, `the server exited during the suite; its stderr:\n${stderr}`);
+}
+
+test(
+  "the MCP conformance suite, 2025-11-25 (its default run): every scenario afk-mcp can pass passes, and each failure needs a reference-server fixture",
+  { timeout: 10 * 60_000 },
+  () => holdsTo([], MUST_PASS, NEEDS_FIXTURE),
+);
+
+test("the MCP conformance suite, 2026-07-28 (--requirements): the same holds for the stateless revision's scenarios", { timeout: 10 * 60_000 }, () =>
+  holdsTo(["--requirements", "2026-07-28"], MUST_PASS_2026, NEEDS_FIXTURE_2026),
 );

@@ -74,7 +74,7 @@ describe("input limits", () => {
       assert.match(
         answer.error!.message,
         new RegExp(
-          `^MCP error -32602: Invalid params: tools/call status: "arguments" must be an object of named arguments \\(e\\.g\\. \\{"repo": "owner/name"\\}\\), got ${got}$`,
+          `^Invalid params: tools/call status: "arguments" must be an object of named arguments \\(e\\.g\\. \\{"repo": "owner/name"\\}\\), got ${got}$`,
         ),
       );
     }

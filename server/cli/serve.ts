@@ -1,6 +1,6 @@
 // `afk-mcp` (or `afk-mcp serve`): the MCP server on stdio. From here on stdout carries only
 // JSON-RPC; diagnostics go to stderr.
-import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js";
+import { serveStdio, StdioServerTransport } from "@modelcontextprotocol/server/stdio";
 import type { Command } from "./command.js";
 import { DaemonClient } from "../daemon/client.js";
 import { createServer } from "../server.js";
@@ -50,7 +50,7 @@ Options:
     // killing it) touches no worker. What it started lapses once it stops renewing.
     timeScaleFromEnv(process.env);
     const host = new DaemonClient();
-    const server = createServer(host, { readOnly: values["read-only"] === true });
+    const readOnly = values["read-only"] === true;
     // stdout is the protocol: the operator's lines go to stderr.
     const say = (line: string) => void process.stderr.write(`afk-mcp: ${line}\n`);
     const shutdown = watchShutdown({
@@ -59,20 +59,44 @@ Options:
       stopping: SESSION_STOPPING,
       stdin: process.stdin,
     });
+    // Both revisions on the one pipe: the SDK's serveStdio reads the opening message (initialize
+    // for 2025-11-25, server/discover or a request with the _meta envelope for 2026-07-28) and
+    // pins one server from this factory to the connection.
     const transport = new StdioServerTransport();
-    transport.onclose = () => shutdown.request("closed");
-    await server.connect(transport);
+    whenClosed(transport, () => shutdown.request("closed"));
+    const serving = serveStdio(
+      ({ era }) => {
+        // A 2026 client makes no resources/subscribe call that would reach the daemon: reach it
+        // now (never starting one), so the board's updates reach subscriptions/listen.
+        if (era === "modern") void host.listen?.().catch(() => undefined);
+        return createServer(host, { readOnly, era });
+      },
+      { transport, onerror: (error) => say(`protocol: ${error.message}`) },
+    );
     await shutdown.requested;
     // Only the renewals stop: the registrations this session made lapse after their TTL. The
     // daemon connection closes with them, so a call still under way there is abandoned (the
     // daemon finishes it or not, as for a session killed), and the session opens no other.
     await host.close();
-    await server.close();
+    await serving.close();
     shutdown.dispose();
     abandonStragglers(say);
     return 0;
   },
 };
+
+/** Calls `then` when the transport closes, whoever (the SDK's serving entry) set its onclose. */
+function whenClosed(transport: StdioServerTransport, then: () => void): void {
+  let own: (() => void) | undefined;
+  Object.defineProperty(transport, "onclose", {
+    configurable: true,
+    get: () => () => {
+      own?.();
+      then();
+    },
+    set: (handler: (() => void) | undefined) => (own = handler),
+  });
+}
 
 /**
  * How long a closed stdio session waits for what it cannot cancel to end by itself (a GitHub

@@ -2,7 +2,7 @@
 // memory (the SDK's stdio client gives up at 10 MiB and closes the session), so no answer may
 // grow with the backlog or a lane. Tools page on their own (status summary and cursor, logs
 // cursor); this is the backstop that holds whatever a tool returns to the budget and says so.
-import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
+import type { CallToolResult } from "@modelcontextprotocol/server";
 
 export interface Budget {
   /** Bytes of the text content (UTF-8). */

@@ -1,24 +1,11 @@
 // tools/call whose `arguments` is not an object (an array, a string, null) is a protocol error,
 // answered as JSON-RPC says: -32602 "Invalid params" with one line naming what was sent. The SDK
-// parses the request before any handler runs and answers a zod failure as -32603 with the raw
-// issue list, so the check goes in front of its parse: the server's own tools/call handler is
-// installed through a request schema whose `arguments` accepts anything, checked here first.
-import type { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
-import { CallToolRequestParamsSchema, CallToolRequestSchema, ErrorCode, McpError } from "@modelcontextprotocol/sdk/types.js";
-import { z } from "zod";
+// validates the request inside the tools/call handler it wraps and answers its own longer message,
+// so the check goes in front of that: the server's handler for tools/call is wrapped once more,
+// checked here first.
+import { ProtocolError, ProtocolErrorCode, type McpServer } from "@modelcontextprotocol/server";
 
-/**
- * tools/call as parsed before any handler: `arguments` of any type, refused here, from inside the
- * parse, with an McpError (zod lets an exception thrown by a transform through, and the SDK answers
- * an error that carries a code with that code).
- */
-const GUARDED_CALL = CallToolRequestSchema.extend({
-  params: CallToolRequestParamsSchema.extend({ arguments: z.unknown().optional() }).transform((params) => {
-    const problem = argumentsProblem(String(params.name), params.arguments);
-    if (problem) throw new McpError(ErrorCode.InvalidParams, problem);
-    return params;
-  }),
-});
+type Handler = (request: { params?: { name?: unknown; arguments?: unknown } }, ctx: unknown) => Promise<unknown>;
 
 function kindOf(value: unknown): string {
   if (value === null) return "null";
@@ -33,13 +20,20 @@ export function argumentsProblem(tool: string, args: unknown): string | null {
 }
 
 /**
- * Call before the first registerTool: the SDK installs its tools/call handler then, through
- * setRequestHandler, which this gives the guarded request schema for that one method (the SDK's
- * own validation of the call and of its result still wraps the handler).
+ * Call before the first registerTool: the SDK wraps every handler it installs through its
+ * `_wrapHandler` hook (for tools/call: validating the call and its result); this puts the
+ * arguments check in front of that wrapper, for that one method.
  */
 export function guardToolArguments(server: McpServer): void {
-  const inner = server.server;
-  const install = inner.setRequestHandler.bind(inner);
-  inner.setRequestHandler = ((schema: unknown, handler: unknown) =>
-    install((schema === CallToolRequestSchema ? GUARDED_CALL : schema) as never, handler as never)) as typeof inner.setRequestHandler;
+  const inner = server.server as unknown as { _wrapHandler(method: string, handler: Handler): Handler };
+  const wrap = inner._wrapHandler.bind(inner);
+  inner._wrapHandler = (method, handler) => {
+    const wrapped = wrap(method, handler);
+    if (method !== "tools/call") return wrapped;
+    return async (request, ctx) => {
+      const problem = argumentsProblem(String(request.params?.name), request.params?.arguments);
+      if (problem) throw new ProtocolError(ProtocolErrorCode.InvalidParams, problem);
+      return wrapped(request, ctx);
+    };
+  };
 }

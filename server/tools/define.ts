@@ -4,8 +4,8 @@
 // tool list is a plain `Tool[]`. Expected failures (bad input, GitHub refusals, missing
 // credentials) become `isError` results whose text names the problem and the fix; only bugs
 // escape as exceptions. Every result passes through `bound` (budget.ts) on its way out.
-import type { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
-import type { CallToolResult, ToolAnnotations } from "@modelcontextprotocol/sdk/types.js";
+import type { McpServer } from "@modelcontextprotocol/server";
+import type { CallToolResult, ToolAnnotations } from "@modelcontextprotocol/server";
 import { z } from "zod";
 import type { Host } from "../host/api.js";
 import { strictInput } from "../../schemas/nearest.js";
@@ -153,13 +153,13 @@ export function defineTool<I extends z.ZodRawShape, O extends z.ZodRawShape>(spe
     inputSchema,
     listing: { name: spec.name, title: spec.title, description: spec.description, annotations, input: inputSchema, output: z.object(spec.output) },
     register(server, host, budget = DEFAULT_BUDGET) {
-      server.registerTool<O, typeof ANY_INPUT>(
+      server.registerTool(
         spec.name,
-        { title: spec.title, description: spec.description, inputSchema: ANY_INPUT, outputSchema: spec.output, annotations },
-        async (raw, extra): Promise<CallToolResult> => {
+        { title: spec.title, description: spec.description, inputSchema: ANY_INPUT, outputSchema: z.object(spec.output), annotations },
+        async (raw, ctx): Promise<CallToolResult> => {
           const args = checkInput(spec.name, inputSchema, raw);
           if (!args.ok) return bound(null, () => args.problem, budget, true);
-          const context = progressContext(extra._meta?.progressToken, (params) => extra.sendNotification({ method: "notifications/progress", params }));
+          const context = progressContext(ctx.mcpReq._meta?.progressToken, (params) => ctx.mcpReq.notify({ method: "notifications/progress", params }));
           try {
             const result = await spec.handler(host, args.value as z.output<z.ZodObject<I>>, context);
             return bound(result as Record<string, unknown>, (r) => spec.render(r as z.infer<z.ZodObject<O>>), budget);

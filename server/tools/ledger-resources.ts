@@ -1,8 +1,8 @@
 // The ledger's resources: one issue's timeline (structured JSON: phases, attempts with their
 // transcript references, time and spend per phase) and the final report as of now (its text,
 // and the same as JSON). Both come from the host, which reads this machine's ledger.
-import { ResourceTemplate, type McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
-import type { ReadResourceResult } from "@modelcontextprotocol/sdk/types.js";
+import { ResourceTemplate, type McpServer } from "@modelcontextprotocol/server";
+import type { ReadResourceResult } from "@modelcontextprotocol/server";
 import { renderReport, UsageError, type FinalReport, type Host } from "../host/api.js";
 import { byteLength, cutText, DEFAULT_BUDGET } from "./budget.js";
 import { describeFailure } from "./failure.js";

@@ -4,8 +4,8 @@
 // subschema written out twice in one schema (it becomes one `definitions` entry). The zod schemas still
 // validate every call and every result; only the listing is shorter (docs/mcp-conformance.md has
 // the figures).
-import type { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
-import { ListToolsRequestSchema, type Tool as ToolDefinition, type ToolAnnotations } from "@modelcontextprotocol/sdk/types.js";
+import type { McpServer } from "@modelcontextprotocol/server";
+import type { Tool as ToolDefinition, ToolAnnotations } from "@modelcontextprotocol/server";
 import { z } from "zod";
 
 /** What tools/list says of one tool. */
@@ -50,6 +50,6 @@ export function toolDefinition(tool: ToolListing): ToolDefinition {
  */
 export function serveToolList(server: McpServer, tools: readonly ToolListing[]): void {
   const listed = tools.map(toolDefinition);
-  server.server.removeRequestHandler(ListToolsRequestSchema.shape.method.value);
-  server.server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: listed }));
+  server.server.removeRequestHandler("tools/list");
+  server.server.setRequestHandler("tools/list", () => ({ tools: listed }));
 }

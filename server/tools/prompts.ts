@@ -2,8 +2,7 @@
 // worker command of the calling runtime) and `monitor` (a read-only watch over the board
 // resource). Their `repo` argument completes from the running fleets and the working
 // directory's remotes.
-import type { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
-import { completable } from "@modelcontextprotocol/sdk/server/completable.js";
+import { CLIENT_INFO_META_KEY, completable, type McpServer, type ServerContext } from "@modelcontextprotocol/server";
 import { z } from "zod";
 import type { Host } from "../host/api.js";
 import { boardUri, completeRepo } from "./resources.js";
@@ -16,7 +15,21 @@ export const WORKER_COMMANDS: Record<string, string> = {
   aider: 'aider --yes --no-stream --message-file "$AFK_BRIEF"',
 };
 
-/** The runtime a client most likely is, from its name in initialize (clientInfo.name). */
+/**
+ * The calling client's name: from initialize (2025-11-25), else from the request's own `_meta`
+ * (2026-07-28 has no handshake: every request names its client under CLIENT_INFO_META_KEY).
+ */
+export function clientNameOf(server: McpServer, ctx: Pick<ServerContext, "mcpReq">): string | undefined {
+  const fromInit = server.server.getClientVersion()?.name;
+  if (fromInit) return fromInit;
+  for (const meta of [ctx.mcpReq.envelope, ctx.mcpReq._meta] as (Record<string, unknown> | undefined)[]) {
+    const info = meta?.[CLIENT_INFO_META_KEY] as { name?: unknown } | undefined;
+    if (typeof info?.name === "string") return info.name;
+  }
+  return undefined;
+}
+
+/** The runtime a client most likely is, from its name (clientInfo.name). */
 export function runtimeOf(clientName: string | undefined): string | null {
   const name = (clientName ?? "").toLowerCase();
   if (name.includes("claude")) return "claude";
@@ -26,10 +39,13 @@ export function runtimeOf(clientName: string | undefined): string | null {
 }
 
 export function registerPrompts(server: McpServer, host: Host): void {
-  const repoArg = () =>
-    completable(z.string().optional().describe('The repository, "owner/name" (default: the working directory\'s origin).'), (value) =>
-      completeRepo(host, value ?? ""),
-    );
+  // The completer sits on the inner schema, which is where the SDK looks past `.optional()`;
+  // the description on both, since the listing reads the outer one.
+  const optional = (description: string, complete: (value: string) => Promise<string[]>) =>
+    completable(z.string().describe(description), (value) => complete(value ?? ""))
+      .optional()
+      .describe(description);
+  const repoArg = () => optional('The repository, "owner/name" (default: the working directory\'s origin).', (value) => completeRepo(host, value));
 
   server.registerPrompt(
     "launch",
@@ -38,17 +54,13 @@ export function registerPrompts(server: McpServer, host: Host): void {
       description: "How to start an unattended fleet on this repository: check the plan, then project_start with the worker command for your runtime.",
       argsSchema: {
         repo: repoArg(),
-        runtime: completable(
-          z
-            .string()
-            .optional()
-            .describe(`The agent CLI that runs each worker: ${Object.keys(WORKER_COMMANDS).join(", ")} (default: this client's).`),
-          async (value) => Object.keys(WORKER_COMMANDS).filter((r) => r.startsWith(value ?? "")),
+        runtime: optional(`The agent CLI that runs each worker: ${Object.keys(WORKER_COMMANDS).join(", ")} (default: this client's).`, async (value) =>
+          Object.keys(WORKER_COMMANDS).filter((r) => r.startsWith(value)),
         ),
       },
     },
-    async ({ repo, runtime }) => {
-      const picked = runtime ?? runtimeOf(server.server.getClientVersion()?.name) ?? "claude";
+    async ({ repo, runtime }, ctx) => {
+      const picked = runtime ?? runtimeOf(clientNameOf(server, ctx)) ?? "claude";
       const command = WORKER_COMMANDS[picked] ?? WORKER_COMMANDS.claude!;
       const target = repo ? `{repo: "${repo}"}` : "{}";
       const text = [

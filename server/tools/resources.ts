@@ -3,8 +3,7 @@
 // when a repository starts or stops), and the supervisor's warnings and errors as logging
 // notifications. Everything comes from the Host interface and its events, so the same code
 // serves an in-process host and a daemon client.
-import { McpServer, ResourceTemplate } from "@modelcontextprotocol/sdk/server/mcp.js";
-import { SubscribeRequestSchema, UnsubscribeRequestSchema, type ReadResourceResult } from "@modelcontextprotocol/sdk/types.js";
+import { McpServer, ResourceTemplate, type ReadResourceResult } from "@modelcontextprotocol/server";
 import { PROJECT_LANES } from "../../schemas/lanes.js";
 import { renderPlan, UsageError, type Host, type HostEvent, type StatusResult } from "../host/api.js";
 import { renderStatusHead, workerLines } from "./render.js";
@@ -30,7 +29,7 @@ export async function completeRepo(host: Host, value: string): Promise<string[]>
 }
 
 /** Registers the resources and wires the host's events to this server's session. */
-export function registerResources(server: McpServer, host: Host): void {
+export function registerResources(server: McpServer, host: Host, era: "legacy" | "modern" = "legacy"): void {
   const slugOf = (vars: Record<string, string | string[]>) => `${String(vars.owner)}/${String(vars.repo)}`;
   const repoCompletions = (value: string) => completeRepo(host, value);
   const ownerComplete = async (value: string) => [...new Set((await repoCompletions("")).map((r) => r.split("/")[0]!))].filter((o) => o.startsWith(value));
@@ -119,14 +118,14 @@ export function registerResources(server: McpServer, host: Host): void {
 
   const subscribed = new Set<string>();
   server.server.registerCapabilities({ resources: { subscribe: true, listChanged: true } });
-  server.server.setRequestHandler(SubscribeRequestSchema, async (request) => {
+  server.server.setRequestHandler("resources/subscribe", async (request) => {
     subscribed.add(request.params.uri);
     // A session whose first request is this one has not reached the daemon that runs the fleet
     // (and pushes its events) yet: reach it now, never starting one.
     await host.listen?.();
     return {};
   });
-  server.server.setRequestHandler(UnsubscribeRequestSchema, async (request) => {
+  server.server.setRequestHandler("resources/unsubscribe", async (request) => {
     subscribed.delete(request.params.uri);
     return {};
   });
@@ -135,9 +134,15 @@ export function registerResources(server: McpServer, host: Host): void {
     if (!server.isConnected()) return;
     if (event.kind === "board") {
       const uri = boardUri(event.repo);
-      for (const s of subscribed) if (s.toLowerCase() === uri.toLowerCase()) void server.server.sendResourceUpdated({ uri: s }).catch(() => undefined);
+      // 2025-11-25: to what resources/subscribe named. 2026-07-28 has no such call: the SDK's
+      // subscriptions/listen router passes the update to the streams whose filter names the URI.
+      const to = era === "modern" ? [uri] : [...subscribed].filter((s) => s.toLowerCase() === uri.toLowerCase());
+      for (const s of to) void server.server.sendResourceUpdated({ uri: s }).catch(() => undefined);
     } else if (event.kind === "repos") {
       server.sendResourceListChanged();
+    } else if (era === "modern") {
+      // logging is deprecated in 2026-07-28 and has no stream to ride: the logs tool and the
+      // lane resources carry the same records.
     } else {
       // The SDK keeps logging/setLevel per transport session (HTTP has one per client); without
       // the id it would judge every message by the default level, ignoring what the client set.

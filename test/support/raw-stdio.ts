@@ -16,6 +16,8 @@ export interface RawSession {
   child: ChildProcess;
   /** Sends one request; resolves with its id (answer() waits for the answer). */
   send(method: string, params?: Record<string, unknown>): number;
+  /** Every message the server wrote that answers no request (notifications), in order. */
+  notifications(): { method: string; params?: Record<string, unknown> }[];
   /** The answer to request `id`, once it arrived. */
   answer(id: number, deadlineMs?: number): Promise<RawAnswer>;
   /** Ends stdin, as a client that goes away does. */
@@ -25,12 +27,16 @@ export interface RawSession {
   stderr(): string;
 }
 
-/** Starts `node dist/server/bin.js [args]` and initializes the MCP session on it. */
-export function rawSession(env: Record<string, string>, args: string[] = []): RawSession {
+/**
+ * Starts `node dist/server/bin.js [args]` and initializes the MCP session on it (2025-11-25),
+ * or, with `handshake: false`, sends nothing first (2026-07-28 has no handshake).
+ */
+export function rawSession(env: Record<string, string>, args: string[] = [], { handshake = true }: { handshake?: boolean } = {}): RawSession {
   const child = spawn(process.execPath, [BIN, ...args], { env, stdio: ["pipe", "pipe", "pipe"] });
   let err = "";
   let buffer = "";
   const answers = new Map<number, RawAnswer>();
+  const notes: { method: string; params?: Record<string, unknown> }[] = [];
   let exit: { code: number | null; signal: NodeJS.Signals | null } | null = null;
   child.stderr!.on("data", (chunk: Buffer) => (err += chunk.toString()));
   child.stdout!.on("data", (chunk: Buffer) => {
@@ -41,6 +47,7 @@ export function rawSession(env: Record<string, string>, args: string[] = []): Ra
       buffer = buffer.slice(nl + 1);
       const message = JSON.parse(line) as Partial<RawAnswer>;
       if (typeof message.id === "number") answers.set(message.id, message as RawAnswer);
+      else if ("method" in message) notes.push(message as { method: string; params?: Record<string, unknown> });
     }
   });
   child.on("exit", (code, signal) => (exit = { code, signal }));
@@ -64,10 +71,12 @@ export function rawSession(env: Record<string, string>, args: string[] = []): Ra
           explain: () => err,
         },
       ),
+    notifications: () => [...notes],
     closeStdin: () => void child.stdin!.end(),
     exited: (deadlineMs = 120_000) => waitFor("the session to exit", () => exit, { deadlineMs, intervalMs: 20, explain: () => `stderr:\n${err}` }),
     stderr: () => err,
   };
+  if (!handshake) return session;
   session.send("initialize", { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "afk-raw-test", version: "0.0.0" } });
   write({ method: "notifications/initialized" });
   return session;
