@@ -38,6 +38,7 @@ export const LONG = new Map([
   ["e2e-demo", 3], // the demo's backlog through a real MCP client
   ["e2e-demo-engine", 2], // the demo's backlog drained by the real claude against the scripted model
   ["e2e-demo-actions", 2], // the demo's backlog with every worker a run on the local forge's Actions runner
+  ["mcp-push", 2], // what the server pushes (list changes, board updates, log messages, progress), through the daemon too: 104 s in a whole run (SDK v2)
   ["runtimes-actions", 2], // five issues on the local forge's Actions runner with the real afk-mcp worker, then a run nobody picks up
   ["runtimes-adopt", 1], // a host killed mid-attempt, its actions run and its sandboxed worker adopted by the next
   ["runtimes-actions-cross", 2], // one issue's runner pushes into another's branch (a held victim, then one whose last push meets it): put back, blamed on the pusher
