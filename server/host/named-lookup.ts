@@ -61,13 +61,16 @@ export async function lookUpNamed(
 
 /** A resize's new selectors: a number that is no issue refuses it, as it refuses a start (each number read once per connection). */
 export async function refuseNamedTypos(
-  forge: Pick<Forge, "getIssue">,
+  forge: Pick<Forge, "getIssue" | "listOpenIssues">,
   repo: string,
   selectors: readonly Selector[],
   known: Map<number, "issue" | "pull">,
 ): Promise<void> {
   const named = namedNumbers(selectors);
   if (named.length === 0) return;
-  const wrong = namedTypos(repo, notIssues(named, await lookUpNamed(forge, named, new Set(), known)));
+  // One conditional request (free while the backlog is as the fleet's last tick read it): the
+  // open issues are issues, so only the numbers not among them are read one by one.
+  const open = new Set((await forge.listOpenIssues()).map((i) => i.number));
+  const wrong = namedTypos(repo, notIssues(named, await lookUpNamed(forge, named, open, known)));
   if (wrong !== null) throw new UsageError(`project_resize refused: ${wrong}`);
 }
