@@ -3,7 +3,7 @@
 // the victim is in flight, so no branch guard watches its branch; the landing's turn asks the
 // runtime who pushed the head (server/runtimes/actions/head-vet.ts): the repository's activity
 // names the runner token, this host's branch of the issue lacks the commit, so the branch is put
-// back where it was before that push, the board and status say so, no attempt of the victim's is
+// back where it was before that push, the board says so, no attempt of the victim's is
 // spent, and the victim lands with exactly its own work. The pushing run's attempt fails with the
 // reason; its next one starts fresh and lands.
 import { describe, it } from "node:test";
@@ -34,7 +34,7 @@ async function subjects(forge: TestForge, rev: string): Promise<string[]> {
 
 describe("a runner's push onto a PR that waits to land (actions runtime, real afk-mcp worker, real git)", () => {
   it(
-    "the landing's turn puts the branch back (no attempt of the victim's spent, its board and status say why, only its own work lands); the pushing run's attempt fails and its next one lands",
+    "the landing's turn puts the branch back (no attempt of the victim's spent, its board says why, only its own work lands); the pushing run's attempt fails and its next one lands",
     { timeout: 600_000 },
     async () => {
       const { forge, dir, issues } = await actionsWorld(cleanups, ["Attacker", "Victim"], "afk-act-wait-", { actionsConcurrency: 2 });
@@ -68,7 +68,6 @@ describe("a runner's push onto a PR that waits to land (actions runtime, real af
       await host.stop({ repo: forge.repo });
       await host.start({ repo: forge.repo, worker_command: command, target: 2, auto_merge: true, config: CONFIG });
       for (const n of [a, b]) await waitFor(`#${n} landed and closed`, () => closed(forge, n), { deadlineMs: 4 * 60_000, intervalMs: 500, explain: story });
-      const status = await host.status({ repo: forge.repo, scope: "issue", issue: b });
       const told = await story();
       await host.stop({ repo: forge.repo, stop_workers: true });
 
@@ -90,14 +89,16 @@ describe("a runner's push onto a PR that waits to land (actions runtime, real af
         const titles = (await workflowRuns(forge)).map((r) => r.display_title).sort();
         assert.deepEqual(titles, [`afk #${a} attempt 1`, `afk #${a} attempt 2`, `afk #${b} attempt 1`].sort());
 
-        // The victim's board and status name the foreign push and no failure.
+        // The victim's board names the foreign push and no failure.
         const boardB = await comments(forge, b);
         const said = new RegExp(
           `a workflow run's job token pushed ${hostile.slice(0, 12)} onto ${waiting.head.ref}, PR #${waiting.number}'s branch, after this issue's run had ended .*the host put the branch back at ${own.slice(0, 12)}`,
         );
         assert.match(boardB, said);
         assert.doesNotMatch(boardB, /failed:/, boardB);
-        assert.match(String(status.issue?.detail), /a workflow run's job token pushed/);
+        // (Status says the note while the claim is held; once #b landed the claim is gone and the
+        // answer is "not open", so which one this point meets is a race: tools-render's "where one
+        // issue stands" holds the note's place in the status answer.)
 
         // The attacker retried once, for its push; the victim was never retried, nobody escalated; the notice is the victim's alone.
         const supervisor = await laneRows(host, forge.repo, "supervisor");

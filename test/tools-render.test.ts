@@ -9,7 +9,7 @@ import { renderTakeover } from "../server/tools/takeover.js";
 import { renderLogs } from "../server/tools/logs.js";
 import { renderBoard } from "../server/tools/resources.js";
 import { renderStatus } from "../server/tools/status.js";
-import { overview } from "../server/host/views.js";
+import { locateIssue, overview } from "../server/host/views.js";
 import type { StatusResult } from "../server/host/api.js";
 import { pagePlan, renderPlan } from "../server/host/plan.js";
 import type { PlanOutput } from "../schemas/tools.js";
@@ -243,6 +243,23 @@ describe("plan text: every section", () => {
         "not ready: fix the failed preconditions above",
       ].join("\n"),
     );
+  });
+  it("where one issue stands: a claim says its failure and its note; then peers, dispatch, named, not open", () => {
+    const where = (n: number, failed: { summary: string } | null = null, notice: string | null = null) => {
+      const at = locateIssue(plan, n, failed, notice);
+      return `${at.where}: ${at.detail}`;
+    };
+    assert.equal(where(13), "mine: claimed by this instance: awaiting_ci (PR #41); waiting for: build, test");
+    assert.equal(
+      where(13, { summary: "test failed: 1 of 9" }, "a workflow run's job token pushed abc onto afk/13"),
+      "mine: claimed by this instance: awaiting_ci (PR #41); waiting for: build, test; the last attempt failed: test failed: 1 of 9; note: a workflow run's job token pushed abc onto afk/13",
+    );
+    assert.match(where(13, null, "n".repeat(2_000)), /; note: n{500}$/);
+    assert.equal(where(20), "peer_live: claimed by live instance peer1 on box");
+    assert.equal(where(21), "stale: claimed by peer2, whose lease lapsed (no heartbeat for 2h)");
+    assert.equal(where(9), "dispatch: next to dispatch at position 2 of 2; runs claude opus (ladder rung 1)");
+    assert.equal(where(99), "not_open: #99, named by selector 1: closed");
+    assert.equal(where(1234, null, "a note of a forgotten issue"), "not_open: #1234 is not an open issue of afk/demo");
   });
 });
 
