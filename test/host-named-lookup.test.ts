@@ -3,7 +3,7 @@
 // so a list of thousands of numbers that are not open costs a bounded number of requests.
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
-import { lookUpNamed, MAX_LOOKUPS } from "../server/host/named-lookup.js";
+import { lookUpNamed, MAX_LOOKUPS, refuseNamedTypos } from "../server/host/named-lookup.js";
 import { ForgeError } from "../server/gh/errors.js";
 import type { Issue } from "../server/gh/forge.js";
 
@@ -57,5 +57,30 @@ describe("the named numbers' lookup", () => {
     );
     assert.equal(kinds.size, MAX_LOOKUPS);
     assert.equal(kinds.get(1000 + MAX_LOOKUPS), undefined, "unread: the plan says 'not open', and it refuses nothing");
+  });
+
+  it("a resize's selectors: the open issues they name cost one listing, not a read each; a number that is no issue refuses it", async () => {
+    const { reads, forge } = countingForge();
+    let listings = 0;
+    const open = Array.from({ length: 40 }, (_, i) => ({ number: 200 + i, isPull: false }) as unknown as Issue);
+    const both = {
+      getIssue: forge.getIssue,
+      listOpenIssues(): Promise<Issue[]> {
+        listings++;
+        return Promise.resolve(open);
+      },
+    };
+    const known = new Map<number, "issue" | "pull">();
+    await refuseNamedTypos(both, "afk/demo", [{ issues: open.map((i) => i.number) }], known);
+    assert.equal(listings, 1);
+    assert.deepEqual(reads, [], "no open issue is read one by one");
+    await refuseNamedTypos(both, "afk/demo", [{ issues: [200, 5] }], known);
+    assert.deepEqual(reads, [5], "only the closed one is read");
+    await assert.rejects(
+      refuseNamedTypos(both, "afk/demo", [{ issues: [201, 105, 999] }], known),
+      /project_resize refused: .*#105.*#999|project_resize refused: .*#999.*#105/,
+    );
+    await refuseNamedTypos(both, "afk/demo", [], known);
+    assert.equal(listings, 3, "no selector names a number: nothing is listed");
   });
 });
