@@ -27,6 +27,7 @@ import { trainsSection } from "./trains.js";
 import { ledgerSection } from "./ledger.js";
 import { dashboardSection } from "./dashboard.js";
 import { enginesSection } from "./engines.js";
+import { fixForwardSection } from "./fix-forward.js";
 import { sandboxSection } from "./sandbox.js";
 import { actionsSection } from "./fleet-actions.js";
 
@@ -56,6 +57,7 @@ const SECTIONS: Section[] = [
   ledgerSection,
   dashboardSection,
   enginesSection,
+  fixForwardSection,
   sandboxSection,
   actionsSection(),
 ];

@@ -11,6 +11,8 @@ import { BACKLOG, RECIPES, buildSeed, expectations, expectationsFor, issueNumber
 import { failureExcerpt, startCiRunner, type CiRunner } from "../server/demo/ci-runner.js";
 import { SAMPLE_FILES } from "../server/demo/sample.js";
 import { workerArgv, workerShellCommand } from "../server/demo/worker-command.js";
+import { demoScript } from "../server/demo/engine.js";
+import { nextStep, startScriptedModel } from "../server/demo/scripted-model.js";
 import { startForge, type RunningForge } from "../server/localforge/index.js";
 import { renderBrief } from "../server/agent/brief.js";
 import { api, cloneRepo, git, repoPath, tempDir } from "./support/forge-fixtures.js";
@@ -354,6 +356,71 @@ describe("the scripted worker", { concurrency: true }, () => {
     assert.match(line, /^AFK_DEMO_DELAY_MS='50' '/);
     assert.ok(line.includes(`'${process.execPath}'`));
     assert.match(line, /worker\.(ts|js)'$/);
+  });
+});
+
+describe("the scripted model's exploring script (the fix-forward bench's)", () => {
+  const rows: Array<{ outputs: string[]; want: string }> = [
+    { outputs: [], want: "git log" },
+    { outputs: ["0\n"], want: "sed -n 1,80p" },
+    { outputs: ["0\n", "brief", "files", "{}"], want: "worker" },
+    { outputs: ["2\n"], want: "worker" },
+    { outputs: ["2\n", "committed"], want: "git show" },
+    { outputs: ["2\n", "committed", "stat"], want: "done" },
+    { outputs: ["0\n", "brief", "files", "{}", "committed", "stat"], want: "done" },
+  ];
+  for (const row of rows) {
+    it(`after ${JSON.stringify(row.outputs)}: ${row.want}`, () => {
+      const step = nextStep(demoScript("explore"), row.outputs.length, row.outputs);
+      assert.ok("shell" in step ? step.shell.includes(row.want) : step.text === row.want, JSON.stringify(step));
+    });
+  }
+
+  it("reads the branch from real git: a fresh branch explores (0 commits of a worker), a continued one fixes", async () => {
+    const dir = await scratch("afk-demo-explore-");
+    const check = demoScript("explore")[0]!;
+    assert.ok("shell" in check && check.when);
+    await git(dir, "init", "-q", "-b", "main");
+    const commit = (message: string) =>
+      git(dir, "-c", "user.name=t", "-c", "user.email=t@example.com", "-c", "commit.gpgsign=false", "commit", "-q", "--allow-empty", "-m", message);
+    await commit("the sample project");
+    const count = async () => (await runProc(["sh", "-c", check.shell], { cwd: dir, env: process.env })).stdout;
+    assert.doesNotMatch(await count(), new RegExp(check.when.match, "m"));
+    await commit("Add truncate()\n\nScripted demo worker, attempt 1.");
+    assert.match(await count(), new RegExp(check.when.match, "m"));
+  });
+
+  it("answers over both APIs with the branch the last tool result picked", async () => {
+    const model = await startScriptedModel({ script: demoScript("explore") });
+    try {
+      const post = async (path: string, body: unknown): Promise<string> => {
+        const res = await fetch(`${model.url}${path}`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(body) });
+        return res.text();
+      };
+      const anthropic = await post("/v1/messages", {
+        model: "m",
+        tools: [{ name: "Bash" }],
+        messages: [
+          { role: "user", content: "the brief" },
+          { role: "assistant", content: [{ type: "tool_use", id: "t1", name: "Bash", input: {} }] },
+          { role: "user", content: [{ type: "tool_result", tool_use_id: "t1", content: [{ type: "text", text: "1" }] }] },
+        ],
+      });
+      assert.match(anthropic, /worker\.(js|ts)/, "the continued branch goes straight to the work");
+      const openai = await post("/v1/responses", {
+        model: "m",
+        tools: [{ type: "function", name: "shell" }],
+        input: [
+          { type: "message", role: "user", content: "the brief" },
+          { type: "function_call", call_id: "c1", name: "shell", arguments: "{}" },
+          { type: "function_call_output", call_id: "c1", output: "0" },
+        ],
+      });
+      assert.match(openai, /sed -n 1,80p/, "a fresh branch is explored first");
+      assert.equal(model.turns.length, 2);
+    } finally {
+      await model.close();
+    }
   });
 });
 

@@ -9,7 +9,7 @@ import { mkdir, writeFile } from "node:fs/promises";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { UsageError } from "../gh/errors.js";
-import { startScriptedModel, type ScriptedModel } from "./scripted-model.js";
+import { startScriptedModel, type ScriptedModel, type ScriptStep } from "./scripted-model.js";
 import { workerShellCommand } from "./worker-command.js";
 
 export type DemoEngine = "claude" | "codex";
@@ -51,7 +51,34 @@ export function findCli(engine: DemoEngine, path = process.env.PATH ?? "", own =
 }
 
 /** Starts the scripted model and lays out the CLI's environment under `dir`. Refuses, with the install command, when the CLI is missing. */
-export async function demoEngine(engine: string, dir: string, path = process.env.PATH ?? "", own = true): Promise<DemoEngineRun> {
+/**
+ * The scripted model's part in each conversation. "recipe": one call, the recipe program. "explore":
+ * as an agent meeting the issue would, it first asks git whether the branch already holds an
+ * earlier attempt's commits (a fix forward continues on the PR's branch): if so it goes straight to
+ * the fix; else it reads the brief and looks around the project first (three more turns), then
+ * works. `npm run bench -- --only fix-forward` weighs the two ways a retry starts with it.
+ */
+export function demoScript(kind: "recipe" | "explore"): ScriptStep[] {
+  const work: ScriptStep = { shell: `${workerShellCommand({ AFK_DEMO_DELAY_MS: "200" })} < "$AFK_BRIEF"` };
+  if (kind === "recipe") return [work];
+  const check: ScriptStep = { shell: "git show --stat --format=%s HEAD | head -20" };
+  return [
+    { shell: "git log --format=%B | grep -c 'Scripted demo worker' || true", when: { match: "^[1-9]", then: [work, check] } },
+    { shell: 'sed -n 1,80p "$AFK_BRIEF"' },
+    { shell: "git ls-files | head -60" },
+    { shell: "cat package.json" },
+    work,
+    check,
+  ];
+}
+
+export async function demoEngine(
+  engine: string,
+  dir: string,
+  path = process.env.PATH ?? "",
+  own = true,
+  script: "recipe" | "explore" = "recipe",
+): Promise<DemoEngineRun> {
   if (engine !== "claude" && engine !== "codex")
     throw new UsageError(`--engine must be claude or codex (the CLIs the demo's scripted model speaks to), not ${JSON.stringify(engine)}`);
   const cli = CLI[engine];
@@ -60,7 +87,7 @@ export async function demoEngine(engine: string, dir: string, path = process.env
     throw new UsageError(
       `demo --engine ${engine} runs the real ${engine} CLI, which is not installed: npm i -g ${cli.pkg} (no login is needed: the demo drives it with its scripted model on 127.0.0.1)`,
     );
-  const scripted = await startScriptedModel({ script: [{ shell: `${workerShellCommand({ AFK_DEMO_DELAY_MS: "200" })} < "$AFK_BRIEF"` }], prices: PRICES });
+  const scripted = await startScriptedModel({ script: demoScript(script), prices: PRICES });
   const home = join(dir, "agent-home");
   // The CLI's own scratch files (Claude Code's $TMPDIR/claude-<uid>) go with the demo's dir.
   const tmp = join(dir, "agent-tmp");

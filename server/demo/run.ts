@@ -22,6 +22,10 @@ export interface DemoOptions {
   worker?: string;
   /** The real agent CLI (claude or codex) driven by the demo's scripted model on 127.0.0.1 (engine.ts). */
   engine?: string;
+  /** With `engine`: what the scripted model does in each conversation (engine.ts demoScript; default "recipe"). */
+  engineScript?: "recipe" | "explore";
+  /** Config keys over the demo's own (the bench turns fix_forward off with it). */
+  config?: Record<string, unknown>;
   /** Keep the forge running in this directory after the run (for inspection). */
   keep?: string;
   concurrency?: number;
@@ -111,7 +115,7 @@ export async function runDemo(options: DemoOptions): Promise<DemoReport> {
   const agent =
     options.engine === undefined
       ? null
-      : await demoEngine(options.engine, dir).catch(async (error: unknown) => {
+      : await demoEngine(options.engine, dir, undefined, undefined, options.engineScript).catch(async (error: unknown) => {
           if (!options.keep) await rm(dir, { recursive: true, force: true }).catch(() => undefined);
           throw error;
         });
@@ -188,6 +192,7 @@ export async function runDemo(options: DemoOptions): Promise<DemoReport> {
         // The runner's heartbeat at its briskest, as the rest of the demo's pacing.
         ...(runtime === "actions" ? { actions: { beat_seconds: 10, env: handed } } : {}),
         ...(agent?.config ?? {}),
+        ...(options.config ?? {}),
       },
     });
     options.write(options.tty ? start.message : JSON.stringify({ started: start.registration }));

@@ -11,8 +11,13 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 
-/** One step: a shell command (the CLI's Bash / shell tool), or the closing text. */
-export type ScriptStep = { shell: string } | { text: string };
+/**
+ * One step: a shell command (the CLI's Bash / shell tool), or the closing text. A shell step with
+ * `when` reads its own output on the next turn, as a model reads a tool's result: where the
+ * output matches, the conversation goes on with `then` instead of the steps after it (a branch
+ * that already holds an attempt's commits needs no exploring, only the fix).
+ */
+export type ScriptStep = { shell: string; when?: { match: string; then: readonly ScriptStep[] } } | { text: string };
 
 export interface TurnUsage {
   input_tokens: number;
@@ -60,7 +65,8 @@ export async function startScriptedModel(initial: ScriptedModelOptions): Promise
   const other: string[] = [];
   let counter = 0;
 
-  const stepFor = (done: number, model: string): ScriptStep => (options.scriptFor?.[model] ?? options.script)[done] ?? { text: "done" };
+  const stepFor = (done: number, model: string, outputs: readonly string[]): ScriptStep =>
+    nextStep(options.scriptFor?.[model] ?? options.script, done, outputs);
 
   const anthropic = (body: Record<string, unknown>, res: ServerResponse): void => {
     const model = String(body.model ?? "");
@@ -89,8 +95,12 @@ export async function startScriptedModel(initial: ScriptedModelOptions): Promise
     const done = messages
       .flatMap((m) => (m.role === "assistant" && Array.isArray(m.content) ? (m.content as { type: string }[]) : []))
       .filter((c) => c.type === "tool_use").length;
+    const outputs = messages
+      .flatMap((m) => (m.role === "user" && Array.isArray(m.content) ? (m.content as ToolResultBlock[]) : []))
+      .filter((c) => c.type === "tool_result")
+      .map((c) => resultText(c.content));
     // Side requests (titles, summaries) offer no tools: a short text answers them.
-    const step: ScriptStep = tools.length === 0 ? { text: "ok" } : stepFor(done, model);
+    const step: ScriptStep = tools.length === 0 ? { text: "ok" } : stepFor(done, model, outputs);
     const usage = options.usage ?? DEFAULT_USAGE;
     const id = String(++counter).padStart(4, "0");
     const block =
@@ -131,7 +141,10 @@ export async function startScriptedModel(initial: ScriptedModelOptions): Promise
     const tools = ((body.tools as { type?: string; name?: string }[] | undefined) ?? []).map((t) => t.name ?? "").filter(Boolean);
     const input = Array.isArray(body.input) ? (body.input as { type: string }[]) : [];
     const done = input.filter((item) => item.type === "function_call" || item.type === "local_shell_call" || item.type === "custom_tool_call").length;
-    const step = stepFor(done, model);
+    const outputs = (input as { type: string; output?: unknown }[])
+      .filter((item) => item.type === "function_call_output" || item.type === "local_shell_call_output" || item.type === "custom_tool_call_output")
+      .map((item) => resultText(item.output));
+    const step = stepFor(done, model, outputs);
     const usage = options.usage ?? DEFAULT_USAGE;
     const id = String(++counter).padStart(4, "0");
     const shellTool = tools.find((n) => n === "shell" || n === "exec_command" || n === "shell_command") ?? "shell";
@@ -209,4 +222,30 @@ export async function startScriptedModel(initial: ScriptedModelOptions): Promise
         server.close(() => resolve());
       }),
   };
+}
+
+type ToolResultBlock = { type: string; content?: unknown };
+
+/** A tool result's text: a string, or the text blocks of a content array (Anthropic), or its JSON. */
+function resultText(content: unknown): string {
+  if (typeof content === "string") return content;
+  if (Array.isArray(content))
+    return content
+      .map((c) => (c && typeof c === "object" && typeof (c as { text?: unknown }).text === "string" ? (c as { text: string }).text : ""))
+      .join("\n");
+  return content === undefined ? "" : JSON.stringify(content);
+}
+
+/** The step after `done` tool calls whose outputs were `outputs`, following each `when` that matched. */
+export function nextStep(script: readonly ScriptStep[], done: number, outputs: readonly string[]): ScriptStep {
+  let steps = script;
+  let at = 0;
+  for (let k = 0; k < done; k++) {
+    const step = steps[at];
+    if (step && "shell" in step && step.when && new RegExp(step.when.match, "m").test(outputs[k] ?? "")) {
+      steps = step.when.then;
+      at = 0;
+    } else at++;
+  }
+  return steps[at] ?? { text: "done" };
 }
