@@ -49,15 +49,14 @@ function linkedPair(): [Transport, Transport] {
 function frameTransport(page: Page, frameId: string, heard: JSONRPCMessage[]): Transport {
   const transport: Transport = {
     async start() {
-      await page.exposeFunction("__toHost", (message: JSONRPCMessage) => {
+      await page.exposeFunction(`__toHost_${frameId}`, (message: JSONRPCMessage) => {
         heard.push(message);
         transport.onmessage?.(message);
       });
       await page.evaluate((id) => {
         const frame = document.getElementById(id) as HTMLIFrameElement;
-        window.addEventListener("message", (e) => {
-          if (e.source === frame.contentWindow) void (window as unknown as { __toHost(m: unknown): void }).__toHost(e.data);
-        });
+        const relay = (window as unknown as Record<string, (m: unknown) => Promise<void>>)[`__toHost_${id}`]!;
+        window.addEventListener("message", (e) => void (e.source === frame.contentWindow && relay(e.data)));
       }, frameId);
     },
     async send(message) {
@@ -187,7 +186,7 @@ describe("the board as an MCP App", () => {
       page.on("pageerror", (e) => errors.push(e.message));
       page.on("console", (m) => void (/Content Security Policy|Refused to/i.test(m.text()) && errors.push(m.text())));
       await page.setContent(
-        `<!doctype html><title>host</title><iframe id="app" sandbox="allow-scripts" style="width:1100px;height:700px"></iframe><iframe id="still" sandbox="" style="width:1100px;height:700px"></iframe>`,
+        `<!doctype html><title>host</title><iframe id="app" sandbox="allow-scripts" style="width:1100px;height:700px"></iframe><iframe id="still" sandbox="" style="width:1100px;height:700px"></iframe><iframe id="calls" sandbox="allow-scripts"></iframe>`,
       );
       const heard: JSONRPCMessage[] = [];
       const bridge = new AppBridge(client, { name: "afk-test-host", version: "0.0.0" }, { serverTools: {}, serverResources: {} });
@@ -252,8 +251,28 @@ describe("the board as an MCP App", () => {
       assert.equal(await page.evaluate(() => (window as unknown as { __fromStill: number }).__fromStill), 0, "its script never ran: no word to the host");
       assert.equal(await snapshot.locator("#asked").isVisible(), false);
       assert.equal(await snapshot.locator(CONTROLS).count(), 0);
+
+      // A host that relays tool calls but no reads: the frame re-asks status for the workers, nothing else.
+      const heardCalls: JSONRPCMessage[] = [];
+      const callsOnly = new AppBridge(client, { name: "afk-test-host", version: "0.0.0" }, { serverTools: {} });
+      const ready = new Promise<void>((resolve) => callsOnly.addEventListener("initialized", () => resolve()));
+      await callsOnly.connect(frameTransport(page, "calls", heardCalls));
+      await page.evaluate((html) => void ((document.getElementById("calls") as HTMLIFrameElement).srcdoc = html), hosted(still.text, {}));
+      await ready;
+      await callsOnly.sendToolInput({ arguments: { repo: forge.repo } });
+      const calls = await frameOf(page, "calls");
+      await calls.locator("#answer", { hasText: "no live workers" }).waitFor({ timeout: 60_000 });
+      const called = heardCalls.filter(
+        (m): m is JSONRPCMessage & { method: string; params?: Record<string, unknown> } => "method" in m && m.method === "tools/call",
+      );
+      assert.deepEqual(
+        [...new Set(called.map((m) => JSON.stringify(m.params)))],
+        [JSON.stringify({ name: "status", arguments: { repo: forge.repo, scope: "worker" } })],
+      );
+      assert.ok(!heardCalls.some((m) => "method" in m && m.method === "resources/read"), "no read the host does not relay");
       assert.deepEqual(errors, []);
       await bridge.teardownResource({});
+      await callsOnly.teardownResource({});
     },
   );
 });
