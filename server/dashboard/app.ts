@@ -96,7 +96,7 @@ export function appPage(data: DashboardData, uri: string, version: string): stri
 }
 
 /** What the app's resource and its read carry in `_meta`: no domain to reach, a border please. */
-export const APP_RESOURCE_META = { ui: { csp: {}, prefersBorder: true } };
+const APP_RESOURCE_META = { ui: { csp: {}, prefersBorder: true } };
 
 /** The app's resource as the MCP server serves it: its metadata and a read, fresh or a moment old. */
 export function boardApp(host: Host, uri: string, version: string) {
