@@ -11,7 +11,8 @@ import { projectStopTool } from "./tools/project-stop.js";
 import { projectResetTool } from "./tools/project-reset.js";
 import { logsTool } from "./tools/logs.js";
 import { version } from "./version.js";
-import { registerResources } from "./tools/resources.js";
+import { BOARD_APP_URI, registerResources } from "./tools/resources.js";
+import { boardApp } from "./dashboard/app.js";
 import { registerPrompts } from "./tools/prompts.js";
 import { serveToolList } from "./tools/listing.js";
 import { guardToolArguments } from "./tools/call-params.js";
@@ -48,6 +49,9 @@ export function createServer(host: Host, options: ServerOptions = {}): McpServer
     tools.map((tool) => tool.listing),
   );
   registerResources(server, host, options.era ?? "legacy");
+  // The board as an MCP App, which status and the board resource link (server/dashboard/app.ts).
+  const app = boardApp(host, BOARD_APP_URI, version);
+  server.registerResource("board-app", BOARD_APP_URI, app.metadata, app.read);
   registerPrompts(server, host);
   return server;
 }

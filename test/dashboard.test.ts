@@ -7,40 +7,19 @@ import { describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
 import { request } from "node:http";
-import { accessSync, constants, copyFileSync, readFileSync } from "node:fs";
+import { copyFileSync, readFileSync } from "node:fs";
 import { writeFile } from "node:fs/promises";
 import { join } from "node:path";
-import { chromium } from "playwright-core";
-import { startTestForge, tempDir } from "./support/forge-fixtures.js";
-import { cleanupsAfterFile, COMMIT_WORK, fleetHost, readyIssues } from "./support/fleet-fixtures.js";
+import { tempDir } from "./support/forge-fixtures.js";
+import { cleanupsAfterFile } from "./support/fleet-fixtures.js";
 import { waitFor } from "./support/wait.js";
+import { boardScene, chromiumMissing, HOSTILE, launchChromium } from "./support/board-scene.js";
 import { BIN } from "./support/paths.js";
 import { serveHttp } from "../server/http.js";
 import { esc } from "../server/dashboard/html.js";
 import { parseFilter } from "../server/dashboard/serve.js";
 
 const cleanups = cleanupsAfterFile();
-const CHROMIUM = "/usr/bin/chromium";
-const ARGS = [
-  "--headless",
-  "--no-sandbox",
-  "--disable-gpu",
-  "--disable-quic",
-  "--no-first-run",
-  "--disable-background-networking",
-  "--disable-component-update",
-  "--disable-sync",
-];
-const HOSTILE = `<script>window.__pwned=1</script><img src=x onerror="window.__pwned=2">`;
-
-function chromiumMissing(): string | false {
-  try {
-    accessSync(CHROMIUM, constants.X_OK);
-    return false;
-  } catch {
-    return `${CHROMIUM} is not installed (apt-get install chromium; .ci/run installs it)`;
-  }
-}
 
 /** A GET with a Host header of our choosing (fetch does not let us set one). */
 function getWithHost(port: number, path: string, host: string, headers: Record<string, string> = {}): Promise<number> {
@@ -98,40 +77,7 @@ describe("the web dashboard", () => {
     "shows a fleet live in chromium: its worker, a hostile verdict as text, a landing without a reload; refuses a missing or wrong token and a foreign Host",
     { skip: chromiumMissing() },
     async () => {
-      const forge = await startTestForge();
-      cleanups.push(() => forge.dispose());
-      const [good, hard] = (await readyIssues(forge, ["dashboard work", "too hard"])) as [number, number];
-      const dir = await tempDir("afk-dashboard-");
-      const go = join(dir, "go");
-      const worker = join(dir, "worker.sh");
-      const verdict = JSON.stringify({ verdict: "giving-up", reason: HOSTILE });
-      await writeFile(
-        worker,
-        [
-          "#!/bin/sh",
-          "cat > /dev/null",
-          `if [ "$AFK_ISSUE" = "${hard}" ]; then cat > "$AFK_VERDICT_FILE" <<'EOF'`,
-          verdict,
-          "EOF",
-          "exit 0; fi",
-          `while [ ! -f "${go}" ]; do sleep 0.1; done`,
-          ...COMMIT_WORK,
-          "",
-        ].join("\n"),
-      );
-      const host = fleetHost(forge, dir, cleanups);
-      await host.start({
-        repo: forge.repo,
-        worker_command: `sh ${worker}`,
-        target: 2,
-        auto_merge: true,
-        config: {
-          retry: 0,
-          gate: { ci: "local", local_command: "ls work-*.txt >/dev/null" },
-          landing: { strategy: "push" },
-          pacing: { busy_seconds: 5, idle_seconds: 5, long_idle_seconds: 5 },
-        },
-      });
+      const { forge, host, dir, go, good, hard } = await boardScene(cleanups, "afk-dashboard-");
       const serving = await serveHttp(host, 0, {});
       cleanups.push(() => serving.close());
       const base = serving.dashboardUrl;
@@ -151,23 +97,7 @@ describe("the web dashboard", () => {
       assert.match(link.headers.get("set-cookie") ?? "", /^afk_dashboard=[\w-]+; HttpOnly; SameSite=Strict; Path=\/$/);
       assert.ok(!(link.headers.get("set-cookie") ?? "").includes(serving.token), "the cookie holds no token");
 
-      await waitFor(
-        `#${good}'s worker in flight and #${hard} escalated`,
-        async () => {
-          const workers = (await host.status({ repo: forge.repo, scope: "worker" })).workers;
-          const ledger = (await host.logs({ repo: forge.repo, lane: "ledger", tail_lines: 500 })).records;
-          return workers.some((w) => w.issue === good) && ledger.some((r) => r.issue === hard && r.event === "escalation");
-        },
-        { deadlineMs: 3 * 60_000, intervalMs: 250 },
-      );
-
-      const context = await chromium.launchPersistentContext(join(dir, "chromium-profile"), {
-        executablePath: CHROMIUM,
-        args: ARGS,
-        headless: true,
-        viewport: { width: 1280, height: 900 },
-      });
-      cleanups.push(() => context.close());
+      const context = await launchChromium(dir, cleanups);
       const page = await context.newPage();
       const errors: string[] = [];
       page.on("pageerror", (e) => errors.push(e.message));

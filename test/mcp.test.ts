@@ -73,7 +73,16 @@ describe("the MCP server through a real client (in memory, or over stdio where t
       const file = join(SNAPSHOTS, `${t.name}.snap`);
       const snapshot =
         JSON.stringify(
-          { name: t.name, title: t.title, description: t.description, annotations: t.annotations, inputSchema: t.inputSchema, outputSchema: t.outputSchema },
+          {
+            name: t.name,
+            title: t.title,
+            description: t.description,
+            annotations: t.annotations,
+            inputSchema: t.inputSchema,
+            outputSchema: t.outputSchema,
+            // The board app's link (status): listed only where a tool has one.
+            ...(t._meta ? { _meta: t._meta } : {}),
+          },
           null,
           2,
         ) + "\n";
@@ -268,7 +277,7 @@ describe("MCP server over stdio (the built binary)", () => {
       // start's plan.run: engines, runtime and what it lets through), each dispatch's route and the
       // named issues that will not run (issue 35; status's plan omits run): 48,878; with each
       // worker's stage, last line and quiet time, the registrations' overview, and fix_forward
-      // (issue 35): 50,251.
+      // (issue 35): 50,251; with status's link to the board app (issue 38, _meta.ui.resourceUri): 50,341.
       assert.ok(bytes < 50_400, `tools/list is ${bytes} bytes`);
       const ajv = new Ajv({ strict: false });
       for (const listed of tools) {

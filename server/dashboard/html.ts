@@ -131,17 +131,16 @@ ${f.error ? `<p class="error">${esc(f.error, 1000)}</p>` : ""}
 </section>`;
 }
 
-/** The live part of the page: what /fragment answers and the script swaps in. */
-export function fragment(data: DashboardData, filter: LedgerFilter): string {
+const NO_FLEET = "no fleet is running on this host (add ?repo=owner/name to read a repository's ledger)";
+
+/** The live part of the page: what /fragment answers and the script swaps in. `empty`: what it says with no fleet. */
+export function fragment(data: DashboardData, filter: LedgerFilter, empty = NO_FLEET): string {
   const now = new Date(data.at);
-  const body =
-    data.fleets.length === 0
-      ? `<p class="quiet">no fleet is running on this host (add ?repo=owner/name to read a repository's ledger)</p>`
-      : data.fleets.map((f) => fleet(f, filter, now)).join("\n");
+  const body = data.fleets.length === 0 ? `<p class="quiet">${esc(empty)}</p>` : data.fleets.map((f) => fleet(f, filter, now)).join("\n");
   return `<main id="live" data-at="${esc(data.at, 40)}"><p class="quiet">as of ${esc(data.at, 40)}</p>${body}</main>`;
 }
 
-const STYLE = `body{font:14px/1.4 system-ui,sans-serif;margin:1rem 2rem;color:#222;background:#fafafa}h1{font-size:1.3rem}h2{margin-top:1.5rem;border-bottom:1px solid #ccc}h3{font-size:1rem;margin:1rem 0 .3rem}
+export const STYLE = `body{font:14px/1.4 system-ui,sans-serif;margin:1rem 2rem;color:#222;background:#fafafa}h1{font-size:1.3rem}h2{margin-top:1.5rem;border-bottom:1px solid #ccc}h3{font-size:1rem;margin:1rem 0 .3rem}
 table{border-collapse:collapse;font-size:12px}td,th{padding:2px 8px;border-bottom:1px solid #e4e4e4;text-align:left;vertical-align:top}.quiet{color:#777}.error{color:#a00}
 dl.facts{display:grid;grid-template-columns:max-content 1fr;gap:2px 12px;margin:0}dt{color:#666}dd{margin:0}form{margin:.5rem 0}
 .gantt{max-width:1100px}.row{display:flex;align-items:center;height:18px}.label{width:9rem;font-size:12px;white-space:nowrap;overflow:hidden}.track{position:relative;flex:1;height:12px;background:#eee}

@@ -192,7 +192,9 @@ export class FleetHost implements Host {
     const scope = given.scope ?? "project";
     const input = await this.resolved(given, scope === "project" ? null : "status");
     if (scope === "issue" && input.issue === undefined) throw new UsageError('status: scope "issue" needs `issue` (the issue number)');
-    if (input.repo === undefined && scope === "project") return overview(this.registrations());
+    // A row as status lists it: `idle` is the daemon registry's, and the listed schema has no such key.
+    const rows = () => this.registrations().map(({ idle: _idle, ...row }) => row);
+    if (input.repo === undefined && scope === "project") return overview(rows());
     const running = this.runningFor(input.repo);
     const registration = running ? registrationView(running.project) : null;
     const view = running?.project.view() ?? null;
@@ -203,7 +205,7 @@ export class FleetHost implements Host {
       eta: running ? running.project.board.eta(report?.frontier_remaining ?? 0, running.project.registration.target) : null,
       last_tick: report ? `${report.at}: ${summaryLine(report)}` : null,
       next_tick: view?.nextTickAt?.toISOString() ?? null,
-      registrations: scope === "project" ? this.registrations() : [],
+      registrations: scope === "project" ? rows() : [],
       daemon: null,
     };
     if (scope === "worker") {

@@ -35,6 +35,8 @@ export interface ToolSpec<I extends z.ZodRawShape, O extends z.ZodRawShape> {
   world?: "github" | "local";
   /** Calling twice with the same arguments has no further effect. */
   idempotent?: boolean;
+  /** tools/list's `_meta` for it (status links the board app); its results carry none. */
+  meta?: Record<string, unknown>;
   input: I;
   output: O;
   handler(host: Host, args: z.output<z.ZodObject<I>>, context: ToolContext): Promise<z.infer<z.ZodObject<O>>>;
@@ -151,11 +153,19 @@ export function defineTool<I extends z.ZodRawShape, O extends z.ZodRawShape>(spe
     kind: spec.kind,
     annotations,
     inputSchema,
-    listing: { name: spec.name, title: spec.title, description: spec.description, annotations, input: inputSchema, output: z.object(spec.output) },
+    listing: {
+      name: spec.name,
+      title: spec.title,
+      description: spec.description,
+      annotations,
+      input: inputSchema,
+      output: z.object(spec.output),
+      ...(spec.meta ? { meta: spec.meta } : {}),
+    },
     register(server, host, budget = DEFAULT_BUDGET) {
       server.registerTool(
         spec.name,
-        { title: spec.title, description: spec.description, inputSchema: ANY_INPUT, outputSchema: z.object(spec.output), annotations },
+        { title: spec.title, description: spec.description, inputSchema: ANY_INPUT, outputSchema: z.object(spec.output), annotations, _meta: spec.meta },
         async (raw, ctx): Promise<CallToolResult> => {
           const args = checkInput(spec.name, inputSchema, raw);
           if (!args.ok) return bound(null, () => args.problem, budget, true);

@@ -16,6 +16,8 @@ export interface ToolListing {
   annotations: ToolAnnotations;
   input: z.ZodObject;
   output: z.ZodObject;
+  /** `_meta` as listed (a link to an MCP App's `ui://` resource). */
+  meta?: Record<string, unknown>;
 }
 
 const SAFE_MAX = Number.MAX_SAFE_INTEGER;
@@ -41,6 +43,7 @@ export function toolDefinition(tool: ToolListing): ToolDefinition {
     inputSchema: listedSchema(tool.input, "input") as ToolDefinition["inputSchema"],
     outputSchema: listedSchema(tool.output, "output") as NonNullable<ToolDefinition["outputSchema"]>,
     annotations: tool.annotations,
+    ...(tool.meta ? { _meta: tool.meta } : {}),
   };
 }
 

@@ -12,6 +12,10 @@ import { describeFailure } from "./failure.js";
 import { registerLedgerResources, timelineUri } from "./ledger-resources.js";
 
 export const boardUri = (repo: string): string => `afk://${repo}/board`;
+/** The board as an MCP App (server/dashboard/app.ts): what `status` and the board resource link for hosts that render apps. */
+export const BOARD_APP_URI = "ui://afk-mcp/board";
+/** How a tool or a resource links the app: the extension's key, and the key of its early drafts that older hosts read. */
+export const BOARD_APP_LINK = { ui: { resourceUri: BOARD_APP_URI }, "ui/resourceUri": BOARD_APP_URI };
 /** The machine's one daemon lane: no repository in it. */
 export const DAEMON_LANE_URI = "afk://daemon/lane";
 
@@ -39,7 +43,7 @@ export function registerResources(server: McpServer, host: Host, era: "legacy" |
     "board",
     new ResourceTemplate("afk://{owner}/{repo}/board", {
       list: async () => ({
-        resources: (await host.repos()).running.map((repo) => ({ uri: boardUri(repo), name: `${repo} board`, mimeType: "text/plain" })),
+        resources: (await host.repos()).running.map((repo) => ({ uri: boardUri(repo), name: `${repo} board`, mimeType: "text/plain", _meta: BOARD_APP_LINK })),
       }),
       complete: { owner: ownerComplete, repo: nameComplete },
     }),
@@ -48,6 +52,7 @@ export function registerResources(server: McpServer, host: Host, era: "legacy" |
       description:
         "The fleet at a glance: registration, births paused or not, merges held or authorized, last and next tick, workers, in-flight PRs, issues needing a human. Subscribe for an update at most once per tick.",
       mimeType: "text/plain",
+      _meta: BOARD_APP_LINK,
     },
     async (uri, vars) =>
       guarded(uri.href, async () =>

@@ -7,6 +7,7 @@ import { statusInput, statusOutput } from "../../schemas/tools.js";
 import { renderPlan, renewalText, selectorText, type StatusResult } from "../host/api.js";
 import { defineTool } from "./define.js";
 import { renderStatusHead, workerLines } from "./render.js";
+import { BOARD_APP_LINK } from "./resources.js";
 
 export const statusTool = defineTool({
   name: "status",
@@ -19,6 +20,7 @@ export const statusTool = defineTool({
     'Scope "worker": each worker\'s stage (the tool its engine runs, else its last line), last line and how long it has been quiet. ' +
     "detail: true pages through every dispatchable and excluded issue (cursor: the previous next_cursor).",
   kind: "read",
+  meta: BOARD_APP_LINK,
   input: statusInput,
   output: statusOutput,
   handler: (host, args) => host.status(args),
