@@ -668,8 +668,6 @@ export const FleetConfigSchema = FleetConfigObject.transform(({ $schema: _schema
 });
 
 export type FleetConfig = z.output<typeof FleetConfigSchema>;
-export type FleetConfigInput = z.input<typeof FleetConfigSchema>;
-export type Selector = FleetConfig["selectors"][number];
 
 function deepFreeze<T>(value: T): T {
   if (value !== null && typeof value === "object") {

@@ -36,16 +36,6 @@ export function parseSlug(input: string): RepoSlug {
   return { owner, name };
 }
 
-/** True when `input` parses as a slug; never throws. */
-export function isValidSlug(input: string): boolean {
-  try {
-    parseSlug(input);
-    return true;
-  } catch {
-    return false;
-  }
-}
-
 export function formatSlug(slug: RepoSlug): string {
   return `${slug.owner}/${slug.name}`;
 }

@@ -6,7 +6,6 @@ import { customAlphabet } from "nanoid";
 import type { FleetConfig } from "../../schemas/config.js";
 import { apiBaseUrl, resolveToken } from "../gh/auth.js";
 import { UsageError } from "../gh/errors.js";
-import type { Forge } from "../gh/forge.js";
 import { git, type GitAuth } from "../gh/git.js";
 import { createGitHubForge } from "../gh/github-forge.js";
 import { GitRefStore } from "../gh/gitrefs.js";
@@ -145,5 +144,3 @@ export function withScaledLease(conn: RepoConnection, scale: number): RepoConnec
     config: { ...conn.config, lease: { ...lease, ttl_seconds: lease.ttl_seconds * scale, heartbeat_seconds: lease.heartbeat_seconds * scale } },
   };
 }
-
-export type { Forge };

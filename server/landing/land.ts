@@ -33,11 +33,9 @@ import { localEvidence, runLocalGate, secretsOf } from "./local-gate.js";
 import { lostClaim, notOurs, readPull, vetoOf } from "./own-pulls.js";
 import { closedByMerge, wrapUpLanded } from "./landed.js";
 
-export { formatLandingLock, landingLockRef, parseLandingLock, LANDING_LOCK_HEADER, type LandingLockMessage } from "./landing-lock.js";
-export { readCheckEvidence, type CiEvidence } from "./ci-evidence.js";
+export { formatLandingLock, landingLockRef } from "./landing-lock.js";
+export { readCheckEvidence } from "./ci-evidence.js";
 export * from "./land-types.js";
-export { localEvidence } from "./local-gate.js";
-export { notOurs } from "./own-pulls.js";
 
 const MAX_ITERATIONS = 10;
 

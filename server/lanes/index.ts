@@ -1,13 +1,12 @@
 // Structured log lanes (supervisor, worker, monitor, liveness): append with redaction and
 // rotation, split worker output into lines, and read a lane's tail back.
 export { laneDir, laneFile } from "./paths.js";
-export { openLanes, LaneWriter, DEFAULT_KEEP, DEFAULT_MAX_BYTES, type LaneWriterOptions, type LaneWriterStats } from "./writer.js";
-export { queryLane, parseSince, LaneQueryError, DEFAULT_TAIL, MAX_TAIL, type LaneQuery, type LaneQueryResult } from "./query.js";
-export { lineSplitter, DEFAULT_MAX_LINE_LENGTH, type LineSplitter, type LineSplitterOptions } from "./split.js";
-export { createRedactor, redactText, REDACTED, type Redactor } from "../text/redact.js";
-export { DEFAULT_MAX_LINE_BYTES, truncationMarker } from "./encode.js";
-export { LANE_NAMES, LANE_LEVELS, type LaneEntry, type LaneLevel, type LaneName, type LaneRecord } from "../../schemas/lanes.js";
-export { Ledger, LEDGER_FILE, parseLedger, issueSummaries, type LedgerOptions, type LedgerStats } from "./ledger.js";
-export { buildReport, renderReport, spendText, durationText, type FinalReport, type ReportIssue } from "./ledger-report.js";
-export { buildTimeline, type Timeline, type TimelinePhase, type TimelineAttempt } from "./ledger-timeline.js";
-export { LEDGER_EVENTS, addSpend, type IssueOutcome, type IssueSummary, type LedgerEntry, type LedgerEvent, type Spend } from "./ledger-types.js";
+export { openLanes, LaneWriter, type LaneWriterOptions } from "./writer.js";
+export { queryLane, parseSince, LaneQueryError, type LaneQuery } from "./query.js";
+export { lineSplitter } from "./split.js";
+export { createRedactor, redactText } from "../text/redact.js";
+export { type LaneLevel } from "../../schemas/lanes.js";
+export { Ledger, LEDGER_FILE, parseLedger, issueSummaries } from "./ledger.js";
+export { buildReport, renderReport, durationText, type FinalReport } from "./ledger-report.js";
+export { buildTimeline, type Timeline } from "./ledger-timeline.js";
+export { type LedgerEntry, type LedgerEvent, type Spend } from "./ledger-types.js";

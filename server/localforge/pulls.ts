@@ -14,7 +14,7 @@ import { syncPullsIfStale } from "./pull-sync.js";
 import { liveShas, pullParam, type PullPair } from "./pull-pair.js";
 import { isoNow, type IssueRecord } from "./state.js";
 
-export { liveShas, pullParam, type PullPair } from "./pull-pair.js";
+export { pullParam, type PullPair } from "./pull-pair.js";
 
 const REPO = "/repos/{owner}/{repo}";
 

@@ -11,7 +11,6 @@ export type {
   UserRecord,
   LabelRecord,
   PullRecord,
-  IssueStateName,
   IssueRecord,
   CommentRecord,
   CheckRunRecord,

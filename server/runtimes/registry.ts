@@ -11,7 +11,7 @@ import { ActionsRuntime, actionsStep, type ActionsLook, type ActionsReach } from
 import type { RecordedWorker, WorkerRuntime } from "../runtime/port.js";
 import { runtimeReach, type RuntimeReach } from "./sandbox/lets-through.js";
 
-export type { ActionsLook, ActionsReach, RemoteGit } from "./actions/index.js";
+export type { ActionsLook, ActionsReach } from "./actions/index.js";
 export type { ProgramToRun } from "./sandbox/preflight.js";
 export { checkWorkerPin } from "./actions/index.js";
 export { runtimeOf } from "./sandbox/index.js";

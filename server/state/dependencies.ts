@@ -6,14 +6,8 @@
 // open issues are found (Tarjan) so their members are reported once instead of waiting on each
 // other forever.
 
-import { issueFacts, type IssueFacts } from "./facts.js";
-import { DEFAULT_ATTEMPT_PREFIX } from "./markers.js";
+import type { IssueFacts } from "./facts.js";
 import type { SnapshotIssue } from "./snapshot.js";
-
-/** Every blocker an issue names, native and written (sorted, unique; may include itself). */
-export function blockersOf(issue: SnapshotIssue, repo: string): number[] {
-  return [...issueFacts(issue, repo, DEFAULT_ATTEMPT_PREFIX).blockers];
-}
 
 export interface DependencyAnalysis {
   /** Open issue → its open blockers (sorted). Issues without any are absent. */

@@ -50,31 +50,6 @@ export type ExclusionReason =
 
 export type ExclusionKind = ExclusionReason["kind"];
 
-/**
- * When several reasons hold, the first in this list is reported:
- * - a human's word outranks every machine fact;
- * - outside the work scope, nothing else is worth saying (and an issue a list names but that
- *   fails its other facets is not ready, which is said instead);
- * - an epic is never worker-sized, whatever else holds;
- * - a claim, then an open PR: work is in flight (and the claim carries the fencing token);
- * - an assignee: a person has it;
- * - a label naming an engine the fleet cannot run: a human fixes the label or the config (shown
- *   before a cycle or a blocker, which would hide it until the issue is otherwise ready);
- * - a cycle before plain blocking: it is the root cause, and it never resolves by waiting.
- */
-export const EXCLUSION_PRECEDENCE: readonly ExclusionKind[] = [
-  "human_reserved",
-  "not_selected",
-  "not_ready",
-  "epic",
-  "claimed",
-  "open_pr",
-  "assigned",
-  "engine_unknown",
-  "cycle",
-  "blocked",
-];
-
 export interface Excluded {
   number: number;
   reason: ExclusionReason;
@@ -204,7 +179,20 @@ function epicReason(issue: SnapshotIssue, facts: IssueFacts, lower: LowerLabels)
   return count > 0 ? { kind: "epic", via: "sub_issues", count } : null;
 }
 
-/** The one reason an issue is not dispatchable, or null when it is. */
+/**
+ * The one reason an issue is not dispatchable, or null when it is. When several hold, the first
+ * in this order is reported (human_reserved, not_selected, not_ready, epic, claimed, open_pr,
+ * assigned, engine_unknown, cycle, blocked):
+ * - a human's word outranks every machine fact;
+ * - outside the work scope, nothing else is worth saying (and an issue a list names but that
+ *   fails its other facets is not ready, which is said instead);
+ * - an epic is never worker-sized, whatever else holds;
+ * - a claim, then an open PR: work is in flight (and the claim carries the fencing token);
+ * - an assignee: a person has it;
+ * - a label naming an engine the fleet cannot run: a human fixes the label or the config (shown
+ *   before a cycle or a blocker, which would hide it until the issue is otherwise ready);
+ * - a cycle before plain blocking: it is the root cause, and it never resolves by waiting.
+ */
 export function exclusionFor(row: IssueRow, input: FrontierInput): ExclusionReason | null {
   return exclusionWith(row, input, lowerLabels(input.labels));
 }

@@ -4,11 +4,8 @@
 
 export const DEFAULT_READY_LABEL = "ready-for-agent";
 export const DEFAULT_ESCALATE_LABEL = "ready-for-human";
-export const DEFAULT_HOLD_LABEL = "afk-hold";
-export const DEFAULT_PRIORITY_HIGH_LABEL = "priority:high";
 export const DEFAULT_ATTEMPT_PREFIX = "afk-attempt/";
 export const TAG_LABEL_PREFIX = "tag:";
-export const PRD_LABEL_PREFIX = "prd:";
 export const NEEDS_TRIAGE_LABEL = "needs-triage";
 export const NEEDS_INFO_LABEL = "needs-info";
 
@@ -92,10 +89,6 @@ export function attemptFromLabels(labels: readonly string[], prefix: string = DE
     }
   }
   return attempt;
-}
-
-export function hasAttemptLabel(labels: readonly string[], prefix: string = DEFAULT_ATTEMPT_PREFIX): boolean {
-  return labels.some((label) => parseAttemptLabel(label, prefix) !== null);
 }
 
 export function attemptLabel(n: number, prefix: string = DEFAULT_ATTEMPT_PREFIX): string {

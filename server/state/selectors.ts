@@ -2,8 +2,7 @@
 // issue's priority is the index of the first selector that picks it, so a lower selector only
 // gets what the ones above it left (one producer, not competing loops).
 
-import { issueFacts } from "./facts.js";
-import { DEFAULT_ATTEMPT_PREFIX, DEFAULT_READY_LABEL, TAG_LABEL_PREFIX } from "./markers.js";
+import { DEFAULT_READY_LABEL, TAG_LABEL_PREFIX } from "./markers.js";
 import type { SnapshotIssue } from "./snapshot.js";
 
 /**
@@ -79,10 +78,6 @@ export function selectorContext(
   return { repo, login, readyLabel: labels.ready, tagPrefix: labels.tag_prefix ?? TAG_LABEL_PREFIX, subIssuesOf, openBlockersOf };
 }
 
-export function selectorFacts(issue: SnapshotIssue, repo: string): SelectorFacts {
-  return issueFacts(issue, repo, DEFAULT_ATTEMPT_PREFIX);
-}
-
 function normalizeLogin(user: string, login: string): string {
   const trimmed = user.trim();
   if (trimmed.toLowerCase() === "@me") {
@@ -95,46 +90,6 @@ function tagLabel(tag: string, prefix: string): string {
   const t = tag.trim().toLowerCase();
   const p = prefix.toLowerCase();
   return t.startsWith(p) ? t : `${p}${t}`;
-}
-
-/** Whether `selector` picks `issue`: every facet it sets must match. */
-export function selectorPicks(selector: Selector, issue: SnapshotIssue, facts: SelectorFacts, ctx: SelectorContext): boolean {
-  const label = selector.label === undefined ? ctx.readyLabel : selector.label;
-  if (label !== null && !facts.labels.includes(label.toLowerCase())) {
-    return false;
-  }
-  if (selector.issues != null && !selector.issues.includes(issue.number)) {
-    return false;
-  }
-  if (selector.tags != null && !selector.tags.every((tag) => facts.labels.includes(tagLabel(tag, ctx.tagPrefix)))) {
-    return false;
-  }
-  if (selector.user != null && issue.author.toLowerCase() !== normalizeLogin(selector.user, ctx.login)) {
-    return false;
-  }
-  if (selector.epic != null) {
-    const epic = selector.epic;
-    const member = ctx.subIssuesOf.get(epic)?.has(issue.number) === true || issue.parent === epic || facts.prdRefs.has(epic);
-    if (!member) {
-      return false;
-    }
-  }
-  if (selector.milestone != null) {
-    if (issue.milestone === null || issue.milestone.trim().toLowerCase() !== selector.milestone.trim().toLowerCase()) {
-      return false;
-    }
-  }
-  return true;
-}
-
-/** Index of the first selector that picks the issue, or null when none does. */
-export function selectorPriority(selectors: readonly Selector[], issue: SnapshotIssue, facts: SelectorFacts, ctx: SelectorContext): number | null {
-  for (let i = 0; i < selectors.length; i++) {
-    if (selectorPicks(selectors[i]!, issue, facts, ctx)) {
-      return i;
-    }
-  }
-  return null;
 }
 
 /** A selector with its case-folded values prepared once (see `compileSelectors`). */
@@ -284,18 +239,4 @@ function missedFacets(c: CompiledSelector, issue: SnapshotIssue, facts: Selector
     out.push(`not in epic #${c.epic}`);
   if (c.milestone !== null && (issue.milestone === null || issue.milestone.trim().toLowerCase() !== c.milestone)) out.push(`not in milestone ${c.milestone}`);
   return out;
-}
-
-/** A short human rendering of a selector, for plans and exclusion texts. */
-export function describeSelector(selector: Selector, readyLabel: string = DEFAULT_READY_LABEL): string {
-  const parts: string[] = [];
-  const label = selector.label === undefined ? readyLabel : selector.label;
-  if (label !== null) parts.push(`label ${label}`);
-  if (selector.issues != null)
-    parts.push(`issues ${selector.issues.map((n) => `#${n}`).join(",") || "(none)"}${selector.blockers === false ? "" : " and their ready open blockers"}`);
-  if (selector.tags != null && selector.tags.length > 0) parts.push(`tags ${selector.tags.join("+")}`);
-  if (selector.user != null) parts.push(`user ${selector.user}`);
-  if (selector.epic != null) parts.push(`epic #${selector.epic}`);
-  if (selector.milestone != null) parts.push(`milestone ${selector.milestone}`);
-  return parts.length > 0 ? parts.join(", ") : "every open issue";
 }

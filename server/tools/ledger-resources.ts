@@ -8,7 +8,6 @@ import { byteLength, cutText, DEFAULT_BUDGET } from "./budget.js";
 import { describeFailure } from "./failure.js";
 
 export const timelineUri = (repo: string, issue: number): string => `afk://${repo}/issue/${issue}/timeline`;
-export const reportUri = (repo: string): string => `afk://${repo}/report`;
 
 type Complete = (value: string) => Promise<string[]>;
 

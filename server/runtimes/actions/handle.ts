@@ -13,7 +13,7 @@ import type { WorkflowRun } from "../../gh/actions-api.js";
 import { readBeats, type BeatFacts } from "./beat.js";
 import { BranchGuard } from "./guard.js";
 import { describeRunFailure, readRunFailure } from "./run-failure.js";
-import { localRunRef, type ActionsReach, type RunListing, type RunRefReader } from "./reach.js";
+import { type ActionsReach, type RunListing, type RunRefReader } from "./reach.js";
 
 /** Who a run's token pushes as on GitHub (and on the local forge). */
 export const RUNNER_LOGIN = "github-actions[bot]";
@@ -425,5 +425,3 @@ export class RunHandle implements WorkerHandle {
     return (await git.runRaw(["merge-base", "--is-ancestor", common, base])).exitCode !== 0 ? true : null;
   }
 }
-
-export { localRunRef };

@@ -12,7 +12,7 @@ import { JOB_TIMEOUT_MINUTES } from "./workflow-file.js";
 import { checkWorkerPin } from "./worker-pin.js";
 
 export { ActionsRuntime } from "./runtime.js";
-export type { ActionsReach, RemoteGit } from "./reach.js";
+export type { ActionsReach } from "./reach.js";
 export { checkWorkerPin } from "./worker-pin.js";
 
 /** What the preflight reads of the repository: its Actions API, and a file at the base (the workflow, for the worker step's pin). */

@@ -15,7 +15,7 @@ import { open, type FileHandle } from "node:fs/promises";
 import { StringDecoder } from "node:string_decoder";
 import { readProcTable } from "./proc.js";
 
-export { outputFiles, type OutputStream } from "../../runtime/port.js";
+export { outputFiles } from "../../runtime/port.js";
 
 /** The line a truncated output file starts with afterwards. */
 export function truncationMarker(file: string, maxBytes: number, dropped: number): string {
