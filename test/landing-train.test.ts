@@ -273,6 +273,43 @@ describe("landing trains under the local gate", () => {
   });
 });
 
+describe("a train whose fleet stops while its CI has not answered", () => {
+  it("ends at its next look: its PRs are left to land later, nothing landed, nothing behind", async () => {
+    const forge = await startTestForge();
+    try {
+      const h = await trainHost(forge, "fleet-one");
+      const members = await prs(h, 2, "stopping");
+      const before = await mainTip(forge);
+      let looks = 0;
+      // No check ever reports (no CI runner here) and the silence limit is far: only the stop ends the wait.
+      const stopping = () => ++looks > 2;
+      const result = await landTrain(
+        trainContext(h, trainConfig("required"), { requiredChecks: { contexts: ["test"], strict: false, source: "protection", readable: true }, stopping }),
+        members,
+        { pollMs: 50, silentMs: 3_600_000 },
+      );
+      assert.equal(looks, 3, "the wait asked whether the fleet stops at each look, and ended at the first yes");
+      assert.equal(result.ciSilent, false);
+      assert.deepEqual(
+        result.members.map((m) => m.outcome),
+        ["retry_later", "retry_later"],
+      );
+      assert.match((result.members[0] as { why: string }).why, /the fleet is stopping/);
+      assert.equal(await mainTip(forge), before, "nothing landed");
+      const pulls = (await api(forge, "GET", repoPath(forge, "/pulls?state=all&per_page=100"))).body as Array<{ state: string; head: { ref: string } }>;
+      assert.ok(
+        pulls.filter((p) => p.head.ref.startsWith(TRAIN_BRANCH_PREFIX)).every((p) => p.state === "closed"),
+        "the train's draft PR is closed",
+      );
+      assert.equal(pulls.filter((p) => !p.head.ref.startsWith(TRAIN_BRANCH_PREFIX) && p.state === "open").length, 2, "the members' PRs stay open");
+      assert.equal((await git(forge.bareRepo, "for-each-ref", `refs/heads/${TRAIN_BRANCH_PREFIX}`)).stdout, "", "no train branch is left");
+      assert.equal(await h.refs.read(landingLockRef(NS)), null, "the landing lock is released");
+    } finally {
+      await forge.dispose();
+    }
+  });
+});
+
 describe("landing trains where CI does not run on drafts", () => {
   it("a train no check ever reports on is given up, says why, and leaves nothing behind", async () => {
     const forge = await startTestForge();

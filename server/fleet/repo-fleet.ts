@@ -120,6 +120,7 @@ export class RepoFleet implements FleetRuntime {
       deps,
       () => this.registration.config,
       headVetFor(registration, deps, { board: () => this.board, memory: this.memory, log: this.log }),
+      () => this.stopping,
     );
     this.garbage = garbageFor(registration, deps, this.log);
     this.conflicts = conflictWatchFor(registration, deps, config, this.log);

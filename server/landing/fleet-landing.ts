@@ -32,6 +32,8 @@ export class Landing {
     private readonly config: () => FleetConfig,
     /** The worker runtime's word on a head before it syncs or lands (LandingContext.vetHead). */
     private readonly vetHead?: LandingContext["vetHead"],
+    /** Whether the fleet stops (LandingContext.stopping): a wait for CI then ends at its next look. */
+    private readonly stopping?: () => boolean,
   ) {}
 
   /**
@@ -78,6 +80,7 @@ export class Landing {
       gateCache: this.gateCache,
       now: this.deps.clock,
       ...(this.vetHead ? { vetHead: this.vetHead } : {}),
+      ...(this.stopping ? { stopping: this.stopping } : {}),
     };
   }
 

@@ -50,6 +50,12 @@ export interface LandingContext {
    * when it may, else why not (a "retry_later" with that reason). Absent: no such check.
    */
   vetHead?: (head: { issue: number; pr: number; branch: string; head: string }) => Promise<string | null>;
+  /**
+   * True once the fleet stops: a wait for CI (a train's candidate, the merge queue's verdict)
+   * ends at its next look, its PRs left open to land later, here or on a peer. Without it a stop
+   * waited for that CI, up to the gate's timeout (two hours by default).
+   */
+  stopping?: () => boolean;
 }
 
 export interface LandInput {

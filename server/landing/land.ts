@@ -319,7 +319,8 @@ async function landQueued(ctx: LandingContext, lg: LandingGit, input: LandInput,
   const baseBefore = (await ctx.refs.read(`refs/heads/${ctx.base}`)) ?? "";
   const gate = { required: ctx.requiredChecks!, excerptBytes: ctx.config.gate.excerpt_bytes, secrets: secretsOf(ctx) };
   const beat = (): Promise<unknown> => ctx.lease.heartbeat().catch(() => false); // the wait may outlast a heartbeat period
-  const step = await landThroughQueue({ forge: ctx.forge, pr: input.pr, head: input.head, gate, deadlineMs: ctx.config.gate.timeout_seconds * 1000, beat });
+  const watch = { forge: ctx.forge, pr: input.pr, head: input.head, gate, beat, stopping: ctx.stopping };
+  const step = await landThroughQueue({ ...watch, deadlineMs: ctx.config.gate.timeout_seconds * 1000 });
   if (step.kind === "wait") return { outcome: "retry_later", why: step.why };
   if (step.kind === "red") return gateRed(input.head, step.evidence);
   const mergeSha = step.mergeSha ?? (await ctx.refs.read(`refs/heads/${ctx.base}`)) ?? "";

@@ -24,6 +24,8 @@ export interface QueueWatch {
   beat?: () => Promise<unknown>;
   now?: () => number;
   sleep?: (ms: number) => Promise<void>;
+  /** True once the fleet stops: the watch ends at its next look (GitHub's queue goes on; a later tick sees what it decided). */
+  stopping?: () => boolean;
 }
 
 const FIRST_POLL_MS = 250;
@@ -91,6 +93,7 @@ export async function landThroughQueue(w: QueueWatch): Promise<QueueStep> {
       }
     }
     if (now() + pause > until) return { kind: "wait", why: `PR #${w.pr} is at ${where(status)}: still waiting for its merge group's checks` };
+    if (w.stopping?.()) return { kind: "wait", why: `the fleet is stopping: PR #${w.pr} stays at ${where(status)}; a later tick sees what GitHub decided` };
     await sleep(pause);
     await w.beat?.();
     // One GraphQL request per poll (see above): the queue's decision has no cheaper signal.

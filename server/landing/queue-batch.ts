@@ -55,7 +55,15 @@ async function batch(ctx: LandingContext, members: readonly TrainMember[]): Prom
     // Each entry is enqueued and watched on its own; they wait side by side, in claim order.
     const steps = await Promise.all(
       enqueued.map(({ member }) =>
-        landThroughQueue({ forge: ctx.forge, pr: member.pr, head: member.head, gate, deadlineMs: ctx.config.gate.timeout_seconds * 1000, beat }),
+        landThroughQueue({
+          forge: ctx.forge,
+          pr: member.pr,
+          head: member.head,
+          gate,
+          deadlineMs: ctx.config.gate.timeout_seconds * 1000,
+          beat,
+          stopping: ctx.stopping,
+        }),
       ),
     );
     for (const [i, { member, branch }] of enqueued.entries()) result.members.push(await outcomeOf(ctx, lg, member, branch, steps[i]!));

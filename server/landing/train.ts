@@ -360,6 +360,8 @@ class Train {
         };
       }
       if ((await this.ctx.refs.read(`refs/heads/${this.ctx.base}`)) !== baseTip) return { state: "moved" };
+      if (this.ctx.stopping?.())
+        return { state: "stuck", why: `the fleet is stopping: the train's wait for CI on ${short(sha)} ends here; its PRs land later` };
       const silent = checks.checkRuns.length === 0 && checks.statuses.length === 0;
       if (silent && Date.now() > silentDeadline) {
         this.result.ciSilent = true;
