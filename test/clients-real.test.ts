@@ -11,12 +11,13 @@ import { after, describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { execFile } from "node:child_process";
 import { createServer, type AddressInfo } from "node:net";
-import { mkdir, readFile, writeFile } from "node:fs/promises";
+import { mkdir, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import { BASE_CONFIG, daemonWorld, teardown, type DaemonWorld } from "./support/daemon-fixtures.js";
 import { tempDir } from "./support/forge-fixtures.js";
-import { BIN, ROOT } from "./support/paths.js";
+import { ROOT } from "./support/paths.js";
+import { answerTo, envelopeRevisions, wireLoggedServer, type Wire } from "./support/wire-log.js";
 import { startScriptedModel, type ScriptStep, type ScriptedModel } from "./support/scripted-model-api.js";
 
 const pexec = promisify(execFile);
@@ -44,38 +45,22 @@ after(async () => {
   assert.equal(sentinel.connections, 0, "a client tried to reach beyond loopback");
 });
 
-interface WireMessage {
-  id?: number | string;
-  method?: string;
-  params?: { name?: string; protocolVersion?: string; _meta?: Record<string, unknown> };
-  result?: { protocolVersion?: string; resultType?: string; content?: { type: string; text?: string }[]; structuredContent?: unknown; isError?: boolean };
-}
-
 interface Run {
   code: number;
   stderr: string;
   model: ScriptedModel;
-  /** What the client sent afk-mcp, and what afk-mcp answered, one JSON-RPC message a line. */
-  sent: WireMessage[];
-  answered: WireMessage[];
+  /** What the client sent afk-mcp, and what afk-mcp answered. */
+  wire: Wire;
 }
-
-const readWire = async (path: string): Promise<WireMessage[]> =>
-  (await readFile(path, "utf8").catch(() => ""))
-    .split("\n")
-    .filter((line) => line.trim() !== "")
-    .map((line) => JSON.parse(line) as WireMessage);
 
 /** Runs `claude -p` with afk-mcp (behind a wire-logging wrapper) as its one MCP server, the model scripted. */
 async function runClaude(world: DaemonWorld, script: ScriptStep[], negotiation: string | null): Promise<Run> {
   const dir = await tempDir("afk-clients-");
   const home = join(dir, "home");
   await mkdir(home, { recursive: true });
-  const wrapper = join(dir, "afk-mcp.sh");
-  const [sentLog, answeredLog] = [join(dir, "sent.jsonl"), join(dir, "answered.jsonl")];
-  await writeFile(wrapper, `#!/bin/sh\ntee -a '${sentLog}' | '${process.execPath}' '${BIN}' | tee -a '${answeredLog}'\n`, { mode: 0o755 });
+  const server = await wireLoggedServer(dir);
   const config = join(dir, "mcp.json");
-  await writeFile(config, JSON.stringify({ mcpServers: { afk: { type: "stdio", command: wrapper, args: [], env: { ...world.env, HOME: home } } } }));
+  await writeFile(config, JSON.stringify({ mcpServers: { afk: { type: "stdio", command: server.command, args: [], env: { ...world.env, HOME: home } } } }));
   const model = await startScriptedModel({ script });
   const dead = sentinel.url;
   const env: Record<string, string> = {
@@ -119,16 +104,7 @@ async function runClaude(world: DaemonWorld, script: ScriptStep[], negotiation: 
   } finally {
     await model.close();
   }
-  return { code, stderr, model, sent: await readWire(sentLog), answered: await readWire(answeredLog) };
-}
-
-/** The answer afk-mcp gave to the client's tools/call of `tool`. */
-function answerTo(run: Run, tool: string): WireMessage {
-  const call = run.sent.find((m) => m.method === "tools/call" && m.params?.name === tool);
-  assert.ok(call, `no tools/call ${tool} reached afk-mcp: ${run.sent.map((m) => m.method).join(", ")}`);
-  const answer = run.answered.find((m) => m.id === call.id && m.result);
-  assert.ok(answer, `afk-mcp did not answer tools/call ${tool}`);
-  return answer;
+  return { code, stderr, model, wire: await server.read() };
 }
 
 /** The tool result the model read on the turn after `tool`'s call: afk-mcp's answer, as Claude Code passes it on. */
@@ -142,7 +118,7 @@ function readAfter(run: Run, tool: string): string {
 const readJson = (run: Run, tool: string): unknown => JSON.parse(readAfter(run, tool).split("\n\n<system-reminder>")[0]!);
 
 const explain = (run: Run): string =>
-  `exit ${run.code}\nturns: ${run.model.turns.map((t) => t.reply).join(", ")}\nsent: ${run.sent.map((m) => m.method ?? `answer ${String(m.id)}`).join(", ")}\n${run.stderr.slice(-2000)}`;
+  `exit ${run.code}\nturns: ${run.model.turns.map((t) => t.reply).join(", ")}\nsent: ${run.wire.sent.map((m) => m.method ?? `answer ${String(m.id)}`).join(", ")}\n${run.stderr.slice(-2000)}`;
 
 describe("Claude Code 2.1.337 (claude -p) with afk-mcp on stdio, the model scripted", () => {
   it("MCP_PROTOCOL_NEGOTIATION=auto: it speaks 2026-07-28 and calls status, project_start and project_stop; their results reach the model", async () => {
@@ -169,10 +145,11 @@ describe("Claude Code 2.1.337 (claude -p) with afk-mcp on stdio, the model scrip
     );
 
     // The server's side: the new revision's discovery, no handshake, every call in its envelope.
-    const methods = run.sent.map((m) => m.method).filter(Boolean);
+    const methods = run.wire.sent.map((m) => m.method).filter(Boolean);
     assert.equal(methods[0], "server/discover", explain(run));
     assert.ok(!methods.includes("initialize"), explain(run));
-    const toolCalls = run.sent.filter((m) => m.method === "tools/call");
+    assert.deepEqual([...new Set(envelopeRevisions(run.wire))], [MODERN], "every request names 2026-07-28 in its _meta");
+    const toolCalls = run.wire.sent.filter((m) => m.method === "tools/call");
     assert.deepEqual(
       toolCalls.map((m) => m.params?.name),
       ["status", "project_start", "project_stop"],
@@ -182,17 +159,17 @@ describe("Claude Code 2.1.337 (claude -p) with afk-mcp on stdio, the model scrip
       assert.equal((m.params?._meta?.["io.modelcontextprotocol/clientInfo"] as { name?: string } | undefined)?.name, "claude-code");
     }
     for (const tool of ["status", "project_start", "project_stop"]) {
-      const answer = answerTo(run, tool);
+      const answer = answerTo(run.wire, tool);
       assert.equal(answer.result?.resultType, "complete", `${tool}: ${JSON.stringify(answer.result).slice(0, 400)}`);
       assert.notEqual(answer.result?.isError, true, `${tool}: ${JSON.stringify(answer.result).slice(0, 800)}`);
     }
 
     // What afk-mcp answered is what the model read on its next turn.
-    const status = answerTo(run, "status").result!;
+    const status = answerTo(run.wire, "status").result!;
     assert.ok(status.structuredContent, "status has structured content");
     // Claude Code hands the model a tool's structured content (JSON), not its text.
     assert.deepEqual(readJson(run, "status"), status.structuredContent);
-    assert.deepEqual(readJson(run, "project_stop"), answerTo(run, "project_stop").result!.structuredContent);
+    assert.deepEqual(readJson(run, "project_stop"), answerTo(run.wire, "project_stop").result!.structuredContent);
     // A real start: the daemon registered the fleet with the script's worker.
     const started = readJson(run, "project_start") as { registration: { repo: string; target: number; worker_command: string } };
     assert.deepEqual(
@@ -206,11 +183,11 @@ describe("Claude Code 2.1.337 (claude -p) with afk-mcp on stdio, the model scrip
     worlds.push(world);
     const run = await runClaude(world, [{ tool: "status", input: { repo: REPO } }, { text: "scripted run over" }], "legacy");
     assert.equal(run.code, 0, explain(run));
-    const initialize = run.sent[0];
+    const initialize = run.wire.sent[0];
     assert.equal(initialize?.method, "initialize", explain(run));
-    assert.ok(!run.sent.some((m) => m.method === "server/discover"), explain(run));
-    assert.equal(run.answered.find((m) => m.id === initialize.id)?.result?.protocolVersion, LEGACY);
-    const status = answerTo(run, "status").result!;
+    assert.ok(!run.wire.sent.some((m) => m.method === "server/discover"), explain(run));
+    assert.equal(run.wire.answered.find((m) => m.id === initialize.id)?.result?.protocolVersion, LEGACY);
+    const status = answerTo(run.wire, "status").result!;
     assert.equal(status.resultType, undefined, "no resultType in 2025-11-25");
     assert.match(readAfter(run, "status"), /afk\/demo/);
   });
@@ -220,9 +197,9 @@ describe("Claude Code 2.1.337 (claude -p) with afk-mcp on stdio, the model scrip
     worlds.push(world);
     const run = await runClaude(world, [{ tool: "status", input: { repo: REPO } }, { text: "scripted run over" }], null);
     assert.equal(run.code, 0, explain(run));
-    assert.equal(run.sent[0]?.method, "server/discover", explain(run));
-    assert.ok(!run.sent.some((m) => m.method === "initialize"), explain(run));
-    assert.equal(answerTo(run, "status").result?.resultType, "complete");
+    assert.equal(run.wire.sent[0]?.method, "server/discover", explain(run));
+    assert.ok(!run.wire.sent.some((m) => m.method === "initialize"), explain(run));
+    assert.equal(answerTo(run.wire, "status").result?.resultType, "complete");
     assert.match(readAfter(run, "status"), /afk\/demo/);
   });
 });
