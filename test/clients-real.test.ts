@@ -75,6 +75,10 @@ async function runClaude(world: DaemonWorld, script: ScriptStep[], negotiation: 
     HTTP_PROXY: dead,
     ALL_PROXY: dead,
     NO_PROXY: "127.0.0.1,localhost",
+    // A loaded machine starts afk-mcp slowly: the connection, and the discover probe timed from
+    // it, must not give up on it (a timed-out probe falls back to 2025-11-25).
+    MCP_TIMEOUT: "120000",
+    MCP_CONNECT_TIMEOUT_MS: "60000",
     ...(negotiation === null ? {} : { MCP_PROTOCOL_NEGOTIATION: negotiation }),
   };
   const args = [
