@@ -10,13 +10,13 @@
 import { after, describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { execFile } from "node:child_process";
-import { createServer, type AddressInfo } from "node:net";
 import { mkdir, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import { BASE_CONFIG, daemonWorld, teardown, type DaemonWorld } from "./support/daemon-fixtures.js";
 import { tempDir } from "./support/forge-fixtures.js";
 import { ROOT } from "./support/paths.js";
+import { loopbackSentinel } from "./support/loopback-sentinel.js";
 import { answerTo, envelopeRevisions, wireLoggedServer, type Wire } from "./support/wire-log.js";
 import { startScriptedModel, type ScriptStep, type ScriptedModel } from "./support/scripted-model-api.js";
 
@@ -32,18 +32,8 @@ after(async () => {
   for (const world of worlds) await teardown(world);
 });
 
-/** A proxy that answers nothing and counts who tried it: anything but 127.0.0.1 would show here. */
-const sentinel = { connections: 0, url: "" };
-const proxy = createServer((socket) => {
-  sentinel.connections += 1;
-  socket.destroy();
-});
-await new Promise<void>((done) => proxy.listen(0, "127.0.0.1", done));
-sentinel.url = `http://127.0.0.1:${(proxy.address() as AddressInfo).port}`;
-after(async () => {
-  await new Promise<void>((done) => proxy.close(() => done()));
-  assert.equal(sentinel.connections, 0, "a client tried to reach beyond loopback");
-});
+/** Every proxy variable of claude points at the sentinel: a request beyond 127.0.0.1 would show there. */
+const sentinel = await loopbackSentinel();
 
 interface Run {
   code: number;
@@ -62,7 +52,6 @@ async function runClaude(world: DaemonWorld, script: ScriptStep[], negotiation: 
   const config = join(dir, "mcp.json");
   await writeFile(config, JSON.stringify({ mcpServers: { afk: { type: "stdio", command: server.command, args: [], env: { ...world.env, HOME: home } } } }));
   const model = await startScriptedModel({ script });
-  const dead = sentinel.url;
   const env: Record<string, string> = {
     PATH: process.env.PATH ?? "/usr/bin:/bin",
     HOME: home,
@@ -71,10 +60,7 @@ async function runClaude(world: DaemonWorld, script: ScriptStep[], negotiation: 
     ANTHROPIC_API_KEY: "scripted-test-key",
     CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: "1",
     DISABLE_AUTOUPDATER: "1",
-    HTTPS_PROXY: dead,
-    HTTP_PROXY: dead,
-    ALL_PROXY: dead,
-    NO_PROXY: "127.0.0.1,localhost",
+    ...sentinel.proxyEnv(),
     // A loaded machine starts afk-mcp slowly: the connection, and the discover probe timed from
     // it, must not give up on it (a timed-out probe falls back to 2025-11-25).
     MCP_TIMEOUT: "120000",
