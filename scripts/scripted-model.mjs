@@ -2,7 +2,8 @@
 // A scripted stand-in for a model API, on 127.0.0.1, so that a real Claude Code or Codex CLI can
 // be driven through afk-mcp without a model login. It is not a model: whatever the prompt, it
 // answers each turn of the conversation with the next step of one script, by calling tools the
-// client itself offered (their names are read from the request):
+// client itself offered (their names are read from the request; Claude Code 2.1.337 defers MCP
+// tools, so the first turn loads them with ToolSearch `select:`):
 //   1. project_start with a worker command that dies at once (the circuit breaker trips: a
 //      supervisor error, pushed to the client as an MCP log notification);
 //   2. after a pause for that, read the board resource afk://OWNER/NAME/board (Claude Code:
@@ -35,7 +36,18 @@ const log = (record) => process.stderr.write(JSON.stringify({ at: new Date().toI
  */
 const WAIT = "WaitForMcpServers";
 const LIST = "list_mcp_resources";
-const waiting = (name) => name === WAIT || name === LIST;
+/** Claude Code 2.1.337 defers MCP tools: named one a line in a reminder, loaded by ToolSearch `select:`. */
+const SEARCH = "ToolSearch";
+const waiting = (name) => name === WAIT || name === LIST || name === SEARCH;
+
+/** The deferred tools the script needs that a request names (Claude Code's reminder), unloaded yet. */
+function deferred(messages, tools) {
+  const lines = messages
+    .filter((m) => m.role === "user")
+    .flatMap((m) => (typeof m.content === "string" ? [m.content] : Array.isArray(m.content) ? m.content.map((c) => c.text) : []))
+    .flatMap((text) => (typeof text === "string" ? text.split("\n").map((line) => line.trim()) : []));
+  return [...new Set(lines.filter((line) => /^(mcp__afk__\w+|ReadMcpResourceTool)$/.test(line) && !tools.includes(line)))];
+}
 
 /** The step for a conversation that has already made `done` scripted calls, given the offered tools. */
 function step(done, tools, api) {
@@ -71,7 +83,10 @@ function anthropicTurn(body) {
     .flatMap((m) => (m.role === "assistant" && Array.isArray(m.content) ? m.content : []))
     .filter((c) => c.type === "tool_use" && !waiting(c.name)).length;
   // Side requests (titles, summaries, quota probes) offer no tools: a short text answers them.
-  const next = tools.length === 0 ? { text: "ok" } : step(done, tools, "anthropic");
+  const searched = messages.some((m) => m.role === "assistant" && Array.isArray(m.content) && m.content.some((c) => c.name === SEARCH));
+  const load = tools.includes(SEARCH) && !searched ? deferred(messages, tools) : [];
+  const next =
+    tools.length === 0 ? { text: "ok" } : load.length > 0 ? { tool: SEARCH, input: { query: `select:${load.join(",")}` } } : step(done, tools, "anthropic");
   log({
     api: "anthropic",
     offered: tools.filter((n) => n.startsWith("mcp__") || /Mcp/.test(n)),

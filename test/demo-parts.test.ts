@@ -372,7 +372,7 @@ describe("the scripted model's exploring script (the fix-forward bench's)", () =
   for (const row of rows) {
     it(`after ${JSON.stringify(row.outputs)}: ${row.want}`, () => {
       const step = nextStep(demoScript("explore"), row.outputs.length, row.outputs);
-      assert.ok("shell" in step ? step.shell.includes(row.want) : step.text === row.want, JSON.stringify(step));
+      assert.ok("shell" in step ? step.shell.includes(row.want) : "text" in step && step.text === row.want, JSON.stringify(step));
     });
   }
 
@@ -418,6 +418,91 @@ describe("the scripted model's exploring script (the fix-forward bench's)", () =
       });
       assert.match(openai, /sed -n 1,80p/, "a fresh branch is explored first");
       assert.equal(model.turns.length, 2);
+    } finally {
+      await model.close();
+    }
+  });
+});
+
+describe("the scripted model's tool step (a client's MCP tools, named by suffix)", () => {
+  const script = [
+    { tool: "status", input: { repo: "afk/demo" } },
+    { tool: "project_stop", input: { repo: "afk/demo" } },
+  ];
+  const post = async (url: string, path: string, body: unknown): Promise<string> =>
+    (await fetch(`${url}${path}`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(body) })).text();
+  const reminder = {
+    role: "user",
+    content: [{ type: "text", text: "<system-reminder>\nDeferred tools:\nWebFetch\nmcp__afk__project_stop\nmcp__afk__status\n</system-reminder>" }],
+  };
+  const called = (sse: string): { name?: string; input?: unknown; text?: string } => {
+    const start = /"content_block_start","index":0,"content_block":(\{.*\})\}/.exec(sse);
+    const delta = /"content_block_delta","index":0,"delta":(\{.*\})\}/.exec(sse);
+    const block = JSON.parse(start![1]!) as { name?: string };
+    const d = JSON.parse(delta![1]!) as { partial_json?: string; text?: string };
+    return d.partial_json !== undefined ? { name: block.name, input: JSON.parse(d.partial_json) } : { text: d.text };
+  };
+
+  it("calls an offered tool by its suffix, loads a deferred one through ToolSearch first (not a step), waits for servers, else says so", async () => {
+    const model = await startScriptedModel({ script });
+    try {
+      const rows: Array<{ tools: string[]; messages: unknown[]; want: { name?: string; input?: unknown; text?: string } }> = [
+        { tools: ["Bash", "mcp__afk__status"], messages: [reminder], want: { name: "mcp__afk__status", input: { repo: "afk/demo" } } },
+        { tools: ["Bash", "ToolSearch"], messages: [reminder], want: { name: "ToolSearch", input: { query: "select:mcp__afk__status" } } },
+        {
+          tools: ["Bash", "ToolSearch", "mcp__afk__status"],
+          messages: [
+            reminder,
+            { role: "assistant", content: [{ type: "tool_use", id: "t1", name: "ToolSearch", input: {} }] },
+            { role: "user", content: [{ type: "tool_result", tool_use_id: "t1", content: "loaded" }] },
+          ],
+          want: { name: "mcp__afk__status", input: { repo: "afk/demo" } },
+        },
+        {
+          tools: ["Bash", "ToolSearch", "mcp__afk__status"],
+          messages: [
+            reminder,
+            { role: "assistant", content: [{ type: "tool_use", id: "t1", name: "mcp__afk__status", input: {} }] },
+            { role: "user", content: [{ type: "tool_result", tool_use_id: "t1", content: [{ type: "text", text: "plan for afk/demo" }] }] },
+          ],
+          want: { name: "ToolSearch", input: { query: "select:mcp__afk__project_stop" } },
+        },
+        { tools: ["Bash", "WaitForMcpServers"], messages: [{ role: "user", content: "go" }], want: { name: "WaitForMcpServers", input: {} } },
+        { tools: ["Bash", "afk_status_extra"], messages: [{ role: "user", content: "go" }], want: { text: "scripted model: no tool status offered" } },
+      ];
+      for (const row of rows) {
+        const sse = await post(model.url, "/v1/messages", { model: "m", tools: row.tools.map((name) => ({ name })), messages: row.messages });
+        assert.deepEqual(called(sse), row.want, JSON.stringify(row.tools));
+      }
+      assert.deepEqual(
+        model.turns.map((t) => t.reply),
+        ["mcp__afk__status", "ToolSearch", "mcp__afk__status", "ToolSearch", "WaitForMcpServers", "text"],
+      );
+      assert.equal(model.turns[3]!.read, "plan for afk/demo", "what the model read: the last tool result");
+      assert.equal(model.turns[0]!.read, undefined);
+    } finally {
+      await model.close();
+    }
+  });
+
+  it("calls Codex's namespaced MCP tool (namespace mcp__afk, name status) over the Responses API", async () => {
+    const model = await startScriptedModel({ script });
+    try {
+      const sse = await post(model.url, "/v1/responses", {
+        model: "m",
+        tools: [
+          { type: "function", name: "shell" },
+          { type: "namespace", name: "mcp__afk", tools: [{ name: "status" }, { name: "project_stop" }] },
+        ],
+        input: [{ type: "message", role: "user", content: "go" }],
+      });
+      const item = /"response\.output_item\.done","output_index":0,"item":(\{.*\})\}/.exec(sse);
+      const call = JSON.parse(item![1]!) as { type: string; name: string; namespace: string; arguments: string };
+      assert.deepEqual(
+        { type: call.type, name: call.name, namespace: call.namespace, input: JSON.parse(call.arguments) },
+        { type: "function_call", name: "status", namespace: "mcp__afk", input: { repo: "afk/demo" } },
+      );
+      assert.equal(model.turns[0]!.reply, "mcp__afk__status");
     } finally {
       await model.close();
     }

@@ -12,8 +12,7 @@
 // and every proxy variable pointing at a loopback sentinel that counts connections (none allowed),
 // so anything but 127.0.0.1 fails and is seen.
 // Not as root via IS_SANDBOX: the claude profile's flags (acceptEdits + allowed tools) work as root.
-import { after, describe, it } from "node:test";
-import { createServer, type AddressInfo } from "node:net";
+import { describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { mkdir, writeFile } from "node:fs/promises";
 import { join, resolve } from "node:path";
@@ -22,6 +21,7 @@ import { cleanupsAfterFile, fleetHost, readyIssues } from "./support/fleet-fixtu
 import { startScriptedModel, type ScriptedModel } from "./support/scripted-model-api.js";
 import { writeCodexConfig as writeDemoCodexConfig } from "../server/demo/engine.js";
 import { waitFor } from "./support/wait.js";
+import { loopbackSentinel } from "./support/loopback-sentinel.js";
 import type { FleetHost } from "../server/host/host.js";
 
 const cleanups = cleanupsAfterFile();
@@ -58,23 +58,11 @@ async function project(): Promise<{ forge: TestForge; dir: string; home: string 
   return { forge, dir, home };
 }
 
-/**
- * A proxy that answers nothing and counts who tried it: every proxy variable of the CLIs points
- * here, so any request for anything but 127.0.0.1 (NO_PROXY) would show up in `connections`.
- */
-const sentinel = { connections: 0, url: "" };
-const proxy = createServer((socket) => {
-  sentinel.connections += 1;
-  socket.destroy();
-});
-await new Promise<void>((done) => proxy.listen(0, "127.0.0.1", done));
-sentinel.url = `http://127.0.0.1:${(proxy.address() as AddressInfo).port}`;
-cleanups.push(() => new Promise<void>((done) => proxy.close(() => done())));
-after(() => assert.equal(sentinel.connections, 0, "a CLI tried to reach beyond loopback"));
+/** Every proxy variable of the CLIs points at the sentinel: a request beyond 127.0.0.1 would show there. */
+const sentinel = await loopbackSentinel();
 
 /** The environment of the CLIs: loopback only, no user config. */
 function cliEnv(model: ScriptedModel, home: string): Record<string, string> {
-  const dead = sentinel.url;
   return {
     HOME: home,
     // Claude Code's scratch files ($TMPDIR/claude-<uid>) stay in the test's own temp dir.
@@ -85,10 +73,7 @@ function cliEnv(model: ScriptedModel, home: string): Record<string, string> {
     DISABLE_AUTOUPDATER: "1",
     OPENAI_API_KEY: "scripted-test-key",
     CODEX_HOME: join(home, ".codex"),
-    HTTPS_PROXY: dead,
-    HTTP_PROXY: dead,
-    ALL_PROXY: dead,
-    NO_PROXY: "127.0.0.1,localhost",
+    ...sentinel.proxyEnv(),
   };
 }
 

@@ -12,12 +12,24 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from "node:net";
 
 /**
- * One step: a shell command (the CLI's Bash / shell tool), or the closing text. A shell step with
- * `when` reads its own output on the next turn, as a model reads a tool's result: where the
- * output matches, the conversation goes on with `then` instead of the steps after it (a branch
- * that already holds an attempt's commits needs no exploring, only the fix).
+ * One step: a shell command (the CLI's Bash / shell tool), a call of a tool the client offers, or
+ * the closing text. A shell step with `when` reads its own output on the next turn, as a model
+ * reads a tool's result: where the output matches, the conversation goes on with `then` instead of
+ * the steps after it (a branch that already holds an attempt's commits needs no exploring, only
+ * the fix). A tool step names its tool exactly or by the suffix after `__` ("project_start" is
+ * Claude Code's `mcp__afk__project_start`, Codex's `project_start` in namespace `mcp__afk`).
  */
-export type ScriptStep = { shell: string; when?: { match: string; then: readonly ScriptStep[] } } | { text: string };
+export type ScriptStep =
+  { shell: string; when?: { match: string; then: readonly ScriptStep[] } } | { tool: string; input: Record<string, unknown> } | { text: string };
+
+/**
+ * The client's own tools a model calls before it can call an MCP server's: Claude Code defers MCP
+ * tools behind ToolSearch (named in a reminder, loaded by `select:<name>`), and offers
+ * WaitForMcpServers until its servers connect. They are not steps of the script.
+ */
+const TOOL_SEARCH = "ToolSearch";
+const WAIT_FOR_SERVERS = "WaitForMcpServers";
+const LOADERS = new Set([TOOL_SEARCH, WAIT_FOR_SERVERS]);
 
 export interface TurnUsage {
   input_tokens: number;
@@ -40,7 +52,10 @@ export interface ScriptedModelOptions {
 export interface ScriptedTurn {
   api: "anthropic" | "openai";
   model: string;
+  /** The shell command or the tool called ("text": the turn answered with text). */
   reply: string;
+  /** The text of the last tool result the request carried, as the model would read it. */
+  read?: string;
   usage: TurnUsage | null;
   status: number;
 }
@@ -92,22 +107,28 @@ export async function startScriptedModel(initial: ScriptedModelOptions): Promise
     }
     const tools = ((body.tools as { name: string }[] | undefined) ?? []).map((t) => t.name);
     const messages = (body.messages as { role: string; content: unknown }[] | undefined) ?? [];
-    const done = messages
-      .flatMap((m) => (m.role === "assistant" && Array.isArray(m.content) ? (m.content as { type: string }[]) : []))
-      .filter((c) => c.type === "tool_use").length;
-    const outputs = messages
+    const calls = messages
+      .flatMap((m) => (m.role === "assistant" && Array.isArray(m.content) ? (m.content as { type: string; id?: string; name?: string }[]) : []))
+      .filter((c) => c.type === "tool_use");
+    const loaderIds = new Set(calls.filter((c) => LOADERS.has(c.name ?? "")).map((c) => c.id));
+    const results = messages
       .flatMap((m) => (m.role === "user" && Array.isArray(m.content) ? (m.content as ToolResultBlock[]) : []))
-      .filter((c) => c.type === "tool_result")
-      .map((c) => resultText(c.content));
+      .filter((c) => c.type === "tool_result");
+    const outputs = results.filter((c) => !loaderIds.has(c.tool_use_id)).map((c) => resultText(c.content));
+    const last = results.at(-1);
     // Side requests (titles, summaries) offer no tools: a short text answers them.
-    const step: ScriptStep = tools.length === 0 ? { text: "ok" } : stepFor(done, model, outputs);
+    const step: ScriptStep = tools.length === 0 ? { text: "ok" } : stepFor(calls.length - loaderIds.size, model, outputs);
     const usage = options.usage ?? DEFAULT_USAGE;
     const id = String(++counter).padStart(4, "0");
-    const block =
+    const call =
       "shell" in step
-        ? { type: "tool_use", id: `toolu_${id}`, name: "Bash", input: { command: step.shell, description: "scripted step" } }
-        : { type: "text", text: step.text };
-    turns.push({ api: "anthropic", model, reply: "shell" in step ? step.shell : "text", usage, status: 200 });
+        ? { name: "Bash", input: { command: step.shell, description: "scripted step" } }
+        : "tool" in step
+          ? claudeCall(step, tools, messages)
+          : null;
+    const block = call ? { type: "tool_use", id: `toolu_${id}`, ...call } : { type: "text", text: "text" in step ? step.text : unoffered(step) };
+    const reply = "shell" in step ? step.shell : (call?.name ?? "text");
+    turns.push({ api: "anthropic", model, reply, ...(last ? { read: resultText(last.content) } : {}), usage, status: 200 });
     const send = (event: string, data: Record<string, unknown>) => res.write(`event: ${event}\ndata: ${JSON.stringify({ type: event, ...data })}\n\n`);
     res.writeHead(200, { "content-type": "text/event-stream", "cache-control": "no-cache" });
     send("message_start", {
@@ -122,14 +143,14 @@ export async function startScriptedModel(initial: ScriptedModelOptions): Promise
         usage: { input_tokens: usage.input_tokens, output_tokens: 0 },
       },
     });
-    send("content_block_start", { index: 0, content_block: block.type === "tool_use" ? { ...block, input: {} } : { type: "text", text: "" } });
+    send("content_block_start", { index: 0, content_block: "input" in block ? { ...block, input: {} } : { type: "text", text: "" } });
     send("content_block_delta", {
       index: 0,
-      delta: block.type === "tool_use" ? { type: "input_json_delta", partial_json: JSON.stringify(block.input) } : { type: "text_delta", text: block.text },
+      delta: "input" in block ? { type: "input_json_delta", partial_json: JSON.stringify(block.input) } : { type: "text_delta", text: block.text },
     });
     send("content_block_stop", { index: 0 });
     send("message_delta", {
-      delta: { stop_reason: block.type === "tool_use" ? "tool_use" : "end_turn", stop_sequence: null },
+      delta: { stop_reason: "input" in block ? "tool_use" : "end_turn", stop_sequence: null },
       usage: { output_tokens: usage.output_tokens },
     });
     send("message_stop", {});
@@ -138,7 +159,10 @@ export async function startScriptedModel(initial: ScriptedModelOptions): Promise
 
   const responses = (body: Record<string, unknown>, res: ServerResponse): void => {
     const model = String(body.model ?? "");
-    const tools = ((body.tools as { type?: string; name?: string }[] | undefined) ?? []).map((t) => t.name ?? "").filter(Boolean);
+    // Codex offers an MCP server's tools in a namespace (mcp__afk): named here namespace__tool.
+    const tools = ((body.tools as { type?: string; name?: string; tools?: { name?: string }[] }[] | undefined) ?? [])
+      .flatMap((t) => (t.type === "namespace" ? (t.tools ?? []).map((n) => `${t.name}__${n.name}`) : [t.name ?? ""]))
+      .filter(Boolean);
     const input = Array.isArray(body.input) ? (body.input as { type: string }[]) : [];
     const done = input.filter((item) => item.type === "function_call" || item.type === "local_shell_call" || item.type === "custom_tool_call").length;
     const outputs = (input as { type: string; output?: unknown }[])
@@ -150,17 +174,24 @@ export async function startScriptedModel(initial: ScriptedModelOptions): Promise
     const shellTool = tools.find((n) => n === "shell" || n === "exec_command" || n === "shell_command") ?? "shell";
     const line = "shell" in step ? step.shell : "";
     const args = shellTool === "exec_command" ? { cmd: line } : shellTool === "shell_command" ? { command: line } : { command: ["bash", "-lc", line] };
-    const item =
+    const named = "tool" in step ? tools.find((name) => suffixMatch(name, step.tool)) : undefined;
+    const call =
       "shell" in step
-        ? { type: "function_call", id: `fc_${id}`, call_id: `call_${id}`, name: shellTool, arguments: JSON.stringify(args), status: "completed" }
-        : { type: "message", id: `msg_${id}`, role: "assistant", status: "completed", content: [{ type: "output_text", text: step.text, annotations: [] }] };
-    turns.push({ api: "openai", model, reply: "shell" in step ? step.shell : "text", usage, status: 200 });
+        ? { name: shellTool, arguments: JSON.stringify(args) }
+        : "tool" in step && named
+          ? { ...codexName(named), arguments: JSON.stringify(step.input) }
+          : null;
+    const text = "text" in step ? step.text : unoffered(step);
+    const item = call
+      ? { type: "function_call", id: `fc_${id}`, call_id: `call_${id}`, ...call, status: "completed" }
+      : { type: "message", id: `msg_${id}`, role: "assistant", status: "completed", content: [{ type: "output_text", text, annotations: [] }] };
+    turns.push({ api: "openai", model, reply: "shell" in step ? step.shell : (named ?? "text"), usage, status: 200 });
     const send = (event: string, data: Record<string, unknown>) => res.write(`event: ${event}\ndata: ${JSON.stringify({ type: event, ...data })}\n\n`);
     const response = { id: `resp_${id}`, object: "response", status: "in_progress", model, output: [] as unknown[] };
     res.writeHead(200, { "content-type": "text/event-stream", "cache-control": "no-cache" });
     send("response.created", { response });
     send("response.output_item.added", { output_index: 0, item });
-    if (!("shell" in step)) send("response.output_text.delta", { item_id: item.id, output_index: 0, content_index: 0, delta: step.text });
+    if (!call) send("response.output_text.delta", { item_id: item.id, output_index: 0, content_index: 0, delta: text });
     send("response.output_item.done", { output_index: 0, item });
     const wireUsage = {
       input_tokens: usage.input_tokens,
@@ -224,7 +255,42 @@ export async function startScriptedModel(initial: ScriptedModelOptions): Promise
   };
 }
 
-type ToolResultBlock = { type: string; content?: unknown };
+type ToolResultBlock = { type: string; tool_use_id?: string; content?: unknown };
+
+/** The closing text of a turn whose tool the client did not offer. */
+const unoffered = (step: ScriptStep): string => `scripted model: no tool ${"tool" in step ? step.tool : "shell"} offered`;
+
+/** Whether an offered tool's name is `wanted`, or ends with `__wanted` (an MCP server's tool). */
+const suffixMatch = (name: string, wanted: string): boolean => name === wanted || name.endsWith(`__${wanted}`);
+
+/** A Codex function call's name: an MCP tool (namespace__tool) names its namespace apart. */
+function codexName(name: string): { name: string; namespace?: string } {
+  const cut = name.startsWith("mcp__") ? name.lastIndexOf("__") : -1;
+  return cut > 3 ? { namespace: name.slice(0, cut), name: name.slice(cut + 2) } : { name };
+}
+
+/**
+ * Claude Code's call for a tool step: the tool when offered; else, when the request names it as
+ * a deferred tool (one name a line in a reminder), ToolSearch to load it, or WaitForMcpServers
+ * while the servers connect; else nothing (the turn says so in text and the conversation ends).
+ */
+function claudeCall(
+  step: { tool: string; input: Record<string, unknown> },
+  tools: readonly string[],
+  messages: readonly { role: string; content: unknown }[],
+): { name: string; input: Record<string, unknown> } | null {
+  const offered = tools.find((name) => suffixMatch(name, step.tool));
+  if (offered) return { name: offered, input: step.input };
+  const lines = messages
+    .filter((m) => m.role === "user")
+    .flatMap((m) => (typeof m.content === "string" ? [m.content] : Array.isArray(m.content) ? (m.content as { text?: unknown }[]).map((c) => c.text) : []))
+    .flatMap((text) => (typeof text === "string" ? text.split("\n") : []))
+    .map((line) => line.trim());
+  const deferred = lines.find((line) => /^[A-Za-z][\w-]*$/.test(line) && suffixMatch(line, step.tool));
+  if (deferred && tools.includes(TOOL_SEARCH)) return { name: TOOL_SEARCH, input: { query: `select:${deferred}` } };
+  if (tools.includes(WAIT_FOR_SERVERS)) return { name: WAIT_FOR_SERVERS, input: {} };
+  return null;
+}
 
 /** A tool result's text: a string, or the text blocks of a content array (Anthropic), or its JSON. */
 function resultText(content: unknown): string {
