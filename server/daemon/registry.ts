@@ -8,6 +8,8 @@ import type { ProjectResizeInput, ProjectResult, ProjectStartInput, ProjectStopI
 import type { FleetHost, RegistrationRow } from "../host/host.js";
 import { repoKey } from "../gh/slug.js";
 import { retainedEnv } from "./session-env.js";
+import { Serial } from "../kit/serial.js";
+import { setTimeout as sleep } from "node:timers/promises";
 
 /** How often a session renews when it holds no registration with a TTL. */
 const DEFAULT_RENEW_MS = 60_000;
@@ -48,7 +50,7 @@ export class Registry {
   private readonly clock: () => number;
   private writing: Promise<void> = Promise.resolve();
   /** Starts and restores one at a time: a session's start waits for the restore, then adopts. */
-  private startsDone: Promise<unknown> = Promise.resolve();
+  private readonly starts = new Serial();
   /** Entries read from the file that could not be started again yet (the forge was down). */
   private unrestored: StoredEntry[] = [];
   /** The restore of what a previous daemon held, once it has run. */
@@ -61,14 +63,8 @@ export class Registry {
     this.clock = options.clock ?? Date.now;
   }
 
-  private serial<T>(fn: () => Promise<T>): Promise<T> {
-    const run = this.startsDone.then(fn, fn);
-    this.startsDone = run.catch(() => undefined);
-    return run;
-  }
-
   start(input: ProjectStartInput, session: string | undefined, onStep?: StepListener, env?: Record<string, string>): Promise<ProjectResult> {
-    return this.serial(() => this.startNow(input, session, onStep, env));
+    return this.starts.run(() => this.startNow(input, session, onStep, env));
   }
 
   private async startNow(input: ProjectStartInput, session: string | undefined, onStep?: StepListener, env?: Record<string, string>): Promise<ProjectResult> {
@@ -242,7 +238,7 @@ export class Registry {
       const left = this.host.registrations();
       if (left.length === 0) break;
       onWait?.(left.reduce((n, r) => n + r.workers, 0));
-      await new Promise((r) => setTimeout(r, 250));
+      await sleep(250);
     }
     this.entries.clear();
     await this.persist();
@@ -255,7 +251,7 @@ export class Registry {
 
   /** Starts again what a previous daemon held: a lapsed or draining one only to drain it. */
   restore(): Promise<void> {
-    const run = this.serial(async () => {
+    const run = this.starts.run(async () => {
       let stored: StoredEntry[] = [];
       try {
         stored = JSON.parse(await readFile(this.options.file, "utf8")) as StoredEntry[];
@@ -270,7 +266,7 @@ export class Registry {
   }
 
   private restoreEntries(stored: StoredEntry[]): Promise<void> {
-    return this.serial(() => this.restoreEntriesNow(stored));
+    return this.starts.run(() => this.restoreEntriesNow(stored));
   }
 
   private async restoreEntriesNow(stored: StoredEntry[]): Promise<void> {

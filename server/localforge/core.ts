@@ -10,20 +10,7 @@ import { ResponseCache } from "./response-cache.js";
 import { Render, type ForgeUrls } from "./render.js";
 import { isoNow, type ForgeState, type UserRecord } from "./state.js";
 import type { StatePersister } from "./store-persist.js";
-
-/** Serialises async critical sections (merges, ref writes, post-push bookkeeping). */
-export class Mutex {
-  private tail: Promise<void> = Promise.resolve();
-
-  run<T>(fn: () => Promise<T>): Promise<T> {
-    const result = this.tail.then(fn, fn);
-    this.tail = result.then(
-      () => {},
-      () => {},
-    );
-    return result;
-  }
-}
+import { Serial } from "../kit/serial.js";
 
 export interface CompareResult {
   commits: number;
@@ -58,7 +45,8 @@ export interface SharedParts {
 
 export class LocalForge {
   readonly render: Render;
-  readonly writeLock = new Mutex();
+  /** Serialises async critical sections (merges, ref writes, post-push bookkeeping). */
+  readonly writeLock = new Serial();
   readonly faults: Faults;
   readonly accounting: Accounting;
   readonly rateLimits: RateLimiter;

@@ -13,6 +13,7 @@ import { vetHeadPush } from "./head-vet.js";
 import { RunHandle, type RunTimes } from "./handle.js";
 import { RunRefReader, runRefOf, type ActionsReach } from "./reach.js";
 import { INPUTS_MAX_CHARS, type WorkflowInput } from "./workflow-file.js";
+import { Serial } from "../../kit/serial.js";
 
 const RECORD = "actions-run.json";
 const BRIEF_CUT_NOTE = "\n\n[afk: the brief was cut here to fit GitHub's 65,535-character limit on a dispatch's inputs]\n";
@@ -64,8 +65,8 @@ export class ActionsRuntime implements WorkerRuntime {
    */
   private spans: Array<{ issue: number; from: number; to: number | null }> = [];
   private reader: { reader: RunRefReader; beatMs: number } | null = null;
-  /** The record writes in flight, chained so they land in order (save). */
-  private saving: Promise<void> = Promise.resolve();
+  /** The record writes, one at a time so they land in order (save). */
+  private readonly saving = new Serial();
 
   constructor(
     private reach: ActionsReach | null,
@@ -283,9 +284,7 @@ export class ActionsRuntime implements WorkerRuntime {
       await writeFile(temp, `${JSON.stringify(record)}\n`, { mode: 0o600 });
       await rename(temp, path);
     };
-    const saved = this.saving.then(write, write);
-    this.saving = saved.catch(() => undefined);
-    return saved;
+    return this.saving.run(write);
   }
 
   private async load(slot: WorkerSlot): Promise<RunRecord | null> {
