@@ -2,6 +2,7 @@
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { KeyedSerial, Serial } from "../server/kit/serial.js";
+import { retry, retryWhile } from "../server/kit/retry.js";
 
 /** A promise and its resolver, to hold a job open. */
 function gate(): { open: () => void; opened: Promise<void> } {
@@ -60,5 +61,52 @@ describe("kit: KeyedSerial", () => {
       /no/,
     );
     assert.equal(keyed.size, 0, "a failed job leaves no line behind");
+  });
+});
+
+describe("kit: retry", () => {
+  const rows: { name: string; fails: number; retries: number; again?: (e: Error) => boolean; calls: number; told: number; ok: boolean }[] = [
+    { name: "succeeds at once", fails: 0, retries: 3, calls: 1, told: 0, ok: true },
+    { name: "succeeds on the third try", fails: 2, retries: 3, calls: 3, told: 2, ok: true },
+    { name: "gives up after the retries", fails: 9, retries: 2, calls: 3, told: 2, ok: false },
+    { name: "an error not worth another try ends it", fails: 9, retries: 3, again: () => false, calls: 1, told: 0, ok: false },
+  ];
+  for (const row of rows) {
+    it(row.name, async () => {
+      let calls = 0;
+      let told = 0;
+      const run = retry(
+        async () => {
+          calls++;
+          if (calls <= row.fails) throw new Error(`try ${calls}`);
+          return "done";
+        },
+        { retries: row.retries, minMs: 1, ...(row.again ? { again: row.again } : {}), onRetry: () => void told++ },
+      );
+      if (row.ok) assert.equal(await run, "done");
+      else await assert.rejects(run, new RegExp(`try ${row.calls}$`));
+      assert.deepEqual({ calls, told }, { calls: row.calls, told: row.told });
+    });
+  }
+
+  it("retryWhile returns the last answer once the retries run out, and a wanted one at once", async () => {
+    let calls = 0;
+    assert.equal(
+      await retryWhile(
+        async () => ++calls,
+        () => true,
+        { retries: 2, minMs: 1 },
+      ),
+      3,
+    );
+    calls = 0;
+    assert.equal(
+      await retryWhile(
+        async () => ++calls,
+        (n) => n < 2,
+        { retries: 5, minMs: 1 },
+      ),
+      2,
+    );
   });
 });

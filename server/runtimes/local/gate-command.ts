@@ -19,6 +19,7 @@ import { redactText } from "../../text/redact.js";
 import { BASE_ENV_NAMES, FIXED_ENV, matchesEnvPattern } from "../../agent/env.js";
 import { resolveShell } from "../../agent/shell.js";
 import { groupAlive } from "./spawn.js";
+import { setTimeout as sleep } from "node:timers/promises";
 
 export interface GateRunOptions {
   /** The user's gate command, opaque: handed to the shell as its one `-c` argument. */
@@ -51,7 +52,6 @@ export interface GateRun {
 
 const DRAIN_MS = 2_000;
 const POLL_MS = 50;
-const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
 /**
  * The gate's environment: the same minimal base a worker gets (PATH, HOME, locale, ...), the

@@ -25,6 +25,7 @@ import { processGroupMembers } from "./proc.js";
 import { FileFollower, outputFiles } from "./output-files.js";
 
 import type { OutputStream, TailLine, WorkerExit } from "../../runtime/port.js";
+import { setTimeout as sleep } from "node:timers/promises";
 
 export type { OutputStream, TailLine, WorkerExit } from "../../runtime/port.js";
 export { expandCommand, resolveShell, shellQuote } from "../../agent/shell.js";
@@ -136,8 +137,6 @@ export class LineSplitter {
 const TAIL_LINE_MAX = 2_000;
 const DRAIN_MS = 2_000;
 const POLL_MS = 50;
-
-const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
 function signalGroup(pgid: number, signal: NodeJS.Signals): void {
   try {
