@@ -1,8 +1,12 @@
 // The shared mechanisms of server/kit: each behaves as the copies it replaced did.
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
+import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { KeyedSerial, Serial } from "../server/kit/serial.js";
 import { retry, retryWhile } from "../server/kit/retry.js";
+import { writeAtomic, writeAtomicSync } from "../server/kit/atomic-file.js";
 
 /** A promise and its resolver, to hold a job open. */
 function gate(): { open: () => void; opened: Promise<void> } {
@@ -108,5 +112,24 @@ describe("kit: retry", () => {
       ),
       2,
     );
+  });
+});
+
+describe("kit: writeAtomic", () => {
+  it("writes a file whole, owner-only, over an older one, and leaves no temporary file", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "afk-kit-"));
+    try {
+      const path = join(dir, "state.json");
+      await writeAtomic(path, "one\n");
+      writeAtomicSync(path, "two\n", { durable: true });
+      await Promise.all([writeAtomic(path, "three\n"), writeAtomic(path, "four\n")]);
+      assert.equal(readFileSync(path, "utf8"), "four\n", "writes of one file land in order");
+      assert.equal(statSync(path).mode & 0o777, 0o600);
+      assert.deepEqual(readdirSync(dir), ["state.json"]);
+      await assert.rejects(writeAtomic(join(dir, "no-such-dir", "x"), "x"), /ENOENT/);
+      assert.deepEqual(readdirSync(dir), ["state.json"]);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });

@@ -3,13 +3,14 @@
 // renewal is overdue it lapses and drains exactly as project_stop does; a drained queue
 // deregisters. Kept in a file beside the socket so a daemon restarted after a crash resumes them.
 import type { DaemonLogLine } from "./log.js";
-import { readFile, rename, rm, writeFile } from "node:fs/promises";
+import { readFile } from "node:fs/promises";
 import type { ProjectResizeInput, ProjectResult, ProjectStartInput, ProjectStopInput, StepListener } from "../host/api.js";
 import type { FleetHost, RegistrationRow } from "../host/host.js";
 import { repoKey } from "../gh/slug.js";
 import { retainedEnv } from "./session-env.js";
 import { Serial } from "../kit/serial.js";
 import { setTimeout as sleep } from "node:timers/promises";
+import { writeAtomic } from "../kit/atomic-file.js";
 
 /** How often a session renews when it holds no registration with a TTL. */
 const DEFAULT_RENEW_MS = 60_000;
@@ -48,7 +49,7 @@ const key = repoKey;
 export class Registry {
   private readonly entries = new Map<string, Entry>();
   private readonly clock: () => number;
-  private writing: Promise<void> = Promise.resolve();
+  private readonly writes = new Serial();
   /** Starts and restores one at a time: a session's start waits for the restore, then adopts. */
   private readonly starts = new Serial();
   /** Entries read from the file that could not be started again yet (the forge was down). */
@@ -324,14 +325,8 @@ export class Registry {
     const file = this.options.file;
     // Writes are chained so an older state never lands after a newer one. The file holds each
     // registration's token: owner-only, made so before anything is written into it.
-    this.writing = this.writing
-      .then(async () => {
-        const tmp = `${file}.tmp`;
-        await rm(tmp, { force: true });
-        await writeFile(tmp, JSON.stringify(stored, null, 1) + "\n", { mode: 0o600, flag: "wx" });
-        await rename(tmp, file);
-      })
+    return this.writes
+      .run(() => writeAtomic(file, JSON.stringify(stored, null, 1) + "\n"))
       .catch((error: unknown) => this.options.log(`could not write ${file}: ${(error as Error).message}`, "warn"));
-    return this.writing;
   }
 }
