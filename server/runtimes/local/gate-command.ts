@@ -20,6 +20,7 @@ import { BASE_ENV_NAMES, FIXED_ENV, matchesEnvPattern } from "../../agent/env.js
 import { resolveShell } from "../../agent/shell.js";
 import { groupAlive } from "./spawn.js";
 import { setTimeout as sleep } from "node:timers/promises";
+import { LRUCache } from "lru-cache";
 
 export interface GateRunOptions {
   /** The user's gate command, opaque: handed to the shell as its one `-c` argument. */
@@ -234,31 +235,30 @@ export async function runGate(options: GateRunOptions): Promise<GateRun> {
   };
 }
 
-/** Gate results per (command, tree): a tree is gated once. Bounded, oldest entries dropped first. */
+/** Gate results per (command, tree): a tree is gated once. Bounded, the least recently set dropped first. */
 export class GateCache {
-  private readonly entries = new Map<string, GateRun>();
+  private readonly entries: LRUCache<string, GateRun>;
 
-  constructor(private readonly limit = 256) {}
+  constructor(limit = 256) {
+    this.entries = new LRUCache({ max: limit });
+  }
 
   get(command: string, tree: string): GateRun | undefined {
-    return this.entries.get(key(command, tree));
+    return this.entries.peek(key(command, tree));
   }
 
   set(command: string, tree: string, run: GateRun): void {
-    const k = key(command, tree);
-    this.entries.delete(k);
-    this.entries.set(k, run);
-    while (this.entries.size > this.limit) {
-      const oldest = this.entries.keys().next().value;
-      if (oldest === undefined) break;
-      this.entries.delete(oldest);
-    }
+    this.entries.set(key(command, tree), run);
   }
 
   /** Trees that passed `command`, for diagnostics and tests. */
   passedTrees(command: string): string[] {
     const prefix = `${command}\0`;
-    return [...this.entries].filter(([k, run]) => k.startsWith(prefix) && run.passed).map(([k]) => k.slice(prefix.length));
+    const trees: string[] = [];
+    this.entries.rforEach((run, k) => {
+      if (k.startsWith(prefix) && run.passed) trees.push(k.slice(prefix.length));
+    });
+    return trees;
   }
 }
 
