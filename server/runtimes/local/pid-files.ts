@@ -3,7 +3,7 @@
 // matches it, so a stranger is never signalled). A live orphan is either adopted (watched
 // until it exits, its result handled as any worker's) or ended before its worktree is reused.
 import { execFile } from "node:child_process";
-import { readFileSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
 import { readdir, readFile, rm, stat } from "node:fs/promises";
 import { join } from "node:path";
 import { parseProcStat } from "./proc.js";
@@ -38,7 +38,7 @@ export async function processStartTime(pid: number): Promise<string | null> {
     const entry = parseProcStat(await readFile(`/proc/${pid}/stat`, "utf8"));
     if (entry) return entry.state === "Z" ? null : `ticks:${entry.startTicks}`;
   } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === "ENOENT" && (await hasProc())) return null;
+    if ((error as NodeJS.ErrnoException).code === "ENOENT" && hasProc()) return null;
   }
   // No /proc (macOS, BSD): ps names the start to the second, enough with the pid.
   return new Promise((resolve) => {
@@ -58,7 +58,7 @@ export function processStartTimeSync(pid: number): string | null | undefined {
     const entry = parseProcStat(readFileSync(`/proc/${pid}/stat`, "utf8"));
     return entry && entry.state !== "Z" ? `ticks:${entry.startTicks}` : null;
   } catch (error) {
-    return (error as NodeJS.ErrnoException).code === "ENOENT" && procKnown !== false ? null : undefined;
+    return (error as NodeJS.ErrnoException).code === "ENOENT" && hasProc() ? null : undefined;
   }
 }
 
@@ -67,14 +67,9 @@ export function writePidFileSync(path: string, record: PidRecord): void {
   writeAtomicSync(path, JSON.stringify(record) + "\n");
 }
 
-let procKnown: boolean | null = null;
-async function hasProc(): Promise<boolean> {
-  if (procKnown === null)
-    procKnown = await readFile("/proc/self/stat", "utf8").then(
-      () => true,
-      () => false,
-    );
-  return procKnown;
+/** Whether this system has /proc (Linux): a missing /proc/<pid> then means no such process. Asked only then, so not kept. */
+function hasProc(): boolean {
+  return existsSync("/proc/self/stat");
 }
 
 /** Whether the process a record names is still the same live process. */
