@@ -16,9 +16,10 @@ import { mkdir, rm, stat } from "node:fs/promises";
 import { isAbsolute, join } from "node:path";
 import { git, gitRaw } from "../../gh/git.js";
 import { redactText } from "../../text/redact.js";
+import { clean } from "../../text/fenced.js";
 import { BASE_ENV_NAMES, FIXED_ENV, matchesEnvPattern } from "../../agent/env.js";
 import { resolveShell } from "../../agent/shell.js";
-import { groupAlive } from "./spawn.js";
+import { endGroup } from "./spawn.js";
 import { setTimeout as sleep } from "node:timers/promises";
 import { LRUCache } from "lru-cache";
 
@@ -52,7 +53,6 @@ export interface GateRun {
 }
 
 const DRAIN_MS = 2_000;
-const POLL_MS = 50;
 
 /**
  * The gate's environment: the same minimal base a worker gets (PATH, HOME, locale, ...), the
@@ -110,40 +110,16 @@ class TailBuffer {
   }
 }
 
-// Control characters but tab and newline (escape sequences go first, whole).
-// eslint-disable-next-line no-control-regex -- control characters are exactly what is stripped
-const CONTROL = /[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]/g;
-
 /** Printable text from raw output bytes: cut at a UTF-8 boundary, CRs and escapes removed. */
 export function cleanOutput(bytes: Buffer, truncated: boolean, secrets: readonly string[] = []): string {
   let start = 0;
   // A tail cut mid-character starts with continuation bytes (10xxxxxx): skip them.
   while (start < bytes.length && start < 4 && (bytes[start]! & 0xc0) === 0x80) start += 1;
   let text = bytes.subarray(start).toString("utf8");
-  text = stripAnsi(text).replace(/\r\n/g, "\n").replace(/\r/g, "\n").replace(CONTROL, "");
+  // Escape sequences go first, whole; then control characters but tab and newline.
+  text = clean(stripAnsi(text));
   text = redactText(text, secrets);
   return truncated ? `…${text}` : text;
-}
-
-async function endGroup(pgid: number, graceMs: number): Promise<void> {
-  if (!(await groupAlive(pgid))) return;
-  signalGroup(pgid, "SIGTERM");
-  const deadline = Date.now() + graceMs;
-  while (Date.now() < deadline) {
-    if (!(await groupAlive(pgid))) return;
-    await sleep(POLL_MS);
-  }
-  signalGroup(pgid, "SIGKILL");
-  const hard = Date.now() + 5_000;
-  while (Date.now() < hard && (await groupAlive(pgid))) await sleep(POLL_MS);
-}
-
-function signalGroup(pgid: number, signal: NodeJS.Signals): void {
-  try {
-    process.kill(-pgid, signal);
-  } catch {
-    // ESRCH: the group is gone already.
-  }
 }
 
 /** Runs the gate command once. Never throws for the command's own failure: that is a red gate. */
