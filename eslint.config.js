@@ -2,8 +2,9 @@
 // stdout (it is the MCP JSON-RPC stream; the CLI's own printing goes through server/cli/print.ts,
 // the one exemption), and the rooms' import boundaries (docs/architecture.md, "Rooms"):
 // - server/state (the pure core) imports only its own files, the schemas and node:crypto;
-// - server/tools import only the host interface (server/host/api.ts), the schemas, the MCP SDK and zod;
-// - server/dashboard imports only the host interface, node:http and node:crypto;
+// - server/tools import only the host interface (server/host/api.ts), the shared mechanisms
+//   (server/kit), the schemas, the MCP SDK, zod and node:timers/promises;
+// - server/dashboard imports only the host interface, the shared mechanisms, node:http and node:crypto;
 // - only server/gh talks to GitHub (Octokit);
 // - only the worker runtimes (server/runtimes/**) spawn processes (node:child_process, execa,
 //   simple-git; the local gate command is the local runtime's too:
@@ -127,7 +128,7 @@ export default tseslint.config(
     files: ["server/tools/**/*.ts"],
     rules: {
       "no-restricted-imports": restrict({
-        regex: "^(?!\\./|\\.\\./host/api\\.js$|\\.\\./\\.\\./schemas/|@modelcontextprotocol/server$|zod$)",
+        regex: "^(?!\\./|\\.\\./host/api\\.js$|\\.\\./kit/|node:timers/promises$|\\.\\./\\.\\./schemas/|@modelcontextprotocol/server$|zod$)",
         message: "a tool talks to the Host interface (server/host/api.ts) and the schemas only: put the logic in the host",
       }),
     },
@@ -136,7 +137,7 @@ export default tseslint.config(
     files: ["server/dashboard/**/*.ts"],
     rules: {
       "no-restricted-imports": restrict({
-        regex: "^(?!\\./|\\.\\./host/api\\.js$|node:(crypto|http)$)",
+        regex: "^(?!\\./|\\.\\./host/api\\.js$|\\.\\./kit/|node:(crypto|http)$)",
         message: "the dashboard reads what a tool reads: the Host interface (server/host/api.ts), node:http and node:crypto",
       }),
     },

@@ -10,7 +10,7 @@ import { mkdir, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { execFileSync } from "node:child_process";
 import { DEFAULT_CONFIG } from "../schemas/config.js";
-import { sandboxAvailability } from "../server/runtimes/sandbox/available.js";
+import { SandboxProbe, sandboxAvailability } from "../server/runtimes/sandbox/available.js";
 import { sandboxedWorker } from "../server/runtimes/sandbox/index.js";
 import { startWorker } from "../server/runtimes/local/spawn.js";
 import { quantile } from "./fleet-harness.js";
@@ -46,9 +46,11 @@ export const sandboxSection: Section = {
     await writeFile(briefPath, "# bench\n");
     const hostEnv = { ...process.env, AFK_STATE_DIR: join(dir, "state"), HOME: join(dir, "home") };
     const env: Record<string, string> = { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: hostEnv.HOME, SHELL: "/bin/sh" };
+    const probe = new SandboxProbe();
     const once = async (runtime: "local" | "sandbox"): Promise<{ total: number; setup: number }> => {
       const t0 = performance.now();
       const boxed = await sandboxedWorker({
+        probe,
         config: DEFAULT_CONFIG,
         hostEnv: { ...hostEnv, AFK_RUNTIME: runtime },
         command: "cat >/dev/null; true",

@@ -5,7 +5,7 @@
 import type { RunningForge } from "../server/localforge/index.js";
 import { createGitHubForge, type GitHubForge } from "../server/gh/github-forge.js";
 import { GitRefStore } from "../server/gh/gitrefs.js";
-import { gatherSnapshot, type GatherOptions } from "../server/gh/gather.js";
+import { GatherMemory, gatherSnapshot, type GatherOptions } from "../server/gh/gather.js";
 import { rebuild } from "../server/state/rebuild.js";
 import type { Snapshot } from "../server/state/snapshot.js";
 import { DEFAULT_CONFIG } from "../schemas/config.js";
@@ -104,7 +104,14 @@ export function snapshotSection(spec: BacklogSpec = DEFAULT_BACKLOG): Section {
 
       const adapter = createGitHubForge({ repo: forge.repo, token: forge.token, baseUrl: forge.apiUrl, fast: true });
       const refs = new GitRefStore({ controlDir: await ctx.tempDir("afk-bench-control-"), remoteUrl: forge.gitUrl, token: forge.token });
-      const options: Omit<GatherOptions, "now"> = { login: "afk-bot", defaultBranch: "main", base: "main", namespace: "refs/afk", gateMode: "required" };
+      const options: Omit<GatherOptions, "now"> = {
+        login: "afk-bot",
+        defaultBranch: "main",
+        base: "main",
+        namespace: "refs/afk",
+        gateMode: "required",
+        memory: new GatherMemory(),
+      };
 
       ctx.log("cold snapshot");
       const cold = await measureGather(forge, adapter, refs, options);

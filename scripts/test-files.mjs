@@ -21,6 +21,7 @@ const UNIT = [
   /^config-schema\./,
   /^workers-(breaker|env|quota|runtime-failures)\./,
   /^house\./,
+  /^kit\./,
   /^requests-justified\./,
   /^cli-words\./,
   /^docs-links\./,

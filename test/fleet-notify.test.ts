@@ -52,7 +52,7 @@ function notifier(
     comment: async (issue, body) => void extra.comments?.push([issue, body]),
     log: (_level, event, msg) => extra.logs?.push(`${event}: ${msg}`),
     timeoutMs: extra.timeoutMs ?? 5000,
-    backoffMs: [10, 20, 40],
+    retryMs: 10,
   });
 }
 

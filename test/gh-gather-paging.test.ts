@@ -8,7 +8,7 @@ import assert from "node:assert/strict";
 import { join } from "node:path";
 import { createGitHubForge, type GitHubForge } from "../server/gh/github-forge.js";
 import { GitRefStore } from "../server/gh/gitrefs.js";
-import { forgetFleetPull, gatherSnapshot, type GatherOptions } from "../server/gh/gather.js";
+import { gatherSnapshot, type GatherOptions, GatherMemory } from "../server/gh/gather.js";
 import { Lease } from "../server/gh/lease.js";
 import { silentLogger } from "../server/gh/octokit.js";
 import { formatClaimMessage } from "../server/state/snapshot.js";
@@ -34,7 +34,11 @@ const route = async (key: string): Promise<Tally> =>
   ((await api(forge, "GET", "/_forge/accounting")).body as { by_route: Record<string, Tally> }).by_route[key] ?? { total: 0, counted: 0, not_modified: 0 };
 const reads = async (): Promise<number> => (await route(READ_ONE)).total;
 const client = (): GitHubForge => createGitHubForge({ repo: forge.repo, token: forge.token, baseUrl: forge.apiUrl, fast: true, logger: silentLogger });
-const options = (instance?: string): GatherOptions => ({
+/** Each forge client's gather memory, as its connection keeps it. */
+const memories = new WeakMap<GitHubForge, GatherMemory>();
+const memoryOf = (gh: GitHubForge): GatherMemory => memories.get(gh) ?? memories.set(gh, new GatherMemory()).get(gh)!;
+const options = (gh: GitHubForge, instance?: string): GatherOptions => ({
+  memory: memoryOf(gh),
   login: "afk-bot",
   defaultBranch: "main",
   base: "main",
@@ -64,19 +68,19 @@ describe("gather: the fleet's PR a paged listing missed", () => {
     assert.equal((await claimAs(peers.issue, "peer0001")).won, true);
 
     const gh = client();
-    const first = await gatherSnapshot(gh, refs, options(ME));
+    const first = await gatherSnapshot(gh, refs, options(gh, ME));
     assert.equal(first.pulls.length, 4, "the first listing has every PR (the memo of the fleet's PRs)");
 
     // A human closes one claimed issue's PR; a retry closes another (and says so); a peer's closes.
     for (const pr of [humanClosed.pr, retried.pr, peers.pr])
       assert.equal((await api(forge, "PATCH", repoPath(forge, `/pulls/${pr}`), { state: "closed" })).status, 200);
-    forgetFleetPull(gh, retried.pr);
+    memoryOf(gh).forgetFleetPull(retried.pr);
     // The race: the listing lacks the open PR of a claim of ours.
     const list = gh.listOpenPulls.bind(gh);
     gh.listOpenPulls = async () => (await list()).filter((p) => p.number !== missed.pr);
 
     const before = await reads();
-    const snap = await gatherSnapshot(gh, refs, options(ME));
+    const snap = await gatherSnapshot(gh, refs, options(gh, ME));
     const numbers = snap.pulls.map((p) => p.number);
     assert.deepEqual(numbers, [missed.pr], "the missed open PR is in the snapshot; the closed ones are not");
     assert.equal(snap.pulls[0]!.head.ref, `afk/${missed.issue}-missed`);
@@ -86,7 +90,7 @@ describe("gather: the fleet's PR a paged listing missed", () => {
     gh.listOpenPulls = list;
     const again = await reads();
     assert.deepEqual(
-      (await gatherSnapshot(gh, refs, options(ME))).pulls.map((p) => p.number),
+      (await gatherSnapshot(gh, refs, options(gh, ME))).pulls.map((p) => p.number),
       [missed.pr],
     );
     assert.equal((await reads()) - again, 0, "a PR that really closed is read once, not on every tick");
@@ -94,13 +98,13 @@ describe("gather: the fleet's PR a paged listing missed", () => {
     // A gather for no instance (the plan, status) reads nothing on its own.
     gh.listOpenPulls = async () => [];
     const plan = await reads();
-    assert.deepEqual((await gatherSnapshot(gh, refs, options())).pulls, []);
+    assert.deepEqual((await gatherSnapshot(gh, refs, options(gh))).pulls, []);
     assert.equal((await reads()) - plan, 0);
     gh.listOpenPulls = async () => (await list()).filter((p) => p.number !== missed.pr);
 
     // A stop: the claim whose PR the listing missed is kept, not released with its PR left open.
     const lease = new Lease(refs, { namespace: NS, ttlSeconds: 600, heartbeatSeconds: 60 }, ME, "box");
-    const drained = await releaseClaimsWithoutPr({ refs, forge: gh, lease, namespace: NS, login: "afk-bot", branchPrefix: "afk/" });
+    const drained = await releaseClaimsWithoutPr({ refs, forge: gh, memory: memoryOf(gh), lease, namespace: NS, login: "afk-bot", branchPrefix: "afk/" });
     assert.deepEqual(drained.kept, [missed.issue], "kept: its PR is open");
     assert.deepEqual(
       drained.released,
@@ -125,7 +129,7 @@ describe("gather: the fleet's PR a paged listing missed", () => {
     let listings = 0;
     gh.listOpenPulls = async () => ((listings += 1) === 1 ? (await list()).filter((p) => p.number !== hidden.pr) : list());
     const before = await route(LIST);
-    const snap = await gatherSnapshot(gh, refs, options(ME));
+    const snap = await gatherSnapshot(gh, refs, options(gh, ME));
     const claimed = new Set([hidden.pr, shown.pr]);
     assert.deepEqual(
       snap.pulls
@@ -142,7 +146,7 @@ describe("gather: the fleet's PR a paged listing missed", () => {
 
     // From the next tick the memo checks: a listing that shows every claim's PR is read once.
     gh.listOpenPulls = async () => ((listings += 1), list());
-    await gatherSnapshot(gh, refs, options(ME));
+    await gatherSnapshot(gh, refs, options(gh, ME));
     assert.equal(listings, 3);
 
     // A fresh process's stop keeps the claim whose PR its listing missed.
@@ -151,7 +155,7 @@ describe("gather: the fleet's PR a paged listing missed", () => {
     let calls = 0;
     fresh.listOpenPulls = async () => ((calls += 1) === 1 ? (await freshList()).filter((p) => p.number !== hidden.pr) : freshList());
     const lease = new Lease(refs, { namespace: NS, ttlSeconds: 600, heartbeatSeconds: 60 }, ME, "box");
-    const drained = await releaseClaimsWithoutPr({ refs, forge: fresh, lease, namespace: NS, login: "afk-bot", branchPrefix: "afk/" });
+    const drained = await releaseClaimsWithoutPr({ refs, forge: fresh, memory: memoryOf(fresh), lease, namespace: NS, login: "afk-bot", branchPrefix: "afk/" });
     assert.deepEqual(
       drained.kept.sort((a, b) => a - b),
       [hidden.issue, shown.issue],

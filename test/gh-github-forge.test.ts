@@ -10,7 +10,7 @@ import { join } from "node:path";
 import { startForge } from "../server/localforge/index.js";
 import { createGitHubForge, type GitHubForge } from "../server/gh/github-forge.js";
 import { GitRefStore } from "../server/gh/gitrefs.js";
-import { gatherSnapshot } from "../server/gh/gather.js";
+import { gatherSnapshot, GatherMemory } from "../server/gh/gather.js";
 import { git } from "../server/gh/git.js";
 import { resolveToken } from "../server/gh/auth.js";
 import { silentLogger } from "../server/gh/octokit.js";
@@ -197,8 +197,17 @@ describe("GitHubForge over the local forge", () => {
     const { make, epic, child, blocker } = await linkedIssues("gather ");
     const client = fastForge();
     const refs = new GitRefStore({ controlDir: join(root, "gather-control"), remoteUrl: handle.gitUrl, token: handle.token });
+    const memory = new GatherMemory();
     const gather = () =>
-      gatherSnapshot(client, refs, { login: "afk-bot", defaultBranch: "main", base: "main", namespace: "refs/afk", gateMode: "local", now: new Date() });
+      gatherSnapshot(client, refs, {
+        login: "afk-bot",
+        defaultBranch: "main",
+        base: "main",
+        namespace: "refs/afk",
+        gateMode: "local",
+        now: new Date(),
+        memory,
+      });
     const reads = async (): Promise<[number, number]> => {
       const a = await accounting();
       return [
@@ -534,6 +543,7 @@ describe("GitHubForge over the local forge", () => {
       base: "main",
       namespace: "refs/afk-missed",
       gateMode: "local",
+      memory: new GatherMemory(),
       now: new Date(),
     });
     const numbers = new Set(snap.issues.map((i) => i.number));

@@ -8,7 +8,7 @@ import assert from "node:assert/strict";
 import { join } from "node:path";
 import { DEFAULT_CONFIG } from "../schemas/config.js";
 import type { WorkerSlot } from "../server/runtime/port.js";
-import { workerRuntime } from "../server/runtimes/registry.js";
+import { WorkerRuntimes } from "../server/runtimes/registry.js";
 import { pidFilePath, readPidFile } from "../server/runtimes/local/pid-files.js";
 import { LocalRuntime } from "../server/runtimes/local/runtime.js";
 import { alive } from "./support/daemon-fixtures.js";
@@ -105,20 +105,23 @@ describe("the local runtime through the WorkerRuntime port", () => {
     assert.equal(await new LocalRuntime().evict(slot), null, "nothing left to evict");
   });
 
-  it("the registry gives one runtime per configured name", () => {
-    const runtime = workerRuntime("local");
+  it("the registry gives one runtime per configured name, and each host's registry its own", () => {
+    const runtimes = new WorkerRuntimes();
+    const runtime = runtimes.workerRuntime("local");
     assert.equal(runtime.name, "local");
-    assert.equal(workerRuntime("local"), runtime);
+    assert.equal(runtimes.workerRuntime("local"), runtime);
+    assert.notEqual(new WorkerRuntimes().workerRuntime("local"), runtime, "another host: another local runtime, with its own workers");
   });
 
   it("the actions runtime is one per repository and work repository: a second fleet of the same repository under another state dir gets its own", () => {
     const reach = (dir: string, base: string) => ({ repo: "o/r", api: null as never, git: { dir } as never, namespace: "refs/afk", base });
-    const first = workerRuntime("actions", reach("/state-a/work.git", "main"));
+    const runtimes = new WorkerRuntimes();
+    const first = runtimes.workerRuntime("actions", reach("/state-a/work.git", "main"));
     assert.equal(
-      workerRuntime("actions", reach("/state-a/work.git", "develop")),
+      runtimes.workerRuntime("actions", reach("/state-a/work.git", "develop")),
       first,
       "the same work repository: the same runtime, rebound to the newest reach",
     );
-    assert.notEqual(workerRuntime("actions", reach("/state-b/work.git", "main")), first, "another state dir's work repository: another runtime");
+    assert.notEqual(runtimes.workerRuntime("actions", reach("/state-b/work.git", "main")), first, "another state dir's work repository: another runtime");
   });
 });

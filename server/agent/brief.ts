@@ -2,11 +2,11 @@
 // data written by whoever opened the issue: it is bounded, fenced, and only ever written to a
 // file or a pipe, never interpolated into a shell string.
 import { headBytes, oneLine, tailBytes } from "../text/text.js";
-import { chmod, mkdir, open, rename, rm } from "node:fs/promises";
+import { mkdir } from "node:fs/promises";
 import { join } from "node:path";
-import { randomBytes } from "node:crypto";
 import { clean, code, fenced } from "../text/fenced.js";
 import { BRIEF_COMMENTS_MAX_BYTES, renderComments, type BriefComment } from "./brief-comments.js";
+import { writeAtomic } from "../kit/atomic-file.js";
 
 export { clean, code, fenced } from "../text/fenced.js";
 export type { BriefComment } from "./brief-comments.js";
@@ -200,20 +200,6 @@ export async function writeBrief(dir: string, input: BriefInput, rendered?: stri
   const text = rendered ?? renderBrief(input);
   await mkdir(dir, { recursive: true, mode: 0o700 });
   const path = join(dir, `brief-${input.issue.number}-${input.attempt}.md`);
-  const temp = join(dir, `.brief-${input.issue.number}-${input.attempt}.${randomBytes(6).toString("hex")}.tmp`);
-  const handle = await open(temp, "wx", 0o600);
-  try {
-    await handle.writeFile(text, "utf8");
-    await handle.sync();
-  } finally {
-    await handle.close();
-  }
-  try {
-    await chmod(temp, 0o600); // the umask cannot widen it, but be explicit
-    await rename(temp, path);
-  } catch (err) {
-    await rm(temp, { force: true });
-    throw err;
-  }
+  await writeAtomic(path, text, { durable: true });
   return path;
 }

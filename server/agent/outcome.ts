@@ -4,6 +4,7 @@
 import { constants as fsConstants } from "node:fs";
 import { open } from "node:fs/promises";
 import { VERDICT_KINDS, type Verdict, type VerdictKind } from "../state/markers.js";
+import { clean } from "../text/fenced.js";
 
 export type WorkerOutcomeKind =
   /** Push the branch and open (or keep) the PR. */
@@ -89,8 +90,6 @@ export class VerdictFileError extends Error {
 }
 
 const EXPECTED = 'expected {"verdict": "already-satisfied" | "blocked" | "giving-up", "reason": "..."}';
-// eslint-disable-next-line no-control-regex
-const CONTROL = /[\u0000-\u0008\u000b-\u001f\u007f]/g;
 
 /** Validates a parsed verdict object. Unknown extra keys are ignored; everything named is strict. */
 export function parseVerdictObject(value: unknown, path = "(verdict)"): Verdict | VerdictFileError {
@@ -105,7 +104,7 @@ export function parseVerdictObject(value: unknown, path = "(verdict)"): Verdict 
     return new VerdictFileError("unknown_kind", path, `unknown verdict kind; ${EXPECTED}`);
   }
   if (typeof record.reason !== "string") return new VerdictFileError("bad_reason", path, `"reason" must be a string; ${EXPECTED}`);
-  const reason = record.reason.replace(/\r\n?/g, "\n").replace(CONTROL, "").trim();
+  const reason = clean(record.reason).trim();
   if (reason === "") return new VerdictFileError("bad_reason", path, '"reason" is empty: say why, for the humans and the next attempt');
   if (reason.length > VERDICT_REASON_MAX_CHARS) {
     return new VerdictFileError("bad_reason", path, `"reason" is ${reason.length} characters; at most ${VERDICT_REASON_MAX_CHARS}`);

@@ -3,6 +3,7 @@
 import type { Comment, Forge } from "../gh/forge.js";
 import { ForgeError, UsageError } from "../gh/errors.js";
 import { BOARD_MARKER, sameLogin } from "../state/markers.js";
+import { KeyedSerial } from "../kit/serial.js";
 
 export type UpsertAction = "created" | "updated" | "unchanged";
 
@@ -21,7 +22,7 @@ interface Known {
  */
 export class BoardUpserter {
   private readonly known = new Map<number, Known>();
-  private readonly queues = new Map<number, Promise<unknown>>();
+  private readonly writes = new KeyedSerial<number>();
 
   constructor(
     private readonly forge: Forge,
@@ -37,19 +38,7 @@ export class BoardUpserter {
     if (!body.startsWith(BOARD_MARKER)) {
       return Promise.reject(new UsageError(`a board body must start with ${BOARD_MARKER}: render it with renderBoard`));
     }
-    const previous = this.queues.get(issue) ?? Promise.resolve();
-    const job = (): Promise<{ action: UpsertAction; commentId: number }> =>
-      this.upsertNow(issue, body, options.onlyExisting === true, options.noComments === true);
-    const next = previous.then(job, job);
-    const tail = next.then(
-      () => undefined,
-      () => undefined,
-    );
-    this.queues.set(issue, tail);
-    void tail.then(() => {
-      if (this.queues.get(issue) === tail) this.queues.delete(issue);
-    });
-    return next;
+    return this.writes.run(issue, () => this.upsertNow(issue, body, options.onlyExisting === true, options.noComments === true));
   }
 
   /** Records that an issue has no board (the caller knows it has no comment at all); a known board stays known. */

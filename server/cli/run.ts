@@ -11,6 +11,7 @@ import { printLine } from "./print.js";
 import { forTerminal } from "./terminal-words.js";
 import { watchShutdown } from "../host/shutdown.js";
 import { timeScaleFromEnv } from "./serve.js";
+import { setTimeout as sleep } from "node:timers/promises";
 
 /** Exit code of a pass: 0 when nothing is ready and no claim of this fleet remains, else 3. */
 async function workRemains(host: DaemonClient, repo: string): Promise<number> {
@@ -138,7 +139,7 @@ Example:
     let stopRequested = false;
     void shutdown.requested.then(() => (stopRequested = true));
     while (!stopRequested) {
-      await Promise.race([new Promise((resolve) => setTimeout(resolve, 1000)), shutdown.requested]);
+      await Promise.race([sleep(1000), shutdown.requested]);
       if (stopRequested) break;
       const status = await host.status({ repo, scope: "worker" });
       if (status.last_tick && status.last_tick !== last) {

@@ -5,6 +5,7 @@
 import type { Socket } from "node:net";
 import { readFile } from "node:fs/promises";
 import { customAlphabet } from "nanoid";
+import { retry } from "../kit/retry.js";
 import type {
   EventSource,
   Host,
@@ -44,6 +45,7 @@ import { sessionEnv } from "./session-env.js";
 import { version as ownVersion } from "../version.js";
 import { onDemandIdleExit } from "./idle.js";
 import { Renewal, type RenewAnswer } from "./renewal.js";
+import { setTimeout as sleep } from "node:timers/promises";
 
 export { DaemonGone, DaemonUnresponsive, DaemonUnreachable };
 
@@ -141,7 +143,7 @@ export class DaemonClient implements Host, EventSource {
       // A daemon killed a moment ago can still accept while the kernel tears it down: once it is
       // gone, reach again (and start a new one when asked to).
       if (!(error instanceof DaemonGone) || !again) throw error;
-      await new Promise((r) => setTimeout(r, 200));
+      await sleep(200);
       this.refuseIfClosed();
       return this.open(start, false);
     }
@@ -190,7 +192,7 @@ export class DaemonClient implements Host, EventSource {
         if (!socket) return true;
         socket.destroy();
       }
-      await new Promise((r) => setTimeout(r, 200));
+      await sleep(200);
     }
     return false;
   }
@@ -258,17 +260,21 @@ export class DaemonClient implements Host, EventSource {
 
   /** A read: safe to ask once more when the daemon went away before answering. */
   private async read<T>(method: "status" | "logs" | "timeline" | "timelines" | "report", input: object, local: () => Promise<T>): Promise<T> {
-    for (let attempt = 0; ; attempt += 1) {
-      try {
-        const conn = await this.readConnection();
-        if (!conn) return await local();
-        return (await conn.request(method, input)) as T;
-      } catch (error) {
-        // A daemon that does not answer (stopped, hung): read GitHub and the lanes here, as with none.
-        if (error instanceof DaemonUnresponsive) return local();
-        if (!(error instanceof DaemonGone) || attempt > 0) throw error;
-      }
-    }
+    // Once more, at once, when the daemon went away before answering.
+    return retry(
+      async () => {
+        try {
+          const conn = await this.readConnection();
+          if (!conn) return await local();
+          return (await conn.request(method, input)) as T;
+        } catch (error) {
+          // A daemon that does not answer (stopped, hung): read GitHub and the lanes here, as with none.
+          if (error instanceof DaemonUnresponsive) return local();
+          throw error;
+        }
+      },
+      { retries: 1, minMs: 0, again: (error) => error instanceof DaemonGone },
+    );
   }
 
   /** Whether the daemon runs a project for the repository (its reads use that project's access). */

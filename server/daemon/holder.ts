@@ -7,6 +7,7 @@ import { processStartTime } from "../runtimes/local/pid-files.js";
 import { parseProcStat } from "../runtimes/local/proc.js";
 import type { DaemonPaths } from "./paths.js";
 import { UsageError } from "../gh/errors.js";
+import { setTimeout as sleep } from "node:timers/promises";
 
 export type { LockRecord };
 
@@ -51,5 +52,5 @@ export async function signalHolder(holder: LockRecord, signal: NodeJS.Signals): 
 
 /** Resolves once the holder's process has exited (however long its drain takes). */
 export async function holderGone(holder: LockRecord): Promise<void> {
-  while ((await processStartTime(holder.pid)) === holder.start) await new Promise((r) => setTimeout(r, 200));
+  while ((await processStartTime(holder.pid)) === holder.start) await sleep(200);
 }

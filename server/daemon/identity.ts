@@ -1,11 +1,12 @@
 // The fleet's instance id per repository, persisted in the state dir: a daemon restarted after
 // a crash is the same instance, so it recognises its claims and heartbeat at once and continues
 // them from its worktrees instead of waiting out a lease TTL as a stranger.
-import { mkdirSync, readFileSync, writeFileSync, renameSync } from "node:fs";
+import { mkdirSync, readFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { newInstanceId } from "../host/connection.js";
 import { repoKey } from "../gh/slug.js";
 import { assertInstanceId } from "../state/snapshot.js";
+import { writeAtomicSync } from "../kit/atomic-file.js";
 
 function identityFile(root: string, repo: string): string {
   const [owner, name] = repoKey(repo).split("/");
@@ -30,8 +31,6 @@ export function persistentInstance(root: string, repo: string): string {
   const file = identityFile(root, repo);
   mkdirSync(dirname(file), { recursive: true, mode: 0o700 });
   const id = newInstanceId();
-  const tmp = `${file}.${process.pid}.tmp`;
-  writeFileSync(tmp, id + "\n", { mode: 0o600 });
-  renameSync(tmp, file);
+  writeAtomicSync(file, id + "\n");
   return id;
 }

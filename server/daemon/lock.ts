@@ -4,6 +4,7 @@
 import { mkdir, open, readFile, rm } from "node:fs/promises";
 import { processStartTime } from "../runtimes/local/pid-files.js";
 import { version } from "../version.js";
+import { setTimeout as sleep } from "node:timers/promises";
 
 export interface LockRecord {
   pid: number;
@@ -76,7 +77,7 @@ export async function acquireLock(path: string, dir: string): Promise<{ release(
     } else {
       // Another starter is breaking it; a breaker left by a crash goes after a few rounds.
       if (round > 20) await rm(breaker, { force: true });
-      await new Promise((r) => setTimeout(r, 50 + Math.random() * 100));
+      await sleep(50 + Math.random() * 100);
     }
   }
   throw new Error(`could not take the lock ${path}: it kept changing; is another afk-mcp daemon starting?`);

@@ -8,6 +8,7 @@ import { daemonHolder, DaemonUnreachable } from "./holder.js";
 import { processStartTime } from "../runtimes/local/pid-files.js";
 import { startDetached } from "../runtimes/local/detached.js";
 import type { DaemonPaths } from "./paths.js";
+import { setTimeout as sleep } from "node:timers/promises";
 
 /** How long a daemon that has just taken the lock may take to open its socket before it counts as unreachable. */
 const STARTING_GRACE_MS = 10_000;
@@ -50,7 +51,7 @@ export async function daemonUnreachable(paths: DaemonPaths): Promise<DaemonUnrea
       return null;
     }
     if (Date.now() - Date.parse(holder.started_at) > STARTING_GRACE_MS) return new DaemonUnreachable(holder, `its socket ${paths.socket} is gone`);
-    await new Promise((r) => setTimeout(r, 100));
+    await sleep(100);
   }
 }
 
@@ -92,7 +93,7 @@ export async function startDaemon(paths: DaemonPaths, start: DaemonStart): Promi
           `the afk-mcp daemon (pid ${pid}) exited before opening ${paths.socket}: see ${daemonLogHint(paths)}, or run "afk-mcp daemon --foreground" to see why`,
         );
     }
-    await new Promise((r) => setTimeout(r, 100));
+    await sleep(100);
   }
   throw new UsageError(
     `the afk-mcp daemon (pid ${pid}) did not open ${paths.socket} within ${Math.round(start.timeoutMs / 1000)}s: see ${daemonLogHint(paths)}`,

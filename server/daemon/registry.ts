@@ -3,11 +3,14 @@
 // renewal is overdue it lapses and drains exactly as project_stop does; a drained queue
 // deregisters. Kept in a file beside the socket so a daemon restarted after a crash resumes them.
 import type { DaemonLogLine } from "./log.js";
-import { readFile, rename, rm, writeFile } from "node:fs/promises";
+import { readFile } from "node:fs/promises";
 import type { ProjectResizeInput, ProjectResult, ProjectStartInput, ProjectStopInput, StepListener } from "../host/api.js";
 import type { FleetHost, RegistrationRow } from "../host/host.js";
 import { repoKey } from "../gh/slug.js";
 import { retainedEnv } from "./session-env.js";
+import { Serial } from "../kit/serial.js";
+import { setTimeout as sleep } from "node:timers/promises";
+import { writeAtomic } from "../kit/atomic-file.js";
 
 /** How often a session renews when it holds no registration with a TTL. */
 const DEFAULT_RENEW_MS = 60_000;
@@ -46,9 +49,9 @@ const key = repoKey;
 export class Registry {
   private readonly entries = new Map<string, Entry>();
   private readonly clock: () => number;
-  private writing: Promise<void> = Promise.resolve();
+  private readonly writes = new Serial();
   /** Starts and restores one at a time: a session's start waits for the restore, then adopts. */
-  private startsDone: Promise<unknown> = Promise.resolve();
+  private readonly starts = new Serial();
   /** Entries read from the file that could not be started again yet (the forge was down). */
   private unrestored: StoredEntry[] = [];
   /** The restore of what a previous daemon held, once it has run. */
@@ -61,14 +64,8 @@ export class Registry {
     this.clock = options.clock ?? Date.now;
   }
 
-  private serial<T>(fn: () => Promise<T>): Promise<T> {
-    const run = this.startsDone.then(fn, fn);
-    this.startsDone = run.catch(() => undefined);
-    return run;
-  }
-
   start(input: ProjectStartInput, session: string | undefined, onStep?: StepListener, env?: Record<string, string>): Promise<ProjectResult> {
-    return this.serial(() => this.startNow(input, session, onStep, env));
+    return this.starts.run(() => this.startNow(input, session, onStep, env));
   }
 
   private async startNow(input: ProjectStartInput, session: string | undefined, onStep?: StepListener, env?: Record<string, string>): Promise<ProjectResult> {
@@ -242,7 +239,7 @@ export class Registry {
       const left = this.host.registrations();
       if (left.length === 0) break;
       onWait?.(left.reduce((n, r) => n + r.workers, 0));
-      await new Promise((r) => setTimeout(r, 250));
+      await sleep(250);
     }
     this.entries.clear();
     await this.persist();
@@ -255,7 +252,7 @@ export class Registry {
 
   /** Starts again what a previous daemon held: a lapsed or draining one only to drain it. */
   restore(): Promise<void> {
-    const run = this.serial(async () => {
+    const run = this.starts.run(async () => {
       let stored: StoredEntry[] = [];
       try {
         stored = JSON.parse(await readFile(this.options.file, "utf8")) as StoredEntry[];
@@ -270,7 +267,7 @@ export class Registry {
   }
 
   private restoreEntries(stored: StoredEntry[]): Promise<void> {
-    return this.serial(() => this.restoreEntriesNow(stored));
+    return this.starts.run(() => this.restoreEntriesNow(stored));
   }
 
   private async restoreEntriesNow(stored: StoredEntry[]): Promise<void> {
@@ -328,14 +325,8 @@ export class Registry {
     const file = this.options.file;
     // Writes are chained so an older state never lands after a newer one. The file holds each
     // registration's token: owner-only, made so before anything is written into it.
-    this.writing = this.writing
-      .then(async () => {
-        const tmp = `${file}.tmp`;
-        await rm(tmp, { force: true });
-        await writeFile(tmp, JSON.stringify(stored, null, 1) + "\n", { mode: 0o600, flag: "wx" });
-        await rename(tmp, file);
-      })
+    return this.writes
+      .run(() => writeAtomic(file, JSON.stringify(stored, null, 1) + "\n"))
       .catch((error: unknown) => this.options.log(`could not write ${file}: ${(error as Error).message}`, "warn"));
-    return this.writing;
   }
 }

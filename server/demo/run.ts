@@ -16,6 +16,7 @@ import { UsageError } from "../gh/errors.js";
 import { DEFAULT_CONFIG, RUNTIME_NAMES, type RuntimeName } from "../../schemas/config.js";
 import { runtimeOf } from "../runtimes/sandbox/index.js";
 import { actionsRuns, installWorkflow, runnerEngineEnv, type ActionsDemoRuns } from "./actions.js";
+import { setTimeout as sleep } from "node:timers/promises";
 
 export interface DemoOptions {
   /** A real agent's command instead of the scripted worker. */
@@ -199,7 +200,7 @@ export async function runDemo(options: DemoOptions): Promise<DemoReport> {
     const deadline = started + (options.timeoutSeconds ?? 900) * 1000;
     let last = "";
     for (;;) {
-      await new Promise((resolve) => setTimeout(resolve, 1000));
+      await sleep(1000);
       const issues = await listIssues(watcher);
       const status = await host.status({ repo: REPO, scope: "worker" });
       const now = Date.now();

@@ -21,6 +21,7 @@ import { dirname, isAbsolute, join, normalize, sep } from "node:path";
 import { pathToFileURL } from "node:url";
 import { promisify } from "node:util";
 import { RECIPE_MARKER, RECIPES, stepFor, type Recipe, type RecipeStep } from "./backlog.js";
+import { setTimeout as sleep } from "node:timers/promises";
 
 const pexec = promisify(execFile);
 
@@ -133,7 +134,7 @@ async function runStep(step: RecipeStep, cwd: string, attempt: number, env: Node
   }
   await commitFiles(cwd, step.message, step.files, attempt);
   for (const next of step.then ?? []) {
-    if (pauseMs > 0) await new Promise((ok) => setTimeout(ok, pauseMs));
+    if (pauseMs > 0) await sleep(pauseMs);
     await commitFiles(cwd, next.message, next.files, attempt);
   }
 }
@@ -174,7 +175,7 @@ export async function main(argv: readonly string[] = process.argv.slice(2), env:
   const pause = delayMs(argv, env);
   if (pause > 0) {
     say(`thinking for ${pause} ms`);
-    await new Promise((ok) => setTimeout(ok, pause));
+    await sleep(pause);
   }
   await runStep(stepFor(recipe, attempt), cwd, attempt, env, pause);
   say("done");

@@ -3,7 +3,7 @@
 // acting when the stop came, a retry between two attempts, a tick that failed on a flaky
 // answer: none of them may leave a claim nobody works on (docs/architecture.md, invariant 4).
 import type { Forge, PullRequest } from "../gh/forge.js";
-import { missedFleetPulls } from "../gh/gather.js";
+import { missedFleetPulls, type GatherMemory } from "../gh/gather.js";
 import type { ReleasedLeft } from "../board/render.js";
 import type { RefStore } from "../gh/refstore.js";
 import { parseNamespace } from "../state/claims.js";
@@ -20,6 +20,8 @@ export interface DrainDeps {
   /** The fleet's login: only its own PRs keep a claim. */
   login: string;
   branchPrefix: string;
+  /** What the gathers remember of the fleet's PRs (the connection's). */
+  memory: GatherMemory;
 }
 
 export interface DrainResult {
@@ -43,6 +45,7 @@ export async function releaseClaimsWithoutPr(deps: DrainDeps, busy: ReadonlySet<
   // releasing its claim would leave the PR with none.
   const missed = await missedFleetPulls(
     deps.forge,
+    deps.memory,
     listed,
     mine.map((c) => c.issue),
     issueOf,
@@ -77,7 +80,15 @@ export async function drainClaims(fleet: DrainingFleet, busy: ReadonlySet<number
   for (let attempt = 0; attempt < 3; attempt += 1) {
     try {
       const drained = await releaseClaimsWithoutPr(
-        { refs: conn.refs, forge: conn.forge, lease, namespace, login: conn.login, branchPrefix: fleet.registration.config.worktree.branch_prefix },
+        {
+          refs: conn.refs,
+          forge: conn.forge,
+          lease,
+          namespace,
+          login: conn.login,
+          branchPrefix: fleet.registration.config.worktree.branch_prefix,
+          memory: conn.gatherMemory,
+        },
         busy,
       );
       for (const n of drained.released) {

@@ -1,7 +1,7 @@
 // The final report of a fleet's run (server/lanes/ledger-report.ts), written when a drain or stop
 // ends: beside the ledger as report.json and report.txt (owner-only), recorded in the ledger, and
 // posted as a comment on `report.comment_issue` when the config names one.
-import { writeFileSync, renameSync } from "node:fs";
+import { writeAtomicSync } from "../kit/atomic-file.js";
 import { join } from "node:path";
 import { buildReport, renderReport, type FinalReport } from "../lanes/index.js";
 import { clipHead } from "../text/text.js";
@@ -47,8 +47,6 @@ export function writeReport(dir: string, report: FinalReport, text: string): voi
     [REPORT_JSON, JSON.stringify(report, null, 2) + "\n"],
     [REPORT_TEXT, text + "\n"],
   ] as const) {
-    const tmp = join(dir, `${name}.${process.pid}.tmp`);
-    writeFileSync(tmp, body, { mode: 0o600 });
-    renameSync(tmp, join(dir, name));
+    writeAtomicSync(join(dir, name), body);
   }
 }

@@ -7,7 +7,6 @@ import { NOTIFY_DEDUPE_SECONDS, NOTIFY_MAX_PER_HOUR } from "../../schemas/config
 import { PROBE_MAX_AGE_SECONDS } from "../state/garbage.js";
 import { Board } from "../board/fleet-board.js";
 import type { HeadToLand, WorkerRuntime } from "../runtime/port.js";
-import { runtimeFor } from "../runtimes/registry.js";
 import { CI_SILENT_SECONDS, CiSilence } from "./ci-silence.js";
 import { ConflictWatch } from "./conflict-watch.js";
 import { GarbageCollector } from "./garbage.js";
@@ -84,7 +83,7 @@ export function boardFor(registration: Registration, deps: FleetDeps, config: ()
 
 /** The worker runtime in force for the fleet's config, with the repository's reach (the actions runtime needs it). */
 export function fleetRuntime(registration: Registration, deps: FleetDeps): WorkerRuntime {
-  return runtimeFor(registration.config, deps.env, {
+  return deps.runtimes.runtimeFor(registration.config, deps.env, {
     repo: registration.repo,
     api: deps.conn.forge.actions(),
     git: deps.workRepo.git,

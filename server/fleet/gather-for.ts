@@ -22,6 +22,7 @@ export function gatherFor(
     reviews: registration.config.review.command !== null,
     ...(expectClosed && expectClosed.size > 0 ? { expectClosed } : {}),
     instance: deps.lease.instance,
+    memory: conn.gatherMemory,
     now,
   });
 }

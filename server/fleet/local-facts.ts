@@ -11,6 +11,7 @@ import { pinnedHead } from "../state/review-stage.js";
 import type { IssueMemories } from "./issue-memory.js";
 import type { FleetDeps, Registration } from "./registration.js";
 import type { WorkerRun } from "./worker-runs.js";
+import { setTimeout as sleep } from "node:timers/promises";
 
 /** The second look at a worker's CPU when the first sample could not say. */
 const BUSY_RESAMPLE_MS = 1_000;
@@ -65,7 +66,7 @@ export async function localFacts(ctx: FactsContext, set: WorkingSet, snapshot: S
       if (decision.state === "kill" && decision.cause === "quiet" && reading.busy === "unknown") {
         // A first sample cannot tell busy from idle (the tick cadence can be slower than the
         // kill threshold): look again before ending a tree that may be compiling.
-        await new Promise((resolve) => setTimeout(resolve, BUSY_RESAMPLE_MS));
+        await sleep(BUSY_RESAMPLE_MS);
         reading = await run.handle.observe();
         decision = assess();
       }

@@ -6,6 +6,7 @@
 // The fleet never waits on either: deliveries run in the background, one at a time, and a
 // webhook that times out or answers 5xx is retried with backoff, then given up.
 import type { LedgerEntry } from "../lanes/index.js";
+import { retry } from "../kit/retry.js";
 
 export interface NotifySettings {
   mention: readonly string[];
@@ -34,8 +35,8 @@ export interface NotifierOptions {
   fetch?: typeof globalThis.fetch;
   /** Per webhook attempt. Default 5 s. */
   timeoutMs?: number;
-  /** Waits before the 2nd, 3rd… attempt. Default 1 s, 4 s, 16 s. */
-  backoffMs?: readonly number[];
+  /** The wait before the 2nd attempt; the 3rd and 4th wait four times longer each. Default 1 s (1 s, 4 s, 16 s). */
+  retryMs?: number;
 }
 
 /** Deliveries waiting at most: a webhook that is down for hours must not grow memory. */
@@ -154,32 +155,37 @@ export class Notifier {
 
   private async post(url: string, event: NotifyEvent): Promise<void> {
     const fetcher = this.o.fetch ?? globalThis.fetch;
-    const backoff = this.o.backoffMs ?? [1000, 4000, 16000];
-    let why = "";
-    for (let attempt = 0; attempt <= backoff.length; attempt++) {
-      if (attempt > 0) {
-        this.counters.webhook_retries += 1;
-        await sleep(backoff[attempt - 1]!);
-      }
+    const attempt = async (): Promise<void> => {
+      let res: Response;
       try {
-        const res = await fetcher(url, {
+        res = await fetcher(url, {
           method: "POST",
           headers: { "content-type": "application/json" },
           body: JSON.stringify(event),
           signal: AbortSignal.timeout(this.o.timeoutMs ?? 5000),
           redirect: "error",
         });
-        await res.arrayBuffer().catch(() => undefined);
-        if (res.ok) {
-          this.counters.webhook_ok += 1;
-          return;
-        }
-        why = `answered ${res.status}`;
-        // A 4xx is the request's fault: sending it again changes nothing (but 429: wait and retry).
-        if (res.status < 500 && res.status !== 429) break;
       } catch (error) {
-        why = (error as Error).name === "TimeoutError" ? "timed out" : "unreachable";
+        throw new WebhookFailed((error as Error).name === "TimeoutError" ? "timed out" : "unreachable", false);
       }
+      await res.arrayBuffer().catch(() => undefined);
+      if (res.ok) return;
+      // A 4xx is the request's fault: sending it again changes nothing (but 429: wait and retry).
+      throw new WebhookFailed(`answered ${res.status}`, res.status < 500 && res.status !== 429);
+    };
+    let why = "";
+    try {
+      await retry(attempt, {
+        retries: 3,
+        minMs: this.o.retryMs ?? 1000,
+        factor: 4,
+        again: (error) => error instanceof WebhookFailed && !error.final,
+        onRetry: () => (this.counters.webhook_retries += 1),
+      });
+      this.counters.webhook_ok += 1;
+      return;
+    } catch (error) {
+      why = error instanceof WebhookFailed ? error.why : (error as Error).message;
     }
     this.counters.webhook_failed += 1;
     this.o.log?.(
@@ -193,6 +199,12 @@ export class Notifier {
 /** "@alice" and "alice" are one login. */
 const at = (logins: readonly string[]): string => logins.map((l) => `@${l.replace(/^@/, "")}`).join(" ");
 
-function sleep(ms: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, ms));
+/** One webhook attempt that failed: why, and whether trying again could change it. */
+class WebhookFailed extends Error {
+  constructor(
+    readonly why: string,
+    readonly final: boolean,
+  ) {
+    super(why);
+  }
 }

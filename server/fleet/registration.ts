@@ -7,6 +7,7 @@ import type { Lease } from "../gh/lease.js";
 import type { WorkRepo } from "../worktrees/worktrees.js";
 import type { UsageFormat } from "../agent/engines.js";
 import type { HostBudget } from "./host-budget.js";
+import type { WorkerRuntimes } from "../runtimes/registry.js";
 
 /** The engine a registration runs (server/agent/engines.ts), as verified at its start. */
 export interface EngineChoice {
@@ -52,4 +53,6 @@ export interface FleetDeps {
   env?: Readonly<Record<string, string | undefined>>;
   /** The host-wide budget every fleet of this host shares (host.json); absent: none. */
   hostBudget?: HostBudget;
+  /** The host's worker runtimes: the fleet's is the one its config names. */
+  runtimes: WorkerRuntimes;
 }

@@ -8,6 +8,7 @@
 // so `paginate` (which mutates response data in place) cannot corrupt a cached body.
 import { createHash } from "node:crypto";
 import type { RateLimit } from "./forge.js";
+import { LRUCache } from "lru-cache";
 
 type Fetch = typeof globalThis.fetch;
 
@@ -48,8 +49,7 @@ const NOT_REPLAYED = new Set(["content-encoding", "content-length", "transfer-en
 
 export class ConditionalFetch {
   private readonly inner: Fetch;
-  private readonly entries = new Map<string, Entry>();
-  private readonly maxEntries: number;
+  private readonly entries: LRUCache<string, Entry>;
   private readonly timeoutMs: number;
   private readonly useCache: boolean;
   private counters = { total: 0, notModified: 0, counted: 0, failed: 0 };
@@ -57,7 +57,7 @@ export class ConditionalFetch {
 
   constructor(options: ConditionalFetchOptions = {}) {
     this.inner = options.fetch ?? globalThis.fetch.bind(globalThis);
-    this.maxEntries = options.maxEntries ?? 2_000;
+    this.entries = new LRUCache({ max: options.maxEntries ?? 2_000 });
     this.timeoutMs = options.timeoutMs ?? 30_000;
     this.useCache = options.cache ?? true;
   }
@@ -81,7 +81,7 @@ export class ConditionalFetch {
     const method = (init?.method ?? (input instanceof Request ? input.method : "GET")).toUpperCase();
     const headers = new Headers(init?.headers ?? (input instanceof Request ? input.headers : undefined));
     const key = method === "GET" && this.useCache && !headers.has("if-none-match") ? cacheKey(url, headers) : null;
-    const entry = key ? this.entries.get(key) : undefined;
+    const entry = key ? this.entries.peek(key) : undefined;
     if (entry) headers.set("if-none-match", entry.etag);
 
     this.counters.total += 1;
@@ -98,8 +98,7 @@ export class ConditionalFetch {
       this.counters.notModified += 1;
       if (!entry || !key) return response; // the caller's own conditional request
       await response.body?.cancel();
-      this.entries.delete(key); // re-insert: most recently used last
-      this.entries.set(key, entry);
+      this.entries.get(key); // most recently used now
       return replay(entry, response, url);
     }
     this.counters.counted += 1;
@@ -115,23 +114,13 @@ export class ConditionalFetch {
         headers: [...response.headers].filter(([name]) => !NOT_REPLAYED.has(name)),
         body,
       };
-      this.remember(key, stored);
+      this.entries.set(key, stored);
       return withUrl(new Response(body, { status: stored.status, statusText: stored.statusText, headers: stored.headers }), url);
     }
     // Gone: forget it. (A 403 rate limit or a 5xx says nothing about the resource: keep it.)
     if (key && (response.status === 404 || response.status === 410)) this.entries.delete(key);
     return response;
   };
-
-  private remember(key: string, entry: Entry): void {
-    this.entries.delete(key);
-    this.entries.set(key, entry);
-    while (this.entries.size > this.maxEntries) {
-      const oldest = this.entries.keys().next().value;
-      if (oldest === undefined) break;
-      this.entries.delete(oldest);
-    }
-  }
 
   private noteRateLimit(headers: Headers): void {
     const limit = headers.get("x-ratelimit-limit");

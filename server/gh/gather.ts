@@ -27,7 +27,41 @@ export interface GatherOptions {
   expectClosed?: ReadonlySet<number>;
   /** This fleet's instance: a PR of its claims the listing missed is read on its own (see missedFleetPulls). */
   instance?: string;
+  /** What the gathers of this forge client remember between them (its connection keeps it). */
+  memory: GatherMemory;
   now: Date;
+}
+
+type Links = [IssueLink[], IssueLink[]];
+
+/**
+ * What the gather remembers between reads of one forge client; its owner (the repository's
+ * connection) keeps it and hands it to every gather.
+ */
+export class GatherMemory {
+  /**
+   * The fleet's open PRs as last listed: issue → PR number; null until the first listing. The
+   * open-PR listing is paged like the issues': a PR merged or closed on a page already read, while
+   * a later page is read, moves an open PR across the page boundary unseen. A claim whose PR is
+   * missing would look like one with no PR: a stop would release it (leaving its PR with no
+   * claim), and a tick would start a worker to continue work that is already proposed, pushing to
+   * a head being gated.
+   */
+  fleetPulls: Map<number, number> | null = null;
+  /**
+   * An issue's dependency and sub-issue links as last read, keyed by what the listing says of
+   * them. Those lists hold whole issues, so any change to a blocker or sub-issue (a comment, a
+   * label, a board) changes their ETag and costs a 200; what the snapshot takes from them (which
+   * issues, and whether a blocker is open) changes only with the listed summaries or the issue's
+   * own update time (a link added or removed), so the lists are read again only then.
+   */
+  readonly links = new Map<number, { key: string; readAt: number; links: Promise<Links> }>();
+
+  /** The fleet closed this PR itself (a retry): its absence from the next listing needs no read. */
+  forgetFleetPull(number: number): void {
+    if (!this.fleetPulls) return;
+    for (const [issue, pr] of this.fleetPulls) if (pr === number) this.fleetPulls.delete(issue);
+  }
 }
 
 export async function gatherSnapshot(forge: Forge, refs: RefStore, options: GatherOptions): Promise<Snapshot> {
@@ -51,10 +85,11 @@ export async function gatherSnapshot(forge: Forge, refs: RefStore, options: Gath
     const open = new Set(issues.map((issue) => issue.number));
     // A claim waiting for GitHub to close its issue has its PR merged: missing from the list, as expected.
     const ours = claims.filter((c) => c.instance === options.instance && open.has(c.issue) && !options.expectClosed?.has(c.issue));
-    const fresh = !fleetPullMemos.has(forge);
+    const fresh = options.memory.fleetPulls === null;
     pulls.push(
       ...(await missedFleetPulls(
         forge,
+        options.memory,
         pulls,
         ours.map((c) => c.issue),
         fleetIssueOf,
@@ -69,11 +104,11 @@ export async function gatherSnapshot(forge: Forge, refs: RefStore, options: Gath
         options.login,
       );
     }
-    rememberFleetPulls(forge, pulls, fleetIssueOf);
+    rememberFleetPulls(options.memory, pulls, fleetIssueOf);
   }
 
-  const snapIssues = await Promise.all(issues.map((issue) => snapshotIssue(forge, issue)));
-  forgetClosedLinks(forge, issues);
+  const snapIssues = await Promise.all(issues.map((issue) => snapshotIssue(forge, options.memory, issue)));
+  forgetClosedLinks(options.memory, issues);
   const snapPulls = await Promise.all(
     pulls.map(async (pull) => {
       const snap = snapshotPull(pull);
@@ -173,29 +208,13 @@ async function claimedButUnlisted(
   return read.filter((issue): issue is Issue => issue !== null && issue.state === "open");
 }
 
-/**
- * The fleet's open PRs as last listed, per forge client: issue → PR number. The open-PR listing is
- * paged like the issues': a PR merged or closed on a page already read, while a later page is
- * read, moves an open PR across the page boundary unseen. A claim whose PR is missing would look
- * like one with no PR: a stop would release it (leaving its PR with no claim), and a tick would
- * start a worker to continue work that is already proposed, pushing to a head being gated.
- */
-const fleetPullMemos = new WeakMap<Forge, Map<number, number>>();
-
-function rememberFleetPulls(forge: Forge, pulls: readonly PullRequest[], issueOf: (pull: PullRequest) => number | null): void {
+function rememberFleetPulls(memory: GatherMemory, pulls: readonly PullRequest[], issueOf: (pull: PullRequest) => number | null): void {
   const memo = new Map<number, number>();
   for (const pull of pulls) {
     const issue = issueOf(pull);
     if (issue !== null && pull.number > (memo.get(issue) ?? 0)) memo.set(issue, pull.number);
   }
-  fleetPullMemos.set(forge, memo);
-}
-
-/** The fleet closed this PR itself (a retry): its absence from the next listing needs no read. */
-export function forgetFleetPull(forge: Forge, number: number): void {
-  const memo = fleetPullMemos.get(forge);
-  if (!memo) return;
-  for (const [issue, pr] of memo) if (pr === number) memo.delete(issue);
+  memory.fleetPulls = memo;
 }
 
 /**
@@ -207,11 +226,12 @@ export function forgetFleetPull(forge: Forge, number: number): void {
  */
 export async function missedFleetPulls(
   forge: Forge,
+  memory: GatherMemory,
   listed: readonly PullRequest[],
   claimed: readonly number[],
   issueOf: (pull: PullRequest) => number | null,
 ): Promise<PullRequest[]> {
-  const memo = fleetPullMemos.get(forge);
+  const memo = memory.fleetPulls;
   const covered = new Set(listed.map(issueOf).filter((n): n is number => n !== null));
   if (!memo) return relisted(forge, listed, claimed, issueOf, covered);
   if (memo.size === 0) return [];
@@ -265,25 +285,15 @@ function pullOnly(pull: PullRequest): PullRequest {
 }
 
 /**
- * An issue's dependency and sub-issue links as last read, per forge client, keyed by what the
- * listing says of them. Those lists hold whole issues, so any change to a blocker or sub-issue
- * (a comment, a label, a board) changes their ETag and costs a 200; what the snapshot takes from
- * them (which issues, and whether a blocker is open) changes only with the listed summaries or the
- * issue's own update time (a link added or removed), so the lists are read again only then.
- */
-const linkMemos = new WeakMap<Forge, Map<number, { key: string; readAt: number; links: Promise<[IssueLink[], IssueLink[]]> }>>();
-
-/**
  * GitHub's update times have whole seconds: a link changed in the second of an earlier read keeps
  * the same time, so a read that close to the update (or closer than clocks may disagree) is not
  * trusted, and the next gather reads the lists again.
  */
 const LINK_SETTLE_MS = 5_000;
 
-function issueLinks(forge: Forge, issue: Issue): Promise<[IssueLink[], IssueLink[]]> {
+function issueLinks(forge: Forge, memory: GatherMemory, issue: Issue): Promise<Links> {
   if (issue.blockedByCount === 0 && issue.subIssueCount === 0) return Promise.resolve([[], []]);
-  let memo = linkMemos.get(forge);
-  if (!memo) linkMemos.set(forge, (memo = new Map()));
+  const memo = memory.links;
   const key = `${issue.updatedAt} ${issue.blockedByCount} ${issue.subIssueCount}`;
   const known = memo.get(issue.number);
   if (known?.key === key && known.readAt - Date.parse(issue.updatedAt) >= LINK_SETTLE_MS) return known.links;
@@ -297,15 +307,15 @@ function issueLinks(forge: Forge, issue: Issue): Promise<[IssueLink[], IssueLink
   return links;
 }
 
-function forgetClosedLinks(forge: Forge, open: readonly Issue[]): void {
-  const memo = linkMemos.get(forge);
-  if (!memo || memo.size === 0) return;
+function forgetClosedLinks(memory: GatherMemory, open: readonly Issue[]): void {
+  const memo = memory.links;
+  if (memo.size === 0) return;
   const listed = new Set(open.map((issue) => issue.number));
   for (const number of memo.keys()) if (!listed.has(number)) memo.delete(number);
 }
 
-async function snapshotIssue(forge: Forge, issue: Issue): Promise<SnapshotIssue> {
-  const [blockedBy, subIssues] = await issueLinks(forge, issue);
+async function snapshotIssue(forge: Forge, memory: GatherMemory, issue: Issue): Promise<SnapshotIssue> {
+  const [blockedBy, subIssues] = await issueLinks(forge, memory, issue);
   return {
     number: issue.number,
     id: issue.id,

@@ -20,6 +20,7 @@ import { resolve } from "node:path";
 import { assertSafeRefName, type CasOutcome, type RefEntry, type RefStore } from "./refstore.js";
 import { assertNoCredentialsInUrl, git, gitFailure, gitRaw, pushRejection, type GitAuth, type GitResult } from "./git.js";
 import { GitError, UsageError } from "./errors.js";
+import { Serial } from "../kit/serial.js";
 
 /** git's well-known empty tree. */
 export const EMPTY_TREE = "4b825dc642cb6eb9a060e54bf8d69288fbee4904";
@@ -55,7 +56,7 @@ export class GitRefStore implements RefStore {
   private readonly timeoutMs: number | undefined;
   private ready: Promise<void> | null = null;
   // Fetches write local refs: two at once would fight over ref locks. Pushes do not.
-  private fetchQueue: Promise<unknown> = Promise.resolve();
+  private readonly fetches = new Serial();
   /** Per prefix: the last listing, and whether it matched the one before (the namespace is quiet). */
   private readonly listed = new Map<string, { entries: RefEntry[]; quiet: boolean }>();
 
@@ -77,7 +78,7 @@ export class GitRefStore implements RefStore {
   async list(prefix: string): Promise<RefEntry[]> {
     assertSafePrefix(prefix);
     await this.ensureRepo();
-    return this.serialized(async () => {
+    return this.fetches.run(async () => {
       const last = this.listed.get(prefix);
       if (last?.quiet) {
         const { stdout } = await this.run(["ls-remote", "--refs", "origin", `${prefix}*`]);
@@ -234,12 +235,6 @@ export class GitRefStore implements RefStore {
         "this git uses a non-SHA-1 object format; use a SHA-1 repository",
       );
     }
-  }
-
-  private serialized<T>(job: () => Promise<T>): Promise<T> {
-    const next = this.fetchQueue.then(job, job);
-    this.fetchQueue = next.catch(() => undefined);
-    return next;
   }
 
   private run(args: string[], extra: { input?: string; env?: Record<string, string> } = {}): Promise<GitResult> {

@@ -5,6 +5,7 @@ import type { FleetConfig } from "../../schemas/config.js";
 import type { RepoInfo } from "./forge.js";
 import type { GitHubForge } from "./github-forge.js";
 import type { GitRefStore } from "./gitrefs.js";
+import type { GatherMemory } from "./gather.js";
 
 export interface RepoConnection {
   repo: string;
@@ -21,4 +22,6 @@ export interface RepoConnection {
   token: string;
   apiUrl: string;
   hostName: string;
+  /** What the gathers of this connection's forge client remember between them. */
+  gatherMemory: GatherMemory;
 }

@@ -14,6 +14,7 @@ import { stderrLogger, type Logger } from "../gh/octokit.js";
 import { formatSlug, parseSlug } from "../gh/slug.js";
 import { CONFIG_FILE_PATH, mergeConfig, parseConfigText } from "./config-load.js";
 import { controlRepoDir, stateDir } from "../paths.js";
+import { GatherMemory } from "../gh/gather.js";
 
 /** A fresh instance id: lowercase letters and digits, valid under the instance grammar. */
 export const newInstanceId = customAlphabet("0123456789abcdefghijklmnopqrstuvwxyz", 12);
@@ -65,6 +66,7 @@ export async function connect(options: ConnectOptions): Promise<RepoConnection> 
     token,
     apiUrl,
     hostName: hostname(),
+    gatherMemory: new GatherMemory(),
   };
 }
 

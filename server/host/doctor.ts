@@ -4,6 +4,7 @@
 import { constants } from "node:fs";
 import { access, stat } from "node:fs/promises";
 import { homedir } from "node:os";
+import semver from "semver";
 import { dirname } from "node:path";
 import { apiBaseUrl, resolveToken, DEFAULT_API_URL, type ResolvedToken } from "../gh/auth.js";
 import { ForgeError, GitError } from "../gh/errors.js";
@@ -28,7 +29,7 @@ export interface DoctorCheck {
 export const SUPPORTED_NODE_MAJOR = 22;
 const TESTED_NODE = "Node 22 and 24";
 /** The local forge (`afk-mcp forge`, `afk-mcp demo`) merges with `git merge-tree --write-tree`. */
-const FORGE_GIT: readonly [number, number] = [2, 38];
+const FORGE_GIT = "2.38";
 
 export interface DoctorOptions {
   env?: NodeJS.ProcessEnv;
@@ -88,7 +89,7 @@ export function doctorExitCode(checks: readonly DoctorCheck[]): number {
 }
 
 export function nodeCheck(version: string): DoctorCheck {
-  const major = Number(/^v?(\d+)/.exec(version)?.[1] ?? 0);
+  const major = semver.coerce(version)?.major ?? 0;
   const detail = `Node ${version.replace(/^v/, "")}`;
   if (major >= SUPPORTED_NODE_MAJOR) return { name: "node", status: "ok", detail: `${detail} (the suite runs on ${TESTED_NODE})`, fix: null };
   const fix = `install Node ${SUPPORTED_NODE_MAJOR} or newer, e.g. \`nvm install 24\` (https://nodejs.org)`;
@@ -107,28 +108,27 @@ async function gitCheck(): Promise<DoctorCheck> {
       name: "git",
       status: "fail",
       detail: reason,
-      fix: `install git ${FORGE_GIT.join(".")} or newer (https://git-scm.com/downloads) and put it on PATH`,
+      fix: `install git ${FORGE_GIT} or newer (https://git-scm.com/downloads) and put it on PATH`,
     };
   }
   return gitVersionCheck(text);
 }
 
 export function gitVersionCheck(versionLine: string): DoctorCheck {
-  const m = /git version (\d+)\.(\d+)/.exec(versionLine);
+  const m = /git version (\d+\.\d+)/.exec(versionLine);
   if (!m)
     return {
       name: "git",
       status: "warn",
       detail: `cannot read the version from "${versionLine}"`,
-      fix: `make sure \`git\` on PATH is git ${FORGE_GIT.join(".")} or newer`,
+      fix: `make sure \`git\` on PATH is git ${FORGE_GIT} or newer`,
     };
-  const [major, minor] = [Number(m[1]), Number(m[2])];
-  if (major > FORGE_GIT[0] || (major === FORGE_GIT[0] && minor >= FORGE_GIT[1])) return { name: "git", status: "ok", detail: versionLine, fix: null };
+  if (semver.gte(semver.coerce(m[1])!, semver.coerce(FORGE_GIT)!)) return { name: "git", status: "ok", detail: versionLine, fix: null };
   return {
     name: "git",
     status: "warn",
-    detail: `${versionLine}: the fleet works, but the local forge (afk-mcp forge, afk-mcp demo) needs git ${FORGE_GIT.join(".")} for \`git merge-tree --write-tree\``,
-    fix: `upgrade git to ${FORGE_GIT.join(".")} or newer (https://git-scm.com/downloads)`,
+    detail: `${versionLine}: the fleet works, but the local forge (afk-mcp forge, afk-mcp demo) needs git ${FORGE_GIT} for \`git merge-tree --write-tree\``,
+    fix: `upgrade git to ${FORGE_GIT} or newer (https://git-scm.com/downloads)`,
   };
 }
 

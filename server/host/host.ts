@@ -56,6 +56,7 @@ import { refuseNamedTypos } from "./named-lookup.js";
 import { newFleet, refuseIfRunning, registrationRow, type RegistrationRow } from "./new-fleet.js";
 import { readHostConfig } from "./host-config.js";
 import { HostBudget } from "../fleet/host-budget.js";
+import { WorkerRuntimes } from "../runtimes/registry.js";
 
 export interface HostOptions {
   env?: NodeJS.ProcessEnv;
@@ -84,8 +85,9 @@ export class FleetHost implements Host {
   private readonly accessFor = new Map<string, RepoAccess>();
   /** Namespace probes that succeeded, per repository, namespace and token (never the token itself). */
   private readonly probes = new Map<string, NamespaceProbe>();
-  /** The host-wide day budget and max_workers (host.json), shared by every fleet here. */
+  /** The host-wide day budget and max_workers (host.json), shared by every fleet here; and its worker runtimes, each keeping what it started. */
   readonly hostBudget = new HostBudget();
+  readonly runtimes = new WorkerRuntimes();
 
   constructor(private readonly options: HostOptions = {}) {
     this.instance = options.instance ?? newInstanceId();
@@ -132,9 +134,8 @@ export class FleetHost implements Host {
   }
 
   /**
-   * The access to a repository no project runs: with the caller's environment when it sent one
-   * (a session through the daemon: the daemon's own is whichever session started it), never
-   * cached, so its token lives no longer than the call; else this host's own.
+   * The access to a repository no project runs: with the caller's environment when it sent one (a session through the daemon:
+   * the daemon's own is whichever session started it), never cached, so its token lives no longer than the call; else this host's own.
    */
   private access(repo: string | undefined, as: CallerAccess, probe: boolean): Promise<RepoAccess> {
     if (as.env) return this.open(repo, { env: this.withOurState(as.env) }, probe);
@@ -185,7 +186,7 @@ export class FleetHost implements Host {
     const connected = running ? running.connected : await this.access(repo, as, false);
     if (!run) return planFor(connected, this.clock);
     const env = this.options.env ?? process.env;
-    return (await assessRun(connected, this.clock, { ...run, dry_run: true, auto_merge: null }, { host: env, project: as.env ?? env })).plan;
+    return (await assessRun(connected, this.clock, { ...run, dry_run: true, auto_merge: null }, { host: env, project: as.env ?? env }, this.runtimes)).plan;
   }
 
   async status(given: StatusInput, as: CallerAccess = {}): Promise<StatusResult> {
@@ -211,7 +212,7 @@ export class FleetHost implements Host {
     if (scope === "worker") {
       const repo = input.repo ?? running?.project.registration.repo;
       const rows = running ? running.project.workerRows() : [];
-      const workers = repo ? await withOrphans(rows, runDirFor(stateDir(this.options.env ?? process.env), repo)) : rows;
+      const workers = repo ? await withOrphans(rows, runDirFor(stateDir(this.options.env ?? process.env), repo), this.runtimes) : rows;
       return { scope, registration, plan: null, issue: null, workers, source: null, ...extra };
     }
     const { plan, source } = await this.currentPlan(input.repo, as);
@@ -294,7 +295,7 @@ export class FleetHost implements Host {
     this.starting.add(key);
     try {
       const env = projectEnv ?? hostEnv;
-      const { plan, landing, chosen, runtimeNote } = await assessRun(connected, this.clock, input, { host: hostEnv, project: env }, onStep);
+      const { plan, landing, chosen, runtimeNote } = await assessRun(connected, this.clock, input, { host: hostEnv, project: env }, this.runtimes, onStep);
       refuseStart(plan, true);
       this.hostBudget.set(await readHostConfig(stateDir(hostEnv)));
       if (input.dry_run || chosen === null) {
@@ -313,6 +314,7 @@ export class FleetHost implements Host {
         timeScale: this.options.timeScale ?? 1,
         env,
         hostBudget: this.hostBudget,
+        runtimes: this.runtimes,
       });
       this.running.set(key, project);
       this.accessFor.set(key, connected);
@@ -467,7 +469,7 @@ export class FleetHost implements Host {
 
   /** The process must exit now (a second signal during a drain): see leaving.ts. */
   abandon(): Promise<string> {
-    return abandon(this.running.values(), this.lanes.all());
+    return abandon(this.running.values(), this.lanes.all(), this.runtimes);
   }
 
   /** The daemon is replaced (afk-mcp daemon restart): see leaving.ts. */

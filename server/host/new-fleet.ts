@@ -15,6 +15,7 @@ import type { EngineStart } from "./engine-start.js";
 import type { RepoAccess } from "./repo-access.js";
 import { runDirFor } from "./views.js";
 import { needsHumanOf } from "./plan.js";
+import type { WorkerRuntimes } from "../runtimes/registry.js";
 
 export interface FleetPlace {
   /** The state dir. */
@@ -24,6 +25,7 @@ export interface FleetPlace {
   timeScale: number;
   env: Readonly<Record<string, string | undefined>>;
   hostBudget: HostBudget;
+  runtimes: WorkerRuntimes;
 }
 
 export function newFleet(
@@ -69,6 +71,7 @@ export function newFleet(
     timeScale: place.timeScale,
     env: place.env,
     hostBudget: place.hostBudget,
+    runtimes: place.runtimes,
   });
   return { project, registration };
 }

@@ -55,6 +55,7 @@ export async function assess(
       gateMode: conn.config.gate.ci,
       branchPrefix: conn.config.worktree.branch_prefix,
       reviews: conn.config.review.command !== null,
+      memory: conn.gatherMemory,
       now,
     }),
     // One request per start or plan: which of the fleet's labels exist (those found are never created).

@@ -5,7 +5,7 @@
 import type { FleetConfig } from "../../schemas/config.js";
 import type { PlanOutput } from "../../schemas/tools.js";
 import { engineProfile } from "../agent/engines.js";
-import { runtimeReachFor } from "../runtimes/registry.js";
+import { runtimeReachFor, type WorkerRuntimes } from "../runtimes/registry.js";
 import { budgetWords, probeEnvOf, type EngineStart } from "./engine-start.js";
 import { UsageError } from "../gh/errors.js";
 import type { RoutePolicy } from "../state/route.js";
@@ -34,6 +34,7 @@ export async function assessRun(
     auto_merge?: boolean | null | undefined;
   },
   env: { host: Env; project: Env },
+  runtimes: WorkerRuntimes,
   onStep: StepListener = () => undefined,
 ): Promise<{ plan: PlanOutput; landing: LandingChoice; chosen: EngineStart | null; runtimeNote: string }> {
   const { conn } = connected;
@@ -42,7 +43,7 @@ export async function assessRun(
   if (chosen?.step) onStep(chosen.step);
   const { plan, landing } = await assess(connected, clock, input.auto_merge === null ? null : input.auto_merge === true, startRouting(chosen, conn.config));
   for (const step of assessedSteps(plan)) onStep(step);
-  const runtime = await startRuntimeLine(conn, env.project, !input.dry_run, onStep, chosen?.programs ?? []);
+  const runtime = await startRuntimeLine(conn, env.project, !input.dry_run, onStep, runtimes, chosen?.programs ?? []);
   return {
     plan: { ...plan, run: runOutline(chosen, input.worker_command ?? null, conn.config, env, runtime.line) },
     landing,

@@ -7,12 +7,13 @@
 // descriptor, redacted, bounded per line), so a crash right after a record keeps it. A file left
 // torn or corrupt (a crash mid-line, a disk error, a hand edit) is repaired on open: its good
 // records are kept, the rest dropped, and one warning says so.
-import { closeSync, fstatSync, fsyncSync, mkdirSync, openSync, readFileSync, renameSync, writeSync } from "node:fs";
+import { closeSync, fstatSync, mkdirSync, openSync, readFileSync, writeSync } from "node:fs";
 import { join } from "node:path";
 import { laneRecord, type LaneRecord } from "../../schemas/lanes.js";
 import { DEFAULT_MAX_LINE_BYTES, encodeRecord } from "./encode.js";
 import type { Redactor } from "../text/redact.js";
 import { foldRecord, summarize, type IssueSummary, type LedgerEntry } from "./ledger-types.js";
+import { writeAtomicSync } from "../kit/atomic-file.js";
 
 export const LEDGER_FILE = "ledger.jsonl";
 export const DEFAULT_LEDGER_MAX_BYTES = 8 * 1024 * 1024;
@@ -217,18 +218,7 @@ export class Ledger {
   /** Replaces the file whole (a temporary file, fsynced, renamed over it): a crash leaves the old or the new one. */
   private rewrite(lines: string[]): void {
     this.release();
-    const tmp = `${this.path}.${process.pid}.tmp`;
-    const fd = openSync(tmp, "w", 0o600);
-    try {
-      const body = lines.length > 0 ? lines.join("\n") + "\n" : "";
-      const bytes = Buffer.from(body, "utf8");
-      let offset = 0;
-      while (offset < bytes.length) offset += writeSync(fd, bytes, offset, bytes.length - offset);
-      fsyncSync(fd);
-    } finally {
-      closeSync(fd);
-    }
-    renameSync(tmp, this.path);
+    writeAtomicSync(this.path, lines.length > 0 ? lines.join("\n") + "\n" : "", { durable: true });
   }
 }
 

@@ -10,20 +10,8 @@ import { ResponseCache } from "./response-cache.js";
 import { Render, type ForgeUrls } from "./render.js";
 import { isoNow, type ForgeState, type UserRecord } from "./state.js";
 import type { StatePersister } from "./store-persist.js";
-
-/** Serialises async critical sections (merges, ref writes, post-push bookkeeping). */
-export class Mutex {
-  private tail: Promise<void> = Promise.resolve();
-
-  run<T>(fn: () => Promise<T>): Promise<T> {
-    const result = this.tail.then(fn, fn);
-    this.tail = result.then(
-      () => {},
-      () => {},
-    );
-    return result;
-  }
-}
+import { Serial } from "../kit/serial.js";
+import { LRUCache } from "lru-cache";
 
 export interface CompareResult {
   commits: number;
@@ -34,17 +22,16 @@ export interface CompareResult {
 
 /** Bounded memo: git answers keyed by shas are immutable, but memory is not free. */
 class ShaCache<V> {
-  private readonly map = new Map<string, Promise<V>>();
-  constructor(private readonly max = 2000) {}
+  private readonly map = new LRUCache<string, Promise<V>>({ max: 2000 });
 
   get(key: string, compute: () => Promise<V>): Promise<V> {
     let p = this.map.get(key);
     if (!p) {
-      p = compute();
+      const computed = compute();
       // A failed computation must not be remembered.
-      p.catch(() => this.map.delete(key));
-      if (this.map.size >= this.max) this.map.delete(this.map.keys().next().value as string);
-      this.map.set(key, p);
+      computed.catch(() => this.map.get(key) === computed && this.map.delete(key));
+      this.map.set(key, computed);
+      p = computed;
     }
     return p;
   }
@@ -58,7 +45,8 @@ export interface SharedParts {
 
 export class LocalForge {
   readonly render: Render;
-  readonly writeLock = new Mutex();
+  /** Serialises async critical sections (merges, ref writes, post-push bookkeeping). */
+  readonly writeLock = new Serial();
   readonly faults: Faults;
   readonly accounting: Accounting;
   readonly rateLimits: RateLimiter;

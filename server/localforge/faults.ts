@@ -3,6 +3,7 @@
 // one-shot faults that arm the next merge ("answer 405", "the base moves first").
 import { HttpError } from "./http-errors.js";
 import { mulberry32 } from "./prng.js";
+import { setTimeout as sleep } from "node:timers/promises";
 
 export interface FaultSpec {
   /** "METHOD /template" exactly, or a substring of it or of the request path; absent: every route. */
@@ -63,7 +64,7 @@ export class Faults {
   async apply(routeKey: string, path: string): Promise<void> {
     for (const spec of this.specs) {
       if (!matches(spec.route, routeKey, path)) continue;
-      if (spec.latency_ms) await new Promise((r) => setTimeout(r, spec.latency_ms));
+      if (spec.latency_ms) await sleep(spec.latency_ms);
       if (spec.secondary_rate_limit && this.rng() < spec.secondary_rate_limit) {
         throw new HttpError(
           403,

@@ -17,6 +17,7 @@ import { applySeed, readSeed, type Seed } from "./seed.js";
 import { createRequestHandler, type ResponseObserver } from "./server.js";
 import { ForgeState, emptyState, isoNow } from "./state.js";
 import { StatePersister, loadState } from "./store-persist.js";
+import { setTimeout as sleep } from "node:timers/promises";
 
 export type { ResponseObserver, ResponseRecord } from "./server.js";
 export type { Seed, SeedIssue } from "./seed.js";
@@ -198,7 +199,7 @@ export async function startForge(opts: ForgeOptions): Promise<RunningForge> {
       await Promise.all(runners.map((r) => r.close()));
       // Let in-flight merges and post-push bookkeeping finish before the final write.
       await Promise.all(opened.map((o) => o.forge.writeLock.run(async () => {})));
-      await Promise.race([stopped, new Promise((ok) => setTimeout(ok, 2_000).unref())]);
+      await Promise.race([stopped, sleep(2_000, undefined, { ref: false })]);
       server.closeAllConnections();
       await Promise.all(opened.map((o) => o.persister.flush()));
     })();

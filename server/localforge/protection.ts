@@ -1,6 +1,7 @@
 // Branches, classic branch protection and repository rulesets: where a branch's required
 // status checks and required approving reviews come from. Both sources are honoured at merge
 // time, as on GitHub.
+import picomatch from "picomatch";
 import type { LocalForge } from "./core.js";
 import { HttpError, notFound, validationFailed } from "./http-errors.js";
 import { oneOf, optionalString, requiredString } from "./input.js";
@@ -16,26 +17,12 @@ export interface RequiredChecks {
   strict: boolean;
 }
 
-/** fnmatch-style ref patterns as rulesets use them: `*` within a segment, `**` across. */
-function globToRegExp(glob: string): RegExp {
-  let re = "";
-  for (let i = 0; i < glob.length; i++) {
-    const c = glob[i]!;
-    if (c === "*" && glob[i + 1] === "*") {
-      re += ".*";
-      i++;
-    } else if (c === "*") re += "[^/]*";
-    else if (c === "?") re += "[^/]";
-    else re += c.replace(/[.+^${}()|[\]\\]/g, "\\$&");
-  }
-  return new RegExp(`^${re}$`);
-}
-
 function patternMatches(pattern: string, ref: string, defaultBranch: string): boolean {
   if (pattern === "~ALL") return true;
   if (pattern === "~DEFAULT_BRANCH") return ref === `refs/heads/${defaultBranch}`;
   const full = pattern.startsWith("refs/") ? pattern : `refs/heads/${pattern}`;
-  return globToRegExp(full).test(ref);
+  // fnmatch-style, as rulesets use them: `*` within a segment, `**` across.
+  return picomatch.isMatch(ref, full, { dot: true });
 }
 
 /** Active branch rulesets that apply to `branch`. */

@@ -2,6 +2,8 @@
 // forge state's revision changes. A fleet polls the same lists over and over, mostly getting
 // 304s: serving the body and its ETag from here skips rendering and hashing 100 issues.
 
+import { LRUCache } from "lru-cache";
+
 export interface CachedAnswer {
   body: unknown;
   text: string;
@@ -11,9 +13,11 @@ export interface CachedAnswer {
 
 export class ResponseCache {
   private revision = -1;
-  private readonly answers = new Map<string, CachedAnswer>();
+  private readonly answers: LRUCache<string, CachedAnswer>;
 
-  constructor(private readonly max = 1000) {}
+  constructor(max = 1000) {
+    this.answers = new LRUCache({ max });
+  }
 
   get(revision: number, key: string): CachedAnswer | undefined {
     this.sync(revision);
@@ -22,7 +26,6 @@ export class ResponseCache {
 
   set(revision: number, key: string, answer: CachedAnswer): void {
     this.sync(revision);
-    if (this.answers.size >= this.max) this.answers.delete(this.answers.keys().next().value as string);
     this.answers.set(key, answer);
   }
 

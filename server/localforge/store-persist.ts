@@ -2,8 +2,9 @@
 // rename over the old one) so a crash leaves either the old or the new state, never half.
 // Writes are coalesced: a burst of changes schedules one write a few milliseconds later,
 // and a change during a write schedules exactly one more.
-import { readFile, rename, writeFile, unlink } from "node:fs/promises";
+import { readFile } from "node:fs/promises";
 import { join } from "node:path";
+import { writeAtomic } from "../kit/atomic-file.js";
 import { STATE_VERSION, type PersistedState } from "./state.js";
 
 export const STATE_FILE = "forge-state.json";
@@ -27,7 +28,6 @@ export class StatePersister {
   private timer: NodeJS.Timeout | null = null;
   private writing: Promise<void> | null = null;
   private dirty = false;
-  private seq = 0;
   /** How many times the file was actually written (tests check the coalescing). */
   writes = 0;
 
@@ -70,14 +70,11 @@ export class StatePersister {
     this.dirty = false;
     const text = JSON.stringify(this.snapshot());
     const final = join(this.dir, STATE_FILE);
-    const tmp = `${final}.${process.pid}.${++this.seq}.tmp`;
     this.writing = (async () => {
       try {
-        await writeFile(tmp, text, "utf8");
-        await rename(tmp, final);
+        await writeAtomic(final, text);
         this.writes++;
       } catch (err) {
-        await unlink(tmp).catch(() => {});
         // Leave the state dirty so the next change or close() retries the write.
         this.dirty = true;
         console.error(`local forge: could not write ${final}: ${(err as Error).message}`);

@@ -1,13 +1,11 @@
 // Outside text made safe to show in markdown: control characters out, and a code fence no
 // backtick run inside the text can close.
 
-// C0 controls other than tab and newline, DEL, and lone carriage returns: terminal escapes and
-// NULs have no business in a prompt and can confuse whatever displays the brief.
-// eslint-disable-next-line no-control-regex
-const CONTROL = /[\u0000-\u0008\u000b-\u001f\u007f]/g;
+import { CONTROL_CHARACTERS } from "./text.js";
 
+/** Control characters out (text.ts), carriage returns made newlines: they can confuse whatever displays the text. */
 export function clean(text: string): string {
-  return text.replace(/\r\n?/g, "\n").replace(CONTROL, "");
+  return text.replace(/\r\n?/g, "\n").replace(CONTROL_CHARACTERS, "");
 }
 
 /** A code fence longer than any backtick run inside `text`, so the text cannot close it. */

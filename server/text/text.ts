@@ -4,8 +4,12 @@
 // and terminal escapes stripped.
 import { stripVTControlCharacters } from "node:util";
 
+/**
+ * C0 controls other than tab and newline, and DEL: terminal escapes and NULs have no business in
+ * a prompt, a board or a log line (a carriage return is made a newline before it is applied).
+ */
 // eslint-disable-next-line no-control-regex -- control characters are exactly what is removed
-const CONTROL = /[\u0000-\u0008\u000b-\u001f\u007f]/g;
+export const CONTROL_CHARACTERS = /[\u0000-\u0008\u000b-\u001f\u007f]/g;
 
 export function byteLength(text: string): number {
   return Buffer.byteLength(text, "utf8");
@@ -56,7 +60,7 @@ export function clipTail(text: string, limit: number): string {
 
 /** `text` on one line: control characters gone, whitespace runs one space, at most `max` characters ("…" marks a cut). */
 export function oneLine(text: string, max = 300): string {
-  const flat = text.replace(/\r\n?/g, "\n").replace(CONTROL, " ").replace(/\s+/g, " ").trim();
+  const flat = text.replace(/\r\n?/g, "\n").replace(CONTROL_CHARACTERS, " ").replace(/\s+/g, " ").trim();
   const chars = [...flat];
   return chars.length > max ? `${chars.slice(0, Math.max(0, max - 1)).join("")}…` : flat;
 }

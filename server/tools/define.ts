@@ -7,11 +7,13 @@
 import type { McpServer } from "@modelcontextprotocol/server";
 import type { CallToolResult, ToolAnnotations } from "@modelcontextprotocol/server";
 import { z } from "zod";
+import { setTimeout as sleep } from "node:timers/promises";
 import type { Host } from "../host/api.js";
 import { strictInput } from "../../schemas/nearest.js";
 import { callLimitProblem } from "../../schemas/limits.js";
 import { describeFailure } from "./failure.js";
 import { bound, DEFAULT_BUDGET, type Budget } from "./budget.js";
+import { Serial } from "../kit/serial.js";
 import type { ToolListing } from "./listing.js";
 
 export type ToolKind = "read" | "update" | "destructive";
@@ -88,20 +90,21 @@ function progressContext(token: string | number | undefined, send: (params: Prog
   let count = 0;
   let lastAt = 0;
   // Sent one after another: a client must see progress only increase.
-  let queue = Promise.resolve();
+  const sends = new Serial();
+  let last: Promise<void> = Promise.resolve();
   return {
     step(message) {
       if (token === undefined) return;
       const params = { progressToken: token, progress: count++, message };
-      queue = queue
-        .then(() => send(params))
-        .catch(() => undefined)
-        .then(() => void (lastAt = Date.now()));
+      last = sends.run(async () => {
+        await send(params).catch(() => undefined);
+        lastAt = Date.now();
+      });
     },
     async settled() {
-      await queue;
+      await last;
       const wait = lastAt + SETTLE_MS - Date.now();
-      if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
+      if (wait > 0) await sleep(wait);
     },
   };
 }

@@ -3,7 +3,7 @@
 // prompts, and a token only ever as an http.extraHeader, never in the URL or the config.
 import { mkdir, readFile, realpath, stat } from "node:fs/promises";
 import { basename, dirname, join, resolve } from "node:path";
-import { setTimeout as sleep } from "node:timers/promises";
+import { retryWhile } from "../kit/retry.js";
 import { assertNoCredentialsInUrl, git, gitRaw, nulSeparated, type GitAuth, type GitResult } from "../gh/git.js";
 import { GitError } from "../gh/errors.js";
 
@@ -155,11 +155,11 @@ export class RepoGit {
    * seconds (a full suite's run under load saw three retries 0.6 s apart all meet the lock).
    */
   async fetchRaw(args: string[], auth?: GitAuth | null): Promise<GitResult> {
-    for (let attempt = 1; ; attempt += 1) {
-      const result = await this.networkRaw(args, auth);
-      if (result.exitCode === 0 || attempt > FETCH_LOCK_RETRIES || !REF_LOCKED.test(result.stderr)) return result;
-      await sleep(Math.min(100 * 2 ** (attempt - 1), 1_500));
-    }
+    return retryWhile(
+      () => this.networkRaw(args, auth),
+      (result) => result.exitCode !== 0 && REF_LOCKED.test(result.stderr),
+      { retries: FETCH_LOCK_RETRIES, minMs: 100, maxMs: 1_500 },
+    );
   }
 
   authFor(auth: GitAuth | null | undefined): GitAuth | null {

@@ -28,6 +28,7 @@ import {
   type Inspection,
 } from "./worktree-types.js";
 import { IssueBranches, newest, replaceRef, short, stamp } from "./issue-branches.js";
+import { Serial } from "../kit/serial.js";
 
 export {
   WorktreeError,
@@ -52,7 +53,7 @@ export class WorkRepo {
   private readonly now: () => Date;
   // Fetches and ref moves of one repository are serialized: two at once fight over ref locks,
   // and two moves for one issue must not interleave.
-  private queue: Promise<unknown> = Promise.resolve();
+  private readonly steps = new Serial();
 
   constructor(options: WorkRepoOptions) {
     this.branchPrefix = options.branchPrefix ?? FLEET_BRANCH_PREFIX;
@@ -329,13 +330,10 @@ export class WorkRepo {
 
   /** Runs `job` alone among this repository's fetches, ref moves and worktree changes (the landing's too). */
   exclusive<T>(job: () => Promise<T>): Promise<T> {
-    const run = async (): Promise<T> => {
+    return this.steps.run(async () => {
       await this.git.ensure();
       return job();
-    };
-    const next = this.queue.then(run, run);
-    this.queue = next.catch(() => undefined);
-    return next;
+    });
   }
 
   // A forced refspec into refs/remotes: a stale local copy of the base is never what a branch

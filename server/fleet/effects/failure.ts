@@ -1,7 +1,6 @@
 // A failed attempt's two ways on, as decide chose: the retry ladder (attempt label, PR closed,
 // a fresh worker) or, past the retry limit, escalation to a human with the evidence of where it
 // got stuck.
-import { forgetFleetPull } from "../../gh/gather.js";
 import { failureAction, type FailureEvidence } from "../../state/decide.js";
 import { attemptFromLabels, attemptLabel, parseAttemptLabel, sameLogin } from "../../state/markers.js";
 import type { SnapshotIssue } from "../../state/snapshot.js";
@@ -82,7 +81,7 @@ export async function retryIssue(fleet: FleetRuntime, tick: TickScope, action: A
       // and a closed PR's subscribers hear of the close either way). The next attempt opens a new PR.
       const opened = tick.pulls?.find((p) => p.number === pr)?.body.trim() ?? "";
       await forge.closePull(pr, opened === "" ? note : `${note}\n\n---\n\n${opened}`);
-      forgetFleetPull(forge, pr);
+      fleet.deps.conn.gatherMemory.forgetFleetPull(pr);
     }
   }
   const run = fleet.memory.run(n);

@@ -7,6 +7,7 @@
 import type { ActionsApi } from "../../gh/actions-api.js";
 import type { GitResult } from "../../gh/git.js";
 import { readBeatObjects, type BeatObject } from "./beat.js";
+import { Serial } from "../../kit/serial.js";
 
 /** The work repository's git, as the fleet's RepoGit offers it (server/worktrees/work-repo.ts). */
 export interface RemoteGit {
@@ -63,7 +64,7 @@ export class RunRefReader {
   /** Issues whose run refs runs in flight read, counted the same way. */
   private readonly issues = new Map<number, number>();
   /** The local run refs' one writer at a time (a fetch, then the read of what it brought). */
-  private writing: Promise<unknown> = Promise.resolve();
+  private readonly writes = new Serial();
 
   constructor(
     private readonly reach: ActionsReach,
@@ -97,7 +98,7 @@ export class RunRefReader {
    */
   async fetch(issue: number, tip: string): Promise<boolean> {
     if (this.beats.get(issue)?.tip === tip) return true;
-    return this.serially(async () => {
+    return this.writes.run(async () => {
       const spec = `+${runRefOf(this.reach.namespace, issue)}:${localRunRef(issue)}`;
       const result = await this.reach.git.fetchRaw(["fetch", "--no-tags", "--quiet", "--no-write-fetch-head", "--no-auto-maintenance", "origin", spec]);
       if (result.exitCode !== 0) return false;
@@ -122,7 +123,7 @@ export class RunRefReader {
       for (const [sha, ref] of refLines(stdout)) if (branches.has(ref.slice("refs/heads/".length))) branches.set(ref.slice("refs/heads/".length), sha);
     }
     const issues = [...this.issues.keys()];
-    const tips = await this.serially(async () => {
+    const tips = await this.writes.run(async () => {
       // Every run ref of the repository that moved, in one fetch (it lists them and brings only
       // what is new): no listing of its own, and a run ref deleted on origin goes here too.
       const fetched = await this.reach.git.fetchRaw([
@@ -155,12 +156,6 @@ export class RunRefReader {
       } else this.beats.delete(n);
     }
     return tips;
-  }
-
-  private serially<T>(job: () => Promise<T>): Promise<T> {
-    const run = this.writing.then(job, job);
-    this.writing = run.catch(() => undefined);
-    return run;
   }
 }
 

@@ -8,12 +8,14 @@
 // else from those beats and the run's conclusion; this process decides nothing.
 import { mkdir, readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
+import { setTimeout as sleep } from "node:timers/promises";
 import { git, gitRaw, assertSafeBranchName } from "../../gh/git.js";
 import { assertSafeRefName } from "../../gh/refstore.js";
 import { UsageError } from "../../gh/errors.js";
 import { startWorker, type WorkerHandle as ProcessHandle } from "../local/spawn.js";
 import { BusyTracker } from "../local/proc.js";
 import { BEAT_VERDICT_MAX_BYTES, boundLines, writeBeat, type BeatFacts, type BeatLine } from "./beat.js";
+import { Serial } from "../../kit/serial.js";
 
 type Env = Readonly<Record<string, string | undefined>>;
 
@@ -136,7 +138,7 @@ export async function runWorker(env: Env = process.env): Promise<number> {
   const state = { seq: 0, parent: null as string | null, pushed: fetched.exitCode === 0 ? startHead : null, lines: [] as BeatLine[], activity: Date.now() };
   const started = Date.now();
   const busy = new BusyTracker();
-  let chain: Promise<void> = Promise.resolve();
+  const beats = new Serial();
   let engine: ProcessHandle | null = null;
 
   /** Pushes the branch's new commits (only the issue's branch, never forced); false when origin refused them as not a fast-forward. */
@@ -191,19 +193,19 @@ export async function runWorker(env: Env = process.env): Promise<number> {
   };
 
   const beat = (exit: BeatFacts["exit"]): Promise<void> => {
-    chain = chain.then(async () => {
+    const run = beats.run(async () => {
       let pushed = await pushBranch();
       // The last beat, with the branch moved under this run by a push it did not make: a beat says
       // so first (the host judges the tip no beat reported and puts the branch back), then the
       // push is tried again for a few beats before the run ends with it; never forced.
       for (let i = 0; exit !== null && !pushed && i < 3; i++) {
         await emit(null, "origin's branch moved under the run: waiting for the host to put it back");
-        await new Promise((resolve) => setTimeout(resolve, inputs.beatSeconds * 1000));
+        await sleep(inputs.beatSeconds * 1000);
         pushed = await pushBranch();
       }
       await emit(exit);
     });
-    return chain.catch((error: unknown) => say(`beat failed: ${(error as Error).message}`));
+    return run.catch((error: unknown) => say(`beat failed: ${(error as Error).message}`));
   };
 
   const onLine = (stream: "stdout" | "stderr", line: string): void => {

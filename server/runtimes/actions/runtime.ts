@@ -4,7 +4,7 @@
 // runner's beats. Its durable record is the run id in the issue's run directory, so a restarted
 // host adopts the run (GitHub keeps it) and never dispatches a second one into the same slot
 // without cancelling the first. Nothing runs on this host: `endAllNow` has nothing to end.
-import { mkdir, readdir, readFile, rename, rm, writeFile } from "node:fs/promises";
+import { mkdir, readdir, readFile, rm } from "node:fs/promises";
 import { join } from "node:path";
 import { UsageError } from "../../gh/errors.js";
 import type { AdoptedWorker, HeadToLand, OutputSink, RecordedWorker, StartRequest, WorkerHandle, WorkerRuntime, WorkerSlot } from "../../runtime/port.js";
@@ -13,6 +13,8 @@ import { vetHeadPush } from "./head-vet.js";
 import { RunHandle, type RunTimes } from "./handle.js";
 import { RunRefReader, runRefOf, type ActionsReach } from "./reach.js";
 import { INPUTS_MAX_CHARS, type WorkflowInput } from "./workflow-file.js";
+import { Serial } from "../../kit/serial.js";
+import { writeAtomic } from "../../kit/atomic-file.js";
 
 const RECORD = "actions-run.json";
 const BRIEF_CUT_NOTE = "\n\n[afk: the brief was cut here to fit GitHub's 65,535-character limit on a dispatch's inputs]\n";
@@ -64,8 +66,8 @@ export class ActionsRuntime implements WorkerRuntime {
    */
   private spans: Array<{ issue: number; from: number; to: number | null }> = [];
   private reader: { reader: RunRefReader; beatMs: number } | null = null;
-  /** The record writes in flight, chained so they land in order (save). */
-  private saving: Promise<void> = Promise.resolve();
+  /** The record writes, one at a time so they land in order (save). */
+  private readonly saving = new Serial();
 
   constructor(
     private reach: ActionsReach | null,
@@ -279,13 +281,9 @@ export class ActionsRuntime implements WorkerRuntime {
     const path = join(slot.dir, RECORD);
     const write = async (): Promise<void> => {
       await mkdir(slot.dir, { recursive: true, mode: 0o700 });
-      const temp = `${path}.${process.pid}.tmp`;
-      await writeFile(temp, `${JSON.stringify(record)}\n`, { mode: 0o600 });
-      await rename(temp, path);
+      await writeAtomic(path, `${JSON.stringify(record)}\n`);
     };
-    const saved = this.saving.then(write, write);
-    this.saving = saved.catch(() => undefined);
-    return saved;
+    return this.saving.run(write);
   }
 
   private async load(slot: WorkerSlot): Promise<RunRecord | null> {

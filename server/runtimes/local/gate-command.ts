@@ -16,9 +16,12 @@ import { mkdir, rm, stat } from "node:fs/promises";
 import { isAbsolute, join } from "node:path";
 import { git, gitRaw } from "../../gh/git.js";
 import { redactText } from "../../text/redact.js";
+import { clean } from "../../text/fenced.js";
 import { BASE_ENV_NAMES, FIXED_ENV, matchesEnvPattern } from "../../agent/env.js";
 import { resolveShell } from "../../agent/shell.js";
-import { groupAlive } from "./spawn.js";
+import { endGroup } from "./spawn.js";
+import { setTimeout as sleep } from "node:timers/promises";
+import { LRUCache } from "lru-cache";
 
 export interface GateRunOptions {
   /** The user's gate command, opaque: handed to the shell as its one `-c` argument. */
@@ -50,8 +53,6 @@ export interface GateRun {
 }
 
 const DRAIN_MS = 2_000;
-const POLL_MS = 50;
-const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
 /**
  * The gate's environment: the same minimal base a worker gets (PATH, HOME, locale, ...), the
@@ -109,40 +110,16 @@ class TailBuffer {
   }
 }
 
-// Control characters but tab and newline (escape sequences go first, whole).
-// eslint-disable-next-line no-control-regex -- control characters are exactly what is stripped
-const CONTROL = /[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]/g;
-
 /** Printable text from raw output bytes: cut at a UTF-8 boundary, CRs and escapes removed. */
 export function cleanOutput(bytes: Buffer, truncated: boolean, secrets: readonly string[] = []): string {
   let start = 0;
   // A tail cut mid-character starts with continuation bytes (10xxxxxx): skip them.
   while (start < bytes.length && start < 4 && (bytes[start]! & 0xc0) === 0x80) start += 1;
   let text = bytes.subarray(start).toString("utf8");
-  text = stripAnsi(text).replace(/\r\n/g, "\n").replace(/\r/g, "\n").replace(CONTROL, "");
+  // Escape sequences go first, whole; then control characters but tab and newline.
+  text = clean(stripAnsi(text));
   text = redactText(text, secrets);
   return truncated ? `…${text}` : text;
-}
-
-async function endGroup(pgid: number, graceMs: number): Promise<void> {
-  if (!(await groupAlive(pgid))) return;
-  signalGroup(pgid, "SIGTERM");
-  const deadline = Date.now() + graceMs;
-  while (Date.now() < deadline) {
-    if (!(await groupAlive(pgid))) return;
-    await sleep(POLL_MS);
-  }
-  signalGroup(pgid, "SIGKILL");
-  const hard = Date.now() + 5_000;
-  while (Date.now() < hard && (await groupAlive(pgid))) await sleep(POLL_MS);
-}
-
-function signalGroup(pgid: number, signal: NodeJS.Signals): void {
-  try {
-    process.kill(-pgid, signal);
-  } catch {
-    // ESRCH: the group is gone already.
-  }
 }
 
 /** Runs the gate command once. Never throws for the command's own failure: that is a red gate. */
@@ -234,31 +211,30 @@ export async function runGate(options: GateRunOptions): Promise<GateRun> {
   };
 }
 
-/** Gate results per (command, tree): a tree is gated once. Bounded, oldest entries dropped first. */
+/** Gate results per (command, tree): a tree is gated once. Bounded, the least recently set dropped first. */
 export class GateCache {
-  private readonly entries = new Map<string, GateRun>();
+  private readonly entries: LRUCache<string, GateRun>;
 
-  constructor(private readonly limit = 256) {}
+  constructor(limit = 256) {
+    this.entries = new LRUCache({ max: limit });
+  }
 
   get(command: string, tree: string): GateRun | undefined {
-    return this.entries.get(key(command, tree));
+    return this.entries.peek(key(command, tree));
   }
 
   set(command: string, tree: string, run: GateRun): void {
-    const k = key(command, tree);
-    this.entries.delete(k);
-    this.entries.set(k, run);
-    while (this.entries.size > this.limit) {
-      const oldest = this.entries.keys().next().value;
-      if (oldest === undefined) break;
-      this.entries.delete(oldest);
-    }
+    this.entries.set(key(command, tree), run);
   }
 
   /** Trees that passed `command`, for diagnostics and tests. */
   passedTrees(command: string): string[] {
     const prefix = `${command}\0`;
-    return [...this.entries].filter(([k, run]) => k.startsWith(prefix) && run.passed).map(([k]) => k.slice(prefix.length));
+    const trees: string[] = [];
+    this.entries.rforEach((run, k) => {
+      if (k.startsWith(prefix) && run.passed) trees.push(k.slice(prefix.length));
+    });
+    return trees;
   }
 }
 

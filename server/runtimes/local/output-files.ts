@@ -14,6 +14,8 @@ import { fstatSync } from "node:fs";
 import { open, type FileHandle } from "node:fs/promises";
 import { StringDecoder } from "node:string_decoder";
 import { readProcTable } from "./proc.js";
+import { Serial } from "../../kit/serial.js";
+import { setTimeout as sleep } from "node:timers/promises";
 
 export { outputFiles } from "../../runtime/port.js";
 
@@ -32,7 +34,6 @@ export interface OutputCap {
 
 const FOLLOW_MS = 200;
 const FOLLOW_CHUNK = 64 * 1024;
-const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
 /**
  * Follows a growing file from `offset`, handing what it reads to `onText`. Reads are polled
@@ -42,7 +43,7 @@ const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve,
  */
 export class FileFollower {
   private handle: FileHandle | null = null;
-  private reading: Promise<void> = Promise.resolve();
+  private readonly reading = new Serial();
   private readonly decoder = new StringDecoder("utf8");
   private timer: NodeJS.Timeout | null = null;
   private closed = false;
@@ -66,11 +67,10 @@ export class FileFollower {
 
   drain(): Promise<void> {
     this.draining += 1;
-    this.reading = this.reading
-      .then(() => this.readAvailable())
+    return this.reading
+      .run(() => this.readAvailable())
       .catch(() => undefined)
       .finally(() => (this.draining -= 1));
-    return this.reading;
   }
 
   /**

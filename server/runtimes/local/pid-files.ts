@@ -3,12 +3,14 @@
 // matches it, so a stranger is never signalled). A live orphan is either adopted (watched
 // until it exits, its result handled as any worker's) or ended before its worktree is reused.
 import { execFile } from "node:child_process";
-import { readFileSync, renameSync, writeFileSync } from "node:fs";
-import { readdir, readFile, rm, stat, writeFile, rename } from "node:fs/promises";
+import { existsSync, readFileSync } from "node:fs";
+import { readdir, readFile, rm, stat } from "node:fs/promises";
 import { join } from "node:path";
 import { parseProcStat } from "./proc.js";
 import { FileFollower, outputFiles } from "./output-files.js";
 import { endGroup, groupAlive, LineSplitter, type OutputStream, type TailLine, type WorkerExit, type WorkerHandle } from "./spawn.js";
+import { setTimeout as sleep } from "node:timers/promises";
+import { writeAtomic, writeAtomicSync } from "../../kit/atomic-file.js";
 
 export interface PidRecord {
   pid: number;
@@ -36,7 +38,7 @@ export async function processStartTime(pid: number): Promise<string | null> {
     const entry = parseProcStat(await readFile(`/proc/${pid}/stat`, "utf8"));
     if (entry) return entry.state === "Z" ? null : `ticks:${entry.startTicks}`;
   } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === "ENOENT" && (await hasProc())) return null;
+    if ((error as NodeJS.ErrnoException).code === "ENOENT" && hasProc()) return null;
   }
   // No /proc (macOS, BSD): ps names the start to the second, enough with the pid.
   return new Promise((resolve) => {
@@ -56,25 +58,18 @@ export function processStartTimeSync(pid: number): string | null | undefined {
     const entry = parseProcStat(readFileSync(`/proc/${pid}/stat`, "utf8"));
     return entry && entry.state !== "Z" ? `ticks:${entry.startTicks}` : null;
   } catch (error) {
-    return (error as NodeJS.ErrnoException).code === "ENOENT" && procKnown !== false ? null : undefined;
+    return (error as NodeJS.ErrnoException).code === "ENOENT" && hasProc() ? null : undefined;
   }
 }
 
 /** writePidFile without a single await: a SIGKILL can only land before or after it. */
 export function writePidFileSync(path: string, record: PidRecord): void {
-  const tmp = `${path}.${process.pid}.tmp`;
-  writeFileSync(tmp, JSON.stringify(record) + "\n", { mode: 0o600 });
-  renameSync(tmp, path);
+  writeAtomicSync(path, JSON.stringify(record) + "\n");
 }
 
-let procKnown: boolean | null = null;
-async function hasProc(): Promise<boolean> {
-  if (procKnown === null)
-    procKnown = await readFile("/proc/self/stat", "utf8").then(
-      () => true,
-      () => false,
-    );
-  return procKnown;
+/** Whether this system has /proc (Linux): a missing /proc/<pid> then means no such process. Asked only then, so not kept. */
+function hasProc(): boolean {
+  return existsSync("/proc/self/stat");
 }
 
 /** Whether the process a record names is still the same live process. */
@@ -83,9 +78,7 @@ export async function recordAlive(record: PidRecord): Promise<boolean> {
 }
 
 export async function writePidFile(path: string, record: PidRecord): Promise<void> {
-  const tmp = `${path}.${process.pid}.tmp`;
-  await writeFile(tmp, JSON.stringify(record) + "\n", { mode: 0o600 });
-  await rename(tmp, path);
+  await writeAtomic(path, JSON.stringify(record) + "\n");
 }
 
 export async function readPidFile(path: string): Promise<PidRecord | null> {
@@ -204,7 +197,7 @@ export function adoptedHandle(record: PidRecord, graceMs = 10_000, output?: Adop
     resolveExit({ code: null, signal: null, durationMs: Date.now() - record.started_at, killReason });
   };
   const watch = async (): Promise<void> => {
-    while (!done && (await recordAlive(record))) await new Promise((r) => setTimeout(r, POLL_MS));
+    while (!done && (await recordAlive(record))) await sleep(POLL_MS);
     await finish();
   };
   void watch();

@@ -2,6 +2,7 @@
 // local runtime's observation says of "busy" (the decision over it: server/runtime/liveness.ts).
 import { closeSync, openSync, readSync } from "node:fs";
 import { readFile, readdir } from "node:fs/promises";
+import { setTimeout as sleep } from "node:timers/promises";
 
 // ---- /proc -------------------------------------------------------------------------------------
 
@@ -387,6 +388,6 @@ export class BusyTracker {
 export async function sampleBusy(pid: number, intervalMs: number, opts: BusyOptions & { procRoot?: string } = {}): Promise<BusyReading> {
   const tracker = new BusyTracker(opts);
   await tracker.sample(pid, opts.procRoot);
-  await new Promise((resolve) => setTimeout(resolve, intervalMs));
+  await sleep(intervalMs);
   return tracker.sample(pid, opts.procRoot);
 }

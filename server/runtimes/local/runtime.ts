@@ -17,7 +17,7 @@ import {
   writePidFileSync,
 } from "./pid-files.js";
 import { BusyTracker, ProcTables } from "./proc.js";
-import { endWorkerGroupsNow, startWorker, type WorkerHandle as ProcessHandle } from "./spawn.js";
+import { startWorker, WorkerGroups, type WorkerHandle as ProcessHandle } from "./spawn.js";
 
 const tagsOf = (pid: number) => ({ pid });
 /** The workers' liveness samples share one /proc scan at a time (a tick observes them one after another). */
@@ -48,12 +48,15 @@ function portHandle(child: ProcessHandle): WorkerHandle {
 
 export class LocalRuntime implements WorkerRuntime {
   readonly name = "local";
+  /** The groups of the workers this runtime started, until each ends. */
+  private readonly groups = new WorkerGroups();
 
   async start(request: StartRequest): Promise<WorkerHandle> {
     const { slot, attempt, output } = request;
     const pidFile = pidFilePath(slot.dir);
     let recorded = false;
     const handle = await startWorker({
+      groups: this.groups,
       command: request.command,
       cwd: request.worktree,
       env: request.env,
@@ -126,6 +129,6 @@ export class LocalRuntime implements WorkerRuntime {
   }
 
   endAllNow(): number {
-    return endWorkerGroupsNow();
+    return this.groups.endAllNow();
   }
 }

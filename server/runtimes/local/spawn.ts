@@ -25,6 +25,7 @@ import { processGroupMembers } from "./proc.js";
 import { FileFollower, outputFiles } from "./output-files.js";
 
 import type { OutputStream, TailLine, WorkerExit } from "../../runtime/port.js";
+import { setTimeout as sleep } from "node:timers/promises";
 
 export type { OutputStream, TailLine, WorkerExit } from "../../runtime/port.js";
 export { expandCommand, resolveShell, shellQuote } from "../../agent/shell.js";
@@ -32,6 +33,8 @@ export { expandCommand, resolveShell, shellQuote } from "../../agent/shell.js";
 export interface StartWorkerOptions {
   /** The user's worker command, opaque. `{brief}` is replaced by the shell-quoted brief path. */
   command: string;
+  /** Where the worker's group is kept until it ends (its runtime's, to end at once on a hard exit). */
+  groups?: WorkerGroups;
   cwd: string;
   /** The whole environment (see env.ts); nothing else is inherited. */
   env: Record<string, string>;
@@ -137,8 +140,6 @@ const TAIL_LINE_MAX = 2_000;
 const DRAIN_MS = 2_000;
 const POLL_MS = 50;
 
-const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
-
 function signalGroup(pgid: number, signal: NodeJS.Signals): void {
   try {
     process.kill(-pgid, signal);
@@ -147,19 +148,29 @@ function signalGroup(pgid: number, signal: NodeJS.Signals): void {
   }
 }
 
-/** Process groups of workers started by this process and not yet ended (see endWorkerGroupsNow). */
-const liveGroups = new Set<number>();
+/** Process groups of workers started and not yet ended, kept by their starter (the local runtime). */
+export class WorkerGroups {
+  private readonly live = new Set<number>();
 
-/**
- * SIGKILLs every worker group this process started and has not seen end: the last act of a
- * process that must exit at once (a second signal), so that no worker outlives its host
- * unwatched. Synchronous on purpose. Returns how many groups were signalled.
- */
-export function endWorkerGroupsNow(): number {
-  const groups = [...liveGroups];
-  for (const pgid of groups) signalGroup(pgid, "SIGKILL");
-  liveGroups.clear();
-  return groups.length;
+  add(pgid: number): void {
+    this.live.add(pgid);
+  }
+
+  delete(pgid: number): void {
+    this.live.delete(pgid);
+  }
+
+  /**
+   * SIGKILLs every worker group started and not seen to end: the last act of a process that must
+   * exit at once (a second signal), so that no worker outlives its host unwatched. Synchronous on
+   * purpose. Returns how many groups were signalled.
+   */
+  endAllNow(): number {
+    const groups = [...this.live];
+    for (const pgid of groups) signalGroup(pgid, "SIGKILL");
+    this.live.clear();
+    return groups.length;
+  }
 }
 
 /** Whether any live (non-zombie) process remains in the group. */
@@ -288,7 +299,7 @@ export async function startWorker(opts: StartWorkerOptions): Promise<WorkerHandl
   // After a successful spawn an 'error' can only be a failed signal; never let it crash the host.
   child.on("error", () => {});
   const pid = child.pid!;
-  liveGroups.add(pid);
+  opts.groups?.add(pid);
   const startedAt = Date.now();
   let lastOutput = startedAt;
   const ring: TailLine[] = [];
@@ -356,7 +367,7 @@ export async function startWorker(opts: StartWorkerOptions): Promise<WorkerHandl
         } catch {
           // best effort
         }
-        liveGroups.delete(pid);
+        opts.groups?.delete(pid);
         await Promise.race([streamsClosed, sleep(DRAIN_MS)]);
         await Promise.all(followers.map((f) => f.close()));
         child.stdout?.destroy();

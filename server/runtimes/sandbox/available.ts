@@ -45,29 +45,39 @@ function run(file: string, args: string[]): Promise<{ ok: boolean; out: string }
   });
 }
 
-const cached = new Map<string, Promise<SandboxAvailability>>();
+/**
+ * Whether the sandbox can run here, probed once per PATH (the host's environment may name another
+ * PATH than ours) and kept by its owner: the host's runtimes (server/runtimes/registry.ts).
+ */
+export class SandboxProbe {
+  private readonly answers = new Map<string, Promise<SandboxAvailability>>();
 
-/** Probes once per process and PATH (the host's environment may name another PATH than ours). */
-export function sandboxAvailability(pathVar = process.env.PATH ?? ""): Promise<SandboxAvailability> {
-  let answer = cached.get(pathVar);
-  if (!answer) {
-    answer = probe(pathVar);
-    cached.set(pathVar, answer);
+  availability(pathVar = process.env.PATH ?? ""): Promise<SandboxAvailability> {
+    let answer = this.answers.get(pathVar);
+    if (!answer) {
+      answer = probe(pathVar);
+      this.answers.set(pathVar, answer);
+    }
+    return answer;
   }
-  return answer;
+
+  /**
+   * The answer at a worker's birth: the kept one while it said yes and bubblewrap and socat are
+   * still the programs it found; probed again otherwise (a program removed or replaced since the
+   * start, or a sandbox that could not run before and may now), so a birth never trusts a stale
+   * yes and a fixed host is seen without a restart.
+   */
+  async availableNow(pathVar = process.env.PATH ?? ""): Promise<SandboxAvailability> {
+    const answer = await this.availability(pathVar);
+    if (answer.ok && answer.bwrap === which("bwrap", pathVar) && answer.socat === which("socat", pathVar)) return answer;
+    this.answers.delete(pathVar);
+    return this.availability(pathVar);
+  }
 }
 
-/**
- * The answer at a worker's birth: the cached one while it said yes and bubblewrap and socat are
- * still the programs it found; probed again otherwise (a program removed or replaced since the
- * start, or a sandbox that could not run before and may now), so a birth never trusts a stale yes
- * and a fixed host is seen without a restart.
- */
-export async function sandboxAvailableNow(pathVar = process.env.PATH ?? ""): Promise<SandboxAvailability> {
-  const answer = await sandboxAvailability(pathVar);
-  if (answer.ok && answer.bwrap === which("bwrap", pathVar) && answer.socat === which("socat", pathVar)) return answer;
-  cached.delete(pathVar);
-  return sandboxAvailability(pathVar);
+/** One probe, kept by no one (the demo's and a test's single question). */
+export function sandboxAvailability(pathVar = process.env.PATH ?? ""): Promise<SandboxAvailability> {
+  return new SandboxProbe().availability(pathVar);
 }
 
 async function probe(pathVar: string): Promise<SandboxAvailability> {

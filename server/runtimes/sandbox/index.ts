@@ -14,7 +14,7 @@ import type { FleetConfig } from "../../../schemas/config.js";
 import type { WorkerExit } from "../../runtime/port.js";
 import { UsageError } from "../../gh/errors.js";
 import { expandCommand, programOf, resolveShell, shellQuote } from "../../agent/shell.js";
-import { sandboxAvailability, sandboxAvailableNow } from "./available.js";
+import { SandboxProbe } from "./available.js";
 import { SandboxStartFault, withSandboxFault } from "./fault.js";
 import { allowlistFor, loopbackPorts, parseHostRule, type HostRule } from "./hosts.js";
 import { bwrapArgs, sandboxEnv, sandboxPaths } from "./plan.js";
@@ -44,10 +44,16 @@ export function runtimeOf(config: FleetConfig, env: Env = process.env): RuntimeN
  * The preflight's line for the runtime; throws the refusal (with the install command) where the
  * sandbox cannot run, and, dry run or not, where it would hide a program the workers run (preflight.ts).
  */
-export async function runtimeStep(config: FleetConfig, env: Env, refuse: boolean, programs: readonly ProgramToRun[] = []): Promise<string> {
+export async function runtimeStep(
+  config: FleetConfig,
+  env: Env,
+  refuse: boolean,
+  programs: readonly ProgramToRun[] = [],
+  probe: SandboxProbe = new SandboxProbe(),
+): Promise<string> {
   const runtime = runtimeOf(config, env);
   if (runtime === "local") return 'runtime local: workers run as this user, unconfined (config `runtime: "local"` or AFK_RUNTIME=local)';
-  const available = await sandboxAvailability(env.PATH ?? process.env.PATH);
+  const available = await probe.availability(env.PATH ?? process.env.PATH);
   if (!available.ok) {
     const text = `runtime sandbox cannot run here: ${available.detail}; or choose runtime "local" explicitly (config \`runtime: "local"\`, or AFK_RUNTIME=local) to run workers unconfined`;
     if (refuse) throw new UsageError(`project_start refused: ${text}`);
@@ -74,6 +80,8 @@ export interface SandboxWorkerInput {
   runDir: string;
   /** The engine ("claude", "codex", …) or null for an opaque command. */
   engine: string | null;
+  /** Whether the sandbox can run here, as its runtime keeps the answer. */
+  probe: SandboxProbe;
 }
 
 const LAUNCHER = fileURLToPath(new URL("./launcher.js", import.meta.url));
@@ -95,7 +103,7 @@ export async function sandboxedWorker(input: SandboxWorkerInput): Promise<{ comm
   // private git dir a take-back after this exit would otherwise read).
   await rm(paths.fault, { force: true });
   await rm(paths.spec, { force: true });
-  const available = await sandboxAvailableNow(input.env.PATH ?? process.env.PATH);
+  const available = await input.probe.availableNow(input.env.PATH ?? process.env.PATH);
   if (!available.ok || !available.bwrap || !available.socat) throw new SandboxStartFault(available.detail);
   await rm(paths.box, { recursive: true, force: true });
   await mkdir(paths.box, { recursive: true, mode: 0o700 });

@@ -20,6 +20,7 @@ import { startForward, startProxy } from "./proxy.js";
 import { takeBack } from "./private-git.js";
 import { writeFault } from "./fault.js";
 import { bannerLine, type SandboxSpec } from "./spec.js";
+import { Serial } from "../../kit/serial.js";
 
 // Inside: serve the sockets on 127.0.0.1, wait until they listen, then run the command. Every
 // value is a positional argument, never text in the script. Bubblewrap's own stderr is a pipe to
@@ -103,9 +104,10 @@ async function main(): Promise<number> {
     }).on("error", () => undefined);
     // The group's signals reach the worker directly; the launcher stays to carry its commits back.
     for (const signal of ["SIGTERM", "SIGINT", "SIGHUP"] as const) process.on(signal, () => (seen.signalled ||= !seen.started));
+    const syncs = new Serial();
     let syncing: Promise<unknown> = Promise.resolve();
     const timer = setInterval(() => {
-      syncing = syncing.then(() => takeBack(spec.takeBack)).catch(() => undefined);
+      syncing = syncs.run(() => takeBack(spec.takeBack)).catch(() => undefined);
     }, 2_000);
     const exit = await new Promise<{ code: number | null; signal: NodeJS.Signals | null; error?: string }>((resolve) => {
       child.once("error", (error) => {

@@ -10,10 +10,11 @@
 // to it (the worktree's index follows, its files are the same files). The launcher does it while
 // the worker runs (so checkpoints see new commits) and when it exits; the host once more after
 // the exit (a launcher ended by SIGKILL). The verdict file comes back from the box the same way.
-import { copyFile, lstat, mkdir, readFile, rename, rm, stat, writeFile } from "node:fs/promises";
+import { copyFile, lstat, mkdir, readFile, rm, stat, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { git, gitRaw } from "../../gh/git.js";
 import type { TakeBack } from "./spec.js";
+import { writeAtomic } from "../../kit/atomic-file.js";
 
 const VERDICT_MAX_BYTES = 64 * 1024;
 
@@ -110,8 +111,7 @@ async function takeBackVerdict(tb: TakeBack): Promise<void> {
   if (!seen) return;
   if (seen.isFile() && seen.size <= VERDICT_MAX_BYTES) {
     const text = await readFile(tb.boxVerdict);
-    await writeFile(`${tb.verdict}.tmp`, text, { mode: 0o600 });
-    await rename(`${tb.verdict}.tmp`, tb.verdict);
+    await writeAtomic(tb.verdict, text);
   }
   await rm(tb.boxVerdict, { force: true, recursive: true });
 }

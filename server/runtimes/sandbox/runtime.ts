@@ -6,6 +6,7 @@
 import type { AdoptedWorker, OutputSink, RecordedWorker, StartRequest, WorkerExit, WorkerHandle, WorkerRuntime, WorkerSlot } from "../../runtime/port.js";
 import { afterExit, sandboxedWorker } from "./index.js";
 import { unstarted } from "./fault.js";
+import { SandboxProbe } from "./available.js";
 import { BANNER_PREFIX } from "./spec.js";
 
 /** The local handle, named for this runtime, whose exit waits for the take-back (and says when the sandbox could not start). */
@@ -38,7 +39,11 @@ function marked(sink: OutputSink): OutputSink {
 export class SandboxRuntime implements WorkerRuntime {
   readonly name = "sandbox";
 
-  constructor(private readonly local: WorkerRuntime) {}
+  constructor(
+    private readonly local: WorkerRuntime,
+    /** Whether the sandbox can run here, asked again at each birth (its owner's: the host's runtimes). */
+    private readonly probe: SandboxProbe = new SandboxProbe(),
+  ) {}
 
   async start(request: StartRequest): Promise<WorkerHandle> {
     const boxed = await sandboxedWorker({
@@ -52,6 +57,7 @@ export class SandboxRuntime implements WorkerRuntime {
       verdictPath: request.verdictPath,
       runDir: request.slot.dir,
       engine: request.engine,
+      probe: this.probe,
     }).catch((error: unknown) => ({ cannotStart: error }));
     // A sandbox that cannot start is this attempt's fault (fault.ts), not a birth that never happened.
     if ("cannotStart" in boxed) return takingBack(await unstarted(request, boxed.cannotStart), request.slot.dir);
