@@ -3,7 +3,6 @@
 // instead of re-scanning labels and bodies, which keeps a 10,000-issue rebuild in milliseconds.
 
 import { parseBlockedBySection, parsePrdLabel, parsePrdLines, sortedUnique } from "./links.js";
-import { attemptLabelParser } from "./markers.js";
 import type { SnapshotIssue } from "./snapshot.js";
 
 export interface IssueFacts {
@@ -36,12 +35,7 @@ function mayHaveUpperCase(s: string): boolean {
   return false;
 }
 
-/** Derives an issue's facts; pass the same `attemptPrefix` the config names. */
-export function issueFacts(issue: SnapshotIssue, repo: string, attemptPrefix: string): IssueFacts {
-  return issueFactsWith(issue, repo, attemptLabelParser(attemptPrefix));
-}
-
-/** `issueFacts` with a prepared attempt-label parser (see `attemptLabelParser`). */
+/** Derives an issue's facts, with the attempt-label parser of the config's prefix (`attemptLabelParser` in markers.ts). */
 export function issueFactsWith(issue: SnapshotIssue, repo: string, parseAttempt: (label: string) => number | null): IssueFacts {
   // Labels are nearly always lower-case already: share the issue's own list until one differs.
   const source = issue.labels;
