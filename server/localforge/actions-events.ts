@@ -6,7 +6,8 @@
 // the same names in the same suite.
 import type { LocalForge } from "./core.js";
 import { runnerOf } from "./actions-runner.js";
-import { BOT_LOGIN, type JobRecord, type RunRecord } from "./actions-types.js";
+import type { JobRecord, RunRecord } from "./actions-types.js";
+import { postJobChecks } from "./actions-checks.js";
 import { contexts } from "./actions-steps.js";
 import { HttpError } from "./http-errors.js";
 import { isoNow, type IssueRecord } from "./state.js";
@@ -112,37 +113,6 @@ export async function pullRequestEvent(forge: LocalForge, issue: IssueRecord, ac
     } catch (err) {
       if (!(err instanceof HttpError)) throw err;
     }
-  }
-}
-
-/** The check run of each job of a `pull_request` run, brought up to the job's state (called on every change of the run). */
-export function postJobChecks(forge: LocalForge, run: RunRecord): void {
-  if (run.event !== "pull_request") return;
-  for (const job of run.jobs) {
-    const status = job.status;
-    const conclusion = job.status === "completed" ? job.conclusion : null;
-    const existing = forge.state.checkRun(job.id);
-    if (existing) {
-      if (existing.status === status && existing.conclusion === conclusion) continue;
-      Object.assign(existing, { status, conclusion, startedAt: job.startedAt ?? existing.startedAt, completedAt: job.completedAt });
-      continue;
-    }
-    forge.state.addCheckRun({
-      id: job.id,
-      headSha: run.headSha,
-      name: job.name,
-      status,
-      conclusion,
-      startedAt: job.startedAt ?? job.createdAt,
-      completedAt: job.completedAt,
-      title: null,
-      summary: null,
-      text: null,
-      detailsUrl: `${forge.render.repoWeb}/actions/runs/${run.id}/job/${job.id}`,
-      externalId: null,
-      createdBy: BOT_LOGIN,
-      actionsRun: run.id,
-    });
   }
 }
 

@@ -15,7 +15,7 @@ import type { LocalForge } from "./core.js";
 import { BOT_LOGIN, type JobRecord, type RunConclusion, type RunRecord } from "./actions-types.js";
 import { collectExports, contexts, runEnvironment, stepProblem, type JobEnv } from "./actions-steps.js";
 import { condition } from "./workflow-expr.js";
-import { postJobChecks } from "./actions-events.js";
+import { postJobChecks } from "./actions-checks.js";
 import { actionsData, type Workflow, type WorkflowJob, type WorkflowStep } from "./workflows.js";
 import { isoNow, type UserRecord } from "./state.js";
 

@@ -41,7 +41,7 @@ function statusVerdict(status: CommitStatus): Verdict {
 }
 
 /** Re-runs share a name: the run with the highest id is the latest. */
-function latestRuns(runs: readonly CheckRun[]): Map<string, CheckRun> {
+export function latestRuns(runs: readonly CheckRun[]): Map<string, CheckRun> {
   const byName = new Map<string, CheckRun>();
   for (const run of runs) {
     const seen = byName.get(run.name);
