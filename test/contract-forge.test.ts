@@ -271,7 +271,7 @@ function forgeContract(name: string, world: () => ForgeWorld): void {
       await assert.rejects(w.forge.checksFor("main"), UsageError);
     });
 
-    test("an Actions job that failed is re-run: a new run of its name in its suite on the head, counted as a re-run; a check that is no job is not_found", async () => {
+    test("an Actions job that failed is re-run: a new run of its name in its suite on the head; not past its last allowed attempt; a check that is no job is not_found", async () => {
       const w = world();
       const sha = await w.failedActionsJob(fresh("flaky"));
       const before = (await w.forge.checksFor(sha)).checkRuns.filter((r) => r.name === "flaky");
@@ -284,16 +284,22 @@ function forgeContract(name: string, world: () => ForgeWorld): void {
         rerun: true,
         checks: [{ name: "flaky", id: before[0]!.id, reruns: 0 }],
       });
-      const runs = await w.forge.rerunFailedJobs([before[0]!.id]);
-      assert.equal(runs.length, 1, "one workflow run re-run");
+      const runs = await w.forge.rerunFailedJobs([before[0]!.id], 2);
+      assert.equal(runs.rerun.length, 1, "one workflow run re-run");
+      assert.deepEqual(runs.exhausted, []);
       const after = (await w.forge.checksFor(sha)).checkRuns.filter((r) => r.name === "flaky");
       assert.equal(after.length, 2, "the re-run is a second run of the name");
       assert.ok(after[0]!.id > before[0]!.id, "newest first");
       assert.deepEqual([after[0]!.suiteId, after[0]!.app], [before[0]!.suiteId, "github-actions"], "in the same suite, from the same app");
+      assert.deepEqual(
+        await w.forge.rerunFailedJobs([after[0]!.id], 2),
+        { rerun: [], exhausted: runs.rerun },
+        "a run on its last allowed attempt is left alone",
+      );
       await w.postCheck(sha, "third-party", "failure");
       const other = (await w.forge.checksFor(sha)).checkRuns.find((r) => r.name === "third-party")!;
       assert.notEqual(other.app, "github-actions");
-      await refusal(w.forge.rerunFailedJobs([other.id]), "not_found", 404);
+      await refusal(w.forge.rerunFailedJobs([other.id], 2), "not_found", 404);
     });
 
     test("a protected base: its required checks, a PR blocked until they pass, then merged; reviews on one's own PR are comments only", async () => {

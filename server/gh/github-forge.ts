@@ -335,20 +335,18 @@ export class GitHubForge implements Forge {
     return { sha, checkRuns, statuses };
   }
 
-  async rerunFailedJobs(checkRunIds: readonly number[]): Promise<number[]> {
+  async rerunFailedJobs(checkRunIds: readonly number[], maxAttempt: number): Promise<{ rerun: number[]; exhausted: number[] }> {
     const runs = new Set<number>();
-    for (const id of checkRunIds) {
-      checkNumber(id, "job");
-      runs.add((await this.get<{ run_id: number }>("GET /repos/{owner}/{repo}/actions/jobs/{job_id}", { job_id: id }, `read the Actions job ${id}`)).run_id);
+    const exhausted = new Set<number>();
+    for (const job_id of checkRunIds) {
+      checkNumber(job_id, "job");
+      const job = await this.get<{ run_id: number; run_attempt?: number }>("GET /repos/{owner}/{repo}/actions/jobs/{job_id}", { job_id }, `read job ${job_id}`);
+      ((job.run_attempt ?? 1) >= maxAttempt ? exhausted : runs).add(job.run_id);
     }
-    for (const run of runs) {
-      await this.call(
-        "POST /repos/{owner}/{repo}/actions/runs/{run_id}/rerun-failed-jobs",
-        { run_id: run },
-        `re-run the failed jobs of the Actions run ${run}`,
-      );
-    }
-    return [...runs];
+    for (const run_id of exhausted) runs.delete(run_id);
+    const rerun = "POST /repos/{owner}/{repo}/actions/runs/{run_id}/rerun-failed-jobs";
+    for (const run_id of runs) await this.call(rerun, { run_id }, `re-run the failed jobs of the Actions run ${run_id}`);
+    return { rerun: [...runs], exhausted: [...exhausted] };
   }
 
   requiredChecks(branch: string): Promise<RequiredChecks> {

@@ -322,21 +322,25 @@ export class FakeForge implements Forge {
     return this.count("checksFor", { sha, checkRuns, statuses: gate && runsSettleNotGreen(checkRuns, gate) ? [] : statuses });
   }
 
-  async rerunFailedJobs(checkRunIds: readonly number[]): Promise<number[]> {
+  async rerunFailedJobs(checkRunIds: readonly number[], maxAttempt: number): Promise<{ rerun: number[]; exhausted: number[] }> {
     const suites = new Set<number>();
+    const exhausted = new Set<number>();
     for (const id of checkRunIds) {
       const runs = [...this.state.checkRuns.values()].find((list) => list.some((r) => r.id === id));
       const run = runs?.find((r) => r.id === id);
       if (!runs || !run || run.app !== "github-actions") throw notFound(`read the Actions job ${id}`);
-      suites.add(run.suiteId!);
+      // The run's attempt: its runs of this name so far.
+      const attempt = runs.filter((r) => r.name === run.name && r.suiteId === run.suiteId).length;
+      (attempt >= maxAttempt ? exhausted : suites).add(run.suiteId!);
     }
+    for (const suite of exhausted) suites.delete(suite);
     // Each run's failed jobs start again: a queued run of the same name in the same suite.
     for (const [sha, list] of this.state.checkRuns) {
       const failed = latestByName(list, (r) => r.name).filter((r) => suites.has(r.suiteId ?? -1) && r.status === "completed" && r.conclusion !== "success");
       for (const r of failed)
         this.state.checkRuns.set(sha, [...this.state.checkRuns.get(sha)!, { ...r, id: this.state.nextId(), status: "queued", conclusion: null }]);
     }
-    return this.count("rerunFailedJobs", [...suites]);
+    return this.count("rerunFailedJobs", { rerun: [...suites], exhausted: [...exhausted] });
   }
 
   async requiredChecks(branch: string): Promise<RequiredChecks> {
