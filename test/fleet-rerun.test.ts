@@ -108,6 +108,14 @@ describe("a red check is re-run before it counts (gate.rerun_failed)", () => {
     const note = notes.find((b) => b.includes(VALIDATION_MARKER)) ?? "";
     assert.match(note, /test: success/);
     assert.doesNotMatch(note, /test: failure/);
+    // The issue's board says the flaky check was re-run at no attempt's cost.
+    const boards = ((await api(world.forge, "GET", repoPath(world.forge, `/issues/${world.issue}/comments`))).body as Array<{ body: string }>).map(
+      (c) => c.body,
+    );
+    assert.ok(
+      boards.some((b) => /Note: test failed on [0-9a-f]{12} and was re-run \(1 of 1\); a flaky check costs no attempt/.test(b)),
+      boards.join("\n---\n"),
+    );
   });
 
   it("with gate.rerun_failed 0 the flaky check's first failure counts at once: nothing is re-run, the issue is escalated", async () => {

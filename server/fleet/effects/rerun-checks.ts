@@ -32,6 +32,10 @@ export const rerunChecks = defineEffect("rerun_checks", async (fleet, _tick, act
   }
   if (outcome.exhausted.length > 0) refused(`workflow run ${outcome.exhausted.join(", ")} is on its attempt ${limit + 1} already`);
   if (outcome.rerun.length === 0) return;
+  // Status and the board say it: the attempt was not spent on this failure.
+  const note = `${names} failed on ${action.head.slice(0, 12)} and ${outcome.rerun.length === 1 ? "was" : "were"} re-run (${round} of ${limit}); a flaky check costs no attempt`;
+  fleet.memory.of(n).notice = note;
+  fleet.board.noted(n, note);
   fleet.log("info", "rerun", `#${n}: PR #${action.pr}'s ${names} failed on ${action.head.slice(0, 12)}: re-run ${round} of ${limit} before it counts`, n, {
     pr: action.pr,
     head: action.head,
