@@ -230,6 +230,11 @@ describe("a red PR's flaky Actions check costs no attempt", () => {
     assert.equal(boardPhase(classify(pull([run("test", "failure", 41)]), 0), false), "ci_failed");
   });
 
+  it("a re-run keeps the landing slot (its CI runs again); a failure that counts frees it", () => {
+    assert.equal(decide(decideFor(classify(pull([run("test", "failure", 41)]), 1), { landingSlot: 1 })).landingSlot, 1);
+    assert.equal(decide(decideFor(classify(pull([run("test", "failure", 41)]), 0), { landingSlot: 1 })).landingSlot, null);
+  });
+
   it("while stopping, nothing is re-run: the failure counts as before", () => {
     assert.deepEqual(kinds(decideFor(classify(pull([run("test", "failure", 41)]), 1), { stopping: true })), ["retry", "release"]);
   });
