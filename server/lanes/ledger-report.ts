@@ -10,7 +10,10 @@ export interface ReportIssue {
   attempts: number;
   /** Of those, attempts that fixed a red PR forward on its branch instead of starting fresh (records folded by compaction are not counted). */
   fixes: number;
-  /** Failing checks re-run before they counted (`gate.rerun_failed`), and of those, re-runs after which the issue landed with no further attempt: attempts saved. */
+  /**
+   * Red gates re-run before they counted (`gate.rerun_failed`), and of those, re-runs after which
+   * the issue landed with no further attempt: attempts saved (records folded by compaction are not counted).
+   */
   reruns: number;
   reruns_saved: number;
   /** From the first record about it to its outcome (or to its last record while in flight). */
