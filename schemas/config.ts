@@ -258,6 +258,11 @@ const GateSchema = z
     excerpt_bytes: intIn(256, 60_000)
       .default(4_096)
       .describe("How much of the tail of a red gate's output is quoted in the PR comment and handed to the next attempt."),
+    rerun_failed: intIn(0, 5)
+      .default(1)
+      .describe(
+        "How many times a red gate is run again on the same head before it counts as the attempt's failure (a flaky check then costs no attempt). Required CI: failing GitHub Actions checks are re-run through GitHub's \"re-run failed jobs\", and only when every failing check is one (a third-party app's check or a commit status cannot be re-run, and counts as it is). A local gate runs its command again. 0: a red gate counts at once.",
+      ),
   })
   .superRefine((gate, ctx) => {
     if (gate.ci === "local" && gate.local_command === null) {
@@ -288,7 +293,7 @@ const LandingSchema = z
     lock_ttl_seconds: intIn(60, 86_400)
       .default(600)
       .describe(
-        "Seconds after which another host may take over the landing lock (`<namespace>/lock/landing`) of a host that died mid-landing. A local gate's time (`gate.timeout_seconds` per sync round) is added, since it runs under the lock. A clean stop always releases the lock at once.",
+        "Seconds after which another host may take over the landing lock (`<namespace>/lock/landing`) of a host that died mid-landing. A local gate's time (`gate.timeout_seconds` per sync round and re-run) is added, since it runs under the lock. A clean stop always releases the lock at once.",
       ),
     allow_untested_race: z
       .boolean()

@@ -67,8 +67,10 @@ const OPERATIONS = [
   "GET /repos/{owner}/{repo}/actions/runs",
   "GET /repos/{owner}/{repo}/actions/runs/{run_id}",
   "POST /repos/{owner}/{repo}/actions/runs/{run_id}/cancel",
+  "POST /repos/{owner}/{repo}/actions/runs/{run_id}/rerun-failed-jobs",
   "GET /repos/{owner}/{repo}/actions/runs/{run_id}/jobs",
   "GET /repos/{owner}/{repo}/actions/jobs/{job_id}",
+  "POST /repos/{owner}/{repo}/actions/jobs/{job_id}/rerun",
 ];
 
 /** Schemas kept even if no listed operation references them (used as fallbacks). */

@@ -153,7 +153,7 @@ const mergeRows: { name: string; file: unknown; overrides: unknown; expect: (c: 
     name: "objects merge key by key: the file's siblings survive",
     file: { gate: { ci: "local", local_command: "npm test" } },
     overrides: { gate: { timeout_seconds: 60 } },
-    expect: (c) => assert.deepEqual(c.gate, { ci: "local", local_command: "npm test", timeout_seconds: 60, excerpt_bytes: 4096 }),
+    expect: (c) => assert.deepEqual(c.gate, { ci: "local", local_command: "npm test", timeout_seconds: 60, excerpt_bytes: 4096, rerun_failed: 1 }),
   },
   {
     name: "lists replace instead of concatenating",
@@ -314,6 +314,7 @@ const invalidRows: { name: string; raw: unknown; message: string }[] = [
   { name: "concurrency zero", raw: { concurrency: 0 }, message: "concurrency: must be at least 1, got 0" },
   { name: "concurrency too high", raw: { concurrency: 65 }, message: "concurrency: must be at most 64, got 65" },
   { name: "retry too high", raw: { retry: 11 }, message: "retry: must be at most 10, got 11" },
+  { name: "re-runs of a red gate too many", raw: { gate: { rerun_failed: 6 } }, message: "gate.rerun_failed: must be at most 5, got 6" },
   { name: "negative retry", raw: { retry: -1 }, message: "retry: must be at least 0, got -1" },
   { name: "empty label", raw: { labels: { ready: "" } }, message: 'labels.ready: must not be empty, got ""' },
   {

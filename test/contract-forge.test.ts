@@ -7,6 +7,7 @@
 import { after, before, describe, test } from "node:test";
 import assert from "node:assert/strict";
 import { ForgeError, UsageError } from "../server/gh/errors.js";
+import { evaluateGate, rerunVerdict } from "../server/state/gate.js";
 import { fakeWorld, localWorld, type ForgeWorld } from "./support/contract-worlds.js";
 import { startTestForge, type TestForge } from "./support/forge-fixtures.js";
 
@@ -234,7 +235,7 @@ function forgeContract(name: string, world: () => ForgeWorld): void {
       assert.equal(again.merged, true);
     });
 
-    test("checks of a sha: the latest run per name, newest first; every status, newest first; with a gate, statuses unread while a run fails", async () => {
+    test("checks of a sha: every run, newest first (a re-run too: the gate takes the newest per name); every status, newest first; with a gate, statuses unread while a run fails", async () => {
       const w = world();
       const branch = fresh("c");
       const sha = await w.push(branch, { [`${branch}.txt`]: "c\n" });
@@ -253,8 +254,10 @@ function forgeContract(name: string, world: () => ForgeWorld): void {
           ["slow", "in_progress", null],
           ["ci", "completed", "success"],
           ["lint", "completed", "success"],
+          ["ci", "completed", "failure"],
         ],
       );
+      assert.equal(evaluateGate(checks, { contexts: ["ci", "lint"], strict: false, source: "protection", readable: true }).state, "green");
       assert.deepEqual(
         checks.statuses.map((s) => [s.context, s.state]),
         [
@@ -266,6 +269,37 @@ function forgeContract(name: string, world: () => ForgeWorld): void {
       const gate = { contexts: ["lint"], strict: false, source: "protection" as const, readable: true };
       assert.deepEqual((await w.forge.checksFor(sha, gate)).statuses, [], "a failed required run: the statuses are not read");
       await assert.rejects(w.forge.checksFor("main"), UsageError);
+    });
+
+    test("an Actions job that failed is re-run: a new run of its name in its suite on the head; not past its last allowed attempt; a check that is no job is not_found", async () => {
+      const w = world();
+      const sha = await w.failedActionsJob(fresh("flaky"));
+      const before = (await w.forge.checksFor(sha)).checkRuns.filter((r) => r.name === "flaky");
+      assert.deepEqual(
+        before.map((r) => [r.app, r.conclusion]),
+        [["github-actions", "failure"]],
+      );
+      const red = { sha, checkRuns: before, statuses: [] };
+      assert.deepEqual(rerunVerdict(red, evaluateGate(red, { contexts: [], strict: false, source: "none", readable: true }), 1), {
+        rerun: true,
+        checks: [{ name: "flaky", id: before[0]!.id, reruns: 0 }],
+      });
+      const runs = await w.forge.rerunFailedJobs([before[0]!.id], 2);
+      assert.equal(runs.rerun.length, 1, "one workflow run re-run");
+      assert.deepEqual(runs.exhausted, []);
+      const after = (await w.forge.checksFor(sha)).checkRuns.filter((r) => r.name === "flaky");
+      assert.equal(after.length, 2, "the re-run is a second run of the name");
+      assert.ok(after[0]!.id > before[0]!.id, "newest first");
+      assert.deepEqual([after[0]!.suiteId, after[0]!.app], [before[0]!.suiteId, "github-actions"], "in the same suite, from the same app");
+      assert.deepEqual(
+        await w.forge.rerunFailedJobs([after[0]!.id], 2),
+        { rerun: [], exhausted: runs.rerun },
+        "a run on its last allowed attempt is left alone",
+      );
+      await w.postCheck(sha, "third-party", "failure");
+      const other = (await w.forge.checksFor(sha)).checkRuns.find((r) => r.name === "third-party")!;
+      assert.notEqual(other.app, "github-actions");
+      await refusal(w.forge.rerunFailedJobs([other.id], 2), "not_found", 404);
     });
 
     test("a protected base: its required checks, a PR blocked until they pass, then merged; reviews on one's own PR are comments only", async () => {

@@ -317,21 +317,29 @@ describe("GitHubForge over the local forge", () => {
     assert.ok(!(await forge.listOpenPulls()).some((p) => p.number === pull.number));
   });
 
-  test("checksFor pages check runs (latest only) and the combined status", async () => {
+  test("checksFor pages check runs (every one: filter=all, re-runs too) and the statuses", async () => {
     const head = await pushBranch("afk/checks", "checks.txt", "checks\n");
     for (let i = 0; i < 102; i += 1) {
       await api("POST", `/repos/${REPO}/check-runs`, { name: `job-${i}`, head_sha: head, status: "completed", conclusion: i === 0 ? "failure" : "success" });
     }
-    // A re-run of job-0: with filter=latest only this one counts.
+    // A re-run of job-0: listed beside the first (the gate takes the newest; the count of runs is the re-runs).
     await api("POST", `/repos/${REPO}/check-runs`, { name: "job-0", head_sha: head, status: "in_progress" });
     for (let i = 0; i < 103; i += 1) {
       await api("POST", `/repos/${REPO}/statuses/${head}`, { state: i === 0 ? "pending" : "success", context: `ci/${i}`, description: `status ${i}` });
     }
     const checks = await forge.checksFor(head);
     assert.equal(checks.sha, head);
-    assert.equal(checks.checkRuns.length, 102, "one run per name across two pages");
-    const job0 = checks.checkRuns.find((run) => run.name === "job-0");
-    assert.deepEqual([job0?.status, job0?.conclusion], ["in_progress", null], "the latest run of a name");
+    assert.equal(checks.checkRuns.length, 103, "every run, across two pages");
+    const job0 = checks.checkRuns.filter((run) => run.name === "job-0");
+    assert.deepEqual(
+      job0.map((run) => [run.status, run.conclusion]),
+      [
+        ["in_progress", null],
+        ["completed", "failure"],
+      ],
+      "both runs of a name, newest first",
+    );
+    assert.equal(evaluateGate(checks, { contexts: [], strict: false, source: "none", readable: true }).pending.includes("job-0"), true, "the newest decides");
     assert.equal(checks.checkRuns.filter((run) => run.conclusion === "success").length, 101);
     assert.equal(checks.statuses.length, 103, "statuses across two pages");
     assert.deepEqual(

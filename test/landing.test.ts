@@ -476,6 +476,7 @@ describe("landPull against the local forge", () => {
     assert.match(red.evidence.excerpt, /oops on stderr/);
     assert.ok(red.evidence.kind === "local" && red.evidence.exitCode === 3);
     assert.match(red.evidence.summary, /exited with 3/);
+    assert.equal(red.gateReruns, 1, "red once more on its re-run (gate.rerun_failed 1) before it counts");
     await assertNothingLanded(f, w1, before);
     await f.lease.release(w1.issue, w1.claimSha);
 
@@ -515,6 +516,29 @@ describe("landPull against the local forge", () => {
     const passed = f.gateCache.passedTrees(passing.gate.local_command!);
     assert.ok(passed.includes(await treeOf(f, merged.head)));
     for (const tree of passed) gatedTrees.add(tree);
+  });
+
+  it("(j'') local gate re-run: a red counted at once with re-runs off is cached; with a re-run, the cached red runs again, and its green is cached and lands", async () => {
+    const runs = join(await tempDir("afk-gate-runs-"), "runs");
+    // Red on its first run only: a count of its runs outside the tree.
+    const command = `echo run >> '${runs}'; test "$(wc -l < '${runs}')" -ge 2`;
+    const flaky = (reruns: number) =>
+      config((c) => {
+        c.gate.ci = "local";
+        c.gate.local_command = command;
+        c.gate.timeout_seconds = 60;
+        c.gate.rerun_failed = reruns;
+      });
+    const w = await workerPr(f, "Local flaky", { "local-flaky.txt": "flaky\n" }, { green: false });
+    const before = await mainTip(f);
+    const red = expectOutcome(await land(f, w, flaky(0)), "gate_red");
+    assert.equal(red.gateReruns, undefined, "no re-run with gate.rerun_failed 0");
+    await assertNothingLanded(f, w, before);
+    const merged = await assertLanded(f, w, await land(f, w, flaky(1)), "squash");
+    assert.equal(merged.gateReruns, 1);
+    assert.equal((await readFile(runs, "utf8")).trim().split("\n").length, 2, "the cached red was not run again as the first run; its re-run was");
+    assert.ok(f.gateCache.passedTrees(command).includes(await treeOf(f, merged.head)), "the green re-run is what the cache keeps");
+    for (const tree of f.gateCache.passedTrees(command)) gatedTrees.add(tree);
   });
 
   it("(k) another host's landing lock makes it busy; a stale one is taken over and released", async () => {

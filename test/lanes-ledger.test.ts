@@ -285,4 +285,31 @@ describe("timeline and report", () => {
     assert.match(text, /#1 {2}merged {2}2 attempt\(s\) {2}9 s {2}\$0\.50, 1000 tokens {2}PR #101 as mmmmmmmmmmmm/);
     assert.match(text, /#2 {2}escalated {2}0 attempt\(s\)/);
   });
+
+  it("counts re-runs of red checks per issue, and as saved those after which the issue landed with no further attempt", () => {
+    const l = ledgerIn(tempDirSync("afk-ledger-"), steppingClock(), []);
+    // #1: a re-run, then it landed (saved). #2: a re-run, its check red again, a retry; a second
+    // re-run on the next attempt, then it landed (one of two saved). #3: a re-run, then escalated.
+    l.record({ event: "rerun", issue: 1, msg: "re-ran test" });
+    l.record({ event: "landing", issue: 1, msg: "landed" });
+    l.record({ event: "rerun", issue: 2, msg: "re-ran test" });
+    l.record({ event: "retry", issue: 2, msg: "retry" });
+    l.record({ event: "rerun", issue: 2, msg: "re-ran test" });
+    l.record({ event: "landing", issue: 2, msg: "landed" });
+    l.record({ event: "rerun", issue: 3, msg: "re-ran local gate" });
+    l.record({ event: "escalation", issue: 3, msg: "escalated" });
+    const r = buildReport(l.read(), { repo: "acme/widget", reason: "on_demand", now: new Date("2026-01-02T00:00:00Z") });
+    assert.deepEqual(
+      r.issues.map((i) => [i.issue, i.reruns, i.reruns_saved]),
+      [
+        [1, 1, 1],
+        [2, 2, 1],
+        [3, 1, 0],
+      ],
+    );
+    assert.deepEqual([r.totals.reruns, r.totals.reruns_saved], [4, 2]);
+    const text = renderReport(r);
+    assert.match(text, /4 check re-run\(s\) \(2 saved an attempt\)/);
+    assert.match(text, /#2 {2}merged {2}0 attempt\(s\) \(2 re-run, 1 saved\)/);
+  });
 });

@@ -352,7 +352,19 @@ test("the local forge conforms to GitHub's OpenAPI description on every operatio
       await step(409, "POST", `${repo}/actions/runs/${runId}/cancel`);
       await step(404, "GET", `${repo}/actions/runs/99999999`);
       const jobs = obj((await step(200, "GET", `${repo}/actions/runs/${runId}/jobs`)).body);
-      await step(200, "GET", `${repo}/actions/jobs/${String(obj((jobs.jobs as unknown[])[0]).id)}`);
+      const jobId = String(obj((jobs.jobs as unknown[])[0]).id);
+      await step(200, "GET", `${repo}/actions/jobs/${jobId}`);
+      // Re-runs: one job of the completed run as its next attempt; the run is then in progress.
+      await step(201, "POST", `${repo}/actions/jobs/${jobId}/rerun`);
+      await step(403, "POST", `${repo}/actions/runs/${runId}/rerun-failed-jobs`);
+      await step(404, "POST", `${repo}/actions/runs/99999999/rerun-failed-jobs`);
+      // The cancelled run's failed job runs again (and is cancelled again: it would hold).
+      for (let i = 0; i < 600; i++) {
+        if (obj((await step(200, "GET", `${repo}/actions/runs/${held}`)).body).status === "completed") break;
+        await new Promise((ok) => setTimeout(ok, 100));
+      }
+      await step(201, "POST", `${repo}/actions/runs/${held}/rerun-failed-jobs`);
+      await step(202, "POST", `${repo}/actions/runs/${held}/cancel`);
     };
 
     let aborted: string | null = null;

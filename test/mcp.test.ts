@@ -277,7 +277,8 @@ describe("MCP server over stdio (the built binary)", () => {
       // start's plan.run: engines, runtime and what it lets through), each dispatch's route and the
       // named issues that will not run (issue 35; status's plan omits run): 48,878; with each
       // worker's stage, last line and quiet time, the registrations' overview, and fix_forward
-      // (issue 35): 50,251; with status's link to the board app (issue 38, _meta.ui.resourceUri): 50,341.
+      // (issue 35): 50,251; with status's link to the board app (issue 38, _meta.ui.resourceUri): 50,341;
+      // with gate.rerun_failed (issue 35): 50,399 (the budget is spent: trim before adding).
       assert.ok(bytes < 50_400, `tools/list is ${bytes} bytes`);
       const ajv = new Ajv({ strict: false });
       for (const listed of tools) {

@@ -14,6 +14,7 @@ const TAPPED: Record<string, LedgerEvent> = {
   merged: "landing",
   escalated: "escalation",
   retry: "retry",
+  rerun: "rerun",
   closed_done: "closed_done",
   released: "released",
   pr_opened: "pr_opened",
@@ -40,8 +41,24 @@ const TAPPED: Record<string, LedgerEvent> = {
   claim_lost: "fault",
 };
 
-/** Data keys a tapped record keeps (the rest stays in the supervisor lane). */
-const KEPT = ["pr", "attempt", "kind", "runtime", "status", "round", "head", "reason", "method", "train", "evidence_kind", "summary", "excerpt", "mode"];
+/** Data keys a tapped record keeps when their values are scalars (the rest stays in the supervisor lane). */
+const KEPT = [
+  "pr",
+  "attempt",
+  "kind",
+  "runtime",
+  "status",
+  "round",
+  "head",
+  "reason",
+  "method",
+  "train",
+  "evidence_kind",
+  "summary",
+  "excerpt",
+  "mode",
+  "checks",
+];
 
 export interface LedgerFacts {
   readonly instance: string;

@@ -25,6 +25,8 @@ export interface IssueMemory {
   lastWords: readonly string[];
   /** What the runtime last set right for the issue without spending an attempt (status says it). */
   notice?: string;
+  /** GitHub refused to re-run the failing checks on this head (state/decide/claims.ts): its failure counts as it is. */
+  rerunRefused?: { head: string; why: string };
   /** The tip an earlier attempt pushed: a retry may replace it. */
   replaceable: string | null;
   /** Attempts whose verdict marker this host already posted. */

@@ -35,6 +35,7 @@ export async function localFacts(ctx: FactsContext, set: WorkingSet, snapshot: S
     const record = memory.get(claim.issue);
     const run = record?.run ?? (claim.status === "no_pr" && ctx.adopt ? await ctx.adopt(claim.issue) : undefined);
     const facts: LocalClaim = { worker: "none", kills: record?.kills ?? 0, redispatches: record?.redispatches ?? 0 };
+    if (record?.rerunRefused && record.rerunRefused.head === claim.head) facts.rerunRefused = record.rerunRefused.why;
     let verdict: Verdict | null = null;
     if (run && !run.exitFacts) {
       facts.worker = "running";

@@ -200,6 +200,14 @@ export interface Forge {
   checksFor(sha: string, gate?: RequiredChecks): Promise<Checks>;
   requiredChecks(branch: string): Promise<RequiredChecks>;
   /**
+   * Re-runs the failed jobs of the Actions workflow runs behind these check runs (a job's id is
+   * its check run's id): one new attempt of each run, whose jobs post new check runs of the same
+   * names on the same head. A run already on attempt `maxAttempt` or later is left alone
+   * (`exhausted`): GitHub's own count guards the fleet's. A job that is not an Actions job is
+   * not_found; a run GitHub will not re-run now (still in progress, too old) is a ForgeError of its status.
+   */
+  rerunFailedJobs(checkRunIds: readonly number[], maxAttempt: number): Promise<{ rerun: number[]; exhausted: number[] }>;
+  /**
    * Whether a fast-forward push to `branch` would be accepted for this token, from the branch's
    * rules and protection (a ruleset or protection demanding a PR, restricted updates). Required
    * status checks do not refuse it: a gated head carries them.

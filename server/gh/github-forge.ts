@@ -313,7 +313,8 @@ export class GitHubForge implements Forge {
     // Octokit's paginator unwraps `{total_count, check_runs}` into the array itself.
     const runsRead = this.pages<RawCheckRun[] | { check_runs?: RawCheckRun[] }>(
       "GET /repos/{owner}/{repo}/commits/{ref}/check-runs",
-      { ref: sha, filter: "latest" },
+      // "all": a re-run is another run of the same name in the same suite (state/gate.ts rerunVerdict); the gate takes the newest.
+      { ref: sha, filter: "all" },
       `list check runs of ${sha.slice(0, 12)}`,
     ).then((pages) => pages.flatMap((page) => (Array.isArray(page) ? page : (page.check_runs ?? []))).map(toCheckRun));
     // The status list, not the combined status: the combined one embeds the repository (its
@@ -332,6 +333,20 @@ export class GitHubForge implements Forge {
     }
     const [checkRuns, statuses] = await Promise.all([runsRead, statusesRead()]);
     return { sha, checkRuns, statuses };
+  }
+
+  async rerunFailedJobs(checkRunIds: readonly number[], maxAttempt: number): Promise<{ rerun: number[]; exhausted: number[] }> {
+    const runs = new Set<number>();
+    const exhausted = new Set<number>();
+    for (const job_id of checkRunIds) {
+      checkNumber(job_id, "job");
+      const job = await this.get<{ run_id: number; run_attempt?: number }>("GET /repos/{owner}/{repo}/actions/jobs/{job_id}", { job_id }, `read job ${job_id}`);
+      ((job.run_attempt ?? 1) >= maxAttempt ? exhausted : runs).add(job.run_id);
+    }
+    for (const run_id of exhausted) runs.delete(run_id);
+    const rerun = "POST /repos/{owner}/{repo}/actions/runs/{run_id}/rerun-failed-jobs";
+    for (const run_id of runs) await this.call(rerun, { run_id }, `re-run the failed jobs of the Actions run ${run_id}`);
+    return { rerun: [...runs], exhausted: [...exhausted] };
   }
 
   requiredChecks(branch: string): Promise<RequiredChecks> {

@@ -71,7 +71,8 @@ export interface RawCheckRun {
   output?: { title?: string | null; summary?: string | null; text?: string | null } | null;
   details_url?: string | null;
   html_url?: string | null;
-  app?: { id?: number } | null;
+  app?: { id?: number; slug?: string } | null;
+  check_suite?: { id?: number } | null;
 }
 export interface RawStatus {
   context?: string;
@@ -177,6 +178,8 @@ export function toCheckRun(raw: RawCheckRun): CheckRun {
     detailsUrl: raw.details_url ?? null,
     htmlUrl: raw.html_url ?? null,
     appId: raw.app?.id ?? null,
+    app: raw.app?.slug ?? null,
+    suiteId: raw.check_suite?.id ?? null,
   };
 }
 

@@ -112,6 +112,8 @@ type LandOutcomes =
       syncs: number;
       /** When the merge call (or the push) returned: the base moved then, before the bookkeeping. */
       mergedAt?: string;
+      /** Re-runs of a red local gate this landing made before it passed (`gate.rerun_failed`). */
+      gateReruns?: number;
     }
   | { outcome: "synced"; head: string; previousHead: string; baseSha: string; why: string }
   | { outcome: "not_ours"; why: string }
@@ -120,7 +122,7 @@ type LandOutcomes =
   | { outcome: "busy"; why: string; holder?: string }
   | { outcome: "retry_later"; why: string }
   | { outcome: "conflict"; files: string[]; baseSha: string | null; why: string }
-  | { outcome: "gate_red"; head: string; evidence: GateEvidence; why: string };
+  | { outcome: "gate_red"; head: string; evidence: GateEvidence; why: string; gateReruns?: number };
 
 /** Syncs per call before giving up for this tick (the base keeps moving). */
 export const MAX_SYNC_ROUNDS = 3;

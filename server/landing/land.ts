@@ -29,7 +29,7 @@ import { listDeadTrains, sweepDeadTrains } from "./dead-trains.js";
 import { landThroughQueue } from "./merge-queue.js";
 import { acquireLock, DEFAULT_LOCK_TTL_SECONDS, landingKey, landingLockRef, lockTakerOf, serialized } from "./landing-lock.js";
 import { MAX_SYNC_ROUNDS, type GateEvidence, type LandingContext, type LandingStrategy, type LandInput, type LandResult } from "./land-types.js";
-import { localEvidence, runLocalGate, secretsOf } from "./local-gate.js";
+import { localEvidence, runLocalGate, secretsOf, withReruns } from "./local-gate.js";
 import { lostClaim, notOurs, readPull, vetoOf } from "./own-pulls.js";
 import { closedByMerge, wrapUpLanded } from "./landed.js";
 
@@ -147,9 +147,9 @@ async function fence(ctx: LandingContext, input: LandInput): Promise<LandResult 
 
 function lockTtl(ctx: LandingContext): number {
   if (ctx.lockTtlSeconds !== undefined) return ctx.lockTtlSeconds;
-  // A local gate runs under the lock, up to MAX_SYNC_ROUNDS times.
-  const gate =
-    ctx.config.gate.ci === "local" ? ctx.config.gate.timeout_seconds * MAX_SYNC_ROUNDS : ctx.requiredChecks?.mergeQueue ? ctx.config.gate.timeout_seconds : 0;
+  // A local gate runs under the lock, up to MAX_SYNC_ROUNDS times, each with its re-runs.
+  const runs = MAX_SYNC_ROUNDS * (1 + (ctx.config.gate.rerun_failed ?? 0));
+  const gate = ctx.config.gate.ci === "local" ? ctx.config.gate.timeout_seconds * runs : ctx.requiredChecks?.mergeQueue ? ctx.config.gate.timeout_seconds : 0;
   return (ctx.config.landing.lock_ttl_seconds ?? DEFAULT_LOCK_TTL_SECONDS) + gate;
 }
 
@@ -207,6 +207,7 @@ async function landRounds(
 
   // The gate's word on a head, read (or run) in this landing.
   let verdict: Verdict | null = null;
+  let reruns = 0; // of the local gate, in this landing (the ledger counts them: local-gate.ts)
   for (let iteration = 0; iteration < MAX_ITERATIONS; iteration += 1) {
     const tips = await lg.fetchTips(ctx.base, headRef, input.issue);
     if (tips.head === null) return { outcome: "retry_later", why: `the branch ${headRef} is gone from the remote` };
@@ -226,7 +227,7 @@ async function landRounds(
       });
       if (step.step === "take_lock") return { outcome: "lands" };
       if (step.step === "wait") return { outcome: "retry_later", why: `checks on ${short(expected)} are not finished: ${verdict?.pending ?? ""}` };
-      if (step.step === "fail") return gateRed(expected, verdict!.evidence!);
+      if (step.step === "fail") return withReruns(gateRed(expected, verdict!.evidence!), reruns);
       if (step.step === "gate") {
         const refused = await refusal(expected, syncs > 0);
         if (refused) return refused;
@@ -235,6 +236,7 @@ async function landRounds(
           const progress = await ctx.workRepo.progress(input.issue, ctx.base);
           const run = await runLocalGate(ctx, expected, progress.worktree ? ctx.workRepo.worktreePath(input.issue) : null);
           verdict = { head: expected, state: run.passed ? "green" : "red", ...(run.passed ? {} : { evidence: localEvidence(run) }) };
+          reruns += run.reruns;
           // Time passed while the gate ran: the base is read again before landing.
           if (run.passed && !run.cached && (await ctx.refs.read(`refs/heads/${ctx.base}`)) !== baseTip) break;
         } else {
@@ -253,18 +255,8 @@ async function landRounds(
         if (landed.kind === "moved") break; // the next round syncs with the new base
         if (landed.kind === "retry") return { outcome: "retry_later", why: landed.why };
         if (landed.kind === "queue") return landQueued(ctx, lg, input, headRef, release);
-        return finish(
-          ctx,
-          lg,
-          input,
-          headRef,
-          expected,
-          baseTip,
-          landed,
-          syncs,
-          release,
-          landed.method === "squash" || landed.method === "merge" ? pull : null,
-        );
+        const merging = landed.method === "squash" || landed.method === "merge" ? pull : null;
+        return withReruns(await finish(ctx, lg, input, headRef, expected, baseTip, landed, syncs, release, merging), reruns);
       }
       // Sync: H does not contain the base tip; bring the branch up to date (merge, never rebase).
       if (syncs >= MAX_SYNC_ROUNDS) {

@@ -2,13 +2,34 @@
 // tree about to land (server/runtimes/local/gate-command.ts), and what a red run says as evidence.
 import { join } from "node:path";
 import { gateCommit, gateEnv, type GateCommitResult } from "../runtimes/local/gate-command.js";
-import type { LandingContext, LocalGateEvidence } from "./land-types.js";
+import type { LandingContext, LandResult, LocalGateEvidence } from "./land-types.js";
+import { rerunLocalGate } from "../state/gate.js";
 
-/** Gates `sha`; `worktree`: the issue's worktree when it may be at that commit (saves a checkout). */
-export function runLocalGate(
+/**
+ * Gates `sha`; `worktree`: the issue's worktree when it may be at that commit (saves a checkout).
+ * A red run goes again up to `gate.rerun_failed` times before it counts (state/gate.ts
+ * rerunLocalGate): a cached red too (its re-runs were not made in this landing), each re-run past
+ * the cache, and the last run is what the cache keeps. `reruns`: the re-runs made.
+ */
+export async function runLocalGate(
   ctx: Pick<LandingContext, "config" | "workRepo" | "auth" | "gateEnv" | "gateCache">,
   sha: string,
   worktree: string | null,
+): Promise<GateCommitResult & { reruns: number }> {
+  let run = await gateOnce(ctx, sha, worktree, true);
+  let reruns = 0;
+  while (rerunLocalGate(run.passed, reruns, ctx.config.gate.rerun_failed ?? 0)) {
+    reruns += 1;
+    run = await gateOnce(ctx, sha, worktree, false);
+  }
+  return { ...run, reruns };
+}
+
+function gateOnce(
+  ctx: Pick<LandingContext, "config" | "workRepo" | "auth" | "gateEnv" | "gateCache">,
+  sha: string,
+  worktree: string | null,
+  cached: boolean,
 ): Promise<GateCommitResult> {
   const gate = ctx.config.gate;
   return gateCommit({
@@ -22,6 +43,7 @@ export function runLocalGate(
     excerptBytes: gate.excerpt_bytes,
     secrets: secretsOf(ctx),
     ...(ctx.gateCache ? { cache: ctx.gateCache } : {}),
+    ...(cached ? {} : { fresh: true }),
     alone: (job) => ctx.workRepo.exclusive(job),
   });
 }
@@ -51,4 +73,9 @@ export function secretsOf(ctx: Pick<LandingContext, "auth">): string[] {
 
 function formatSeconds(ms: number): string {
   return ms < 10_000 ? `${(ms / 1000).toFixed(1)}s` : `${Math.round(ms / 1000)}s`;
+}
+
+/** A landing's result with the local gate's re-runs it made, when it made any. */
+export function withReruns(result: LandResult, reruns: number): LandResult {
+  return reruns > 0 && (result.outcome === "merged" || result.outcome === "gate_red") ? { ...result, gateReruns: reruns } : result;
 }

@@ -10,6 +10,12 @@ export interface ReportIssue {
   attempts: number;
   /** Of those, attempts that fixed a red PR forward on its branch instead of starting fresh (records folded by compaction are not counted). */
   fixes: number;
+  /**
+   * Red gates re-run before they counted (`gate.rerun_failed`), and of those, re-runs after which
+   * the issue landed with no further attempt: attempts saved (records folded by compaction are not counted).
+   */
+  reruns: number;
+  reruns_saved: number;
   /** From the first record about it to its outcome (or to its last record while in flight). */
   time_ms: number;
   worker_ms: number;
@@ -33,6 +39,8 @@ export interface FinalReport {
     outcomes: Record<IssueOutcome, number>;
     attempts: number;
     fixes: number;
+    reruns: number;
+    reruns_saved: number;
     worker_ms: number;
     spend: Spend;
     faults: number;
@@ -76,6 +84,7 @@ export function buildReport(records: readonly LaneRecord[], o: ReportOptions): F
   let trips = 0;
   let stops = 0;
   const fixes = new Map<number, number>();
+  const reruns = countReruns(records);
   for (const r of records) {
     if (r.event === "retry" && r.issue !== undefined && r.data?.mode === "fix") fixes.set(r.issue, (fixes.get(r.issue) ?? 0) + 1);
     if (r.event === "pause") pauses += 1;
@@ -107,13 +116,15 @@ export function buildReport(records: readonly LaneRecord[], o: ReportOptions): F
     repo: o.repo,
     generated_at: o.now.toISOString(),
     reason: o.reason,
-    issues: listed.map((s) => reportIssue(o.repo, s, o.now, fixes.get(s.issue) ?? 0)),
+    issues: listed.map((s) => reportIssue(o.repo, s, o.now, fixes.get(s.issue) ?? 0, reruns.get(s.issue) ?? NO_RERUNS)),
     issues_omitted: summaries.length - listed.length,
     totals: {
       issues: summaries.length,
       outcomes,
       attempts,
       fixes: [...fixes.values()].reduce((a, b) => a + b, 0),
+      reruns: [...reruns.values()].reduce((a, b) => a + b.reruns, 0),
+      reruns_saved: [...reruns.values()].reduce((a, b) => a + b.saved, 0),
       worker_ms: worker,
       spend,
       faults,
@@ -139,13 +150,35 @@ function addRequests(into: { total: number; counted: number; not_modified: numbe
   into.not_modified += n(v.not_modified ?? v.notModified);
 }
 
-function reportIssue(repo: string, s: IssueSummary, now: Date, fixes: number): ReportIssue {
+const NO_RERUNS = { reruns: 0, saved: 0 };
+
+/**
+ * Per issue, the re-runs of its failing checks and those that saved an attempt: re-runs after
+ * which it landed with no retry or escalation in between (a re-run followed by a retry did not).
+ */
+function countReruns(records: readonly LaneRecord[]): Map<number, { reruns: number; saved: number }> {
+  const out = new Map<number, { reruns: number; saved: number; open: number }>();
+  for (const r of records) {
+    if (r.issue === undefined) continue;
+    const c = out.get(r.issue) ?? { reruns: 0, saved: 0, open: 0 };
+    if (r.event === "rerun") Object.assign(c, { reruns: c.reruns + 1, open: c.open + 1 });
+    else if (r.event === "retry" || r.event === "escalation") c.open = 0;
+    else if (r.event === "landing") Object.assign(c, { saved: c.saved + c.open, open: 0 });
+    else continue;
+    out.set(r.issue, c);
+  }
+  return out;
+}
+
+function reportIssue(repo: string, s: IssueSummary, now: Date, fixes: number, reruns: { reruns: number; saved: number }): ReportIssue {
   const end = s.ended_at ?? (s.outcome === "in_flight" ? now.toISOString() : s.last_at);
   return {
     issue: s.issue,
     outcome: s.outcome,
     attempts: s.attempts,
     fixes,
+    reruns: reruns.reruns,
+    reruns_saved: reruns.saved,
     time_ms: Math.max(0, Date.parse(end) - Date.parse(s.first_at)),
     worker_ms: s.worker_ms,
     spend: s.spend,
@@ -182,13 +215,13 @@ export function renderReport(r: FinalReport, maxLines = 400): string {
         .map((k) => `${t.outcomes[k]} ${k.replace("_", " ")}`)
         .join(", ") || "none"
     }`,
-    `${t.attempts} attempt(s)${t.fixes > 0 ? ` (${t.fixes} fixing a red PR forward)` : ""}, ${durationText(t.worker_ms)} of worker time, ${spendText(t.spend)}; ${t.faults} fault(s), ${t.pauses} pause(s), ${t.breaker_trips} breaker trip(s)`,
+    `${t.attempts} attempt(s)${t.fixes > 0 ? ` (${t.fixes} fixing a red PR forward)` : ""}${t.reruns > 0 ? `, ${t.reruns} check re-run(s) (${t.reruns_saved} saved an attempt)` : ""}, ${durationText(t.worker_ms)} of worker time, ${spendText(t.spend)}; ${t.faults} fault(s), ${t.pauses} pause(s), ${t.breaker_trips} breaker trip(s)`,
     `GitHub requests: ${r.requests.counted} counted against the rate limit, ${r.requests.not_modified} answered 304, ${r.requests.total} sent${t.stops > 0 ? ` (over ${t.stops} run(s))` : ""}`,
     "",
   ];
   const rows = r.issues.map(
     (i) =>
-      `#${i.issue}  ${i.outcome}  ${i.attempts} attempt(s)${i.fixes > 0 ? ` (${i.fixes} fix)` : ""}  ${durationText(i.time_ms)}  ${spendText(i.spend)}${i.pr ? `  PR #${i.pr}` : ""}${i.merge_sha ? ` as ${i.merge_sha.slice(0, 12)}` : ""}`,
+      `#${i.issue}  ${i.outcome}  ${i.attempts} attempt(s)${i.fixes > 0 ? ` (${i.fixes} fix)` : ""}${i.reruns > 0 ? ` (${i.reruns} re-run, ${i.reruns_saved} saved)` : ""}  ${durationText(i.time_ms)}  ${spendText(i.spend)}${i.pr ? `  PR #${i.pr}` : ""}${i.merge_sha ? ` as ${i.merge_sha.slice(0, 12)}` : ""}`,
   );
   const shown = rows.slice(0, maxLines);
   const more = rows.length - shown.length + r.issues_omitted;

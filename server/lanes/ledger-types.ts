@@ -13,6 +13,7 @@ export const LEDGER_EVENTS = [
   "pr_opened",
   "review",
   "retry",
+  "rerun",
   "landing_start",
   "landing",
   "closed_done",

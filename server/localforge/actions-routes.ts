@@ -5,15 +5,13 @@ import type { LocalForge } from "./core.js";
 import { renderJob, renderRun, renderWorkflow, runUrls } from "./actions-render.js";
 import { runnerOf } from "./actions-runner.js";
 import type { RunRecord } from "./actions-types.js";
-import { contexts } from "./actions-steps.js";
 import { HttpError, notFound } from "./http-errors.js";
 import { optionalBoolean, requiredString } from "./input.js";
 import { actor } from "./issues.js";
 import { paginate } from "./paginate.js";
 import { STATE_ONLY, type Reply, type RequestContext, type Router } from "./router.js";
-import { isoNow } from "./state.js";
-import { ExpressionError, interpolate } from "./workflow-expr.js";
 import { actionsData, checkInputs, findWorkflow, readWorkflow, workflowFiles, WorkflowSyntaxError, type Workflow } from "./workflows.js";
+import { newRun, rerunJobs, startRun } from "./actions-events.js";
 
 const REPO = "/repos/{owner}/{repo}";
 const CONCLUSIONS = new Set(["success", "failure", "neutral", "cancelled", "skipped", "timed_out", "action_required", "stale"]);
@@ -74,60 +72,8 @@ async function dispatch(ctx: RequestContext): Promise<Reply> {
   if (!wf) throw new HttpError(422, `No workflow file ${file.path} at ref ${ref}`);
   if (wf.dispatchInputs === null) throw new HttpError(422, "Workflow does not have 'workflow_dispatch' trigger");
   const inputs = checkInputs(wf.dispatchInputs, ctx.body.inputs);
-  const data = actionsData(forge);
-  const info = await forge.git.commitInfo(at.sha);
-  const now = isoNow();
-  const run: RunRecord = {
-    id: forge.state.nextId(),
-    runNumber: data.nextRunNumber++,
-    workflowId: file.id,
-    path: file.path,
-    name: wf.name,
-    displayTitle: wf.name,
-    event: "workflow_dispatch",
-    headBranch: at.branch,
-    headSha: at.sha,
-    headCommit: {
-      tree: info.tree,
-      message: info.message,
-      timestamp: info.committer.date,
-      author: { name: info.author.name, email: info.author.email },
-      committer: { name: info.committer.name, email: info.committer.email },
-    },
-    status: "queued",
-    conclusion: null,
-    actor: user.login,
-    inputs,
-    concurrencyGroup: null,
-    cancelInProgress: wf.concurrency?.cancelInProgress ?? false,
-    createdAt: now,
-    updatedAt: now,
-    startedAt: null,
-    jobs: [],
-  };
-  // Expressions outside run: scripts see inputs and github, never secrets or a token.
-  const ctxs = { ...contexts(forge, run, "", "", {}), secrets: {} };
-  try {
-    if (wf.concurrency) run.concurrencyGroup = interpolate(wf.concurrency.group, ctxs);
-    if (wf.runName) run.displayTitle = interpolate(wf.runName, ctxs);
-  } catch (err) {
-    if (err instanceof ExpressionError) throw new HttpError(422, `${file.path}: ${err.message}`);
-    throw err;
-  }
-  run.jobs = wf.jobs.map((j) => ({
-    id: forge.state.nextId(),
-    key: j.key,
-    name: j.name,
-    status: "queued",
-    conclusion: null,
-    createdAt: now,
-    startedAt: null,
-    completedAt: null,
-    steps: j.steps.map((s, i) => ({ number: i + 1, name: s.name, status: "queued", conclusion: null, startedAt: null, completedAt: null })),
-  }));
-  data.runs.push(run);
-  forge.state.changed();
-  runnerOf(forge).enqueue(run, wf);
+  const run = await newRun(forge, file, wf, at, "workflow_dispatch", user.login, inputs);
+  startRun(forge, run, wf);
   if (!details) return { status: 204 };
   const urls = runUrls(forge, run.id);
   return { status: 200, body: { workflow_run_id: run.id, run_url: urls.api, html_url: urls.web } };
@@ -182,7 +128,7 @@ function listJobs(ctx: RequestContext): Reply {
 function jobParam(ctx: RequestContext): { run: RunRecord; job: RunRecord["jobs"][number] } {
   const id = Number(ctx.params.job_id);
   for (const run of actionsData(ctx.forge).runs) {
-    const job = run.jobs.find((j) => j.id === id);
+    const job = run.jobs.find((j) => j.id === id) ?? run.earlierJobs?.find((j) => j.id === id);
     if (job) return { run, job };
   }
   throw notFound();
@@ -199,6 +145,23 @@ function jobLogs(ctx: RequestContext): Reply {
   return { status: 302, headers: { location: `${ctx.requestBase}/_forge/actions/jobs/${job.id}/logs` } };
 }
 
+/** Re-runs the run's failed jobs (and the jobs after them) as its next attempt: 201 with an empty object, as GitHub answers. */
+async function rerunFailed(ctx: RequestContext): Promise<Reply> {
+  actor(ctx);
+  const run = runParam(ctx);
+  await ctx.forge.writeLock.run(() => rerunJobs(ctx.forge, run, null));
+  return { status: 201, body: {} };
+}
+
+/** Re-runs one job (and the jobs after it) of a completed run as its next attempt; a job of an earlier attempt is refused. */
+async function rerunJob(ctx: RequestContext): Promise<Reply> {
+  actor(ctx);
+  const { run, job } = jobParam(ctx);
+  if (!run.jobs.includes(job)) throw new HttpError(403, "This job is from an earlier attempt of its run and cannot be re-run");
+  await ctx.forge.writeLock.run(() => rerunJobs(ctx.forge, run, job.id));
+  return { status: 201, body: {} };
+}
+
 export function registerActionsRoutes(router: Router): void {
   router
     .add("GET", `${REPO}/actions/workflows`, listWorkflows)
@@ -208,6 +171,8 @@ export function registerActionsRoutes(router: Router): void {
     .add("GET", `${REPO}/actions/runs`, (ctx) => listRuns(ctx, null), STATE_ONLY)
     .add("GET", `${REPO}/actions/runs/{run_id}`, (ctx) => ({ status: 200, body: renderRun(ctx.forge, runParam(ctx)) }), STATE_ONLY)
     .add("POST", `${REPO}/actions/runs/{run_id}/cancel`, cancelRun)
+    .add("POST", `${REPO}/actions/runs/{run_id}/rerun-failed-jobs`, rerunFailed)
+    .add("POST", `${REPO}/actions/jobs/{job_id}/rerun`, rerunJob)
     .add("GET", `${REPO}/actions/runs/{run_id}/jobs`, listJobs, STATE_ONLY)
     .add("GET", `${REPO}/actions/jobs/{job_id}`, getJob, STATE_ONLY)
     .add("GET", `${REPO}/actions/jobs/{job_id}/logs`, jobLogs);

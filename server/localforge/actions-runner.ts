@@ -15,6 +15,7 @@ import type { LocalForge } from "./core.js";
 import { BOT_LOGIN, type JobRecord, type RunConclusion, type RunRecord } from "./actions-types.js";
 import { collectExports, contexts, runEnvironment, stepProblem, type JobEnv } from "./actions-steps.js";
 import { condition } from "./workflow-expr.js";
+import { postJobChecks } from "./actions-checks.js";
 import { actionsData, type Workflow, type WorkflowJob, type WorkflowStep } from "./workflows.js";
 import { isoNow, type UserRecord } from "./state.js";
 
@@ -192,6 +193,7 @@ export class ActionsRunner {
 
   private changed(run: RunRecord): void {
     run.updatedAt = isoNow();
+    postJobChecks(this.forge, run);
     this.forge.state.changed();
   }
 
@@ -220,8 +222,15 @@ export class ActionsRunner {
     let failed: RunConclusion | null = null;
     for (const [i, job] of run.jobs.entries()) {
       if (failed !== null || l.stop !== null) break;
+      if (job.status === "completed") continue; // passed in an earlier attempt: a re-run keeps it
       const outcome = await this.runJob(l, job, l.workflow.jobs[i]!);
       if (outcome !== "success") failed = outcome;
+      // Each job concludes as it ends (a job that passed stays passed when a later one fails);
+      // a stopped one is concluded with its steps below.
+      if (l.stop === null) {
+        Object.assign(job, { status: "completed", conclusion: outcome, completedAt: isoNow() });
+        this.changed(run);
+      }
       await writeFile(join(this.logDir, `${job.id}.log`), this.logs.get(job.id) ?? "");
       this.logs.delete(job.id);
     }

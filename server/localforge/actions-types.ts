@@ -27,6 +27,8 @@ export interface JobRecord {
   startedAt: string | null;
   completedAt: string | null;
   steps: StepRecord[];
+  /** The run attempt the job ran in (absent: 1). A re-run gives the jobs it runs again new ids. */
+  runAttempt?: number;
 }
 
 export interface HeadCommit {
@@ -60,6 +62,10 @@ export interface RunRecord {
   updatedAt: string;
   startedAt: string | null;
   jobs: JobRecord[];
+  /** Attempts so far (absent: 1): a re-run of failed jobs or of one job adds one. */
+  runAttempt?: number;
+  /** Jobs of earlier attempts that a re-run replaced (still readable by id, as on GitHub). */
+  earlierJobs?: JobRecord[];
 }
 
 export interface ActionsData {

@@ -5,6 +5,7 @@
 import type { LocalForge } from "./core.js";
 import { closeIssue } from "./issues.js";
 import { closingReferences } from "./keywords.js";
+import { pullRequestEvent } from "./actions-events.js";
 import { isoNow, type IssueRecord, type PullRecord } from "./state.js";
 
 export interface MergeFacts {
@@ -57,6 +58,7 @@ export async function syncPulls(forge: LocalForge, by: string): Promise<void> {
   if (open.length === 0) return;
   const tips = await forge.git.branchTips();
   let changed = false;
+  const moved: IssueRecord[] = [];
   for (const issue of open) {
     const pull = issue.pull!;
     const tip = tips.get(pull.head);
@@ -64,8 +66,12 @@ export async function syncPulls(forge: LocalForge, by: string): Promise<void> {
       pull.headSha = tip;
       issue.updatedAt = isoNow();
       changed = true;
+      moved.push(issue);
     }
   }
+  // A head that moved is a `synchronize` event: its pull_request workflows run on the new head
+  // (a PR that turns out merged below gets its runs all the same, as on GitHub).
+  for (const issue of moved) await pullRequestEvent(forge, issue, "synchronize");
   // Nothing relevant moved since the last check (e.g. a push of claim refs only): done.
   const seen = fingerprint(open, tips);
   if (seen === forge.lastPullSync) {

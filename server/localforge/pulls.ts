@@ -11,6 +11,7 @@ import { approvalState, reviewRefusal } from "./reviews.js";
 import type { PullView } from "./render.js";
 import type { Reply, RequestContext, Router } from "./router.js";
 import { syncPullsIfStale } from "./pull-sync.js";
+import { pullRequestEvent } from "./actions-events.js";
 import { liveShas, pullParam, type PullPair } from "./pull-pair.js";
 import { isoNow, type IssueRecord } from "./state.js";
 
@@ -165,6 +166,7 @@ async function createPull(ctx: RequestContext): Promise<Reply> {
       },
     };
     forge.state.addIssue(issue);
+    await pullRequestEvent(forge, issue, "opened");
     const rendered = (await renderFullPull(ctx, { issue, pull: issue.pull! }, { computeMergeable: false, underLock: true })) as { url: string };
     return { status: 201, body: rendered, headers: { location: rendered.url } };
   });
@@ -208,6 +210,7 @@ async function updatePull(ctx: RequestContext): Promise<Reply> {
       issue.closedAt = null;
       issue.closedBy = null;
       pull.headSha = headSha;
+      await pullRequestEvent(forge, issue, "reopened");
     }
     touch(issue);
     forge.state.changed();

@@ -90,6 +90,8 @@ export interface CheckRunRecord {
   detailsUrl: string | null;
   externalId: string | null;
   createdBy: string;
+  /** Posted by GitHub Actions for a job (its id is the job's): the app is github-actions, the suite its workflow run. */
+  actionsRun?: number;
 }
 
 export interface StatusRecord {

@@ -44,6 +44,8 @@ type Json = Record<string, unknown>;
 
 /** The app that check runs are attributed to (GitHub only lets apps create check runs). */
 export const FORGE_APP_ID = 1;
+/** GitHub Actions' app id on github.com: the app a job's check run is posted as. */
+export const ACTIONS_APP_ID = 15368;
 
 export function nodeId(kind: string, id: number | string): string {
   return Buffer.from(`0:${kind}${id}`).toString("base64").replace(/=+$/, "");
@@ -484,18 +486,20 @@ export class Render {
 
   // Checks and statuses
 
-  private app(): Json {
+  /** The app a check run is posted as: GitHub Actions for a job's, else the forge's CI app. */
+  private app(actions = false): Json {
     const owner = this.user(this.urls.owner);
+    const [id, slug, name] = actions ? [ACTIONS_APP_ID, "github-actions", "GitHub Actions"] : [FORGE_APP_ID, "afk-forge-ci", "afk forge CI"];
     return {
-      id: FORGE_APP_ID,
-      slug: "afk-forge-ci",
-      node_id: nodeId("A", FORGE_APP_ID),
-      client_id: "Iv1.afkforge",
+      id,
+      slug,
+      node_id: nodeId("A", id),
+      client_id: actions ? "Iv1.actions" : "Iv1.afkforge",
       owner,
-      name: "afk forge CI",
-      description: "Check runs posted to the local forge",
+      name,
+      description: actions ? "Jobs of the local Actions runner" : "Check runs posted to the local forge",
       external_url: this.urls.web,
-      html_url: `${this.urls.web}/apps/afk-forge-ci`,
+      html_url: `${this.urls.web}/apps/${slug}`,
       created_at: this.state.data.createdAt,
       updated_at: this.state.data.createdAt,
       permissions: { checks: "write", statuses: "write", metadata: "read" },
@@ -525,8 +529,8 @@ export class Render {
         annotations_url: `${url}/annotations`,
       },
       name: r.name,
-      check_suite: { id: r.id },
-      app: this.app(),
+      check_suite: { id: r.actionsRun ?? r.id },
+      app: this.app(r.actionsRun !== undefined),
       pull_requests: pulls,
     };
   }

@@ -40,6 +40,8 @@ export interface Workflow {
   name: string;
   /** Null when the workflow has no workflow_dispatch trigger. */
   dispatchInputs: Record<string, WorkflowInput> | null;
+  /** The `pull_request` activity types it runs on (GitHub's default: opened, synchronize, reopened); null: no such trigger. */
+  pullRequestTypes: string[] | null;
   env: Record<string, string>;
   concurrency: { group: string; cancelInProgress: boolean } | null;
   runName: string | null;
@@ -77,6 +79,12 @@ function inputsOf(spec: unknown): Record<string, WorkflowInput> {
     out[name] = { type, required: d.required === true, ...(d.default === undefined ? {} : { default: d.default as string }), ...(options ? { options } : {}) };
   }
   return out;
+}
+
+function pullRequestTypes(spec: unknown): string[] {
+  const types = isObj(spec) ? spec.types : undefined;
+  if (typeof types === "string") return [types];
+  return Array.isArray(types) ? types.map(String) : ["opened", "synchronize", "reopened"];
 }
 
 function stepOf(v: unknown, i: number, job: string): WorkflowStep {
@@ -137,6 +145,7 @@ export function parseWorkflow(path: string, text: string): Workflow {
     path,
     name: typeof doc.name === "string" ? doc.name : path,
     dispatchInputs: "workflow_dispatch" in on ? inputsOf(on.workflow_dispatch) : null,
+    pullRequestTypes: "pull_request" in on ? pullRequestTypes(on.pull_request) : null,
     env: envMap(doc.env, "workflow"),
     concurrency,
     runName: typeof doc["run-name"] === "string" ? doc["run-name"] : null,

@@ -16,7 +16,7 @@ export const BOARD_PHASES: readonly BoardPhase[] = [
   "released",
 ];
 
-export function boardPhase(claim: Pick<MineClaim, "status">, workerHere: boolean): BoardPhase {
+export function boardPhase(claim: Pick<MineClaim, "status" | "rerun">, workerHere: boolean): BoardPhase {
   switch (claim.status) {
     case "awaiting_merge":
       return "awaiting_merge";
@@ -25,7 +25,8 @@ export function boardPhase(claim: Pick<MineClaim, "status">, workerHere: boolean
     case "awaiting_ci":
       return "pr_open";
     case "failure":
-      return "ci_failed";
+      // A flaky check about to be re-run has not failed the attempt: its CI runs again.
+      return claim.rerun ? "pr_open" : "ci_failed";
     case "no_pr":
     case "changes_requested":
       // Changes requested: the retry that follows brings a new worker.

@@ -24,7 +24,8 @@ export interface CoreConfig {
   labels: CoreLabels;
   /** Ordered: an issue's priority is the index of the first selector that picks it. Empty → default. */
   selectors?: readonly Selector[];
-  gate: { ci: "required" | "local" };
+  /** `rerun_failed`: re-runs of a red Actions check per head before it counts (absent: none). */
+  gate: { ci: "required" | "local"; rerun_failed?: number };
   lease: { ttl_seconds: number; heartbeat_seconds: number };
   idle_grace_seconds: number;
   pacing: PacingConfig;

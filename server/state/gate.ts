@@ -41,7 +41,7 @@ function statusVerdict(status: CommitStatus): Verdict {
 }
 
 /** Re-runs share a name: the run with the highest id is the latest. */
-function latestRuns(runs: readonly CheckRun[]): Map<string, CheckRun> {
+export function latestRuns(runs: readonly CheckRun[]): Map<string, CheckRun> {
   const byName = new Map<string, CheckRun>();
   for (const run of runs) {
     const seen = byName.get(run.name);
@@ -124,4 +124,57 @@ export function runsSettleNotGreen(runs: readonly CheckRun[], required: Required
 
 function compareStrings(a: string, b: string): number {
   return a < b ? -1 : a > b ? 1 : 0;
+}
+
+/** The app GitHub Actions posts its jobs' check runs as: a job the fleet can re-run (a job's id is its check run's id). */
+export const ACTIONS_APP = "github-actions";
+
+/** A failing check's latest run and how often it was re-run on this head already. */
+export interface RerunCheck {
+  name: string;
+  /** The latest run's id: for an Actions check, the job to re-run. */
+  id: number;
+  /** Re-runs already made: runs of this name in the latest run's check suite, less the first. */
+  reruns: number;
+}
+
+export type RerunVerdict =
+  | { rerun: true; checks: RerunCheck[] }
+  /** The failure counts as it is: why (a check the fleet cannot re-run, re-runs used up, re-runs off). */
+  | { rerun: false; why: string; checks: RerunCheck[] };
+
+/**
+ * Whether a red gate's failing checks are re-run before the failure counts (`gate.rerun_failed`,
+ * `limit` re-runs per check and head). A re-run is a durable fact GitHub holds: another check run
+ * of the same name in the same check suite on the same head (read with `filter=all`), so no state
+ * of the fleet's counts them. Only when every failing check can be re-run: an Actions job (the
+ * app `github-actions`) with re-runs left and no failing commit status of the same name. A
+ * third-party app's run or a status cannot be re-run by the fleet, and one failure the fleet
+ * cannot re-run fails the attempt anyway, so nothing is re-run then.
+ */
+export function rerunVerdict(checks: Checks | undefined, gate: GateResult, limit: number): RerunVerdict {
+  const all = checks?.checkRuns ?? [];
+  const latest = latestRuns(all);
+  const statuses = latestStatuses(checks?.statuses ?? []);
+  const found: RerunCheck[] = [];
+  let why: string | null = gate.state === "red" ? null : "the gate is not red";
+  if (limit <= 0) why ??= "re-runs are off (gate.rerun_failed is 0)";
+  for (const { name } of gate.failing) {
+    const run = latest.get(name);
+    const status = statuses.get(name);
+    if (!run || run.app !== ACTIONS_APP) {
+      why ??= `${name} is ${run ? `a check of the app ${run.app ?? "(unknown)"}` : "a commit status"}, which the fleet cannot re-run`;
+      continue;
+    }
+    const reruns = all.filter((r) => r.name === name && r.app === ACTIONS_APP && (r.suiteId ?? null) === (run.suiteId ?? null)).length - 1;
+    found.push({ name, id: run.id, reruns });
+    if (status && statusVerdict(status).outcome === "fail") why ??= `${name} also failed as a commit status, which the fleet cannot re-run`;
+    else if (reruns >= limit) why ??= `${name} failed again after ${reruns} re-run${reruns === 1 ? "" : "s"} (gate.rerun_failed ${limit})`;
+  }
+  return why === null ? { rerun: true, checks: found } : { rerun: false, why, checks: found };
+}
+
+/** Whether a red local gate (`gate.ci: "local"`) runs its command again on the same tree: while it is red and fewer than `limit` re-runs were made. */
+export function rerunLocalGate(passed: boolean, reruns: number, limit: number): boolean {
+  return !passed && reruns < limit;
 }

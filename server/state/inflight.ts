@@ -4,7 +4,7 @@
 
 import type { Heartbeat, ClaimRef, SnapshotPull } from "./snapshot.js";
 import type { RequiredChecks } from "./ports.js";
-import { evaluateGate, type GateResult } from "./gate.js";
+import { evaluateGate, rerunVerdict, type GateResult, type RerunCheck } from "./gate.js";
 import { evaluateReviews, type ReviewGate } from "./reviews.js";
 import { reviewMarks, type ReviewMark } from "./review-stage.js";
 import { openedOnAttempt } from "./markers.js";
@@ -46,6 +46,8 @@ export interface MineClaim extends ClaimBase {
   checksRead: boolean;
   /** The gate in full, when checks were read. */
   gate: GateResult | null;
+  /** A red gate whose failing checks are re-run before the failure counts (`gate.rerun_failed`): the runs to re-run. Absent: none. */
+  rerun?: RerunCheck[];
   /** Open PRs that close the issue but are not the fleet's (a human's, a fork's): never landed. */
   otherPulls: number[];
   /** A human took the issue back (see frontier.ts `humanReservation`): stop and release. */
@@ -87,6 +89,8 @@ export interface ClaimContext {
   ttlSeconds: number;
   gateMode: "required" | "local";
   requiredChecks: RequiredChecks;
+  /** Re-runs of a failing Actions check per head before its failure counts (`gate.rerun_failed`); absent: 0. */
+  rerunFailed?: number;
   /** What the core knows of an open issue; undefined when the issue is not open. */
   issueInfo: (issue: number) => { attempt: number; reservedByHuman: boolean } | undefined;
   /** Issue → the fleet's own open PR for it. */
@@ -231,7 +235,8 @@ function classifyByChecks(
   const gate = evaluateGate(pr.checks, ctx.requiredChecks);
   const failing = gate.failing.map((f) => f.name);
   if (gate.state === "red") {
-    return { ...common, status: "failure", failing, pending: gate.pending, checksRead: true, gate };
+    const rerun = rerunVerdict(pr.checks, gate, ctx.rerunFailed ?? 0);
+    return { ...common, status: "failure", failing, pending: gate.pending, checksRead: true, gate, ...(rerun.rerun ? { rerun: rerun.checks } : {}) };
   }
   if (gate.state === "pending" || pr.draft) {
     // A draft cannot land even when green: it waits like a pending check.

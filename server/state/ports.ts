@@ -28,6 +28,10 @@ export interface CheckRun {
   detailsUrl: string | null;
   htmlUrl: string | null;
   appId: number | null;
+  /** The app that posted the run, by slug ("github-actions": a job GitHub can re-run); absent or null: unknown. */
+  app?: string | null;
+  /** Its check suite: a re-run of an Actions job is a new run of the same name in the same suite. */
+  suiteId?: number | null;
 }
 
 export interface CommitStatus {

@@ -190,6 +190,7 @@ export function rebuild(snapshot: Snapshot, config: RebuildConfig, instance: str
     ttlSeconds,
     gateMode: config.gate.ci,
     requiredChecks: snap.requiredChecks,
+    rerunFailed: config.gate.rerun_failed ?? 0,
     fleetPullOf,
     linkedPullsOf,
     issueInfo: (n) => {

@@ -28,7 +28,17 @@ export interface ForgeWorld {
   postStatus(sha: string, context: string, state: "pending" | "success" | "failure" | "error"): Promise<void>;
   /** Classic protection on `branch` requiring `contexts`. */
   protect(branch: string, contexts: string[]): Promise<void>;
+  /** A PR from `branch` whose GitHub Actions job `flaky` failed on its head (on the local forge: a pull_request workflow failing on its first attempt only); its head. */
+  failedActionsJob(branch: string): Promise<string>;
 }
+
+/** A pull_request workflow whose one job fails on the run's first attempt only. */
+export const FLAKY_WORKFLOW = `on: pull_request
+jobs:
+  flaky:
+    steps:
+      - run: test "$GITHUB_RUN_ATTEMPT" -gt 1
+`;
 
 /** The fakes: a FakeForge, its hands the fake's own state. */
 export function fakeWorld(options: FakeForgeOptions = {}): ForgeWorld & { forge: FakeForge } {
@@ -44,6 +54,12 @@ export function fakeWorld(options: FakeForgeOptions = {}): ForgeWorld & { forge:
     postCheck: async (sha, name, conclusion) => s.postCheck(sha, name, conclusion),
     postStatus: async (sha, context, state) => s.postStatus(sha, context, state),
     protect: async (branch, contexts) => s.protect(branch, { contexts }),
+    failedActionsJob: async (branch) => {
+      const sha = s.push(branch, { ".github/workflows/flaky.yml": FLAKY_WORKFLOW });
+      await forge.createPull({ title: branch, body: "", head: branch, base: "main" });
+      s.postActionsJob(sha, "flaky", "failure");
+      return sha;
+    },
   };
 }
 
@@ -56,7 +72,7 @@ export async function localWorld(forge: TestForge): Promise<ForgeWorld> {
     return r.body as { number: number; id: number };
   };
   const idOf = async (n: number): Promise<number> => (await api(forge, "GET", repoPath(forge, `/issues/${n}`))).body.id as number;
-  return {
+  const world: ForgeWorld = {
     forge: createGitHubForge({ repo: forge.repo, token: forge.token, baseUrl: forge.apiUrl, fast: true, logger: silentLogger }),
     openIssue: async (input) => (await ok("POST", "/issues", { title: input.title, body: input.body ?? "", labels: input.labels ?? [] })).number,
     block: async (issue, blocker) => void (await ok("POST", `/issues/${issue}/dependencies/blocked_by`, { issue_id: await idOf(blocker) })),
@@ -85,5 +101,19 @@ export async function localWorld(forge: TestForge): Promise<ForgeWorld> {
       )),
     postStatus: async (sha, context, state) => void (await ok("POST", `/statuses/${sha}`, { context, state })),
     protect: async (branch, contexts) => void (await protectBranch(forge, { branch, contexts })),
+    failedActionsJob: async (branch) => {
+      const sha = await world.push(branch, { ".github/workflows/flaky.yml": FLAKY_WORKFLOW });
+      await ok("POST", "/pulls", { title: branch, body: "", head: branch, base: "main" });
+      for (let i = 0; i < 1200; i += 1) {
+        const runs = (await api(forge, "GET", repoPath(forge, `/commits/${sha}/check-runs`))).body.check_runs as Array<{
+          name: string;
+          conclusion: string | null;
+        }>;
+        if (runs.some((r) => r.name === "flaky" && r.conclusion === "failure")) return sha;
+        await new Promise((resolve) => setTimeout(resolve, 100));
+      }
+      throw new Error("the flaky job never failed");
+    },
   };
+  return world;
 }

@@ -175,6 +175,14 @@ export class FakeForgeState {
     this.checkRuns.set(sha, [...(this.checkRuns.get(sha) ?? []), run]);
   }
 
+  /** A GitHub Actions job's check run on `sha` (the app github-actions; `suite`: its workflow run, default a new one); returns its id. */
+  postActionsJob(sha: string, name: string, conclusion: string | null, suite = this.nextId()): number {
+    this.postCheck(sha, name, conclusion);
+    const run = this.checkRuns.get(sha)!.at(-1)!;
+    Object.assign(run, { app: "github-actions", suiteId: suite });
+    return run.id;
+  }
+
   postStatus(sha: string, context: string, state: string): void {
     this.statuses.set(sha, [...(this.statuses.get(sha) ?? []), { context, state, description: null, targetUrl: null }]);
   }

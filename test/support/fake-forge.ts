@@ -315,10 +315,32 @@ export class FakeForge implements Forge {
 
   async checksFor(sha: string, gate?: RequiredChecks): Promise<Checks> {
     if (!SHA.test(sha)) throw new UsageError(`checks: ${JSON.stringify(sha)} is not a full commit sha`);
-    const checkRuns = latestByName(this.state.checkRuns.get(sha) ?? [], (r) => r.name);
+    // Every run, newest first, as GitHub's `filter=all` lists them (re-runs too: the gate keeps the newest per name).
+    const checkRuns = [...(this.state.checkRuns.get(sha) ?? [])].reverse().map((r) => ({ ...r }));
     // Newest first; all of them (the gate keeps the latest per context).
     const statuses = [...(this.state.statuses.get(sha) ?? [])].reverse();
     return this.count("checksFor", { sha, checkRuns, statuses: gate && runsSettleNotGreen(checkRuns, gate) ? [] : statuses });
+  }
+
+  async rerunFailedJobs(checkRunIds: readonly number[], maxAttempt: number): Promise<{ rerun: number[]; exhausted: number[] }> {
+    const suites = new Set<number>();
+    const exhausted = new Set<number>();
+    for (const id of checkRunIds) {
+      const runs = [...this.state.checkRuns.values()].find((list) => list.some((r) => r.id === id));
+      const run = runs?.find((r) => r.id === id);
+      if (!runs || !run || run.app !== "github-actions") throw notFound(`read the Actions job ${id}`);
+      // The run's attempt: its runs of this name so far.
+      const attempt = runs.filter((r) => r.name === run.name && r.suiteId === run.suiteId).length;
+      (attempt >= maxAttempt ? exhausted : suites).add(run.suiteId!);
+    }
+    for (const suite of exhausted) suites.delete(suite);
+    // Each run's failed jobs start again: a queued run of the same name in the same suite.
+    for (const [sha, list] of this.state.checkRuns) {
+      const failed = latestByName(list, (r) => r.name).filter((r) => suites.has(r.suiteId ?? -1) && r.status === "completed" && r.conclusion !== "success");
+      for (const r of failed)
+        this.state.checkRuns.set(sha, [...this.state.checkRuns.get(sha)!, { ...r, id: this.state.nextId(), status: "queued", conclusion: null }]);
+    }
+    return this.count("rerunFailedJobs", { rerun: [...suites], exhausted: [...exhausted] });
   }
 
   async requiredChecks(branch: string): Promise<RequiredChecks> {

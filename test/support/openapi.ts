@@ -106,8 +106,10 @@ export const LISTED_OPERATIONS: readonly string[] = [
   "GET /repos/{owner}/{repo}/actions/runs",
   "GET /repos/{owner}/{repo}/actions/runs/{run_id}",
   "POST /repos/{owner}/{repo}/actions/runs/{run_id}/cancel",
+  "POST /repos/{owner}/{repo}/actions/runs/{run_id}/rerun-failed-jobs",
   "GET /repos/{owner}/{repo}/actions/runs/{run_id}/jobs",
   "GET /repos/{owner}/{repo}/actions/jobs/{job_id}",
+  "POST /repos/{owner}/{repo}/actions/jobs/{job_id}/rerun",
 ].flatMap((line) => {
   const [methods, template] = line.split(" ") as [string, string];
   return methods.split(",").map((m) => `${m} ${template}`);

@@ -28,6 +28,7 @@ import { recover } from "./recover.js";
 import { redispatch } from "./redispatch.js";
 import { release } from "./release.js";
 import { retry } from "./retry.js";
+import { rerunChecks } from "./rerun-checks.js";
 
 const effects: { [K in ActionKind]: Effect<K> } = {
   release,
@@ -39,6 +40,7 @@ const effects: { [K in ActionKind]: Effect<K> } = {
   land,
   land_train: landTrain,
   retry,
+  rerun_checks: rerunChecks,
   escalate,
   open_pr: openPr,
   close_done: closeDone,

@@ -86,6 +86,16 @@ export async function afterLanding(
 ): Promise<void> {
   const n = action.issue;
   const cfg = fleet.registration.config;
+  // The local gate's re-runs, one ledger record each, before the landing or the failure they led to (the report counts what they saved).
+  const reruns = outcome.outcome === "merged" || outcome.outcome === "gate_red" ? (outcome.gateReruns ?? 0) : 0;
+  for (let round = 1; round <= reruns; round += 1) {
+    fleet.log("info", "rerun", `#${n}: the local gate was red on ${action.head.slice(0, 12)}: ran it again (re-run ${round} of ${cfg.gate.rerun_failed})`, n, {
+      pr: action.pr,
+      head: action.head,
+      checks: "local gate",
+      round,
+    });
+  }
   switch (outcome.outcome) {
     case "merged": {
       // Logged when the base moved, before the bookkeeping below (the bench times landings by it).

@@ -5,6 +5,7 @@
 // restart's recovery of a landed PR writes none. The wrap-up posts it without reading the PR's
 // comments first (a 200 on every landed PR, that never found a note). A caller that may come
 // twice (`mayExist`) looks first and edits the one comment, never adds another.
+import { latestRuns } from "../../state/gate.js";
 import type { Checks, Forge } from "../../gh/forge.js";
 import { neutralizeMarkers } from "../../board/render.js";
 import { sameLogin } from "../../state/markers.js";
@@ -32,7 +33,8 @@ export function checkLines(checks: Checks | undefined, localCommand: string | nu
   if (localCommand !== null) return [`local gate \`${safe(localCommand)}\`: passed`];
   if (!checks) return [];
   return [
-    ...checks.checkRuns.map((r) => `${safe(r.name, 100)}: ${r.conclusion ?? r.status}`),
+    // The newest run of each name: an earlier attempt that a re-run replaced is not what passed.
+    ...[...latestRuns(checks.checkRuns).values()].map((r) => `${safe(r.name, 100)}: ${r.conclusion ?? r.status}`),
     ...checks.statuses.map((s) => `${safe(s.context, 100)}: ${s.state}`),
   ];
 }

@@ -252,6 +252,8 @@ export interface GateCommitOptions extends Omit<GateRunOptions, "cwd"> {
   /** Where scratch worktrees go (created if absent). */
   scratchRoot: string;
   cache?: GateCache;
+  /** Run the command even when the cache has this tree's result (a re-run of a red gate); the new result replaces it. */
+  fresh?: boolean;
   /**
    * Runs the scratch worktree's add and removal alone among the repository's other git moves
    * (WorkRepo.exclusive): a fetch that overlaps a `worktree add` fails on its half-made HEAD.
@@ -270,7 +272,7 @@ export interface GateCommitResult extends GateRun {
 /** Runs the gate on exactly the tree of `sha` (see the module comment), once per tree. */
 export async function gateCommit(options: GateCommitOptions): Promise<GateCommitResult> {
   const tree = (await git(["rev-parse", "--verify", `${options.sha}^{tree}`], { cwd: options.repoDir })).stdout.trim();
-  const hit = options.cache?.get(options.command, tree);
+  const hit = options.fresh ? undefined : options.cache?.get(options.command, tree);
   if (hit) return { ...hit, sha: options.sha, tree, cwd: "", cached: true };
 
   const alone = options.alone ?? (<T>(job: () => Promise<T>): Promise<T> => job());

@@ -215,6 +215,11 @@ export function decideClaims(input: DecideInput, plan: LandingPlan): ClaimDecisi
           if (fixStep(claim, local, input, maxKills, actions, births) === "ended" && local.worker === "running") running -= 1;
           continue;
         }
+        if (claim.rerun && claim.pr !== null && claim.head !== null && !input.stopping && !local.rerunRefused) {
+          // A flaky check costs no attempt: its jobs run again on the same head, and the wait goes on.
+          actions.push({ kind: "rerun_checks", issue: claim.issue, sha: claim.sha, pr: claim.pr, head: claim.head, checks: claim.rerun });
+          continue;
+        }
         actions.push(failureAction(claim, input, { kind: "ci", pr: claim.pr ?? 0, failing: claim.failing }));
         continue;
       case "no_pr":

@@ -62,9 +62,10 @@ export interface LandingPlan {
 }
 
 export function planLanding(input: DecideInput): LandingPlan {
-  // A PR synced with the base whose CI still runs holds the landing slot: the others wait.
+  // A PR synced with the base whose CI still runs holds the landing slot: the others wait. So
+  // does one whose failing checks are re-run now (a flaky check: its CI runs again).
   const slot = input.landingSlot ?? null;
-  const slotHolder = slot === null ? undefined : input.set.mine.find((m) => m.issue === slot && m.issueOpen && m.status !== "failure");
+  const slotHolder = slot === null ? undefined : input.set.mine.find((m) => m.issue === slot && m.issueOpen && (m.status !== "failure" || m.rerun));
   const landingSlot = slotHolder && slotHolder.status !== "awaiting_merge" ? slotHolder.issue : null;
   const trainsOff = trainsOffNow(input);
   return {

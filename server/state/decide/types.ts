@@ -45,6 +45,8 @@ export interface LocalClaim {
   overBudget?: string | null;
   /** The runtime found the attempt failed whatever it left (a runner that died, a run cancelled elsewhere, a push outside its branch): why. */
   runtimeFault?: { why: string; resume: boolean } | null;
+  /** GitHub refused to re-run the PR's failing checks on its current head: why (the failure then counts as it is). */
+  rerunRefused?: string | null;
 }
 
 export interface DecideInput {
@@ -151,6 +153,8 @@ export type Action =
       fix?: boolean;
     }
   | { kind: "escalate"; issue: number; sha: string; pr: number | null; why: string; evidence: FailureEvidence | null }
+  /** A red PR whose failing checks are all Actions jobs with re-runs left (`gate.rerun_failed`): re-run them; the attempt is not spent. */
+  | { kind: "rerun_checks"; issue: number; sha: string; pr: number; head: string; checks: Array<{ name: string; id: number; reruns: number }> }
   | { kind: "open_pr"; issue: number; sha: string }
   | { kind: "close_done"; issue: number; sha: string; reason: string }
   /** An epic whose sub-issues are all closed: close it, listing them (no claim: an epic is never worked). */
