@@ -133,10 +133,7 @@ export class FleetHost implements Host {
     return pending;
   }
 
-  /**
-   * The access to a repository no project runs: with the caller's environment when it sent one (a session through the daemon:
-   * the daemon's own is whichever session started it), never cached, so its token lives no longer than the call; else this host's own.
-   */
+  /** A repository no project runs: with the caller's environment if sent (never cached: its token lives no longer than the call), else this host's own. */
   private access(repo: string | undefined, as: CallerAccess, probe: boolean): Promise<RepoAccess> {
     if (as.env) return this.open(repo, { env: this.withOurState(as.env) }, probe);
     return probe ? this.open(repo, {}, true) : this.project(repo);
@@ -145,10 +142,7 @@ export class FleetHost implements Host {
   /** A session's environment with this host's state dir (control repositories, lanes). */
   private withOurState = (env: NodeJS.ProcessEnv): NodeJS.ProcessEnv => ({ ...env, AFK_STATE_DIR: stateDir(this.options.env ?? process.env) });
 
-  /**
-   * Connects; with `probe`, also proves the claim namespace writable (a ref pushed and deleted).
-   * Read-only calls never probe: they use an earlier probe's cached result, else the config's.
-   */
+  /** Connects; with `probe`, also proves the claim namespace writable (a ref pushed and deleted; read-only calls use a cached probe, else the config). */
   private async open(repo: string | undefined, extra: Partial<ConnectOptions> = {}, probe = false): Promise<RepoAccess> {
     const options: ConnectOptions = { repo, ...extra };
     if (!options.env && this.options.env) options.env = this.options.env;

@@ -21,6 +21,8 @@ export const rerunChecks = defineEffect("rerun_checks", async (fleet, _tick, act
   };
   let outcome: { rerun: number[]; exhausted: number[] };
   try {
+    // One job read per red Actions check (its run and run_attempt), then one re-run per workflow
+    // run: a flaky check re-run costs no attempt of the issue (docs/requests.md).
     outcome = await fleet.deps.conn.forge.rerunFailedJobs(
       action.checks.map((c) => c.id),
       limit + 1,
