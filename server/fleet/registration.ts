@@ -8,6 +8,7 @@ import type { WorkRepo } from "../worktrees/worktrees.js";
 import type { UsageFormat } from "../agent/engines.js";
 import type { HostBudget } from "./host-budget.js";
 import type { WorkerRuntimes } from "../runtimes/registry.js";
+import type { HostLandings } from "../landing/held-locks.js";
 
 /** The engine a registration runs (server/agent/engines.ts), as verified at its start. */
 export interface EngineChoice {
@@ -55,4 +56,6 @@ export interface FleetDeps {
   hostBudget?: HostBudget;
   /** The host's worker runtimes: the fleet's is the one its config names. */
   runtimes: WorkerRuntimes;
+  /** The host's landings: one at a time per repository, and the locks held for its exit paths. */
+  landings: HostLandings;
 }

@@ -57,6 +57,7 @@ import { newFleet, refuseIfRunning, registrationRow, type RegistrationRow } from
 import { readHostConfig } from "./host-config.js";
 import { HostBudget } from "../fleet/host-budget.js";
 import { WorkerRuntimes } from "../runtimes/registry.js";
+import { HostLandings } from "../landing/held-locks.js";
 
 export interface HostOptions {
   env?: NodeJS.ProcessEnv;
@@ -88,6 +89,7 @@ export class FleetHost implements Host {
   /** The host-wide day budget and max_workers (host.json), shared by every fleet here; and its worker runtimes, each keeping what it started. */
   readonly hostBudget = new HostBudget();
   readonly runtimes = new WorkerRuntimes();
+  readonly landings = new HostLandings();
 
   constructor(private readonly options: HostOptions = {}) {
     this.instance = options.instance ?? newInstanceId();
@@ -309,6 +311,7 @@ export class FleetHost implements Host {
         env,
         hostBudget: this.hostBudget,
         runtimes: this.runtimes,
+        landings: this.landings,
       });
       this.running.set(key, project);
       this.accessFor.set(key, connected);
@@ -463,12 +466,12 @@ export class FleetHost implements Host {
 
   /** The process must exit now (a second signal during a drain): see leaving.ts. */
   abandon(): Promise<string> {
-    return abandon(this.running.values(), this.lanes.all(), this.runtimes);
+    return abandon(this.running.values(), this.lanes.all(), this.runtimes, this.landings);
   }
 
   /** The daemon is replaced (afk-mcp daemon restart): see leaving.ts. */
   handover(): Promise<string> {
-    return handOver(this.running.values(), this.lanes.all());
+    return handOver(this.running.values(), this.lanes.all(), this.landings);
   }
 
   private requireRunning(repo: string | undefined, tool: string): { project: RepoFleet; connected: RepoAccess } {

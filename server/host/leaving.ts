@@ -6,26 +6,26 @@
 // nobody, and what is left is said in one line.
 import type { RepoFleet } from "../fleet/repo-fleet.js";
 import type { LaneWriter } from "../lanes/index.js";
-import { heldLandingLocks, releaseHeldLandingLocks } from "../landing/held-locks.js";
+import type { HostLandings } from "../landing/held-locks.js";
 import type { WorkerRuntimes } from "../runtimes/registry.js";
 import { runningWorkerCount } from "../fleet/worker-runs.js";
 
-export async function handOver(fleets: Iterable<RepoFleet>, lanes: Iterable<LaneWriter>): Promise<string> {
+export async function handOver(fleets: Iterable<RepoFleet>, lanes: Iterable<LaneWriter>, landings: HostLandings): Promise<string> {
   const running = [...fleets].filter((f) => !f.isStopped());
   for (const fleet of running)
     fleet.log("info", "handed_over", "handed over to the next daemon (afk-mcp daemon restart): workers run on and are adopted; claims kept");
   await Promise.all(running.map((f) => f.suspend()));
   const workers = running.reduce((n, f) => n + runningWorkerCount(f.workerRows()), 0);
   const claims = running.reduce((n, f) => n + f.heldClaims().length, 0);
-  const locks = await releaseLocks(lanes);
+  const locks = await releaseLocks(lanes, landings);
   return `${running.length} fleet(s) paused, ${workers} worker(s) left running, ${claims} claim(s) kept; ${locks}`;
 }
 
 /** The process must exit now: end every worker group at once; claims stay for a restart or a peer. */
-export async function abandon(fleets: Iterable<RepoFleet>, lanes: Iterable<LaneWriter>, runtimes: WorkerRuntimes): Promise<string> {
+export async function abandon(fleets: Iterable<RepoFleet>, lanes: Iterable<LaneWriter>, runtimes: WorkerRuntimes, landings: HostLandings): Promise<string> {
   const held = [...fleets].flatMap((p) => p.heldClaims());
   const workers = runtimes.endAllWorkersNow();
-  const locks = await releaseLocks(lanes);
+  const locks = await releaseLocks(lanes, landings);
   const parts = [
     held.length > 0
       ? `left ${held.length} claim(s) (${held.map((n) => `#${n}`).join(", ")}): the same instance continues them when it restarts; any host reclaims them once the lease lapses, or at once with takeover`
@@ -36,9 +36,9 @@ export async function abandon(fleets: Iterable<RepoFleet>, lanes: Iterable<LaneW
   return parts.join("; ");
 }
 
-async function releaseLocks(lanes: Iterable<LaneWriter>): Promise<string> {
-  const locking = heldLandingLocks();
-  const unlocked = locking > 0 ? await releaseHeldLandingLocks() : 0;
+async function releaseLocks(lanes: Iterable<LaneWriter>, landings: HostLandings): Promise<string> {
+  const locking = landings.heldLocks();
+  const unlocked = locking > 0 ? await landings.releaseHeld() : 0;
   for (const lane of lanes) lane.close();
   return locking === 0
     ? "no landing was in progress"

@@ -16,6 +16,7 @@ import type { RepoAccess } from "./repo-access.js";
 import { runDirFor } from "./views.js";
 import { needsHumanOf } from "./plan.js";
 import type { WorkerRuntimes } from "../runtimes/registry.js";
+import type { HostLandings } from "../landing/held-locks.js";
 
 export interface FleetPlace {
   /** The state dir. */
@@ -26,6 +27,7 @@ export interface FleetPlace {
   env: Readonly<Record<string, string | undefined>>;
   hostBudget: HostBudget;
   runtimes: WorkerRuntimes;
+  landings: HostLandings;
 }
 
 export function newFleet(
@@ -72,6 +74,7 @@ export function newFleet(
     env: place.env,
     hostBudget: place.hostBudget,
     runtimes: place.runtimes,
+    landings: place.landings,
   });
   return { project, registration };
 }

@@ -11,6 +11,7 @@ import type { RepoConnection } from "../gh/repo-connection.js";
 import type { Lease } from "../gh/lease.js";
 import type { RequiredChecks } from "../gh/forge.js";
 import type { WorkRepo } from "../worktrees/worktrees.js";
+import type { HostLandings } from "./held-locks.js";
 
 /** What landing needs from the fleet that runs it. */
 export interface LandingDeps {
@@ -20,6 +21,8 @@ export interface LandingDeps {
   clock: () => Date;
   /** Seconds in the loop per real second (the bench and demo compress time); default 1. */
   timeScale?: number;
+  /** The host's landings: their line and the locks they hold (held-locks.ts). */
+  landings: HostLandings;
 }
 
 export type LandOutcome = LandResult;
@@ -81,6 +84,7 @@ export class Landing {
       now: this.deps.clock,
       ...(this.vetHead ? { vetHead: this.vetHead } : {}),
       ...(this.stopping ? { stopping: this.stopping } : {}),
+      landings: this.deps.landings,
     };
   }
 

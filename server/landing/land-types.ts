@@ -8,6 +8,7 @@ import type { FleetConfig } from "../../schemas/config.js";
 import type { GateCache } from "../runtimes/local/gate-command.js";
 import type { WorkRepo } from "../worktrees/worktrees.js";
 import type { CiEvidence } from "./ci-evidence.js";
+import type { HostLandings } from "./held-locks.js";
 
 export type LandingStrategy = FleetConfig["landing"]["strategy"];
 
@@ -56,6 +57,8 @@ export interface LandingContext {
    * waited for that CI, up to the gate's timeout (two hours by default).
    */
   stopping?: () => boolean;
+  /** The host's landings: their line (one at a time per repository and instance) and the locks they hold (held-locks.ts). */
+  landings: HostLandings;
 }
 
 export interface LandInput {

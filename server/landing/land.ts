@@ -15,19 +15,18 @@
 // Only our own work lands (docs/architecture.md, invariant 3): the PR is re-read and must be open, from a fleet
 // branch naming this issue in this very repository, opened by the fleet's login, against our
 // base; every write is fenced by the claim's sha (a zombie lands nothing). Landings are
-// serialized per repository in this process (a promise chain) and across hosts (a lock ref
+// serialized per repository in this process (the host's line, held-locks.ts) and across hosts (a lock ref
 // `<namespace>/lock/landing`, created compare-and-swap, stale after a TTL, always released).
 import type { MergeMethod, PullRequest } from "../gh/forge.js";
 import { ForgeError } from "../gh/errors.js";
 import { evaluateGate, type GateState } from "../state/gate.js";
 import { landingStep } from "../state/decide/landing-step.js";
 import { PushRejectedError, WorktreeError } from "../worktrees/worktrees.js";
-import { holdLandingLock } from "./held-locks.js";
 import { checkEvidence } from "./ci-evidence.js";
 import { LandingGit } from "./landing-git.js";
 import { listDeadTrains, sweepDeadTrains } from "./dead-trains.js";
 import { landThroughQueue } from "./merge-queue.js";
-import { acquireLock, DEFAULT_LOCK_TTL_SECONDS, landingKey, landingLockRef, lockTakerOf, serialized } from "./landing-lock.js";
+import { acquireLock, DEFAULT_LOCK_TTL_SECONDS, landingKey, landingLockRef, lockTakerOf } from "./landing-lock.js";
 import { MAX_SYNC_ROUNDS, type GateEvidence, type LandingContext, type LandingStrategy, type LandInput, type LandResult } from "./land-types.js";
 import { localEvidence, runLocalGate, secretsOf, withReruns } from "./local-gate.js";
 import { lostClaim, notOurs, readPull, vetoOf } from "./own-pulls.js";
@@ -48,8 +47,7 @@ const MAX_ITERATIONS = 10;
  * board and the worktree are the caller's.
  */
 export function landPull(ctx: LandingContext, input: LandInput): Promise<LandResult> {
-  const key = landingKey(ctx);
-  return serialized(key, () => landSerialized(ctx, input));
+  return ctx.landings.line.run(landingKey(ctx), () => landSerialized(ctx, input));
 }
 
 async function landSerialized(ctx: LandingContext, input: LandInput): Promise<LandResult> {
@@ -85,7 +83,7 @@ async function landSerialized(ctx: LandingContext, input: LandInput): Promise<La
   if (ctx.config.gate.ci !== "local" && !ctx.requiredChecks) ctx = { ...ctx, requiredChecks: await ctx.forge.requiredChecks(ctx.base) };
   const lock = await acquireLock(lockTakerOf(ctx, lockTtl(ctx)), input.issue);
   if (!lock.held) return { outcome: "busy", why: lock.why, holder: lock.holder };
-  const release = once(holdLandingLock(ctx.refs, landingLockRef(ctx.config.namespace), lock.sha));
+  const release = once(ctx.landings.hold(ctx.refs, landingLockRef(ctx.config.namespace), lock.sha));
   try {
     return await landLocked(ctx, input, pull, release);
   } finally {

@@ -1,4 +1,4 @@
-// The landing lock: landings are serialized per repository in this process (a promise chain)
+// The landing lock: landings are serialized per repository in this process (the host's line, held-locks.ts)
 // and across hosts (a lock ref `<namespace>/lock/landing`, created compare-and-swap, stale after
 // a TTL, always released by its holder).
 import type { RefStore } from "../gh/refstore.js";
@@ -61,22 +61,6 @@ export function parseLandingLock(message: string): LandingLockMessage | null {
  */
 export function landingKey(ctx: { forge: { repo: { owner: string; name: string } }; instance: string }): string {
   return `${ctx.forge.repo.owner}/${ctx.forge.repo.name}#${ctx.instance}`.toLowerCase();
-}
-
-const queues = new Map<string, Promise<unknown>>();
-
-export function serialized<T>(key: string, job: () => Promise<T>): Promise<T> {
-  const previous = queues.get(key) ?? Promise.resolve();
-  const next = previous.then(job, job);
-  const tail: Promise<unknown> = next.then(
-    () => undefined,
-    () => undefined,
-  );
-  queues.set(key, tail);
-  void tail.then(() => {
-    if (queues.get(key) === tail) queues.delete(key);
-  });
-  return next;
 }
 
 /** Who takes the lock, and where. */

@@ -5,6 +5,7 @@
 // tip merged with the head, and the base only fast-forwards to a group whose checks passed).
 // Removed: a red gate whose evidence is the queue's reason. Still queued when the wait ends:
 // the next landing call watches on, it never enqueues twice.
+import { setTimeout as wait } from "node:timers/promises";
 import type { Forge, QueueStatus, RequiredChecks } from "../gh/forge.js";
 import { ForgeError } from "../gh/errors.js";
 import { evaluateGate } from "../state/gate.js";
@@ -59,7 +60,7 @@ export async function landThroughQueue(w: QueueWatch): Promise<QueueStep> {
       ),
     };
   const now = w.now ?? Date.now;
-  const sleep = w.sleep ?? ((ms: number) => new Promise<void>((ok) => setTimeout(ok, ms)));
+  const sleep = w.sleep ?? wait;
   const until = now() + w.deadlineMs;
   // GraphQL requests (its own points budget; no conditional form): one to see the entry, one to
   // enqueue, then one per poll with a backoff to MAX_POLL_MS while GitHub's queue decides.

@@ -6,9 +6,8 @@
 // landing lock, held for the whole wait. The result has a train's shape, so the fleet takes it
 // as it takes a train's (server/fleet/effects/land-train.ts), with no train landing named.
 import { randomBytes } from "node:crypto";
-import { holdLandingLock } from "./held-locks.js";
 import { LandingGit } from "./landing-git.js";
-import { acquireLock, DEFAULT_LOCK_TTL_SECONDS, landingKey, landingLockRef, lockTakerOf, serialized } from "./landing-lock.js";
+import { acquireLock, DEFAULT_LOCK_TTL_SECONDS, landingKey, landingLockRef, lockTakerOf } from "./landing-lock.js";
 import type { LandingContext } from "./land-types.js";
 import { wrapUpLanded } from "./landed.js";
 import { secretsOf } from "./local-gate.js";
@@ -18,7 +17,7 @@ import type { TrainMember, TrainMemberOutcome, TrainResult } from "./train.js";
 
 /** Enqueues `members` together and watches their entries until GitHub decides each (or the gate timeout). */
 export function landQueuedBatch(ctx: LandingContext, members: readonly TrainMember[]): Promise<TrainResult> {
-  return serialized(landingKey(ctx), () => batch(ctx, members));
+  return ctx.landings.line.run(landingKey(ctx), () => batch(ctx, members));
 }
 
 async function batch(ctx: LandingContext, members: readonly TrainMember[]): Promise<TrainResult> {
@@ -40,7 +39,7 @@ async function batch(ctx: LandingContext, members: readonly TrainMember[]): Prom
   const ttl = ctx.lockTtlSeconds ?? (ctx.config.landing.lock_ttl_seconds ?? DEFAULT_LOCK_TTL_SECONDS) + ctx.config.gate.timeout_seconds;
   const lock = await acquireLock(lockTakerOf(ctx, ttl), riders[0]!.member.issue);
   if (!lock.held) return { ...result, outcome: "busy", why: lock.why, holder: lock.holder };
-  const release = holdLandingLock(ctx.refs, landingLockRef(ctx.config.namespace), lock.sha);
+  const release = ctx.landings.hold(ctx.refs, landingLockRef(ctx.config.namespace), lock.sha);
   const lg = new LandingGit(ctx.workRepo, ctx.auth);
   try {
     const gate = { required, excerptBytes: ctx.config.gate.excerpt_bytes, secrets: secretsOf(ctx) };

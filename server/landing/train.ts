@@ -16,13 +16,13 @@ import type { RequiredChecks } from "../gh/forge.js";
 import { evaluateGate } from "../state/gate.js";
 import { checkEvidence } from "./ci-evidence.js";
 import { listDeadTrains, sweepDeadTrains, TRAIN_BRANCH_PREFIX } from "./dead-trains.js";
-import { holdRenewableLandingLock } from "./held-locks.js";
+import type { HostLandings } from "./held-locks.js";
 import { MAX_SYNC_ROUNDS, type GateEvidence, type LandingContext, type LandInput } from "./land-types.js";
 import { localEvidence, runLocalGate, secretsOf } from "./local-gate.js";
 import { lostClaim, screenPulls } from "./own-pulls.js";
 import { wrapUpLanded } from "./landed.js";
 import { LandingGit } from "./landing-git.js";
-import { acquireLock, DEFAULT_LOCK_TTL_SECONDS, landingKey, landingLockRef, lockTakerOf, renewLock, serialized, type LockTaker } from "./landing-lock.js";
+import { acquireLock, DEFAULT_LOCK_TTL_SECONDS, landingKey, landingLockRef, lockTakerOf, renewLock, type LockTaker } from "./landing-lock.js";
 
 /** One green PR that rides a train: what landPull takes for it. */
 export type TrainMember = LandInput;
@@ -88,8 +88,7 @@ export { TRAIN_BRANCH_PREFIX };
 
 /** Lands `members` (dispatch order) as trains; see the module comment. */
 export function landTrain(ctx: LandingContext, members: readonly TrainMember[], options: TrainOptions = {}): Promise<TrainResult> {
-  const key = landingKey(ctx);
-  return serialized(key, () => new Train(ctx, options).run(members));
+  return ctx.landings.line.run(landingKey(ctx), () => new Train(ctx, options).run(members));
 }
 
 type GateOutcome = { state: "green" } | { state: "red"; evidence: GateEvidence } | { state: "moved" } | { state: "stuck"; why: string };
@@ -99,7 +98,7 @@ class Train {
   private readonly lg: LandingGit;
   private readonly result: TrainResult;
   private readonly local: boolean;
-  private lock: ReturnType<typeof holdRenewableLandingLock> | null = null;
+  private lock: ReturnType<HostLandings["holdRenewable"]> | null = null;
   private lockTaker!: LockTaker;
   /** The series number of the branch (and draft PR) candidates go to now: a landing ends one. */
   private seq = 1;
@@ -144,7 +143,7 @@ class Train {
     this.lockIssue = riders[0]!.issue;
     const lock = await acquireLock(this.lockTaker, this.lockIssue);
     if (!lock.held) return { ...this.result, outcome: "busy", why: lock.why, holder: lock.holder };
-    this.lock = holdRenewableLandingLock(this.ctx.refs, landingLockRef(this.ctx.config.namespace), lock.sha);
+    this.lock = this.ctx.landings.holdRenewable(this.ctx.refs, landingLockRef(this.ctx.config.namespace), lock.sha);
     try {
       await this.sweep();
       await this.ride(riders);

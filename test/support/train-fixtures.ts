@@ -12,6 +12,7 @@ import { Lease } from "../../server/gh/lease.js";
 import type { LandingContext } from "../../server/landing/land.js";
 import type { TrainMember } from "../../server/landing/train.js";
 import { GateCache } from "../../server/runtimes/local/gate-command.js";
+import { HostLandings } from "../../server/landing/held-locks.js";
 import { WorkRepo } from "../../server/worktrees/worktrees.js";
 import { api, git, repoPath, tempDir, type TestForge } from "./forge-fixtures.js";
 
@@ -26,6 +27,8 @@ export interface TrainHost {
   workRepo: WorkRepo;
   instance: string;
   host: string;
+  /** The host's landings (their line and held locks), as a FleetHost keeps them. */
+  landings: HostLandings;
 }
 
 /** A fleet host's landing parts on `forge`: GitHub client, ref store, claim lease, work repository. */
@@ -40,7 +43,7 @@ export async function trainHost(forge: TestForge, instance: string, host = `host
     remoteUrl: forge.gitUrl,
     auth: { token: forge.token, url: forge.gitUrl },
   });
-  return { forge, gh, refs, lease, workRepo, instance, host };
+  return { forge, gh, refs, lease, workRepo, instance, host, landings: new HostLandings() };
 }
 
 export function trainConfig(gate: "required" | "local", localCommand: string | null = null, max = 8): FleetConfig {
@@ -65,6 +68,7 @@ export function trainContext(h: TrainHost, cfg: FleetConfig, extra: Partial<Land
     instance: h.instance,
     host: h.host,
     gateCache: new GateCache(),
+    landings: h.landings,
     ...extra,
   };
 }
