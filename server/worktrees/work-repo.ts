@@ -3,7 +3,7 @@
 // prompts, and a token only ever as an http.extraHeader, never in the URL or the config.
 import { mkdir, readFile, realpath, stat } from "node:fs/promises";
 import { basename, dirname, join, resolve } from "node:path";
-import { retryWhile } from "../kit/retry.js";
+import { retry, retryWhile } from "../kit/retry.js";
 import { assertNoCredentialsInUrl, git, gitRaw, nulSeparated, type GitAuth, type GitResult } from "../gh/git.js";
 import { GitError } from "../gh/errors.js";
 
@@ -213,7 +213,13 @@ export class RepoGit {
   }
 
   async worktrees(): Promise<WorktreeEntry[]> {
-    const { stdout } = await this.run(["worktree", "list", "--porcelain"]);
+    // A `worktree add` under way elsewhere (the command gate's scratch worktree) leaves a
+    // half-made entry for a moment, and `list` fails reading its commondir or gitdir: read again.
+    const { stdout } = await retry(() => this.run(["worktree", "list", "--porcelain"]), {
+      retries: 3,
+      minMs: 50,
+      again: (error) => /failed to read worktrees\/[^/]+\/(commondir|gitdir)/.test(error.message),
+    });
     const entries: WorktreeEntry[] = [];
     let current: WorktreeEntry | null = null;
     for (const line of stdout.split("\n")) {
