@@ -16,7 +16,7 @@
 //   sandbox runtime (server/runtimes/sandbox/) spawns its launcher, bwrap and socat: a worker's
 //   sandbox is a process tree of its own.
 // - the fleet and the host (server/fleet, server/host) talk to workers through the WorkerRuntime
-//   port (server/runtime/port.ts) and the registry (server/runtimes/registry.ts) only: no
+//   port (server/worker-port/port.ts) and the registry (server/runtimes/registry.ts) only: no
 //   runtime's insides (server/runtimes/<name>/), no process spawning, no /proc, no process
 //   groups, no signals to pids; the port itself names no runtime.
 // Type-only imports count: a type is a dependency too.
@@ -35,10 +35,10 @@ const SPAWNERS = ["server/runtimes/**/*.ts", "server/agent/engine-probe.ts"];
 const RUNTIME_INSIDES = {
   regex: "(^|/)runtimes/[^/]+/",
   message:
-    "talk to workers through the WorkerRuntime port (server/runtime/port.ts) and server/runtimes/registry.ts, never a runtime's insides (server/runtimes/<name>/)",
+    "talk to workers through the WorkerRuntime port (server/worker-port/port.ts) and server/runtimes/registry.ts, never a runtime's insides (server/runtimes/<name>/)",
 };
 const restrict = (...patterns) => ["error", { patterns }];
-/** What the fleet and the host may not do with processes themselves: the port does it (server/runtime/port.ts). */
+/** What the fleet and the host may not do with processes themselves: the port does it (server/worker-port/port.ts). */
 const NO_PROCESSES = [
   "error",
   {
@@ -93,7 +93,7 @@ export default tseslint.config(
       "server/dashboard/**",
       "server/gh/**",
       ...SPAWNERS,
-      "server/localforge/**",
+      "server/forge-emulator/**",
       "server/demo/**",
       "server/fleet/**",
       "server/host/**",
@@ -148,7 +148,7 @@ export default tseslint.config(
     rules: { "no-restricted-imports": restrict(SPAWN) },
   },
   {
-    files: [...SPAWNERS, "server/localforge/**/*.ts", "server/demo/**/*.ts"],
+    files: [...SPAWNERS, "server/forge-emulator/**/*.ts", "server/demo/**/*.ts"],
     rules: { "no-restricted-imports": restrict(OCTOKIT) },
   },
 );

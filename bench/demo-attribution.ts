@@ -5,7 +5,7 @@
 // a failure's when it names an issue that did not land, a PR that was closed unmerged, or the
 // attempt labels (which exist only because an attempt failed). Shared requests are all left on
 // the landed issues, so the figure without failures is, if anything, too high.
-import type { ResponseRecord } from "../server/localforge/index.js";
+import type { ResponseRecord } from "../server/forge-emulator/index.js";
 import { parseFleetBranch } from "../server/state/markers.js";
 
 export interface Attribution {

@@ -31,7 +31,7 @@ import { actionsInit } from "../server/host/actions-init.js";
 import { connect } from "../server/host/connection.js";
 import { silentLogger } from "../server/gh/octokit.js";
 import { git } from "../server/gh/git.js";
-import { DEFAULT_USER } from "../server/localforge/index.js";
+import { DEFAULT_USER } from "../server/forge-emulator/index.js";
 import { shellQuote } from "../server/runtimes/local/spawn.js";
 import { api } from "../test/support/forge-fixtures.js";
 import {

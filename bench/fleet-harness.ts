@@ -7,7 +7,7 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { FleetHost } from "../server/host/host.js";
 import type { ProjectStartInput } from "../server/host/api.js";
-import type { Seed } from "../server/localforge/index.js";
+import type { Seed } from "../server/forge-emulator/index.js";
 import { descendantCpu, parseProcStat, processGroupMembers, readProcTable, TICKS_PER_SECOND } from "../server/runtimes/local/proc.js";
 import { api } from "../test/support/forge-fixtures.js";
 import { startForgeProcess, type ForgeProcess } from "./forge-process.js";

@@ -5,7 +5,7 @@ import { spawn, type ChildProcess } from "node:child_process";
 import { readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import type { RunningForge } from "../server/localforge/index.js";
+import type { RunningForge } from "../server/forge-emulator/index.js";
 
 export interface ForgeProcess extends RunningForge {
   pid: number;

@@ -4,7 +4,7 @@
 import { pathToFileURL } from "node:url";
 import { rebuild, type RebuildConfig } from "../server/state/rebuild.js";
 import type { Snapshot, SnapshotIssue, SnapshotPull, ClaimRef, Heartbeat } from "../server/state/snapshot.js";
-import { mulberry32 as prng } from "../server/localforge/prng.js";
+import { mulberry32 as prng } from "../server/forge-emulator/prng.js";
 
 export interface RebuildBench {
   issues: number;

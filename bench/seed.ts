@@ -5,11 +5,11 @@
 import { writeFile } from "node:fs/promises";
 import { spawn } from "node:child_process";
 import { join } from "node:path";
-import type { RunningForge, Seed, SeedIssue } from "../server/localforge/index.js";
+import type { RunningForge, Seed, SeedIssue } from "../server/forge-emulator/index.js";
 import { formatClaimMessage, formatHeartbeatMessage } from "../server/state/snapshot.js";
 import { fleetBranchName } from "../server/state/markers.js";
 import { api, authedGitUrl, git, repoPath } from "../test/support/forge-fixtures.js";
-import { mulberry32 as prng } from "../server/localforge/prng.js";
+import { mulberry32 as prng } from "../server/forge-emulator/prng.js";
 
 export interface BacklogSpec {
   issues: number;

@@ -2,7 +2,7 @@
 // unchanged second gather with the same adapter (what an idle tick costs in rate limit).
 // Requests are counted twice, independently: by the adapter (its ETag cache's stats) and by
 // the forge (its accounting, per route). The forge runs in a child process.
-import type { RunningForge } from "../server/localforge/index.js";
+import type { RunningForge } from "../server/forge-emulator/index.js";
 import { createGitHubForge, type GitHubForge } from "../server/gh/github-forge.js";
 import { GitRefStore } from "../server/gh/gitrefs.js";
 import { GatherMemory, gatherSnapshot, type GatherOptions } from "../server/gh/gather.js";

@@ -31,7 +31,7 @@ export const laneRecord = z.object({
   issue: z.number().int().positive().optional(),
   instance: z.string().optional(),
   attempt: z.number().int().nonnegative().optional(),
-  /** A worker's tags (server/runtime/port.ts, `WorkerHandle.tags`): a local process's pid, a workflow run's id. */
+  /** A worker's tags (server/worker-port/port.ts, `WorkerHandle.tags`): a local process's pid, a workflow run's id. */
   pid: z.number().int().positive().optional(),
   run: z.number().int().positive().optional(),
   data: z.record(z.string(), z.unknown()).optional(),

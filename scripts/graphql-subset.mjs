@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// Generates server/localforge/graphql-subset.ts: the part of GitHub's public GraphQL schema
+// Generates server/forge-emulator/graphql-subset.ts: the part of GitHub's public GraphQL schema
 // (schema.graphql of @octokit/graphql-schema, MIT) that the local forge serves and the fleet
 // uses — the merge queue's operations and fields — with descriptions and directives dropped,
 // fields trimmed to the kept ones, and `implements`/union members trimmed to kept types.
@@ -17,7 +17,7 @@ import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), "..");
-const OUT = join(ROOT, "server", "localforge", "graphql-subset.ts");
+const OUT = join(ROOT, "server", "forge-emulator", "graphql-subset.ts");
 
 /** Kept types: "*" keeps every field (or value, or member); a list keeps those fields only. */
 const KEEP = {

@@ -7,7 +7,7 @@
 // evicting it, and an exit that must end every worker at once.
 import { describe, test } from "node:test";
 import assert from "node:assert/strict";
-import type { WorkerRuntime } from "../server/runtime/port.js";
+import type { WorkerRuntime } from "../server/worker-port/port.js";
 import { LocalRuntime } from "../server/runtimes/local/runtime.js";
 import { VirtualClock } from "./support/fake-clock.js";
 import { FakeMachine, FakeRuntime } from "./support/fake-runtime.js";

@@ -3,7 +3,7 @@
 // Every action kind decide returns appears, and every reason it holds one back.
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
-import { decide, failureAction, type Action, type DecideInput, type Decision, type LocalClaim } from "../server/state/decide.js";
+import { decide, failureAction, type Action, type DecideInput, type Decision, type ClaimFacts } from "../server/state/decide.js";
 import { boardPhase } from "../server/state/board-phase.js";
 import { doneEpics } from "../server/state/epics.js";
 import type { MineClaim, StaleClaim } from "../server/state/inflight.js";
@@ -36,7 +36,7 @@ interface World {
   mine?: MineClaim[];
   stale?: StaleClaim[];
   ready?: DispatchItem[];
-  local?: Record<number, LocalClaim>;
+  local?: Record<number, ClaimFacts>;
 }
 function world(w: World, over: Partial<DecideInput> = {}): DecideInput {
   const set = {
@@ -56,13 +56,13 @@ function world(w: World, over: Partial<DecideInput> = {}): DecideInput {
 }
 
 // Local facts.
-const running = (liveness: LocalClaim["liveness"] = "active", over: Partial<LocalClaim> = {}): LocalClaim => ({
+const running = (liveness: ClaimFacts["liveness"] = "active", over: Partial<ClaimFacts> = {}): ClaimFacts => ({
   worker: "running",
   liveness,
   idleSeconds: 1,
   ...over,
 });
-const committed = (over: Partial<LocalClaim> = {}): LocalClaim => ({
+const committed = (over: Partial<ClaimFacts> = {}): ClaimFacts => ({
   worker: "exited",
   outcome: "commits",
   commitsAhead: 1,
@@ -72,14 +72,14 @@ const committed = (over: Partial<LocalClaim> = {}): LocalClaim => ({
   idleSeconds: Infinity,
   ...over,
 });
-const said = (kind: "already-satisfied" | "blocked" | "giving-up", over: Partial<LocalClaim> = {}): LocalClaim => ({
+const said = (kind: "already-satisfied" | "blocked" | "giving-up", over: Partial<ClaimFacts> = {}): ClaimFacts => ({
   worker: "exited",
   outcome: "verdict",
   verdict: { kind, reason: `${kind} because` },
   idleSeconds: Infinity,
   ...over,
 });
-const nothing = (over: Partial<LocalClaim> = {}): LocalClaim => ({
+const nothing = (over: Partial<ClaimFacts> = {}): ClaimFacts => ({
   worker: "exited",
   outcome: "nothing",
   commitsAhead: 0,
@@ -88,7 +88,7 @@ const nothing = (over: Partial<LocalClaim> = {}): LocalClaim => ({
   idleSeconds: Infinity,
   ...over,
 });
-const noWorker = (over: Partial<LocalClaim> = {}): LocalClaim => ({ worker: "none", ...over });
+const noWorker = (over: Partial<ClaimFacts> = {}): ClaimFacts => ({ worker: "none", ...over });
 
 // ---- the table -----------------------------------------------------------------------------
 
@@ -350,7 +350,7 @@ row("red PR while stopping, attempts left: retry recorded, then released", world
 row("red PR while stopping, out of attempts: escalate", world({ mine: [red(1, 2)] }, { stopping: true }), ["escalate#1"]);
 
 // Fixing forward: a red PR's next attempt continues on its branch, once per PR.
-const fixWorld = (claim: MineClaim, local?: LocalClaim, over: Partial<DecideInput> = {}): DecideInput =>
+const fixWorld = (claim: MineClaim, local?: ClaimFacts, over: Partial<DecideInput> = {}): DecideInput =>
   world({ mine: [claim], ...(local ? { local: { 1: local } } : {}) }, { fixForward: true, ...over });
 row(
   "red PR this attempt opened, fix_forward: the retry fixes it forward (PR kept, the branch continued)",

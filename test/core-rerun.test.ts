@@ -5,7 +5,7 @@ import { describe, it } from "node:test";
 import assert from "node:assert/strict";
 import type { CheckRun, CommitStatus, RequiredChecks } from "../server/gh/forge.js";
 import { evaluateGate, rerunLocalGate, rerunVerdict } from "../server/state/gate.js";
-import { decide, type DecideInput, type LocalClaim } from "../server/state/decide.js";
+import { decide, type DecideInput, type ClaimFacts } from "../server/state/decide.js";
 import { classifyClaims, type ClaimContext, type MineClaim } from "../server/state/inflight.js";
 import type { WorkingSet } from "../server/state/rebuild.js";
 import type { SnapshotPull } from "../server/state/snapshot.js";
@@ -160,7 +160,7 @@ function classify(p: SnapshotPull, rerunFailed: number | undefined): MineClaim {
   return classifyClaims([{ issue: 1, sha: "c".repeat(40), instance: "me", host: "h", at: "2026-01-01T00:00:00.000Z" }], [], ctx).mine[0]!;
 }
 
-function decideFor(claim: MineClaim, over: Partial<DecideInput> = {}, local?: LocalClaim): DecideInput {
+function decideFor(claim: MineClaim, over: Partial<DecideInput> = {}, local?: ClaimFacts): DecideInput {
   const set = {
     repo: "o/r",
     instance: "me",
@@ -172,7 +172,7 @@ function decideFor(claim: MineClaim, over: Partial<DecideInput> = {}, local?: Lo
     lease: { fresh: true, heartbeatAt: null },
     cycles: [],
   } as unknown as WorkingSet;
-  const locals = new Map<number, LocalClaim>(local ? [[1, local]] : []);
+  const locals = new Map<number, ClaimFacts>(local ? [[1, local]] : []);
   return { set, local: locals, target: 2, retry: 2, autoMerge: true, birthsPaused: false, stopping: false, idleGraceSeconds: 60, ...over };
 }
 

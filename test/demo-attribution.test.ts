@@ -3,7 +3,7 @@
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { attribute } from "../bench/demo-attribution.js";
-import type { ResponseRecord } from "../server/localforge/index.js";
+import type { ResponseRecord } from "../server/forge-emulator/index.js";
 
 const R = "/repos/afk/demo";
 const sha = (c: string): string => c.repeat(40);

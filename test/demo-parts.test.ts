@@ -13,7 +13,7 @@ import { SAMPLE_FILES } from "../server/demo/sample.js";
 import { workerArgv, workerShellCommand } from "../server/demo/worker-command.js";
 import { demoScript } from "../server/demo/engine.js";
 import { nextStep, startScriptedModel } from "../server/demo/scripted-model.js";
-import { startForge, type RunningForge } from "../server/localforge/index.js";
+import { startForge, type RunningForge } from "../server/forge-emulator/index.js";
 import { renderBrief } from "../server/agent/brief.js";
 import { api, cloneRepo, git, repoPath, tempDir } from "./support/forge-fixtures.js";
 import { waitFor } from "./support/wait.js";

@@ -8,8 +8,8 @@ import { readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { describe, it } from "node:test";
 import { setTimeout as sleep } from "node:timers/promises";
-import { STATE_FILE } from "../server/localforge/store-persist.js";
-import { startForge } from "../server/localforge/index.js";
+import { STATE_FILE } from "../server/forge-emulator/store-persist.js";
+import { startForge } from "../server/forge-emulator/index.js";
 import { createGitHubForge } from "../server/gh/github-forge.js";
 import { api, cloneRepo, commitFile, forgeForFile, git, openPull, repoPath, tempDir, type ApiResponse, type TestForge } from "./support/forge-fixtures.js";
 

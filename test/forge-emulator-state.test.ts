@@ -7,8 +7,8 @@ import { readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import { fileURLToPath } from "node:url";
-import { StatePersister } from "../server/localforge/store-persist.js";
-import { emptyState } from "../server/localforge/state.js";
+import { StatePersister } from "../server/forge-emulator/store-persist.js";
+import { emptyState } from "../server/forge-emulator/state.js";
 import { api, cloneRepo, git, openPull, repoPath, startTestForge, tempDir, type TestForge } from "./support/forge-fixtures.js";
 
 describe("restart persistence", () => {
@@ -199,7 +199,7 @@ describe("forgeMain", () => {
     const dir = await tempDir();
     // Runs from source under tsx and from dist/ after `npm run build`: use this file's extension.
     const fromSource = import.meta.url.endsWith(".ts");
-    const index = fileURLToPath(new URL(`../server/localforge/index.${fromSource ? "ts" : "js"}`, import.meta.url));
+    const index = fileURLToPath(new URL(`../server/forge-emulator/index.${fromSource ? "ts" : "js"}`, import.meta.url));
     const script = `import { forgeMain } from ${JSON.stringify(index)};\nawait forgeMain({ dir: ${JSON.stringify(dir)} }, (l) => process.stdout.write(l + "\\n"));\n`;
     const loader = fromSource ? ["--import", "tsx"] : [];
     const child = spawn(process.execPath, [...loader, "--input-type=module", "-e", script], { stdio: ["ignore", "pipe", "inherit"] });

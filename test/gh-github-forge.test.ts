@@ -7,7 +7,7 @@ import { createServer } from "node:net";
 import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { startForge } from "../server/localforge/index.js";
+import { startForge } from "../server/forge-emulator/index.js";
 import { createGitHubForge, type GitHubForge } from "../server/gh/github-forge.js";
 import { GitRefStore } from "../server/gh/gitrefs.js";
 import { gatherSnapshot, GatherMemory } from "../server/gh/gather.js";

@@ -16,7 +16,7 @@ import { waitFor } from "./support/wait.js";
 /** Entry points: the only files that live directly in server/. */
 const LOOSE = ["bin.ts", "cli.ts", "http.ts", "paths.ts", "server.ts", "version.ts"];
 /** Files allowed past 500 lines: response renderers and demo data (docs/architecture.md). */
-const LONG = new Set(["server/localforge/render.ts", "server/demo/backlog.ts"]);
+const LONG = new Set(["server/forge-emulator/render.ts", "server/demo/backlog.ts"]);
 
 function sources(dir: string): string[] {
   const out: string[] = [];
@@ -227,11 +227,15 @@ describe("the house", () => {
       { path: "server/fleet/effects/zone-probe.ts", code: `import { landPull } from "../../landing/land.js";\nexport const x = landPull;\n`, allowed: true },
       { path: "server/landing/zone-probe.ts", code: `import { version } from "../version.js";\nexport const x = version;\n`, allowed: true },
       {
-        path: "server/runtime/zone-probe.ts",
+        path: "server/worker-port/zone-probe.ts",
         code: `import { LocalRuntime } from "../runtimes/local/runtime.js";\nexport const x = LocalRuntime;\n`,
         allowed: false,
       },
-      { path: "server/fleet/zone-probe.ts", code: `import type { WorkerRuntime } from "../runtime/port.js";\nexport type X = WorkerRuntime;\n`, allowed: true },
+      {
+        path: "server/fleet/zone-probe.ts",
+        code: `import type { WorkerRuntime } from "../worker-port/port.js";\nexport type X = WorkerRuntime;\n`,
+        allowed: true,
+      },
     ];
     await probe(eslint, "afk/rooms", cases);
   });

@@ -11,7 +11,7 @@ import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { DEFAULT_CONFIG, type FleetConfig } from "../schemas/config.js";
 import { LandingGit } from "../server/landing/landing-git.js";
-import { runLocalGate } from "../server/landing/local-gate.js";
+import { runCommandGate } from "../server/landing/command-gate.js";
 import { WorkRepo } from "../server/worktrees/worktrees.js";
 import { git, startTestForge, tempDir } from "./support/forge-fixtures.js";
 import { cleanupsAfterFile } from "./support/fleet-fixtures.js";
@@ -68,7 +68,7 @@ describe("the landing's git beside the tick's, on one work repository", () => {
         while (!stop) {
           await (async () => {
             const sha = (await workRepo.git.revParse("refs/remotes/origin/main"))!;
-            const run = await runLocalGate({ workRepo, config, auth }, sha, null);
+            const run = await runCommandGate({ workRepo, config, auth }, sha, null);
             assert.ok(run.passed, run.excerpt);
             done.gate += 1;
           })().catch(fail("local gate"));

@@ -8,7 +8,7 @@ import { writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import type { PullReview } from "../server/gh/forge.js";
 import { isCleanSyncOf } from "../server/landing/review-pin.js";
-import { decide, type DecideInput, type LocalClaim } from "../server/state/decide.js";
+import { decide, type DecideInput, type ClaimFacts } from "../server/state/decide.js";
 import type { MineClaim } from "../server/state/inflight.js";
 import type { WorkingSet } from "../server/state/rebuild.js";
 import { formatReviewMark, parseReviewMark, pinnedHead, reviewMarks, type ReviewMark } from "../server/state/review-stage.js";
@@ -88,7 +88,7 @@ function green(marks: ReviewMark[], head = A): MineClaim {
   return mineClaim(1, { sha: "c".repeat(40), status: "awaiting_merge", pr: 10, head, headRef: "afk/1-x", reviewMarks: marks });
 }
 
-function input(claim: MineClaim, local: LocalClaim = { worker: "none" }, over: Partial<DecideInput> = {}): DecideInput {
+function input(claim: MineClaim, local: ClaimFacts = { worker: "none" }, over: Partial<DecideInput> = {}): DecideInput {
   const set = {
     repo: "o/r",
     instance: "me",

@@ -508,7 +508,7 @@ describe("lineSplitter", () => {
   });
 });
 
-describe("a worker's tags in lane records (server/runtime/port.ts, WorkerHandle.tags)", () => {
+describe("a worker's tags in lane records (server/worker-port/port.ts, WorkerHandle.tags)", () => {
   test("a local process's pid and a workflow run's id are kept; an invalid one is dropped", async () => {
     const dir = tempDir();
     const lanes = writer(dir);

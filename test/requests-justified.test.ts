@@ -51,7 +51,7 @@ function* sources(dir: string): Generator<string> {
     const path = join(dir, name);
     if (statSync(path).isDirectory()) {
       // The local forge is GitHub's stand-in, not a client of it.
-      if (name !== "localforge") yield* sources(path);
+      if (name !== "forge-emulator") yield* sources(path);
     } else if (name.endsWith(".ts")) yield path;
   }
 }

@@ -7,8 +7,8 @@ import { describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { DEFAULT_CONFIG } from "../schemas/config.js";
-import type { WorkerSlot } from "../server/runtime/port.js";
-import { WorkerRuntimes } from "../server/runtimes/registry.js";
+import type { WorkerSlot } from "../server/worker-port/port.js";
+import { RuntimeRegistry } from "../server/runtimes/registry.js";
 import { pidFilePath, readPidFile } from "../server/runtimes/local/pid-files.js";
 import { LocalRuntime } from "../server/runtimes/local/runtime.js";
 import { alive } from "./support/daemon-fixtures.js";
@@ -106,16 +106,16 @@ describe("the local runtime through the WorkerRuntime port", () => {
   });
 
   it("the registry gives one runtime per configured name, and each host's registry its own", () => {
-    const runtimes = new WorkerRuntimes();
+    const runtimes = new RuntimeRegistry();
     const runtime = runtimes.workerRuntime("local");
     assert.equal(runtime.name, "local");
     assert.equal(runtimes.workerRuntime("local"), runtime);
-    assert.notEqual(new WorkerRuntimes().workerRuntime("local"), runtime, "another host: another local runtime, with its own workers");
+    assert.notEqual(new RuntimeRegistry().workerRuntime("local"), runtime, "another host: another local runtime, with its own workers");
   });
 
   it("the actions runtime is one per repository and work repository: a second fleet of the same repository under another state dir gets its own", () => {
     const reach = (dir: string, base: string) => ({ repo: "o/r", api: null as never, git: { dir } as never, namespace: "refs/afk", base });
-    const runtimes = new WorkerRuntimes();
+    const runtimes = new RuntimeRegistry();
     const first = runtimes.workerRuntime("actions", reach("/state-a/work.git", "main"));
     assert.equal(
       runtimes.workerRuntime("actions", reach("/state-a/work.git", "develop")),

@@ -7,7 +7,7 @@ import assert from "node:assert/strict";
 import { join } from "node:path";
 import { git as gitRun, gitRaw } from "../server/gh/git.js";
 import { readBeats, writeBeat, type BeatFacts } from "../server/runtimes/actions/beat.js";
-import { localRunRef, RunRefReader, type ActionsReach, type RemoteGit } from "../server/runtimes/actions/reach.js";
+import { copiedRunRef, RunRefReader, type ActionsReach, type RemoteGit } from "../server/runtimes/actions/reach.js";
 import { authedGitUrl, cloneRepo, startTestForge, tempDir, type TestForge } from "./support/forge-fixtures.js";
 
 const NS = "refs/afk";
@@ -69,7 +69,7 @@ describe("the actions runtime's run-ref reader", () => {
     assert.deepEqual(Object.fromEntries(one.branches), { "afk/1-one": branchTip, "afk/2-gone": null });
     assert.deepEqual(calls, ["ls-remote", "fetch"], "one listing: the branches, then one fetch (the beats' read is one cat-file besides)");
     // Issue 3 is not watched, but the fetch brought its ref too: a run adopted later finds it here.
-    assert.equal((await gitRun(["rev-parse", localRunRef(3)], { cwd: host.dir })).stdout.trim(), first.get(3));
+    assert.equal((await gitRun(["rev-parse", copiedRunRef(3)], { cwd: host.dir })).stdout.trim(), first.get(3));
 
     // Within the listing's age the same listing answers, with no git at all.
     calls.length = 0;
@@ -83,7 +83,7 @@ describe("the actions runtime's run-ref reader", () => {
     clock += 30_000;
     const two = await reader.current();
     assert.deepEqual([...two.tips.entries()], [[1, second]]);
-    assert.equal((await gitRaw(["rev-parse", "--verify", "--quiet", localRunRef(2)], { cwd: host.dir })).exitCode, 1, "the deleted run ref's copy is pruned");
+    assert.equal((await gitRaw(["rev-parse", "--verify", "--quiet", copiedRunRef(2)], { cwd: host.dir })).exitCode, 1, "the deleted run ref's copy is pruned");
 
     // A handle's read of the new beat: the listing brought it, so neither fetch nor beat read asks git.
     calls.length = 0;

@@ -6,7 +6,7 @@ import assert from "node:assert/strict";
 import { chmod, copyFile, mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { activityAt, assessLiveness, type LivenessInput, type LivenessState } from "../server/runtime/liveness.js";
+import { activityAt, assessLiveness, type LivenessInput, type LivenessState } from "../server/worker-port/liveness.js";
 import {
   BusyTracker,
   compareCpuSamples,

@@ -4,7 +4,7 @@ import { execFile } from "node:child_process";
 import { existsSync } from "node:fs";
 import { promisify } from "node:util";
 import { api } from "../../test/support/forge-fixtures.js";
-import { DEFAULT_USER } from "../../server/localforge/index.js";
+import { DEFAULT_USER } from "../../server/forge-emulator/index.js";
 import { ESCALATE_LABEL } from "../../server/demo/backlog.js";
 import { readRefs } from "./observe.js";
 import { OBSERVER_USER, REPO, type End, type World } from "./world.js";

@@ -11,7 +11,7 @@ import { mkdtemp, mkdir, readdir, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
-import { mulberry32 } from "../../server/localforge/prng.js";
+import { mulberry32 } from "../../server/forge-emulator/prng.js";
 import { api } from "../../test/support/forge-fixtures.js";
 import { ESCALATE_LABEL } from "../../server/demo/backlog.js";
 import { createWorld, OBSERVER_USER, REPO, type World } from "./world.js";

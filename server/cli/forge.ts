@@ -3,7 +3,7 @@
 import { resolve } from "node:path";
 import type { Command } from "./command.js";
 import { UsageError } from "../gh/errors.js";
-import { forgeMain } from "../localforge/index.js";
+import { forgeMain } from "../forge-emulator/index.js";
 import { printLine } from "./print.js";
 import { parseSlug } from "../gh/slug.js";
 

@@ -230,7 +230,7 @@ export class DaemonClient implements Host, EventSource {
     return `this session is afk-mcp ${this.version} but the daemon (pid ${this.info.pid}) is ${this.info.version}: run "afk-mcp daemon restart" to hand its registrations and workers over to a daemon of this version`;
   }
 
-  private localHost(): FleetHost {
+  private inProcessHost(): FleetHost {
     this.refuseIfClosed();
     // Reads only: the instance is the one the daemon would act as, so "mine" means its claims.
     const root = this.paths.root;
@@ -311,7 +311,7 @@ export class DaemonClient implements Host, EventSource {
     } catch (error) {
       // A daemon that does not answer (stopped, hung): read GitHub and the lanes here, as with none.
       if (!(error instanceof DaemonUnresponsive)) throw error;
-      return { ...(await this.localHost().status(input)), daemon: null };
+      return { ...(await this.inProcessHost().status(input)), daemon: null };
     }
   }
 
@@ -326,13 +326,13 @@ export class DaemonClient implements Host, EventSource {
     const conn = input.repo ? await this.connection(false).catch(unlessSilent(null)) : null;
     const remembered = this.runs !== null && this.runs.conn === conn;
     if (conn && input.repo && !(await this.daemonRuns(conn, input.repo).catch(unlessSilent(true)))) {
-      const result = await this.localHost().status(input);
+      const result = await this.inProcessHost().status(input);
       const registrations = (await conn.request("registrations").catch(unlessSilent([]))) as StatusResult["registrations"];
       return { ...result, registrations: input.scope === undefined || input.scope === "project" ? registrations : [], daemon: this.daemonView() };
     }
     const result = await this.read<StatusResult>("status", input, async () => {
       local = true;
-      return { ...(await this.localHost().status(input)), daemon: null };
+      return { ...(await this.inProcessHost().status(input)), daemon: null };
     });
     if (local || !this.info) return result;
     // Remembered as running, but the daemon runs it no longer (a drain ended without an event): ask again.
@@ -349,22 +349,22 @@ export class DaemonClient implements Host, EventSource {
 
   async logs(given: LogsInput): Promise<LogsResult> {
     const input = given.lane === "daemon" ? given : await this.fromHere(given);
-    return this.read<LogsResult>("logs", input, () => this.localHost().logs(input));
+    return this.read<LogsResult>("logs", input, () => this.inProcessHost().logs(input));
   }
 
   async timeline(given: TimelineInput): Promise<Timeline> {
     const input = await this.fromHere(given);
-    return this.read<Timeline>("timeline", input, () => this.localHost().timeline(input));
+    return this.read<Timeline>("timeline", input, () => this.inProcessHost().timeline(input));
   }
 
   async timelines(given: TimelinesInput): Promise<Timeline[]> {
     const input = await this.fromHere(given);
-    return this.read<Timeline[]>("timelines", input, () => this.localHost().timelines(input));
+    return this.read<Timeline[]>("timelines", input, () => this.inProcessHost().timelines(input));
   }
 
   async report(given: ReportInput): Promise<FinalReport> {
     const input = await this.fromHere(given);
-    return this.read<FinalReport>("report", input, () => this.localHost().report(input));
+    return this.read<FinalReport>("report", input, () => this.inProcessHost().report(input));
   }
 
   /**
@@ -381,7 +381,7 @@ export class DaemonClient implements Host, EventSource {
   async start(input: ProjectStartInput, onStep?: StepListener): Promise<ProjectResult> {
     // The default repository is this session's working directory's, not the daemon's.
     // A dry run registers nothing: no daemon is needed (nor started) for it.
-    if (input.dry_run) return this.localHost().start(input, onStep);
+    if (input.dry_run) return this.inProcessHost().start(input, onStep);
     const { repo } = await this.repoFor("project_start", input.repo, input.repo ? null : await this.connection(false).catch(unlessSilent(null)));
     // The registration acts with this session's token and environment, not the daemon's (a
     // daemon of another version would not know the field: it then uses its own, and the skew is said).

@@ -6,7 +6,7 @@
 import { actionsInit } from "../host/actions-init.js";
 import { connect } from "../host/connection.js";
 import { silentLogger } from "../gh/octokit.js";
-import type { RunningForge } from "../localforge/index.js";
+import type { RunningForge } from "../forge-emulator/index.js";
 import { ENGINE_SECRETS } from "../runtimes/actions/workflow-file.js";
 import { packageWorkerCommand } from "./worker-command.js";
 

@@ -7,7 +7,7 @@
 // Every recipe writes its own module and its own test file: no two recipes touch the same path,
 // so landings in any order merge cleanly (there is deliberately no conflict case). The chain's
 // modules import each other, so the dependency is real: dispatched early, #2 would fail CI.
-import type { Seed, SeedIssue } from "../localforge/index.js";
+import type { Seed, SeedIssue } from "../forge-emulator/index.js";
 import { SAMPLE_FILES } from "./sample.js";
 
 /** `epic_done`: an epic the fleet closes once its sub-issues are closed (epics.close_when_done); `open_epic`: one that stays open. */

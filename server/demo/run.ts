@@ -5,7 +5,7 @@
 import { mkdtemp, rm, writeFile, mkdir } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { startForge, type ResponseObserver, type RunningForge } from "../localforge/index.js";
+import { startForge, type ResponseObserver, type RunningForge } from "../forge-emulator/index.js";
 import { FleetHost } from "../host/host.js";
 import { sandboxAvailability } from "../runtimes/sandbox/available.js";
 import { buildSeed, expectationsFor, ESCALATE_LABEL, type Expectation } from "./backlog.js";

@@ -1,11 +1,11 @@
 // What this host knows about each of its claims beyond GitHub, for decide: is its worker
 // running, how lively (output, worktree writes, commits, a busy child), what an exited worker
 // left (commits, a verdict), and which of a blocked issue's blockers are still open.
-import type { LocalClaim } from "../state/decide.js";
+import type { ClaimFacts } from "../state/decide.js";
 import { latestVerdict, type Verdict } from "../state/markers.js";
 import type { WorkingSet } from "../state/rebuild.js";
 import type { Snapshot } from "../state/snapshot.js";
-import { activityAt, assessLiveness } from "../runtime/liveness.js";
+import { activityAt, assessLiveness } from "../worker-port/liveness.js";
 import { isCleanSyncOf } from "../landing/review-pin.js";
 import { pinnedHead } from "../state/review-stage.js";
 import type { IssueMemories } from "./issue-memory.js";
@@ -26,15 +26,15 @@ export interface FactsContext {
   adopt?: (issue: number) => Promise<WorkerRun | undefined>;
 }
 
-export async function localFacts(ctx: FactsContext, set: WorkingSet, snapshot: Snapshot, now: Date): Promise<Map<number, LocalClaim>> {
+export async function claimFacts(ctx: FactsContext, set: WorkingSet, snapshot: Snapshot, now: Date): Promise<Map<number, ClaimFacts>> {
   const { registration, deps, memory } = ctx;
-  const local = new Map<number, LocalClaim>();
+  const local = new Map<number, ClaimFacts>();
   const cfg = registration.config;
   const scale = deps.timeScale;
   for (const claim of set.mine) {
     const record = memory.get(claim.issue);
     const run = record?.run ?? (claim.status === "no_pr" && ctx.adopt ? await ctx.adopt(claim.issue) : undefined);
-    const facts: LocalClaim = { worker: "none", kills: record?.kills ?? 0, redispatches: record?.redispatches ?? 0 };
+    const facts: ClaimFacts = { worker: "none", kills: record?.kills ?? 0, redispatches: record?.redispatches ?? 0 };
     if (record?.rerunRefused && record.rerunRefused.head === claim.head) facts.rerunRefused = record.rerunRefused.why;
     let verdict: Verdict | null = null;
     if (run && !run.exitFacts) {

@@ -5,7 +5,7 @@
 // that need a human also go to the notifier (notify.ts).
 import { join } from "node:path";
 import { issueSummaries, type Ledger, type LedgerEntry, type LedgerEvent, type Spend } from "../lanes/index.js";
-import { outputFiles } from "../runtime/port.js";
+import { outputFiles } from "../worker-port/port.js";
 import type { SupervisorLog } from "./supervisor-log.js";
 import { utcDay } from "./spend-ledger.js";
 

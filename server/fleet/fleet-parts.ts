@@ -6,7 +6,7 @@ import type { FleetConfig } from "../../schemas/config.js";
 import { NOTIFY_DEDUPE_SECONDS, NOTIFY_MAX_PER_HOUR } from "../../schemas/config-notify.js";
 import { PROBE_MAX_AGE_SECONDS } from "../state/garbage.js";
 import { Board } from "../board/fleet-board.js";
-import type { HeadToLand, WorkerRuntime } from "../runtime/port.js";
+import type { HeadToLand, WorkerRuntime } from "../worker-port/port.js";
 import { CI_SILENT_SECONDS, CiSilence } from "./ci-silence.js";
 import { ConflictWatch } from "./conflict-watch.js";
 import { GarbageCollector } from "./garbage.js";

@@ -7,7 +7,7 @@ import type { Lease } from "../gh/lease.js";
 import type { WorkRepo } from "../worktrees/worktrees.js";
 import type { UsageFormat } from "../agent/engines.js";
 import type { HostBudget } from "./host-budget.js";
-import type { WorkerRuntimes } from "../runtimes/registry.js";
+import type { RuntimeRegistry } from "../runtimes/registry.js";
 import type { HostLandings } from "../landing/held-locks.js";
 
 /** The engine a registration runs (server/agent/engines.ts), as verified at its start. */
@@ -55,7 +55,7 @@ export interface FleetDeps {
   /** The host-wide budget every fleet of this host shares (host.json); absent: none. */
   hostBudget?: HostBudget;
   /** The host's worker runtimes: the fleet's is the one its config names. */
-  runtimes: WorkerRuntimes;
+  runtimes: RuntimeRegistry;
   /** The host's landings: one at a time per repository, and the locks held for its exit paths. */
   landings: HostLandings;
 }

@@ -8,12 +8,12 @@ import { setAside, type HostRun, type SweepFacts } from "../state/decide/sweeps.
 import { trainMax } from "../state/decide/landing.js";
 import type { TrainEnd } from "../state/decide/types.js";
 import { trainsEndedIn } from "./landing-events.js";
-import type { DecideInput, LocalClaim } from "../state/decide.js";
+import type { DecideInput, ClaimFacts } from "../state/decide.js";
 import { doneEpics } from "../state/epics.js";
 import { rebuild, type WorkingSet } from "../state/rebuild.js";
 import type { Snapshot, SnapshotIssue } from "../state/snapshot.js";
 import type { FleetRuntime, TickEvents, TickScope } from "./effects/effect.js";
-import { localFacts } from "./local-facts.js";
+import { claimFacts } from "./claim-facts.js";
 import type { TickReport } from "./tick-report.js";
 import { routableEngines, type Births } from "./births.js";
 import type { CiSilence } from "./ci-silence.js";
@@ -32,7 +32,7 @@ export interface Gathered {
   set: WorkingSet;
   scope: TickScope;
   events: TickEvents;
-  local: Map<number, LocalClaim>;
+  local: Map<number, ClaimFacts>;
   sweeps: SweepFacts;
   /** Claims a landing under way holds, or one that ended and was just taken. */
   landingHeld: Set<number>;
@@ -76,7 +76,7 @@ export async function gatherTick(fleet: FleetRuntime, parts: GatherParts, snapsh
   parts.birthing.observe(set);
   parts.silence.observe(set.mine, snapshot.pulls, snapshot.requiredChecks);
   const adopt = (n: number) => parts.birthing.adoptOrphan(n);
-  const local = await localFacts({ registration, deps, memory, verdicts, adopt }, set, snapshot, now);
+  const local = await claimFacts({ registration, deps, memory, verdicts, adopt }, set, snapshot, now);
   const events: TickEvents = { pushed: [], blocked: [], settled: [], landing: [] };
   const issues = new Map<number, SnapshotIssue>(snapshot.issues.map((i) => [i.number, i]));
   for (const m of set.mine) {

@@ -10,7 +10,15 @@ import type { WorkRepo, PreparedWorktree } from "../worktrees/worktrees.js";
 import { writeBrief, type BriefComment, type BriefFailure, type BriefInput } from "../agent/brief.js";
 import { readReviewVerdict, renderReviewBrief, type ReviewBriefInput, type ReviewVerdict } from "../agent/review-brief.js";
 import { workerEnv } from "../agent/env.js";
-import { displayPid, type OutputSink, type OutputStream, type WorkerExit, type WorkerHandle, type WorkerRuntime, type WorkerSlot } from "../runtime/port.js";
+import {
+  displayPid,
+  type OutputSink,
+  type OutputStream,
+  type WorkerExit,
+  type WorkerHandle,
+  type WorkerRuntime,
+  type WorkerSlot,
+} from "../worker-port/port.js";
 import { QuotaScanner, type QuotaDetection } from "../agent/quota.js";
 import { OutputTail, type SaidLine } from "../agent/runtime-failures.js";
 import { readVerdictFile, VerdictFileError, workerOutcome, type WorkerOutcome } from "../agent/outcome.js";

@@ -1,11 +1,11 @@
 // The check runs GitHub Actions posts for a `pull_request` run's jobs, kept in step with the jobs:
 // the job's id as the check run's, its name, the app github-actions, the run as the check suite
 // (actions-events.ts starts such runs; the runner calls this on every change of a run).
-import type { LocalForge } from "./core.js";
+import type { ForgeEmulator } from "./core.js";
 import { BOT_LOGIN, type RunRecord } from "./actions-types.js";
 
 /** The check run of each job of a `pull_request` run, brought up to the job's state (called on every change of the run). */
-export function postJobChecks(forge: LocalForge, run: RunRecord): void {
+export function postJobChecks(forge: ForgeEmulator, run: RunRecord): void {
   if (run.event !== "pull_request") return;
   for (const job of run.jobs) {
     const status = job.status;

@@ -2,7 +2,7 @@
 // API encrypts values with the repository's libsodium public key; the local forge takes them
 // in plain text here, on loopback, and keeps them in its state file), job logs in plain text, and
 // pausing the local runner (a run no runner picks up, for tests of what a host does then).
-import type { LocalForge } from "./core.js";
+import type { ForgeEmulator } from "./core.js";
 import { runnerOf } from "./actions-runner.js";
 import { HttpError, notFound } from "./http-errors.js";
 import type { Reply } from "./router.js";
@@ -11,7 +11,7 @@ import { actionsData } from "./workflows.js";
 const SECRET_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 
 /** Sets repository secrets; a bad name or value is refused with the rule it breaks. */
-export function setSecrets(forge: LocalForge, secrets: Record<string, unknown>): void {
+export function setSecrets(forge: ForgeEmulator, secrets: Record<string, unknown>): void {
   for (const [name, value] of Object.entries(secrets)) {
     if (!SECRET_NAME.test(name) || /^GITHUB_/i.test(name)) {
       throw new HttpError(422, `secret name ${JSON.stringify(name)}: letters, digits and _ only, not starting with a digit or GITHUB_`);
@@ -23,7 +23,7 @@ export function setSecrets(forge: LocalForge, secrets: Record<string, unknown>):
 }
 
 /** The answer for an Actions control path, or null when the path is not one of them. */
-export async function handleActionsControl(forge: LocalForge, method: string, path: string, body: Record<string, unknown>): Promise<Reply | null> {
+export async function handleActionsControl(forge: ForgeEmulator, method: string, path: string, body: Record<string, unknown>): Promise<Reply | null> {
   const logs = /^\/_forge\/actions\/jobs\/(\d+)\/logs$/.exec(path);
   if (logs && method === "GET") {
     const text = await runnerOf(forge).log(Number(logs[1]));

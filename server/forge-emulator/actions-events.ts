@@ -4,7 +4,7 @@
 // check's, the workflow run as its check suite); and a run's failed jobs, or one job, can be run
 // again as a new attempt of the same run (`run_attempt` + 1), whose jobs post new check runs of
 // the same names in the same suite.
-import type { LocalForge } from "./core.js";
+import type { ForgeEmulator } from "./core.js";
 import { runnerOf } from "./actions-runner.js";
 import type { JobRecord, RunRecord } from "./actions-types.js";
 import { postJobChecks } from "./actions-checks.js";
@@ -16,7 +16,7 @@ import { actionsData, readWorkflow, workflowFiles, WorkflowSyntaxError, type Wor
 
 /** A run of `wf` at `at`, its jobs queued (not yet handed to the runner). Throws 422 for an expression that cannot be evaluated. */
 export async function newRun(
-  forge: LocalForge,
+  forge: ForgeEmulator,
   file: { path: string; id: number },
   wf: Workflow,
   at: { sha: string; branch: string | null },
@@ -68,7 +68,7 @@ export async function newRun(
   return run;
 }
 
-function queuedJob(forge: LocalForge, spec: Workflow["jobs"][number], attempt: number, now: string): JobRecord {
+function queuedJob(forge: ForgeEmulator, spec: Workflow["jobs"][number], attempt: number, now: string): JobRecord {
   return {
     id: forge.state.nextId(),
     key: spec.key,
@@ -84,7 +84,7 @@ function queuedJob(forge: LocalForge, spec: Workflow["jobs"][number], attempt: n
 }
 
 /** Hands a new run to the runner (its jobs' check runs are posted as it goes). */
-export function startRun(forge: LocalForge, run: RunRecord, wf: Workflow): void {
+export function startRun(forge: ForgeEmulator, run: RunRecord, wf: Workflow): void {
   actionsData(forge).runs.push(run);
   postJobChecks(forge, run);
   forge.state.changed();
@@ -96,7 +96,7 @@ export function startRun(forge: LocalForge, run: RunRecord, wf: Workflow): void 
  * whose `pull_request` trigger lists the action runs there. A workflow file that does not parse
  * runs nothing (GitHub reports it on the run list; this forge leaves it out).
  */
-export async function pullRequestEvent(forge: LocalForge, issue: IssueRecord, action: string): Promise<void> {
+export async function pullRequestEvent(forge: ForgeEmulator, issue: IssueRecord, action: string): Promise<void> {
   const pull = issue.pull;
   if (!pull || issue.state !== "open") return;
   for (const file of await workflowFiles(forge, pull.headSha)) {
@@ -123,7 +123,7 @@ const FAILED = new Set(["failure", "cancelled", "timed_out"]);
  * failed job; the jobs after a re-run one (they ran after it, in file order) run again too. The
  * jobs that passed are kept. 403 while the run is not completed, as GitHub refuses it then.
  */
-export async function rerunJobs(forge: LocalForge, run: RunRecord, only: number | null): Promise<void> {
+export async function rerunJobs(forge: ForgeEmulator, run: RunRecord, only: number | null): Promise<void> {
   if (run.status !== "completed") throw new HttpError(403, "This workflow is already running");
   const first = run.jobs.findIndex((j) => (only === null ? FAILED.has(j.conclusion ?? "") || j.conclusion === "skipped" : j.id === only));
   if (first < 0) throw new HttpError(403, only === null ? "This workflow run has no failed jobs to re-run" : "This job cannot be re-run");

@@ -1,11 +1,11 @@
 // GitHub-shaped JSON for the Actions subset: workflows, workflow runs, jobs.
-import type { LocalForge } from "./core.js";
+import type { ForgeEmulator } from "./core.js";
 import type { JobRecord, RunRecord } from "./actions-types.js";
 import { nodeId } from "./render.js";
 
 type Json = Record<string, unknown>;
 
-export function renderWorkflow(forge: LocalForge, w: { path: string; id: number; createdAt: string }, name: string): Json {
+export function renderWorkflow(forge: ForgeEmulator, w: { path: string; id: number; createdAt: string }, name: string): Json {
   const api = forge.render.repoApi;
   const web = forge.render.repoWeb;
   return {
@@ -22,11 +22,11 @@ export function renderWorkflow(forge: LocalForge, w: { path: string; id: number;
   };
 }
 
-export function runUrls(forge: LocalForge, id: number): { api: string; web: string } {
+export function runUrls(forge: ForgeEmulator, id: number): { api: string; web: string } {
   return { api: `${forge.render.repoApi}/actions/runs/${id}`, web: `${forge.render.repoWeb}/actions/runs/${id}` };
 }
 
-export function renderRun(forge: LocalForge, r: RunRecord): Json {
+export function renderRun(forge: ForgeEmulator, r: RunRecord): Json {
   const { api, web } = runUrls(forge, r.id);
   const repo = forge.render.runRepository();
   const c = r.headCommit;
@@ -69,7 +69,7 @@ export function renderRun(forge: LocalForge, r: RunRecord): Json {
   };
 }
 
-export function renderJob(forge: LocalForge, r: RunRecord, j: JobRecord): Json {
+export function renderJob(forge: ForgeEmulator, r: RunRecord, j: JobRecord): Json {
   const { api, web } = runUrls(forge, r.id);
   const assigned = j.status !== "queued";
   return {

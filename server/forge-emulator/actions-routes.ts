@@ -1,7 +1,7 @@
 // The GitHub Actions REST subset: workflows (read from `.github/workflows/` on the default
 // branch), dispatch (inputs checked, the run returned with `return_run_details`), runs
 // (list with filters, get, cancel) and their jobs. Runs execute on the forge's local runner.
-import type { LocalForge } from "./core.js";
+import type { ForgeEmulator } from "./core.js";
 import { renderJob, renderRun, renderWorkflow, runUrls } from "./actions-render.js";
 import { runnerOf } from "./actions-runner.js";
 import type { RunRecord } from "./actions-types.js";
@@ -23,7 +23,7 @@ async function defaultSha(ctx: RequestContext): Promise<string> {
 }
 
 /** The workflow's name as its file says, or its path when the file does not parse. */
-async function nameAt(forge: LocalForge, sha: string, path: string): Promise<string> {
+async function nameAt(forge: ForgeEmulator, sha: string, path: string): Promise<string> {
   try {
     return (await readWorkflow(forge, sha, path))?.name ?? path;
   } catch {

@@ -11,7 +11,7 @@ import { spawn, type ChildProcess } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { appendFile, mkdir, readFile, rm, writeFile } from "node:fs/promises";
 import { join } from "node:path";
-import type { LocalForge } from "./core.js";
+import type { ForgeEmulator } from "./core.js";
 import { BOT_LOGIN, type JobRecord, type RunConclusion, type RunRecord } from "./actions-types.js";
 import { collectExports, contexts, runEnvironment, stepProblem, type JobEnv } from "./actions-steps.js";
 import { condition } from "./workflow-expr.js";
@@ -40,10 +40,10 @@ interface Live {
   done: Promise<void> | null;
 }
 
-const runners = new WeakMap<LocalForge, ActionsRunner>();
+const runners = new WeakMap<ForgeEmulator, ActionsRunner>();
 
 /** The runner of a repository of the forge (attached by startForge). */
-export function runnerOf(forge: LocalForge): ActionsRunner {
+export function runnerOf(forge: ForgeEmulator): ActionsRunner {
   let r = runners.get(forge);
   if (!r) {
     r = new ActionsRunner(forge);
@@ -52,14 +52,14 @@ export function runnerOf(forge: LocalForge): ActionsRunner {
   return r;
 }
 
-export function attachRunner(forge: LocalForge, opts: RunnerOptions): ActionsRunner {
+export function attachRunner(forge: ForgeEmulator, opts: RunnerOptions): ActionsRunner {
   const r = new ActionsRunner(forge, opts);
   runners.set(forge, r);
   return r;
 }
 
 /** The run-token user, if `token` is a run's token (looked up without creating a runner). */
-export function runTokenUser(forge: LocalForge, token: string): UserRecord | undefined {
+export function runTokenUser(forge: ForgeEmulator, token: string): UserRecord | undefined {
   return runners.get(forge)?.tokenUser(token);
 }
 
@@ -73,7 +73,7 @@ export class ActionsRunner {
   private paused = false;
 
   constructor(
-    private readonly forge: LocalForge,
+    private readonly forge: ForgeEmulator,
     opts: RunnerOptions = {},
   ) {
     this.concurrency = Math.max(1, opts.concurrency ?? 2);

@@ -6,7 +6,7 @@
 import { spawnSync } from "node:child_process";
 import { readFile } from "node:fs/promises";
 import { join } from "node:path";
-import type { LocalForge } from "./core.js";
+import type { ForgeEmulator } from "./core.js";
 import type { RunRecord } from "./actions-types.js";
 import { hasExpression, interpolate, type ExprContext } from "./workflow-expr.js";
 import { actionsData, type Workflow, type WorkflowJob, type WorkflowStep } from "./workflows.js";
@@ -68,7 +68,7 @@ export function stepProblem(step: WorkflowStep): string | null {
 }
 
 /** The expression contexts of a run: inputs, secrets, github, and the env built so far. */
-export function contexts(forge: LocalForge, run: RunRecord, token: string, workspace: string, env: Record<string, string>): ExprContext {
+export function contexts(forge: ForgeEmulator, run: RunRecord, token: string, workspace: string, env: Record<string, string>): ExprContext {
   const { urls } = forge;
   const ref = run.headBranch ? `refs/heads/${run.headBranch}` : run.headSha;
   return {
@@ -96,7 +96,7 @@ export function contexts(forge: LocalForge, run: RunRecord, token: string, works
 
 /** The environment of a `run:` step: base, GITHUB_*, then workflow, job and step `env:` evaluated. */
 export function runEnvironment(
-  forge: LocalForge,
+  forge: ForgeEmulator,
   run: RunRecord,
   wf: Workflow,
   job: WorkflowJob,

@@ -6,7 +6,7 @@
 // `pr_merge` / `merge_queue_merge`, a branch update that is not a fast-forward `force_push`,
 // any other update `push` (a non-branch ref is never a `force_push`).
 import { ZERO_SHA } from "./bare-git.js";
-import type { LocalForge } from "./core.js";
+import type { ForgeEmulator } from "./core.js";
 import { HttpError } from "./http-errors.js";
 import { pageParams } from "./paginate.js";
 import type { RefCommand } from "./pkt-line.js";
@@ -24,7 +24,7 @@ export interface Mover {
   id?: number;
 }
 
-async function classify(forge: LocalForge, ref: string, before: string, after: string, merge?: ActivityType): Promise<ActivityType> {
+async function classify(forge: ForgeEmulator, ref: string, before: string, after: string, merge?: ActivityType): Promise<ActivityType> {
   if (after === ZERO_SHA) return "branch_deletion";
   if (before === ZERO_SHA) return "branch_creation";
   if (merge) return merge;
@@ -38,7 +38,7 @@ async function classify(forge: LocalForge, ref: string, before: string, after: s
 }
 
 /** Records one ref update that landed; `merge` names a merge's type. No-op updates are not recorded. */
-export async function recordActivity(forge: LocalForge, by: Mover | null, ref: string, before: string, after: string, merge?: ActivityType): Promise<void> {
+export async function recordActivity(forge: ForgeEmulator, by: Mover | null, ref: string, before: string, after: string, merge?: ActivityType): Promise<void> {
   if (before === after) return;
   const type = await classify(forge, ref, before, after, merge);
   const list = (forge.state.data.activity ??= []);
@@ -51,7 +51,7 @@ export async function recordActivity(forge: LocalForge, by: Mover | null, ref: s
  * After a push: records the commands that landed, i.e. whose ref now holds the command's new
  * sha (or is gone, for a deletion). A command git refused leaves the ref at its old value.
  */
-export async function recordPush(forge: LocalForge, by: Mover | null, commands: readonly RefCommand[]): Promise<void> {
+export async function recordPush(forge: ForgeEmulator, by: Mover | null, commands: readonly RefCommand[]): Promise<void> {
   if (commands.length === 0) return;
   const now = new Map((await forge.git.listRefs()).map((r) => [r.ref, r.sha]));
   for (const c of commands) {
@@ -59,7 +59,7 @@ export async function recordPush(forge: LocalForge, by: Mover | null, commands: 
   }
 }
 
-function render(forge: LocalForge, a: ActivityRecord): Record<string, unknown> {
+function render(forge: ForgeEmulator, a: ActivityRecord): Record<string, unknown> {
   const actor = a.actor === null ? null : { ...forge.render.user(a.actor), ...(a.actorId === null ? {} : { id: a.actorId, node_id: nodeId("U", a.actorId) }) };
   return { id: a.id, node_id: nodeId("RA", a.id), before: a.before, after: a.after, ref: a.ref, timestamp: a.at, activity_type: a.type, actor };
 }

@@ -1,6 +1,6 @@
 // Check runs and commit statuses, the two ways CI reports on a commit, and how they combine
 // into one verdict per name (a check run and a status with the same name must both pass).
-import type { LocalForge } from "./core.js";
+import type { ForgeEmulator } from "./core.js";
 import { HttpError, notFound, validationFailed } from "./http-errors.js";
 import { oneOf, optionalString, queryEnum, requiredString } from "./input.js";
 import { actor } from "./issues.js";
@@ -16,7 +16,7 @@ const STATUS_STATES = ["error", "failure", "pending", "success"] as const;
 export type Outcome = "success" | "pending" | "failure";
 
 /** The latest check run per name, newest first. */
-export function latestCheckRuns(forge: LocalForge, sha: string): CheckRunRecord[] {
+export function latestCheckRuns(forge: ForgeEmulator, sha: string): CheckRunRecord[] {
   const seen = new Set<string>();
   const out: CheckRunRecord[] = [];
   const runs = forge.state.checkRunsFor(sha);
@@ -30,7 +30,7 @@ export function latestCheckRuns(forge: LocalForge, sha: string): CheckRunRecord[
 }
 
 /** The latest status per context, newest first. */
-export function latestStatuses(forge: LocalForge, sha: string): StatusRecord[] {
+export function latestStatuses(forge: ForgeEmulator, sha: string): StatusRecord[] {
   const seen = new Set<string>();
   const out: StatusRecord[] = [];
   const all = forge.state.statusesFor(sha);
@@ -55,7 +55,7 @@ function statusOutcome(s: StatusRecord): Outcome {
 const RANK: Record<Outcome, number> = { success: 0, pending: 1, failure: 2 };
 
 /** Name -> worst outcome across the latest check run and the latest status of that name. */
-export function checkOutcomes(forge: LocalForge, sha: string): Map<string, Outcome> {
+export function checkOutcomes(forge: ForgeEmulator, sha: string): Map<string, Outcome> {
   const out = new Map<string, Outcome>();
   const merge = (name: string, o: Outcome): void => {
     const prev = out.get(name);

@@ -2,12 +2,12 @@
 // injection, one-shot faults, request accounting, and adding users at runtime. It needs no
 // token (the forge listens on loopback only), costs no rate limit and is not accounted.
 import { handleActionsControl } from "./actions-control.js";
-import { isValidLogin, type LocalForge } from "./core.js";
+import { isValidLogin, type ForgeEmulator } from "./core.js";
 import { ONCE_KINDS, type FaultSpec, type OnceKind } from "./faults.js";
 import { HttpError, notFound } from "./http-errors.js";
 import type { Reply } from "./router.js";
 
-export async function handleControl(forge: LocalForge, method: string, path: string, body: Record<string, unknown>): Promise<Reply> {
+export async function handleControl(forge: ForgeEmulator, method: string, path: string, body: Record<string, unknown>): Promise<Reply> {
   const key = `${method} ${path.replace(/\/+$/, "")}`;
   const actions = await handleActionsControl(forge, method, path.replace(/\/+$/, ""), body);
   if (actions) return actions;

@@ -43,7 +43,7 @@ export interface SharedParts {
   rateLimits: RateLimiter;
 }
 
-export class LocalForge {
+export class ForgeEmulator {
   readonly render: Render;
   /** Serialises async critical sections (merges, ref writes, post-push bookkeeping). */
   readonly writeLock = new Serial();
@@ -51,7 +51,7 @@ export class LocalForge {
   readonly accounting: Accounting;
   readonly rateLimits: RateLimiter;
   /** The other repositories one server serves beside this one: same users and tokens. */
-  readonly siblings: LocalForge[] = [];
+  readonly siblings: ForgeEmulator[] = [];
   readonly responses = new ResponseCache();
   private readonly mergeTrees = new ShaCache<MergeTreeResult>();
   private readonly compares = new ShaCache<CompareResult>();

@@ -4,7 +4,7 @@
 // checked-in subset of GitHub's schema (graphql-subset.ts) and answered through it, so a field
 // GitHub does not have is refused here too. Errors come back as GitHub sends them: HTTP 200
 // with `errors` (a `type` such as NOT_FOUND or UNPROCESSABLE, a `path`).
-import type { LocalForge } from "./core.js";
+import type { ForgeEmulator } from "./core.js";
 import { executeGraphQL, GraphQLFieldError, schemaOf, type Resolved } from "./graphql-exec.js";
 import { GITHUB_GRAPHQL_SUBSET } from "./graphql-subset.js";
 import { HttpError } from "./http-errors.js";
@@ -37,7 +37,7 @@ function window<T>(items: T[], args: { first?: unknown; last?: unknown }): T[] {
 
 class Resolvers {
   constructor(
-    private readonly forge: LocalForge,
+    private readonly forge: ForgeEmulator,
     private readonly viewer: string,
   ) {}
 

@@ -11,7 +11,7 @@ import { join, resolve } from "node:path";
 import { setSecrets } from "./actions-control.js";
 import { attachRunner, type ActionsRunner } from "./actions-runner.js";
 import { BareGit, initBareRepo } from "./bare-git.js";
-import { LocalForge, isValidLogin, type SharedParts } from "./core.js";
+import { ForgeEmulator, isValidLogin, type SharedParts } from "./core.js";
 import { buildRouter } from "./routes.js";
 import { applySeed, readSeed, type Seed } from "./seed.js";
 import { createRequestHandler, type ResponseObserver } from "./server.js";
@@ -86,9 +86,9 @@ async function exists(path: string): Promise<boolean> {
   );
 }
 
-/** One repository of the forge: its state file, its bare repository, its LocalForge. */
+/** One repository of the forge: its state file, its bare repository, its ForgeEmulator. */
 interface OpenedRepo {
-  forge: LocalForge;
+  forge: ForgeEmulator;
   persister: StatePersister;
   bareRepo: string;
   gitUrl: string;
@@ -110,7 +110,7 @@ async function openRepo(dir: string, repo: string, apiUrl: string, seed: Seed | 
   let persister: StatePersister | null = null;
   const state = new ForgeState(data, () => persister?.schedule());
   persister = new StatePersister(dir, () => state.data);
-  const forge = new LocalForge(state, new BareGit(bareRepo), { api: apiUrl, web: apiUrl, owner, name, fullName: repo, gitUrl }, dir, persister, shared);
+  const forge = new ForgeEmulator(state, new BareGit(bareRepo), { api: apiUrl, web: apiUrl, owner, name, fullName: repo, gitUrl }, dir, persister, shared);
   if (!loaded) {
     const files = seed?.files && Object.keys(seed.files).length > 0 ? seed.files : DEFAULT_FILES;
     await initBareRepo(bareRepo, DEFAULT_BRANCH, files, { ...forge.signature(DEFAULT_USER), date: isoNow() }, forge.tempIndex());
@@ -138,10 +138,10 @@ export async function startForge(opts: ForgeOptions): Promise<RunningForge> {
   }
   const seed: Seed | null = !loaded && opts.seed ? await readSeed(opts.seed) : null;
 
-  const byRepo = new Map<string, LocalForge>();
-  let primary: LocalForge | null = null;
+  const byRepo = new Map<string, ForgeEmulator>();
+  let primary: ForgeEmulator | null = null;
   const router = buildRouter();
-  const handlers = new Map<LocalForge, ReturnType<typeof createRequestHandler>>();
+  const handlers = new Map<ForgeEmulator, ReturnType<typeof createRequestHandler>>();
   const server: Server = createServer((req, res) => {
     // Requests can only arrive after listen(), by which time the forges exist. Anything that
     // names no other repository (/user, /rate_limit, /_forge/) is the first repository's.

@@ -2,7 +2,7 @@
 // update, and the labels and assignees attached to one issue.
 import { HttpError, invalidField, notFound, validationFailed } from "./http-errors.js";
 import { nullableString, oneOf, optionalString, optionalStringArray, queryEnum, requiredString } from "./input.js";
-import type { LocalForge } from "./core.js";
+import type { ForgeEmulator } from "./core.js";
 import { paginate } from "./paginate.js";
 import { STATE_ONLY, type Reply, type RequestContext, type Router } from "./router.js";
 import { isoNow, type IssueRecord, type UserRecord } from "./state.js";
@@ -32,7 +32,7 @@ export function touch(issue: IssueRecord): void {
 }
 
 /** Closes an issue (or PR) the way GitHub records it. */
-export function closeIssue(forge: LocalForge, issue: IssueRecord, by: string, reason: string): void {
+export function closeIssue(forge: ForgeEmulator, issue: IssueRecord, by: string, reason: string): void {
   if (issue.state === "closed") return;
   const now = isoNow();
   issue.state = "closed";
@@ -43,7 +43,7 @@ export function closeIssue(forge: LocalForge, issue: IssueRecord, by: string, re
   forge.state.changed();
 }
 
-function reopenIssue(forge: LocalForge, issue: IssueRecord): void {
+function reopenIssue(forge: ForgeEmulator, issue: IssueRecord): void {
   if (issue.state === "open") return;
   issue.state = "open";
   issue.stateReason = issue.pull ? null : "reopened";
@@ -54,7 +54,7 @@ function reopenIssue(forge: LocalForge, issue: IssueRecord): void {
 }
 
 /** Attaches labels by name, creating unknown ones as GitHub does for writers. */
-export function addLabels(forge: LocalForge, issue: IssueRecord, names: string[]): void {
+export function addLabels(forge: ForgeEmulator, issue: IssueRecord, names: string[]): void {
   for (const name of names) {
     if (name.trim() === "") throw invalidField("Label", "name", name);
     let label = forge.state.label(name);
@@ -66,7 +66,7 @@ export function addLabels(forge: LocalForge, issue: IssueRecord, names: string[]
   }
 }
 
-function checkAssignees(forge: LocalForge, names: string[]): string[] {
+function checkAssignees(forge: ForgeEmulator, names: string[]): string[] {
   const bad = names.filter((n) => !forge.state.user(n));
   if (bad.length > 0) {
     throw validationFailed(bad.map((value) => ({ resource: "Issue", field: "assignees", code: "invalid", value })));

@@ -8,7 +8,7 @@
 import { recordActivity } from "./activity.js";
 import { ZERO_SHA } from "./bare-git.js";
 import { checkOutcomes } from "./checks.js";
-import type { LocalForge } from "./core.js";
+import type { ForgeEmulator } from "./core.js";
 import { protectionRefusal } from "./merge.js";
 import { markMerged, syncPulls } from "./pull-sync.js";
 import { mergeQueueFor, requiredChecksFor, type MergeQueueSettings } from "./protection.js";
@@ -17,26 +17,26 @@ import { isoNow, type IssueRecord, type QueueEntryRecord, type QueueEventRecord 
 export const GROUP_PREFIX = "refs/heads/gh-readonly-queue/";
 const GITHUB_COMMITTER = { name: "GitHub", email: "noreply@github.com" };
 
-function entries(forge: LocalForge): QueueEntryRecord[] {
+function entries(forge: ForgeEmulator): QueueEntryRecord[] {
   return (forge.state.data.mergeQueue ??= []);
 }
 
 /** The queue of `base` in order: jumped entries first, then by arrival. */
-export function queueOf(forge: LocalForge, base: string): QueueEntryRecord[] {
+export function queueOf(forge: ForgeEmulator, base: string): QueueEntryRecord[] {
   return entries(forge)
     .filter((e) => e.base === base)
     .sort((a, b) => Number(b.jump) - Number(a.jump) || a.id - b.id);
 }
 
-export function entryOf(forge: LocalForge, pr: number): QueueEntryRecord | undefined {
+export function entryOf(forge: ForgeEmulator, pr: number): QueueEntryRecord | undefined {
   return entries(forge).find((e) => e.pr === pr);
 }
 
-export function queueEvents(forge: LocalForge, pr: number): QueueEventRecord[] {
+export function queueEvents(forge: ForgeEmulator, pr: number): QueueEventRecord[] {
   return (forge.state.data.queueEvents ?? []).filter((e) => e.pr === pr);
 }
 
-function record(forge: LocalForge, event: Omit<QueueEventRecord, "id" | "at">): void {
+function record(forge: ForgeEmulator, event: Omit<QueueEventRecord, "id" | "at">): void {
   (forge.state.data.queueEvents ??= []).push({ id: forge.state.nextId(), at: isoNow(), ...event });
 }
 
@@ -48,7 +48,7 @@ export class QueueRefusal extends Error {}
  * merge requirements (checks on its head, reviews); being up to date is the queue's job. An
  * entry already queued is returned as it is.
  */
-export async function enqueue(forge: LocalForge, issue: IssueRecord, by: string, expectedHead: string | null, jump: boolean): Promise<QueueEntryRecord> {
+export async function enqueue(forge: ForgeEmulator, issue: IssueRecord, by: string, expectedHead: string | null, jump: boolean): Promise<QueueEntryRecord> {
   const pull = issue.pull!;
   const existing = entryOf(forge, issue.number);
   if (existing) return existing;
@@ -83,20 +83,20 @@ export async function enqueue(forge: LocalForge, issue: IssueRecord, by: string,
 }
 
 /** Removes an entry (its group ref too) and records why on the PR's timeline. */
-export async function removeEntry(forge: LocalForge, entry: QueueEntryRecord, actor: string, reason: string): Promise<void> {
+export async function removeEntry(forge: ForgeEmulator, entry: QueueEntryRecord, actor: string, reason: string): Promise<void> {
   await dropGroup(forge, entry);
   forge.state.data.mergeQueue = entries(forge).filter((e) => e !== entry);
   record(forge, { pr: entry.pr, kind: "removed", actor, reason, beforeCommit: entry.groupBase });
   forge.state.changed();
 }
 
-async function dropGroup(forge: LocalForge, entry: QueueEntryRecord): Promise<void> {
+async function dropGroup(forge: ForgeEmulator, entry: QueueEntryRecord): Promise<void> {
   if (entry.groupRef && entry.groupSha) await forge.git.casDeleteRef(entry.groupRef, entry.groupSha);
   entry.groupRef = entry.groupSha = entry.groupBase = entry.groupAt = null;
 }
 
 /** The entry's state as GitHub names it (MergeQueueEntryState). */
-export function entryState(forge: LocalForge, entry: QueueEntryRecord): "QUEUED" | "AWAITING_CHECKS" | "MERGEABLE" | "UNMERGEABLE" {
+export function entryState(forge: ForgeEmulator, entry: QueueEntryRecord): "QUEUED" | "AWAITING_CHECKS" | "MERGEABLE" | "UNMERGEABLE" {
   if (!entry.groupSha) return "QUEUED";
   const required = requiredChecksFor(forge, entry.base).contexts;
   const outcomes = checkOutcomes(forge, entry.groupSha);
@@ -105,7 +105,7 @@ export function entryState(forge: LocalForge, entry: QueueEntryRecord): "QUEUED"
 }
 
 /** Builds the group of `entry` on `baseTip`; false (and the entry removed) on a conflict. */
-async function buildGroup(forge: LocalForge, entry: QueueEntryRecord, baseTip: string, settings: MergeQueueSettings): Promise<boolean> {
+async function buildGroup(forge: ForgeEmulator, entry: QueueEntryRecord, baseTip: string, settings: MergeQueueSettings): Promise<boolean> {
   await dropGroup(forge, entry);
   const merged = await forge.mergeTree(baseTip, entry.headOid);
   if (!merged.clean) {
@@ -138,7 +138,7 @@ async function buildGroup(forge: LocalForge, entry: QueueEntryRecord, baseTip: s
  * whose PR closed or moved, builds the front entry's group on the current base tip, and merges
  * or removes it once its required checks concluded. Cheap when no queue has entries.
  */
-export async function advanceQueues(forge: LocalForge): Promise<void> {
+export async function advanceQueues(forge: ForgeEmulator): Promise<void> {
   for (const base of new Set(entries(forge).map((e) => e.base))) {
     for (let guard = 0; guard < 100; guard++) {
       if (!(await advanceOne(forge, base))) break;
@@ -147,7 +147,7 @@ export async function advanceQueues(forge: LocalForge): Promise<void> {
 }
 
 /** One step on `base`'s queue; true when it changed something worth another look. */
-async function advanceOne(forge: LocalForge, base: string): Promise<boolean> {
+async function advanceOne(forge: ForgeEmulator, base: string): Promise<boolean> {
   const entry = queueOf(forge, base)[0];
   const settings = mergeQueueFor(forge, base);
   if (!entry) return false;
@@ -200,7 +200,7 @@ async function advanceOne(forge: LocalForge, base: string): Promise<boolean> {
 }
 
 /** After any write: advance the queues if there are any (takes the write lock). */
-export function kickQueues(forge: LocalForge): Promise<void> {
+export function kickQueues(forge: ForgeEmulator): Promise<void> {
   if (entries(forge).length === 0) return Promise.resolve();
   return forge.writeLock.run(() => advanceQueues(forge));
 }

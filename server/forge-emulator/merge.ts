@@ -6,7 +6,7 @@ import { recordActivity } from "./activity.js";
 import { HttpError, invalidField } from "./http-errors.js";
 import { optionalString } from "./input.js";
 import { checkOutcomes } from "./checks.js";
-import type { LocalForge } from "./core.js";
+import type { ForgeEmulator } from "./core.js";
 import { actor } from "./issues.js";
 import { pullParam, type PullPair } from "./pulls.js";
 import { markMerged, syncPulls } from "./pull-sync.js";
@@ -23,7 +23,7 @@ const GITHUB_COMMITTER = { name: "GitHub", email: "noreply@github.com" };
 const PEER = "forge-peer";
 
 /** The one-shot fault: someone else's commit lands on `base` just before a merge. */
-async function moveBase(forge: LocalForge, base: string): Promise<void> {
+async function moveBase(forge: ForgeEmulator, base: string): Promise<void> {
   const ref = `refs/heads/${base}`;
   const old = await forge.git.readRef(ref);
   if (!old) return;
@@ -35,7 +35,7 @@ async function moveBase(forge: LocalForge, base: string): Promise<void> {
   if (await forge.git.casRef(ref, commit, old, "base_moves_before_merge fault")) await recordActivity(forge, { login: PEER }, ref, old, commit);
 }
 
-async function squashMessage(forge: LocalForge, baseSha: string, headSha: string): Promise<string> {
+async function squashMessage(forge: ForgeEmulator, baseSha: string, headSha: string): Promise<string> {
   const r = await forge.git.run(["log", "--reverse", "--format=* %s", `${baseSha}..${headSha}`]);
   return r.stdout.trim();
 }
@@ -45,7 +45,7 @@ async function squashMessage(forge: LocalForge, baseSha: string, headSha: string
  * does not ask for an up-to-date head (`upToDate: false`): it tests the merge with the base.
  */
 export async function protectionRefusal(
-  forge: LocalForge,
+  forge: ForgeEmulator,
   pair: PullPair,
   headSha: string,
   baseSha: string,

@@ -2,7 +2,7 @@
 // status checks and required approving reviews come from. Both sources are honoured at merge
 // time, as on GitHub.
 import picomatch from "picomatch";
-import type { LocalForge } from "./core.js";
+import type { ForgeEmulator } from "./core.js";
 import { HttpError, notFound, validationFailed } from "./http-errors.js";
 import { oneOf, optionalString, requiredString } from "./input.js";
 import { requireAdmin } from "./issues.js";
@@ -26,7 +26,7 @@ function patternMatches(pattern: string, ref: string, defaultBranch: string): bo
 }
 
 /** Active branch rulesets that apply to `branch`. */
-export function rulesetsFor(forge: LocalForge, branch: string): RulesetRecord[] {
+export function rulesetsFor(forge: ForgeEmulator, branch: string): RulesetRecord[] {
   const ref = `refs/heads/${branch}`;
   return forge.state
     .rulesets()
@@ -53,7 +53,7 @@ export interface MergeQueueSettings {
 }
 
 /** The merge queue a branch requires (its first active `merge_queue` rule), or null. */
-export function mergeQueueFor(forge: LocalForge, branch: string): MergeQueueSettings | null {
+export function mergeQueueFor(forge: ForgeEmulator, branch: string): MergeQueueSettings | null {
   for (const r of rulesetsFor(forge, branch)) {
     const rule = r.rules.find((x) => x.type === "merge_queue");
     if (!rule) continue;
@@ -72,7 +72,7 @@ export function mergeQueueFor(forge: LocalForge, branch: string): MergeQueueSett
 }
 
 /** Everything that requires checks on `branch`: classic protection plus rulesets. */
-export function requiredChecksFor(forge: LocalForge, branch: string): RequiredChecks {
+export function requiredChecksFor(forge: ForgeEmulator, branch: string): RequiredChecks {
   const contexts = new Set<string>();
   let strict = false;
   const rsc = forge.state.protection(branch)?.requiredStatusChecks;
@@ -92,7 +92,7 @@ export function requiredChecksFor(forge: LocalForge, branch: string): RequiredCh
 }
 
 /** Everything that requires approving reviews on `branch`: the strictest of protection and rulesets. */
-export function requiredReviewsFor(forge: LocalForge, branch: string): RequiredReviews {
+export function requiredReviewsFor(forge: ForgeEmulator, branch: string): RequiredReviews {
   const out: RequiredReviews = { count: 0, dismissStale: false, codeOwners: false };
   const rr = forge.state.protection(branch)?.requiredReviews;
   if (rr) {

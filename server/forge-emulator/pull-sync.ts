@@ -2,7 +2,7 @@
 // a pull request whose head became reachable from its base (someone pushed the commits to
 // the base branch) is marked merged, closing the issues it names if the base is the
 // default branch. Deleting a head branch closes nothing. Callers hold the write lock.
-import type { LocalForge } from "./core.js";
+import type { ForgeEmulator } from "./core.js";
 import { closeIssue } from "./issues.js";
 import { closingReferences } from "./keywords.js";
 import { pullRequestEvent } from "./actions-events.js";
@@ -15,7 +15,7 @@ export interface MergeFacts {
 }
 
 /** Records a merge and applies its consequences (closing keywords on the default branch). */
-export function markMerged(forge: LocalForge, issue: IssueRecord, pull: PullRecord, facts: MergeFacts): void {
+export function markMerged(forge: ForgeEmulator, issue: IssueRecord, pull: PullRecord, facts: MergeFacts): void {
   const now = isoNow();
   pull.merged = true;
   pull.mergedAt = now;
@@ -33,7 +33,7 @@ export function markMerged(forge: LocalForge, issue: IssueRecord, pull: PullReco
   forge.state.changed();
 }
 
-function openPulls(forge: LocalForge): IssueRecord[] {
+function openPulls(forge: ForgeEmulator): IssueRecord[] {
   return forge.state.issues().filter((i) => i.pull !== null && i.state === "open");
 }
 
@@ -46,14 +46,14 @@ function fingerprint(open: IssueRecord[], tips: Map<string, string>): string {
  * For readers: if branches moved outside the forge's sight (a push straight into the bare
  * repository on disk, or a restart), catch up before answering about pull requests.
  */
-export async function syncPullsIfStale(forge: LocalForge, tips: Map<string, string>): Promise<boolean> {
+export async function syncPullsIfStale(forge: ForgeEmulator, tips: Map<string, string>): Promise<boolean> {
   const open = openPulls(forge);
   if (open.length === 0 || fingerprint(open, tips) === forge.lastPullSync) return false;
   await forge.writeLock.run(() => syncPulls(forge, forge.urls.owner));
   return true;
 }
 
-export async function syncPulls(forge: LocalForge, by: string): Promise<void> {
+export async function syncPulls(forge: ForgeEmulator, by: string): Promise<void> {
   const open = openPulls(forge);
   if (open.length === 0) return;
   const tips = await forge.git.branchTips();

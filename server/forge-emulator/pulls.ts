@@ -1,7 +1,7 @@
 // Pull requests: create, list, read (with mergeability computed for real from the bare
 // repository and the branch's required checks), update. Merging lives in merge.ts.
 import { checkOutcomes } from "./checks.js";
-import type { LocalForge } from "./core.js";
+import type { ForgeEmulator } from "./core.js";
 import { HttpError, validationFailed } from "./http-errors.js";
 import { nullableString, oneOf, optionalBoolean, optionalString, queryEnum, requiredString } from "./input.js";
 import { actor, closeIssue, touch } from "./issues.js";
@@ -20,7 +20,12 @@ export { pullParam, type PullPair } from "./pull-pair.js";
 const REPO = "/repos/{owner}/{repo}";
 
 /** GitHub's mergeable / mergeable_state for an open PR. */
-export async function mergeability(forge: LocalForge, pair: PullPair, headSha: string, baseSha: string): Promise<{ mergeable: boolean | null; state: string }> {
+export async function mergeability(
+  forge: ForgeEmulator,
+  pair: PullPair,
+  headSha: string,
+  baseSha: string,
+): Promise<{ mergeable: boolean | null; state: string }> {
   const { issue, pull } = pair;
   if (issue.state !== "open") return { mergeable: null, state: "unknown" };
   const merge = await forge.mergeTree(baseSha, headSha);
@@ -38,7 +43,7 @@ export async function mergeability(forge: LocalForge, pair: PullPair, headSha: s
   return { mergeable: true, state: "clean" };
 }
 
-async function fullView(forge: LocalForge, pair: PullPair, tips: Map<string, string>): Promise<PullView> {
+async function fullView(forge: ForgeEmulator, pair: PullPair, tips: Map<string, string>): Promise<PullView> {
   const { headSha, baseSha } = liveShas(pair, tips);
   const [m, stats] = await Promise.all([mergeability(forge, pair, headSha, baseSha), forge.compare(baseSha, headSha)]);
   return { headSha, baseSha, mergeable: m.mergeable, mergeableState: m.state, ...stats };

@@ -7,7 +7,7 @@
 // push's command list, before git receives anything, so a refused push changes nothing.
 import { ZERO_SHA } from "./bare-git.js";
 import { checkOutcomes } from "./checks.js";
-import type { LocalForge } from "./core.js";
+import type { ForgeEmulator } from "./core.js";
 import type { RefCommand } from "./pkt-line.js";
 import { MERGE_QUEUE_REQUIRED, mergeQueueFor, requiredChecksFor, requiredReviewsFor, rulesetsFor } from "./protection.js";
 import type { UserRecord } from "./state.js";
@@ -19,7 +19,7 @@ export interface PushRefusal {
   message: string;
 }
 
-export function pushRefusal(forge: LocalForge, user: UserRecord, commands: RefCommand[]): PushRefusal | null {
+export function pushRefusal(forge: ForgeEmulator, user: UserRecord, commands: RefCommand[]): PushRefusal | null {
   const problems: string[] = [];
   const reasons = new Map<string, string>();
   for (const c of commands) {

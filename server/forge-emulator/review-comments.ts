@@ -8,11 +8,11 @@ import { paginate } from "./paginate.js";
 import { pullParam } from "./pull-pair.js";
 import type { Reply, RequestContext, Router } from "./router.js";
 import { isoNow, type ReviewCommentRecord } from "./state.js";
-import type { LocalForge } from "./core.js";
+import type { ForgeEmulator } from "./core.js";
 
 const COMMENTS = "/repos/{owner}/{repo}/pulls/{pull_number}/comments";
 
-function render(forge: LocalForge, c: ReviewCommentRecord): Record<string, unknown> {
+function render(forge: ForgeEmulator, c: ReviewCommentRecord): Record<string, unknown> {
   const api = forge.render.repoApi;
   const html = `${forge.render.repoWeb}/pull/${c.pull}#discussion_r${c.id}`;
   const self = `${api}/pulls/comments/${c.id}`;

@@ -2,7 +2,7 @@
 // may approve (or request changes on) their own pull request, a reviewer's latest approve or
 // request-changes review is the one that counts, and a branch that requires approvals refuses
 // the merge until enough reviewers with write access approved and none still asks for changes.
-import type { LocalForge } from "./core.js";
+import type { ForgeEmulator } from "./core.js";
 import { HttpError } from "./http-errors.js";
 import { optionalString } from "./input.js";
 import { actor } from "./issues.js";
@@ -25,7 +25,7 @@ export interface ApprovalState {
 }
 
 /** The reviews' verdict on a pull request at `headSha`, against its base branch's rules. */
-export function approvalState(forge: LocalForge, pair: PullPair, headSha: string): ApprovalState {
+export function approvalState(forge: ForgeEmulator, pair: PullPair, headSha: string): ApprovalState {
   const rules = requiredReviewsFor(forge, pair.pull.base);
   const latest = new Map<string, ReviewRecord>();
   for (const r of forge.state.reviewsFor(pair.issue.number)) {

@@ -3,7 +3,7 @@
 // Path parameters are percent-decoded (Octokit sends `afk%2Fclaim%2F42` for a ref); ref-like
 // parameters are greedy so that an unencoded `heads/feature/x` matches too.
 import type { UserRecord } from "./state.js";
-import type { LocalForge } from "./core.js";
+import type { ForgeEmulator } from "./core.js";
 import type { RequestMemo } from "./memo.js";
 
 export interface Reply {
@@ -13,7 +13,7 @@ export interface Reply {
 }
 
 export interface RequestContext {
-  forge: LocalForge;
+  forge: ForgeEmulator;
   method: string;
   params: Record<string, string>;
   query: URLSearchParams;

@@ -2,7 +2,7 @@
 // labels, and a backlog of issues (with dependencies and sub-issues by seed position, which
 // is also the issue number). It is applied once, when the forge's directory is new.
 import { readFile } from "node:fs/promises";
-import type { LocalForge } from "./core.js";
+import type { ForgeEmulator } from "./core.js";
 import { UsageError } from "../gh/errors.js";
 import { seedProblems, seedRefusal } from "./seed-check.js";
 import { addLabels, closeIssue } from "./issues.js";
@@ -39,7 +39,7 @@ export async function readSeed(path: string): Promise<Seed> {
   return data as Seed;
 }
 
-export function applySeed(forge: LocalForge, seed: Seed, defaultAuthor: string): void {
+export function applySeed(forge: ForgeEmulator, seed: Seed, defaultAuthor: string): void {
   const { state } = forge;
   for (const l of seed.labels ?? []) {
     if (state.label(l.name)) continue;

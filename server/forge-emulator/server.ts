@@ -7,7 +7,7 @@ import type { IncomingMessage, ServerResponse } from "node:http";
 import { runTokenUser } from "./actions-runner.js";
 import { recordPush } from "./activity.js";
 import { handleControl } from "./control.js";
-import type { LocalForge } from "./core.js";
+import type { ForgeEmulator } from "./core.js";
 import { gitPathInfo, isReceivePack, serveGit } from "./git-http.js";
 import { HttpError, DOCS_URL } from "./http-errors.js";
 import { RequestMemo } from "./memo.js";
@@ -42,7 +42,7 @@ const READ_ACCESS_WRITES = new Set(["POST /repos/{owner}/{repo}/issues", "POST /
 type Auth = { kind: "none" } | { kind: "user"; user: UserRecord } | { kind: "invalid" };
 
 /** `token X`, `Bearer X`, or Basic with the token as password (or as user name). */
-export function authenticate(forge: LocalForge, header: string | undefined): Auth {
+export function authenticate(forge: ForgeEmulator, header: string | undefined): Auth {
   if (!header) return { kind: "none" };
   const [scheme = "", ...rest] = header.trim().split(/\s+/);
   const value = rest.join(" ");
@@ -108,7 +108,7 @@ function safeDecodePath(raw: string): string {
   }
 }
 
-export function createRequestHandler(forge: LocalForge, router: Router, onResponse?: ResponseObserver): (req: IncomingMessage, res: ServerResponse) => void {
+export function createRequestHandler(forge: ForgeEmulator, router: Router, onResponse?: ResponseObserver): (req: IncomingMessage, res: ServerResponse) => void {
   return (req, res) => {
     handle(forge, router, req, res, onResponse).catch((err: unknown) => {
       console.error(`local forge: request failed: ${(err as Error)?.stack ?? String(err)}`);
@@ -118,7 +118,7 @@ export function createRequestHandler(forge: LocalForge, router: Router, onRespon
   };
 }
 
-async function handle(forge: LocalForge, router: Router, req: IncomingMessage, res: ServerResponse, onResponse?: ResponseObserver): Promise<void> {
+async function handle(forge: ForgeEmulator, router: Router, req: IncomingMessage, res: ServerResponse, onResponse?: ResponseObserver): Promise<void> {
   const method = (req.method ?? "GET").toUpperCase();
   const url = new URL(req.url ?? "/", "http://forge.invalid");
   const rawPath = url.pathname;

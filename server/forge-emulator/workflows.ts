@@ -2,7 +2,7 @@
 // with the `yaml` package into the part of GitHub's syntax the local runner executes, and a
 // dispatch's inputs checked against `on.workflow_dispatch.inputs` as GitHub checks them.
 import { parse } from "yaml";
-import type { LocalForge } from "./core.js";
+import type { ForgeEmulator } from "./core.js";
 import { HttpError, notFound } from "./http-errors.js";
 import type { ActionsData } from "./actions-types.js";
 import { isoNow } from "./state.js";
@@ -121,7 +121,7 @@ export function parseWorkflow(path: string, text: string): Workflow {
     for (const k of ["if", "needs", "strategy", "services", "container", "uses"]) {
       if (j[k] !== undefined)
         throw new WorkflowSyntaxError(
-          `${path}: jobs.${key}.${k} is outside the local runner's subset (jobs run in file order; see server/localforge/README.md)`,
+          `${path}: jobs.${key}.${k} is outside the local runner's subset (jobs run in file order; see server/forge-emulator/README.md)`,
         );
     }
     const t = j["timeout-minutes"];
@@ -153,12 +153,12 @@ export function parseWorkflow(path: string, text: string): Workflow {
   };
 }
 
-export function actionsData(forge: LocalForge): ActionsData {
+export function actionsData(forge: ForgeEmulator): ActionsData {
   return (forge.state.data.actions ??= { workflows: {}, runs: [], nextRunNumber: 1, secrets: {} });
 }
 
 /** The workflow files at a commit, with their ids (allocated, and persisted, when first seen). */
-export async function workflowFiles(forge: LocalForge, sha: string): Promise<{ path: string; id: number; createdAt: string }[]> {
+export async function workflowFiles(forge: ForgeEmulator, sha: string): Promise<{ path: string; id: number; createdAt: string }[]> {
   const { stdout } = await forge.git.run(["ls-tree", "--name-only", `${sha}:${WORKFLOW_DIR}`], { okCodes: [128] });
   const data = actionsData(forge);
   const out = [];
@@ -177,14 +177,14 @@ export async function workflowFiles(forge: LocalForge, sha: string): Promise<{ p
 }
 
 /** The workflow a `{workflow_id}` names (its id or its file name) on the default branch, or 404. */
-export async function findWorkflow(forge: LocalForge, defaultSha: string, idOrFile: string): Promise<{ path: string; id: number; createdAt: string }> {
+export async function findWorkflow(forge: ForgeEmulator, defaultSha: string, idOrFile: string): Promise<{ path: string; id: number; createdAt: string }> {
   const files = await workflowFiles(forge, defaultSha);
   const hit = files.find((f) => String(f.id) === idOrFile || f.path.slice(WORKFLOW_DIR.length + 1) === idOrFile);
   if (!hit) throw notFound();
   return hit;
 }
 
-export async function readWorkflow(forge: LocalForge, sha: string, path: string): Promise<Workflow | null> {
+export async function readWorkflow(forge: ForgeEmulator, sha: string, path: string): Promise<Workflow | null> {
   const { stdout, code } = await forge.git.run(["show", `${sha}:${path}`], { okCodes: [128] });
   if (code !== 0) return null;
   return parseWorkflow(path, stdout);

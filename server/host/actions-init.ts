@@ -12,7 +12,7 @@ import { join } from "node:path";
 import { UsageError } from "../gh/errors.js";
 import { git, gitRaw, type GitAuth } from "../gh/git.js";
 import type { RepoConnection } from "../gh/repo-connection.js";
-import { checkWorkerPin, runtimeOf, workflowFile, type ProgramToRun, type WorkerRuntimes, type WorkflowFileOptions } from "../runtimes/registry.js";
+import { checkWorkerPin, runtimeOf, workflowFile, type ProgramToRun, type RuntimeRegistry, type WorkflowFileOptions } from "../runtimes/registry.js";
 import { version } from "../version.js";
 
 export const INIT_BRANCH = "afk/actions-init";
@@ -68,7 +68,7 @@ export async function startRuntimeLine(
   env: Readonly<Record<string, string | undefined>>,
   refuse: boolean,
   onStep: (line: string) => void,
-  runtimes: WorkerRuntimes,
+  runtimes: RuntimeRegistry,
   programs: readonly ProgramToRun[] = [],
 ): Promise<{ line: string; note: string }> {
   const line = await runtimes.preflight(

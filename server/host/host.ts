@@ -56,7 +56,7 @@ import { refuseNamedTypos } from "./named-lookup.js";
 import { newFleet, refuseIfRunning, registrationRow, type RegistrationRow } from "./new-fleet.js";
 import { readHostConfig } from "./host-config.js";
 import { HostBudget } from "../fleet/host-budget.js";
-import { WorkerRuntimes } from "../runtimes/registry.js";
+import { RuntimeRegistry } from "../runtimes/registry.js";
 import { HostLandings } from "../landing/held-locks.js";
 
 export interface HostOptions {
@@ -88,7 +88,7 @@ export class FleetHost implements Host {
   private readonly probes = new Map<string, NamespaceProbe>();
   /** The host-wide day budget and max_workers (host.json), shared by every fleet here; and its worker runtimes, each keeping what it started. */
   readonly hostBudget = new HostBudget();
-  readonly runtimes = new WorkerRuntimes();
+  readonly runtimes = new RuntimeRegistry();
   readonly landings = new HostLandings();
 
   constructor(private readonly options: HostOptions = {}) {

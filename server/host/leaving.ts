@@ -7,7 +7,7 @@
 import type { RepoFleet } from "../fleet/repo-fleet.js";
 import type { LaneWriter } from "../lanes/index.js";
 import type { HostLandings } from "../landing/held-locks.js";
-import type { WorkerRuntimes } from "../runtimes/registry.js";
+import type { RuntimeRegistry } from "../runtimes/registry.js";
 import { runningWorkerCount } from "../fleet/worker-runs.js";
 
 export async function handOver(fleets: Iterable<RepoFleet>, lanes: Iterable<LaneWriter>, landings: HostLandings): Promise<string> {
@@ -22,7 +22,7 @@ export async function handOver(fleets: Iterable<RepoFleet>, lanes: Iterable<Lane
 }
 
 /** The process must exit now: end every worker group at once; claims stay for a restart or a peer. */
-export async function abandon(fleets: Iterable<RepoFleet>, lanes: Iterable<LaneWriter>, runtimes: WorkerRuntimes, landings: HostLandings): Promise<string> {
+export async function abandon(fleets: Iterable<RepoFleet>, lanes: Iterable<LaneWriter>, runtimes: RuntimeRegistry, landings: HostLandings): Promise<string> {
   const held = [...fleets].flatMap((p) => p.heldClaims());
   const workers = runtimes.endAllWorkersNow();
   const locks = await releaseLocks(lanes, landings);

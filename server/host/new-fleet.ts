@@ -15,7 +15,7 @@ import type { EngineStart } from "./engine-start.js";
 import type { RepoAccess } from "./repo-access.js";
 import { runDirFor } from "./views.js";
 import { needsHumanOf } from "./plan.js";
-import type { WorkerRuntimes } from "../runtimes/registry.js";
+import type { RuntimeRegistry } from "../runtimes/registry.js";
 import type { HostLandings } from "../landing/held-locks.js";
 
 export interface FleetPlace {
@@ -26,7 +26,7 @@ export interface FleetPlace {
   timeScale: number;
   env: Readonly<Record<string, string | undefined>>;
   hostBudget: HostBudget;
-  runtimes: WorkerRuntimes;
+  runtimes: RuntimeRegistry;
   landings: HostLandings;
 }
 

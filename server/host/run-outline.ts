@@ -5,7 +5,7 @@
 import type { FleetConfig } from "../../schemas/config.js";
 import type { PlanOutput } from "../../schemas/tools.js";
 import { engineProfile } from "../agent/engines.js";
-import { runtimeReachFor, type WorkerRuntimes } from "../runtimes/registry.js";
+import { runtimeReachFor, type RuntimeRegistry } from "../runtimes/registry.js";
 import { budgetWords, probeEnvOf, type EngineStart } from "./engine-start.js";
 import { UsageError } from "../gh/errors.js";
 import type { RoutePolicy } from "../state/route.js";
@@ -34,7 +34,7 @@ export async function assessRun(
     auto_merge?: boolean | null | undefined;
   },
   env: { host: Env; project: Env },
-  runtimes: WorkerRuntimes,
+  runtimes: RuntimeRegistry,
   onStep: StepListener = () => undefined,
 ): Promise<{ plan: PlanOutput; landing: LandingChoice; chosen: EngineStart | null; runtimeNote: string }> {
   const { conn } = connected;

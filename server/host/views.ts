@@ -8,8 +8,8 @@ import { waitingFor } from "./plan.js";
 import { selectorText } from "./selector-text.js";
 import { join } from "node:path";
 import { parseSlug } from "../gh/slug.js";
-import { displayPid } from "../runtime/port.js";
-import type { WorkerRuntimes } from "../runtimes/registry.js";
+import { displayPid } from "../worker-port/port.js";
+import type { RuntimeRegistry } from "../runtimes/registry.js";
 
 /** Where a repository's workers keep their briefs, output and their runtime's records (a pid file), under the state dir. */
 export function runDirFor(root: string, repo: string): string {
@@ -25,7 +25,7 @@ export const ORPHAN_STATE = "orphan";
  * issue and pid): an orphan of a daemon that died, which the next daemon to resume its registration adopts.
  * Its runtime's record (a pid file) does not say which engine runs it: "unknown".
  */
-export async function withOrphans(rows: StatusResult["workers"], runDir: string, runtimes: WorkerRuntimes): Promise<StatusResult["workers"]> {
+export async function withOrphans(rows: StatusResult["workers"], runDir: string, runtimes: RuntimeRegistry): Promise<StatusResult["workers"]> {
   // By issue and pid: a runtime whose workers have no pid (null) still tells its issues apart.
   const known = new Set(rows.map((r) => `${r.issue}:${r.pid}`));
   const orphans = (await runtimes.recordedWorkers(runDir)).filter((r) => !known.has(`${r.issue}:${displayPid(r.tags)}`));

@@ -2,7 +2,7 @@
 // tree about to land (server/runtimes/local/gate-command.ts), and what a red run says as evidence.
 import { join } from "node:path";
 import { gateCommit, gateEnv, type GateCommitResult } from "../runtimes/local/gate-command.js";
-import type { LandingContext, LandResult, LocalGateEvidence } from "./land-types.js";
+import type { LandingContext, LandResult, CommandGateEvidence } from "./land-types.js";
 import { rerunLocalGate } from "../state/gate.js";
 
 /**
@@ -11,7 +11,7 @@ import { rerunLocalGate } from "../state/gate.js";
  * rerunLocalGate): a cached red too (its re-runs were not made in this landing), each re-run past
  * the cache, and the last run is what the cache keeps. `reruns`: the re-runs made.
  */
-export async function runLocalGate(
+export async function runCommandGate(
   ctx: Pick<LandingContext, "config" | "workRepo" | "auth" | "gateEnv" | "gateCache">,
   sha: string,
   worktree: string | null,
@@ -48,7 +48,7 @@ function gateOnce(
   });
 }
 
-export function localEvidence(run: GateCommitResult): LocalGateEvidence {
+export function commandGateEvidence(run: GateCommitResult): CommandGateEvidence {
   const how = run.error
     ? run.error
     : run.timedOut

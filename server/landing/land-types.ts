@@ -77,7 +77,7 @@ export interface LandInput {
   listed?: { headRef: string };
 }
 
-export interface LocalGateEvidence {
+export interface CommandGateEvidence {
   kind: "local";
   summary: string;
   excerpt: string;
@@ -88,7 +88,7 @@ export interface LocalGateEvidence {
   tree: string;
 }
 
-export type GateEvidence = CiEvidence | LocalGateEvidence;
+export type GateEvidence = CiEvidence | CommandGateEvidence;
 
 /** `swept`: dead trains' branches the landing deleted under the lock (their draft PRs closed). */
 export type LandResult = LandOutcomes & { swept?: string[] };

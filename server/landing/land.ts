@@ -28,7 +28,7 @@ import { listDeadTrains, sweepDeadTrains } from "./dead-trains.js";
 import { landThroughQueue } from "./merge-queue.js";
 import { acquireLock, DEFAULT_LOCK_TTL_SECONDS, landingKey, landingLockRef, lockTakerOf } from "./landing-lock.js";
 import { MAX_SYNC_ROUNDS, type GateEvidence, type LandingContext, type LandingStrategy, type LandInput, type LandResult } from "./land-types.js";
-import { localEvidence, runLocalGate, secretsOf, withReruns } from "./local-gate.js";
+import { commandGateEvidence, runCommandGate, secretsOf, withReruns } from "./command-gate.js";
 import { lostClaim, notOurs, readPull, vetoOf } from "./own-pulls.js";
 import { closedByMerge, wrapUpLanded } from "./landed.js";
 
@@ -205,7 +205,7 @@ async function landRounds(
 
   // The gate's word on a head, read (or run) in this landing.
   let verdict: Verdict | null = null;
-  let reruns = 0; // of the local gate, in this landing (the ledger counts them: local-gate.ts)
+  let reruns = 0; // of the local gate, in this landing (the ledger counts them: command-gate.ts)
   for (let iteration = 0; iteration < MAX_ITERATIONS; iteration += 1) {
     const tips = await lg.fetchTips(ctx.base, headRef, input.issue);
     if (tips.head === null) return { outcome: "retry_later", why: `the branch ${headRef} is gone from the remote` };
@@ -232,8 +232,8 @@ async function landRounds(
         // The gate must have passed on exactly this tree.
         if (local) {
           const progress = await ctx.workRepo.progress(input.issue, ctx.base);
-          const run = await runLocalGate(ctx, expected, progress.worktree ? ctx.workRepo.worktreePath(input.issue) : null);
-          verdict = { head: expected, state: run.passed ? "green" : "red", ...(run.passed ? {} : { evidence: localEvidence(run) }) };
+          const run = await runCommandGate(ctx, expected, progress.worktree ? ctx.workRepo.worktreePath(input.issue) : null);
+          verdict = { head: expected, state: run.passed ? "green" : "red", ...(run.passed ? {} : { evidence: commandGateEvidence(run) }) };
           reruns += run.reruns;
           // Time passed while the gate ran: the base is read again before landing.
           if (run.passed && !run.cached && (await ctx.refs.read(`refs/heads/${ctx.base}`)) !== baseTip) break;

@@ -10,7 +10,7 @@ import { LandingGit } from "./landing-git.js";
 import { acquireLock, DEFAULT_LOCK_TTL_SECONDS, landingKey, landingLockRef, lockTakerOf } from "./landing-lock.js";
 import type { LandingContext } from "./land-types.js";
 import { wrapUpLanded } from "./landed.js";
-import { secretsOf } from "./local-gate.js";
+import { secretsOf } from "./command-gate.js";
 import { landThroughQueue, type QueueStep } from "./merge-queue.js";
 import { lostClaim, screenPulls } from "./own-pulls.js";
 import type { TrainMember, TrainMemberOutcome, TrainResult } from "./train.js";

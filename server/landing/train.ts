@@ -18,7 +18,7 @@ import { checkEvidence } from "./ci-evidence.js";
 import { listDeadTrains, sweepDeadTrains, TRAIN_BRANCH_PREFIX } from "./dead-trains.js";
 import type { HostLandings } from "./held-locks.js";
 import { MAX_SYNC_ROUNDS, type GateEvidence, type LandingContext, type LandInput } from "./land-types.js";
-import { localEvidence, runLocalGate, secretsOf } from "./local-gate.js";
+import { commandGateEvidence, runCommandGate, secretsOf } from "./command-gate.js";
 import { lostClaim, screenPulls } from "./own-pulls.js";
 import { wrapUpLanded } from "./landed.js";
 import { LandingGit } from "./landing-git.js";
@@ -315,8 +315,8 @@ class Train {
     this.result.gateRuns += 1;
     const secrets = secretsOf(this.ctx);
     if (this.local) {
-      const run = await runLocalGate(this.ctx, sha, null);
-      return run.passed ? { state: "green" } : { state: "red", evidence: localEvidence(run) };
+      const run = await runCommandGate(this.ctx, sha, null);
+      return run.passed ? { state: "green" } : { state: "red", evidence: commandGateEvidence(run) };
     }
     // Required CI: the candidate goes to the train branch with a draft PR, where CI runs on it.
     const pushed = await this.lg.pushRef(sha, `refs/heads/${this.branch}`, this.branchSha);

@@ -1,6 +1,6 @@
 // The worker runtimes by the name config `runtime` gives (schemas/config-sandbox.ts, RUNTIME_NAMES): one
 // entry per name, which the type below holds to (a name without an implementation fails to
-// compile). Each runtime is made once per host (`WorkerRuntimes`, which the host owns and hands
+// compile). Each runtime is made once per host (`RuntimeRegistry`, which the host owns and hands
 // to its fleets): it keeps what it started (the local runtime's live process groups, for an exit
 // that must end them at once).
 import type { FleetConfig, RuntimeName } from "../../schemas/config.js";
@@ -9,7 +9,7 @@ import { SandboxRuntime } from "./sandbox/runtime.js";
 import { runtimeOf, runtimeStep } from "./sandbox/index.js";
 import type { ProgramToRun } from "./sandbox/preflight.js";
 import { ActionsRuntime, actionsStep, type ActionsLook, type ActionsReach } from "./actions/index.js";
-import type { RecordedWorker, WorkerRuntime } from "../runtime/port.js";
+import type { RecordedWorker, WorkerRuntime } from "../worker-port/port.js";
 import { runtimeReach, type RuntimeReach } from "./sandbox/lets-through.js";
 import { SandboxProbe } from "./sandbox/available.js";
 
@@ -19,7 +19,7 @@ export { checkWorkerPin } from "./actions/index.js";
 export { runtimeOf } from "./sandbox/index.js";
 export { workflowFile, type WorkflowFileOptions } from "./actions/workflow-file.js";
 
-const FACTORIES: { readonly [name in RuntimeName]: (runtimes: WorkerRuntimes, reach: ActionsReach | null) => WorkerRuntime } = {
+const FACTORIES: { readonly [name in RuntimeName]: (runtimes: RuntimeRegistry, reach: ActionsReach | null) => WorkerRuntime } = {
   local: () => new LocalRuntime(),
   // A sandboxed worker is a local process (the sandbox's launcher): the one local runtime keeps it.
   sandbox: (runtimes) => new SandboxRuntime(runtimes.workerRuntime("local"), runtimes.sandboxProbe),
@@ -28,7 +28,7 @@ const FACTORIES: { readonly [name in RuntimeName]: (runtimes: WorkerRuntimes, re
 };
 
 /** One host's worker runtimes, each made on first use and kept; the host owns it and hands it to its fleets. */
-export class WorkerRuntimes {
+export class RuntimeRegistry {
   private readonly made = new Map<string, WorkerRuntime>();
   /** Whether the sandbox can run here: asked at a start's preflight, asked again at each birth. */
   readonly sandboxProbe = new SandboxProbe();

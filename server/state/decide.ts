@@ -14,7 +14,7 @@ import { decideSweeps, setAside } from "./decide/sweeps.js";
 import { placeBirths } from "./decide/workers.js";
 import type { DecideInput, Decision } from "./decide/types.js";
 
-export type { Action, BudgetFacts, DecideInput, Decision, FailureEvidence, LocalClaim } from "./decide/types.js";
+export type { Action, BudgetFacts, DecideInput, Decision, FailureEvidence, ClaimFacts } from "./decide/types.js";
 export { failureAction } from "./decide/claims.js";
 
 export function decide(given: DecideInput): Decision {

@@ -1,5 +1,5 @@
 // Is a quiet worker thinking, working, or hung? A pure decision over the facts a runtime's
-// observation gives (server/runtime/port.ts): the last activity, the start, and whether a part
+// observation gives (server/worker-port/port.ts): the last activity, the start, and whether a part
 // of the worker is busy. Quiet alone is never proof of a hang: a 20-minute `cargo test` prints
 // nothing while it compiles.
 

@@ -101,7 +101,7 @@ export interface StartRequest {
   output: OutputSink;
 }
 
-/** What a look at a running worker tells (server/runtime/liveness.ts decides what it means). */
+/** What a look at a running worker tells (server/worker-port/liveness.ts decides what it means). */
 export interface WorkerObservation {
   running: boolean;
   /** Epoch ms of the last output (the start before any). */

@@ -1,4 +1,4 @@
-// An in-memory WorkerRuntime (server/runtime/port.ts), held to the local runtime by the contract
+// An in-memory WorkerRuntime (server/worker-port/port.ts), held to the local runtime by the contract
 // suite (test/contract-runtime.test.ts). A FakeMachine is the host: its workers and the durable
 // records a runtime leaves in a slot (the local runtime's pid files), so a second FakeRuntime on
 // the same machine is the next host process, and adopts or evicts what the first left running.
@@ -29,7 +29,7 @@ import type {
   WorkerObservation,
   WorkerRuntime,
   WorkerSlot,
-} from "../../server/runtime/port.js";
+} from "../../server/worker-port/port.js";
 
 /** What the machine's time is: a VirtualClock fits, and so does the real one (REAL_TIME). */
 export interface Timebase {

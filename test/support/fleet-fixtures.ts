@@ -5,7 +5,7 @@ import { join } from "node:path";
 import { after } from "node:test";
 import type { PROJECT_LANES } from "../../schemas/lanes.js";
 import { FleetHost } from "../../server/host/host.js";
-import type { ForgeOptions } from "../../server/localforge/index.js";
+import type { ForgeOptions } from "../../server/forge-emulator/index.js";
 import { api, repoPath, startTestForge, tempDir, type TestForge } from "./forge-fixtures.js";
 
 export const READY = "ready-for-agent";

@@ -10,7 +10,7 @@ import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { after, before } from "node:test";
 import { promisify } from "node:util";
-import { startForge, type ForgeOptions, type RunningForge } from "../../server/localforge/index.js";
+import { startForge, type ForgeOptions, type RunningForge } from "../../server/forge-emulator/index.js";
 import { conformanceRecorder, type ConformanceRecorder } from "./conformance.js";
 
 const pexec = promisify(execFile);

@@ -19,10 +19,10 @@ import {
   type GraphQLOutputType,
   type SelectionSetNode,
 } from "graphql";
-import { schemaOf } from "../../server/localforge/graphql-exec.js";
-import { GITHUB_GRAPHQL_SUBSET } from "../../server/localforge/graphql-subset.js";
+import { schemaOf } from "../../server/forge-emulator/graphql-exec.js";
+import { GITHUB_GRAPHQL_SUBSET } from "../../server/forge-emulator/graphql-subset.js";
 import { api, type ApiResponse } from "./forge-fixtures.js";
-import type { RunningForge } from "../../server/localforge/index.js";
+import type { RunningForge } from "../../server/forge-emulator/index.js";
 
 export const SUBSET = schemaOf(GITHUB_GRAPHQL_SUBSET);
 

@@ -3,7 +3,7 @@
 import { mkdir, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { DEFAULT_CONFIG } from "../../schemas/config.js";
-import type { OutputStream, StartRequest, WorkerSlot } from "../../server/runtime/port.js";
+import type { OutputStream, StartRequest, WorkerSlot } from "../../server/worker-port/port.js";
 import { tempDir } from "./forge-fixtures.js";
 
 export interface WorkerScene {

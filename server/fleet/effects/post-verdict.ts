@@ -1,7 +1,7 @@
 // post_verdict: a worker's verdict (no PR: already satisfied, blocked, giving up), one comment
 // per attempt: durable state, not a note (a marker a human does not see rendered). A restart or a
 // peer that takes the claim over finds no worker and reads the latest verdict back from the
-// issue's comments (local-facts.ts) to close, wait or escalate, instead of continuing a worker
+// issue's comments (claim-facts.ts) to close, wait or escalate, instead of continuing a worker
 // that had finished.
 import { formatVerdict } from "../../state/markers.js";
 import { defineSweep } from "./effect.js";

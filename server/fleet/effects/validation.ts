@@ -29,8 +29,8 @@ export interface Validation {
 const safe = (text: string, max = 200): string => neutralizeMarkers(oneLine(text, max)).replace(/`/g, "'");
 
 /** The gate's checks as the tick read them on the landed head, or the local gate's command. */
-export function checkLines(checks: Checks | undefined, localCommand: string | null): string[] {
-  if (localCommand !== null) return [`local gate \`${safe(localCommand)}\`: passed`];
+export function checkLines(checks: Checks | undefined, gateCommand: string | null): string[] {
+  if (gateCommand !== null) return [`local gate \`${safe(gateCommand)}\`: passed`];
   if (!checks) return [];
   return [
     // The newest run of each name: an earlier attempt that a re-run replaced is not what passed.

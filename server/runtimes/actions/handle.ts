@@ -8,7 +8,7 @@
 // another issue's). The issue branch comes home as the run's beats reported it, never as origin
 // holds it: a push into it by another run is put back (guard.ts).
 import { writeFile } from "node:fs/promises";
-import type { OutputSink, TailLine, WorkerExit, WorkerHandle, WorkerObservation } from "../../runtime/port.js";
+import type { OutputSink, TailLine, WorkerExit, WorkerHandle, WorkerObservation } from "../../worker-port/port.js";
 import type { WorkflowRun } from "../../gh/actions-api.js";
 import { readBeats, type BeatFacts } from "./beat.js";
 import { BranchGuard } from "./guard.js";

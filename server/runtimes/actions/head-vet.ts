@@ -16,7 +16,7 @@
 // Not judged here: an issue this host never held a branch of (another host's work), and a push
 // older than the runner token's latest 100 onto that branch (the activity's one page).
 import type { RefActivity } from "../../gh/actions-api.js";
-import type { HeadToLand } from "../../runtime/port.js";
+import type { HeadToLand } from "../../worker-port/port.js";
 import { RUNNER_LOGIN } from "./handle.js";
 import type { ActionsReach } from "./reach.js";
 

@@ -29,11 +29,11 @@ export interface ActionsReach {
 }
 
 /** Where the host keeps its copy of a run ref (never fetched into the namespace the fleet's claims live in). */
-export function localRunRef(issue: number): string {
-  return `${LOCAL_RUN_REFS}${issue}`;
+export function copiedRunRef(issue: number): string {
+  return `${COPIED_RUN_REFS}${issue}`;
 }
 
-const LOCAL_RUN_REFS = "refs/afk-actions/run/";
+const COPIED_RUN_REFS = "refs/afk-actions/run/";
 
 export function runRefOf(namespace: string, issue: number): string {
   return `${namespace}/run/${issue}`;
@@ -99,7 +99,7 @@ export class RunRefReader {
   async fetch(issue: number, tip: string): Promise<boolean> {
     if (this.beats.get(issue)?.tip === tip) return true;
     return this.writes.run(async () => {
-      const spec = `+${runRefOf(this.reach.namespace, issue)}:${localRunRef(issue)}`;
+      const spec = `+${runRefOf(this.reach.namespace, issue)}:${copiedRunRef(issue)}`;
       const result = await this.reach.git.fetchRaw(["fetch", "--no-tags", "--quiet", "--no-write-fetch-head", "--no-auto-maintenance", "origin", spec]);
       if (result.exitCode !== 0) return false;
       await this.readNewest([issue]);
@@ -134,7 +134,7 @@ export class RunRefReader {
         "--no-auto-maintenance",
         "--prune",
         "origin",
-        `+${this.reach.namespace}/run/*:${LOCAL_RUN_REFS}*`,
+        `+${this.reach.namespace}/run/*:${COPIED_RUN_REFS}*`,
       ]);
       if (fetched.exitCode !== 0) throw new Error(`cannot fetch the run refs: ${fetched.stderr.trim().split("\n").pop() ?? `git exited ${fetched.exitCode}`}`);
       // And the newest beat of each run in flight, with its tip, in one read: each handle takes its own from here (`known`).
@@ -147,9 +147,9 @@ export class RunRefReader {
   /** The local run refs of `issues`: their tips, and their newest beats kept for `known`. */
   private async readNewest(issues: number[]): Promise<Map<number, string>> {
     const tips = new Map<number, string>();
-    const objects = await readBeatObjects(this.reach.git.dir, issues.map(localRunRef));
+    const objects = await readBeatObjects(this.reach.git.dir, issues.map(copiedRunRef));
     for (const n of issues) {
-      const object = objects.get(localRunRef(n));
+      const object = objects.get(copiedRunRef(n));
       if (object) {
         tips.set(n, object.sha);
         this.beats.set(n, { tip: object.sha, object });

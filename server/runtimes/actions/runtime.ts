@@ -7,7 +7,7 @@
 import { mkdir, readdir, readFile, rm } from "node:fs/promises";
 import { join } from "node:path";
 import { UsageError } from "../../gh/errors.js";
-import type { AdoptedWorker, HeadToLand, OutputSink, RecordedWorker, StartRequest, WorkerHandle, WorkerRuntime, WorkerSlot } from "../../runtime/port.js";
+import type { AdoptedWorker, HeadToLand, OutputSink, RecordedWorker, StartRequest, WorkerHandle, WorkerRuntime, WorkerSlot } from "../../worker-port/port.js";
 import { BranchGuard } from "./guard.js";
 import { vetHeadPush } from "./head-vet.js";
 import { RunHandle, type RunTimes } from "./handle.js";

@@ -17,7 +17,7 @@ import { readProcTable } from "./proc.js";
 import { Serial } from "../../kit/serial.js";
 import { setTimeout as sleep } from "node:timers/promises";
 
-export { outputFiles } from "../../runtime/port.js";
+export { outputFiles } from "../../worker-port/port.js";
 
 /** The line a truncated output file starts with afterwards. */
 export function truncationMarker(file: string, maxBytes: number, dropped: number): string {

@@ -1,5 +1,5 @@
 // A /proc reader that tells a busy process tree (a test run, a build) from an idle one: what the
-// local runtime's observation says of "busy" (the decision over it: server/runtime/liveness.ts).
+// local runtime's observation says of "busy" (the decision over it: server/worker-port/liveness.ts).
 import { closeSync, openSync, readSync } from "node:fs";
 import { readFile, readdir } from "node:fs/promises";
 import { setTimeout as sleep } from "node:timers/promises";

@@ -2,8 +2,8 @@
 // leader (spawn.ts), in the worktree, its output in files beside its brief that it
 // outlives us by (output-files.ts), a pid file naming it so the next host process finds it again
 // (pid-files.ts), and its tree's CPU read from /proc to tell a busy quiet worker from a hung one
-// (proc.ts). The fleet sees it through the WorkerRuntime port only (server/runtime/port.ts).
-import type { AdoptedWorker, OutputSink, RecordedWorker, StartRequest, WorkerHandle, WorkerRuntime, WorkerSlot } from "../../runtime/port.js";
+// (proc.ts). The fleet sees it through the WorkerRuntime port only (server/worker-port/port.ts).
+import type { AdoptedWorker, OutputSink, RecordedWorker, StartRequest, WorkerHandle, WorkerRuntime, WorkerSlot } from "../../worker-port/port.js";
 import {
   adoptedHandle,
   endOrphan,

@@ -24,10 +24,10 @@ import { executable, expandCommand, resolveShell } from "../../agent/shell.js";
 import { processGroupMembers } from "./proc.js";
 import { FileFollower, outputFiles } from "./output-files.js";
 
-import type { OutputStream, TailLine, WorkerExit } from "../../runtime/port.js";
+import type { OutputStream, TailLine, WorkerExit } from "../../worker-port/port.js";
 import { setTimeout as sleep } from "node:timers/promises";
 
-export type { OutputStream, TailLine, WorkerExit } from "../../runtime/port.js";
+export type { OutputStream, TailLine, WorkerExit } from "../../worker-port/port.js";
 export { expandCommand, resolveShell, shellQuote } from "../../agent/shell.js";
 
 export interface StartWorkerOptions {

@@ -1,4 +1,4 @@
-// A sandbox that could not start, told as the runtime's fault (server/runtime/port.ts, WorkerExit
+// A sandbox that could not start, told as the runtime's fault (server/worker-port/port.ts, WorkerExit
 // `fault`) rather than as a worker that died. Two places find it. At birth, the host's own check
 // (index.ts): bubblewrap or socat gone from PATH since the start, namespaces refused, the private
 // git dir not made; the runtime then hands back a handle that has already ended (`unstarted`).
@@ -9,7 +9,7 @@
 // next one continues from the branch, whose commits nobody doubts (no worker ran).
 import { mkdir, readFile, writeFile } from "node:fs/promises";
 import { dirname } from "node:path";
-import type { StartRequest, WorkerExit, WorkerHandle } from "../../runtime/port.js";
+import type { StartRequest, WorkerExit, WorkerHandle } from "../../worker-port/port.js";
 import { sandboxPaths } from "./plan.js";
 import { sandboxDirOf } from "./spec.js";
 

@@ -11,7 +11,7 @@ import { copyFile, mkdir, readFile, rm, writeFile } from "node:fs/promises";
 import { basename, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import type { FleetConfig } from "../../../schemas/config.js";
-import type { WorkerExit } from "../../runtime/port.js";
+import type { WorkerExit } from "../../worker-port/port.js";
 import { UsageError } from "../../gh/errors.js";
 import { expandCommand, programOf, resolveShell, shellQuote } from "../../agent/shell.js";
 import { SandboxProbe } from "./available.js";

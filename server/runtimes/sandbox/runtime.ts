@@ -3,7 +3,7 @@
 // commits carried home from its private git dir before anyone reads its exit. Everything a
 // local process has (its pid file, adoption after a crash, eviction, the exit-now) is the local
 // runtime's: this one records nothing of its own, so status never counts a worker twice.
-import type { AdoptedWorker, OutputSink, RecordedWorker, StartRequest, WorkerExit, WorkerHandle, WorkerRuntime, WorkerSlot } from "../../runtime/port.js";
+import type { AdoptedWorker, OutputSink, RecordedWorker, StartRequest, WorkerExit, WorkerHandle, WorkerRuntime, WorkerSlot } from "../../worker-port/port.js";
 import { afterExit, sandboxedWorker } from "./index.js";
 import { unstarted } from "./fault.js";
 import { SandboxProbe } from "./available.js";

@@ -9,7 +9,7 @@ import { pinnedHead } from "../review-stage.js";
 import { earlyConflicts } from "../overlap.js";
 import { conflictWaitsFor, landingOrder, type ConflictHold, type PendingConflict } from "../conflicts.js";
 import { landGreen, type LandingPlan } from "./landing.js";
-import type { Action, DecideInput, FailureEvidence, LocalClaim } from "./types.js";
+import type { Action, DecideInput, FailureEvidence, ClaimFacts } from "./types.js";
 
 export interface ClaimDecisions {
   actions: Action[];
@@ -38,7 +38,7 @@ function fixesForward(
 }
 
 /** A fix attempt's worker is under way (or its exit waits to be taken) on a red PR opened by an earlier attempt. */
-function fixing(claim: MineClaim, local: LocalClaim): boolean {
+function fixing(claim: MineClaim, local: ClaimFacts): boolean {
   return claim.pr !== null && claim.prAttempt !== null && claim.prAttempt <= claim.attempt && local.worker !== "none" && local.reviewer === undefined;
 }
 
@@ -47,7 +47,7 @@ function fixing(claim: MineClaim, local: LocalClaim): boolean {
  * new commits to the PR (its checks run again), or count it failed: a fix that failed too starts
  * fresh (failureAction: the PR is older than the attempt) or is escalated.
  */
-function fixStep(claim: MineClaim, local: LocalClaim, input: DecideInput, maxKills: number, actions: Action[], births: Action[]): "running" | "ended" {
+function fixStep(claim: MineClaim, local: ClaimFacts, input: DecideInput, maxKills: number, actions: Action[], births: Action[]): "running" | "ended" {
   if (local.worker === "running") {
     if (local.liveness !== "kill") return "running";
     actions.push({ kind: "kill", issue: claim.issue, why: "quiet past the kill threshold with no busy child" });
@@ -101,7 +101,7 @@ export function failureAction(
  * The review stage for a green PR: true when a passing review pins this head (or the head is a
  * clean sync of the pinned one) so it may land; otherwise the step it takes instead is pushed.
  */
-function reviewPassed(claim: MineClaim, local: LocalClaim, input: DecideInput, actions: Action[], births: Action[]): boolean {
+function reviewPassed(claim: MineClaim, local: ClaimFacts, input: DecideInput, actions: Action[], births: Action[]): boolean {
   const pr = claim.pr!;
   const head = claim.head!;
   const rounds = claim.reviewMarks.length;

@@ -11,7 +11,7 @@ import type { Sweep, SweepFacts } from "./sweeps.js";
 export type WorkerState = "running" | "exited" | "none";
 
 /** What this host knows of one of its claims beyond GitHub. */
-export interface LocalClaim {
+export interface ClaimFacts {
   worker: WorkerState;
   /** For a running worker: the liveness verdict ("kill" ends it). */
   liveness?: "active" | "stall_candidate" | "busy" | "kill";
@@ -51,7 +51,7 @@ export interface LocalClaim {
 
 export interface DecideInput {
   set: WorkingSet;
-  local: ReadonlyMap<number, LocalClaim>;
+  local: ReadonlyMap<number, ClaimFacts>;
   /** Workers at once. */
   target: number;
   /** Retries after the first attempt. */
